@@ -1,0 +1,223 @@
+"""Parse and format quantities with units.
+
+Internally everything is in base units: bytes, seconds, FLOPs, bytes/s, FLOP/s.
+
+Rules (MODEL.md, "Units"):
+
+* SI prefixes are decimal: kB, MB, GB, TB, PB = 10^3, 10^6, ... bytes. ``KB`` is read as
+  10^3 too (the articles write it so); ``kb``/``Kb`` are kilobits.
+* IEC prefixes are binary: KiB, MiB, GiB, TiB, PiB = 2^10, 2^20, ... bytes.
+* A lower-case ``b`` is a bit: ``10 Gb/s`` = 1.25e9 bytes/s.
+* FLOP counts say what they count: ``GFLOPs`` / ``GFLOP`` are FLOPs, ``GMACs`` are
+  multiply-accumulates (1 MAC = 2 FLOPs). Rates are ``TFLOPS`` or ``TFLOP/s``.
+* Anything else, e.g. ``mb`` (millibit?) or ``16 G``, is an error that lists what is accepted.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Literal
+
+from calc.errors import UnitError
+
+Kind = Literal["bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "count", "count_per_s"]
+
+_SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+_IEC = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60}
+
+_BYTE_UNITS: dict[str, float] = {}
+for _p, _f in _SI.items():
+    _BYTE_UNITS[f"{_p}B"] = _f
+    _BYTE_UNITS[f"{_p}b"] = _f / 8 if _p else 1 / 8
+    _BYTE_UNITS[f"{_p}bit"] = _f / 8
+for _p, _f in _IEC.items():
+    _BYTE_UNITS[f"{_p}B"] = _f
+    _BYTE_UNITS[f"{_p}b"] = _f / 8
+    _BYTE_UNITS[f"{_p}bit"] = _f / 8
+_BYTE_UNITS["bytes"] = _BYTE_UNITS["byte"] = 1.0
+_BYTE_UNITS["bits"] = 1 / 8
+
+_TIME_UNITS = {"s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9,
+               "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+_FLOP_COUNT: dict[str, float] = {}
+_FLOP_RATE: dict[str, float] = {}
+for _p, _f in _SI.items():
+    if _p == "K":
+        continue
+    for word in ("FLOP", "FLOPs"):
+        _FLOP_COUNT[f"{_p}{word}"] = _f
+        _FLOP_RATE[f"{_p}{word}/s"] = _f
+    for word in ("MAC", "MACs"):
+        _FLOP_COUNT[f"{_p}{word}"] = 2 * _f  # 1 multiply-accumulate = 2 FLOPs
+    _FLOP_RATE[f"{_p}FLOPS"] = _f
+
+_COUNT = {p: f for p, f in _SI.items() if p != "K"}
+
+_NUMBER = re.compile(r"^\s*([-+]?(?:\d[\d,_]*)?\.?\d*(?:[eE][-+]?\d+)?)\s*(.*?)\s*$")
+
+_UNITS: dict[Kind, dict[str, float]] = {
+    "bytes": _BYTE_UNITS,
+    "bytes_per_s": {},
+    "seconds": _TIME_UNITS,
+    "flops": _FLOP_COUNT,
+    "flops_per_s": _FLOP_RATE,
+    "count": _COUNT,
+    "count_per_s": {},
+}
+for _u, _f in _BYTE_UNITS.items():
+    _UNITS["bytes_per_s"][f"{_u}/s"] = _f
+    if _u.endswith(("B", "b")) and _u not in ("bytes", "byte"):
+        _UNITS["bytes_per_s"][f"{_u}ps"] = _f
+for _u, _f in _COUNT.items():
+    _UNITS["count_per_s"][f"{_u}/s"] = _f
+
+_ACCEPTED: dict[Kind, str] = {
+    "bytes": "B, kB/KB, MB, GB, TB, PB (10^3 steps), KiB, MiB, GiB, TiB, PiB (2^10 steps), "
+    "b, kb, Mb, Gb (bits)",
+    "bytes_per_s": "a size per second: MB/s, GB/s, MiB/s, GiB/s, Mb/s, Gb/s (bits), Gbps",
+    "seconds": "s, ms, us, µs, ns, min, h, d",
+    "flops": "FLOPs or FLOP with an SI prefix (GFLOPs, TFLOP), or MACs (GMACs = 2 GFLOPs)",
+    "flops_per_s": "TFLOPS, TFLOP/s, GFLOPS, PFLOPS",
+    "count": "a plain number, optionally with k, M, G",
+    "count_per_s": "a plain number per second",
+}
+
+
+def accepted_units(kind: Kind) -> str:
+    """The unit spellings accepted for ``kind``, as shown in error messages."""
+    return _ACCEPTED[kind]
+
+
+def parse(value: object, kind: Kind, field: str = "value") -> float:
+    """Parse ``value`` (a number in base units, or a string with a unit) into base units.
+
+    Parameters
+    ----------
+    value : int, float or str
+        ``65536``, ``"64 KiB"``, ``"1.6 GB/s"``, ``"4.1 GMACs"``...
+    kind : str
+        What the quantity is: ``bytes``, ``bytes_per_s``, ``seconds``, ``flops``,
+        ``flops_per_s``, ``count`` or ``count_per_s``.
+    field : str
+        Name used in the error message.
+
+    Returns
+    -------
+    float
+        The value in base units [bytes, bytes/s, s, FLOPs, FLOP/s or 1].
+
+    Raises
+    ------
+    UnitError
+        Not a finite number, or a unit that is unknown, ambiguous or of another kind.
+    """
+    if isinstance(value, bool):
+        raise UnitError(field, f"expected a number or a string with a unit, got {value!r}")
+    if isinstance(value, int | float):
+        number = float(value)
+        if not math.isfinite(number):
+            raise UnitError(field, f"must be a finite number, got {value!r}")
+        return number
+    if not isinstance(value, str):
+        raise UnitError(field, f"expected a number or a string with a unit, got {value!r}")
+    match = _NUMBER.match(value)
+    text = match.group(1).replace(",", "").replace("_", "") if match else ""
+    if not match or text in ("", ".", "+", "-"):
+        raise UnitError(
+            field, f"cannot read {value!r} as a number with a unit; accepted: {_ACCEPTED[kind]}"
+        )
+    number = float(text)
+    unit = match.group(2).replace(" ", "")
+    table = _UNITS[kind]
+    if unit == "":
+        if kind in ("count", "count_per_s", "seconds"):
+            return number
+        raise UnitError(field, f"{value!r} has no unit; accepted: {_ACCEPTED[kind]}")
+    if unit in table:
+        return number * table[unit]
+    other = next((k for k, t in _UNITS.items() if unit in t), None)
+    hint = f" ({unit!r} is a unit of {other.replace('_', ' ')})" if other else ""
+    raise UnitError(field, f"unknown unit {unit!r} in {value!r}{hint}; accepted: {_ACCEPTED[kind]}")
+
+
+# ---------------------------------------------------------------------------------- display
+
+_DEC = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
+_BIN = [(2.0**50, "Pi"), (2.0**40, "Ti"), (2.0**30, "Gi"), (2.0**20, "Mi"), (2.0**10, "Ki")]
+
+
+def _sig(x: float) -> str:
+    """Three significant figures, thousands separators, no exponent."""
+    if x == 0:
+        return "0"
+    ax = abs(x)
+    decimals = 0 if ax >= 100 else 1 if ax >= 10 else 2 if ax >= 1 else 3
+    text = f"{x:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _scaled(x: float, steps: list[tuple[float, str]], unit: str) -> str:
+    for factor, prefix in steps:
+        if abs(x) >= factor:
+            return f"{_sig(x / factor)} {prefix}{unit}"
+    return f"{_sig(x)} {steps[-1][1] if steps[-1][0] == 1.0 else ''}{unit}"
+
+
+def fmt_bytes(n: float, binary: bool = False) -> str:
+    """``1.34 GB`` (decimal) or ``12.97 GiB`` (``binary=True``, as GPU memory is shown)."""
+    if binary:
+        for factor, prefix in _BIN:
+            if abs(n) >= factor:
+                return f"{_sig(n / factor)} {prefix}B"
+        return f"{_sig(n)} B"
+    return _scaled(n, _DEC, "B")
+
+
+def fmt_rate(bytes_per_s: float, binary: bool = False) -> str:
+    """``385.7 MB/s`` or, with ``binary=True``, ``367.8 MiB/s``."""
+    return fmt_bytes(bytes_per_s, binary) + "/s"
+
+
+def fmt_seconds(s: float) -> str:
+    """``87.9 ms``, ``2.91 h``: the unit that keeps the number readable."""
+    a = abs(s)
+    if a == 0:
+        return "0 s"
+    if a < 1e-3:
+        return f"{_sig(s * 1e6)} µs"
+    if a < 1:
+        return f"{_sig(s * 1e3)} ms"
+    if a < 120:
+        return f"{_sig(s)} s"
+    if a < 7200:
+        return f"{_sig(s / 60)} min"
+    if a < 172800:
+        return f"{_sig(s / 3600)} h"
+    return f"{_sig(s / 86400)} d"
+
+
+def fmt_flops(f: float, rate: bool = False) -> str:
+    """``24.7 GFLOPs`` or, with ``rate=True``, ``125 TFLOP/s``."""
+    return _scaled(f, _DEC, "FLOP/s" if rate else "FLOPs")
+
+
+def fmt_count(x: float, unit: str = "") -> str:
+    """``5,885 reads/s``: thousands separators, three significant figures."""
+    return f"{_sig(x)} {unit}".rstrip()
+
+
+def fmt(value: float, kind: Kind, unit: str = "", binary: bool = False) -> str:
+    """Format any quantity by its kind; the one formatter behind every display."""
+    if kind == "bytes":
+        return fmt_bytes(value, binary)
+    if kind == "bytes_per_s":
+        return fmt_rate(value, binary)
+    if kind == "seconds":
+        return fmt_seconds(value)
+    if kind == "flops":
+        return fmt_flops(value)
+    if kind == "flops_per_s":
+        return fmt_flops(value, rate=True)
+    return fmt_count(value, unit)
