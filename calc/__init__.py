@@ -1,0 +1,42 @@
+"""Feedrate: how much storage, CPU and PCIe a training job needs to keep its GPUs fed.
+
+>>> import calc
+>>> p = calc.plan("beast-imagenet-4xv100")
+>>> p.read_iops                     # reads/s
+>>> print(p.explain())
+
+Public API: ``scenario``, ``scenarios``, ``Scenario``, ``plan``, ``Plan``, ``sweep``,
+``recommend``, ``max_gpus``, ``levers``, ``calibration``, the presets (``gpus``, ``models``,
+``storage_options``), units (``parse``, ``fmt``) and the errors.
+"""
+
+from calc.calibration import calibration
+from calc.catalog import gpus, models
+from calc.errors import DoesNotFitError, InputError, PresetError, UnitError
+from calc.plan import OUTPUTS, Plan, plan
+from calc.scenario import FIELDS, Scenario, scenario, scenarios
+from calc.storage import options as storage_options
+from calc.sweep import sweep
+from calc.units import fmt, parse
+
+__all__ = [
+    "FIELDS",
+    "OUTPUTS",
+    "DoesNotFitError",
+    "InputError",
+    "Plan",
+    "PresetError",
+    "Scenario",
+    "UnitError",
+    "calibration",
+    "fmt",
+    "gpus",
+    "models",
+    "parse",
+    "plan",
+    "scenario",
+    "scenarios",
+    "storage_options",
+    "sweep",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,81 @@
+"""Batch size from GPU memory (MODEL.md section 1).
+
+    model_state = params x bytes_per_param(optimizer) / state_shards
+    n_max       = floor((gpu_memory - reserved - model_state) / activation_bytes_per_example)
+    n           = rounded(n_max)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from calc._types import Numeric
+
+BYTES_PER_PARAM = {
+    "weights_only": 4.0,
+    "sgd": 8.0,
+    "sgd_momentum": 12.0,
+    "adam": 16.0,
+    "adamw": 16.0,
+}
+"""Training state per parameter [bytes] by optimizer.
+
+Notes
+-----
+``weights_only`` is the article's count (4 B fp32 weights, "98 MB params"). ``sgd``: weights +
+gradients, 4 + 4. ``sgd_momentum``: + 4 B momentum = 12. ``adam``/``adamw``: + 8 B (m, v) = 16.
+The totals hold for fp32 and for mixed precision: PyTorch autocast keeps fp32 weights and
+gradients, and ZeRO's mixed-precision Adam count is 2 + 2 + 12 = 16 (Rajbhandari et al. 2020).
+
+References
+----------
+compute_anchors.md section 5 (accelerate ``estimate-memory``; ZeRO paper).
+"""
+
+ROUNDINGS = ("pow2", "multiple_of_8", "none")
+"""Batch rounding: largest power of two (the article), largest multiple of 8, or exact."""
+
+
+def model_state_bytes(params: Numeric, bytes_per_param: Numeric, state_shards: Numeric = 1.0) -> Numeric:
+    """Weights + gradients + optimizer state held on one GPU [bytes].
+
+    ``state_shards`` > 1 models ZeRO-3 / FSDP full sharding across that many GPUs.
+    """
+    return np.asarray(params, dtype=float) * bytes_per_param / state_shards
+
+
+def max_batch_size(
+    gpu_memory_bytes: Numeric,
+    reserved_bytes: Numeric,
+    model_state_bytes: Numeric,
+    activation_bytes_per_example: Numeric,
+) -> Numeric:
+    """Largest batch whose activations fit beside the model state [examples].
+
+    ``n_max = floor((gpu_memory - reserved - model_state) / activation_bytes_per_example)``,
+    never below 0. A result of 0 means the model does not fit even at batch 1.
+    """
+    free = np.asarray(gpu_memory_bytes, dtype=float) - reserved_bytes - model_state_bytes
+    return np.maximum(np.floor(free / activation_bytes_per_example), 0.0)
+
+
+def round_batch(n_max: Numeric, rounding: Numeric) -> Numeric:
+    """Round ``n_max`` down by rule: 0 = ``pow2``, 1 = ``multiple_of_8``, 2 = ``none``.
+
+    A multiple of 8 below 8 is impossible, so ``multiple_of_8`` keeps ``n_max`` there.
+    """
+    n = np.asarray(n_max, dtype=float)
+    with np.errstate(divide="ignore"):
+        pow2 = np.where(n >= 1, 2.0 ** np.floor(np.log2(np.maximum(n, 1.0))), 0.0)
+    mult8 = np.where(n >= 8, np.floor(n / 8) * 8, n)
+    return np.where(rounding == 0, pow2, np.where(rounding == 1, mult8, n))
+
+
+def memory_used_bytes(
+    batch_size: Numeric,
+    reserved_bytes: Numeric,
+    model_state_bytes: Numeric,
+    activation_bytes_per_example: Numeric,
+) -> Numeric:
+    """GPU memory a batch of ``batch_size`` takes [bytes]: reserve + state + n x activations."""
+    return np.asarray(reserved_bytes, dtype=float) + model_state_bytes + batch_size * activation_bytes_per_example

@@ -1,0 +1,143 @@
+"""Supply: which storage can serve a demand, how many units, at what cost (MODEL.md section 5).
+
+    iops_at(r)   = 1 / (1 / iops + r / bandwidth)          (per unit, reads of r bytes)
+    units        = max over axes of ceil(need / per-unit figure), within min/max units
+    max_gpus     = floor(supply / demand per GPU)
+
+Notes
+-----
+Datasheet IOPS are quoted at 4 KiB and deep queues; a read of r bytes also spends r/bandwidth
+moving data, so IOPS at 64 KiB are far lower on SATA and HDD (storage_catalog.md section 8,
+"normalise IOPS to your request size"). Per-unit figures add across units (striping across
+drives, per-TiB scaling of FSx/Filestore/Lustre); a per-client cap and an aggregate cap bound
+the sum.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from calc import catalog
+from calc.errors import PresetError
+from calc.units import parse
+
+
+@dataclass(frozen=True)
+class StorageOption:
+    """One storage preset (presets/storage.yaml); NaN/inf mark figures not published."""
+
+    name: str
+    label: str
+    kind: str
+    unit: str
+    iops: float
+    iops_request_bytes: float
+    iops_queue_depth: float
+    read_bytes_per_s: float
+    latency_s: float
+    capacity_bytes: float
+    min_units: float
+    max_units: float
+    client_bytes_per_s: float
+    aggregate_iops: float
+    price_per_gb_month: float
+    price_per_unit: float
+    burst: str
+    verified: str
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def iops_at(self, request_bytes: float) -> float:
+        """Random reads/s of one unit at ``request_bytes`` per read [1/s]."""
+        transfer = request_bytes / self.read_bytes_per_s
+        if math.isnan(self.iops):
+            return 1 / transfer
+        return 1 / (1 / self.iops + transfer)
+
+
+@functools.cache
+def options() -> dict[str, StorageOption]:
+    """All storage presets by name."""
+    raw = catalog.load_yaml(catalog.presets_dir() / "storage.yaml")
+    if not isinstance(raw, dict):
+        raise PresetError("storage.yaml", "expected a mapping of storage options")
+    out = {}
+    for name, data in raw.items():
+        e = catalog._Entry("storage.yaml", str(name), data)
+
+        def opt(key: str, kind: Any, default: float) -> float:
+            return e.quantity(key, kind) if key in e.data else default
+
+        sources = e.get("sources")
+        if not isinstance(sources, dict):
+            raise PresetError(e.where("sources"), "expected a mapping field: source")
+        o = StorageOption(
+            name=str(name), label=e.text("label"), kind=e.text("kind"), unit=e.text("unit"),
+            iops=opt("iops", "count_per_s", math.nan),
+            iops_request_bytes=opt("iops_request", "bytes", 4096.0),
+            iops_queue_depth=opt("iops_queue_depth", "count", math.nan),
+            read_bytes_per_s=e.quantity("read_bandwidth", "bytes_per_s"),
+            latency_s=e.quantity("latency", "seconds"),
+            capacity_bytes=opt("capacity", "bytes", math.inf),
+            min_units=opt("min_units", "count", 1.0),
+            max_units=opt("max_units", "count", math.inf),
+            client_bytes_per_s=opt("client_bandwidth", "bytes_per_s", math.inf),
+            aggregate_iops=opt("aggregate_iops", "count_per_s", math.inf),
+            price_per_gb_month=opt("price_per_gb_month", "count", math.nan),
+            price_per_unit=opt("price_per_unit", "count", math.nan),
+            burst=e.text("burst", ""), verified=e.text("verified"),
+            sources={str(k): str(v) for k, v in sources.items()},
+        )
+        figures = [k for k in ("iops", "read_bandwidth", "latency", "capacity", "client_bandwidth", "aggregate_iops",
+                               "price_per_gb_month", "price_per_unit", "max_units") if k in e.data]
+        missing = [k for k in figures if k not in o.sources]
+        if missing:
+            raise PresetError(e.where("sources"), f"no source for {', '.join(missing)}")
+        out[o.name] = o
+    return out
+
+
+def option(name: str) -> StorageOption:
+    """A storage preset by name (case-insensitive; unknown names list close matches)."""
+    table = options()
+    return table[catalog.lookup(name, table, "storage option", "storage")]
+
+
+@dataclass(frozen=True)
+class Supply:
+    """What a storage option with a number of units delivers."""
+
+    option: str
+    bytes_per_s: float
+    iops: float
+    latency_s: float
+    source: str
+
+
+def supply_of(name: str, units: float | None, request_bytes: float, clients: float = 1.0) -> Supply:
+    """Bandwidth [bytes/s], IOPS [1/s] at ``request_bytes`` and latency [s] of ``units`` units.
+
+    ``units=None`` means "as many as needed": unconstrained bandwidth and IOPS, real latency.
+    ``clients`` (nodes reading) bounds bandwidth by the per-client cap.
+    """
+    o = option(name)
+    if units is None:
+        bw = iops = math.inf
+    else:
+        bw = min(units * o.read_bytes_per_s, clients * o.client_bytes_per_s)
+        iops = min(units * o.iops_at(request_bytes), o.aggregate_iops, bw / request_bytes)
+    return Supply(o.name, bw, iops, o.latency_s, f"{o.label} ({o.verified}); latency: {o.sources.get('latency', '')}")
+
+
+def units_needed(o: StorageOption, read_bytes_per_s: float, read_iops: float, request_bytes: float,
+                 dataset_bytes: float) -> dict[str, float]:
+    """Units needed on each axis: iops, bandwidth, capacity and the option's minimum."""
+    need = {
+        "iops": math.ceil(read_iops / o.iops_at(request_bytes) - 1e-9) if read_iops > 0 else 0,
+        "bandwidth": math.ceil(read_bytes_per_s / o.read_bytes_per_s - 1e-9) if read_bytes_per_s > 0 else 0,
+        "capacity": math.ceil(dataset_bytes / o.capacity_bytes - 1e-9) if math.isfinite(o.capacity_bytes) else 0,
+        "minimum": math.ceil(o.min_units - 1e-9),
+    }
+    return {k: float(v) for k, v in need.items()}

@@ -1,0 +1,1 @@
+"""Data package: the YAML presets (GPUs, models, storage, scenarios) shipped with calc."""
