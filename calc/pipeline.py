@@ -40,6 +40,7 @@ def storage_stage(
     storage_latency_s: Numeric,
     example_bytes: Numeric,
     reads_per_example: Numeric,
+    seeks_per_example: Numeric,
     cache_fraction: Numeric,
     readers: Numeric,
     num_workers: Numeric,
@@ -47,11 +48,13 @@ def storage_stage(
     """Samples/s per GPU that storage can deliver; ``inf`` bandwidth/IOPS = unconstrained.
 
     ``readers`` is the number of GPUs sharing the storage (gpus_per_job x jobs).
+    ``seeks_per_example`` are the reads that cost the storage an IOPS (random reads, or every
+    request on an object store); ``reads_per_example`` all reads, each paying the latency.
     """
     miss = 1 - np.asarray(cache_fraction, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         by_bw = storage_bytes_per_s / (example_bytes * miss) / readers
-        by_iops = storage_iops / (reads_per_example * miss) / readers
+        by_iops = storage_iops / (seeks_per_example * miss) / readers
         by_latency = np.maximum(num_workers, 1) / (storage_latency_s * reads_per_example * miss)
     return np.minimum(np.minimum(by_bw, by_iops), by_latency)
 

@@ -168,6 +168,7 @@ def resolve(sc: Scenario) -> Resolved:
 
     # Storage supply: an option from presets/storage.yaml, or numbers, or unconstrained.
     bw, iops, lat = math.inf, math.inf, DEFAULT_STORAGE_LATENCY_S
+    counts_requests = 0.0
     lat_src = "default 1 ms (calc.plan.DEFAULT_STORAGE_LATENCY_S)"
     if sc.storage:
         from calc.storage import supply_of
@@ -176,6 +177,7 @@ def resolve(sc: Scenario) -> Resolved:
         req = float(demand.request_bytes(v["example_bytes"], v["examples_per_file"], request))
         cap = supply_of(sc.storage, sc.storage_units, req, clients=math.ceil(sc.gpus_per_job / sc.gpus_per_node) * sc.jobs)
         bw, iops, lat = cap.bytes_per_s, cap.iops, cap.latency_s
+        counts_requests = float(cap.counts_requests)
         lat_src = src["storage"] = f"storage.yaml {cap.option}: {cap.source}"
     if sc.storage_bytes_per_s is not None:
         bw = parse(sc.storage_bytes_per_s, "bytes_per_s", "storage_bytes_per_s")
@@ -184,6 +186,7 @@ def resolve(sc: Scenario) -> Resolved:
     if sc.storage_latency_s is not None:
         lat, lat_src = parse(sc.storage_latency_s, "seconds", "storage_latency_s"), "scenario"
     v["storage_bytes_per_s"], v["storage_iops"] = bw, iops
+    v["storage_counts_requests"] = counts_requests
     v["storage_latency_s"], src["storage_latency_s"] = lat, lat_src
     return Resolved(v, src, warnings)
 
@@ -264,9 +267,11 @@ def evaluate(x: Mapping[str, Numeric]) -> dict[str, Numeric]:
     out["transfer_direct_time_s"] = dataset / np.asarray(x["transfer_link_bytes_per_s"], dtype=float)
 
     readers = np.asarray(x["gpus_per_job"], dtype=float) * x["jobs"]
+    # Reads that cost a seek or a request: all of them on object stores, else one per file.
+    seeks = np.where(np.asarray(x["storage_counts_requests"]) > 0, reads_per_example, 1.0 / np.asarray(x["examples_per_file"], dtype=float))
     stages = {
         "storage": pipeline.storage_stage(x["storage_bytes_per_s"], x["storage_iops"], x["storage_latency_s"],
-                                          x["example_bytes"], reads_per_example, x["cache_fraction"], readers, x["num_workers"]),
+                                          x["example_bytes"], reads_per_example, seeks, x["cache_fraction"], readers, x["num_workers"]),
         "cpu": pipeline.cpu_stage(cpu_s, x["num_workers"], np.asarray(x["cpu_cores_per_node"], dtype=float) / gpus_on_node),
         "pcie": pipeline.pcie_stage(x["host_link_bytes_per_s"], x["example_tensor_bytes"], x["pin_memory"]),
         "gpu": gpu_rate,
@@ -426,7 +431,8 @@ class _Keep(dict[str, str]):
         return "{" + key + "}"
 
 
-_FINITE_KEYS = tuple(OUTPUTS) + ("bottleneck", "step_method")
+_EXTRA = ("reads_per_example", "batches_in_flight", "gpus_on_node", "cpu_seconds_effective", *STAGE_KEYS.values())
+"""Intermediate values a Plan keeps beside OUTPUTS (stage capacities may be infinite)."""
 
 
 def plan(sc: Scenario | str | None = None, /, **inputs: Any) -> Plan:
@@ -466,7 +472,7 @@ def plan(sc: Scenario | str | None = None, /, **inputs: Any) -> Plan:
         raise InputError(bad[0], f"the inputs give a non-finite or negative {bad[0]}; check {', '.join(FIELDS)}")
     return Plan(
         scenario=sc,
-        values={k: values[k] for k in OUTPUTS} | {k: values[k] for k in ("reads_per_example", "batches_in_flight", "gpus_on_node")},
+        values={k: values[k] for k in OUTPUTS} | {k: values[k] for k in _EXTRA},
         sources=r.sources,
         inputs=r.values,
         step_method=compute.METHODS[int(values["step_method"])],

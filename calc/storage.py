@@ -45,9 +45,19 @@ class StorageOption:
     aggregate_iops: float
     price_per_gb_month: float
     price_per_unit: float
+    stream_bytes_per_s: float
     burst: str
     verified: str
     sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def counts_requests(self) -> bool:
+        """Object stores limit every request (GET); file systems and drives limit seeks."""
+        return self.kind == "object"
+
+    def service_time_s(self, request_bytes: float) -> float:
+        """Time one synchronous reader spends per read: latency + bytes / stream rate [s]."""
+        return self.latency_s + request_bytes / self.stream_bytes_per_s
 
     def iops_at(self, request_bytes: float) -> float:
         """Random reads/s of one unit at ``request_bytes`` per read [1/s]."""
@@ -87,11 +97,12 @@ def options() -> dict[str, StorageOption]:
             aggregate_iops=opt("aggregate_iops", "count_per_s", math.inf),
             price_per_gb_month=opt("price_per_gb_month", "count", math.nan),
             price_per_unit=opt("price_per_unit", "count", math.nan),
+            stream_bytes_per_s=opt("stream_bandwidth", "bytes_per_s", math.inf),
             burst=e.text("burst", ""), verified=e.text("verified"),
             sources={str(k): str(v) for k, v in sources.items()},
         )
         figures = [k for k in ("iops", "read_bandwidth", "latency", "capacity", "client_bandwidth", "aggregate_iops",
-                               "price_per_gb_month", "price_per_unit", "max_units") if k in e.data]
+                               "price_per_gb_month", "price_per_unit", "max_units", "stream_bandwidth") if k in e.data]
         missing = [k for k in figures if k not in o.sources]
         if missing:
             raise PresetError(e.where("sources"), f"no source for {', '.join(missing)}")
@@ -113,11 +124,12 @@ class Supply:
     bytes_per_s: float
     iops: float
     latency_s: float
+    counts_requests: bool
     source: str
 
 
 def supply_of(name: str, units: float | None, request_bytes: float, clients: float = 1.0) -> Supply:
-    """Bandwidth [bytes/s], IOPS [1/s] at ``request_bytes`` and latency [s] of ``units`` units.
+    """Bandwidth [bytes/s], IOPS [1/s] at ``request_bytes`` and read service time [s] of ``units`` units.
 
     ``units=None`` means "as many as needed": unconstrained bandwidth and IOPS, real latency.
     ``clients`` (nodes reading) bounds bandwidth by the per-client cap.
@@ -128,14 +140,23 @@ def supply_of(name: str, units: float | None, request_bytes: float, clients: flo
     else:
         bw = min(units * o.read_bytes_per_s, clients * o.client_bytes_per_s)
         iops = min(units * o.iops_at(request_bytes), o.aggregate_iops, bw / request_bytes)
-    return Supply(o.name, bw, iops, o.latency_s, f"{o.label} ({o.verified}); latency: {o.sources.get('latency', '')}")
+    stream = f" + read size / {o.stream_bytes_per_s / 1e6:g} MB/s per stream" if math.isfinite(o.stream_bytes_per_s) else ""
+    return Supply(o.name, bw, iops, o.service_time_s(request_bytes), o.counts_requests,
+                  f"{o.label} ({o.verified}); latency {o.sources.get('latency', '')}{stream}")
+
+
+def random_reads(o: StorageOption, read_iops: float, file_opens_per_s: float) -> float:
+    """Reads/s that cost a seek or a request: every request on an object store, else one per
+    file opened (reads further into a file or shard stream sequentially) [1/s]."""
+    return read_iops if o.counts_requests else file_opens_per_s
 
 
 def units_needed(o: StorageOption, read_bytes_per_s: float, read_iops: float, request_bytes: float,
-                 dataset_bytes: float) -> dict[str, float]:
+                 dataset_bytes: float, file_opens_per_s: float | None = None) -> dict[str, float]:
     """Units needed on each axis: iops, bandwidth, capacity and the option's minimum."""
+    rnd = random_reads(o, read_iops, read_iops if file_opens_per_s is None else file_opens_per_s)
     need = {
-        "iops": math.ceil(read_iops / o.iops_at(request_bytes) - 1e-9) if read_iops > 0 else 0,
+        "iops": math.ceil(rnd / o.iops_at(request_bytes) - 1e-9) if rnd > 0 else 0,
         "bandwidth": math.ceil(read_bytes_per_s / o.read_bytes_per_s - 1e-9) if read_bytes_per_s > 0 else 0,
         "capacity": math.ceil(dataset_bytes / o.capacity_bytes - 1e-9) if math.isfinite(o.capacity_bytes) else 0,
         "minimum": math.ceil(o.min_units - 1e-9),

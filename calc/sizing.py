@@ -1,0 +1,224 @@
+"""Storage recommendations, inverse sizing and what-if levers (MODEL.md sections 5 and 6).
+
+recommend(): for every storage option, the units needed on each axis (IOPS at the plan's
+read size, bandwidth, capacity), whether it can serve the demand at all (per-client caps,
+system size), headroom, cost and caveats.
+max_gpus(): how many GPUs of a job a storage system keeps at the target utilisation.
+levers(): each fix the seeds name, applied alone, ranked by the GPU utilisation it reaches.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from calc import storage as st
+from calc.errors import InputError
+from calc.plan import Plan, plan
+from calc.scenario import Scenario, scenario
+from calc.units import fmt, parse
+
+PlanLike = Plan | Scenario | str
+
+
+def _as_plan(x: PlanLike) -> Plan:
+    return x if isinstance(x, Plan) else plan(x)
+
+
+def _clients(sc: Scenario) -> int:
+    """Nodes reading at once: ceil(gpus_per_job / gpus_per_node) x jobs."""
+    return math.ceil(sc.gpus_per_job / sc.gpus_per_node) * sc.jobs
+
+
+def recommend(x: PlanLike) -> pd.DataFrame:
+    """One row per storage option: can it serve the plan's demand, with how many units.
+
+    Columns: option, label, feasible, units, unit, limiting (iops, bandwidth, capacity,
+    minimum, per-client cap, system size, RAM), why_not, iops_headroom, bandwidth_headroom,
+    capacity_headroom (supply / need, >= 1 when feasible), latency_s, workers_per_gpu_needed
+    (Little's law), monthly_usd, purchase_usd, ready (the loader's workers cover the
+    latency), caveats, verified. Feasible rows first, then ready ones, cheapest first.
+    """
+    p = _as_plan(x)
+    sc = p.scenario
+    v = p.values
+    clients = _clients(sc)
+    gpus = sc.gpus_per_job * sc.jobs
+    req = v["request_bytes"]
+    rows = []
+    for o in st.options().values():
+        need = st.units_needed(o, v["read_bytes_per_s"], v["read_iops"], req, v["dataset_bytes"], v["file_opens_per_s"])
+        rnd = st.random_reads(o, v["read_iops"], v["file_opens_per_s"])
+        why = ""
+        caveats = []
+        if o.kind == "ram":
+            units = float(clients)
+            limiting = "RAM"
+            if not v["fits_in_ram"]:
+                why = (f"dataset {fmt(v['dataset_bytes'], 'bytes')} does not fit in free RAM "
+                       f"({fmt(v['host_ram_bytes'] if 'host_ram_bytes' in v else p.inputs['host_ram_bytes'], 'bytes', binary=True)} per node less loader RAM)")
+            else:
+                caveats.append("the dataset fits in free RAM: after the first epoch the page cache serves it; "
+                               "tmpfs defaults to half of RAM and competes with loader workers; every node holds a copy")
+        else:
+            limiting = max(need, key=lambda k: need[k])
+            units = max(need.values())
+            if units > o.max_units:
+                why = f"needs {units:,.0f} {o.unit}s on {limiting}; one system allows {o.max_units:,.0f}"
+                limiting = "system size"
+            per_client = v["read_bytes_per_s"] / clients
+            if per_client > o.client_bytes_per_s:
+                why = why or (f"each of {clients} node(s) must read {fmt(per_client, 'bytes_per_s')}; "
+                              f"the per-client cap is {fmt(o.client_bytes_per_s, 'bytes_per_s')}")
+                limiting = "per-client cap"
+        units = max(units, 1.0)
+        supply_iops = units * o.iops_at(req) if o.kind != "ram" else math.inf
+        supply_iops = min(supply_iops, o.aggregate_iops)
+        supply_bw = units * o.read_bytes_per_s if o.kind != "ram" else o.read_bytes_per_s * clients
+        if o.kind != "ram" and supply_iops < rnd and not why:
+            why = f"the system-wide cap of {fmt(o.aggregate_iops, 'count_per_s', 'reads/s')} is below the need"
+            limiting = "system size"
+        cap = units * o.capacity_bytes if o.kind != "ram" else math.inf
+        per_gpu_iops = v["read_iops"] / gpus
+        service = o.service_time_s(req)
+        workers = math.ceil(per_gpu_iops * service - 1e-9)
+        if workers > max(sc.num_workers, 1):
+            caveats.append(f"at {fmt(service, 'seconds')} per read, each GPU needs {workers} reads in flight "
+                           f"(Little's law); it has {sc.num_workers} worker(s): raise num_workers or read asynchronously")
+        if o.latency_s > v["latency_budget_s"]:
+            caveats.append(f"one read ({fmt(o.latency_s, 'seconds')}) takes longer than a step: prefetching is essential")
+        if o.burst:
+            caveats.append(o.burst)
+        if sc.examples_per_file <= 1 and v["file_opens_per_s"] > 1000 and o.kind in ("nfs", "cloud-file", "parallel", "object"):
+            caveats.append(f"{fmt(v['file_opens_per_s'], 'count_per_s', 'file opens/s')}: small files load metadata "
+                           "servers and request limits; pack into shards")
+        if o.unit in ("drive",) and o.kind == "local" and clients > 1:
+            caveats.append(f"local drives serve one node: the figure is per node ({clients} nodes read)")
+        billed_gb = (units * o.capacity_bytes if math.isfinite(o.capacity_bytes) else v["dataset_bytes"]) / 1e9
+        rows.append({
+            "option": o.name, "label": o.label, "feasible": not why, "units": int(units), "unit": o.unit,
+            "limiting": limiting, "why_not": why,
+            "iops_headroom": supply_iops / rnd if rnd > 0 else math.inf,
+            "bandwidth_headroom": supply_bw / v["read_bytes_per_s"] if v["read_bytes_per_s"] > 0 else math.inf,
+            "capacity_headroom": cap / v["dataset_bytes"] if v["dataset_bytes"] > 0 else math.inf,
+            "latency_s": o.latency_s, "workers_per_gpu_needed": workers,
+            "monthly_usd": o.price_per_gb_month * billed_gb, "purchase_usd": units * o.price_per_unit,
+            "ready": workers <= max(sc.num_workers, 1),
+            "caveats": "; ".join(caveats), "verified": o.verified,
+        })
+    df = pd.DataFrame(rows)
+    df["_cost"] = df["monthly_usd"].fillna(np.inf)
+    df = df.sort_values(["feasible", "ready", "_cost", "units"], ascending=[False, False, True, True]).drop(columns="_cost")
+    return df.reset_index(drop=True)
+
+
+def max_gpus(
+    sc: Scenario | str,
+    storage: str | None = None,
+    units: float | None = None,
+    read_bytes_per_s: float | str | None = None,
+    read_iops: float | str | None = None,
+) -> int:
+    """How many GPUs of this job a storage system keeps at the scenario's target utilisation.
+
+    Give a storage option (``units`` defaults to the most one system allows, else 1), or a
+    bandwidth and/or IOPS. Demand per GPU is the plan's ``per_gpu_samples_per_s`` times the
+    bytes and reads per example (after the cache fraction).
+    """
+    s = scenario(sc) if isinstance(sc, str) else sc
+    p = plan(s.replace(gpus_per_job=1, jobs=1))
+    v = p.values
+    miss = 1 - s.cache_fraction
+    bw_per_gpu = v["per_gpu_samples_per_s"] * p.inputs["example_bytes"] * miss
+    seeks = v["reads_per_example"] if storage is not None and st.option(storage).counts_requests else 1 / s.examples_per_file
+    iops_per_gpu = v["per_gpu_samples_per_s"] * (seeks if storage is not None else v["reads_per_example"]) * miss
+    bw, iops = math.inf, math.inf
+    if storage is not None:
+        o = st.option(storage)
+        n_units = units if units is not None else (o.max_units if math.isfinite(o.max_units) else 1.0)
+        sup = st.supply_of(o.name, n_units, v["request_bytes"], clients=math.inf)
+        bw, iops = sup.bytes_per_s, sup.iops
+    if read_bytes_per_s is not None:
+        bw = min(bw, parse(read_bytes_per_s, "bytes_per_s", "read_bytes_per_s"))
+    if read_iops is not None:
+        iops = min(iops, parse(read_iops, "count_per_s", "read_iops"))
+    if math.isinf(bw) and math.isinf(iops):
+        raise InputError("storage", "give a storage option, read_bytes_per_s or read_iops")
+    n = min(bw / bw_per_gpu if bw_per_gpu > 0 else math.inf, iops / iops_per_gpu if iops_per_gpu > 0 else math.inf)
+    if not math.isfinite(n):
+        raise InputError("storage", "the scenario reads nothing per GPU; no storage limit applies")
+    return int(math.floor(n + 1e-9))
+
+
+def largest_example_bytes(sc: Scenario | str) -> float:
+    """Largest on-disk example [bytes] the scenario's storage still serves at its GPU count."""
+    s = scenario(sc) if isinstance(sc, str) else sc
+    p = plan(s)
+    bw = p.inputs["storage_bytes_per_s"]
+    if not math.isfinite(bw):
+        raise InputError("storage_units", "set storage with storage_units (or storage_bytes_per_s) to bound the example size")
+    return bw / (p.values["samples_per_s"] * (1 - s.cache_fraction))
+
+
+def fewest_workers(sc: Scenario | str, most: int = 256) -> int:
+    """Fewest DataLoader workers per GPU that reach the target utilisation (-1 if none do)."""
+    from calc.sweep import sweep
+
+    s = scenario(sc) if isinstance(sc, str) else sc
+    df = sweep(s, num_workers=list(range(1, most + 1)))
+    ok = df[df["gpu_utilization"] >= s.target_gpu_utilization - 1e-9]
+    return int(ok["num_workers"].min()) if len(ok) else -1
+
+
+_FLOAT = re.compile(r":(float32|float64|int64|int32|float16|bfloat16|int16)")
+
+
+def lever_changes(sc: Scenario) -> list[tuple[str, dict[str, Any]]]:
+    """The what-if levers the seeds name, as Scenario changes."""
+    p = plan(sc)
+    tensors = sc.tensors or p.sources.get("example_tensor_bytes", "")
+    from calc.catalog import model
+
+    spec = sc.tensors or model(sc.model).tensors
+    out: list[tuple[str, dict[str, Any]]] = [
+        ("more workers", {"num_workers": max(2 * sc.num_workers, 8)}),
+        ("prefetch (workers overlap loading with compute)", {"num_workers": 4} if sc.num_workers == 0 else {"prefetch_factor": 2 * sc.prefetch_factor}),
+        ("RAM / tmpfs", {"storage": "ram-tmpfs", "storage_units": None, "storage_bytes_per_s": None, "storage_iops": None, "storage_latency_s": None}),
+        ("faster storage (Gen4 NVMe, as many as needed)", {"storage": "nvme-gen4", "storage_units": None, "storage_bytes_per_s": None, "storage_iops": None, "storage_latency_s": None}),
+        ("pack into 1 MiB-read shards", {"examples_per_file": 1000, "request_bytes": "1 MiB"}),
+        ("cache 20 % locally", {"cache_fraction": 0.2}),
+        ("uint8 tensors", {"tensors": _FLOAT.sub(":uint8", spec)}),
+        ("offline preprocessing", {"example_bytes": p.values["example_tensor_bytes"], "cpu_seconds_per_example": p.values["cpu_seconds_effective"] * 0.1}),
+        ("GPU decode (DALI)", {"gpu_decode": True}),
+    ]
+    if not sc.pin_memory:
+        out.append(("pinned memory", {"pin_memory": True}))
+    del tensors
+    return out
+
+
+def levers(sc: Scenario | str) -> pd.DataFrame:
+    """Each lever applied alone: the GPU utilisation it reaches, ranked best first.
+
+    Columns: lever, change, gpu_utilization, achieved_samples_per_s, bottleneck, gain
+    (utilisation points over the scenario as it is). Levers that make no valid plan are left out.
+    """
+    s = scenario(sc) if isinstance(sc, str) else sc
+    base = plan(s)
+    rows = [{"lever": "as is", "change": "", "gpu_utilization": base.gpu_utilization,
+             "achieved_samples_per_s": base.achieved_samples_per_s, "bottleneck": base.bottleneck, "gain": 0.0}]
+    for name, change in lever_changes(s):
+        try:
+            q = plan(s.replace(**change))
+        except InputError:
+            continue
+        shown = ", ".join(f"{k}={v}" for k, v in change.items() if v is not None) or "defaults"
+        rows.append({"lever": name, "change": shown, "gpu_utilization": q.gpu_utilization,
+                     "achieved_samples_per_s": q.achieved_samples_per_s, "bottleneck": q.bottleneck,
+                     "gain": q.gpu_utilization - base.gpu_utilization})
+    df = pd.DataFrame(rows)
+    return df.sort_values(["gpu_utilization", "gain"], ascending=False, kind="stable").reset_index(drop=True)
