@@ -67,8 +67,17 @@ def main(out_dir: str) -> None:
             return torch.nn.functional.cross_entropy(out.flatten(0, 1).float(), y.flatten())
         return torch.nn.functional.cross_entropy(out.float(), y)
 
-    def measure(name: str, build: Any, make_batch: Any, precision: str, n1: int, n2: int,
-                n_time: int, optimizer: str = "sgd_momentum", iters: int = 15) -> None:
+    def measure(
+        name: str,
+        build: Any,
+        make_batch: Any,
+        precision: str,
+        n1: int,
+        n2: int,
+        n_time: int,
+        optimizer: str = "sgd_momentum",
+        iters: int = 15,
+    ) -> None:
         set_tf32(precision == "tf32")
         torch.cuda.empty_cache()
         model = build().to(dev)
@@ -97,11 +106,16 @@ def main(out_dir: str) -> None:
         torch.cuda.synchronize()
         dt = (time.perf_counter() - t0) / iters
         run = {
-            "model": name, "precision": precision, "optimizer": optimizer,
-            "params": params, "allocated_after_step_bytes": state,
+            "model": name,
+            "precision": precision,
+            "optimizer": optimizer,
+            "params": params,
+            "allocated_after_step_bytes": state,
             "peak_bytes": {str(k): v for k, v in peaks.items()},
             "activation_bytes_per_example": (peaks[n2] - peaks[n1]) / (n2 - n1),
-            "batch_timed": n_time, "step_time_s": dt, "samples_per_s": n_time / dt,
+            "batch_timed": n_time,
+            "step_time_s": dt,
+            "samples_per_s": n_time / dt,
             "peak_reserved_bytes": torch.cuda.max_memory_reserved(),
         }
         result["runs"].append(run)
@@ -115,9 +129,14 @@ def main(out_dir: str) -> None:
         return x, y
 
     tv = torchvision.models
-    convs = [("resnet18", tv.resnet18, 256), ("resnet50", tv.resnet50, 256),
-             ("resnet101", tv.resnet101, 128), ("resnet152", tv.resnet152, 128),
-             ("efficientnet_b0", tv.efficientnet_b0, 256), ("vit_b16", tv.vit_b_16, 128)]
+    convs = [
+        ("resnet18", tv.resnet18, 256),
+        ("resnet50", tv.resnet50, 256),
+        ("resnet101", tv.resnet101, 128),
+        ("resnet152", tv.resnet152, 128),
+        ("efficientnet_b0", tv.efficientnet_b0, 256),
+        ("vit_b16", tv.vit_b_16, 128),
+    ]
     for name, build, n_time in convs:
         for precision in ("fp32", "tf32", "bf16"):
             try:
@@ -184,8 +203,14 @@ def main(out_dir: str) -> None:
         buf = io.BytesIO()
         Image.fromarray(img).save(buf, format="JPEG", quality=90)
         data = buf.getvalue()
-        tf = T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(), T.ToTensor(),
-                        T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
+        tf = T.Compose(
+            [
+                T.RandomResizedCrop(224),
+                T.RandomHorizontalFlip(),
+                T.ToTensor(),
+                T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225]),
+            ]
+        )
         for _ in range(20):
             tf(Image.open(io.BytesIO(data)).convert("RGB"))
         t0 = time.perf_counter()
@@ -194,10 +219,13 @@ def main(out_dir: str) -> None:
             tf(Image.open(io.BytesIO(data)).convert("RGB"))
         per = (time.perf_counter() - t0) / n
         result["cpu_jpeg_decode_augment"] = {
-            "jpeg_bytes": len(data), "image": "500x375 synthetic, quality 90",
+            "jpeg_bytes": len(data),
+            "image": "500x375 synthetic, quality 90",
             "transform": "PIL decode + RandomResizedCrop(224) + flip + ToTensor + Normalize",
-            "cpu_seconds_per_example": per, "pillow": Image.__version__,
-            "cpu": platform.processor() or platform.machine()}
+            "cpu_seconds_per_example": per,
+            "pillow": Image.__version__,
+            "cpu": platform.processor() or platform.machine(),
+        }
         print("cpu decode+augment", per * 1e3, "ms/img", flush=True)
     except Exception as exc:
         print("FAILED cpu", repr(exc), flush=True)

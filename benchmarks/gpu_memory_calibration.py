@@ -25,10 +25,17 @@ def main(out_dir: str) -> None:
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
     free, total = torch.cuda.mem_get_info()
-    out: dict[str, Any] = {"gpu": props.name, "total_memory_bytes": total,
-                           "free_memory_bytes_at_start": free, "torch": torch.__version__,
-                           "torchvision": torchvision.__version__, "cudnn_benchmark": False,
-                           "date": time.strftime("%Y-%m-%d"), "slopes": [], "max_batch": []}
+    out: dict[str, Any] = {
+        "gpu": props.name,
+        "total_memory_bytes": total,
+        "free_memory_bytes_at_start": free,
+        "torch": torch.__version__,
+        "torchvision": torchvision.__version__,
+        "cudnn_benchmark": False,
+        "date": time.strftime("%Y-%m-%d"),
+        "slopes": [],
+        "max_batch": [],
+    }
     tv = torchvision.models
 
     def step(model: Any, opt: Any, n: int, precision: str) -> None:
@@ -50,9 +57,14 @@ def main(out_dir: str) -> None:
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    for name, build in [("resnet18", tv.resnet18), ("resnet50", tv.resnet50),
-                        ("resnet101", tv.resnet101), ("resnet152", tv.resnet152),
-                        ("efficientnet_b0", tv.efficientnet_b0), ("vit_b16", tv.vit_b_16)]:
+    for name, build in [
+        ("resnet18", tv.resnet18),
+        ("resnet50", tv.resnet50),
+        ("resnet101", tv.resnet101),
+        ("resnet152", tv.resnet152),
+        ("efficientnet_b0", tv.efficientnet_b0),
+        ("vit_b16", tv.vit_b_16),
+    ]:
         for precision in ("fp32", "bf16"):
             model, opt = fresh(build)
             step(model, opt, 8, precision)  # optimizer state now exists
@@ -66,10 +78,15 @@ def main(out_dir: str) -> None:
             mx = sum(p[0] for p in pts) / 3
             my = sum(p[1] for p in pts) / 3
             slope = sum((p[0] - mx) * (p[1] - my) for p in pts) / sum((p[0] - mx) ** 2 for p in pts)
-            row = {"model": name, "precision": precision, "points": pts,
-                   "activation_bytes_per_example": slope, "intercept_bytes": my - slope * mx,
-                   "state_bytes": torch.cuda.memory_allocated(),
-                   "params": sum(p.numel() for p in model.parameters())}
+            row = {
+                "model": name,
+                "precision": precision,
+                "points": pts,
+                "activation_bytes_per_example": slope,
+                "intercept_bytes": my - slope * mx,
+                "state_bytes": torch.cuda.memory_allocated(),
+                "params": sum(p.numel() for p in model.parameters()),
+            }
             out["slopes"].append(row)
             print(json.dumps(row), flush=True)
             del model, opt
@@ -87,9 +104,11 @@ def main(out_dir: str) -> None:
             del model, opt
             torch.cuda.empty_cache()
 
-    for name, build, precision, lo, hi in [("resnet50", tv.resnet50, "fp32", 256, 1024),
-                                           ("resnet50", tv.resnet50, "bf16", 512, 2048),
-                                           ("resnet152", tv.resnet152, "fp32", 128, 768)]:
+    for name, build, precision, lo, hi in [
+        ("resnet50", tv.resnet50, "fp32", 256, 1024),
+        ("resnet50", tv.resnet50, "bf16", 512, 2048),
+        ("resnet152", tv.resnet152, "fp32", 128, 768),
+    ]:
         t0 = time.time()
         a = lo if fits(build, lo, precision) else 1  # a batch that fits
         b = hi
@@ -101,8 +120,13 @@ def main(out_dir: str) -> None:
                 a = mid
             else:
                 b = mid
-        row = {"model": name, "precision": precision, "max_batch_fits": a,
-               "first_batch_oom": b, "seconds": time.time() - t0}
+        row = {
+            "model": name,
+            "precision": precision,
+            "max_batch_fits": a,
+            "first_batch_oom": b,
+            "seconds": time.time() - t0,
+        }
         out["max_batch"].append(row)
         print(json.dumps(row), flush=True)
 

@@ -78,20 +78,30 @@ def calibration() -> pd.DataFrame:
         model = catalog.models()[m.model]
         peak = catalog.gpus()[m.gpu].peak(m.precision)
         train = TRAIN_FLOPS_MULTIPLIER * model.forward_flops
-        eff, how = default_efficiency(m.model, m.precision)
+        eff, _ = default_efficiency(m.model, m.precision)
         predicted = peak * eff / train
         try:
             loo_eff, loo_how = default_efficiency(m.model, m.precision, exclude=(m.model, m.gpu, m.precision))
             loo = peak * loo_eff / train
         except KeyError:
             loo, loo_how = math.nan, ""
-        rows.append({
-            "model": m.model, "gpu": m.gpu, "precision": m.precision, "batch_size": m.batch_size,
-            "measured_samples_per_s": m.samples_per_s, "implied_efficiency": _row_efficiency(m),
-            "efficiency": eff, "predicted_samples_per_s": predicted, "error": predicted / m.samples_per_s - 1,
-            "loo_predicted_samples_per_s": loo, "loo_error": loo / m.samples_per_s - 1, "loo_from": loo_how,
-            "source": m.source,
-        })
+        rows.append(
+            {
+                "model": m.model,
+                "gpu": m.gpu,
+                "precision": m.precision,
+                "batch_size": m.batch_size,
+                "measured_samples_per_s": m.samples_per_s,
+                "implied_efficiency": _row_efficiency(m),
+                "efficiency": eff,
+                "predicted_samples_per_s": predicted,
+                "error": predicted / m.samples_per_s - 1,
+                "loo_predicted_samples_per_s": loo,
+                "loo_error": loo / m.samples_per_s - 1,
+                "loo_from": loo_how,
+                "source": m.source,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -101,5 +111,9 @@ def summary(table: pd.DataFrame | None = None) -> dict[str, float]:
     ins = np.exp(np.mean(np.abs(np.log(t["predicted_samples_per_s"] / t["measured_samples_per_s"]))))
     loo_t = t.dropna(subset=["loo_predicted_samples_per_s"])
     loo = np.exp(np.mean(np.abs(np.log(loo_t["loo_predicted_samples_per_s"] / loo_t["measured_samples_per_s"]))))
-    return {"rows": float(len(t)), "geomean_error_factor": float(ins),
-            "loo_rows": float(len(loo_t)), "loo_geomean_error_factor": float(loo)}
+    return {
+        "rows": float(len(t)),
+        "geomean_error_factor": float(ins),
+        "loo_rows": float(len(loo_t)),
+        "loo_geomean_error_factor": float(loo),
+    }

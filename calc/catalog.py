@@ -124,9 +124,7 @@ class GPU:
         """Dense peak FLOP/s at ``precision``; an error if the GPU has no such path."""
         if precision not in self.peak_flops_per_s:
             have = ", ".join(self.peak_flops_per_s)
-            raise InputError(
-                "precision", f"{self.name} has no {precision} peak in its datasheet; accepted: {have}"
-            )
+            raise InputError("precision", f"{self.name} has no {precision} peak in its datasheet; accepted: {have}")
         return self.peak_flops_per_s[precision]
 
 
@@ -225,8 +223,15 @@ def models() -> dict[str, Model]:
             calibration=cal_t,
             sources={str(k): str(v) for k, v in sources.items()},
         )
-        figures = ("params", "forward_flops", "activation_bytes", "tensors", "example_bytes",
-                   "dataset_examples", "cpu_seconds_per_example")
+        figures = (
+            "params",
+            "forward_flops",
+            "activation_bytes",
+            "tensors",
+            "example_bytes",
+            "dataset_examples",
+            "cpu_seconds_per_example",
+        )
         missing = [f for f in figures if f not in model.sources]
         if missing:
             raise PresetError(e.where("sources"), f"no source for {', '.join(missing)}")

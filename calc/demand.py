@@ -64,12 +64,16 @@ def read_iops(
     remote = np.asarray(samples_per_s, dtype=float) * (1 - np.asarray(cache_fraction, dtype=float))
     ratio = np.asarray(example_bytes, dtype=float) / request_bytes
     per_example = np.where(np.asarray(examples_per_file) <= 1, np.ceil(ratio - 1e-9), ratio)
-    return remote * per_example
+    iops: Numeric = remote * per_example
+    return iops
 
 
 def read_bytes_per_s(samples_per_s: Numeric, example_bytes: Numeric, cache_fraction: Numeric = 0.0) -> Numeric:
     """Bytes per second read from storage [bytes/s] (on-disk size of each example)."""
-    return np.asarray(samples_per_s, dtype=float) * example_bytes * (1 - np.asarray(cache_fraction, dtype=float))
+    rate: Numeric = (
+        np.asarray(samples_per_s, dtype=float) * example_bytes * (1 - np.asarray(cache_fraction, dtype=float))
+    )
+    return rate
 
 
 def outstanding_reads(read_iops: Numeric, storage_latency_s: Numeric) -> Numeric:

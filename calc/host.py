@@ -23,8 +23,18 @@ from calc._types import Numeric
 from calc.errors import InputError
 
 DTYPE_BYTES = {
-    "float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "float8": 1,
-    "int64": 8, "int32": 4, "int16": 2, "int8": 1, "uint16": 2, "uint8": 1, "bool": 1,
+    "float64": 8,
+    "float32": 4,
+    "float16": 2,
+    "bfloat16": 2,
+    "float8": 1,
+    "int64": 8,
+    "int32": 4,
+    "int16": 2,
+    "int8": 1,
+    "uint16": 2,
+    "uint8": 1,
+    "bool": 1,
 }
 """Bytes per element of the dtypes a loader may emit."""
 
@@ -76,7 +86,8 @@ def worker_ram_bytes(batch_bytes: Numeric, batches_in_flight: Numeric, pin_memor
     With ``pin_memory`` a pinned copy of each batch may coexist with the worker's copy, so the
     figure doubles (an upper bound: the pinning thread frees the shared copy as it goes).
     """
-    return np.asarray(batch_bytes, dtype=float) * batches_in_flight * (1 + np.asarray(pin_memory, dtype=float))
+    ram: Numeric = np.asarray(batch_bytes, dtype=float) * batches_in_flight * (1 + np.asarray(pin_memory, dtype=float))
+    return ram
 
 
 def cpu_cores(samples_per_s: Numeric, cpu_seconds_per_example: Numeric) -> Numeric:

@@ -1,8 +1,8 @@
 """Batch size from GPU memory (MODEL.md section 1).
 
-    model_state = params x bytes_per_param(optimizer) / state_shards
-    n_max       = floor((gpu_memory - reserved - model_state) / activation_bytes_per_example)
-    n           = rounded(n_max)
+model_state = params x bytes_per_param(optimizer) / state_shards
+n_max       = floor((gpu_memory - reserved - model_state) / activation_bytes_per_example)
+n           = rounded(n_max)
 """
 
 from __future__ import annotations

@@ -63,7 +63,8 @@ def cpu_stage(cpu_seconds_per_example: Numeric, num_workers: Numeric, cores_per_
     """Samples/s per GPU the loader's CPU work allows: busy cores / CPU s per example."""
     cores = np.minimum(np.maximum(num_workers, 1), cores_per_gpu)
     with np.errstate(divide="ignore"):
-        return cores / np.asarray(cpu_seconds_per_example, dtype=float)
+        rate: Numeric = cores / np.asarray(cpu_seconds_per_example, dtype=float)
+    return rate
 
 
 def pcie_stage(host_link_bytes_per_s: Numeric, example_tensor_bytes: Numeric, pin_memory: Numeric) -> Numeric:

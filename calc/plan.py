@@ -39,43 +39,94 @@ class Output:
 OUTPUTS: dict[str, Output] = {
     "gpu_memory_bytes": Output("bytes", "GPU memory", "preset {gpu}", binary=True),
     "reserved_bytes": Output("bytes", "Reserved (context, allocator)", "input", binary=True),
-    "model_state_bytes": Output("bytes", "Model state", "{params} params x {bytes_per_param} B / {state_shards}", binary=True),
-    "activation_bytes_per_example": Output("bytes", "Activations per example", "preset {model}, {precision_class}", binary=True),
-    "max_batch_size": Output("count", "Largest batch that fits", "floor(({gpu_memory_bytes} - {reserved_bytes} - {model_state_bytes}) / {activation_bytes_per_example})", "examples"),
+    "model_state_bytes": Output(
+        "bytes", "Model state", "{params} params x {bytes_per_param} B / {state_shards}", binary=True
+    ),
+    "activation_bytes_per_example": Output(
+        "bytes", "Activations per example", "preset {model}, {precision_class}", binary=True
+    ),
+    "max_batch_size": Output(
+        "count",
+        "Largest batch that fits",
+        "floor(({gpu_memory_bytes} - {reserved_bytes} - {model_state_bytes}) / {activation_bytes_per_example})",
+        "examples",
+    ),
     "batch_size": Output("count", "Batch size per GPU", "{batch_rule}", "examples"),
-    "memory_used_bytes": Output("bytes", "GPU memory used", "{reserved_bytes} + {model_state_bytes} + {batch_size} x {activation_bytes_per_example}", binary=True),
-    "train_flops_per_example": Output("flops", "Training FLOPs per example", "{train_flops_multiplier} x {forward_flops_per_example}"),
+    "memory_used_bytes": Output(
+        "bytes",
+        "GPU memory used",
+        "{reserved_bytes} + {model_state_bytes} + {batch_size} x {activation_bytes_per_example}",
+        binary=True,
+    ),
+    "train_flops_per_example": Output(
+        "flops", "Training FLOPs per example", "{train_flops_multiplier} x {forward_flops_per_example}"
+    ),
     "peak_flops_per_s": Output("flops_per_s", "Peak FLOP/s", "preset {gpu} at {precision}"),
     "efficiency": Output("count", "Efficiency (MFU)", "calibrated: calc.calibration()"),
     "step_time_s": Output("seconds", "Step time t", "{step_rule}"),
     "gpu_samples_per_s": Output("count_per_s", "GPU rate n/t per GPU", "{batch_size} / {step_time_s}", "samples/s"),
-    "per_gpu_samples_per_s": Output("count_per_s", "Demand per GPU", "{gpu_samples_per_s} x {target_gpu_utilization}", "samples/s"),
-    "samples_per_s": Output("count_per_s", "Samples/s, all GPUs and jobs", "{per_gpu_samples_per_s} x {gpus_per_job} x {jobs}", "samples/s"),
-    "read_bytes_per_s": Output("bytes_per_s", "Read bandwidth", "{samples_per_s} x {example_bytes} x (1 - {cache_fraction})"),
+    "per_gpu_samples_per_s": Output(
+        "count_per_s", "Demand per GPU", "{gpu_samples_per_s} x {target_gpu_utilization}", "samples/s"
+    ),
+    "samples_per_s": Output(
+        "count_per_s", "Samples/s, all GPUs and jobs", "{per_gpu_samples_per_s} x {gpus_per_job} x {jobs}", "samples/s"
+    ),
+    "read_bytes_per_s": Output(
+        "bytes_per_s", "Read bandwidth", "{samples_per_s} x {example_bytes} x (1 - {cache_fraction})"
+    ),
     "request_bytes": Output("bytes", "Read size", "{request_rule}", binary=True),
-    "read_iops": Output("count_per_s", "Random reads/s", "{samples_per_s} x (1 - {cache_fraction}) x {reads_per_example} reads/example", "reads/s"),
-    "file_opens_per_s": Output("count_per_s", "File opens/s", "{samples_per_s} x (1 - {cache_fraction}) / {examples_per_file}", "opens/s"),
+    "read_iops": Output(
+        "count_per_s",
+        "Random reads/s",
+        "{samples_per_s} x (1 - {cache_fraction}) x {reads_per_example} reads/example",
+        "reads/s",
+    ),
+    "file_opens_per_s": Output(
+        "count_per_s", "File opens/s", "{samples_per_s} x (1 - {cache_fraction}) / {examples_per_file}", "opens/s"
+    ),
     "latency_budget_s": Output("seconds", "Latency budget per example", "{step_time_s} (the article's bound)"),
     "storage_latency_s": Output("seconds", "Storage read latency", "{latency_rule}"),
-    "outstanding_reads": Output("count", "Reads in flight (Little's law)", "{read_iops} x {storage_latency_s}", "reads"),
+    "outstanding_reads": Output(
+        "count", "Reads in flight (Little's law)", "{read_iops} x {storage_latency_s}", "reads"
+    ),
     "example_tensor_bytes": Output("bytes", "Tensor bytes per example", "{tensors}"),
     "batch_bytes": Output("bytes", "Batch in host memory", "{batch_size} x {example_tensor_bytes}"),
-    "worker_ram_bytes": Output("bytes", "Worker RAM per GPU process", "{batch_bytes} x {batches_in_flight} batches x (1 + {pin_memory} pinned)"),
-    "host_ram_per_node_bytes": Output("bytes", "Loader RAM per node", "{worker_ram_bytes} x {gpus_on_node} GPUs", binary=True),
-    "cpu_cores": Output("count", "CPU cores, all GPUs and jobs", "{samples_per_s} x {cpu_seconds_per_example}", "cores"),
-    "cpu_cores_per_node": Output("count", "CPU cores per node", "{per_gpu_samples_per_s} x {gpus_on_node} x {cpu_seconds_per_example}", "cores"),
-    "h2d_bytes_per_s_per_gpu": Output("bytes_per_s", "Host-to-GPU per GPU", "{per_gpu_samples_per_s} x {example_tensor_bytes}"),
+    "worker_ram_bytes": Output(
+        "bytes", "Worker RAM per GPU process", "{batch_bytes} x {batches_in_flight} batches x (1 + {pin_memory} pinned)"
+    ),
+    "host_ram_per_node_bytes": Output(
+        "bytes", "Loader RAM per node", "{worker_ram_bytes} x {gpus_on_node} GPUs", binary=True
+    ),
+    "cpu_cores": Output(
+        "count", "CPU cores, all GPUs and jobs", "{samples_per_s} x {cpu_seconds_per_example}", "cores"
+    ),
+    "cpu_cores_per_node": Output(
+        "count", "CPU cores per node", "{per_gpu_samples_per_s} x {gpus_on_node} x {cpu_seconds_per_example}", "cores"
+    ),
+    "h2d_bytes_per_s_per_gpu": Output(
+        "bytes_per_s", "Host-to-GPU per GPU", "{per_gpu_samples_per_s} x {example_tensor_bytes}"
+    ),
     "h2d_copy_time_s": Output("seconds", "Copy time per batch", "{batch_bytes} / {host_link_bytes_per_s}"),
     "h2d_share_of_step": Output("count", "Copy time / step time", "{h2d_copy_time_s} / {step_time_s}"),
     "dataset_bytes": Output("bytes", "Dataset size", "{dataset_examples} x {example_bytes}"),
-    "fits_in_ram": Output("count", "Dataset fits in free RAM (1 = yes)", "{dataset_bytes} <= {host_ram_bytes} - {host_ram_per_node_bytes}"),
-    "epoch_time_s": Output("seconds", "Epoch time per job", "{dataset_examples} / ({per_gpu_samples_per_s} x {gpus_per_job})"),
-    "compress_s": Output("seconds", "Compress", "{dataset_bytes} / ({compress_cores} x {compress_bytes_per_s_per_core})"),
+    "fits_in_ram": Output(
+        "count", "Dataset fits in free RAM (1 = yes)", "{dataset_bytes} <= {host_ram_bytes} - {host_ram_per_node_bytes}"
+    ),
+    "epoch_time_s": Output(
+        "seconds", "Epoch time per job", "{dataset_examples} / ({per_gpu_samples_per_s} x {gpus_per_job})"
+    ),
+    "compress_s": Output(
+        "seconds", "Compress", "{dataset_bytes} / ({compress_cores} x {compress_bytes_per_s_per_core})"
+    ),
     "send_s": Output("seconds", "Send", "{dataset_bytes} / {compression_ratio} / {transfer_link_bytes_per_s}"),
     "decompress_s": Output("seconds", "Decompress", "{dataset_bytes} / {decompress_bytes_per_s}"),
     "transfer_time_s": Output("seconds", "Dataset transfer time", "{transfer_rule}"),
-    "transfer_direct_time_s": Output("seconds", "Plain copy, no compression", "{dataset_bytes} / {transfer_link_bytes_per_s}"),
-    "achieved_samples_per_s": Output("count_per_s", "Achieved samples/s, all GPUs", "min(stages) per GPU x {gpus_per_job} x {jobs}", "samples/s"),
+    "transfer_direct_time_s": Output(
+        "seconds", "Plain copy, no compression", "{dataset_bytes} / {transfer_link_bytes_per_s}"
+    ),
+    "achieved_samples_per_s": Output(
+        "count_per_s", "Achieved samples/s, all GPUs", "min(stages) per GPU x {gpus_per_job} x {jobs}", "samples/s"
+    ),
     "gpu_utilization": Output("count", "GPU utilisation", "achieved / {gpu_samples_per_s} per GPU"),
 }
 """Every number a Plan reports, with its unit kind and formula."""
@@ -119,24 +170,42 @@ def resolve(sc: Scenario) -> Resolved:
     v["state_shards"] = float(sc.state_shards)
     state = memory.model_state_bytes(m.params, v["bytes_per_param"], sc.state_shards)
     put("model_state_bytes", sc.model_state_bytes, "bytes", float(state), "params x bytes_per_param / state_shards")
-    put("activation_bytes_per_example", sc.activation_bytes_per_example, "bytes", m.activation_bytes[pclass],
-        f"models.yaml {m.name} ({pclass}): {m.sources['activation_bytes']}")
+    put(
+        "activation_bytes_per_example",
+        sc.activation_bytes_per_example,
+        "bytes",
+        m.activation_bytes[pclass],
+        f"models.yaml {m.name} ({pclass}): {m.sources['activation_bytes']}",
+    )
     v["fixed_batch"] = _nan(sc.batch_size)
     v["rounding"] = float(memory.ROUNDINGS.index(sc.batch_rounding))
     v["measured_step_time_s"] = math.nan if sc.step_time_s is None else parse(sc.step_time_s, "seconds", "step_time_s")
     v["measured_samples_per_s"] = (
-        math.nan if sc.samples_per_s_per_gpu is None else parse(sc.samples_per_s_per_gpu, "count_per_s", "samples_per_s_per_gpu")
+        math.nan
+        if sc.samples_per_s_per_gpu is None
+        else parse(sc.samples_per_s_per_gpu, "count_per_s", "samples_per_s_per_gpu")
     )
-    put("forward_flops_per_example", sc.forward_flops_per_example, "flops", m.forward_flops,
-        f"models.yaml {m.name}: {m.sources['forward_flops']}")
+    put(
+        "forward_flops_per_example",
+        sc.forward_flops_per_example,
+        "flops",
+        m.forward_flops,
+        f"models.yaml {m.name}: {m.sources['forward_flops']}",
+    )
     v["train_flops_multiplier"], src["train_flops_multiplier"] = sc.train_flops_multiplier, "scenario"
     need_flops = sc.step_time_s is None and sc.samples_per_s_per_gpu is None
     if sc.peak_flops_per_s is not None:
-        v["peak_flops_per_s"], src["peak_flops_per_s"] = parse(sc.peak_flops_per_s, "flops_per_s", "peak_flops_per_s"), "scenario"
+        v["peak_flops_per_s"], src["peak_flops_per_s"] = (
+            parse(sc.peak_flops_per_s, "flops_per_s", "peak_flops_per_s"),
+            "scenario",
+        )
     elif need_flops or sc.precision in g.peak_flops_per_s:
         v["peak_flops_per_s"], src["peak_flops_per_s"] = g.peak(sc.precision), f"gpus.yaml {g.name}: {g.source}"
     else:  # a measured rate makes the peak irrelevant
-        v["peak_flops_per_s"], src["peak_flops_per_s"] = max(g.peak_flops_per_s.values()), f"gpus.yaml {g.name} (unused)"
+        v["peak_flops_per_s"], src["peak_flops_per_s"] = (
+            max(g.peak_flops_per_s.values()),
+            f"gpus.yaml {g.name} (unused)",
+        )
     if sc.efficiency is not None:
         v["efficiency"], src["efficiency"] = sc.efficiency, "scenario"
     else:
@@ -145,23 +214,60 @@ def resolve(sc: Scenario) -> Resolved:
         eff, how = default_efficiency(m.name, sc.precision)
         v["efficiency"], src["efficiency"] = eff, how
     if sc.precision == "fp8" and sc.efficiency is None and need_flops:
-        warnings.append("No fp8 training measurement: the mixed-precision efficiency is applied to the fp8 peak (optimistic).")
-    for name in ("gpus_per_job", "jobs", "gpus_per_node", "target_gpu_utilization", "examples_per_file",
-                 "cache_fraction", "num_workers", "prefetch_factor", "compression_ratio", "compress_cores"):
+        warnings.append(
+            "No fp8 training measurement: the mixed-precision efficiency is applied to the fp8 peak (optimistic)."
+        )
+    for name in (
+        "gpus_per_job",
+        "jobs",
+        "gpus_per_node",
+        "target_gpu_utilization",
+        "examples_per_file",
+        "cache_fraction",
+        "num_workers",
+        "prefetch_factor",
+        "compression_ratio",
+        "compress_cores",
+    ):
         v[name], src[name] = float(getattr(sc, name)), "scenario"
     v["pin_memory"] = float(sc.pin_memory)
     v["gpu_decode"] = float(sc.gpu_decode)
     v["streamed"] = float(sc.streamed)
-    put("example_bytes", sc.example_bytes, "bytes", m.example_bytes, f"models.yaml {m.name}: {m.sources['example_bytes']}")
-    v["request_bytes_given"] = math.nan if sc.request_bytes is None else parse(sc.request_bytes, "bytes", "request_bytes")
-    put("dataset_examples", sc.dataset_examples, "count", m.dataset_examples, f"models.yaml {m.name}: {m.sources['dataset_examples']}")
+    put(
+        "example_bytes",
+        sc.example_bytes,
+        "bytes",
+        m.example_bytes,
+        f"models.yaml {m.name}: {m.sources['example_bytes']}",
+    )
+    v["request_bytes_given"] = (
+        math.nan if sc.request_bytes is None else parse(sc.request_bytes, "bytes", "request_bytes")
+    )
+    put(
+        "dataset_examples",
+        sc.dataset_examples,
+        "count",
+        m.dataset_examples,
+        f"models.yaml {m.name}: {m.sources['dataset_examples']}",
+    )
     tensors = sc.tensors or m.tensors
     v["example_tensor_bytes"] = host.tensor_bytes(tensors)
     src["example_tensor_bytes"] = "scenario" if sc.tensors else f"models.yaml {m.name}: {m.sources['tensors']}"
-    put("cpu_seconds_per_example", sc.cpu_seconds_per_example, "seconds", m.cpu_seconds_per_example,
-        f"models.yaml {m.name}: {m.sources['cpu_seconds_per_example']}")
+    put(
+        "cpu_seconds_per_example",
+        sc.cpu_seconds_per_example,
+        "seconds",
+        m.cpu_seconds_per_example,
+        f"models.yaml {m.name}: {m.sources['cpu_seconds_per_example']}",
+    )
     v["cpu_cores_per_node"] = math.inf if sc.cpu_cores_per_node is None else float(sc.cpu_cores_per_node)
-    put("host_link_bytes_per_s", sc.host_link_bytes_per_s, "bytes_per_s", g.host_link_bytes_per_s, f"gpus.yaml {g.name}: {g.host_link}")
+    put(
+        "host_link_bytes_per_s",
+        sc.host_link_bytes_per_s,
+        "bytes_per_s",
+        g.host_link_bytes_per_s,
+        f"gpus.yaml {g.name}: {g.host_link}",
+    )
     v["host_ram_bytes"], src["host_ram_bytes"] = parse(sc.host_ram_bytes, "bytes", "host_ram_bytes"), "scenario"
     for name in ("transfer_link_bytes_per_s", "compress_bytes_per_s_per_core", "decompress_bytes_per_s"):
         v[name], src[name] = parse(getattr(sc, name), "bytes_per_s", name), "scenario"
@@ -175,7 +281,9 @@ def resolve(sc: Scenario) -> Resolved:
 
         request = v["request_bytes_given"]
         req = float(demand.request_bytes(v["example_bytes"], v["examples_per_file"], request))
-        cap = supply_of(sc.storage, sc.storage_units, req, clients=math.ceil(sc.gpus_per_job / sc.gpus_per_node) * sc.jobs)
+        cap = supply_of(
+            sc.storage, sc.storage_units, req, clients=math.ceil(sc.gpus_per_job / sc.gpus_per_node) * sc.jobs
+        )
         bw, iops, lat = cap.bytes_per_s, cap.iops, cap.latency_s
         counts_requests = float(cap.counts_requests)
         lat_src = src["storage"] = f"storage.yaml {cap.option}: {cap.source}"
@@ -203,19 +311,27 @@ def evaluate(x: Mapping[str, Numeric]) -> dict[str, Numeric]:
     out["reserved_bytes"] = x["reserved_bytes"]
     out["model_state_bytes"] = x["model_state_bytes"]
     out["activation_bytes_per_example"] = x["activation_bytes_per_example"]
-    n_max = memory.max_batch_size(x["gpu_memory_bytes"], x["reserved_bytes"], x["model_state_bytes"], x["activation_bytes_per_example"])
+    n_max = memory.max_batch_size(
+        x["gpu_memory_bytes"], x["reserved_bytes"], x["model_state_bytes"], x["activation_bytes_per_example"]
+    )
     out["max_batch_size"] = n_max
     fixed = np.asarray(x["fixed_batch"], dtype=float)
     n = np.where(np.isfinite(fixed), fixed, memory.round_batch(n_max, x["rounding"]))
     fits = n_max >= 1
     n = np.where(fits | np.isfinite(fixed), n, 0.0)
     out["batch_size"] = n
-    out["memory_used_bytes"] = memory.memory_used_bytes(n, x["reserved_bytes"], x["model_state_bytes"], x["activation_bytes_per_example"])
-    out["train_flops_per_example"] = np.asarray(x["train_flops_multiplier"], dtype=float) * x["forward_flops_per_example"]
+    out["memory_used_bytes"] = memory.memory_used_bytes(
+        n, x["reserved_bytes"], x["model_state_bytes"], x["activation_bytes_per_example"]
+    )
+    out["train_flops_per_example"] = (
+        np.asarray(x["train_flops_multiplier"], dtype=float) * x["forward_flops_per_example"]
+    )
     out["peak_flops_per_s"] = x["peak_flops_per_s"]
     out["efficiency"] = x["efficiency"]
     n_safe = np.maximum(n, 1.0)  # keeps t finite; rates are zeroed below where n = 0
-    t_flops = compute.step_time_from_flops(n_safe, out["train_flops_per_example"], x["peak_flops_per_s"], x["efficiency"])
+    t_flops = compute.step_time_from_flops(
+        n_safe, out["train_flops_per_example"], x["peak_flops_per_s"], x["efficiency"]
+    )
     t, method = compute.step_time_s(n_safe, x["measured_step_time_s"], x["measured_samples_per_s"], t_flops)
     out["step_time_s"] = t
     out["step_method"] = method
@@ -256,23 +372,50 @@ def evaluate(x: Mapping[str, Numeric]) -> dict[str, Numeric]:
     out["h2d_share_of_step"] = out["h2d_copy_time_s"] / t
     dataset = np.asarray(x["dataset_examples"], dtype=float) * x["example_bytes"]
     out["dataset_bytes"] = dataset
-    out["fits_in_ram"] = (dataset <= np.asarray(x["host_ram_bytes"], dtype=float) - out["host_ram_per_node_bytes"]).astype(float)
+    out["fits_in_ram"] = (
+        dataset <= np.asarray(x["host_ram_bytes"], dtype=float) - out["host_ram_per_node_bytes"]
+    ).astype(float)
     with np.errstate(divide="ignore"):
-        epoch = np.where(per_gpu > 0, np.asarray(x["dataset_examples"], dtype=float) / np.maximum(per_gpu * x["gpus_per_job"], 1e-300), 0.0)
+        epoch = np.where(
+            per_gpu > 0,
+            np.asarray(x["dataset_examples"], dtype=float) / np.maximum(per_gpu * x["gpus_per_job"], 1e-300),
+            0.0,
+        )
     out["epoch_time_s"] = epoch * live
-    c, s, d = transfer.transfer_stages_s(dataset, x["transfer_link_bytes_per_s"], x["compression_ratio"],
-                                         x["compress_bytes_per_s_per_core"], x["compress_cores"], x["decompress_bytes_per_s"])
+    c, s, d = transfer.transfer_stages_s(
+        dataset,
+        x["transfer_link_bytes_per_s"],
+        x["compression_ratio"],
+        x["compress_bytes_per_s_per_core"],
+        x["compress_cores"],
+        x["decompress_bytes_per_s"],
+    )
     out["compress_s"], out["send_s"], out["decompress_s"] = c, s, d
     out["transfer_time_s"] = transfer.transfer_time_s(c, s, d, x["streamed"])
     out["transfer_direct_time_s"] = dataset / np.asarray(x["transfer_link_bytes_per_s"], dtype=float)
 
     readers = np.asarray(x["gpus_per_job"], dtype=float) * x["jobs"]
     # Reads that cost a seek or a request: all of them on object stores, else one per file.
-    seeks = np.where(np.asarray(x["storage_counts_requests"]) > 0, reads_per_example, 1.0 / np.asarray(x["examples_per_file"], dtype=float))
+    seeks = np.where(
+        np.asarray(x["storage_counts_requests"]) > 0,
+        reads_per_example,
+        1.0 / np.asarray(x["examples_per_file"], dtype=float),
+    )
     stages = {
-        "storage": pipeline.storage_stage(x["storage_bytes_per_s"], x["storage_iops"], x["storage_latency_s"],
-                                          x["example_bytes"], reads_per_example, seeks, x["cache_fraction"], readers, x["num_workers"]),
-        "cpu": pipeline.cpu_stage(cpu_s, x["num_workers"], np.asarray(x["cpu_cores_per_node"], dtype=float) / gpus_on_node),
+        "storage": pipeline.storage_stage(
+            x["storage_bytes_per_s"],
+            x["storage_iops"],
+            x["storage_latency_s"],
+            x["example_bytes"],
+            reads_per_example,
+            seeks,
+            x["cache_fraction"],
+            readers,
+            x["num_workers"],
+        ),
+        "cpu": pipeline.cpu_stage(
+            cpu_s, x["num_workers"], np.asarray(x["cpu_cores_per_node"], dtype=float) / gpus_on_node
+        ),
         "pcie": pipeline.pcie_stage(x["host_link_bytes_per_s"], x["example_tensor_bytes"], x["pin_memory"]),
         "gpu": gpu_rate,
     }
@@ -280,11 +423,23 @@ def evaluate(x: Mapping[str, Numeric]) -> dict[str, Numeric]:
         out[STAGE_KEYS[name]] = cap
     rate, bottleneck = pipeline.achieved(stages["storage"], stages["cpu"], stages["pcie"], gpu_rate, x["num_workers"])
     out["achieved_samples_per_s"] = rate * readers * live
-    out["gpu_utilization"] = np.where(gpu_rate > 0, rate / gpu_rate, 0.0) * live
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["gpu_utilization"] = np.where(gpu_rate > 0, rate / gpu_rate, 0.0) * live
     out["bottleneck"] = bottleneck
-    for key in ("gpu_samples_per_s", "per_gpu_samples_per_s", "samples_per_s", "read_bytes_per_s", "read_iops",
-                "file_opens_per_s", "outstanding_reads", "cpu_cores", "cpu_cores_per_node", "h2d_bytes_per_s_per_gpu",
-                "h2d_share_of_step", "step_time_s"):
+    for key in (
+        "gpu_samples_per_s",
+        "per_gpu_samples_per_s",
+        "samples_per_s",
+        "read_bytes_per_s",
+        "read_iops",
+        "file_opens_per_s",
+        "outstanding_reads",
+        "cpu_cores",
+        "cpu_cores_per_node",
+        "h2d_bytes_per_s_per_gpu",
+        "h2d_share_of_step",
+        "step_time_s",
+    ):
         out[key] = np.asarray(out[key], dtype=float) * live
     return out
 
@@ -328,15 +483,20 @@ class Plan:
 
     def explain(self) -> str:
         """Each formula, then the same with the numbers plugged in, and the result."""
-        lines = [f"Plan for {self.scenario.name}: {self.scenario.model} on {self.scenario.gpu}, {self.scenario.precision}"]
+        lines = [
+            f"Plan for {self.scenario.name}: {self.scenario.model} on {self.scenario.gpu}, {self.scenario.precision}"
+        ]
         for name, out in OUTPUTS.items():
             symbolic, numeric = render_formula(self, out.formula)
             lines.append(f"{name} = {symbolic}")
             if numeric != symbolic:
                 lines.append(f"    = {numeric}")
             lines.append(f"    = {self.formatted(name)}")
-        lines.append(f"bottleneck = {self.bottleneck} (stage capacities per GPU: "
-                     + ", ".join(f"{k} {fmt(v, 'count_per_s', 'samples/s')}" for k, v in self.stages.items()) + ")")
+        lines.append(
+            f"bottleneck = {self.bottleneck} (stage capacities per GPU: "
+            + ", ".join(f"{k} {fmt(v, 'count_per_s', 'samples/s')}" for k, v in self.stages.items())
+            + ")"
+        )
         lines.append("Sources:")
         lines += [f"  {k}: {v}" for k, v in sorted(self.sources.items())]
         lines += [f"Warning: {w}" for w in self.warnings]
@@ -345,8 +505,13 @@ class Plan:
     def to_frame(self) -> pd.DataFrame:
         """Outputs as a table: name, label, value (base units), formatted value, formula."""
         rows = [
-            {"output": k, "label": o.label, "value": float(self.values[k]), "display": self.formatted(k),
-             "formula": render_formula(self, o.formula)[0]}
+            {
+                "output": k,
+                "label": o.label,
+                "value": float(self.values[k]),
+                "display": self.formatted(k),
+                "formula": render_formula(self, o.formula)[0],
+            }
             for k, o in OUTPUTS.items()
         ]
         return pd.DataFrame(rows).set_index("output")
@@ -361,14 +526,28 @@ class Plan:
         return out
 
     def _repr_html_(self) -> str:
-        head = (f"<b>{self.scenario.name}</b>: {self.scenario.model} on {self.scenario.gpu} ({self.scenario.precision}); "
-                f"bottleneck: <b>{self.bottleneck}</b>")
+        head = (
+            f"<b>{self.scenario.name}</b>: {self.scenario.model} on {self.scenario.gpu} ({self.scenario.precision}); "
+            f"bottleneck: <b>{self.bottleneck}</b>"
+        )
         return head + self.to_frame()[["label", "display", "formula"]].to_html()
 
     def __repr__(self) -> str:
-        keys = ("batch_size", "step_time_s", "samples_per_s", "read_iops", "read_bytes_per_s", "worker_ram_bytes",
-                "cpu_cores", "gpu_utilization")
-        return f"Plan({self.scenario.name}: " + ", ".join(f"{k}={self.formatted(k)}" for k in keys) + f", bottleneck={self.bottleneck})"
+        keys = (
+            "batch_size",
+            "step_time_s",
+            "samples_per_s",
+            "read_iops",
+            "read_bytes_per_s",
+            "worker_ram_bytes",
+            "cpu_cores",
+            "gpu_utilization",
+        )
+        return (
+            f"Plan({self.scenario.name}: "
+            + ", ".join(f"{k}={self.formatted(k)}" for k in keys)
+            + f", bottleneck={self.bottleneck})"
+        )
 
 
 def format_output(name: str, value: float) -> str:
@@ -384,12 +563,27 @@ def format_output(name: str, value: float) -> str:
 
 
 _INPUT_KINDS: dict[str, Kind] = {
-    "params": "count", "bytes_per_param": "count", "state_shards": "count", "train_flops_multiplier": "count",
-    "forward_flops_per_example": "flops", "target_gpu_utilization": "count", "gpus_per_job": "count", "jobs": "count",
-    "example_bytes": "bytes", "cache_fraction": "count", "examples_per_file": "count", "dataset_examples": "count",
-    "cpu_seconds_per_example": "seconds", "host_link_bytes_per_s": "bytes_per_s", "host_ram_bytes": "bytes",
-    "compress_cores": "count", "compress_bytes_per_s_per_core": "bytes_per_s", "compression_ratio": "count",
-    "transfer_link_bytes_per_s": "bytes_per_s", "decompress_bytes_per_s": "bytes_per_s", "pin_memory": "count",
+    "params": "count",
+    "bytes_per_param": "count",
+    "state_shards": "count",
+    "train_flops_multiplier": "count",
+    "forward_flops_per_example": "flops",
+    "target_gpu_utilization": "count",
+    "gpus_per_job": "count",
+    "jobs": "count",
+    "example_bytes": "bytes",
+    "cache_fraction": "count",
+    "examples_per_file": "count",
+    "dataset_examples": "count",
+    "cpu_seconds_per_example": "seconds",
+    "host_link_bytes_per_s": "bytes_per_s",
+    "host_ram_bytes": "bytes",
+    "compress_cores": "count",
+    "compress_bytes_per_s_per_core": "bytes_per_s",
+    "compression_ratio": "count",
+    "transfer_link_bytes_per_s": "bytes_per_s",
+    "decompress_bytes_per_s": "bytes_per_s",
+    "pin_memory": "count",
 }
 
 
@@ -397,24 +591,38 @@ def render_formula(p: Plan, template: str) -> tuple[str, str]:
     """The formula with names, and with the plan's numbers (units included)."""
     sc = p.scenario
     rules = {
-        "batch_rule": f"fixed by input ({sc.batch_size})" if sc.batch_size is not None else f"{sc.batch_rounding}({{max_batch_size}})",
+        "batch_rule": f"fixed by input ({sc.batch_size})"
+        if sc.batch_size is not None
+        else f"{sc.batch_rounding}({{max_batch_size}})",
         "step_rule": {
             "measured step time": "measured step time (input)",
             "measured throughput": "{batch_size} / {measured_samples_per_s}",
             "FLOPs x efficiency": "{batch_size} x {train_flops_per_example} / ({peak_flops_per_s} x {efficiency})",
         }[p.step_method],
-        "request_rule": "whole example per read" if sc.examples_per_file <= 1 and sc.request_bytes is None else "input or 256 KiB in shards",
+        "request_rule": "whole example per read"
+        if sc.examples_per_file <= 1 and sc.request_bytes is None
+        else "input or 256 KiB in shards",
         "latency_rule": p.sources.get("storage_latency_s", ""),
-        "transfer_rule": ("max(compress, send, decompress) (streamed)" if sc.streamed else "{compress_s} + {send_s} + {decompress_s}")
-        if sc.compression_ratio > 1 else "{send_s}",
-        "gpu": sc.gpu, "model": sc.model, "precision": sc.precision, "tensors": sc.tensors or f"preset {sc.model}",
+        "transfer_rule": (
+            "max(compress, send, decompress) (streamed)" if sc.streamed else "{compress_s} + {send_s} + {decompress_s}"
+        )
+        if sc.compression_ratio > 1
+        else "{send_s}",
+        "gpu": sc.gpu,
+        "model": sc.model,
+        "precision": sc.precision,
+        "tensors": sc.tensors or f"preset {sc.model}",
         "precision_class": catalog.precision_class(sc.precision),
     }
     symbolic = template
     for _ in range(2):  # rules may contain placeholders themselves
-        symbolic = symbolic.format_map(_Keep({k: v for k, v in rules.items()}))
+        symbolic = symbolic.format_map(_Keep(rules))
     numbers: dict[str, str] = {}
-    for key in set(OUTPUTS) | set(_INPUT_KINDS) | {"reads_per_example", "batches_in_flight", "gpus_on_node", "measured_samples_per_s"}:
+    for key in (
+        set(OUTPUTS)
+        | set(_INPUT_KINDS)
+        | {"reads_per_example", "batches_in_flight", "gpus_on_node", "measured_samples_per_s"}
+    ):
         if key in OUTPUTS:
             numbers[key] = p.formatted(key)
         elif key in p.inputs or key in p.values:
@@ -465,7 +673,9 @@ def plan(sc: Scenario | str | None = None, /, **inputs: Any) -> Plan:
             f"the GPU has {fmt(values['gpu_memory_bytes'], 'bytes', binary=True)}."
         )
     if values["h2d_share_of_step"] > 0.5:
-        warnings.append("The host-to-GPU copy takes over half the step: overlap it (pin_memory, a side stream) or send uint8.")
+        warnings.append(
+            "The host-to-GPU copy takes over half the step: overlap it (pin_memory, a side stream) or send uint8."
+        )
     stages = {s: values[STAGE_KEYS[s]] for s in pipeline.STAGES if math.isfinite(values[STAGE_KEYS[s]])}
     bad = [k for k in OUTPUTS if not math.isfinite(values[k]) or values[k] < 0]
     if bad:
@@ -485,12 +695,16 @@ def plan(sc: Scenario | str | None = None, /, **inputs: Any) -> Plan:
 def _does_not_fit(sc: Scenario, v: Mapping[str, float]) -> DoesNotFitError:
     need = v["reserved_bytes"] + v["model_state_bytes"] + v["activation_bytes_per_example"]
     short = need - v["gpu_memory_bytes"]
-    gib = lambda b: fmt(b, "bytes", binary=True)  # noqa: E731
+
+    def gib(b: float) -> str:
+        return fmt(b, "bytes", binary=True)
+
     return DoesNotFitError(
         "batch_size",
         f"{sc.model} does not fit on {sc.gpu} at batch 1 with {sc.precision}/{sc.optimizer}: it needs {gib(need)} "
         f"(reserve {gib(v['reserved_bytes'])} + state {gib(v['model_state_bytes'])} + one example's activations "
-        f"{gib(v['activation_bytes_per_example'])}) but the GPU has {gib(v['gpu_memory_bytes'])}, short by {gib(short)}. "
+        f"{gib(v['activation_bytes_per_example'])}) but the GPU has {gib(v['gpu_memory_bytes'])}, "
+        f"short by {gib(short)}. "
         "What helps: mixed precision (bf16/fp16), activation checkpointing (set activation_bytes_per_example), "
         "a smaller input, sharding the state (state_shards), or a GPU with more memory.",
     )

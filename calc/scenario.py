@@ -46,49 +46,259 @@ FIELDS: dict[str, FieldInfo] = {
     "description": FieldInfo("text", "scenario", "Description", "What the scenario reproduces, and its source."),
     "gpu": FieldInfo("choice", "GPU and model", "GPU", "GPU preset (presets/gpus.yaml)."),
     "model": FieldInfo("choice", "GPU and model", "Model", "Model preset (presets/models.yaml)."),
-    "precision": FieldInfo("choice", "GPU and model", "Precision", "fp32, tf32, or mixed precision fp16/bf16/fp8.", choices=catalog.PRECISIONS),
-    "optimizer": FieldInfo("choice", "GPU and model", "Optimizer", "Sets training-state bytes per parameter.", choices=tuple(BYTES_PER_PARAM)),
-    "state_shards": FieldInfo("int", "GPU and model", "State shards", "GPUs the training state is sharded over (ZeRO-3/FSDP); 1 = none.", 1, 1e6),
-    "gpu_memory_bytes": FieldInfo("bytes", "GPU and model", "GPU memory [GiB]", "Overrides the GPU preset.", 1, 1e13, unit="GiB"),
-    "reserved_bytes": FieldInfo("bytes", "GPU and model", "Reserved GPU memory [GiB]", "CUDA context and allocator slack (0.5-2 GiB; the article uses 0).", 0, 1e13, unit="GiB"),
-    "model_state_bytes": FieldInfo("bytes", "GPU and model", "Model state [MiB]", "Weights + gradients + optimizer; overrides params x bytes/param.", 0, 1e15, unit="MiB"),
-    "activation_bytes_per_example": FieldInfo("bytes", "GPU and model", "Activations per example [MiB]", "GPU memory per example kept for backward; overrides the model preset.", 1, 1e13, unit="MiB"),
-    "batch_size": FieldInfo("int", "GPU and model", "Batch size per GPU", "Fixes n; leave empty to take the largest that fits.", 1, 1e7),
-    "batch_rounding": FieldInfo("choice", "GPU and model", "Batch rounding", "pow2 (the article), multiple_of_8, none.", choices=ROUNDINGS),
-    "step_time_s": FieldInfo("seconds", "GPU and model", "Measured step time [s]", "Time of one training step at this batch size; most trusted.", 1e-6, 1e6, unit="s"),
-    "samples_per_s_per_gpu": FieldInfo("count_per_s", "GPU and model", "Measured samples/s per GPU", "Measured training throughput of one GPU.", 1e-6, 1e9, unit="samples/s"),
-    "forward_flops_per_example": FieldInfo("flops", "GPU and model", "Forward FLOPs per example", "Overrides the model preset; write GMACs for multiply-accumulates.", 1, 1e18, unit="GFLOPs"),
-    "train_flops_multiplier": FieldInfo("number", "GPU and model", "Training/forward FLOP ratio", "3: the backward pass costs about twice the forward.", 1, 10),
-    "peak_flops_per_s": FieldInfo("flops_per_s", "GPU and model", "Peak FLOP/s", "Overrides the GPU's dense peak at this precision.", 1e9, 1e18, unit="TFLOP/s"),
-    "efficiency": FieldInfo("fraction", "GPU and model", "Efficiency (MFU)", "Share of peak reached; calibrated per model and precision.", 1e-4, 1),
+    "precision": FieldInfo(
+        "choice",
+        "GPU and model",
+        "Precision",
+        "fp32, tf32, or mixed precision fp16/bf16/fp8.",
+        choices=catalog.PRECISIONS,
+    ),
+    "optimizer": FieldInfo(
+        "choice",
+        "GPU and model",
+        "Optimizer",
+        "Sets training-state bytes per parameter.",
+        choices=tuple(BYTES_PER_PARAM),
+    ),
+    "state_shards": FieldInfo(
+        "int",
+        "GPU and model",
+        "State shards",
+        "GPUs the training state is sharded over (ZeRO-3/FSDP); 1 = none.",
+        1,
+        1e6,
+    ),
+    "gpu_memory_bytes": FieldInfo(
+        "bytes", "GPU and model", "GPU memory [GiB]", "Overrides the GPU preset.", 1, 1e13, unit="GiB"
+    ),
+    "reserved_bytes": FieldInfo(
+        "bytes",
+        "GPU and model",
+        "Reserved GPU memory [GiB]",
+        "CUDA context and allocator slack (0.5-2 GiB; the article uses 0).",
+        0,
+        1e13,
+        unit="GiB",
+    ),
+    "model_state_bytes": FieldInfo(
+        "bytes",
+        "GPU and model",
+        "Model state [MiB]",
+        "Weights + gradients + optimizer; overrides params x bytes/param.",
+        0,
+        1e15,
+        unit="MiB",
+    ),
+    "activation_bytes_per_example": FieldInfo(
+        "bytes",
+        "GPU and model",
+        "Activations per example [MiB]",
+        "GPU memory per example kept for backward; overrides the model preset.",
+        1,
+        1e13,
+        unit="MiB",
+    ),
+    "batch_size": FieldInfo(
+        "int", "GPU and model", "Batch size per GPU", "Fixes n; leave empty to take the largest that fits.", 1, 1e7
+    ),
+    "batch_rounding": FieldInfo(
+        "choice", "GPU and model", "Batch rounding", "pow2 (the article), multiple_of_8, none.", choices=ROUNDINGS
+    ),
+    "step_time_s": FieldInfo(
+        "seconds",
+        "GPU and model",
+        "Measured step time [s]",
+        "Time of one training step at this batch size; most trusted.",
+        1e-6,
+        1e6,
+        unit="s",
+    ),
+    "samples_per_s_per_gpu": FieldInfo(
+        "count_per_s",
+        "GPU and model",
+        "Measured samples/s per GPU",
+        "Measured training throughput of one GPU.",
+        1e-6,
+        1e9,
+        unit="samples/s",
+    ),
+    "forward_flops_per_example": FieldInfo(
+        "flops",
+        "GPU and model",
+        "Forward FLOPs per example",
+        "Overrides the model preset; write GMACs for multiply-accumulates.",
+        1,
+        1e18,
+        unit="GFLOPs",
+    ),
+    "train_flops_multiplier": FieldInfo(
+        "number",
+        "GPU and model",
+        "Training/forward FLOP ratio",
+        "3: the backward pass costs about twice the forward.",
+        1,
+        10,
+    ),
+    "peak_flops_per_s": FieldInfo(
+        "flops_per_s",
+        "GPU and model",
+        "Peak FLOP/s",
+        "Overrides the GPU's dense peak at this precision.",
+        1e9,
+        1e18,
+        unit="TFLOP/s",
+    ),
+    "efficiency": FieldInfo(
+        "fraction",
+        "GPU and model",
+        "Efficiency (MFU)",
+        "Share of peak reached; calibrated per model and precision.",
+        1e-4,
+        1,
+    ),
     "gpus_per_job": FieldInfo("int", "cluster", "GPUs per job", "Data-parallel GPUs in one job.", 1, 1e6),
     "jobs": FieldInfo("int", "cluster", "Concurrent jobs", "Jobs reading the same storage at once.", 1, 1e5),
     "gpus_per_node": FieldInfo("int", "cluster", "GPUs per node", "Sets per-node RAM and CPU figures.", 1, 64),
-    "target_gpu_utilization": FieldInfo("fraction", "cluster", "Target GPU utilisation", "Share of the GPU's rate the data path must feed (MLPerf: 0.9).", 0.01, 1),
-    "example_bytes": FieldInfo("bytes", "data", "Example size on disk [kB]", "Mean stored size of one example.", 1, _TB, unit="kB"),
-    "examples_per_file": FieldInfo("int", "data", "Examples per file", "1 = a file per example; more = packed shards (TFRecord, WebDataset, LMDB).", 1, 1e9),
-    "request_bytes": FieldInfo("bytes", "data", "Read size [KiB]", "Size of one read; default: the whole example, or 256 KiB in shards.", 512, 1e10, unit="KiB"),
+    "target_gpu_utilization": FieldInfo(
+        "fraction",
+        "cluster",
+        "Target GPU utilisation",
+        "Share of the GPU's rate the data path must feed (MLPerf: 0.9).",
+        0.01,
+        1,
+    ),
+    "example_bytes": FieldInfo(
+        "bytes", "data", "Example size on disk [kB]", "Mean stored size of one example.", 1, _TB, unit="kB"
+    ),
+    "examples_per_file": FieldInfo(
+        "int",
+        "data",
+        "Examples per file",
+        "1 = a file per example; more = packed shards (TFRecord, WebDataset, LMDB).",
+        1,
+        1e9,
+    ),
+    "request_bytes": FieldInfo(
+        "bytes",
+        "data",
+        "Read size [KiB]",
+        "Size of one read; default: the whole example, or 256 KiB in shards.",
+        512,
+        1e10,
+        unit="KiB",
+    ),
     "dataset_examples": FieldInfo("count", "data", "Examples in the dataset", "Training-set size.", 1, 1e13),
-    "tensors": FieldInfo("text", "data", "Tensors per example", "What the loader emits: name=SHAPE:dtype, comma-separated."),
-    "cache_fraction": FieldInfo("fraction", "data", "Locally cached fraction", "Share of the dataset cached locally; cuts remote reads after epoch 1.", 0, 0.999),
-    "num_workers": FieldInfo("int", "loader", "DataLoader workers per GPU", "0 loads in the training process, with no overlap.", 0, 1024),
-    "prefetch_factor": FieldInfo("int", "loader", "Prefetch factor", "Batches each worker loads ahead (PyTorch default 2).", 1, 1024),
-    "pin_memory": FieldInfo("bool", "loader", "Pinned memory", "Page-locked batches: faster copies, a second copy in RAM."),
-    "cpu_seconds_per_example": FieldInfo("seconds", "loader", "CPU time per example [ms]", "Decode + augment on one core.", 0, 1e5, unit="ms"),
-    "cpu_cores_per_node": FieldInfo("int", "loader", "CPU cores per node", "Cores free for data loading; empty = one per worker.", 1, 4096),
+    "tensors": FieldInfo(
+        "text", "data", "Tensors per example", "What the loader emits: name=SHAPE:dtype, comma-separated."
+    ),
+    "cache_fraction": FieldInfo(
+        "fraction",
+        "data",
+        "Locally cached fraction",
+        "Share of the dataset cached locally; cuts remote reads after epoch 1.",
+        0,
+        0.999,
+    ),
+    "num_workers": FieldInfo(
+        "int", "loader", "DataLoader workers per GPU", "0 loads in the training process, with no overlap.", 0, 1024
+    ),
+    "prefetch_factor": FieldInfo(
+        "int", "loader", "Prefetch factor", "Batches each worker loads ahead (PyTorch default 2).", 1, 1024
+    ),
+    "pin_memory": FieldInfo(
+        "bool", "loader", "Pinned memory", "Page-locked batches: faster copies, a second copy in RAM."
+    ),
+    "cpu_seconds_per_example": FieldInfo(
+        "seconds", "loader", "CPU time per example [ms]", "Decode + augment on one core.", 0, 1e5, unit="ms"
+    ),
+    "cpu_cores_per_node": FieldInfo(
+        "int", "loader", "CPU cores per node", "Cores free for data loading; empty = one per worker.", 1, 4096
+    ),
     "gpu_decode": FieldInfo("bool", "loader", "Decode on the GPU (DALI)", "Moves decode and augmentation off the CPU."),
-    "host_link_bytes_per_s": FieldInfo("bytes_per_s", "loader", "Host-to-GPU link [GB/s]", "Overrides the GPU's PCIe link.", 1e6, 1e13, unit="GB/s"),
-    "host_ram_bytes": FieldInfo("bytes", "loader", "Host RAM per node [GiB]", "For worker RAM and whether the dataset fits in the page cache.", 1e6, 1e15, unit="GiB"),
-    "storage": FieldInfo("choice", "storage", "Storage", "Storage option the data is read from (presets/storage.yaml); empty = unconstrained."),
-    "storage_units": FieldInfo("int", "storage", "Storage units", "Drives, TiB or volumes of the storage option; empty = as many as needed.", 1, 1e6),
-    "storage_bytes_per_s": FieldInfo("bytes_per_s", "storage", "Storage bandwidth [GB/s]", "Overrides the storage option's bandwidth.", 1, 1e15, unit="GB/s"),
-    "storage_iops": FieldInfo("count_per_s", "storage", "Storage IOPS", "Overrides the storage option's reads per second.", 1e-3, 1e12, unit="reads/s"),
-    "storage_latency_s": FieldInfo("seconds", "storage", "Storage latency [ms]", "Time of one read; default from the storage option, else 1 ms.", 1e-7, 100, unit="ms"),
-    "transfer_link_bytes_per_s": FieldInfo("bytes_per_s", "transfer", "Copy link [MB/s]", "Network or disk path the dataset is copied over.", 1, 1e14, unit="MB/s"),
-    "compression_ratio": FieldInfo("number", "transfer", "Compression ratio", "Original / compressed size; 1 = no compression.", 1, 1e5),
-    "compress_bytes_per_s_per_core": FieldInfo("bytes_per_s", "transfer", "Compression per core [MB/s]", "Input bytes one core compresses per second.", 1, 1e12, unit="MB/s"),
+    "host_link_bytes_per_s": FieldInfo(
+        "bytes_per_s", "loader", "Host-to-GPU link [GB/s]", "Overrides the GPU's PCIe link.", 1e6, 1e13, unit="GB/s"
+    ),
+    "host_ram_bytes": FieldInfo(
+        "bytes",
+        "loader",
+        "Host RAM per node [GiB]",
+        "For worker RAM and whether the dataset fits in the page cache.",
+        1e6,
+        1e15,
+        unit="GiB",
+    ),
+    "storage": FieldInfo(
+        "choice",
+        "storage",
+        "Storage",
+        "Storage option the data is read from (presets/storage.yaml); empty = unconstrained.",
+    ),
+    "storage_units": FieldInfo(
+        "int",
+        "storage",
+        "Storage units",
+        "Drives, TiB or volumes of the storage option; empty = as many as needed.",
+        1,
+        1e6,
+    ),
+    "storage_bytes_per_s": FieldInfo(
+        "bytes_per_s",
+        "storage",
+        "Storage bandwidth [GB/s]",
+        "Overrides the storage option's bandwidth.",
+        1,
+        1e15,
+        unit="GB/s",
+    ),
+    "storage_iops": FieldInfo(
+        "count_per_s",
+        "storage",
+        "Storage IOPS",
+        "Overrides the storage option's reads per second.",
+        1e-3,
+        1e12,
+        unit="reads/s",
+    ),
+    "storage_latency_s": FieldInfo(
+        "seconds",
+        "storage",
+        "Storage latency [ms]",
+        "Time of one read; default from the storage option, else 1 ms.",
+        1e-7,
+        100,
+        unit="ms",
+    ),
+    "transfer_link_bytes_per_s": FieldInfo(
+        "bytes_per_s",
+        "transfer",
+        "Copy link [MB/s]",
+        "Network or disk path the dataset is copied over.",
+        1,
+        1e14,
+        unit="MB/s",
+    ),
+    "compression_ratio": FieldInfo(
+        "number", "transfer", "Compression ratio", "Original / compressed size; 1 = no compression.", 1, 1e5
+    ),
+    "compress_bytes_per_s_per_core": FieldInfo(
+        "bytes_per_s",
+        "transfer",
+        "Compression per core [MB/s]",
+        "Input bytes one core compresses per second.",
+        1,
+        1e12,
+        unit="MB/s",
+    ),
     "compress_cores": FieldInfo("int", "transfer", "Compression cores", "Threads of pigz/zstd -T.", 1, 4096),
-    "decompress_bytes_per_s": FieldInfo("bytes_per_s", "transfer", "Decompression [MB/s]", "Output bytes per second when unpacking.", 1, 1e13, unit="MB/s"),
+    "decompress_bytes_per_s": FieldInfo(
+        "bytes_per_s",
+        "transfer",
+        "Decompression [MB/s]",
+        "Output bytes per second when unpacking.",
+        1,
+        1e13,
+        unit="MB/s",
+    ),
     "streamed": FieldInfo("bool", "transfer", "Streamed", "Stages run at once through a pipe; else one after another."),
 }
 
@@ -232,15 +442,17 @@ def check_field(name: str, value: object) -> Any:
             raise InputError(name, f"expected a whole number, got {value!r}")
         _bounds(name, number, info)
         return int(number) if info.kind == "int" else number
-    number = parse(value, info.kind, name)  # a quantity with a unit
+    number = parse(value, info.kind, name)  # type: ignore[arg-type]  # a quantity with a unit
     _bounds(name, number, info)
     return value
 
 
 def _bounds(name: str, number: float, info: FieldInfo) -> None:
     lo, hi = info.minimum, info.maximum
-    if lo is not None and number < lo or hi is not None and number > hi:
-        unit = f" ({info.kind.replace('_per_s', '/s')})" if info.kind not in ("int", "number", "fraction", "count") else ""
+    if (lo is not None and number < lo) or (hi is not None and number > hi):
+        unit = (
+            f" ({info.kind.replace('_per_s', '/s')})" if info.kind not in ("int", "number", "fraction", "count") else ""
+        )
         raise InputError(name, f"{number:g}{unit} is out of range; accepted: {lo:g} to {hi:g}")
 
 

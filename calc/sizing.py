@@ -51,7 +51,7 @@ def recommend(x: PlanLike) -> pd.DataFrame:
     req = v["request_bytes"]
     rows = []
     for o in st.options().values():
-        need = st.units_needed(o, v["read_bytes_per_s"], v["read_iops"], req, v["dataset_bytes"], v["file_opens_per_s"])
+        loads = st.unit_loads(o, v["read_bytes_per_s"], v["read_iops"], req, v["dataset_bytes"], v["file_opens_per_s"])
         rnd = st.random_reads(o, v["read_iops"], v["file_opens_per_s"])
         why = ""
         caveats = []
@@ -59,21 +59,27 @@ def recommend(x: PlanLike) -> pd.DataFrame:
             units = float(clients)
             limiting = "RAM"
             if not v["fits_in_ram"]:
-                why = (f"dataset {fmt(v['dataset_bytes'], 'bytes')} does not fit in free RAM "
-                       f"({fmt(v['host_ram_bytes'] if 'host_ram_bytes' in v else p.inputs['host_ram_bytes'], 'bytes', binary=True)} per node less loader RAM)")
+                why = (
+                    f"dataset {fmt(v['dataset_bytes'], 'bytes')} does not fit in free RAM "
+                    f"({fmt(p.inputs['host_ram_bytes'], 'bytes', binary=True)} per node less loader RAM)"
+                )
             else:
-                caveats.append("the dataset fits in free RAM: after the first epoch the page cache serves it; "
-                               "tmpfs defaults to half of RAM and competes with loader workers; every node holds a copy")
+                caveats.append(
+                    "the dataset fits in free RAM: after the first epoch the page cache serves it; "
+                    "tmpfs defaults to half of RAM and competes with loader workers; every node holds a copy"
+                )
         else:
-            limiting = max(need, key=lambda k: need[k])
-            units = max(need.values())
+            n, limiting = st.size(loads)
+            units = float(n)
             if units > o.max_units:
                 why = f"needs {units:,.0f} {o.unit}s on {limiting}; one system allows {o.max_units:,.0f}"
                 limiting = "system size"
             per_client = v["read_bytes_per_s"] / clients
             if per_client > o.client_bytes_per_s:
-                why = why or (f"each of {clients} node(s) must read {fmt(per_client, 'bytes_per_s')}; "
-                              f"the per-client cap is {fmt(o.client_bytes_per_s, 'bytes_per_s')}")
+                why = why or (
+                    f"each of {clients} node(s) must read {fmt(per_client, 'bytes_per_s')}; "
+                    f"the per-client cap is {fmt(o.client_bytes_per_s, 'bytes_per_s')}"
+                )
                 limiting = "per-client cap"
         units = max(units, 1.0)
         supply_iops = units * o.iops_at(req) if o.kind != "ram" else math.inf
@@ -87,32 +93,54 @@ def recommend(x: PlanLike) -> pd.DataFrame:
         service = o.service_time_s(req)
         workers = math.ceil(per_gpu_iops * service - 1e-9)
         if workers > max(sc.num_workers, 1):
-            caveats.append(f"at {fmt(service, 'seconds')} per read, each GPU needs {workers} reads in flight "
-                           f"(Little's law); it has {sc.num_workers} worker(s): raise num_workers or read asynchronously")
+            caveats.append(
+                f"at {fmt(service, 'seconds')} per read, each GPU needs {workers} reads in flight "
+                f"(Little's law); it has {sc.num_workers} worker(s): raise num_workers or read asynchronously"
+            )
         if o.latency_s > v["latency_budget_s"]:
-            caveats.append(f"one read ({fmt(o.latency_s, 'seconds')}) takes longer than a step: prefetching is essential")
+            caveats.append(
+                f"one read ({fmt(o.latency_s, 'seconds')}) takes longer than a step: prefetching is essential"
+            )
         if o.burst:
             caveats.append(o.burst)
-        if sc.examples_per_file <= 1 and v["file_opens_per_s"] > 1000 and o.kind in ("nfs", "cloud-file", "parallel", "object"):
-            caveats.append(f"{fmt(v['file_opens_per_s'], 'count_per_s', 'file opens/s')}: small files load metadata "
-                           "servers and request limits; pack into shards")
+        if (
+            sc.examples_per_file <= 1
+            and v["file_opens_per_s"] > 1000
+            and o.kind in ("nfs", "cloud-file", "parallel", "object")
+        ):
+            caveats.append(
+                f"{fmt(v['file_opens_per_s'], 'count_per_s', 'file opens/s')}: small files load metadata "
+                "servers and request limits; pack into shards"
+            )
         if o.unit in ("drive",) and o.kind == "local" and clients > 1:
             caveats.append(f"local drives serve one node: the figure is per node ({clients} nodes read)")
         billed_gb = (units * o.capacity_bytes if math.isfinite(o.capacity_bytes) else v["dataset_bytes"]) / 1e9
-        rows.append({
-            "option": o.name, "label": o.label, "feasible": not why, "units": int(units), "unit": o.unit,
-            "limiting": limiting, "why_not": why,
-            "iops_headroom": supply_iops / rnd if rnd > 0 else math.inf,
-            "bandwidth_headroom": supply_bw / v["read_bytes_per_s"] if v["read_bytes_per_s"] > 0 else math.inf,
-            "capacity_headroom": cap / v["dataset_bytes"] if v["dataset_bytes"] > 0 else math.inf,
-            "latency_s": o.latency_s, "workers_per_gpu_needed": workers,
-            "monthly_usd": o.price_per_gb_month * billed_gb, "purchase_usd": units * o.price_per_unit,
-            "ready": workers <= max(sc.num_workers, 1),
-            "caveats": "; ".join(caveats), "verified": o.verified,
-        })
+        rows.append(
+            {
+                "option": o.name,
+                "label": o.label,
+                "feasible": not why,
+                "units": int(units),
+                "unit": o.unit,
+                "limiting": limiting,
+                "why_not": why,
+                "iops_headroom": supply_iops / rnd if rnd > 0 else math.inf,
+                "bandwidth_headroom": supply_bw / v["read_bytes_per_s"] if v["read_bytes_per_s"] > 0 else math.inf,
+                "capacity_headroom": cap / v["dataset_bytes"] if v["dataset_bytes"] > 0 else math.inf,
+                "latency_s": o.latency_s,
+                "workers_per_gpu_needed": workers,
+                "monthly_usd": o.price_per_gb_month * billed_gb,
+                "purchase_usd": units * o.price_per_unit,
+                "ready": workers <= max(sc.num_workers, 1),
+                "caveats": "; ".join(caveats),
+                "verified": o.verified,
+            }
+        )
     df = pd.DataFrame(rows)
     df["_cost"] = df["monthly_usd"].fillna(np.inf)
-    df = df.sort_values(["feasible", "ready", "_cost", "units"], ascending=[False, False, True, True]).drop(columns="_cost")
+    df = df.sort_values(["feasible", "ready", "_cost", "units"], ascending=[False, False, True, True]).drop(
+        columns="_cost"
+    )
     return df.reset_index(drop=True)
 
 
@@ -134,7 +162,11 @@ def max_gpus(
     v = p.values
     miss = 1 - s.cache_fraction
     bw_per_gpu = v["per_gpu_samples_per_s"] * p.inputs["example_bytes"] * miss
-    seeks = v["reads_per_example"] if storage is not None and st.option(storage).counts_requests else 1 / s.examples_per_file
+    seeks = (
+        v["reads_per_example"]
+        if storage is not None and st.option(storage).counts_requests
+        else 1 / s.examples_per_file
+    )
     iops_per_gpu = v["per_gpu_samples_per_s"] * (seeks if storage is not None else v["reads_per_example"]) * miss
     bw, iops = math.inf, math.inf
     if storage is not None:
@@ -151,7 +183,7 @@ def max_gpus(
     n = min(bw / bw_per_gpu if bw_per_gpu > 0 else math.inf, iops / iops_per_gpu if iops_per_gpu > 0 else math.inf)
     if not math.isfinite(n):
         raise InputError("storage", "the scenario reads nothing per GPU; no storage limit applies")
-    return int(math.floor(n + 1e-9))
+    return math.floor(n + 1e-9)
 
 
 def largest_example_bytes(sc: Scenario | str) -> float:
@@ -160,7 +192,9 @@ def largest_example_bytes(sc: Scenario | str) -> float:
     p = plan(s)
     bw = p.inputs["storage_bytes_per_s"]
     if not math.isfinite(bw):
-        raise InputError("storage_units", "set storage with storage_units (or storage_bytes_per_s) to bound the example size")
+        raise InputError(
+            "storage_units", "set storage with storage_units (or storage_bytes_per_s) to bound the example size"
+        )
     return bw / (p.values["samples_per_s"] * (1 - s.cache_fraction))
 
 
@@ -186,13 +220,40 @@ def lever_changes(sc: Scenario) -> list[tuple[str, dict[str, Any]]]:
     spec = sc.tensors or model(sc.model).tensors
     out: list[tuple[str, dict[str, Any]]] = [
         ("more workers", {"num_workers": max(2 * sc.num_workers, 8)}),
-        ("prefetch (workers overlap loading with compute)", {"num_workers": 4} if sc.num_workers == 0 else {"prefetch_factor": 2 * sc.prefetch_factor}),
-        ("RAM / tmpfs", {"storage": "ram-tmpfs", "storage_units": None, "storage_bytes_per_s": None, "storage_iops": None, "storage_latency_s": None}),
-        ("faster storage (Gen4 NVMe, as many as needed)", {"storage": "nvme-gen4", "storage_units": None, "storage_bytes_per_s": None, "storage_iops": None, "storage_latency_s": None}),
+        (
+            "prefetch (workers overlap loading with compute)",
+            {"num_workers": 4} if sc.num_workers == 0 else {"prefetch_factor": 2 * sc.prefetch_factor},
+        ),
+        (
+            "RAM / tmpfs",
+            {
+                "storage": "ram-tmpfs",
+                "storage_units": None,
+                "storage_bytes_per_s": None,
+                "storage_iops": None,
+                "storage_latency_s": None,
+            },
+        ),
+        (
+            "faster storage (Gen4 NVMe, as many as needed)",
+            {
+                "storage": "nvme-gen4",
+                "storage_units": None,
+                "storage_bytes_per_s": None,
+                "storage_iops": None,
+                "storage_latency_s": None,
+            },
+        ),
         ("pack into 1 MiB-read shards", {"examples_per_file": 1000, "request_bytes": "1 MiB"}),
         ("cache 20 % locally", {"cache_fraction": 0.2}),
         ("uint8 tensors", {"tensors": _FLOAT.sub(":uint8", spec)}),
-        ("offline preprocessing", {"example_bytes": p.values["example_tensor_bytes"], "cpu_seconds_per_example": p.values["cpu_seconds_effective"] * 0.1}),
+        (
+            "offline preprocessing",
+            {
+                "example_bytes": p.values["example_tensor_bytes"],
+                "cpu_seconds_per_example": p.values["cpu_seconds_effective"] * 0.1,
+            },
+        ),
         ("GPU decode (DALI)", {"gpu_decode": True}),
     ]
     if not sc.pin_memory:
@@ -209,16 +270,31 @@ def levers(sc: Scenario | str) -> pd.DataFrame:
     """
     s = scenario(sc) if isinstance(sc, str) else sc
     base = plan(s)
-    rows = [{"lever": "as is", "change": "", "gpu_utilization": base.gpu_utilization,
-             "achieved_samples_per_s": base.achieved_samples_per_s, "bottleneck": base.bottleneck, "gain": 0.0}]
+    rows = [
+        {
+            "lever": "as is",
+            "change": "",
+            "gpu_utilization": base.gpu_utilization,
+            "achieved_samples_per_s": base.achieved_samples_per_s,
+            "bottleneck": base.bottleneck,
+            "gain": 0.0,
+        }
+    ]
     for name, change in lever_changes(s):
         try:
             q = plan(s.replace(**change))
         except InputError:
             continue
         shown = ", ".join(f"{k}={v}" for k, v in change.items() if v is not None) or "defaults"
-        rows.append({"lever": name, "change": shown, "gpu_utilization": q.gpu_utilization,
-                     "achieved_samples_per_s": q.achieved_samples_per_s, "bottleneck": q.bottleneck,
-                     "gain": q.gpu_utilization - base.gpu_utilization})
+        rows.append(
+            {
+                "lever": name,
+                "change": shown,
+                "gpu_utilization": q.gpu_utilization,
+                "achieved_samples_per_s": q.achieved_samples_per_s,
+                "bottleneck": q.bottleneck,
+                "gain": q.gpu_utilization - base.gpu_utilization,
+            }
+        )
     df = pd.DataFrame(rows)
     return df.sort_values(["gpu_utilization", "gain"], ascending=False, kind="stable").reset_index(drop=True)

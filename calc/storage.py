@@ -22,7 +22,6 @@ from typing import Any
 
 from calc import catalog
 from calc.errors import PresetError
-from calc.units import parse
 
 
 @dataclass(frozen=True)
@@ -77,14 +76,17 @@ def options() -> dict[str, StorageOption]:
     for name, data in raw.items():
         e = catalog._Entry("storage.yaml", str(name), data)
 
-        def opt(key: str, kind: Any, default: float) -> float:
+        def opt(key: str, kind: Any, default: float, e: catalog._Entry = e) -> float:
             return e.quantity(key, kind) if key in e.data else default
 
         sources = e.get("sources")
         if not isinstance(sources, dict):
             raise PresetError(e.where("sources"), "expected a mapping field: source")
         o = StorageOption(
-            name=str(name), label=e.text("label"), kind=e.text("kind"), unit=e.text("unit"),
+            name=str(name),
+            label=e.text("label"),
+            kind=e.text("kind"),
+            unit=e.text("unit"),
             iops=opt("iops", "count_per_s", math.nan),
             iops_request_bytes=opt("iops_request", "bytes", 4096.0),
             iops_queue_depth=opt("iops_queue_depth", "count", math.nan),
@@ -98,11 +100,26 @@ def options() -> dict[str, StorageOption]:
             price_per_gb_month=opt("price_per_gb_month", "count", math.nan),
             price_per_unit=opt("price_per_unit", "count", math.nan),
             stream_bytes_per_s=opt("stream_bandwidth", "bytes_per_s", math.inf),
-            burst=e.text("burst", ""), verified=e.text("verified"),
+            burst=e.text("burst", ""),
+            verified=e.text("verified"),
             sources={str(k): str(v) for k, v in sources.items()},
         )
-        figures = [k for k in ("iops", "read_bandwidth", "latency", "capacity", "client_bandwidth", "aggregate_iops",
-                               "price_per_gb_month", "price_per_unit", "max_units", "stream_bandwidth") if k in e.data]
+        figures = [
+            k
+            for k in (
+                "iops",
+                "read_bandwidth",
+                "latency",
+                "capacity",
+                "client_bandwidth",
+                "aggregate_iops",
+                "price_per_gb_month",
+                "price_per_unit",
+                "max_units",
+                "stream_bandwidth",
+            )
+            if k in e.data
+        ]
         missing = [k for k in figures if k not in o.sources]
         if missing:
             raise PresetError(e.where("sources"), f"no source for {', '.join(missing)}")
@@ -140,9 +157,17 @@ def supply_of(name: str, units: float | None, request_bytes: float, clients: flo
     else:
         bw = min(units * o.read_bytes_per_s, clients * o.client_bytes_per_s)
         iops = min(units * o.iops_at(request_bytes), o.aggregate_iops, bw / request_bytes)
-    stream = f" + read size / {o.stream_bytes_per_s / 1e6:g} MB/s per stream" if math.isfinite(o.stream_bytes_per_s) else ""
-    return Supply(o.name, bw, iops, o.service_time_s(request_bytes), o.counts_requests,
-                  f"{o.label} ({o.verified}); latency {o.sources.get('latency', '')}{stream}")
+    stream = (
+        f" + read size / {o.stream_bytes_per_s / 1e6:g} MB/s per stream" if math.isfinite(o.stream_bytes_per_s) else ""
+    )
+    return Supply(
+        o.name,
+        bw,
+        iops,
+        o.service_time_s(request_bytes),
+        o.counts_requests,
+        f"{o.label} ({o.verified}); latency {o.sources.get('latency', '')}{stream}",
+    )
 
 
 def random_reads(o: StorageOption, read_iops: float, file_opens_per_s: float) -> float:
@@ -151,14 +176,37 @@ def random_reads(o: StorageOption, read_iops: float, file_opens_per_s: float) ->
     return read_iops if o.counts_requests else file_opens_per_s
 
 
-def units_needed(o: StorageOption, read_bytes_per_s: float, read_iops: float, request_bytes: float,
-                 dataset_bytes: float, file_opens_per_s: float | None = None) -> dict[str, float]:
-    """Units needed on each axis: iops, bandwidth, capacity and the option's minimum."""
+def unit_loads(
+    o: StorageOption,
+    read_bytes_per_s: float,
+    read_iops: float,
+    request_bytes: float,
+    dataset_bytes: float,
+    file_opens_per_s: float | None = None,
+) -> dict[str, float]:
+    """Fractional units busy on each axis.
+
+    ``iops``: seeks (or requests) x their fixed cost 1/iops; ``bandwidth``: bytes / rate;
+    ``capacity``: dataset / unit capacity; ``minimum``: the option's smallest size. A unit
+    spends time on both seeks and transfer, so units = ceil(max(iops + bandwidth, capacity,
+    minimum)).
+    """
     rnd = random_reads(o, read_iops, read_iops if file_opens_per_s is None else file_opens_per_s)
-    need = {
-        "iops": math.ceil(rnd / o.iops_at(request_bytes) - 1e-9) if rnd > 0 else 0,
-        "bandwidth": math.ceil(read_bytes_per_s / o.read_bytes_per_s - 1e-9) if read_bytes_per_s > 0 else 0,
-        "capacity": math.ceil(dataset_bytes / o.capacity_bytes - 1e-9) if math.isfinite(o.capacity_bytes) else 0,
-        "minimum": math.ceil(o.min_units - 1e-9),
+    return {
+        "iops": rnd / o.iops if math.isfinite(o.iops) else 0.0,
+        "bandwidth": read_bytes_per_s / o.read_bytes_per_s,
+        "capacity": dataset_bytes / o.capacity_bytes if math.isfinite(o.capacity_bytes) else 0.0,
+        "minimum": o.min_units,
     }
-    return {k: float(v) for k, v in need.items()}
+
+
+def size(loads: dict[str, float]) -> tuple[int, str]:
+    """Whole units needed and the limiting axis (iops, bandwidth, capacity or minimum)."""
+    busy = loads["iops"] + loads["bandwidth"]
+    totals = {
+        "iops" if loads["iops"] >= loads["bandwidth"] else "bandwidth": busy,
+        "capacity": loads["capacity"],
+        "minimum": loads["minimum"],
+    }
+    limiting = max(totals, key=lambda k: (math.ceil(totals[k] - 1e-9), k != "minimum", totals[k]))
+    return max(1, math.ceil(max(totals.values()) - 1e-9)), limiting

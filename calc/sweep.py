@@ -76,9 +76,8 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
         x: dict[str, Any] = dict(r.values)
         for k in nums:
             x[_KEY.get(k, k)] = parsed[k][index[k]]
-        if "optimizer" in chosen or "state_shards" in nums:
-            if sc.model_state_bytes is None:
-                x["model_state_bytes"] = memory.model_state_bytes(x["params"], x["bytes_per_param"], x["state_shards"])
+        if ("optimizer" in chosen or "state_shards" in nums) and sc.model_state_bytes is None:
+            x["model_state_bytes"] = memory.model_state_bytes(x["params"], x["bytes_per_param"], x["state_shards"])
         out = evaluate(x)
         size = max((len(v) for v in index.values()), default=1)
         cols: dict[str, Any] = {k: np.asarray(nums[k], dtype=object)[index[k]] for k in nums}
@@ -86,10 +85,16 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
             cols[k] = np.full(size, v, dtype=object)
         for k in OUTPUTS:
             cols[k] = np.broadcast_to(np.asarray(out[k], dtype=float), (size,))
-        fits = np.broadcast_to(np.asarray(out["max_batch_size"]) >= 1, (size,)) | np.isfinite(np.broadcast_to(np.asarray(x["fixed_batch"], dtype=float), (size,)))
+        fits = np.broadcast_to(np.asarray(out["max_batch_size"]) >= 1, (size,)) | np.isfinite(
+            np.broadcast_to(np.asarray(x["fixed_batch"], dtype=float), (size,))
+        )
         cols["fits"] = fits
-        cols["step_method"] = pd.Categorical.from_codes(np.broadcast_to(np.asarray(out["step_method"]).astype(int), (size,)), list(compute.METHODS))
-        cols["bottleneck"] = pd.Categorical.from_codes(np.broadcast_to(np.asarray(out["bottleneck"]).astype(int), (size,)), list(pipeline.STAGES))
+        cols["step_method"] = pd.Categorical.from_codes(  # type: ignore[call-overload]
+            np.broadcast_to(np.asarray(out["step_method"]).astype(int), (size,)), list(compute.METHODS)
+        )
+        cols["bottleneck"] = pd.Categorical.from_codes(  # type: ignore[call-overload]
+            np.broadcast_to(np.asarray(out["bottleneck"]).astype(int), (size,)), list(pipeline.STAGES)
+        )
         frames.append(pd.DataFrame(cols))
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 

@@ -40,9 +40,9 @@ def transfer_stages_s(
     return compress, send, decompress
 
 
-def transfer_time_s(
-    compress_s: Numeric, send_s: Numeric, decompress_s: Numeric, streamed: Numeric = 0.0
-) -> Numeric:
+def transfer_time_s(compress_s: Numeric, send_s: Numeric, decompress_s: Numeric, streamed: Numeric = 0.0) -> Numeric:
     """Total time [s]: the stages' sum, or the slowest one when streamed."""
     seq = np.asarray(compress_s, dtype=float) + send_s + decompress_s
-    return np.where(np.asarray(streamed, dtype=float) > 0, np.maximum(np.maximum(compress_s, send_s), decompress_s), seq)
+    return np.where(
+        np.asarray(streamed, dtype=float) > 0, np.maximum(np.maximum(compress_s, send_s), decompress_s), seq
+    )

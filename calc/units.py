@@ -38,8 +38,17 @@ for _p, _f in _IEC.items():
 _BYTE_UNITS["bytes"] = _BYTE_UNITS["byte"] = 1.0
 _BYTE_UNITS["bits"] = 1 / 8
 
-_TIME_UNITS = {"s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9,
-               "min": 60.0, "h": 3600.0, "d": 86400.0}
+_TIME_UNITS = {
+    "s": 1.0,
+    "sec": 1.0,
+    "ms": 1e-3,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "ns": 1e-9,
+    "min": 60.0,
+    "h": 3600.0,
+    "d": 86400.0,
+}
 
 _FLOP_COUNT: dict[str, float] = {}
 _FLOP_RATE: dict[str, float] = {}
@@ -74,8 +83,7 @@ for _u, _f in _COUNT.items():
     _UNITS["count_per_s"][f"{_u}/s"] = _f
 
 _ACCEPTED: dict[Kind, str] = {
-    "bytes": "B, kB/KB, MB, GB, TB, PB (10^3 steps), KiB, MiB, GiB, TiB, PiB (2^10 steps), "
-    "b, kb, Mb, Gb (bits)",
+    "bytes": "B, kB/KB, MB, GB, TB, PB (10^3 steps), KiB, MiB, GiB, TiB, PiB (2^10 steps), b, kb, Mb, Gb (bits)",
     "bytes_per_s": "a size per second: MB/s, GB/s, MiB/s, GiB/s, Mb/s, Gb/s (bits), Gbps",
     "seconds": "s, ms, us, µs, ns, min, h, d",
     "flops": "FLOPs or FLOP with an SI prefix (GFLOPs, TFLOP), or MACs (GMACs = 2 GFLOPs)",
@@ -125,9 +133,7 @@ def parse(value: object, kind: Kind, field: str = "value") -> float:
     match = _NUMBER.match(value)
     text = match.group(1).replace(",", "").replace("_", "") if match else ""
     if not match or text in ("", ".", "+", "-"):
-        raise UnitError(
-            field, f"cannot read {value!r} as a number with a unit; accepted: {_ACCEPTED[kind]}"
-        )
+        raise UnitError(field, f"cannot read {value!r} as a number with a unit; accepted: {_ACCEPTED[kind]}")
     number = float(text)
     unit = match.group(2).replace(" ", "")
     table = _UNITS[kind]
@@ -149,11 +155,11 @@ _BIN = [(2.0**50, "Pi"), (2.0**40, "Ti"), (2.0**30, "Gi"), (2.0**20, "Mi"), (2.0
 
 
 def _sig(x: float) -> str:
-    """Three significant figures, thousands separators, no exponent."""
+    """Four significant figures (three below 1), thousands separators, no exponent."""
     if x == 0:
         return "0"
     ax = abs(x)
-    decimals = 0 if ax >= 100 else 1 if ax >= 10 else 2 if ax >= 1 else 3
+    decimals = 0 if ax >= 1000 else 1 if ax >= 100 else 2 if ax >= 1 else 3
     text = f"{x:,.{decimals}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
 

@@ -35,9 +35,15 @@ def test_resnet50_v100_batch_and_step_time() -> None:
 
 def test_article_flop_arithmetic_gives_1750_per_second() -> None:
     # The article: 7 TFLOPS / 4 GFLOPs = 1,750 img/s (erratum 3: forward MACs over an FP64 peak).
-    p = calc.plan("beast-resnet50-v100", samples_per_s_per_gpu=None, batch_size=128,
-                  forward_flops_per_example="4 GFLOPs", train_flops_multiplier=1,
-                  peak_flops_per_s="7 TFLOPS", efficiency=1)
+    p = calc.plan(
+        "beast-resnet50-v100",
+        samples_per_s_per_gpu=None,
+        batch_size=128,
+        forward_flops_per_example="4 GFLOPs",
+        train_flops_multiplier=1,
+        peak_flops_per_s="7 TFLOPS",
+        efficiency=1,
+    )
     assert p.step_method == "FLOPs x efficiency"
     assert p.gpu_samples_per_s == pytest.approx(1750, rel=1e-12)
 
@@ -86,7 +92,9 @@ def test_cityscapes_worker_ram() -> None:
     assert p.batch_bytes == 167_772_160
     assert p.worker_ram_bytes == 8 * 167_772_160
     assert p.worker_ram_bytes / 1e9 == pytest.approx(1.34, abs=0.005)
-    assert calc.plan("efficient-pytorch-cityscapes", num_workers=64).worker_ram_bytes / 1e9 == pytest.approx(10.7, abs=0.05)
+    assert calc.plan("efficient-pytorch-cityscapes", num_workers=64).worker_ram_bytes / 1e9 == pytest.approx(
+        10.7, abs=0.05
+    )
 
 
 def test_cityscapes_uint8_is_five_times_smaller() -> None:

