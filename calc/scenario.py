@@ -450,10 +450,14 @@ def check_field(name: str, value: object) -> Any:
 def _bounds(name: str, number: float, info: FieldInfo) -> None:
     lo, hi = info.minimum, info.maximum
     if (lo is not None and number < lo) or (hi is not None and number > hi):
-        unit = (
-            f" ({info.kind.replace('_per_s', '/s')})" if info.kind not in ("int", "number", "fraction", "count") else ""
-        )
-        raise InputError(name, f"{number:g}{unit} is out of range; accepted: {lo:g} to {hi:g}")
+        from calc.units import fmt
+
+        if info.kind in ("int", "number", "fraction"):
+            raise InputError(name, f"{number:g} is out of range; accepted: {lo:g} to {hi:g}")
+        kind: Kind = info.kind  # type: ignore[assignment]
+        binary = kind == "bytes" and info.unit.endswith("iB")
+        low, high = fmt(lo or 0.0, kind, binary=binary), fmt(hi or 0.0, kind, binary=binary)
+        raise InputError(name, f"{fmt(number, kind, binary=binary)} is out of range; accepted: {low} to {high}")
 
 
 def scenarios() -> list[str]:

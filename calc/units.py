@@ -16,6 +16,7 @@ Rules (MODEL.md, "Units"):
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from typing import Literal
 
@@ -123,7 +124,7 @@ def parse(value: object, kind: Kind, field: str = "value") -> float:
     """
     if isinstance(value, bool):
         raise UnitError(field, f"expected a number or a string with a unit, got {value!r}")
-    if isinstance(value, int | float):
+    if isinstance(value, numbers.Real):  # int, float and NumPy scalars
         number = float(value)
         if not math.isfinite(number):
             raise UnitError(field, f"must be a finite number, got {value!r}")
