@@ -29,8 +29,8 @@ DEFAULT_PRESET = "beast-imagenet-4xv100"
 MAX_UPLOAD_BYTES = 100_000
 NONE = "(none)"
 QUANTITY_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "count", "count_per_s")
+# Numeric inputs that may be left empty (text fields): empty = automatic or from the preset.
 OPTIONAL_INTS = ("batch_size", "storage_units", "cpu_cores_per_node", "efficiency")
-"""Numeric inputs that may be left empty (text fields): empty = automatic or from the preset."""
 HEADLINE = (
     ("batch_size", "Batch size / GPU"),
     ("step_time_s", "Step time"),
@@ -64,9 +64,15 @@ def _choices(name: str) -> list[str]:
     return []
 
 
-def _unit_factor(name: str) -> float:
+def _label_unit(name: str) -> tuple[float, str]:
+    """The unit a field's label names (factor to base units, spelling), if calc can parse it."""
     info = FIELDS[name]
-    return parse(f"1 {info.unit}", info.kind) if info.unit and info.kind in QUANTITY_KINDS else 1.0  # type: ignore[arg-type]
+    if not info.unit or info.kind not in QUANTITY_KINDS:
+        return 1.0, ""
+    try:
+        return parse(f"1 {info.unit}", info.kind), info.unit  # type: ignore[arg-type]
+    except InputError:
+        return 1.0, ""  # a label such as samples/s: a plain number
 
 
 def to_widget(name: str, value: Any) -> Any:
@@ -82,8 +88,9 @@ def to_widget(name: str, value: Any) -> Any:
         return ""
     if isinstance(value, str):
         return value
-    if kind in QUANTITY_KINDS and FIELDS[name].unit:
-        return f"{value / _unit_factor(name):g} {FIELDS[name].unit}"
+    factor, unit = _label_unit(name)
+    if unit:
+        return f"{value / factor:g} {unit}"
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
@@ -96,10 +103,11 @@ def from_widget(name: str, value: Any) -> Any:
         text = value.strip()
         if text == "":
             return None
-        if info.unit and info.kind in QUANTITY_KINDS:
+        unit = _label_unit(name)[1]
+        if unit:
             try:
                 float(text.replace(",", ""))
-                return f"{text} {info.unit}"
+                return f"{text} {unit}"
             except ValueError:
                 return text
         return text
@@ -175,13 +183,23 @@ def sidebar() -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
     sb.title("Feedrate")
     sb.caption("How much storage, CPU and PCIe your training job needs to keep its GPUs fed.")
     names = calc.scenarios()
-    sb.selectbox("Scenario preset", names, key="preset", on_change=on_preset,
-                 help="Fills every input from presets/scenarios/NAME.yaml; change any field after.")
+    sb.selectbox(
+        "Scenario preset",
+        names,
+        key="preset",
+        on_change=on_preset,
+        help="Fills every input from presets/scenarios/NAME.yaml; change any field after.",
+    )
     base: Scenario = st.session_state["base"]
     if base.description:
         sb.caption(base.description)
-    sb.file_uploader("Load a scenario YAML", type=["yaml", "yml"], key="upload", on_change=on_upload,
-                     help=f"A file downloaded from this page (at most {MAX_UPLOAD_BYTES:,} bytes).")
+    sb.file_uploader(
+        "Load a scenario YAML",
+        type=["yaml", "yml"],
+        key="upload",
+        on_change=on_upload,
+        help=f"A file downloaded from this page (at most {MAX_UPLOAD_BYTES:,} bytes).",
+    )
     if st.session_state.get("upload_error"):
         sb.error(st.session_state["upload_error"])
     values: dict[str, Any] = {"name": base.name, "description": base.description}
@@ -211,8 +229,12 @@ def sidebar() -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
                     st.number_input(label, min_value=lo, max_value=hi, step=step, key=key, help=info.help)
                 else:
                     preset_hint = "empty = from the preset" if name not in OPTIONAL_INTS else "empty = automatic"
-                    st.text_input(label, key=key, help=f"{info.help} ({preset_hint}; units accepted, e.g. 64 KiB)",
-                                  placeholder=preset_hint)
+                    st.text_input(
+                        label,
+                        key=key,
+                        help=f"{info.help} ({preset_hint}; units accepted, e.g. 64 KiB)",
+                        placeholder=preset_hint,
+                    )
                 slots[name] = st.empty()
                 value = from_widget(name, st.session_state.get(key))
                 try:
@@ -227,9 +249,34 @@ def mark_fields(values: dict[str, Any], errors: dict[str, str], slots: dict[str,
     for name, slot in slots.items():
         if name in errors:
             slot.error(errors[name])
-        elif values.get(name) != getattr(base, name) and to_widget(name, values.get(name)) != to_widget(name, getattr(base, name)):
+        elif not same(name, values.get(name), getattr(base, name)):
             was = to_widget(name, getattr(base, name))
             slot.caption(f"✎ changed from the preset ({was if was not in ('', None) else 'empty'})")
+
+
+BASE_UNIT = {"bytes": "B", "bytes_per_s": "B/s", "seconds": "s", "flops": "FLOPs", "flops_per_s": "FLOP/s"}
+
+
+def same(name: str, a: Any, b: Any) -> bool:
+    """Equal as inputs: "1457" and 1457 are; "64 KiB" and 65536 are."""
+    if a is None or b is None:
+        return a is b
+    kind = FIELDS[name].kind
+    if kind in QUANTITY_KINDS:
+        return bool(parse(a, kind) == parse(b, kind))  # type: ignore[arg-type]
+    return bool(a == b)
+
+
+def url_value(name: str, v: Any) -> str:
+    """A Scenario value as a link parameter; numbers carry their base unit so links are exact."""
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return str(v).lower()
+    kind = FIELDS[name].kind
+    if isinstance(v, int | float) and kind in BASE_UNIT:
+        return f"{v!r} {BASE_UNIT[kind]}"
+    return str(v)
 
 
 def share_params(sc: Scenario, preset: str) -> dict[str, str]:
@@ -239,8 +286,8 @@ def share_params(sc: Scenario, preset: str) -> dict[str, str]:
         if name in ("name", "description"):
             continue
         v, b = getattr(sc, name), getattr(base, name)
-        if v != b:
-            params[name] = "" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
+        if not same(name, v, b):
+            params[name] = url_value(name, v)
     return params
 
 
@@ -251,10 +298,12 @@ def cached_tables(yaml_text: str) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def headline(p: calc.Plan) -> None:
-    cols = st.columns(len(HEADLINE) + 1)
+    cols = [*st.columns(4), *st.columns(4), *st.columns(4)]
     for col, (key, label) in zip(cols, HEADLINE, strict=False):
-        col.metric(label, p.formatted(key), help=calc.OUTPUTS[key].label)
-    cols[-1].metric("Bottleneck", p.bottleneck, help="Slowest pipeline stage: storage, cpu, pcie or gpu")
+        col.metric(label, p.formatted(key), help=f"{calc.OUTPUTS[key].label}: {calc.OUTPUTS[key].formula}")
+    cols[len(HEADLINE)].metric("Bottleneck", p.bottleneck, help="Slowest pipeline stage: storage, cpu, pcie or gpu")
+    method = {"measured step time": "measured t", "measured throughput": "measured rate"}.get(p.step_method, "FLOPs")
+    cols[len(HEADLINE) + 1].metric("Step time from", method, help=p.step_method)
     for w in p.warnings:
         st.warning(w)
 
@@ -269,40 +318,73 @@ def requirements_tab(p: calc.Plan) -> None:
 
 
 def storage_tab(p: calc.Plan, rec: pd.DataFrame) -> None:
-    st.markdown(f"Demand: **{p.formatted('read_iops')}** of **{p.formatted('request_bytes')}**, "
-                f"**{p.formatted('read_bytes_per_s')}**, dataset **{p.formatted('dataset_bytes')}**; "
-                f"latency budget {p.formatted('latency_budget_s')} per example.")
+    st.markdown(
+        f"Demand: **{p.formatted('read_iops')}** of **{p.formatted('request_bytes')}**, "
+        f"**{p.formatted('read_bytes_per_s')}**, dataset **{p.formatted('dataset_bytes')}**; "
+        f"latency budget {p.formatted('latency_budget_s')} per example."
+    )
     st.plotly_chart(plots.storage_map(p, rec), key="chart_storage")
-    shown = rec[["option", "feasible", "ready", "units", "unit", "limiting", "iops_headroom", "bandwidth_headroom",
-                 "capacity_headroom", "workers_per_gpu_needed", "monthly_usd", "purchase_usd", "why_not", "caveats",
-                 "verified"]]
-    st.dataframe(shown.replace([math.inf], float("nan")), width="stretch", height=520,
-                 column_config={"iops_headroom": st.column_config.NumberColumn(format="%.2fx"),
-                                "bandwidth_headroom": st.column_config.NumberColumn(format="%.2fx"),
-                                "capacity_headroom": st.column_config.NumberColumn(format="%.1fx"),
-                                "monthly_usd": st.column_config.NumberColumn("monthly [USD]", format="$%.0f"),
-                                "purchase_usd": st.column_config.NumberColumn("purchase [USD]", format="$%.0f")})
-    st.caption("Levers on the storage side: pack small files into shards (fewer, larger reads), cache a fraction "
-               "locally (cache_fraction), or keep the dataset in RAM when it fits (the ram-tmpfs row). "
-               "Verified: V official doc, 3P third-party quote, R recalled, I inferred.")
+    shown = rec[
+        [
+            "option",
+            "feasible",
+            "ready",
+            "units",
+            "unit",
+            "limiting",
+            "iops_headroom",
+            "bandwidth_headroom",
+            "capacity_headroom",
+            "workers_per_gpu_needed",
+            "monthly_usd",
+            "purchase_usd",
+            "why_not",
+            "caveats",
+            "verified",
+        ]
+    ]
+    st.dataframe(
+        shown.replace([math.inf], float("nan")),
+        width="stretch",
+        height=520,
+        column_config={
+            "iops_headroom": st.column_config.NumberColumn(format="%.2fx"),
+            "bandwidth_headroom": st.column_config.NumberColumn(format="%.2fx"),
+            "capacity_headroom": st.column_config.NumberColumn(format="%.1fx"),
+            "monthly_usd": st.column_config.NumberColumn("monthly [USD]", format="$%.0f"),
+            "purchase_usd": st.column_config.NumberColumn("purchase [USD]", format="$%.0f"),
+        },
+    )
+    st.caption(
+        "Levers on the storage side: pack small files into shards (fewer, larger reads), cache a fraction "
+        "locally (cache_fraction), or keep the dataset in RAM when it fits (the ram-tmpfs row). "
+        "Verified: V official doc, 3P third-party quote, R recalled, I inferred."
+    )
 
 
 def pipeline_tab(p: calc.Plan, lev: pd.DataFrame) -> None:
     c1, c2 = st.columns(2)
     c1.plotly_chart(plots.pipeline_stages(p), key="chart_pipeline")
     c2.plotly_chart(plots.levers_chart(lev), key="chart_levers")
-    st.dataframe(lev, width="stretch", column_config={
-        "gpu_utilization": st.column_config.NumberColumn("GPU utilisation", format="percent"),
-        "gain": st.column_config.NumberColumn("gain", format="percent"),
-        "achieved_samples_per_s": st.column_config.NumberColumn("achieved [samples/s]", format="%.1f")})
+    st.dataframe(
+        lev,
+        width="stretch",
+        column_config={
+            "gpu_utilization": st.column_config.NumberColumn("GPU utilisation", format="percent"),
+            "gain": st.column_config.NumberColumn("gain", format="percent"),
+            "achieved_samples_per_s": st.column_config.NumberColumn("achieved [samples/s]", format="%.1f"),
+        },
+    )
 
 
 def transfer_tab(p: calc.Plan) -> None:
     st.plotly_chart(plots.transfer_timeline(p), key="chart_transfer")
     keys = ("dataset_bytes", "compress_s", "send_s", "decompress_s", "transfer_time_s", "transfer_direct_time_s")
     st.table(pd.DataFrame({"": [calc.OUTPUTS[k].label for k in keys], "value": [p.formatted(k) for k in keys]}))
-    st.caption("Set the copy link, compression ratio, cores and rates in the Transfer inputs. Seed 000: pigz on 60 "
-               "cores turned a 3-hour copy of 1 TiB into minutes.")
+    st.caption(
+        "Set the copy link, compression ratio, cores and rates in the Transfer inputs. Seed 000: pigz on 60 "
+        "cores turned a 3-hour copy of 1 TiB into minutes."
+    )
 
 
 def compare_tab(p: calc.Plan) -> None:
@@ -315,9 +397,15 @@ def compare_tab(p: calc.Plan) -> None:
         pinned.clear()
         st.rerun()
     plans = [calc.plan(s) for s in pinned] + [p]
-    table = pd.DataFrame({q.scenario.name if i < len(pinned) else f"{q.scenario.name} (current)":
-                          {calc.OUTPUTS[k].label: q.formatted(k) for k in calc.OUTPUTS} | {"Bottleneck": q.bottleneck}
-                          for i, q in enumerate(plans)})
+    table = pd.DataFrame(
+        {
+            q.scenario.name if i < len(pinned) else f"{q.scenario.name} (current)": {
+                calc.OUTPUTS[k].label: q.formatted(k) for k in calc.OUTPUTS
+            }
+            | {"Bottleneck": q.bottleneck}
+            for i, q in enumerate(plans)
+        }
+    )
     st.dataframe(table, width="stretch", height=520)
     st.plotly_chart(plots.compare_chart(plans), key="chart_compare")
 
@@ -332,11 +420,18 @@ def exports(p: calc.Plan, rec: pd.DataFrame, lev: pd.DataFrame, link: str) -> No
     st.code(link, language="text")
     c1, c2, c3 = st.columns(3)
     stem = p.scenario.name.replace(" ", "_")
-    c1.download_button("Markdown report", markdown_report(p, rec, lev), f"{stem}-report.md", "text/markdown",
-                       key="dl_md", on_click="ignore")
+    c1.download_button(
+        "Markdown report",
+        markdown_report(p, rec, lev),
+        f"{stem}-report.md",
+        "text/markdown",
+        key="dl_md",
+        on_click="ignore",
+    )
     c2.download_button("CSV", p.to_frame().to_csv(), f"{stem}.csv", "text/csv", key="dl_csv", on_click="ignore")
-    c3.download_button("Scenario YAML", p.scenario.to_yaml(), f"{stem}.yaml", "application/x-yaml", key="dl_yaml",
-                       on_click="ignore")
+    c3.download_button(
+        "Scenario YAML", p.scenario.to_yaml(), f"{stem}.yaml", "application/x-yaml", key="dl_yaml", on_click="ignore"
+    )
 
 
 def main() -> None:

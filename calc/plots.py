@@ -6,6 +6,7 @@ without showing it. Axis titles carry units.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -18,14 +19,28 @@ from calc.plan import Plan
 from calc.sweep import sweep
 from calc.units import fmt
 
-COLORS = {"storage": "#8e6c8a", "cpu": "#d08c3c", "pcie": "#4f8bc9", "gpu": "#5a9e6f", "demand": "#c44e52",
-          "state": "#4f8bc9", "activations": "#d08c3c", "reserved": "#8c8c8c", "free": "#dfe6ee"}
+COLORS = {
+    "storage": "#8e6c8a",
+    "cpu": "#d08c3c",
+    "pcie": "#4f8bc9",
+    "gpu": "#5a9e6f",
+    "demand": "#c44e52",
+    "state": "#4f8bc9",
+    "activations": "#d08c3c",
+    "reserved": "#8c8c8c",
+    "free": "#dfe6ee",
+}
 GiB = 2.0**30
 
 
 def _layout(fig: go.Figure, title: str, height: int = 360) -> go.Figure:
-    fig.update_layout(title=title, height=height, margin={"l": 60, "r": 20, "t": 60, "b": 50},
-                      template="plotly_white", legend={"orientation": "h", "y": -0.2})
+    fig.update_layout(
+        title=title,
+        height=height,
+        margin={"l": 60, "r": 20, "t": 60, "b": 50},
+        template="plotly_white",
+        legend={"orientation": "h", "y": -0.2},
+    )
     return fig
 
 
@@ -34,51 +49,92 @@ def memory_breakdown(p: Plan) -> go.Figure:
     v = p.values
     act = v["batch_size"] * v["activation_bytes_per_example"]
     free = max(v["gpu_memory_bytes"] - v["memory_used_bytes"], 0.0)
-    parts = [("reserved", v["reserved_bytes"], "Reserved"), ("state", v["model_state_bytes"], "Model state"),
-             ("activations", act, f"Activations x {p.batch_size}"), ("free", free, "Free")]
+    parts = [
+        ("reserved", v["reserved_bytes"], "Reserved"),
+        ("state", v["model_state_bytes"], "Model state"),
+        ("activations", act, f"Activations x {p.batch_size}"),
+        ("free", free, "Free"),
+    ]
     fig = go.Figure()
     for key, value, name in parts:
-        fig.add_bar(y=["GPU memory"], x=[value / GiB], name=f"{name}: {fmt(value, 'bytes', binary=True)}",
-                    orientation="h", marker_color=COLORS[key])
+        fig.add_bar(
+            y=["GPU memory"],
+            x=[value / GiB],
+            name=f"{name}: {fmt(value, 'bytes', binary=True)}",
+            orientation="h",
+            marker_color=COLORS[key],
+        )
     limit = v["reserved_bytes"] + v["model_state_bytes"] + v["max_batch_size"] * v["activation_bytes_per_example"]
-    fig.add_vline(x=v["gpu_memory_bytes"] / GiB, line_dash="dash", line_color="#333",
-                  annotation_text=f"GPU {fmt(v['gpu_memory_bytes'], 'bytes', binary=True)}")
-    fig.add_vline(x=limit / GiB, line_dash="dot", line_color=COLORS["demand"],
-                  annotation_text=f"n_max = {p.max_batch_size}", annotation_position="bottom right")
+    fig.add_vline(
+        x=v["gpu_memory_bytes"] / GiB,
+        line_dash="dash",
+        line_color="#333",
+        annotation_text=f"GPU {fmt(v['gpu_memory_bytes'], 'bytes', binary=True)}",
+    )
+    fig.add_vline(
+        x=limit / GiB,
+        line_dash="dot",
+        line_color=COLORS["demand"],
+        annotation_text=f"n_max = {p.max_batch_size}",
+        annotation_position="bottom right",
+    )
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title="GPU memory [GiB]")
-    return _layout(fig, f"GPU memory at batch {p.batch_size} per GPU", 260)
+    fig = _layout(fig, f"GPU memory at batch {p.batch_size} per GPU", 300)
+    fig.update_layout(legend={"orientation": "h", "y": 1.12, "x": 0})
+    return fig
 
 
 def demand_vs_batch(p: Plan, points: int = 24) -> go.Figure:
-    """Samples/s and read bandwidth against batch size per GPU (step time scales with n)."""
+    """Step time (the latency budget) and loader RAM against batch size per GPU.
+
+    Samples/s stays at the GPU's rate n/t whatever n is (t grows with n), so what a larger
+    batch changes on the data path is the time each batch may take and the RAM it occupies.
+    """
     top = max(p.max_batch_size, p.batch_size, 2)
-    sizes = np.unique(np.round(np.geomspace(1, top, points))).astype(int)
+    sizes = [int(x) for x in np.unique(np.round(np.geomspace(1, top, points)))]
     sc = p.scenario
     base = sc.replace(step_time_s=None, samples_per_s_per_gpu=p.values["gpu_samples_per_s"]) if sc.step_time_s else sc
-    df = sweep(base, batch_size=list(sizes))
+    df = sweep(base, batch_size=sizes)
+    n = df["batch_size"].astype(float)
     fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_scatter(x=df["batch_size"], y=df["samples_per_s"], name="samples/s", line_color=COLORS["gpu"])
-    fig.add_scatter(x=df["batch_size"], y=df["read_bytes_per_s"] / 1e6, name="read MB/s", line_color=COLORS["storage"],
-                    secondary_y=True)
-    fig.add_vline(x=p.batch_size, line_dash="dot", annotation_text=f"n = {p.batch_size}")
+    fig.add_scatter(x=n, y=df["step_time_s"] * 1e3, name="step time = latency budget [ms]", line_color=COLORS["gpu"])
+    fig.add_scatter(
+        x=n,
+        y=df["host_ram_per_node_bytes"] / 1e9,
+        name="loader RAM per node [GB]",
+        line={"color": COLORS["cpu"], "dash": "dash"},
+        secondary_y=True,
+    )
+    fig.add_vline(x=math.log10(max(p.batch_size, 1)), line_dash="dot", annotation_text=f"n = {p.batch_size}")
     fig.update_xaxes(title="batch size per GPU [examples]", type="log")
-    fig.update_yaxes(title="samples/s [1/s]", secondary_y=False)
-    fig.update_yaxes(title="read bandwidth [MB/s]", secondary_y=True)
-    return _layout(fig, "Demand against batch size")
+    fig.update_yaxes(title="step time [ms]", secondary_y=False)
+    fig.update_yaxes(title="loader RAM per node [GB]", secondary_y=True)
+    rate = fmt(p.values["gpu_samples_per_s"], "count_per_s", "samples/s")
+    return _layout(fig, f"Against batch size (samples/s per GPU stays {rate})")
 
 
 def demand_vs_gpus(p: Plan, gpus: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256)) -> go.Figure:
     """Random reads/s and read bandwidth against GPUs per job (log-log)."""
     df = sweep(p.scenario, gpus_per_job=list(gpus))
+    df["gpus_per_job"] = df["gpus_per_job"].astype(float)
     fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_scatter(x=df["gpus_per_job"], y=df["read_iops"], name="reads/s", line_color=COLORS["demand"], mode="lines+markers")
-    fig.add_scatter(x=df["gpus_per_job"], y=df["read_bytes_per_s"] / 1e6, name="read MB/s", line_color=COLORS["storage"],
-                    mode="lines+markers", secondary_y=True)
-    fig.add_vline(x=p.scenario.gpus_per_job, line_dash="dot", annotation_text="this job")
+    fig.add_scatter(
+        x=df["gpus_per_job"], y=df["read_iops"], name="reads/s", line_color=COLORS["demand"], mode="lines+markers"
+    )
+    fig.add_scatter(
+        x=df["gpus_per_job"],
+        y=df["read_bytes_per_s"] / 1e6,
+        name="read MB/s",
+        line={"color": COLORS["storage"], "dash": "dash"},
+        mode="lines+markers",
+        secondary_y=True,
+    )
+    # shapes on a log axis take log10 coordinates
+    fig.add_vline(x=math.log10(p.scenario.gpus_per_job), line_dash="dot", annotation_text="this job")
     fig.update_xaxes(title="GPUs per job", type="log")
-    fig.update_yaxes(title="random reads/s [1/s]", type="log", secondary_y=False)
-    fig.update_yaxes(title="read bandwidth [MB/s]", type="log", secondary_y=True)
+    fig.update_yaxes(title="random reads/s [1/s]", type="log", dtick=1, exponentformat="SI", secondary_y=False)
+    fig.update_yaxes(title="read bandwidth [MB/s]", type="log", dtick=1, exponentformat="SI", secondary_y=True)
     return _layout(fig, "Demand against number of GPUs")
 
 
@@ -87,19 +143,33 @@ def storage_map(p: Plan, recommendation: pd.DataFrame | None = None) -> go.Figur
     and the workload as a star. Options up and to the right of the star serve it with one unit."""
     req = p.values["request_bytes"]
     opts = list(st.options().values())
-    feasible = None if recommendation is None else dict(zip(recommendation["option"], recommendation["feasible"], strict=True))
+    feasible = (
+        None if recommendation is None else dict(zip(recommendation["option"], recommendation["feasible"], strict=True))
+    )
     fig = go.Figure()
     for kind in sorted({o.kind for o in opts}):
         group = [o for o in opts if o.kind == kind]
         fig.add_scatter(
-            x=[o.read_bytes_per_s / 1e6 for o in group], y=[o.iops_at(req) for o in group], mode="markers",
-            name=kind, text=[o.name for o in group],
-            marker={"size": 10, "symbol": ["circle" if feasible is None or feasible.get(o.name) else "x" for o in group]},
+            x=[o.read_bytes_per_s / 1e6 for o in group],
+            y=[o.iops_at(req) for o in group],
+            mode="markers",
+            name=kind,
+            text=[o.name for o in group],
+            marker={
+                "size": 10,
+                "symbol": ["circle" if feasible is None or feasible.get(o.name) else "x" for o in group],
+            },
             hovertemplate="%{text}<br>%{x:,.0f} MB/s<br>%{y:,.0f} reads/s<extra></extra>",
         )
-    fig.add_scatter(x=[max(p.read_bytes_per_s / 1e6, 1e-3)], y=[max(p.read_iops, 1e-3)], mode="markers+text",
-                    name="this workload", text=["workload"], textposition="top center",
-                    marker={"size": 18, "symbol": "star", "color": COLORS["demand"]})
+    fig.add_scatter(
+        x=[max(p.read_bytes_per_s / 1e6, 1e-3)],
+        y=[max(p.read_iops, 1e-3)],
+        mode="markers+text",
+        name="this workload",
+        text=["workload"],
+        textposition="top center",
+        marker={"size": 18, "symbol": "star", "color": COLORS["demand"]},
+    )
     fig.update_xaxes(title="read bandwidth per unit [MB/s]", type="log")
     fig.update_yaxes(title=f"random reads/s per unit at {fmt(req, 'bytes', binary=True)}", type="log")
     return _layout(fig, "Storage options against this workload (one unit each; x = cannot serve)", 460)
@@ -109,10 +179,21 @@ def pipeline_stages(p: Plan) -> go.Figure:
     """Capacity of each pipeline stage per GPU against the GPU's demand [samples/s]."""
     names = list(p.stages)
     values = [p.stages[n] for n in names]
-    fig = go.Figure(go.Bar(x=names, y=values, marker_color=[COLORS[n] for n in names],
-                           text=[fmt(x, "count_per_s", "/s") for x in values], textposition="outside"))
-    fig.add_hline(y=p.per_gpu_samples_per_s, line_dash="dash", line_color=COLORS["demand"],
-                  annotation_text=f"demand {fmt(p.per_gpu_samples_per_s, 'count_per_s', 'samples/s')}")
+    fig = go.Figure(
+        go.Bar(
+            x=names,
+            y=values,
+            marker_color=[COLORS[n] for n in names],
+            text=[fmt(x, "count_per_s", "/s") for x in values],
+            textposition="outside",
+        )
+    )
+    fig.add_hline(
+        y=math.log10(max(p.per_gpu_samples_per_s, 1e-9)),
+        line_dash="dash",
+        line_color=COLORS["demand"],
+        annotation_text=f"demand {fmt(p.per_gpu_samples_per_s, 'count_per_s', 'samples/s')}",
+    )
     fig.update_yaxes(title="samples/s per GPU", type="log")
     return _layout(fig, f"Pipeline stages: bottleneck = {p.bottleneck}, GPU utilisation {p.gpu_utilization:.0%}")
 
@@ -120,10 +201,16 @@ def pipeline_stages(p: Plan) -> go.Figure:
 def levers_chart(levers: pd.DataFrame) -> go.Figure:
     """GPU utilisation each what-if lever reaches, best first [%]."""
     df = levers.iloc[::-1]
-    fig = go.Figure(go.Bar(x=df["gpu_utilization"] * 100, y=df["lever"], orientation="h",
-                           marker_color=[COLORS.get(b, "#888") for b in df["bottleneck"]],
-                           text=[f"{u:.0%} ({b})" for u, b in zip(df["gpu_utilization"], df["bottleneck"], strict=True)],
-                           textposition="auto"))
+    fig = go.Figure(
+        go.Bar(
+            x=df["gpu_utilization"] * 100,
+            y=df["lever"],
+            orientation="h",
+            marker_color=[COLORS.get(b, "#888") for b in df["bottleneck"]],
+            text=[f"{u:.0%} ({b})" for u, b in zip(df["gpu_utilization"], df["bottleneck"], strict=True)],
+            textposition="auto",
+        )
+    )
     fig.update_xaxes(title="GPU utilisation [%] (colour = bottleneck after the change)", range=[0, 105])
     return _layout(fig, "What-if levers", 80 + 32 * len(df))
 
@@ -134,23 +221,42 @@ def transfer_timeline(p: Plan) -> go.Figure:
     streamed = p.scenario.streamed
     rows = [("plain copy", 0.0, v["transfer_direct_time_s"], COLORS["reserved"])]
     start = 0.0
-    for name, key, color in (("compress", "compress_s", COLORS["cpu"]), ("send", "send_s", COLORS["pcie"]),
-                             ("decompress", "decompress_s", COLORS["gpu"])):
+    for name, key, color in (
+        ("compress", "compress_s", COLORS["cpu"]),
+        ("send", "send_s", COLORS["pcie"]),
+        ("decompress", "decompress_s", COLORS["gpu"]),
+    ):
         if v[key] > 0:
             rows.append((name, 0.0 if streamed else start, v[key], color))
             start += 0.0 if streamed else v[key]
     fig = go.Figure()
     for name, begin, dur, color in rows:
-        fig.add_bar(y=[name], x=[dur / 60], base=[begin / 60], orientation="h", marker_color=color,
-                    name=f"{name}: {fmt(dur, 'seconds')}", text=[fmt(dur, "seconds")], textposition="auto")
+        fig.add_bar(
+            y=[name],
+            x=[dur / 60],
+            base=[begin / 60],
+            orientation="h",
+            marker_color=color,
+            name=f"{name}: {fmt(dur, 'seconds')}",
+            text=[fmt(dur, "seconds")],
+            textposition="auto",
+        )
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(title="minutes")
     how = "streamed through a pipe" if streamed else "one after another"
-    return _layout(fig, f"Moving {fmt(v['dataset_bytes'], 'bytes')}: {fmt(v['transfer_time_s'], 'seconds')} ({how})", 300)
+    return _layout(
+        fig, f"Moving {fmt(v['dataset_bytes'], 'bytes')}: {fmt(v['transfer_time_s'], 'seconds')} ({how})", 300
+    )
 
 
-COMPARE = (("samples_per_s", "samples/s"), ("read_iops", "reads/s"), ("read_bytes_per_s", "read MB/s"),
-           ("worker_ram_bytes", "worker RAM [GB]"), ("cpu_cores", "CPU cores"), ("gpu_utilization", "GPU utilisation [%]"))
+COMPARE = (
+    ("samples_per_s", "samples/s"),
+    ("read_iops", "reads/s"),
+    ("read_bytes_per_s", "read MB/s"),
+    ("worker_ram_bytes", "worker RAM [GB]"),
+    ("cpu_cores", "CPU cores"),
+    ("gpu_utilization", "GPU utilisation [%]"),
+)
 
 
 def compare_chart(plans: Sequence[Plan]) -> go.Figure:
@@ -158,7 +264,13 @@ def compare_chart(plans: Sequence[Plan]) -> go.Figure:
     fig = make_subplots(rows=1, cols=len(COMPARE), subplot_titles=[t for _, t in COMPARE])
     scale = {"read_bytes_per_s": 1e-6, "worker_ram_bytes": 1e-9, "gpu_utilization": 100.0}
     for i, (key, _) in enumerate(COMPARE, start=1):
-        fig.add_bar(x=[p.scenario.name for p in plans], y=[p.values[key] * scale.get(key, 1.0) for p in plans],
-                    row=1, col=i, showlegend=False, marker_color=COLORS["gpu"])
+        fig.add_bar(
+            x=[p.scenario.name for p in plans],
+            y=[p.values[key] * scale.get(key, 1.0) for p in plans],
+            row=1,
+            col=i,
+            showlegend=False,
+            marker_color=COLORS["gpu"],
+        )
     fig.update_xaxes(showticklabels=True, tickangle=-30)
     return _layout(fig, "Compare scenarios", 380)

@@ -1,0 +1,102 @@
+"""The dashboard under Streamlit's AppTest: every preset runs, numbers equal calc.plan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import calc
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+HEADLINE = (
+    "batch_size",
+    "step_time_s",
+    "samples_per_s",
+    "read_iops",
+    "read_bytes_per_s",
+    "worker_ram_bytes",
+    "cpu_cores",
+    "gpu_utilization",
+)
+
+
+def _app(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for k, v in query.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def _metrics(at: AppTest) -> list[str]:
+    return [m.value for m in at.metric]
+
+
+@pytest.mark.parametrize("name", calc.scenarios())
+def test_every_preset_renders_with_the_plans_numbers(name: str) -> None:
+    at = _app(scenario=name)
+    assert not at.exception
+    p = calc.plan(name)
+    assert _metrics(at) == [p.formatted(k) for k in HEADLINE] + [p.bottleneck]
+    assert not [e.value for e in at.error]
+
+
+def test_changing_the_gpu_updates_the_numbers_and_the_url() -> None:
+    at = _app(scenario="beast-imagenet-4xv100")
+    at.selectbox(key="f_gpu").set_value("A100-SXM4-80GB").run()
+    p = calc.plan("beast-imagenet-4xv100", gpu="A100-SXM4-80GB")
+    assert _metrics(at)[0] == p.formatted("batch_size") == "512 examples"
+    assert at.query_params["gpu"] in ("A100-SXM4-80GB", ["A100-SXM4-80GB"])
+    assert any("changed from the preset" in c.value for c in at.sidebar.caption)
+
+
+def test_choosing_a_preset_fills_the_fields() -> None:
+    at = _app()
+    at.selectbox(key="preset").set_value("beast-small-files").run()
+    assert at.text_input(key="f_step_time_s").value == "0.2 s"
+    assert _metrics(at)[3] == calc.plan("beast-small-files").formatted("read_iops")
+
+
+def test_link_restores_the_scenario_exactly() -> None:
+    at = _app(scenario="beast-nfs-shop", jobs="10", example_bytes="1 MB")
+    p = calc.plan("beast-nfs-shop", jobs=10, example_bytes="1 MB")
+    assert _metrics(at) == [p.formatted(k) for k in HEADLINE] + [p.bottleneck]
+    assert p.read_bytes_per_s == pytest.approx(1.28e9)  # the article's printed figure, with 1 MB examples
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "needle"),
+    [
+        ("f_example_bytes", "-5", "out of range"),
+        ("f_example_bytes", "12 parsecs", "unknown unit"),
+        ("f_batch_size", "lots", "cannot read"),
+        ("f_tensors", "image=3x224:float33", "unknown dtype"),
+    ],
+)
+def test_bad_input_is_shown_next_to_the_field(key: str, value: str, needle: str) -> None:
+    at = _app()
+    at.text_input(key=key).set_value(value).run()
+    assert not at.exception
+    assert any(needle in e.value for e in at.sidebar.error)
+
+
+def test_a_model_that_does_not_fit_is_explained_not_raised() -> None:
+    at = _app(scenario="beast-resnet50-v100", model="gpt_7b", model_state_bytes="", activation_bytes_per_example="")
+    assert not at.exception
+    assert any("does not fit" in e.value for e in at.error)
+
+
+def test_bad_link_parameters_are_reported() -> None:
+    at = _app(scenario="no-such", gpus_per_job="-1", colour="red")
+    assert not at.exception
+    msgs = " ".join(e.value for e in at.error)
+    assert "unknown scenario" in msgs and "gpus_per_job" in msgs and "colour" in msgs
+
+
+def test_pin_and_compare() -> None:
+    at = _app()
+    at.button(key="pin").click().run()
+    at.selectbox(key="f_gpu").set_value("H100-SXM").run()
+    assert not at.exception
+    assert len(at.session_state["pinned"]) == 1

@@ -1,0 +1,179 @@
+"""The dashboard in a real browser: Playwright drives Debian's headless Chromium against a
+live ``streamlit run`` server.
+
+Needs /usr/bin/chromium (``apt-get install chromium``); Playwright's own browser download
+does not work here. Without Chromium these tests skip with that message, unless
+FEEDRATE_REQUIRE_BROWSER=1 (set by .ci/run), where they fail instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SCREENSHOT = ROOT / "docs" / "screenshot.png"
+
+pytestmark = pytest.mark.browser
+
+if not Path(CHROMIUM).exists():
+    if os.environ.get("FEEDRATE_REQUIRE_BROWSER") == "1":
+        raise RuntimeError("browser tests are required (FEEDRATE_REQUIRE_BROWSER=1) but chromium is missing")
+    pytest.skip(
+        "browser tests need Debian's chromium: run `apt-get install chromium` to enable them", allow_module_level=True
+    )
+
+from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    port = _free_port()
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(ROOT / "app.py"),
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+        "--global.developmentMode",
+        "false",
+    ]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    started = time.monotonic()
+    try:
+        while time.monotonic() - started < 60:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise RuntimeError("streamlit did not start within 60 s")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def browser_page() -> Iterator[Page]:
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-dev-shm-usage",
+            ],
+        )
+        context = browser.new_context(viewport={"width": 1600, "height": 1100}, accept_downloads=True)
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        yield page
+        context.close()
+        browser.close()
+
+
+def _wait(page: Page) -> None:
+    """Streamlit's own e2e wait: connected, then the script has finished running."""
+    page.wait_for_selector("[data-testid='stApp'][data-test-connection-state='CONNECTED']", state="attached")
+    page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", state="attached")
+    page.wait_for_selector("[data-testid='stMetric']")
+
+
+def _metric(page: Page, label: str) -> str:
+    box = page.locator("[data-testid='stMetric']", has_text=label).first
+    return box.locator("[data-testid='stMetricValue']").inner_text().strip()
+
+
+def _no_errors(page: Page) -> None:
+    expect(page.locator("[data-testid='stException']")).to_have_count(0)
+    expect(page.locator("[data-testid='stAlertContentError']")).to_have_count(0)
+
+
+def test_page_loads_with_the_default_plan(server: str, browser_page: Page) -> None:
+    page = browser_page
+    page.goto(server)
+    _wait(page)
+    assert _metric(page, "Reads/s") == "5,885 reads/s"
+    assert _metric(page, "Batch size") == "128 examples"
+    _no_errors(page)
+    page.wait_for_selector(".js-plotly-plot")
+    SCREENSHOT.parent.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT), full_page=False)
+
+
+def test_changing_the_gpu_updates_the_numbers(server: str, browser_page: Page) -> None:
+    page = browser_page
+    page.goto(server)
+    _wait(page)
+    box = page.get_by_test_id("stSelectbox").filter(has_text="GPU").filter(has_not_text="GPUs").first
+    box.click()
+    page.get_by_role("option", name="A100-SXM4-80GB", exact=True).click()
+    expect(
+        page.locator("[data-testid='stMetric']", has_text="Batch size").locator("[data-testid='stMetricValue']")
+    ).to_have_text("512 examples")
+    expect(page).to_have_url(re.compile(r"gpu=A100-SXM4-80GB"))
+    _no_errors(page)
+
+
+def test_share_link_restores_the_scenario(server: str, browser_page: Page) -> None:
+    page = browser_page
+    page.goto(f"{server}/?scenario=beast-nfs-shop&jobs=10")
+    _wait(page)
+    assert _metric(page, "Reads/s") == "1,280 reads/s"
+    assert _metric(page, "Read bandwidth") == "640 MB/s"
+    _no_errors(page)
+
+
+def test_download_markdown_report(server: str, browser_page: Page, tmp_path: Path) -> None:
+    page = browser_page
+    page.goto(f"{server}/?scenario=mlperf-unet3d-h100")
+    _wait(page)
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Markdown report").click()
+    path = tmp_path / "report.md"
+    info.value.save_as(path)
+    text = path.read_text()
+    assert text.startswith("# Feedrate plan: mlperf-unet3d-h100")
+    assert "19.5 samples/s" in text
+
+
+def test_bad_input_shows_a_message_not_a_traceback(server: str, browser_page: Page) -> None:
+    page = browser_page
+    page.goto(f"{server}/?scenario=beast-resnet50-v100&example_bytes=-3%20kB")
+    _wait(page)
+    expect(page.locator("[data-testid='stException']")).to_have_count(0)
+    expect(page.get_by_text("out of range").first).to_be_visible()
