@@ -1,0 +1,481 @@
+"""Measure the inputs that matter on your own machine, and feed them into a plan.
+
+* ``storage(path)``: random-read IOPS, MB/s and latency percentiles over the files under a
+  directory, defeating the page cache where it can (O_DIRECT, else POSIX_FADV_DONTNEED) and
+  saying so where it cannot. It only reads: nothing is written into the data directory.
+* ``loader(iterable)``: samples/s and per-batch latency of any iterable of batches (a
+  PyTorch DataLoader included; torch is not required).
+* ``model(module, example_input)``: parameters, forward and training FLOPs (torch's
+  FlopCounterMode), activation bytes per example (bytes saved for backward, measured at two
+  batch sizes), and on a GPU peak memory and step time. Needs PyTorch (``pip install torch``).
+
+Each result has ``as_inputs()``: the Scenario inputs it measured, ready for ``calc.plan``.
+"""
+
+from __future__ import annotations
+
+import math
+import mmap
+import os
+import random
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from calc.errors import InputError
+from calc.units import fmt, parse
+
+ALIGN = 4096
+"""O_DIRECT needs buffers, offsets and sizes aligned to the logical block size (4 KiB covers it)."""
+
+
+def _percentile(xs: list[float], q: float) -> float:
+    if not xs:
+        return 0.0
+    s = sorted(xs)
+    return s[min(len(s) - 1, max(0, math.ceil(q / 100 * len(s)) - 1))]
+
+
+# ------------------------------------------------------------------------------- storage
+
+
+@dataclass(frozen=True)
+class StorageMeasurement:
+    """Random reads of ``request_bytes`` with ``concurrency`` readers over ``files`` files."""
+
+    path: str
+    files: int
+    bytes_total: int
+    request_bytes: int
+    concurrency: int
+    seconds: float
+    reads: int
+    iops: float
+    bytes_per_s: float
+    latency_p50_s: float
+    latency_p99_s: float
+    cache: str
+    """How the page cache was kept out: "O_DIRECT", "fadvise DONTNEED", or a warning."""
+
+    def as_inputs(self) -> dict[str, Any]:
+        """Scenario inputs: this storage's bandwidth, IOPS and latency."""
+        return {"storage_bytes_per_s": self.bytes_per_s, "storage_iops": self.iops, "storage_latency_s": self.latency_p50_s}
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return (f"{fmt(self.iops, 'count_per_s', 'reads/s')} of {fmt(self.request_bytes, 'bytes', binary=True)}, "
+                f"{fmt(self.bytes_per_s, 'bytes_per_s')}, latency p50 {fmt(self.latency_p50_s, 'seconds')} "
+                f"p99 {fmt(self.latency_p99_s, 'seconds')} at concurrency {self.concurrency} ({self.cache})")
+
+
+Reader = Callable[[str, int, int], int]
+"""(file path, offset, size) -> bytes read. Injected in tests to model a device's latency."""
+
+
+class _FileReader:
+    """Reads with O_DIRECT into a page-aligned buffer, or drops the file's cached pages first."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.buf = mmap.mmap(-1, max(size, ALIGN))  # anonymous mmap is page-aligned
+        self.mode = "O_DIRECT" if hasattr(os, "O_DIRECT") else ""
+
+    def __call__(self, path: str, offset: int, size: int) -> int:
+        if self.mode == "O_DIRECT":
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+            except OSError:
+                self.mode = ""  # tmpfs and some network file systems refuse O_DIRECT
+            else:
+                try:
+                    return os.preadv(fd, [memoryview(self.buf)[:size]], offset)
+                except OSError:
+                    self.mode = ""
+                finally:
+                    os.close(fd)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            if hasattr(os, "posix_fadvise"):
+                os.posix_fadvise(fd, offset, size, os.POSIX_FADV_DONTNEED)
+            return len(os.pread(fd, size, offset))
+        finally:
+            os.close(fd)
+
+
+def _files_under(path: Path) -> list[tuple[str, int]]:
+    if not path.is_dir():
+        raise InputError("path", f"{str(path)!r} is not a directory; give a folder of data files")
+    out = []
+    for root, _, names in os.walk(path):
+        for n in names:
+            p = os.path.join(root, n)
+            try:
+                size = os.path.getsize(p)
+            except OSError:
+                continue
+            if size > 0 and os.path.isfile(p):
+                out.append((p, size))
+    if not out:
+        raise InputError("path", f"no readable files under {str(path)!r}")
+    return out
+
+
+def storage(
+    path: str | os.PathLike[str],
+    request_size: int | str = "64 KiB",
+    concurrency: int = 8,
+    seconds: float = 5.0,
+    progress: bool = False,
+    seed: int = 0,
+    reader: Reader | None = None,
+) -> StorageMeasurement:
+    """Random-read the files under ``path`` for ``seconds`` with ``concurrency`` threads.
+
+    Offsets are random and aligned to 4 KiB; a file smaller than ``request_size`` is read
+    whole. Threads release the GIL in the read system call, so they overlap like a
+    DataLoader's workers.
+    """
+    req = int(parse(request_size, "bytes", "request_size"))
+    if req < 512 or req > 2**30:
+        raise InputError("request_size", f"{req} bytes; accepted: 512 B to 1 GiB")
+    if not 1 <= concurrency <= 1024:
+        raise InputError("concurrency", f"{concurrency}; accepted: 1 to 1024")
+    if not 0 < seconds <= 3600:
+        raise InputError("seconds", f"{seconds}; accepted: more than 0, at most 3600")
+    files = _files_under(Path(path))
+    rng = random.Random(seed)
+    lock = threading.Lock()
+    latencies: list[float] = []
+    totals = {"reads": 0, "bytes": 0}
+    modes: set[str] = set()
+    stop = time.perf_counter() + seconds
+
+    def work(worker_seed: int) -> None:
+        r = random.Random(worker_seed)
+        read = reader or _FileReader(-(-req // ALIGN) * ALIGN)
+        local: list[float] = []
+        n = nbytes = 0
+        while time.perf_counter() < stop:
+            p, size = files[r.randrange(len(files))]
+            size_here = min(req, size)
+            aligned = -(-size_here // ALIGN) * ALIGN
+            offset = r.randrange(0, max(size - size_here, 0) + 1) // ALIGN * ALIGN
+            t0 = time.perf_counter()
+            got = read(p, offset, aligned if isinstance(read, _FileReader) and read.mode else size_here)
+            local.append(time.perf_counter() - t0)
+            n += 1
+            nbytes += min(got, size_here)
+        with lock:
+            latencies.extend(local)
+            totals["reads"] += n
+            totals["bytes"] += nbytes
+            if isinstance(read, _FileReader):
+                modes.add(read.mode or "fadvise")
+
+    threads = [threading.Thread(target=work, args=(rng.randrange(2**31),), daemon=True) for _ in range(concurrency)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    while any(t.is_alive() for t in threads):
+        if progress:
+            done = min(1.0, (time.perf_counter() - started) / seconds)
+            sys.stderr.write(f"\rmeasuring {path}: [{'#' * int(done * 30):<30}] {done:4.0%}")
+            sys.stderr.flush()
+        for t in threads:
+            t.join(timeout=0.25)
+    if progress:
+        sys.stderr.write("\n")
+    elapsed = time.perf_counter() - started
+    if reader is not None:
+        cache = "custom reader"
+    elif modes == {"O_DIRECT"}:
+        cache = "O_DIRECT"
+    elif "fadvise" in modes and hasattr(os, "posix_fadvise"):
+        cache = "fadvise DONTNEED (O_DIRECT refused): pages may still be cached on tmpfs or network file systems"
+    else:
+        cache = "warning: could not bypass the page cache; the result may come from RAM"
+    return StorageMeasurement(
+        path=str(path), files=len(files), bytes_total=sum(s for _, s in files), request_bytes=req,
+        concurrency=concurrency, seconds=elapsed, reads=totals["reads"], iops=totals["reads"] / elapsed,
+        bytes_per_s=totals["bytes"] / elapsed, latency_p50_s=_percentile(latencies, 50),
+        latency_p99_s=_percentile(latencies, 99), cache=cache,
+    )
+
+
+def write_storage_preset(m: StorageMeasurement, out: str | os.PathLike[str], name: str = "measured-storage") -> Path:
+    """Write a storage preset entry (the presets/storage.yaml format) for a measurement.
+
+    Refuses to write inside the measured directory: the probe never touches the data.
+    """
+    target = Path(out).resolve()
+    data_dir = Path(m.path).resolve()
+    if target == data_dir or data_dir in target.parents:
+        raise InputError("write_preset", f"{target} is inside the measured data directory; write it elsewhere")
+    entry = {name: {
+        "label": f"Measured: {m.path}", "kind": "local", "unit": "system",
+        "iops": round(m.iops, 1), "iops_request": f"{m.request_bytes} B", "iops_queue_depth": m.concurrency,
+        "read_bandwidth": f"{m.bytes_per_s:.0f} B/s", "latency": f"{m.latency_p50_s * 1e6:.1f} us",
+        "verified": "measured",
+        "sources": {k: f"calc.measure.storage on {time.strftime('%Y-%m-%d')}, {m.reads} reads in {m.seconds:.1f} s; {m.cache}"
+                    for k in ("iops", "read_bandwidth", "latency")},
+    }}
+    target.write_text(yaml.safe_dump(entry, sort_keys=False))
+    return target
+
+
+# -------------------------------------------------------------------------------- loader
+
+
+@dataclass(frozen=True)
+class LoaderMeasurement:
+    """Throughput of an iterable of batches."""
+
+    batches: int
+    samples: int
+    seconds: float
+    samples_per_s: float
+    batches_per_s: float
+    batch_latency_p50_s: float
+    batch_latency_p99_s: float
+
+    def as_inputs(self) -> dict[str, Any]:
+        """Not a Scenario input by itself: compare ``samples_per_s`` with the plan's demand."""
+        return {"measured_loader_samples_per_s": self.samples_per_s}
+
+    def keeps_up(self, plan: Any) -> float:
+        """Measured samples/s over the plan's demand per GPU (>= 1: this loader keeps up)."""
+        demand = float(plan.per_gpu_samples_per_s)
+        return self.samples_per_s / demand if demand > 0 else math.inf
+
+
+def _batch_len(batch: Any) -> int:
+    if isinstance(batch, dict) and batch:
+        return _batch_len(next(iter(batch.values())))
+    if isinstance(batch, list | tuple) and batch and not isinstance(batch[0], int | float):
+        return _batch_len(batch[0])
+    shape = getattr(batch, "shape", None)
+    if shape is not None and len(shape) > 0:
+        return int(shape[0])
+    return len(batch) if hasattr(batch, "__len__") else 1
+
+
+def loader(iterable: Iterable[Any], batches: int | None = None, seconds: float | None = None, warmup: int = 1,
+           batch_size: int | None = None) -> LoaderMeasurement:
+    """Time batches from ``iterable`` (after ``warmup`` batches, which start workers).
+
+    Stops after ``batches`` batches, after ``seconds``, or when the iterable ends. The batch
+    size is read from the first tensor's leading dimension unless ``batch_size`` is given.
+    """
+    if batches is not None and batches < 1:
+        raise InputError("batches", f"{batches}; accepted: at least 1")
+    if seconds is not None and seconds <= 0:
+        raise InputError("seconds", f"{seconds}; accepted: more than 0")
+    it = iter(iterable)
+    for _ in range(warmup):
+        if next(it, None) is None:
+            raise InputError("iterable", "ended during warm-up; give more batches or warmup=0")
+    lat: list[float] = []
+    samples = 0
+    start = last = time.perf_counter()
+    for batch in it:
+        now = time.perf_counter()
+        lat.append(now - last)
+        last = now
+        samples += batch_size or _batch_len(batch)
+        if (batches is not None and len(lat) >= batches) or (seconds is not None and now - start >= seconds):
+            break
+    elapsed = last - start
+    if not lat or elapsed <= 0:
+        raise InputError("iterable", "gave no batches to time")
+    return LoaderMeasurement(batches=len(lat), samples=samples, seconds=elapsed, samples_per_s=samples / elapsed,
+                             batches_per_s=len(lat) / elapsed, batch_latency_p50_s=statistics.median(lat),
+                             batch_latency_p99_s=_percentile(lat, 99))
+
+
+# --------------------------------------------------------------------------------- model
+
+
+@dataclass(frozen=True)
+class ModelMeasurement:
+    """What one example costs a model, measured with PyTorch."""
+
+    params: int
+    forward_flops_per_example: float
+    train_flops_per_example: float
+    activation_bytes_per_example: float
+    precision: str
+    device: str
+    peak_memory_bytes: float | None = None
+    step_time_s: float | None = None
+    batch_size: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def as_inputs(self) -> dict[str, Any]:
+        """Scenario inputs measured here (a GPU step time only when measured on a GPU)."""
+        out: dict[str, Any] = {
+            "forward_flops_per_example": self.forward_flops_per_example,
+            "activation_bytes_per_example": self.activation_bytes_per_example,
+            "train_flops_multiplier": self.train_flops_per_example / self.forward_flops_per_example,
+        }
+        if self.step_time_s is not None and self.batch_size is not None:
+            out.update(step_time_s=self.step_time_s, batch_size=self.batch_size)
+        return out
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError:
+        raise InputError("torch", "calc.measure.model needs PyTorch: pip install torch") from None
+    return torch
+
+
+def _with_batch(x: Any, n: int, torch: Any) -> Any:
+    """Repeat a batch-of-one example along dim 0."""
+    if isinstance(x, torch.Tensor):
+        return x.repeat(n, *([1] * (x.dim() - 1)))
+    if isinstance(x, tuple | list):
+        return type(x)(_with_batch(v, n, torch) for v in x)
+    if isinstance(x, dict):
+        return {k: _with_batch(v, n, torch) for k, v in x.items()}
+    raise InputError("example_input", f"expected tensors (or tuples/dicts of them), got {type(x).__name__}")
+
+
+def _call(module: Any, x: Any) -> Any:
+    if isinstance(x, dict):
+        return module(**x)
+    if isinstance(x, tuple | list):
+        return module(*x)
+    return module(x)
+
+
+def _scalar(out: Any, torch: Any) -> Any:
+    if hasattr(out, "logits"):
+        out = out.logits
+    if isinstance(out, tuple | list):
+        out = out[0]
+    return out.float().sum() if isinstance(out, torch.Tensor) else out
+
+
+def model(module: Any, example_input: Any, precision: str = "fp32", batch_sizes: tuple[int, int] = (1, 2),
+          device: str | None = None, time_batch: int | None = None, iters: int = 10) -> ModelMeasurement:
+    """Measure ``module`` on ``example_input`` (one example, leading dimension 1).
+
+    FLOPs come from ``torch.utils.flop_counter.FlopCounterMode`` (2 FLOPs per multiply-add,
+    ops it does not know count 0). Activation bytes are the bytes of non-parameter tensors
+    autograd saves for backward, at two batch sizes; the slope is per example. On a CUDA
+    device it also reports peak memory and the step time of forward + backward + SGD step at
+    ``time_batch``.
+    """
+    torch = _torch()
+    from torch.utils.flop_counter import FlopCounterMode
+
+    if precision not in ("fp32", "bf16", "fp16"):
+        raise InputError("precision", f"{precision!r}; accepted: fp32, bf16, fp16")
+    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    module = module.to(dev)
+    x1 = _with_batch(example_input, 1, torch)
+    x1 = torch.utils._pytree.tree_map(lambda t: t.to(dev) if isinstance(t, torch.Tensor) else t, x1)
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
+    notes: list[str] = []
+
+    def autocast() -> Any:
+        if dtype is None:
+            return torch.autocast(dev.type, enabled=False)
+        return torch.autocast(dev.type, dtype=dtype)
+
+    params = sum(p.numel() for p in module.parameters())
+    with FlopCounterMode(display=False) as fwd:
+        with autocast():
+            out = _call(module, x1)
+    forward = float(fwd.get_total_flops())
+    with FlopCounterMode(display=False) as total:
+        with autocast():
+            out = _call(module, x1)
+        _scalar(out, torch).backward()
+    module.zero_grad(set_to_none=True)
+    train = float(total.get_total_flops())
+    if forward == 0:
+        raise InputError("module", "FlopCounterMode counted no FLOPs: the model uses no matmul or convolution it knows")
+
+    param_ptrs = {p.data_ptr() for p in module.parameters()}
+
+    def saved_bytes(n: int) -> int:
+        seen: dict[tuple[int, int], int] = {}
+
+        def pack(t: Any) -> Any:
+            if isinstance(t, torch.Tensor) and t.data_ptr() not in param_ptrs:
+                seen[(t.data_ptr(), t.untyped_storage().nbytes())] = t.untyped_storage().nbytes()
+            return t
+
+        xn = _with_batch(x1, n, torch)
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), autocast():
+            out = _call(module, xn)
+        del out
+        return sum(seen.values())
+
+    a, b = batch_sizes
+    if not 1 <= a < b:
+        raise InputError("batch_sizes", f"{batch_sizes}; accepted: two sizes 1 <= a < b")
+    act = (saved_bytes(b) - saved_bytes(a)) / (b - a)
+    if act <= 0:
+        notes.append("saved-tensor bytes did not grow with batch size; the model may run in inference mode")
+    peak = step = None
+    if dev.type == "cuda":
+        n = time_batch or b
+        xn = _with_batch(x1, n, torch)
+        opt = torch.optim.SGD(module.parameters(), lr=1e-3, momentum=0.9)
+
+        def train_step() -> None:
+            with autocast():
+                loss = _scalar(_call(module, xn), torch)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+
+        train_step()
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            train_step()
+        torch.cuda.synchronize()
+        step = (time.perf_counter() - t0) / iters
+        peak = float(torch.cuda.max_memory_allocated())
+        time_batch = n
+    return ModelMeasurement(params=int(params), forward_flops_per_example=forward, train_flops_per_example=train,
+                            activation_bytes_per_example=float(act), precision=precision, device=str(dev),
+                            peak_memory_bytes=peak, step_time_s=step, batch_size=time_batch if step else None,
+                            notes=notes)
+
+
+def write_model_preset(m: ModelMeasurement, name: str, out: str | os.PathLike[str], tensors: str,
+                       example_bytes: str | float, dataset_examples: float, cpu_seconds_per_example: str | float) -> Path:
+    """Write a models.yaml entry for a measured model (with what only you know about the data)."""
+    cls = "fp32" if m.precision == "fp32" else "mixed"
+    other = "mixed" if cls == "fp32" else "fp32"
+    factor = 0.5 if cls == "fp32" else 2.0
+    src = f"calc.measure.model on {m.device}, {time.strftime('%Y-%m-%d')}"
+    entry = {name: {
+        "params": m.params,
+        "forward_flops": f"{m.forward_flops_per_example:.6g} FLOPs",
+        "activation_bytes": {cls: f"{m.activation_bytes_per_example:.0f} B", other: f"{m.activation_bytes_per_example * factor:.0f} B"},
+        "tensors": tensors, "example_bytes": example_bytes, "dataset_examples": dataset_examples,
+        "cpu_seconds_per_example": cpu_seconds_per_example, "calibration": [name, "resnet50"],
+        "sources": {"params": src, "forward_flops": f"{src} (FlopCounterMode)",
+                    "activation_bytes": f"{src}: {cls} measured, {other} x{factor} (inferred)",
+                    "tensors": "user", "example_bytes": "user", "dataset_examples": "user",
+                    "cpu_seconds_per_example": "user (calc.measure.loader)"},
+    }}
+    path = Path(out)
+    path.write_text(yaml.safe_dump(entry, sort_keys=False))
+    return path

@@ -1,0 +1,139 @@
+"""Probes on the CPU: storage over temporary files, a loader of known rate, a tiny model."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+import calc
+from calc import measure
+from calc.errors import InputError
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("data")
+    for i in range(8):
+        (d / f"shard{i}.bin").write_bytes(bytes(range(256)) * 4096)  # 1 MiB each
+    (d / "sub").mkdir()
+    (d / "sub" / "small.bin").write_bytes(b"x" * 1000)
+    return d
+
+
+def test_storage_probe_on_real_files(data_dir: Path) -> None:
+    before = sorted(p.name for p in data_dir.rglob("*"))
+    r = measure.storage(data_dir, request_size="64 KiB", concurrency=2, seconds=0.5)
+    assert r.files == 9 and r.bytes_total == 8 * 2**20 + 1000
+    assert r.reads > 0 and math.isfinite(r.iops) and r.iops > 0
+    assert 0 < r.bytes_per_s <= r.iops * 65536 * 1.0001
+    assert 0 < r.latency_p50_s <= r.latency_p99_s < 1
+    assert r.cache  # says how (or whether) the page cache was kept out
+    assert sorted(p.name for p in data_dir.rglob("*")) == before  # nothing written into the data
+
+
+def test_storage_probe_scales_with_concurrency_up_to_the_device() -> None:
+    # A device with 2 ms per read and room for 4 at once: IOPS ~ min(concurrency, 4) / 2 ms.
+    slots = __import__("threading").Semaphore(4)
+
+    def device(path: str, offset: int, size: int) -> int:
+        with slots:
+            time.sleep(0.002)
+        return size
+
+    d = Path(__file__).parent
+    iops = {c: measure.storage(d, concurrency=c, seconds=0.4, reader=device).iops for c in (1, 2, 4, 8)}
+    assert iops[2] > 1.5 * iops[1]
+    assert iops[4] > 1.5 * iops[2]
+    assert iops[8] < 1.4 * iops[4]  # the device is saturated: more readers only queue
+    assert 300 < iops[1] <= 500
+
+
+def test_storage_feeds_a_plan(data_dir: Path) -> None:
+    r = measure.storage(data_dir, concurrency=1, seconds=0.3)
+    p = calc.plan("beast-imagenet-4xv100", **r.as_inputs())
+    assert p.inputs["storage_bytes_per_s"] == r.bytes_per_s and p.bottleneck in ("storage", "gpu", "cpu", "pcie")
+
+
+def test_storage_preset_written_elsewhere(data_dir: Path, tmp_path: Path) -> None:
+    r = measure.storage(data_dir, concurrency=1, seconds=0.2)
+    out = measure.write_storage_preset(r, tmp_path / "mine.yaml")
+    entry = yaml.safe_load(out.read_text())["measured-storage"]
+    assert entry["iops"] == pytest.approx(r.iops, rel=1e-3) and entry["sources"]["iops"]
+    with pytest.raises(InputError, match="inside the measured data directory"):
+        measure.write_storage_preset(r, data_dir / "preset.yaml")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [({"request_size": "1 B"}, "request_size"), ({"concurrency": 0}, "concurrency"), ({"seconds": -1}, "seconds"),
+     ({"request_size": "64 parsecs"}, "unknown unit")],
+)
+def test_storage_probe_bad_input(data_dir: Path, kwargs: dict[str, object], needle: str) -> None:
+    with pytest.raises(InputError, match=needle):
+        measure.storage(data_dir, **kwargs)  # type: ignore[arg-type]
+
+
+def test_storage_probe_missing_or_empty_dir(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="not a directory"):
+        measure.storage(tmp_path / "nope")
+    with pytest.raises(InputError, match="no readable files"):
+        measure.storage(tmp_path)
+
+
+def test_loader_probe_known_rate() -> None:
+    def batches() -> Iterator[list[int]]:
+        while True:
+            time.sleep(0.01)  # 100 batches/s of 32 -> 3,200 samples/s
+            yield list(range(32))
+
+    r = measure.loader(batches(), batches=25)
+    assert r.batches == 25 and r.samples == 800
+    assert r.samples_per_s == pytest.approx(3200, rel=0.15)
+    assert r.batch_latency_p50_s == pytest.approx(0.01, rel=0.3)
+    assert r.keeps_up(calc.plan("beast-resnet50-v100")) == pytest.approx(r.samples_per_s / 1457, rel=1e-9)
+
+
+def test_loader_probe_reads_tensor_batch_size() -> None:
+    torch = pytest.importorskip("torch")
+    ds = torch.utils.data.TensorDataset(torch.zeros(64, 3), torch.zeros(64))
+    r = measure.loader(torch.utils.data.DataLoader(ds, batch_size=16), warmup=0)
+    assert r.samples == 64 and r.batches == 4
+
+
+def test_model_probe_tiny_network() -> None:
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU(), torch.nn.Linear(3, 2))
+    r = measure.model(net, torch.randn(1, 4), device="cpu")
+    # params: 4*3 + 3 + 3*2 + 2 = 23
+    assert r.params == 23
+    # forward: 2*1*4*3 + 2*1*3*2 = 36 FLOPs (bias adds are not counted by FlopCounterMode)
+    assert r.forward_flops_per_example == 36
+    # backward: layer 2 input grad 12 + weight grad 12; layer 1 weight grad 24 (the input needs none) -> 84 in all
+    assert r.train_flops_per_example == 84
+    # saved for backward per example: the input (4 floats) and the ReLU output (3 floats) = 28 B
+    assert r.activation_bytes_per_example == 28
+    p = calc.plan(calc.Scenario(model="resnet18", batch_size=64, **r.as_inputs()))
+    assert p.values["train_flops_per_example"] == 84
+
+
+def test_model_probe_conv_flops() -> None:
+    torch = pytest.importorskip("torch")
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1, bias=False), torch.nn.Flatten(), torch.nn.Linear(8 * 16, 10))
+    r = measure.model(net, torch.randn(1, 3, 4, 4), device="cpu")
+    # conv: 2 x (8 x 4 x 4 outputs) x (3 x 3 x 3) = 6,912; linear: 2 x 128 x 10 = 2,560
+    assert r.forward_flops_per_example == 6912 + 2560
+    assert r.params == 8 * 27 + 128 * 10 + 10
+
+
+def test_model_probe_bad_input() -> None:
+    torch = pytest.importorskip("torch")
+    with pytest.raises(InputError, match="precision"):
+        measure.model(torch.nn.Linear(2, 2), torch.randn(1, 2), precision="fp64")
+    with pytest.raises(InputError, match="example_input"):
+        measure.model(torch.nn.Linear(2, 2), "not a tensor")
