@@ -41,6 +41,7 @@ HEADLINE = (
     ("cpu_cores", "CPU cores"),
     ("gpu_utilization", "GPU utilisation"),
 )
+SECTIONS = ("Requirements", "Storage", "Pipeline", "Moving the data", "Compare", "Formulas and sources")
 GROUPS = ("GPU and model", "data", "loader", "cluster", "storage", "transfer")
 KEY = "f_"
 
@@ -206,7 +207,7 @@ def sidebar() -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
     errors: dict[str, str] = {}
     slots: dict[str, Any] = {}
     for group in GROUPS:
-        with sb.expander(group.capitalize(), expanded=group in ("GPU and model", "cluster")):
+        with sb.expander(group.capitalize(), expanded=group == "GPU and model"):
             for name, info in FIELDS.items():
                 if info.group != group:
                     continue
@@ -415,14 +416,19 @@ def formulas_tab(p: calc.Plan) -> None:
     st.dataframe(pd.DataFrame({"input": list(p.sources), "source": list(p.sources.values())}), width="stretch")
 
 
-def exports(p: calc.Plan, rec: pd.DataFrame, lev: pd.DataFrame, link: str) -> None:
+def exports(p: calc.Plan, yaml_text: str, link: str) -> None:
     st.markdown("**Share and export**")
     st.code(link, language="text")
     c1, c2, c3 = st.columns(3)
     stem = p.scenario.name.replace(" ", "_")
+
+    def report() -> str:  # built when clicked, not on every run
+        rec, lev = cached_tables(yaml_text)
+        return markdown_report(p, rec, lev)
+
     c1.download_button(
         "Markdown report",
-        markdown_report(p, rec, lev),
+        report,
         f"{stem}-report.md",
         "text/markdown",
         key="dl_md",
@@ -461,21 +467,23 @@ def main() -> None:
     base_url = (st.context.url or "").split("?")[0] if hasattr(st, "context") else ""
     link = f"{base_url}?{urlencode(params)}"
     headline(p)
-    rec, lev = cached_tables(sc.to_yaml())
-    tabs = st.tabs(["Requirements", "Storage", "Pipeline", "Moving the data", "Compare", "Formulas and sources"])
-    with tabs[0]:
+    # A section selector rather than st.tabs: only the chosen section is computed and drawn,
+    # which keeps the first render and every re-render fast.
+    section = st.radio("Section", SECTIONS, horizontal=True, key="section", label_visibility="collapsed")
+    yaml_text = sc.to_yaml()
+    if section == "Requirements":
         requirements_tab(p)
-    with tabs[1]:
-        storage_tab(p, rec)
-    with tabs[2]:
-        pipeline_tab(p, lev)
-    with tabs[3]:
+    elif section == "Storage":
+        storage_tab(p, cached_tables(yaml_text)[0])
+    elif section == "Pipeline":
+        pipeline_tab(p, cached_tables(yaml_text)[1])
+    elif section == "Moving the data":
         transfer_tab(p)
-    with tabs[4]:
+    elif section == "Compare":
         compare_tab(p)
-    with tabs[5]:
+    else:
         formulas_tab(p)
-    exports(p, rec, lev, link)
+    exports(p, yaml_text, link)
 
 
 try:

@@ -3,8 +3,9 @@
     efficiency(row)           = samples_per_s x 3 x forward_flops / peak_flops(gpu, precision)
     efficiency(model, class)  = geometric mean over that model's rows of the class
 
-``class`` is fp32, tf32 or mixed (fp16/bf16/fp8). A model without rows of a class borrows
-the next model in its preset's ``calibration`` list, then ResNet-50's. ``calibration()``
+``class`` is fp32, tf32 or mixed (fp16/bf16/fp8). Rows on the plan's own GPU are preferred.
+A model without rows of a class borrows the next model in its preset's ``calibration`` list,
+then ResNet-50's. ``calibration()``
 shows every row with the efficiency it implies and the prediction calc makes for it, so the
 defaults are derived in the open from presets/calibration.yaml.
 """
@@ -34,34 +35,47 @@ def _geomean(xs: list[float]) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
-@functools.cache
-def _by_model_class() -> dict[tuple[str, str], tuple[float, int]]:
-    groups: dict[tuple[str, str], list[float]] = {}
+def _table(exclude: tuple[str, str, str] | None) -> dict[tuple[str, str, str], list[float]]:
+    """Implied efficiencies grouped by (model, precision class, gpu); ``gpu`` "" = all GPUs."""
+    groups: dict[tuple[str, str, str], list[float]] = {}
     for m in catalog.measurements():
-        groups.setdefault((m.model, catalog.precision_class(m.precision)), []).append(_row_efficiency(m))
-    return {k: (_geomean(v), len(v)) for k, v in groups.items()}
+        if (m.model, m.gpu, m.precision) == exclude:
+            continue
+        eff = _row_efficiency(m)
+        pclass = catalog.precision_class(m.precision)
+        groups.setdefault((m.model, pclass, m.gpu), []).append(eff)
+        groups.setdefault((m.model, pclass, ""), []).append(eff)
+    return groups
 
 
-def default_efficiency(model: str, precision: str, exclude: tuple[str, str, str] | None = None) -> tuple[float, str]:
-    """The calibrated efficiency for ``model`` at ``precision`` and how it was derived.
+@functools.cache
+def _cached_table() -> dict[tuple[str, str, str], list[float]]:
+    return _table(None)
 
-    ``exclude`` = (model, gpu, precision) leaves that row out (for leave-one-out checks).
+
+def default_efficiency(
+    model: str, precision: str, gpu: str = "", exclude: tuple[str, str, str] | None = None
+) -> tuple[float, str]:
+    """The calibrated efficiency for ``model`` at ``precision`` on ``gpu``, and how it was derived.
+
+    Rows measured on the same GPU are preferred (efficiency falls as tensor peaks rise: a
+    ResNet-50 reaches 24 % of a V100's fp16 peak but 10 % of an H100's bf16 peak); otherwise
+    the geometric mean over every GPU. ``exclude`` = (model, gpu, precision) leaves that row
+    out (leave-one-out checks).
     """
     pclass = catalog.precision_class(precision)
     chain = (*catalog.model(model).calibration, "resnet50")
-    if exclude is None:
-        table = _by_model_class()
-    else:
-        groups: dict[tuple[str, str], list[float]] = {}
-        for m in catalog.measurements():
-            if (m.model, m.gpu, m.precision) != exclude:
-                groups.setdefault((m.model, catalog.precision_class(m.precision)), []).append(_row_efficiency(m))
-        table = {k: (_geomean(v), len(v)) for k, v in groups.items()}
+    table = _cached_table() if exclude is None else _table(exclude)
+    scopes = [(gpu, f"on {gpu}")] if gpu else []
+    scopes.append(("", "over all GPUs"))
     for name in chain:
-        if (name, pclass) in table:
-            eff, count = table[(name, pclass)]
-            borrowed = "" if name == model else f" (borrowed from {name})"
-            return eff, f"geometric mean of {count} {name} {pclass} measurement(s){borrowed}, calibration.yaml"
+        for key, scope in scopes:
+            rows = table.get((name, pclass, key))
+            if rows:
+                borrowed = "" if name == model else f" (borrowed from {name})"
+                return _geomean(rows), (
+                    f"geometric mean of {len(rows)} {name} {pclass} measurement(s) {scope}{borrowed}, calibration.yaml"
+                )
     raise KeyError(f"no calibration rows for class {pclass}")
 
 
@@ -78,10 +92,10 @@ def calibration() -> pd.DataFrame:
         model = catalog.models()[m.model]
         peak = catalog.gpus()[m.gpu].peak(m.precision)
         train = TRAIN_FLOPS_MULTIPLIER * model.forward_flops
-        eff, _ = default_efficiency(m.model, m.precision)
+        eff, _ = default_efficiency(m.model, m.precision, m.gpu)
         predicted = peak * eff / train
         try:
-            loo_eff, loo_how = default_efficiency(m.model, m.precision, exclude=(m.model, m.gpu, m.precision))
+            loo_eff, loo_how = default_efficiency(m.model, m.precision, m.gpu, exclude=(m.model, m.gpu, m.precision))
             loo = peak * loo_eff / train
         except KeyError:
             loo, loo_how = math.nan, ""

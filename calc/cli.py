@@ -226,15 +226,16 @@ def run(argv: Sequence[str]) -> str:
             f"{s['loo_geomean_error_factor']:.3f} leave-one-out over {s['loo_rows']:.0f} rows"
         )
     if command == "measure-storage":
-        from calc import measure
+        from calc.measure import storage as measure_storage
+        from calc.measure import write_storage_preset
 
         if not target:
             raise InputError("PATH", "give a directory of files to read")
-        r = measure.storage(
+        r = measure_storage(
             target, request_size=args.request_size, concurrency=args.concurrency, seconds=args.seconds, progress=True
         )
         if args.write_preset:
-            measure.write_storage_preset(r, args.write_preset)
+            write_storage_preset(r, args.write_preset)
         return json.dumps(r.to_dict(), indent=1)
     raise InputError("command", f"unknown command; accepted: {', '.join(COMMANDS)}")
 

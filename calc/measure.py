@@ -66,15 +66,21 @@ class StorageMeasurement:
 
     def as_inputs(self) -> dict[str, Any]:
         """Scenario inputs: this storage's bandwidth, IOPS and latency."""
-        return {"storage_bytes_per_s": self.bytes_per_s, "storage_iops": self.iops, "storage_latency_s": self.latency_p50_s}
+        return {
+            "storage_bytes_per_s": self.bytes_per_s,
+            "storage_iops": self.iops,
+            "storage_latency_s": self.latency_p50_s,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def __str__(self) -> str:
-        return (f"{fmt(self.iops, 'count_per_s', 'reads/s')} of {fmt(self.request_bytes, 'bytes', binary=True)}, "
-                f"{fmt(self.bytes_per_s, 'bytes_per_s')}, latency p50 {fmt(self.latency_p50_s, 'seconds')} "
-                f"p99 {fmt(self.latency_p99_s, 'seconds')} at concurrency {self.concurrency} ({self.cache})")
+        return (
+            f"{fmt(self.iops, 'count_per_s', 'reads/s')} of {fmt(self.request_bytes, 'bytes', binary=True)}, "
+            f"{fmt(self.bytes_per_s, 'bytes_per_s')}, latency p50 {fmt(self.latency_p50_s, 'seconds')} "
+            f"p99 {fmt(self.latency_p99_s, 'seconds')} at concurrency {self.concurrency} ({self.cache})"
+        )
 
 
 Reader = Callable[[str, int, int], int]
@@ -204,10 +210,18 @@ def storage(
     else:
         cache = "warning: could not bypass the page cache; the result may come from RAM"
     return StorageMeasurement(
-        path=str(path), files=len(files), bytes_total=sum(s for _, s in files), request_bytes=req,
-        concurrency=concurrency, seconds=elapsed, reads=totals["reads"], iops=totals["reads"] / elapsed,
-        bytes_per_s=totals["bytes"] / elapsed, latency_p50_s=_percentile(latencies, 50),
-        latency_p99_s=_percentile(latencies, 99), cache=cache,
+        path=str(path),
+        files=len(files),
+        bytes_total=sum(s for _, s in files),
+        request_bytes=req,
+        concurrency=concurrency,
+        seconds=elapsed,
+        reads=totals["reads"],
+        iops=totals["reads"] / elapsed,
+        bytes_per_s=totals["bytes"] / elapsed,
+        latency_p50_s=_percentile(latencies, 50),
+        latency_p99_s=_percentile(latencies, 99),
+        cache=cache,
     )
 
 
@@ -220,14 +234,24 @@ def write_storage_preset(m: StorageMeasurement, out: str | os.PathLike[str], nam
     data_dir = Path(m.path).resolve()
     if target == data_dir or data_dir in target.parents:
         raise InputError("write_preset", f"{target} is inside the measured data directory; write it elsewhere")
-    entry = {name: {
-        "label": f"Measured: {m.path}", "kind": "local", "unit": "system",
-        "iops": round(m.iops, 1), "iops_request": f"{m.request_bytes} B", "iops_queue_depth": m.concurrency,
-        "read_bandwidth": f"{m.bytes_per_s:.0f} B/s", "latency": f"{m.latency_p50_s * 1e6:.1f} us",
-        "verified": "measured",
-        "sources": {k: f"calc.measure.storage on {time.strftime('%Y-%m-%d')}, {m.reads} reads in {m.seconds:.1f} s; {m.cache}"
-                    for k in ("iops", "read_bandwidth", "latency")},
-    }}
+    entry = {
+        name: {
+            "label": f"Measured: {m.path}",
+            "kind": "local",
+            "unit": "system",
+            "iops": round(m.iops, 1),
+            "iops_request": f"{m.request_bytes} B",
+            "iops_queue_depth": m.concurrency,
+            "read_bandwidth": f"{m.bytes_per_s:.0f} B/s",
+            "latency": f"{m.latency_p50_s * 1e6:.1f} us",
+            "verified": "measured",
+            "sources": {
+                k: f"calc.measure.storage on {time.strftime('%Y-%m-%d')}, {m.reads} reads in {m.seconds:.1f} s; "
+                f"{m.cache}"
+                for k in ("iops", "read_bandwidth", "latency")
+            },
+        }
+    }
     target.write_text(yaml.safe_dump(entry, sort_keys=False))
     return target
 
@@ -268,8 +292,13 @@ def _batch_len(batch: Any) -> int:
     return len(batch) if hasattr(batch, "__len__") else 1
 
 
-def loader(iterable: Iterable[Any], batches: int | None = None, seconds: float | None = None, warmup: int = 1,
-           batch_size: int | None = None) -> LoaderMeasurement:
+def loader(
+    iterable: Iterable[Any],
+    batches: int | None = None,
+    seconds: float | None = None,
+    warmup: int = 1,
+    batch_size: int | None = None,
+) -> LoaderMeasurement:
     """Time batches from ``iterable`` (after ``warmup`` batches, which start workers).
 
     Stops after ``batches`` batches, after ``seconds``, or when the iterable ends. The batch
@@ -296,9 +325,15 @@ def loader(iterable: Iterable[Any], batches: int | None = None, seconds: float |
     elapsed = last - start
     if not lat or elapsed <= 0:
         raise InputError("iterable", "gave no batches to time")
-    return LoaderMeasurement(batches=len(lat), samples=samples, seconds=elapsed, samples_per_s=samples / elapsed,
-                             batches_per_s=len(lat) / elapsed, batch_latency_p50_s=statistics.median(lat),
-                             batch_latency_p99_s=_percentile(lat, 99))
+    return LoaderMeasurement(
+        batches=len(lat),
+        samples=samples,
+        seconds=elapsed,
+        samples_per_s=samples / elapsed,
+        batches_per_s=len(lat) / elapsed,
+        batch_latency_p50_s=statistics.median(lat),
+        batch_latency_p99_s=_percentile(lat, 99),
+    )
 
 
 # --------------------------------------------------------------------------------- model
@@ -366,8 +401,15 @@ def _scalar(out: Any, torch: Any) -> Any:
     return out.float().sum() if isinstance(out, torch.Tensor) else out
 
 
-def model(module: Any, example_input: Any, precision: str = "fp32", batch_sizes: tuple[int, int] = (1, 2),
-          device: str | None = None, time_batch: int | None = None, iters: int = 10) -> ModelMeasurement:
+def model(
+    module: Any,
+    example_input: Any,
+    precision: str = "fp32",
+    batch_sizes: tuple[int, int] = (1, 2),
+    device: str | None = None,
+    time_batch: int | None = None,
+    iters: int = 10,
+) -> ModelMeasurement:
     """Measure ``module`` on ``example_input`` (one example, leading dimension 1).
 
     FLOPs come from ``torch.utils.flop_counter.FlopCounterMode`` (2 FLOPs per multiply-add,
@@ -394,9 +436,8 @@ def model(module: Any, example_input: Any, precision: str = "fp32", batch_sizes:
         return torch.autocast(dev.type, dtype=dtype)
 
     params = sum(p.numel() for p in module.parameters())
-    with FlopCounterMode(display=False) as fwd:
-        with autocast():
-            out = _call(module, x1)
+    with FlopCounterMode(display=False) as fwd, autocast():
+        out = _call(module, x1)
     forward = float(fwd.get_total_flops())
     with FlopCounterMode(display=False) as total:
         with autocast():
@@ -452,30 +493,58 @@ def model(module: Any, example_input: Any, precision: str = "fp32", batch_sizes:
         step = (time.perf_counter() - t0) / iters
         peak = float(torch.cuda.max_memory_allocated())
         time_batch = n
-    return ModelMeasurement(params=int(params), forward_flops_per_example=forward, train_flops_per_example=train,
-                            activation_bytes_per_example=float(act), precision=precision, device=str(dev),
-                            peak_memory_bytes=peak, step_time_s=step, batch_size=time_batch if step else None,
-                            notes=notes)
+    return ModelMeasurement(
+        params=int(params),
+        forward_flops_per_example=forward,
+        train_flops_per_example=train,
+        activation_bytes_per_example=float(act),
+        precision=precision,
+        device=str(dev),
+        peak_memory_bytes=peak,
+        step_time_s=step,
+        batch_size=time_batch if step else None,
+        notes=notes,
+    )
 
 
-def write_model_preset(m: ModelMeasurement, name: str, out: str | os.PathLike[str], tensors: str,
-                       example_bytes: str | float, dataset_examples: float, cpu_seconds_per_example: str | float) -> Path:
+def write_model_preset(
+    m: ModelMeasurement,
+    name: str,
+    out: str | os.PathLike[str],
+    tensors: str,
+    example_bytes: str | float,
+    dataset_examples: float,
+    cpu_seconds_per_example: str | float,
+) -> Path:
     """Write a models.yaml entry for a measured model (with what only you know about the data)."""
     cls = "fp32" if m.precision == "fp32" else "mixed"
     other = "mixed" if cls == "fp32" else "fp32"
     factor = 0.5 if cls == "fp32" else 2.0
     src = f"calc.measure.model on {m.device}, {time.strftime('%Y-%m-%d')}"
-    entry = {name: {
-        "params": m.params,
-        "forward_flops": f"{m.forward_flops_per_example:.6g} FLOPs",
-        "activation_bytes": {cls: f"{m.activation_bytes_per_example:.0f} B", other: f"{m.activation_bytes_per_example * factor:.0f} B"},
-        "tensors": tensors, "example_bytes": example_bytes, "dataset_examples": dataset_examples,
-        "cpu_seconds_per_example": cpu_seconds_per_example, "calibration": [name, "resnet50"],
-        "sources": {"params": src, "forward_flops": f"{src} (FlopCounterMode)",
-                    "activation_bytes": f"{src}: {cls} measured, {other} x{factor} (inferred)",
-                    "tensors": "user", "example_bytes": "user", "dataset_examples": "user",
-                    "cpu_seconds_per_example": "user (calc.measure.loader)"},
-    }}
+    entry = {
+        name: {
+            "params": m.params,
+            "forward_flops": f"{m.forward_flops_per_example:.6g} FLOPs",
+            "activation_bytes": {
+                cls: f"{m.activation_bytes_per_example:.0f} B",
+                other: f"{m.activation_bytes_per_example * factor:.0f} B",
+            },
+            "tensors": tensors,
+            "example_bytes": example_bytes,
+            "dataset_examples": dataset_examples,
+            "cpu_seconds_per_example": cpu_seconds_per_example,
+            "calibration": [name, "resnet50"],
+            "sources": {
+                "params": src,
+                "forward_flops": f"{src} (FlopCounterMode)",
+                "activation_bytes": f"{src}: {cls} measured, {other} x{factor} (inferred)",
+                "tensors": "user",
+                "example_bytes": "user",
+                "dataset_examples": "user",
+                "cpu_seconds_per_example": "user (calc.measure.loader)",
+            },
+        }
+    }
     path = Path(out)
     path.write_text(yaml.safe_dump(entry, sort_keys=False))
     return path

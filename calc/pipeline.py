@@ -77,9 +77,16 @@ def achieved(
     storage: Numeric, cpu: Numeric, pcie: Numeric, gpu: Numeric, num_workers: Numeric
 ) -> tuple[Numeric, Numeric]:
     """Achieved samples/s per GPU and the bottleneck stage code (index into ``STAGES``)."""
-    stack = np.stack(np.broadcast_arrays(storage, cpu, pcie, gpu)).astype(float)
-    overlapped = stack.min(axis=0)
-    with np.errstate(divide="ignore"):
-        serial = 1.0 / (1.0 / stack).sum(axis=0)
-    rate = np.where(np.asarray(num_workers) > 0, overlapped, serial)
-    return rate, stack.argmin(axis=0).astype(float)
+    overlapped = np.minimum(np.minimum(storage, cpu), np.minimum(pcie, gpu))
+    workers = np.asarray(num_workers)
+    if workers.ndim == 0 and workers > 0:  # the common case: skip the serial branch
+        rate = overlapped
+    else:
+        with np.errstate(divide="ignore"):
+            serial = 1.0 / (
+                1.0 / np.asarray(storage) + 1.0 / np.asarray(cpu) + 1.0 / np.asarray(pcie) + 1.0 / np.asarray(gpu)
+            )
+        rate = np.where(workers > 0, overlapped, serial)
+    # On a tie the GPU is named: a stage exactly as fast as the GPU does not hold it back.
+    code = np.where(gpu <= overlapped, 3.0, np.where(storage <= overlapped, 0.0, np.where(cpu <= overlapped, 1.0, 2.0)))
+    return rate, code

@@ -211,7 +211,7 @@ def resolve(sc: Scenario) -> Resolved:
     else:
         from calc.calibration import default_efficiency
 
-        eff, how = default_efficiency(m.name, sc.precision)
+        eff, how = default_efficiency(m.name, sc.precision, g.name)
         v["efficiency"], src["efficiency"] = eff, how
     if sc.precision == "fp8" and sc.efficiency is None and need_flops:
         warnings.append(

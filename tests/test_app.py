@@ -30,7 +30,8 @@ def _app(**query: str) -> AppTest:
 
 
 def _metrics(at: AppTest) -> list[str]:
-    return [m.value for m in at.metric]
+    """The headline numbers and the bottleneck (the last metric says how t was obtained)."""
+    return [m.value for m in at.metric][: len(HEADLINE) + 1]
 
 
 @pytest.mark.parametrize("name", calc.scenarios())
@@ -96,7 +97,12 @@ def test_bad_link_parameters_are_reported() -> None:
 
 def test_pin_and_compare() -> None:
     at = _app()
+    at.radio(key="section").set_value("Compare").run()
     at.button(key="pin").click().run()
     at.selectbox(key="f_gpu").set_value("H100-SXM").run()
     assert not at.exception
     assert len(at.session_state["pinned"]) == 1
+    assert not at.exception
+    for section in ("Storage", "Pipeline", "Moving the data", "Formulas and sources"):
+        at.radio(key="section").set_value(section).run()
+        assert not at.exception and not [e.value for e in at.error], section

@@ -22,7 +22,10 @@ def test_default_is_geometric_mean_of_the_models_rows() -> None:
     effs = [367 * 6 * 4.11e9 / 15.7e12, 356 * 6 * 4.11e9 / 15.7e12, 954.7 * 6 * 4.11e9 / 67e12]
     eff, how = default_efficiency("resnet50", "fp32")
     assert eff == pytest.approx(math.prod(effs) ** (1 / 3), rel=1e-12)
-    assert "3 resnet50 fp32" in how
+    assert "3 resnet50 fp32" in how and "over all GPUs" in how
+    # on a GPU with its own rows, those rows: the two V100 16 GB... here one row
+    eff_v100, how_v100 = default_efficiency("resnet50", "fp32", "V100-SXM2-16GB")
+    assert eff_v100 == pytest.approx(effs[0], rel=1e-12) and "on V100-SXM2-16GB" in how_v100
 
 
 def test_borrowed_efficiency_says_so() -> None:
@@ -40,6 +43,8 @@ def test_calibration_table_and_summary_are_finite() -> None:
 
 def test_plan_uses_the_calibrated_efficiency() -> None:
     p = calc.plan(gpu="H100-SXM", model="resnet50", precision="bf16", batch_size=256)
-    eff, _ = default_efficiency("resnet50", "bf16")
-    assert p.efficiency == eff
-    assert p.gpu_samples_per_s == pytest.approx(989e12 * eff / (6 * 4.11e9), rel=1e-12)
+    # the H100 bf16 row itself: 3,956.5 img/s
+    assert p.gpu_samples_per_s == pytest.approx(3956.5, rel=1e-9)
+    q = calc.plan(gpu="L40S", model="resnet50", precision="bf16", batch_size=256)
+    eff, _ = default_efficiency("resnet50", "bf16")  # no L40S rows: all GPUs
+    assert q.gpu_samples_per_s == pytest.approx(362e12 * eff / (6 * 4.11e9), rel=1e-12)

@@ -70,8 +70,12 @@ def test_storage_preset_written_elsewhere(data_dir: Path, tmp_path: Path) -> Non
 
 @pytest.mark.parametrize(
     ("kwargs", "needle"),
-    [({"request_size": "1 B"}, "request_size"), ({"concurrency": 0}, "concurrency"), ({"seconds": -1}, "seconds"),
-     ({"request_size": "64 parsecs"}, "unknown unit")],
+    [
+        ({"request_size": "1 B"}, "request_size"),
+        ({"concurrency": 0}, "concurrency"),
+        ({"seconds": -1}, "seconds"),
+        ({"request_size": "64 parsecs"}, "unknown unit"),
+    ],
 )
 def test_storage_probe_bad_input(data_dir: Path, kwargs: dict[str, object], needle: str) -> None:
     with pytest.raises(InputError, match=needle):
@@ -124,7 +128,9 @@ def test_model_probe_tiny_network() -> None:
 
 def test_model_probe_conv_flops() -> None:
     torch = pytest.importorskip("torch")
-    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1, bias=False), torch.nn.Flatten(), torch.nn.Linear(8 * 16, 10))
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1, bias=False), torch.nn.Flatten(), torch.nn.Linear(8 * 16, 10)
+    )
     r = measure.model(net, torch.randn(1, 3, 4, 4), device="cpu")
     # conv: 2 x (8 x 4 x 4 outputs) x (3 x 3 x 3) = 6,912; linear: 2 x 128 x 10 = 2,560
     assert r.forward_flops_per_example == 6912 + 2560
