@@ -21,7 +21,7 @@ from calc.errors import InputError
 from calc.memory import BYTES_PER_PARAM, ROUNDINGS
 from calc.report import markdown_report
 from calc.scenario import FIELDS, Scenario, check_field
-from calc.sizing import levers, recommend
+from calc.sizing import levers, recommend, storage_levers
 from calc.storage import options as storage_options
 from calc.units import parse
 
@@ -298,6 +298,11 @@ def cached_tables(yaml_text: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     return recommend(sc), levers(sc)
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def cached_storage_levers(yaml_text: str) -> pd.DataFrame:
+    return storage_levers(Scenario.from_yaml(yaml_text))
+
+
 def headline(p: calc.Plan) -> None:
     cols = [*st.columns(4), *st.columns(4), *st.columns(4)]
     for col, (key, label) in zip(cols, HEADLINE, strict=False):
@@ -356,10 +361,15 @@ def storage_tab(p: calc.Plan, rec: pd.DataFrame) -> None:
             "purchase_usd": st.column_config.NumberColumn("purchase [USD]", format="$%.0f"),
         },
     )
-    st.caption(
-        "Levers on the storage side: pack small files into shards (fewer, larger reads), cache a fraction "
-        "locally (cache_fraction), or keep the dataset in RAM when it fits (the ram-tmpfs row). "
-        "Verified: V official doc, 3P third-party quote, R recalled, I inferred."
+    st.caption("Verified: V official doc, 3P third-party quote, R recalled, I inferred.")
+    st.markdown(
+        "**Storage levers**: each applied alone, the demand it leaves and the first option that then serves it."
+    )
+    st.dataframe(
+        cached_storage_levers(p.scenario.to_yaml()),
+        width="stretch",
+        hide_index=True,
+        column_config={"read_bytes_per_s": st.column_config.NumberColumn("read [B/s]", format="%.3e")},
     )
 
 

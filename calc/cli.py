@@ -177,6 +177,8 @@ def run(argv: Sequence[str]) -> str:
             ]
             df["iops_headroom"] = df["iops_headroom"].round(2)
             df["bandwidth_headroom"] = df["bandwidth_headroom"].round(2)
+            lev = sizing.storage_levers(sc())
+            return _table(df, args.format) + "\n\nStorage levers (each alone):\n" + _table(lev, args.format)
         return _table(df, args.format)
     if command == "levers":
         return _table(sizing.levers(sc()).round(4), args.format)

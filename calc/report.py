@@ -30,7 +30,7 @@ HEADLINE = (
 def markdown_report(p: Plan, recommendation: pd.DataFrame | None = None, levers: pd.DataFrame | None = None) -> str:
     """Inputs, results, formulas with numbers, the storage recommendation and sources."""
     from calc.sizing import levers as levers_of
-    from calc.sizing import recommend
+    from calc.sizing import recommend, storage_levers
 
     sc = p.scenario
     rec = recommend(p) if recommendation is None else recommendation
@@ -67,6 +67,13 @@ def markdown_report(p: Plan, recommendation: pd.DataFrame | None = None, levers:
     no = rec[~rec["feasible"]]
     if len(no):
         lines += ["", "Cannot serve it: " + "; ".join(f"{r.option} ({r.why_not})" for r in no.itertuples())]
+    slev = storage_levers(p)
+    lines += ["", "Storage levers, each applied alone:", ""]
+    slev_shown = slev.assign(
+        read_iops=slev["read_iops"].map(lambda v: f"{v:,.0f} reads/s"),
+        read_bytes_per_s=slev["read_bytes_per_s"].map(lambda v: f"{v / 1e6:,.1f} MB/s"),
+    )
+    lines.append(_md_table(slev_shown[["lever", "read_iops", "read_bytes_per_s", "best_option", "best_units"]]))
     lines += ["", "## What-if levers", ""]
     lines.append(
         _md_table(

@@ -298,3 +298,51 @@ def levers(sc: Scenario | str) -> pd.DataFrame:
         )
     df = pd.DataFrame(rows)
     return df.sort_values(["gpu_utilization", "gain"], ascending=False, kind="stable").reset_index(drop=True)
+
+
+def storage_levers(x: PlanLike, shard_bytes: float | str = "256 MiB", cache_fraction: float = 0.2) -> pd.DataFrame:
+    """The storage-side levers next to a recommendation: shards, a local cache, RAM.
+
+    Each row applies one lever and reports the demand it leaves (reads/s, file opens/s,
+    MB/s) and the first row ``recommend`` then gives (feasible, ready, cheapest known cost),
+    plus how many units of the scenario's own storage it needs, if it names one.
+    """
+    p = _as_plan(x)
+    sc = p.scenario
+    shard = parse(shard_bytes, "bytes", "shard_bytes")
+    per_shard = max(1, int(shard // p.inputs["example_bytes"]))
+    levers_: list[tuple[str, dict[str, Any]]] = [("as is", {})]
+    if per_shard > 1:  # examples as large as a shard gain nothing from packing
+        levers_.append(
+            (
+                f"pack into {fmt(shard, 'bytes', binary=True)} shards, 1 MiB reads",
+                {"examples_per_file": per_shard, "request_bytes": "1 MiB"},
+            )
+        )
+    levers_ += [
+        (f"cache {cache_fraction:.0%} locally", {"cache_fraction": cache_fraction}),
+        ("keep the dataset in RAM (page cache / tmpfs)", {"storage": "ram-tmpfs", "storage_units": None}),
+    ]
+    rows = []
+    for name, change in levers_:
+        q = plan(sc.replace(**change)) if change else p
+        rec = recommend(q)
+        best = rec.iloc[0]
+        own = rec[rec["option"] == sc.storage]
+        ram = rec[rec["option"] == "ram-tmpfs"].iloc[0]
+        in_ram = name.startswith("keep")
+        rows.append(
+            {
+                "lever": name,
+                "change": ", ".join(f"{k}={v}" for k, v in change.items() if v is not None),
+                "read_iops": 0.0 if in_ram else q.read_iops,
+                "file_opens_per_s": 0.0 if in_ram else q.file_opens_per_s,
+                "read_bytes_per_s": 0.0 if in_ram else q.read_bytes_per_s,
+                "best_option": ("ram-tmpfs" if ram["feasible"] else f"no: {ram['why_not']}")
+                if in_ram
+                else best["option"],
+                "best_units": int(ram["units"] if in_ram else best["units"]),
+                "own_storage_units": int(own.iloc[0]["units"]) if len(own) and not in_ram else None,
+            }
+        )
+    return pd.DataFrame(rows)

@@ -125,3 +125,16 @@ def test_no_workers_means_stage_times_add() -> None:
     storage_rate = 1 / 1e-3  # one synchronous read of 1 ms
     expected = 1 / (1 / gpu + 1 / cpu + 1 / pcie + 1 / storage_rate)  # pinned: the full link
     assert p.achieved_samples_per_s == pytest.approx(expected, rel=1e-3)
+
+
+def test_storage_levers_cut_reads_and_name_what_serves_them() -> None:
+    from calc.sizing import storage_levers
+
+    df = storage_levers("beast-small-files").set_index("lever")
+    assert df.loc["as is", "read_iops"] == pytest.approx(25600)
+    # 256 MiB shards of 64 KiB examples = 4,096 per file: 1.68 GB/s in 1 MiB reads = 1,600 reads/s
+    shards = df.loc["pack into 256 MiB shards, 1 MiB reads"]
+    assert shards["read_iops"] == pytest.approx(25600 * 65536 / 2**20)
+    assert shards["file_opens_per_s"] == pytest.approx(25600 / 4096)
+    assert df.loc["cache 20% locally", "read_bytes_per_s"] == pytest.approx(0.8 * 25600 * 65536)
+    assert df.loc["keep the dataset in RAM (page cache / tmpfs)", "best_option"] == "ram-tmpfs"
