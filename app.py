@@ -19,6 +19,7 @@ from calc import plots
 from calc.catalog import PRECISIONS
 from calc.errors import InputError
 from calc.memory import BYTES_PER_PARAM, ROUNDINGS
+from calc.plan import HEADLINE
 from calc.report import markdown_report
 from calc.scenario import FIELDS, Scenario, check_field
 from calc.sizing import levers, recommend, storage_levers
@@ -31,16 +32,16 @@ NONE = "(none)"
 QUANTITY_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "count", "count_per_s")
 # Numeric inputs that may be left empty (text fields): empty = automatic or from the preset.
 OPTIONAL_INTS = ("batch_size", "storage_units", "cpu_cores_per_node", "efficiency")
-HEADLINE = (
-    ("batch_size", "Batch size / GPU"),
-    ("step_time_s", "Step time"),
-    ("samples_per_s", "Samples/s"),
-    ("read_iops", "Reads/s"),
-    ("read_bytes_per_s", "Read bandwidth"),
-    ("worker_ram_bytes", "Worker RAM / GPU"),
-    ("cpu_cores", "CPU cores"),
-    ("gpu_utilization", "GPU utilisation"),
-)
+HEADLINE_LABELS = {
+    "batch_size": "Batch size / GPU",
+    "step_time_s": "Step time",
+    "samples_per_s": "Samples/s",
+    "read_iops": "Reads/s",
+    "read_bytes_per_s": "Read bandwidth",
+    "worker_ram_bytes": "Worker RAM / GPU",
+    "cpu_cores": "CPU cores",
+    "gpu_utilization": "GPU utilisation",
+}
 SECTIONS = ("Requirements", "Storage", "Pipeline", "Moving the data", "Compare", "Formulas and sources")
 GROUPS = ("GPU and model", "data", "loader", "cluster", "storage", "transfer")
 KEY = "f_"
@@ -305,8 +306,10 @@ def cached_storage_levers(yaml_text: str) -> pd.DataFrame:
 
 def headline(p: calc.Plan) -> None:
     cols = [*st.columns(4), *st.columns(4), *st.columns(4)]
-    for col, (key, label) in zip(cols, HEADLINE, strict=False):
-        col.metric(label, p.formatted(key), help=f"{calc.OUTPUTS[key].label}: {calc.OUTPUTS[key].formula}")
+    for col, key in zip(cols, HEADLINE, strict=False):
+        col.metric(
+            HEADLINE_LABELS[key], p.formatted(key), help=f"{calc.OUTPUTS[key].label}: {calc.OUTPUTS[key].formula}"
+        )
     cols[len(HEADLINE)].metric("Bottleneck", p.bottleneck, help="Slowest pipeline stage: storage, cpu, pcie or gpu")
     method = {"measured step time": "measured t", "measured throughput": "measured rate"}.get(p.step_method, "FLOPs")
     cols[len(HEADLINE) + 1].metric("Step time from", method, help=p.step_method)

@@ -54,18 +54,11 @@ def _table(df: pd.DataFrame, fmt: str) -> str:
     if fmt == "yaml":
         return yaml.safe_dump(json.loads(df.to_json(orient="records")), sort_keys=False)
     if fmt == "markdown":
-        return _markdown(df)
+        from calc.report import markdown_table
+
+        return markdown_table(df)
     with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 70):
         return df.to_string(index=False)
-
-
-def _markdown(df: pd.DataFrame) -> str:
-    """A Markdown table without the optional tabulate dependency."""
-    cols = [str(c) for c in df.columns]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    for row in df.itertuples(index=False):
-        lines.append("| " + " | ".join(str(v).replace("|", "/") for v in row) + " |")
-    return "\n".join(lines)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -133,6 +133,18 @@ OUTPUTS: dict[str, Output] = {
 
 STAGE_KEYS = {s: f"{s}_samples_per_s_per_gpu" for s in pipeline.STAGES}
 
+HEADLINE = (
+    "batch_size",
+    "step_time_s",
+    "samples_per_s",
+    "read_iops",
+    "read_bytes_per_s",
+    "worker_ram_bytes",
+    "cpu_cores",
+    "gpu_utilization",
+)
+"""The outputs a meeting looks at first: the dashboard's headline row, the report's summary."""
+
 
 def _nan(x: Any) -> float:
     return math.nan if x is None else float(x)
@@ -533,16 +545,7 @@ class Plan:
         return head + self.to_frame()[["label", "display", "formula"]].to_html()
 
     def __repr__(self) -> str:
-        keys = (
-            "batch_size",
-            "step_time_s",
-            "samples_per_s",
-            "read_iops",
-            "read_bytes_per_s",
-            "worker_ram_bytes",
-            "cpu_cores",
-            "gpu_utilization",
-        )
+        keys = HEADLINE
         return (
             f"Plan({self.scenario.name}: "
             + ", ".join(f"{k}={self.formatted(k)}" for k in keys)

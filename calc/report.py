@@ -4,27 +4,16 @@ from __future__ import annotations
 
 import pandas as pd
 
-from calc.plan import OUTPUTS, Plan, render_formula
+from calc.plan import HEADLINE, OUTPUTS, Plan, render_formula
 from calc.scenario import FIELDS
 
 
-def _md_table(df: pd.DataFrame) -> str:
+def markdown_table(df: pd.DataFrame) -> str:
+    """A Markdown table of a DataFrame (no optional tabulate dependency)."""
     cols = [str(c) for c in df.columns]
     out = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     out += ["| " + " | ".join(str(x).replace("|", "/") for x in row) + " |" for row in df.itertuples(index=False)]
     return "\n".join(out)
-
-
-HEADLINE = (
-    "batch_size",
-    "step_time_s",
-    "samples_per_s",
-    "read_iops",
-    "read_bytes_per_s",
-    "worker_ram_bytes",
-    "cpu_cores",
-    "gpu_utilization",
-)
 
 
 def markdown_report(p: Plan, recommendation: pd.DataFrame | None = None, levers: pd.DataFrame | None = None) -> str:
@@ -43,14 +32,14 @@ def markdown_report(p: Plan, recommendation: pd.DataFrame | None = None, levers:
     lines += ["## Inputs", "", "Inputs that differ from the defaults (everything else comes from the presets):", ""]
     changed = sc.to_dict(changed_only=True)
     lines.append(
-        _md_table(pd.DataFrame([{"input": k, "value": v, "meaning": FIELDS[k].label} for k, v in changed.items()]))
+        markdown_table(pd.DataFrame([{"input": k, "value": v, "meaning": FIELDS[k].label} for k, v in changed.items()]))
     )
     lines += ["", "## Results", ""]
     rows = [
         {"output": OUTPUTS[k].label, "value": p.formatted(k), "formula": render_formula(p, OUTPUTS[k].formula)[1]}
         for k in OUTPUTS
     ]
-    lines.append(_md_table(pd.DataFrame(rows)))
+    lines.append(markdown_table(pd.DataFrame(rows)))
     lines += ["", "## Storage that can serve it", ""]
     feas = rec[rec["feasible"]].head(10)
     shown = feas.assign(
@@ -60,7 +49,7 @@ def markdown_report(p: Plan, recommendation: pd.DataFrame | None = None, levers:
         bandwidth_headroom=feas["bandwidth_headroom"].map(lambda x: f"{x:.2f}x"),
     )
     lines.append(
-        _md_table(
+        markdown_table(
             shown[["option", "units", "limiting", "iops_headroom", "bandwidth_headroom", "monthly_usd", "caveats"]]
         )
     )
@@ -73,10 +62,10 @@ def markdown_report(p: Plan, recommendation: pd.DataFrame | None = None, levers:
         read_iops=slev["read_iops"].map(lambda v: f"{v:,.0f} reads/s"),
         read_bytes_per_s=slev["read_bytes_per_s"].map(lambda v: f"{v / 1e6:,.1f} MB/s"),
     )
-    lines.append(_md_table(slev_shown[["lever", "read_iops", "read_bytes_per_s", "best_option", "best_units"]]))
+    lines.append(markdown_table(slev_shown[["lever", "read_iops", "read_bytes_per_s", "best_option", "best_units"]]))
     lines += ["", "## What-if levers", ""]
     lines.append(
-        _md_table(
+        markdown_table(
             lev.assign(gpu_utilization=lev["gpu_utilization"].map(lambda x: f"{x:.0%}"))[
                 ["lever", "change", "gpu_utilization", "bottleneck"]
             ]

@@ -8,18 +8,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import calc
+from calc.plan import HEADLINE
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-HEADLINE = (
-    "batch_size",
-    "step_time_s",
-    "samples_per_s",
-    "read_iops",
-    "read_bytes_per_s",
-    "worker_ram_bytes",
-    "cpu_cores",
-    "gpu_utilization",
-)
 
 
 def _app(**query: str) -> AppTest:
