@@ -346,6 +346,7 @@ def storage_tab(p: calc.Plan, rec: pd.DataFrame) -> None:
             "capacity_headroom",
             "workers_per_gpu_needed",
             "monthly_usd",
+            "monthly_read_usd",
             "purchase_usd",
             "why_not",
             "caveats",
@@ -361,6 +362,7 @@ def storage_tab(p: calc.Plan, rec: pd.DataFrame) -> None:
             "bandwidth_headroom": st.column_config.NumberColumn(format="%.2fx"),
             "capacity_headroom": st.column_config.NumberColumn(format="%.1fx"),
             "monthly_usd": st.column_config.NumberColumn("monthly [USD]", format="$%.0f"),
+            "monthly_read_usd": st.column_config.NumberColumn("of which reads [USD]", format="$%.0f"),
             "purchase_usd": st.column_config.NumberColumn("purchase [USD]", format="$%.0f"),
         },
     )

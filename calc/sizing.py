@@ -40,7 +40,8 @@ def recommend(x: PlanLike) -> pd.DataFrame:
     Columns: option, label, feasible, units, unit, limiting (iops, bandwidth, capacity,
     minimum, per-client cap, system size, RAM), why_not, iops_headroom, bandwidth_headroom,
     capacity_headroom (supply / need, >= 1 when feasible), latency_s, workers_per_gpu_needed
-    (Little's law), monthly_usd, purchase_usd, ready (the loader's workers cover the
+    (Little's law), monthly_usd (storage + read and request charges if read 24/7 for 30 days),
+    monthly_read_usd, purchase_usd, ready (the loader's workers cover the
     latency), caveats, verified. Feasible rows first, then ready ones, cheapest first.
     """
     p = _as_plan(x)
@@ -115,6 +116,11 @@ def recommend(x: PlanLike) -> pd.DataFrame:
         if o.unit in ("drive",) and o.kind == "local" and clients > 1:
             caveats.append(f"local drives serve one node: the figure is per node ({clients} nodes read)")
         billed_gb = (units * o.capacity_bytes if math.isfinite(o.capacity_bytes) else v["dataset_bytes"]) / 1e9
+        # Reading around the clock for a month: per-GB read charges and per-request charges.
+        month_s = 30 * 86400
+        reads_usd = (
+            v["read_bytes_per_s"] / 1e9 * o.price_per_gb_read + v["read_iops"] / 1e6 * o.price_per_million_requests
+        ) * month_s
         rows.append(
             {
                 "option": o.name,
@@ -129,7 +135,8 @@ def recommend(x: PlanLike) -> pd.DataFrame:
                 "capacity_headroom": cap / v["dataset_bytes"] if v["dataset_bytes"] > 0 else math.inf,
                 "latency_s": o.latency_s,
                 "workers_per_gpu_needed": workers,
-                "monthly_usd": o.price_per_gb_month * billed_gb,
+                "monthly_usd": o.price_per_gb_month * billed_gb + reads_usd,
+                "monthly_read_usd": reads_usd,
                 "purchase_usd": units * o.price_per_unit,
                 "ready": workers <= max(sc.num_workers, 1),
                 "caveats": "; ".join(caveats),

@@ -45,6 +45,8 @@ class StorageOption:
     price_per_gb_month: float
     price_per_unit: float
     stream_bytes_per_s: float
+    price_per_gb_read: float
+    price_per_million_requests: float
     burst: str
     verified: str
     sources: dict[str, str] = field(default_factory=dict)
@@ -100,6 +102,8 @@ def options() -> dict[str, StorageOption]:
             price_per_gb_month=opt("price_per_gb_month", "count", math.nan),
             price_per_unit=opt("price_per_unit", "count", math.nan),
             stream_bytes_per_s=opt("stream_bandwidth", "bytes_per_s", math.inf),
+            price_per_gb_read=opt("price_per_gb_read", "count", 0.0),
+            price_per_million_requests=opt("price_per_million_requests", "count", 0.0),
             burst=e.text("burst", ""),
             verified=e.text("verified"),
             sources={str(k): str(v) for k, v in sources.items()},
@@ -117,6 +121,8 @@ def options() -> dict[str, StorageOption]:
                 "price_per_unit",
                 "max_units",
                 "stream_bandwidth",
+                "price_per_gb_read",
+                "price_per_million_requests",
             )
             if k in e.data
         ]

@@ -138,3 +138,12 @@ def test_storage_levers_cut_reads_and_name_what_serves_them() -> None:
     assert shards["file_opens_per_s"] == pytest.approx(25600 / 4096)
     assert df.loc["cache 20% locally", "read_bytes_per_s"] == pytest.approx(0.8 * 25600 * 65536)
     assert df.loc["keep the dataset in RAM (page cache / tmpfs)", "best_option"] == "ram-tmpfs"
+
+
+def test_monthly_cost_counts_read_charges() -> None:
+    r = _row(recommend("beast-imagenet-4xv100"), "aws-efs-elastic")
+    # 385.7 MB/s read for 30 days at $0.03/GB = $29,991, on top of storage
+    assert r["monthly_read_usd"] == pytest.approx(512 / 0.087 * 65536 / 1e9 * 0.03 * 30 * 86400, rel=1e-9)
+    s3 = _row(recommend("beast-imagenet-4xv100"), "aws-s3-standard")
+    # 5,885 GETs/s for 30 days at $0.40 per million
+    assert s3["monthly_read_usd"] == pytest.approx(512 / 0.087 * 0.4e-6 * 30 * 86400, rel=1e-9)
