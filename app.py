@@ -208,7 +208,7 @@ def sidebar() -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
     errors: dict[str, str] = {}
     slots: dict[str, Any] = {}
     for group in GROUPS:
-        with sb.expander(group.capitalize(), expanded=group == "GPU and model"):
+        with sb.expander(group[0].upper() + group[1:], expanded=group == "GPU and model"):
             for name, info in FIELDS.items():
                 if info.group != group:
                     continue

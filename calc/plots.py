@@ -6,7 +6,6 @@ without showing it. Axis titles carry units.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -42,6 +41,22 @@ def _layout(fig: go.Figure, title: str, height: int = 360) -> go.Figure:
         legend={"orientation": "h", "y": -0.2},
     )
     return fig
+
+
+def _marker_line(fig: go.Figure, x: Sequence[float], y: Sequence[float], text: str, secondary: bool = False) -> None:
+    """A dotted reference line drawn as a trace: unlike shapes, traces sit right on log axes."""
+    kw = {"secondary_y": secondary} if secondary else {}
+    fig.add_scatter(
+        x=list(x),
+        y=list(y),
+        mode="lines+text",
+        text=["", text],
+        textposition="top left",
+        line={"dash": "dot", "color": "#333"},
+        showlegend=False,
+        hoverinfo="skip",
+        **kw,
+    )
 
 
 def memory_breakdown(p: Plan) -> go.Figure:
@@ -106,7 +121,8 @@ def demand_vs_batch(p: Plan, points: int = 24) -> go.Figure:
         line={"color": COLORS["cpu"], "dash": "dash"},
         secondary_y=True,
     )
-    fig.add_vline(x=math.log10(max(p.batch_size, 1)), line_dash="dot", annotation_text=f"n = {p.batch_size}")
+    t_max = float(df["step_time_s"].max() * 1e3)
+    _marker_line(fig, [p.batch_size, p.batch_size], [0, t_max], f"n = {p.batch_size}")
     fig.update_xaxes(title="batch size per GPU [examples]", type="log")
     fig.update_yaxes(title="step time [ms]", secondary_y=False)
     fig.update_yaxes(title="loader RAM per node [GB]", secondary_y=True)
@@ -130,8 +146,8 @@ def demand_vs_gpus(p: Plan, gpus: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 
         mode="lines+markers",
         secondary_y=True,
     )
-    # shapes on a log axis take log10 coordinates
-    fig.add_vline(x=math.log10(p.scenario.gpus_per_job), line_dash="dot", annotation_text="this job")
+    lo, hi = float(df["read_iops"].min()), float(df["read_iops"].max())
+    _marker_line(fig, [p.scenario.gpus_per_job] * 2, [max(lo, 1e-3), max(hi, 1e-3)], "this job")
     fig.update_xaxes(title="GPUs per job", type="log")
     fig.update_yaxes(title="random reads/s [1/s]", type="log", dtick=1, exponentformat="SI", secondary_y=False)
     fig.update_yaxes(title="read bandwidth [MB/s]", type="log", dtick=1, exponentformat="SI", secondary_y=True)
@@ -183,16 +199,18 @@ def pipeline_stages(p: Plan) -> go.Figure:
         go.Bar(
             x=names,
             y=values,
+            name="stage capacity",
             marker_color=[COLORS[n] for n in names],
             text=[fmt(x, "count_per_s", "/s") for x in values],
             textposition="outside",
         )
     )
-    fig.add_hline(
-        y=math.log10(max(p.per_gpu_samples_per_s, 1e-9)),
-        line_dash="dash",
-        line_color=COLORS["demand"],
-        annotation_text=f"demand {fmt(p.per_gpu_samples_per_s, 'count_per_s', 'samples/s')}",
+    fig.add_scatter(
+        x=names,
+        y=[p.per_gpu_samples_per_s] * len(names),
+        mode="lines",
+        name=f"GPU demand {fmt(p.per_gpu_samples_per_s, 'count_per_s', 'samples/s')}",
+        line={"dash": "dash", "color": COLORS["demand"]},
     )
     fig.update_yaxes(title="samples/s per GPU", type="log")
     return _layout(fig, f"Pipeline stages: bottleneck = {p.bottleneck}, GPU utilisation {p.gpu_utilization:.0%}")
