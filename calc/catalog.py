@@ -156,12 +156,30 @@ class Measurement:
     source: str
 
 
+MODEL_FIGURES = (
+    "params",
+    "forward_flops",
+    "activation_bytes",
+    "tensors",
+    "example_bytes",
+    "dataset_examples",
+    "cpu_seconds_per_example",
+)
+"""Every figure of a model preset, each of which needs an entry under ``sources``."""
+
+
+def load_mapping(file: str, what: str) -> dict[Any, Any]:
+    """A preset file that must be a mapping of names (``what``) to entries."""
+    raw = load_yaml(presets_dir() / file)
+    if not isinstance(raw, dict):
+        raise PresetError(file, f"expected a mapping of {what} names")
+    return raw
+
+
 @functools.cache
 def gpus() -> dict[str, GPU]:
     """All GPU presets by name."""
-    raw = load_yaml(presets_dir() / "gpus.yaml")
-    if not isinstance(raw, dict):
-        raise PresetError("gpus.yaml", "expected a mapping of GPU names")
+    raw = load_mapping("gpus.yaml", "GPU")
     out = {}
     for name, data in raw.items():
         e = _Entry("gpus.yaml", str(name), data)
@@ -190,9 +208,7 @@ def gpus() -> dict[str, GPU]:
 @functools.cache
 def models() -> dict[str, Model]:
     """All model presets by name."""
-    raw = load_yaml(presets_dir() / "models.yaml")
-    if not isinstance(raw, dict):
-        raise PresetError("models.yaml", "expected a mapping of model names")
+    raw = load_mapping("models.yaml", "model")
     out = {}
     for name, data in raw.items():
         e = _Entry("models.yaml", str(name), data)
@@ -223,16 +239,7 @@ def models() -> dict[str, Model]:
             calibration=cal_t,
             sources={str(k): str(v) for k, v in sources.items()},
         )
-        figures = (
-            "params",
-            "forward_flops",
-            "activation_bytes",
-            "tensors",
-            "example_bytes",
-            "dataset_examples",
-            "cpu_seconds_per_example",
-        )
-        missing = [f for f in figures if f not in model.sources]
+        missing = [f for f in MODEL_FIGURES if f not in model.sources]
         if missing:
             raise PresetError(e.where("sources"), f"no source for {', '.join(missing)}")
         out[str(name)] = model

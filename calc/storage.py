@@ -71,9 +71,7 @@ class StorageOption:
 @functools.cache
 def options() -> dict[str, StorageOption]:
     """All storage presets by name."""
-    raw = catalog.load_yaml(catalog.presets_dir() / "storage.yaml")
-    if not isinstance(raw, dict):
-        raise PresetError("storage.yaml", "expected a mapping of storage options")
+    raw = catalog.load_mapping("storage.yaml", "storage option")
     out = {}
     for name, data in raw.items():
         e = catalog._Entry("storage.yaml", str(name), data)

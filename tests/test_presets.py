@@ -83,15 +83,7 @@ def test_every_gpu_and_storage_figure_has_a_source() -> None:
 
 def test_every_model_figure_has_a_source() -> None:
     for m in calc.models().values():
-        for f in (
-            "params",
-            "forward_flops",
-            "activation_bytes",
-            "tensors",
-            "example_bytes",
-            "dataset_examples",
-            "cpu_seconds_per_example",
-        ):
+        for f in catalog.MODEL_FIGURES:
             assert m.sources.get(f), (m.name, f)
 
 
