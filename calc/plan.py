@@ -17,7 +17,8 @@ import pandas as pd
 from calc import catalog, compute, demand, host, memory, pipeline, transfer
 from calc._types import Numeric
 from calc.errors import DoesNotFitError, InputError
-from calc.scenario import FIELDS, Scenario, scenario
+from calc.scenario import FIELDS, Scenario
+from calc.scenario import scenario as preset_scenario
 from calc.units import Kind, fmt, parse
 
 DEFAULT_STORAGE_LATENCY_S = 1e-3
@@ -646,8 +647,11 @@ _EXTRA = ("reads_per_example", "batches_in_flight", "gpus_on_node", "cpu_seconds
 """Intermediate values a Plan keeps beside OUTPUTS (stage capacities may be infinite)."""
 
 
-def plan(sc: Scenario | str | None = None, /, **inputs: Any) -> Plan:
+def plan(scenario: Scenario | str | None = None, **inputs: Any) -> Plan:
     """Evaluate a scenario (an object, a preset name, or inputs) into a Plan.
+
+    ``plan("beast-imagenet-4xv100", gpus_per_job=8)``, ``plan(my_scenario)`` or
+    ``plan(gpu="H100-SXM", model="vit_b16")``: inputs override the scenario's.
 
     Raises
     ------
@@ -656,10 +660,11 @@ def plan(sc: Scenario | str | None = None, /, **inputs: Any) -> Plan:
     InputError
         For any invalid input, naming the field.
     """
+    sc = scenario
     if sc is None:
         sc = Scenario(**inputs) if inputs else Scenario()
     elif isinstance(sc, str):
-        sc = scenario(sc, **inputs)
+        sc = preset_scenario(sc, **inputs)
     elif inputs:
         sc = sc.replace(**inputs)
     if not isinstance(sc, Scenario):

@@ -94,3 +94,8 @@ def test_fixed_batch_larger_than_memory_warns() -> None:
 @pytest.mark.parametrize(("rule", "n"), [("pow2", 128), ("multiple_of_8", 152), ("none", 158)])
 def test_batch_rounding(rule: str, n: int) -> None:
     assert calc.plan("beast-resnet50-v100", batch_rounding=rule).batch_size == n
+
+
+def test_plan_accepts_scenario_by_keyword() -> None:
+    assert round(calc.plan(scenario="beast-imagenet-4xv100").read_iops) == 5885
+    assert calc.plan(scenario=calc.scenario("beast-nfs-shop"), jobs=10).read_iops == 1280
