@@ -177,3 +177,22 @@ def test_bad_input_shows_a_message_not_a_traceback(server: str, browser_page: Pa
     _wait(page)
     expect(page.locator("[data-testid='stException']")).to_have_count(0)
     expect(page.get_by_text("out of range").first).to_be_visible()
+
+
+def test_uploading_a_scenario_yaml_restores_it(server: str, browser_page: Page, tmp_path: Path) -> None:
+    import calc
+
+    page = browser_page
+    page.goto(server)
+    _wait(page)
+    good = tmp_path / "shop.yaml"
+    good.write_text(calc.scenario("beast-nfs-shop", jobs=10).to_yaml())
+    page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(str(good))
+    expect(
+        page.locator("[data-testid='stMetric']", has_text="Reads/s").locator("[data-testid='stMetricValue']")
+    ).to_have_text("1,280 reads/s")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("gpu: [V100\n")
+    page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(str(bad))
+    expect(page.get_by_text("malformed YAML").first).to_be_visible()
+    expect(page.locator("[data-testid='stException']")).to_have_count(0)
