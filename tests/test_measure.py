@@ -143,3 +143,25 @@ def test_model_probe_bad_input() -> None:
         measure.model(torch.nn.Linear(2, 2), torch.randn(1, 2), precision="fp64")
     with pytest.raises(InputError, match="example_input"):
         measure.model(torch.nn.Linear(2, 2), "not a tensor")
+
+
+def test_model_preset_written_and_complete(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    from calc import catalog
+
+    net = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU(), torch.nn.Linear(3, 2))
+    r = measure.model(net, torch.randn(1, 4), device="cpu")
+    out = measure.write_model_preset(
+        r,
+        "tiny_mlp",
+        tmp_path / "tiny.yaml",
+        tensors="x=4:float32,y=1:int64",
+        example_bytes="16 B",
+        dataset_examples=1000,
+        cpu_seconds_per_example="1 us",
+    )
+    entry = yaml.safe_load(out.read_text())["tiny_mlp"]
+    assert entry["params"] == 23
+    assert calc.parse(entry["forward_flops"], "flops") == 36
+    assert calc.parse(entry["activation_bytes"]["fp32"], "bytes") == 28
+    assert set(catalog.MODEL_FIGURES) <= set(entry["sources"])
