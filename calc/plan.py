@@ -38,13 +38,11 @@ class Output:
 
 
 OUTPUTS: dict[str, Output] = {
-    "gpu_memory_bytes": Output("bytes", "GPU memory", "preset {gpu}", binary=True),
-    "reserved_bytes": Output("bytes", "Reserved (context, allocator)", "input", binary=True),
-    "model_state_bytes": Output(
-        "bytes", "Model state", "{params} params x {bytes_per_param} B / {state_shards}", binary=True
-    ),
+    "gpu_memory_bytes": Output("bytes", "GPU memory", "{src_gpu_memory_bytes}", binary=True),
+    "reserved_bytes": Output("bytes", "Reserved (context, allocator)", "{src_reserved_bytes}", binary=True),
+    "model_state_bytes": Output("bytes", "Model state", "{state_rule}", binary=True),
     "activation_bytes_per_example": Output(
-        "bytes", "Activations per example", "preset {model}, {precision_class}", binary=True
+        "bytes", "Activations per example", "{src_activation_bytes_per_example}", binary=True
     ),
     "max_batch_size": Output(
         "count",
@@ -62,8 +60,8 @@ OUTPUTS: dict[str, Output] = {
     "train_flops_per_example": Output(
         "flops", "Training FLOPs per example", "{train_flops_multiplier} x {forward_flops_per_example}"
     ),
-    "peak_flops_per_s": Output("flops_per_s", "Peak FLOP/s", "preset {gpu} at {precision}"),
-    "efficiency": Output("count", "Efficiency (MFU)", "calibrated: calc.calibration()"),
+    "peak_flops_per_s": Output("flops_per_s", "Peak FLOP/s", "{src_peak_flops_per_s}"),
+    "efficiency": Output("count", "Efficiency (MFU)", "{src_efficiency}"),
     "step_time_s": Output("seconds", "Step time t", "{step_rule}"),
     "gpu_samples_per_s": Output("count_per_s", "GPU rate n/t per GPU", "{batch_size} / {step_time_s}", "samples/s"),
     "per_gpu_samples_per_s": Output(
@@ -612,6 +610,19 @@ def render_formula(p: Plan, template: str) -> tuple[str, str]:
         )
         if sc.compression_ratio > 1
         else "{send_s}",
+        "state_rule": "input (scenario)"
+        if sc.model_state_bytes is not None
+        else "{params} x {bytes_per_param} B / {state_shards}",
+        **{
+            f"src_{k}": p.sources.get(k, "input")
+            for k in (
+                "gpu_memory_bytes",
+                "reserved_bytes",
+                "activation_bytes_per_example",
+                "peak_flops_per_s",
+                "efficiency",
+            )
+        },
         "gpu": sc.gpu,
         "model": sc.model,
         "precision": sc.precision,
