@@ -56,7 +56,6 @@ def main() -> None:
             t0 = time.perf_counter()
             result = f()  # type: ignore[operator]
             times.append(time.perf_counter() - t0)
-            result = result if _ == repeat - 1 else None
         return min(times), result
 
     t_calc, df_obj = best(

@@ -91,7 +91,6 @@ class _FileReader:
     """Reads with O_DIRECT into a page-aligned buffer, or drops the file's cached pages first."""
 
     def __init__(self, size: int) -> None:
-        self.size = size
         self.buf = mmap.mmap(-1, max(size, ALIGN))  # anonymous mmap is page-aligned
         self.mode = "O_DIRECT" if hasattr(os, "O_DIRECT") else ""
 

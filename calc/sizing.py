@@ -221,7 +221,6 @@ _FLOAT = re.compile(r":(float32|float64|int64|int32|float16|bfloat16|int16)")
 def lever_changes(sc: Scenario) -> list[tuple[str, dict[str, Any]]]:
     """The what-if levers the seeds name, as Scenario changes."""
     p = plan(sc)
-    tensors = sc.tensors or p.sources.get("example_tensor_bytes", "")
     from calc.catalog import model
 
     spec = sc.tensors or model(sc.model).tensors
@@ -265,7 +264,6 @@ def lever_changes(sc: Scenario) -> list[tuple[str, dict[str, Any]]]:
     ]
     if not sc.pin_memory:
         out.append(("pinned memory", {"pin_memory": True}))
-    del tensors
     return out
 
 

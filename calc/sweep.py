@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calc import catalog, compute, memory, pipeline
+from calc import compute, memory, pipeline
 from calc.errors import InputError
 from calc.plan import OUTPUTS, evaluate, resolve
 from calc.scenario import FIELDS, Scenario, check_field, scenario
@@ -105,12 +105,9 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
 
 def _parse(name: str, value: Any) -> float:
     kind = FIELDS[name].kind
-    if kind in ("int", "fraction", "number"):
-        return float(check_field(name, value))
-    if kind == "bool":
+    if kind in ("int", "fraction", "number", "bool"):
         return float(check_field(name, value))
     return parse(value, kind, name)  # type: ignore[arg-type]
 
 
 __all__ = ["CATEGORICAL", "sweep"]
-_ = catalog  # presets are resolved through calc.plan.resolve
