@@ -1,0 +1,297 @@
+"""Checkpoints: LLM training writes more than it reads (docs/checkpoints.md).
+
+    checkpoint   = params x (weight_bytes_per_param + optimizer_bytes_per_param)
+    per rank     = checkpoint / (TP x PP)            no ZeRO: one data-parallel replica writes
+                 = weights / (TP x PP) + optimizer / (DP x TP x PP)     ZeRO-1/2, replica 0
+                 = checkpoint / (DP x TP x PP)       ZeRO-3 / FSDP full sharding
+    sync write   = checkpoint / (stall_fraction x interval)
+    async drain  = checkpoint / interval,  host RAM = one pinned copy per node,
+                   blocking part = bytes_per_node / host_copy_bandwidth
+    restore      = max(checkpoint / storage_read, shard / per_rank_read)
+    retained     = checkpoint x keep
+    interval     = sqrt(2 x write_time x MTBF)       (Young 1974; Daly 2006, first order)
+
+References
+----------
+MLPerf Storage v2.0 rules, mlcommons/storage ``Rules.md`` section 4.3.4, Table 2 "LLM models"
+(checkpoint sizes, TPxPPxDP, processes, ZeRO stage) and ``configs/dlio/workload/llama3_*.yaml``
+(fp16 weights, fp32 optimizer state), https://github.com/mlcommons/storage, checked 2026-11-22.
+DLIO ``dlio_benchmark/checkpointing/base_checkpointing.py`` (argonne-lcf/dlio_benchmark): the
+emulator MLPerf Storage runs; it writes weights in ``model_datatype`` and three optimizer groups
+of ``num_parameters`` in ``optimizer_datatype``, i.e. 2 + 3 x 4 = 14 bytes per parameter.
+Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models",
+SC 2020, arXiv:1910.02054: stages 1/2/3 shard optimizer state / + gradients / + weights.
+Young, "A first order approximation to the optimum checkpoint interval", CACM 17(9), 1974.
+Daly, "A higher order estimate of the optimum checkpoint interval for restart dumps",
+Future Generation Computer Systems 22(3), 2006.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from calc._types import Numeric
+from calc.errors import InputError
+
+GIB = 2**30
+TIB = 2**40
+
+CHECKPOINT_LAYOUTS = {
+    "mlperf_mixed_adam": (2.0, 12.0),
+    "fp32_adam": (4.0, 8.0),
+    "weights_bf16": (2.0, 0.0),
+    "weights_fp32": (4.0, 0.0),
+}
+"""(weight, optimizer) bytes per parameter a checkpoint holds, by layout.
+
+Notes
+-----
+``mlperf_mixed_adam``: fp16/bf16 weights (2) + fp32 master weights, Adam m and v (3 x 4 = 12),
+14 B/param; what MLPerf Storage's DLIO emulator writes and the Megatron/DeepSpeed
+mixed-precision layout. ``fp32_adam``: fp32 weights + m, v (4 + 8 = 12), e.g. FSDP keeping fp32
+sharded parameters. ``weights_*``: a weights-only export (no resume). Gradients are never
+saved, so a checkpoint is ``memory.BYTES_PER_PARAM["adam"]`` (16) less the 4 B of gradients.
+"""
+
+# Figures from the MLPerf Storage rules (Rules.md, Table 2) unless marked. "params" is derived,
+# not in the rules: DLIO's get_num_parameters() on Table 2's architecture and vocab_size 128256
+# from configs/dlio/workload/llama3_*.yaml (GQA-aware count, embedding and lm_head untied).
+_RULES = "mlcommons/storage Rules.md section 4.3.4 Table 2 (MLPerf Storage v2.0), checked 2026-11-22"
+MLPERF_CHECKPOINT: dict[str, dict[str, Any]] = {
+    "llama3-8b": {
+        "params": 8_030_261_248,
+        "tensor_parallel": 1,
+        "pipeline_parallel": 1,
+        "data_parallel": 8,
+        "processes": 8,
+        "zero_stage": 3,
+        "size_as_printed": "105 GB",
+        "checkpoint_gib": 105.0,
+        "checkpoint_bytes": 105 * GIB,
+        "source": _RULES + "; configs/dlio/workload/llama3_8b.yaml",
+    },
+    "llama3-70b": {
+        "params": 69_882_617_856,
+        "tensor_parallel": 8,
+        "pipeline_parallel": 1,
+        "data_parallel": 8,
+        "processes": 64,
+        "zero_stage": 3,
+        "size_as_printed": "912 GB",
+        "checkpoint_gib": 912.0,
+        "checkpoint_bytes": 912 * GIB,
+        "source": _RULES + "; configs/dlio/workload/llama3_70b.yaml",
+    },
+    "llama3-405b": {
+        "params": 405_853_388_800,
+        "tensor_parallel": 8,
+        "pipeline_parallel": 32,
+        "data_parallel": 2,
+        "processes": 512,
+        "zero_stage": 1,
+        # The rules' unit note reads "TB" as TiB: 5.29 x 1024 GiB. 14 B/param x params gives
+        # 5292 GiB, i.e. the printed figure looks like thousands of GiB (docs/checkpoints.md).
+        "size_as_printed": "5.29 TB",
+        "checkpoint_gib": 5.29 * 1024,
+        "checkpoint_bytes": 5.29 * TIB,
+        "source": _RULES + "; configs/dlio/workload/llama3_405b.yaml",
+    },
+    "llama3-1t": {
+        "params": 1_183_035_102_480,
+        "tensor_parallel": 8,
+        "pipeline_parallel": 64,
+        "data_parallel": 2,
+        "processes": 1024,
+        "zero_stage": 1,
+        # 14 B/param x params gives 15,426 GiB, not 18 TiB; the rules' figure is kept as printed.
+        "size_as_printed": "18 TB",
+        "checkpoint_gib": 18.0 * 1024,
+        "checkpoint_bytes": 18 * TIB,
+        "source": _RULES + "; configs/dlio/workload/llama3_1t.yaml",
+    },
+}
+"""MLPerf Storage checkpointing workloads: the rules' sizes (binary units: "GB" = GiB,
+"TB" = TiB, per the rules' own note) and process layout (TP x PP x DP = processes)."""
+
+
+def _arr(name: str, value: Numeric) -> npt.NDArray[np.float64]:
+    a = np.asarray(value, dtype=float)
+    if not np.all(np.isfinite(a)):
+        raise InputError(name, f"{value}; accepted: a finite number")
+    return a
+
+
+def _at_least(name: str, value: Numeric, low: float, accepted: str) -> npt.NDArray[np.float64]:
+    a = _arr(name, value)
+    if np.any(a < low):
+        raise InputError(name, f"{value}; accepted: {accepted}")
+    return a
+
+
+def _nonneg(name: str, value: Numeric) -> npt.NDArray[np.float64]:
+    return _at_least(name, value, 0.0, "0 or more")
+
+
+def _positive(name: str, value: Numeric) -> npt.NDArray[np.float64]:
+    a = _arr(name, value)
+    if np.any(a <= 0):
+        raise InputError(name, f"{value}; accepted: more than 0")
+    return a
+
+
+def llama_params(
+    vocab_size: Numeric,
+    hidden_size: Numeric,
+    num_layers: Numeric,
+    ffn_hidden_size: Numeric,
+    num_attention_heads: Numeric,
+    num_kv_heads: Numeric,
+) -> Numeric:
+    """Parameters of a Llama-style decoder (GQA, SwiGLU, untied embeddings) [count].
+
+    ``2 V h + h + L (2 h + h (h + 2 d_kv) + h^2 + 3 h f)`` with ``d_kv = (h // heads) x kv_heads``:
+    embedding and lm_head, final norm, and per layer two norms, QKV, output projection and the
+    three SwiGLU matrices. The count DLIO uses to size MLPerf Storage checkpoints.
+    """
+    h = _positive("hidden_size", hidden_size)
+    d_kv = np.floor_divide(h, _positive("num_attention_heads", num_attention_heads)) * _positive(
+        "num_kv_heads", num_kv_heads
+    )
+    f = _positive("ffn_hidden_size", ffn_hidden_size)
+    layer = 2 * h + h * (h + 2 * d_kv) + h * h + 3 * h * f
+    return 2 * _positive("vocab_size", vocab_size) * h + h + _nonneg("num_layers", num_layers) * layer
+
+
+def checkpoint_bytes(
+    params: Numeric, weight_bytes_per_param: Numeric = 2.0, optimizer_bytes_per_param: Numeric = 12.0
+) -> Numeric:
+    """Full checkpoint: weights + optimizer state [bytes].
+
+    ``params x (weight_bytes_per_param + optimizer_bytes_per_param)``. The defaults are the
+    MLPerf Storage / mixed-precision Adam layout, 2 + 12 = 14 B/param; see
+    ``CHECKPOINT_LAYOUTS``. Llama 3 70B: 69.88e9 x 14 = 978e9 B = 911 GiB (rules: 912 GiB).
+    """
+    p = _nonneg("params", params)
+    w = _nonneg("weight_bytes_per_param", weight_bytes_per_param)
+    o = _nonneg("optimizer_bytes_per_param", optimizer_bytes_per_param)
+    return p * (w + o)
+
+
+def bytes_per_rank(
+    checkpoint_bytes: Numeric,
+    data_parallel: Numeric,
+    tensor_parallel: Numeric = 1.0,
+    pipeline_parallel: Numeric = 1.0,
+    zero_stage: Numeric = 0.0,
+    weight_fraction: Numeric = 2.0 / 14.0,
+) -> tuple[Numeric, Numeric]:
+    """Bytes the busiest writing rank writes [bytes], and how many ranks write [count].
+
+    Model parallelism (TP x PP = mp) splits everything. Then, by ZeRO stage:
+
+    * 0 (plain DDP): replicas hold identical state, so only one data-parallel replica writes:
+      ``checkpoint / mp`` on ``mp`` ranks.
+    * 1, 2: optimizer state is sharded over DP, weights are not and replica 0 writes them:
+      ``weights / mp + optimizer / (dp x mp)`` on ``dp x mp`` ranks. That is the busiest
+      rank, so ranks x bytes exceeds the checkpoint here.
+    * 3 (FSDP full shard): everything is sharded: ``checkpoint / (dp x mp)`` on ``dp x mp``.
+
+    ``weight_fraction`` = weight bytes / checkpoint bytes (2/14 for the MLPerf layout) matters
+    only for stages 1 and 2. This is DeepSpeed's file layout, which DLIO emulates.
+    """
+    c = _nonneg("checkpoint_bytes", checkpoint_bytes)
+    dp = _at_least("data_parallel", data_parallel, 1.0, "1 or more")
+    mp = _at_least("tensor_parallel", tensor_parallel, 1.0, "1 or more") * _at_least(
+        "pipeline_parallel", pipeline_parallel, 1.0, "1 or more"
+    )
+    z = _arr("zero_stage", zero_stage)
+    if np.any(~np.isin(z, (0.0, 1.0, 2.0, 3.0))):
+        raise InputError("zero_stage", f"{zero_stage}; accepted: 0, 1, 2 or 3")
+    wf = _arr("weight_fraction", weight_fraction)
+    if np.any((wf < 0) | (wf > 1)):
+        raise InputError("weight_fraction", f"{weight_fraction}; accepted: 0 to 1")
+    per_rank = np.where(z == 0, c / mp, np.where(z == 3, c / (dp * mp), c * wf / mp + c * (1 - wf) / (dp * mp)))
+    ranks = np.where(z == 0, mp, dp * mp)
+    return per_rank, ranks
+
+
+def sync_write_bytes_per_s(checkpoint_bytes: Numeric, interval_s: Numeric, stall_fraction: Numeric) -> Numeric:
+    """Write bandwidth for a blocking save to stall training at most ``stall_fraction`` [bytes/s].
+
+    ``checkpoint / (stall_fraction x interval)``: the GPUs wait while the save runs, so it must
+    finish within that share of each interval. 912 GiB every 1800 s at 2 %: 979e9 / 36 s = 27 GB/s.
+    """
+    c = _nonneg("checkpoint_bytes", checkpoint_bytes)
+    t = _positive("interval_s", interval_s)
+    f = _arr("stall_fraction", stall_fraction)
+    if np.any((f <= 0) | (f > 1)):
+        raise InputError("stall_fraction", f"{stall_fraction}; accepted: more than 0, at most 1")
+    return c / (f * t)
+
+
+def async_drain_bytes_per_s(checkpoint_bytes: Numeric, interval_s: Numeric) -> Numeric:
+    """Write bandwidth for an asynchronous save [bytes/s]: ``checkpoint / interval``.
+
+    Training resumes once the state is copied to host RAM; the copy must reach storage before
+    the next save needs the buffer, so the whole interval is available.
+    """
+    return _nonneg("checkpoint_bytes", checkpoint_bytes) / _positive("interval_s", interval_s)
+
+
+def async_host_ram_bytes(bytes_per_node: Numeric, copies: Numeric = 1.0) -> Numeric:
+    """Pinned host RAM an asynchronous save needs per node [bytes]: ``bytes_per_node x copies``.
+
+    One staging copy of the node's shards; ``copies`` = 2 when a save may start before the last
+    one has drained. ``bytes_per_node`` = busiest-rank bytes x writing ranks on the node.
+    """
+    return _nonneg("bytes_per_node", bytes_per_node) * _at_least("copies", copies, 1.0, "1 or more")
+
+
+def async_blocking_s(bytes_per_node: Numeric, host_copy_bytes_per_s: Numeric) -> Numeric:
+    """Training stall of an asynchronous save [s]: ``bytes_per_node / host_copy_bytes_per_s``.
+
+    The GPU-to-host copy still blocks; ``host_copy_bytes_per_s`` is the node's aggregate
+    device-to-host rate.
+    """
+    return _nonneg("bytes_per_node", bytes_per_node) / _positive("host_copy_bytes_per_s", host_copy_bytes_per_s)
+
+
+def restore_time_s(
+    checkpoint_bytes: Numeric, read_bytes_per_s: Numeric, ranks: Numeric, per_rank_read_bytes_per_s: Numeric
+) -> Numeric:
+    """Time to load a checkpoint when each of ``ranks`` reads its shard [s].
+
+    ``max(checkpoint / read_bytes_per_s, checkpoint / ranks / per_rank_read_bytes_per_s)``: the
+    storage's aggregate read rate or one rank's own rate, whichever binds. Replicas that read
+    the same shard (no ZeRO) read it again: pass checkpoint x replicas as the total.
+    """
+    c = _nonneg("checkpoint_bytes", checkpoint_bytes)
+    aggregate = c / _positive("read_bytes_per_s", read_bytes_per_s)
+    per_rank = (
+        c
+        / _at_least("ranks", ranks, 1.0, "1 or more")
+        / _positive("per_rank_read_bytes_per_s", per_rank_read_bytes_per_s)
+    )
+    return np.maximum(aggregate, per_rank)
+
+
+def retained_capacity_bytes(checkpoint_bytes: Numeric, keep: Numeric) -> Numeric:
+    """Storage the kept checkpoints occupy [bytes]: ``checkpoint x keep``.
+
+    Pass keep + 1 when the oldest is deleted only after a new one completes.
+    """
+    return _nonneg("checkpoint_bytes", checkpoint_bytes) * _nonneg("keep", keep)
+
+
+def young_daly_interval_s(checkpoint_write_s: Numeric, mtbf_s: Numeric) -> Numeric:
+    """Checkpoint interval that minimises lost time [s]: ``sqrt(2 x write_time x MTBF)``.
+
+    Young's first-order optimum (Daly 2006 gives the same to first order; valid while the write
+    time is much shorter than the MTBF). ``mtbf_s`` is the whole job's: node MTBF / nodes.
+    Write 60 s, MTBF 24 h: sqrt(2 x 60 x 86400) = 3220 s.
+    """
+    w = _nonneg("checkpoint_write_s", checkpoint_write_s)
+    return np.sqrt(2.0 * w * _positive("mtbf_s", mtbf_s))
