@@ -16,22 +16,19 @@ import streamlit as st
 
 import calc
 from calc import plots
-from calc.catalog import PRECISIONS
+from calc import catalog
 from calc.errors import InputError
-from calc.memory import BYTES_PER_PARAM, ROUNDINGS
 from calc.plan import HEADLINE
 from calc.report import markdown_report
-from calc.scenario import FIELDS, Scenario, check_field
+from calc.formula import FORMULAS
+from calc.scenario import FIELDS, Scenario, check_field, choices, from_text
 from calc.sizing import levers, recommend, storage_levers
-from calc.storage import options as storage_options
 from calc.units import parse
 
 DEFAULT_PRESET = "beast-imagenet-4xv100"
 MAX_UPLOAD_BYTES = 100_000
 NONE = "(none)"
 QUANTITY_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "count", "count_per_s")
-# Numeric inputs that may be left empty (text fields): empty = automatic or from the preset.
-OPTIONAL_INTS = ("batch_size", "storage_units", "cpu_cores_per_node", "efficiency")
 HEADLINE_LABELS = {
     "batch_size": "Batch size / GPU",
     "step_time_s": "Step time",
@@ -43,90 +40,70 @@ HEADLINE_LABELS = {
     "gpu_utilization": "GPU utilisation",
 }
 SECTIONS = ("Requirements", "Storage", "Pipeline", "Moving the data", "Compare", "Formulas and sources")
-GROUPS = ("GPU and model", "data", "loader", "cluster", "storage", "transfer")
+GROUPS = ("scenario", "GPU and model", "measured", "data", "loader", "cluster", "storage", "transfer")
 KEY = "f_"
+BASE_UNIT = {"bytes": "B", "bytes_per_s": "B/s", "seconds": "s", "flops": "FLOPs", "flops_per_s": "FLOP/s"}
 
 
 # ------------------------------------------------------------------ scenario <-> widgets
-
-
-def _choices(name: str) -> list[str]:
-    if name == "gpu":
-        return list(calc.gpus())
-    if name == "model":
-        return list(calc.models())
-    if name == "precision":
-        return list(PRECISIONS)
-    if name == "optimizer":
-        return list(BYTES_PER_PARAM)
-    if name == "batch_rounding":
-        return list(ROUNDINGS)
-    if name == "storage":
-        return [NONE, *storage_options()]
-    return []
+# Every input is a text field (or a select box / check box): a number widget silently
+# clamps, rounds or keeps the last value, so "1e6", "2.5" or 0 would compute something else.
 
 
 def _label_unit(name: str) -> tuple[float, str]:
-    """The unit a field's label names (factor to base units, spelling), if calc can parse it."""
+    """The display unit of a field (factor to base units, spelling), if calc can parse it."""
     info = FIELDS[name]
     if not info.unit or info.kind not in QUANTITY_KINDS:
         return 1.0, ""
     try:
         return parse(f"1 {info.unit}", info.kind), info.unit  # type: ignore[arg-type]
     except InputError:
-        return 1.0, ""  # a label such as samples/s: a plain number
+        return 1.0, ""  # a unit such as samples/s: a plain number
+
+
+def label(name: str) -> str:
+    """The widget label: the field's label, with the base unit a bare number means."""
+    info = FIELDS[name]
+    text = info.label.split(" [")[0]
+    if info.kind in BASE_UNIT:
+        text += f" (bare number = {BASE_UNIT[info.kind]})"
+    return text
 
 
 def to_widget(name: str, value: Any) -> Any:
-    """A Scenario value as its widget shows it (quantities as text with a unit)."""
+    """A Scenario value as its widget shows it: quantities in the display unit, with the unit."""
     kind = FIELDS[name].kind
     if kind == "choice":
         return NONE if value is None else value
     if kind == "bool":
         return bool(value)
-    if kind in ("int", "number", "fraction") and name not in OPTIONAL_INTS:
-        return value
     if value is None:
         return ""
     if isinstance(value, str):
         return value
     factor, unit = _label_unit(name)
-    if unit:
+    if unit and kind in BASE_UNIT:
         return f"{value / factor:g} {unit}"
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def from_widget(name: str, value: Any) -> Any:
-    """A widget value as a Scenario input; bare numbers take the unit in the label."""
-    info = FIELDS[name]
-    if info.kind == "choice":
-        return None if value == NONE else value
-    if isinstance(value, str):
-        text = value.strip()
-        if text == "":
-            return None
-        unit = _label_unit(name)[1]
-        if unit:
-            try:
-                float(text.replace(",", ""))
-                return f"{text} {unit}"
-            except ValueError:
-                return text
-        return text
-    return value
+def widget_text(name: str, value: Any) -> str:
+    """A widget's value as the text the codec reads (Scenario.from_params)."""
+    if FIELDS[name].kind == "choice":
+        return "none" if value in (NONE, None) else str(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
 
 
 def load_into_state(sc: Scenario) -> None:
     for name in FIELDS:
-        if name in ("name", "description"):
-            continue
         st.session_state[KEY + name] = to_widget(name, getattr(sc, name))
     st.session_state["base"] = sc
 
 
 def on_preset() -> None:
-    sc = calc.scenario(st.session_state["preset"])
-    load_into_state(sc)
+    load_into_state(calc.scenario(st.session_state["preset"]))
 
 
 def on_upload() -> None:
@@ -150,29 +127,29 @@ def first_run() -> None:
     """Restore the scenario from the URL (?scenario=NAME&key=value...), else the default."""
     qp = {k: st.query_params[k] for k in st.query_params}
     preset = qp.pop("scenario", DEFAULT_PRESET)
-    errors = []
+    errors: list[str] = []
     try:
-        base = calc.scenario(preset)
+        preset = catalog.lookup(preset, catalog.scenario_files(), "scenario", "scenario")
     except InputError as exc:
         errors.append(str(exc))
-        preset, base = DEFAULT_PRESET, calc.scenario(DEFAULT_PRESET)
+        preset = DEFAULT_PRESET
+    base = calc.scenario(preset)
     st.session_state["preset"] = preset
     load_into_state(base)
     for key, value in qp.items():
-        if key not in FIELDS:
-            errors.append(f"{key}: unknown input in the link; accepted: {', '.join(FIELDS)}")
+        if key == "pins":
             continue
-        if key in ("name", "description"):
-            continue
-        v: Any = None if value in ("", "none", "None") else value
         try:
-            if v is not None:
-                v = check_field(key, v)
+            v = check_field(key, from_text(key, value)) if key in FIELDS else from_text(key, value)
+            if v is not None and FIELDS[key].kind not in ("choice", "bool", "text") and isinstance(value, str):
+                v = value  # keep the text as written ("64 KiB"): the widget shows it
             st.session_state[KEY + key] = to_widget(key, v)
         except InputError as exc:
             errors.append(str(exc))
+            st.session_state[KEY + key] = value  # shown, and marked wrong, in its field
     st.session_state["base"] = base
     st.session_state["url_errors"] = errors
+    st.session_state["pins"] = [p for p in str(qp.get("pins", "")).split(";") if p]
     st.session_state["ready"] = True
 
 
@@ -184,10 +161,9 @@ def sidebar() -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
     sb = st.sidebar
     sb.title("Feedrate")
     sb.caption("How much storage, CPU and PCIe your training job needs to keep its GPUs fed.")
-    names = calc.scenarios()
     sb.selectbox(
         "Scenario preset",
-        names,
+        calc.scenarios(),
         key="preset",
         on_change=on_preset,
         help="Fills every input from presets/scenarios/NAME.yaml; change any field after.",
@@ -196,7 +172,7 @@ def sidebar() -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
     if base.description:
         sb.caption(base.description)
     sb.file_uploader(
-        "Load a scenario YAML",
+        f"Load a scenario YAML (at most {MAX_UPLOAD_BYTES // 1000} kB)",
         type=["yaml", "yml"],
         key="upload",
         on_change=on_upload,
@@ -204,7 +180,7 @@ def sidebar() -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
     )
     if st.session_state.get("upload_error"):
         sb.error(st.session_state["upload_error"])
-    values: dict[str, Any] = {"name": base.name, "description": base.description}
+    values: dict[str, Any] = {}
     errors: dict[str, str] = {}
     slots: dict[str, Any] = {}
     for group in GROUPS:
@@ -213,37 +189,34 @@ def sidebar() -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
                 if info.group != group:
                     continue
                 key = KEY + name
-                label = info.label
                 if info.kind == "choice":
-                    st.selectbox(label, _choices(name), key=key, help=info.help)
+                    opts = list(choices(name))
+                    if info.optional:
+                        opts = [NONE, *opts]
+                    if st.session_state.get(key) not in opts:
+                        # A value the list lacks (a bad link): show it and say why, never fall back.
+                        opts = [str(st.session_state.get(key)), *opts]
+                    st.selectbox(label(name), opts, key=key, help=info.help)
                 elif info.kind == "bool":
-                    st.checkbox(label, key=key, help=info.help)
-                elif info.kind in ("int", "number", "fraction") and name not in OPTIONAL_INTS:
-                    if info.kind == "int":
-                        lo: Any = int(info.minimum or 0)
-                        hi: Any = int(info.maximum or 10**9)
-                        step: Any = 1
-                        st.session_state[key] = int(float(st.session_state.get(key) or lo))
-                    else:
-                        lo, hi = float(info.minimum or 0.0), float(info.maximum or 1e9)
-                        step = 0.05 if info.kind == "fraction" else 0.5
-                        st.session_state[key] = float(st.session_state.get(key) or lo)
-                    st.number_input(label, min_value=lo, max_value=hi, step=step, key=key, help=info.help)
+                    st.checkbox(label(name), key=key, help=info.help)
                 else:
-                    preset_hint = "empty = from the preset" if name not in OPTIONAL_INTS else "empty = automatic"
+                    hint = "empty = " + (info.preset and f"from the preset ({info.preset})" or "automatic")
                     st.text_input(
-                        label,
+                        label(name),
                         key=key,
-                        help=f"{info.help} ({preset_hint}; units accepted, e.g. 64 KiB)",
-                        placeholder=preset_hint,
+                        help=f"{info.help} ({hint if info.optional else 'required'}; units accepted, e.g. 64 KiB)",
+                        placeholder=hint if info.optional else "",
                     )
                 slots[name] = st.empty()
-                value = from_widget(name, st.session_state.get(key))
                 try:
-                    values[name] = None if value is None else check_field(name, value)
+                    values[name] = check_or_none(name, from_text(name, widget_text(name, st.session_state.get(key))))
                 except InputError as exc:
                     errors[name] = exc.message
     return values, errors, slots
+
+
+def check_or_none(name: str, value: Any) -> Any:
+    return None if value is None else check_field(name, value)
 
 
 def mark_fields(values: dict[str, Any], errors: dict[str, str], slots: dict[str, Any]) -> None:
@@ -251,12 +224,9 @@ def mark_fields(values: dict[str, Any], errors: dict[str, str], slots: dict[str,
     for name, slot in slots.items():
         if name in errors:
             slot.error(errors[name])
-        elif not same(name, values.get(name), getattr(base, name)):
+        elif name in values and not same(name, values.get(name), getattr(base, name)):
             was = to_widget(name, getattr(base, name))
             slot.caption(f"✎ changed from the preset ({was if was not in ('', None) else 'empty'})")
-
-
-BASE_UNIT = {"bytes": "B", "bytes_per_s": "B/s", "seconds": "s", "flops": "FLOPs", "flops_per_s": "FLOP/s"}
 
 
 def same(name: str, a: Any, b: Any) -> bool:
@@ -269,27 +239,17 @@ def same(name: str, a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def url_value(name: str, v: Any) -> str:
-    """A Scenario value as a link parameter; numbers carry their base unit so links are exact."""
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return str(v).lower()
-    kind = FIELDS[name].kind
-    if isinstance(v, int | float) and kind in BASE_UNIT:
-        return f"{v!r} {BASE_UNIT[kind]}"
-    return str(v)
-
-
 def share_params(sc: Scenario, preset: str) -> dict[str, str]:
+    """The link: the preset, and each input that differs from it, as text (Scenario.to_params)."""
     base = calc.scenario(preset)
     params = {"scenario": preset}
-    for name in FIELDS:
-        if name in ("name", "description"):
-            continue
-        v, b = getattr(sc, name), getattr(base, name)
-        if not same(name, v, b):
-            params[name] = url_value(name, v)
+    for name, text in sc.to_params(base).items():
+        if name != "name" and same(name, getattr(sc, name), getattr(base, name)):
+            continue  # "64 KiB" and 65536 are one input: keep links short
+        params[name] = text
+    pins = st.session_state.get("pins", [])
+    if pins:
+        params["pins"] = ";".join(pins)
     return params
 
 
@@ -308,7 +268,7 @@ def headline(p: calc.Plan) -> None:
     cols = [*st.columns(4), *st.columns(4), *st.columns(4)]
     for col, key in zip(cols, HEADLINE, strict=False):
         col.metric(
-            HEADLINE_LABELS[key], p.formatted(key), help=f"{calc.OUTPUTS[key].label}: {calc.OUTPUTS[key].formula}"
+            HEADLINE_LABELS[key], p.formatted(key), help=f"{calc.OUTPUTS[key].label}: {FORMULAS[key]}"
         )
     cols[len(HEADLINE)].metric("Bottleneck", p.bottleneck, help="Slowest pipeline stage: storage, cpu, pcie or gpu")
     method = {"measured step time": "measured t", "measured throughput": "measured rate"}.get(p.step_method, "FLOPs")
@@ -465,15 +425,21 @@ def main() -> None:
     for e in st.session_state.get("url_errors", []):
         st.error(f"Link: {e}")
     if errors:
-        st.error("Fix the inputs marked in the sidebar: " + "; ".join(f"{k}: {v}" for k, v in errors.items()))
+        st.error(
+            "No numbers shown until these inputs are fixed (marked in the sidebar): "
+            + "; ".join(f"{FIELDS[k].label.split(' [')[0]} ({k}): {v}" for k, v in errors.items())
+        )
         return
+    base: Scenario = st.session_state["base"]
     try:
-        sc = Scenario(**values)
+        changed = {k: v for k, v in values.items() if not same(k, v, getattr(base, k))}
+        sc = base.replace(**changed) if changed else base
         p = calc.plan(sc)
     except InputError as exc:
-        if exc.field in slots:
-            slots[exc.field].error(exc.message)
-        st.error(str(exc))
+        field = exc.field.split(": ")[-1]
+        if field in slots:
+            slots[field].error(exc.message)
+        st.error(f"No numbers shown: {exc}")
         return
     preset = st.session_state["preset"]
     params = share_params(sc, preset)

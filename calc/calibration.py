@@ -1,133 +1,340 @@
-"""Efficiency calibration: model FLOP utilisation from measured training throughput.
+"""Calibration of the step-time model: a few global efficiencies fitted on measured throughput.
 
-    efficiency(row)           = samples_per_s x 3 x forward_flops / peak_flops(gpu, precision)
-    efficiency(model, class)  = geometric mean over that model's rows of the class
+The model (calc.compute) predicts one GPU's samples/s from physical figures: training FLOPs
+and GPU-memory traffic per example, per-step traffic, the GPU's dense peak and memory
+bandwidth. What it cannot know from datasheets is the share of peak real kernels reach. Those
+shares are fitted ONCE, globally, on every row of presets/calibration.yaml:
 
-``class`` is fp32, tf32 or mixed (fp16/bf16/fp8). Rows on the plan's own GPU are preferred.
-A model without rows of a class borrows the next model in its preset's ``calibration`` list,
-then ResNet-50's. ``calibration()``
-shows every row with the efficiency it implies and the prediction calc makes for it, so the
-defaults are derived in the open from presets/calibration.yaml.
+    e_c[fp32], e_c[tf32], e_c[mixed]    compute efficiency per precision class
+    e_m                                 memory efficiency
+    t_launch, n_fill                    per-step overhead [s], examples' worth of fill time
+    k_eager                             plain eager PyTorch relative to a tuned (NGC) stack
+    k_transformer                       transformer compute efficiency relative to CNNs
+
+never per (model, GPU). The fit minimises the mean squared log error (Nelder-Mead in log
+space). ``calibration()`` reports each row's in-sample prediction and its leave-one-GPU-out
+prediction (the fit rerun without any row of that GPU): the honest error for a GPU nobody
+measured. ``validation()`` predicts presets/validation.yaml, rows never used for fitting.
+
+Data-parallel scaling: within-node and across-node efficiencies are the geometric means of
+published multi-GPU tables (calibration.yaml ``scaling``): total rate at N GPUs / (N x one GPU).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
-from calc import catalog
-from calc.compute import efficiency_from_rate
+from calc import catalog, compute
 
-TRAIN_FLOPS_MULTIPLIER = 3.0
-"""Training FLOPs / forward FLOPs: backward ~ 2 x forward (compute_anchors.md section 0)."""
+Array = npt.NDArray[np.float64]
 
+CLASSES = ("fp32", "tf32", "mixed")
+PARAMS = ("e_fp32", "e_tf32", "e_mixed", "e_mem", "t_launch", "n_fill", "k_eager", "k_transformer")
+START = np.log([0.5, 0.4, 0.3, 0.6, 2e-3, 4.0, 1.3, 1.0])
+"""Starting point of the fit (log space): plausible shares of peak, 2 ms, 4 examples."""
 
-def _row_efficiency(m: catalog.Measurement) -> float:
-    model = catalog.models()[m.model]
-    peak = catalog.gpus()[m.gpu].peak(m.precision)
-    return float(efficiency_from_rate(m.samples_per_s, TRAIN_FLOPS_MULTIPLIER * model.forward_flops, peak))
-
-
-def _geomean(xs: list[float]) -> float:
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+DEFAULT_SCALING = (0.95, 0.95)
+"""Within-node and across-node data-parallel efficiency when calibration.yaml has no table:
+an assumption, stated in the plan's sources."""
 
 
-def _table(exclude: tuple[str, str, str] | None) -> dict[tuple[str, str, str], list[float]]:
-    """Implied efficiencies grouped by (model, precision class, gpu); ``gpu`` "" = all GPUs."""
-    groups: dict[tuple[str, str, str], list[float]] = {}
-    for m in catalog.measurements():
-        if (m.model, m.gpu, m.precision) == exclude:
-            continue
-        eff = _row_efficiency(m)
-        pclass = catalog.precision_class(m.precision)
-        groups.setdefault((m.model, pclass, m.gpu), []).append(eff)
-        groups.setdefault((m.model, pclass, ""), []).append(eff)
-    return groups
+@dataclass(frozen=True)
+class Fit:
+    """Fitted step-time parameters (see the module docstring)."""
+
+    compute_efficiency: dict[str, float]
+    memory_efficiency: float
+    launch_overhead_s: float
+    fill_examples: float
+    stack_factors: dict[str, float]
+    family_factors: dict[str, float]
+    scaling_within_node: float
+    scaling_across_nodes: float
+    scaling_source: str
+    rows: int
+    rms_log_error: float
+    excluded_gpu: str = ""
+    gpus: tuple[str, ...] = field(default=())
+
+    @property
+    def describe(self) -> str:
+        return (
+            f"global fit on {self.rows} rows of calibration.yaml over {len(self.gpus)} GPUs"
+            + (f", without {self.excluded_gpu}" if self.excluded_gpu else "")
+        )
+
+    def stack_source(self, stack: str) -> str:
+        if stack == "tuned":
+            return "reference stack (NGC-style: channels_last, fused kernels, DALI), factor 1"
+        return f"{self.stack_factors[stack]:.3g} x the tuned step time, fitted on rows labelled eager"
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The calibration rows as arrays, for a vectorised prediction."""
+
+    measured: Array
+    batch: Array
+    flops: Array
+    traffic: Array
+    step_traffic: Array
+    peak: Array
+    bandwidth: Array
+    pclass: Array  # index into CLASSES
+    eager: Array  # 1 where the row was measured with an eager stack
+    transformer: Array
+    multi_gpu: Array  # 1 where the per-GPU rate comes from a multi-GPU run (within a node)
+    gpu: tuple[str, ...]
+
+
+def _rows(ms: Sequence[catalog.Measurement]) -> _Rows:
+    models, gpus = catalog.models(), catalog.gpus()
+
+    def col(f: Callable[[catalog.Measurement], float]) -> Array:
+        return np.array([f(m) for m in ms], dtype=float)
+
+    def flops(m: catalog.Measurement) -> float:
+        md = models[m.model]
+        return md.train_flops if math.isfinite(md.train_flops) else compute.TRAIN_FLOPS_MULTIPLIER * md.forward_flops
+
+    return _Rows(
+        measured=col(lambda m: m.samples_per_s),
+        batch=col(lambda m: m.batch_size),
+        flops=col(flops),
+        traffic=col(lambda m: models[m.model].traffic(catalog.memory_class(m.precision))[0]),
+        step_traffic=col(lambda m: models[m.model].traffic(catalog.memory_class(m.precision))[1]),
+        peak=col(lambda m: gpus[m.gpu].peak(m.precision)),
+        bandwidth=col(lambda m: gpus[m.gpu].memory_bandwidth_bytes_per_s),
+        pclass=col(lambda m: CLASSES.index(catalog.precision_class(m.precision))),
+        eager=col(lambda m: float(m.stack == "eager")),
+        transformer=col(lambda m: float(models[m.model].family == "transformer")),
+        multi_gpu=col(lambda m: float(m.gpus > 1)),
+        gpu=tuple(m.gpu for m in ms),
+    )
+
+
+def _predict(theta: Array, r: _Rows, within_node: float) -> Array:
+    """Per-GPU samples/s the model predicts for each row, with parameters ``theta`` (log space)."""
+    p = np.exp(theta)
+    e_c = p[:3][r.pclass.astype(int)] * np.where(r.transformer > 0, p[7], 1.0)
+    c = compute.compute_time_per_example_s(r.flops, r.peak, np.minimum(e_c, 1.0))
+    mem = compute.memory_time_per_example_s(r.traffic, r.bandwidth, min(p[3], 1.0))
+    fixed = compute.fixed_time_s(r.step_traffic, r.bandwidth, min(p[3], 1.0), p[4], p[5], c + mem)
+    t = compute.model_step_time_s(r.batch, c + mem, fixed, np.where(r.eager > 0, p[6], 1.0))
+    rate: Array = r.batch / t * np.where(r.multi_gpu > 0, within_node, 1.0)
+    return rate
+
+
+def _nelder_mead(f: Callable[[Array], float], x0: Array, step: float = 0.5, iters: int = 4000) -> Array:
+    """Minimise ``f`` from ``x0`` (a compact Nelder-Mead; NumPy only, deterministic)."""
+    n = len(x0)
+    simplex = np.vstack([x0] + [x0 + step * np.eye(n)[i] for i in range(n)])
+    values = np.array([f(x) for x in simplex])
+    for _ in range(iters):
+        order = np.argsort(values)
+        simplex, values = simplex[order], values[order]
+        if values[-1] - values[0] < 1e-12:
+            break
+        centroid = simplex[:-1].mean(axis=0)
+        reflected = centroid + (centroid - simplex[-1])
+        fr = f(reflected)
+        if fr < values[0]:
+            expanded = centroid + 2 * (centroid - simplex[-1])
+            fe = f(expanded)
+            simplex[-1], values[-1] = (expanded, fe) if fe < fr else (reflected, fr)
+        elif fr < values[-2]:
+            simplex[-1], values[-1] = reflected, fr
+        else:
+            contracted = centroid + 0.5 * (simplex[-1] - centroid)
+            fc = f(contracted)
+            if fc < values[-1]:
+                simplex[-1], values[-1] = contracted, fc
+            else:  # shrink towards the best point
+                simplex[1:] = simplex[0] + 0.5 * (simplex[1:] - simplex[0])
+                values[1:] = [f(x) for x in simplex[1:]]
+    result: Array = simplex[int(np.argmin(values))]
+    return result
+
+
+def _scaling() -> tuple[float, float, str]:
+    within, across = [], []
+    for s in catalog.scaling_rows():
+        one = s.samples_per_s[s.gpus.index(1)]
+        for g, rate in zip(s.gpus, s.samples_per_s, strict=True):
+            if g == 1:
+                continue
+            eff = rate / (g * one)
+            (within if g <= 8 else across).append(eff)
+    if not within:
+        return (*DEFAULT_SCALING, "assumed 0.95 within a node and 0.95 across nodes (no published table loaded)")
+    w = float(np.exp(np.mean(np.log(within))))
+    a = float(np.exp(np.mean(np.log(across)))) / w if across else DEFAULT_SCALING[1]
+    a = min(a, 1.0)
+    return w, a, (
+        f"geometric mean of {len(within)} published 2-8 GPU efficiencies ({w:.3f})"
+        + (f" and {len(across)} multi-node ones ({a:.3f} beyond the node)" if across else "; across nodes assumed 0.95")
+        + " (calibration.yaml scaling)"
+    )
+
+
+def fit(exclude_gpu: str = "", rows: Sequence[catalog.Measurement] | None = None) -> Fit:
+    """Fit the global parameters on the calibration rows (all, or without ``exclude_gpu``)."""
+    ms = [m for m in (rows if rows is not None else catalog.measurements()) if m.gpu != exclude_gpu]
+    r = _rows(ms)
+    within, across, scaling_src = _scaling()
+    log_measured = np.log(r.measured)
+    has_eager = bool(r.eager.any() and (r.eager == 0).any())
+    has_transformer = bool(r.transformer.any() and (r.transformer == 0).any())
+
+    def loss(theta: Array) -> float:
+        full = theta.copy()
+        if not has_eager:
+            full[6] = 0.0
+        if not has_transformer:
+            full[7] = 0.0
+        err = np.log(_predict(full, r, within)) - log_measured
+        # Efficiencies above 1 are unphysical: a steep penalty keeps the fit inside.
+        over = np.maximum(full[:4], 0.0)
+        return float(np.mean(err**2) + 10 * np.sum(over**2))
+
+    theta = _nelder_mead(loss, START.copy())
+    theta = _nelder_mead(loss, theta, step=0.2)  # a restart escapes an early collapse
+    if not has_eager:
+        theta[6] = 0.0
+    if not has_transformer:
+        theta[7] = 0.0
+    p = np.exp(theta)
+    err = np.log(_predict(theta, r, within)) - log_measured
+    return Fit(
+        compute_efficiency={c: float(min(p[i], 1.0)) for i, c in enumerate(CLASSES)},
+        memory_efficiency=float(min(p[3], 1.0)),
+        launch_overhead_s=float(p[4]),
+        fill_examples=float(p[5]),
+        stack_factors={"tuned": 1.0, "eager": float(p[6])},
+        family_factors={"cnn": 1.0, "transformer": float(p[7])},
+        scaling_within_node=within,
+        scaling_across_nodes=across,
+        scaling_source=scaling_src,
+        rows=len(ms),
+        rms_log_error=float(np.sqrt(np.mean(err**2))),
+        excluded_gpu=exclude_gpu,
+        gpus=tuple(sorted(set(r.gpu))),
+    )
 
 
 @functools.cache
-def _cached_table() -> dict[tuple[str, str, str], list[float]]:
-    return _table(None)
+def fitted() -> Fit:
+    """The fit on every calibration row (computed once per process)."""
+    return fit()
 
 
-def default_efficiency(
-    model: str, precision: str, gpu: str = "", exclude: tuple[str, str, str] | None = None
-) -> tuple[float, str]:
-    """The calibrated efficiency for ``model`` at ``precision`` on ``gpu``, and how it was derived.
-
-    Rows measured on the same GPU are preferred (efficiency falls as tensor peaks rise: a
-    ResNet-50 reaches 24 % of a V100's fp16 peak but 10 % of an H100's bf16 peak); otherwise
-    the geometric mean over every GPU. ``exclude`` = (model, gpu, precision) leaves that row
-    out (leave-one-out checks).
-    """
-    pclass = catalog.precision_class(precision)
-    chain = (*catalog.model(model).calibration, "resnet50")
-    table = _cached_table() if exclude is None else _table(exclude)
-    scopes = [(gpu, f"on {gpu}")] if gpu else []
-    scopes.append(("", "over all GPUs"))
-    for name in chain:
-        for key, scope in scopes:
-            rows = table.get((name, pclass, key))
-            if rows:
-                borrowed = "" if name == model else f" (borrowed from {name})"
-                return _geomean(rows), (
-                    f"geometric mean of {len(rows)} {name} {pclass} measurement(s) {scope}{borrowed}, calibration.yaml"
-                )
-    raise KeyError(f"no calibration rows for class {pclass}")
+def _predict_rows(f: Fit, ms: Sequence[catalog.Measurement]) -> Array:
+    theta = np.log(
+        [
+            *(f.compute_efficiency[c] for c in CLASSES),
+            f.memory_efficiency,
+            f.launch_overhead_s,
+            f.fill_examples,
+            f.stack_factors["eager"],
+            f.family_factors["transformer"],
+        ]
+    )
+    return _predict(theta, _rows(ms), f.scaling_within_node)
 
 
+@functools.cache
 def calibration() -> pd.DataFrame:
     """Predicted vs measured per-GPU throughput for every calibration row.
 
-    Columns: model, gpu, precision, batch_size, measured_samples_per_s, implied_efficiency,
-    efficiency (the default calc uses), predicted_samples_per_s, error (predicted/measured - 1),
-    loo_predicted_samples_per_s and loo_error (the row left out of its own calibration;
-    NaN where no other row of the class exists), source.
+    Columns: model, gpu, precision, batch_size, stack, measured_samples_per_s,
+    predicted_samples_per_s (the global fit), error (predicted/measured - 1),
+    logo_predicted_samples_per_s and logo_error (fitted without any row of that GPU), source.
     """
-    rows = []
-    for m in catalog.measurements():
-        model = catalog.models()[m.model]
-        peak = catalog.gpus()[m.gpu].peak(m.precision)
-        train = TRAIN_FLOPS_MULTIPLIER * model.forward_flops
-        eff, _ = default_efficiency(m.model, m.precision, m.gpu)
-        predicted = peak * eff / train
-        try:
-            loo_eff, loo_how = default_efficiency(m.model, m.precision, m.gpu, exclude=(m.model, m.gpu, m.precision))
-            loo = peak * loo_eff / train
-        except KeyError:
-            loo, loo_how = math.nan, ""
-        rows.append(
-            {
-                "model": m.model,
-                "gpu": m.gpu,
-                "precision": m.precision,
-                "batch_size": m.batch_size,
-                "measured_samples_per_s": m.samples_per_s,
-                "implied_efficiency": _row_efficiency(m),
-                "efficiency": eff,
-                "predicted_samples_per_s": predicted,
-                "error": predicted / m.samples_per_s - 1,
-                "loo_predicted_samples_per_s": loo,
-                "loo_error": loo / m.samples_per_s - 1,
-                "loo_from": loo_how,
-                "source": m.source,
-            }
-        )
-    return pd.DataFrame(rows)
+    ms = list(catalog.measurements())
+    full = fitted()
+    predicted = _predict_rows(full, ms)
+    logo = np.empty(len(ms))
+    for gpu in sorted({m.gpu for m in ms}):
+        idx = [i for i, m in enumerate(ms) if m.gpu == gpu]
+        f = fit(exclude_gpu=gpu)
+        logo[idx] = _predict_rows(f, [ms[i] for i in idx])
+    return pd.DataFrame(
+        {
+            "model": [m.model for m in ms],
+            "gpu": [m.gpu for m in ms],
+            "precision": [m.precision for m in ms],
+            "batch_size": [m.batch_size for m in ms],
+            "stack": [m.stack for m in ms],
+            "measured_samples_per_s": [m.samples_per_s for m in ms],
+            "predicted_samples_per_s": predicted,
+            "error": predicted / np.array([m.samples_per_s for m in ms]) - 1,
+            "logo_predicted_samples_per_s": logo,
+            "logo_error": logo / np.array([m.samples_per_s for m in ms]) - 1,
+            "source": [m.source for m in ms],
+        }
+    )
+
+
+def validation() -> pd.DataFrame:
+    """Predictions for presets/validation.yaml: published rows never used for fitting.
+
+    Same columns as ``calibration()`` without the leave-one-out ones; empty if the file is absent.
+    """
+    if not (catalog.presets_dir() / "validation.yaml").is_file():
+        return pd.DataFrame()
+    ms = list(catalog.measurements("validation.yaml"))
+    predicted = _predict_rows(fitted(), ms)
+    measured = np.array([m.samples_per_s for m in ms])
+    return pd.DataFrame(
+        {
+            "model": [m.model for m in ms],
+            "gpu": [m.gpu for m in ms],
+            "precision": [m.precision for m in ms],
+            "batch_size": [m.batch_size for m in ms],
+            "stack": [m.stack for m in ms],
+            "measured_samples_per_s": measured,
+            "predicted_samples_per_s": predicted,
+            "error": predicted / measured - 1,
+            "source": [m.source for m in ms],
+        }
+    )
+
+
+def geomean_error(predicted: Array | pd.Series, measured: Array | pd.Series) -> float:
+    """Geometric-mean error factor minus one: exp(mean |log(pred/meas)|) - 1 (0 = exact)."""
+    ratio = np.asarray(predicted, dtype=float) / np.asarray(measured, dtype=float)
+    return float(np.exp(np.mean(np.abs(np.log(ratio)))) - 1)
 
 
 def summary(table: pd.DataFrame | None = None) -> dict[str, float]:
-    """Overall geometric-mean error factor, in-sample and leave-one-out (1.0 = exact)."""
+    """Overall geometric-mean errors: in-sample and leave-one-GPU-out (0 = exact)."""
     t = calibration() if table is None else table
-    ins = np.exp(np.mean(np.abs(np.log(t["predicted_samples_per_s"] / t["measured_samples_per_s"]))))
-    loo_t = t.dropna(subset=["loo_predicted_samples_per_s"])
-    loo = np.exp(np.mean(np.abs(np.log(loo_t["loo_predicted_samples_per_s"] / loo_t["measured_samples_per_s"]))))
     return {
         "rows": float(len(t)),
-        "geomean_error_factor": float(ins),
-        "loo_rows": float(len(loo_t)),
-        "loo_geomean_error_factor": float(loo),
+        "gpus": float(t["gpu"].nunique()),
+        "in_sample_geomean_error": geomean_error(t["predicted_samples_per_s"], t["measured_samples_per_s"]),
+        "logo_geomean_error": geomean_error(t["logo_predicted_samples_per_s"], t["measured_samples_per_s"]),
     }
+
+
+def per_gpu(table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Leave-one-GPU-out geometric-mean error per GPU (rows, in-sample, LOGO)."""
+    t = calibration() if table is None else table
+    rows = []
+    for gpu, g in t.groupby("gpu", sort=True):
+        rows.append(
+            {
+                "gpu": gpu,
+                "rows": len(g),
+                "in_sample_error": geomean_error(g["predicted_samples_per_s"], g["measured_samples_per_s"]),
+                "logo_error": geomean_error(g["logo_predicted_samples_per_s"], g["measured_samples_per_s"]),
+            }
+        )
+    return pd.DataFrame(rows)

@@ -7,7 +7,9 @@ package, so ``import calc`` finds them from any working directory. YAML is read 
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import math
 import functools
 import importlib.resources
 from collections.abc import Mapping
@@ -20,6 +22,9 @@ import yaml
 from calc.errors import InputError, PresetError
 from calc.units import Kind, parse
 
+STACKS = ("tuned", "eager")
+"""Software stacks a measurement was taken with (calibration.yaml ``stack``)."""
+
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
 """Training precisions. fp16, bf16 and fp8 mean mixed-precision training (autocast)."""
 
@@ -27,6 +32,17 @@ PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
 def precision_class(precision: str) -> str:
     """``fp32`` and ``tf32`` keep fp32 activations; the others are ``mixed``."""
     return precision if precision in ("fp32", "tf32") else "mixed"
+
+
+def memory_class(precision: str) -> str:
+    """Activation and traffic figures: ``fp32`` (also tf32: its tensors stay fp32) or ``mixed``."""
+    return "fp32" if precision in ("fp32", "tf32") else "mixed"
+
+
+TRAFFIC_PER_ACTIVATION_BYTE = 4.0
+"""Estimated GPU-memory traffic per byte of saved activations, for models with no measured
+traffic: each saved activation is written in the forward pass and read in the backward pass,
+and its gradient is written and read once more (2 + 2). Stated as an estimate in the plan."""
 
 
 def presets_dir() -> Path:
@@ -142,6 +158,29 @@ class Model:
     cpu_seconds_per_example: float
     calibration: tuple[str, ...]
     sources: Mapping[str, str] = field(default_factory=dict)
+    train_flops: float = math.nan
+    memory_traffic: Mapping[str, float] = field(default_factory=dict)
+    step_traffic: Mapping[str, float] = field(default_factory=dict)
+    family: str = "cnn"
+
+    def traffic(self, memory_class: str) -> tuple[float, float, str]:
+        """GPU-memory bytes per example and per step [bytes], and their source.
+
+        Measured per op where presets/models.yaml has them; otherwise estimated from the
+        saved activations and the parameter count (and the source says so).
+        """
+        if memory_class in self.memory_traffic:
+            return (
+                self.memory_traffic[memory_class],
+                self.step_traffic[memory_class],
+                f"models.yaml {self.name} ({memory_class}): {self.sources.get('memory_traffic', '')}",
+            )
+        per_example = TRAFFIC_PER_ACTIVATION_BYTE * self.activation_bytes[memory_class]
+        step = self.params * 32.0  # weights read twice, gradients written, optimizer state read+written
+        return per_example, step, (
+            f"estimated: {TRAFFIC_PER_ACTIVATION_BYTE:g} x activation bytes per example, 32 B per parameter per step "
+            f"(no measured traffic for {self.name} in models.yaml)"
+        )
 
 
 @dataclass(frozen=True)
@@ -154,7 +193,27 @@ class Measurement:
     batch_size: int
     samples_per_s: float
     source: str
+    stack: str = "tuned"
+    framework: str = ""
+    layout: str = ""
+    data: str = ""
+    gpus: int = 1
 
+
+@dataclass(frozen=True)
+class ScalingRow:
+    """A published multi-GPU throughput table: total samples/s at several GPU counts."""
+
+    model: str
+    gpu: str
+    precision: str
+    gpus: tuple[int, ...]
+    samples_per_s: tuple[float, ...]
+    source: str
+
+
+FAMILIES = ("cnn", "transformer")
+"""Model families the step-time fit may give their own compute efficiency (models.yaml ``family``)."""
 
 MODEL_FIGURES = (
     "params",
@@ -194,7 +253,7 @@ def gpus() -> dict[str, GPU]:
         link = _Entry("gpus.yaml", f"{name}: host_link", e.get("host_link"))
         out[str(name)] = GPU(
             name=str(name),
-            memory_bytes=e.quantity("memory", "bytes"),
+            memory_bytes=e.quantity("addressable_memory" if "addressable_memory" in e.data else "memory", "bytes"),
             memory_bandwidth_bytes_per_s=e.quantity("memory_bandwidth", "bytes_per_s"),
             peak_flops_per_s=peaks,
             host_link=link.text("name"),
@@ -239,7 +298,20 @@ def models() -> dict[str, Model]:
             calibration=cal_t,
             sources={str(k): str(v) for k, v in sources.items()},
         )
-        missing = [f for f in MODEL_FIGURES if f not in model.sources]
+        extra: dict[str, Any] = {}
+        if "train_flops" in e.data:
+            extra["train_flops"] = e.quantity("train_flops", "flops")
+        for key in ("memory_traffic", "step_traffic"):
+            if key in e.data:
+                t = _Entry("models.yaml", f"{name}: {key}", e.get(key))
+                extra[key] = {c: t.quantity(c, "bytes", positive=key == "memory_traffic") for c in ("fp32", "mixed")}
+        if ("memory_traffic" in extra) != ("step_traffic" in extra):
+            raise PresetError(e.where("memory_traffic"), "give memory_traffic and step_traffic together")
+        family = e.text("family", "cnn")
+        if family not in FAMILIES:
+            raise PresetError(e.where("family"), f"unknown {family!r}; accepted: {', '.join(FAMILIES)}")
+        model = dataclasses.replace(model, family=family, **extra)
+        missing = [f for f in MODEL_FIGURES + tuple(k for k in extra) if f not in model.sources]
         if missing:
             raise PresetError(e.where("sources"), f"no source for {', '.join(missing)}")
         out[str(name)] = model
@@ -247,15 +319,16 @@ def models() -> dict[str, Model]:
 
 
 @functools.cache
-def measurements() -> tuple[Measurement, ...]:
-    """The calibration anchors of presets/calibration.yaml."""
-    raw = load_yaml(presets_dir() / "calibration.yaml")
+def measurements(file: str = "calibration.yaml") -> tuple[Measurement, ...]:
+    """Measured training throughputs: the calibration anchors (or, with ``file="validation.yaml"``,
+    the held-out rows that are never fitted)."""
+    raw = load_yaml(presets_dir() / file)
     rows = raw.get("measurements") if isinstance(raw, dict) else None
     if not isinstance(rows, list):
-        raise PresetError("calibration.yaml", "expected a list under 'measurements'")
+        raise PresetError(file, "expected a list under 'measurements'")
     out = []
     for i, data in enumerate(rows):
-        e = _Entry("calibration.yaml", f"measurements[{i}]", data)
+        e = _Entry(file, f"measurements[{i}]", data)
         m = Measurement(
             model=lookup(e.text("model"), models(), "model", e.where("model")),
             gpu=lookup(e.text("gpu"), gpus(), "GPU", e.where("gpu")),
@@ -263,10 +336,41 @@ def measurements() -> tuple[Measurement, ...]:
             batch_size=int(e.quantity("batch_size", "count")),
             samples_per_s=e.quantity("samples_per_s", "count_per_s"),
             source=e.text("source"),
+            stack=e.text("stack", "tuned"),
+            framework=str(e.get("framework", "")),
+            layout=str(e.get("layout", "")),
+            data=str(e.get("data", "")),
+            gpus=int(e.quantity("gpus", "count")) if "gpus" in e.data else 1,
         )
         if m.precision not in PRECISIONS:
             raise PresetError(e.where("precision"), f"accepted: {', '.join(PRECISIONS)}")
+        if m.stack not in STACKS:
+            raise PresetError(e.where("stack"), f"accepted: {', '.join(STACKS)}")
         out.append(m)
+    return tuple(out)
+
+
+@functools.cache
+def scaling_rows() -> tuple[ScalingRow, ...]:
+    """Published multi-GPU tables (calibration.yaml ``scaling``)."""
+    raw = load_yaml(presets_dir() / "calibration.yaml")
+    rows = raw.get("scaling", []) if isinstance(raw, dict) else []
+    out = []
+    for i, data in enumerate(rows or []):
+        e = _Entry("calibration.yaml", f"scaling[{i}]", data)
+        counts, rates = e.get("gpus"), e.get("samples_per_s")
+        if not isinstance(counts, list) or not isinstance(rates, list) or len(counts) != len(rates) or 1 not in counts:
+            raise PresetError(e.where("gpus"), "expected equal lists of GPU counts (including 1) and samples/s")
+        out.append(
+            ScalingRow(
+                model=str(e.get("model")),
+                gpu=str(e.get("gpu")),
+                precision=str(e.get("precision")),
+                gpus=tuple(int(parse(c, "count", e.where("gpus"))) for c in counts),
+                samples_per_s=tuple(parse(r, "count_per_s", e.where("samples_per_s")) for r in rates),
+                source=e.text("source"),
+            )
+        )
     return tuple(out)
 
 

@@ -200,26 +200,24 @@ def run(argv: Sequence[str]) -> str:
         ]
         return _table(df[cols], args.format)
     if command == "calibration":
-        from calc.calibration import calibration, summary
+        from calc.calibration import calibration, per_gpu, summary, validation
 
         t = calibration()
         s = summary(t)
-        shown = t[
-            [
-                "model",
-                "gpu",
-                "precision",
-                "measured_samples_per_s",
-                "implied_efficiency",
-                "predicted_samples_per_s",
-                "error",
-                "loo_error",
-            ]
-        ].round(3)
-        return _table(shown, args.format) + (
-            f"\n\ngeometric-mean error factor: {s['geomean_error_factor']:.3f} in-sample over {s['rows']:.0f} rows; "
-            f"{s['loo_geomean_error_factor']:.3f} leave-one-out over {s['loo_rows']:.0f} rows"
+        cols = ["model", "gpu", "precision", "batch_size", "stack", "measured_samples_per_s"]
+        shown = t[[*cols, "predicted_samples_per_s", "error", "logo_predicted_samples_per_s", "logo_error"]].round(3)
+        text = _table(shown, args.format) + "\n\nLeave-one-GPU-out error per GPU:\n" + _table(per_gpu(t).round(3), args.format)
+        text += (
+            f"\n\ngeometric-mean error: {s['logo_geomean_error'] * 100:.1f} % leave-one-GPU-out "
+            f"({s['in_sample_geomean_error'] * 100:.1f} % in-sample) over {s['rows']:.0f} rows on {s['gpus']:.0f} GPUs"
         )
+        v = validation()
+        if len(v):
+            from calc.calibration import geomean_error
+
+            err = geomean_error(v["predicted_samples_per_s"], v["measured_samples_per_s"])
+            text += f"; held-out validation.yaml: {err * 100:.1f} % over {len(v)} rows never fitted"
+        return text
     if command == "measure-storage":
         from calc.measure import storage as measure_storage
         from calc.measure import write_storage_preset

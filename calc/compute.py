@@ -1,8 +1,26 @@
-"""Per-batch GPU time t (MODEL.md section 2).
+"""Per-step GPU time t: a roofline-style sum of compute, memory traffic and a fixed part.
 
-In order of trust: a measured step time; a measured per-GPU throughput (t = n / rate); or
-FLOPs: ``t = n x train_flops_per_example / (peak_flops x efficiency)`` with
-``train_flops_per_example = train_flops_multiplier x forward_flops`` (3: backward ~ 2 x forward).
+    t_model(n) = stack x [ (n + n_fill) x (F / (P x e_c) + B / (W x e_m)) + S / (W x e_m) + t_launch ]
+
+with, per example, F training FLOPs (forward + backward, measured), B bytes read and written
+in GPU memory (measured per op), and, per step, S batch-independent bytes (weights, gradients
+and optimizer state read and written). P is the GPU's dense peak at the precision, W its memory
+bandwidth; e_c (per precision class) and e_m are the shares reached, t_launch a fixed
+per-step overhead and n_fill the examples' worth of time a step loses filling the GPU.
+All of them are fitted once, globally, on presets/calibration.yaml (calc.calibration).
+
+Why a sum: within a step some kernels are bound by math (convolutions, matmuls) and others by
+memory (normalisation, activations, optimizer); each waits for its own limit, so the step
+time adds the two totals. A per-op roofline max would need per-op splits no datasheet gives.
+
+A measured step time or throughput is most trusted. When the scenario's GPU, batch or
+precision differ from where it was measured, it is re-projected through the model's ratio:
+``t_new = t_measured x t_model(new) / t_model(measured)``.
+
+References
+----------
+Williams, Waterman, Patterson, "Roofline: an insightful visual performance model", CACM 52(4), 2009.
+docs/model.md, "Step time" (derivation and validation).
 """
 
 from __future__ import annotations
@@ -10,44 +28,113 @@ from __future__ import annotations
 import numpy as np
 
 from calc._types import Numeric
+from calc.formula import formula
 
-METHODS = ("measured step time", "measured throughput", "FLOPs x efficiency")
-"""How the step time was obtained, by code 0, 1, 2."""
+METHODS = ("measured step time", "measured throughput", "model", "re-projected measurement")
+"""How the step time was obtained, by code 0..3."""
+
+TRAIN_FLOPS_MULTIPLIER = 3.0
+"""Training FLOPs / forward FLOPs when no measured training count exists: backward ~ 2 x
+forward (Kaplan et al. 2020, "Scaling laws for neural language models", section 2.1)."""
 
 
-def step_time_from_flops(
-    batch_size: Numeric,
-    train_flops_per_example: Numeric,
-    peak_flops_per_s: Numeric,
-    efficiency: Numeric,
+@formula("train_flops_per_example", "{train_flops_rule}")
+def train_flops(forward_flops_per_example: Numeric, multiplier: Numeric) -> Numeric:
+    """Training FLOPs per example [FLOPs] from the forward count and a ratio."""
+    return np.asarray(forward_flops_per_example, dtype=float) * multiplier
+
+
+@formula(
+    "compute_time_per_example_s",
+    "{train_flops_per_example} / ({peak_flops_per_s} x {efficiency})",
+)
+def compute_time_per_example_s(train_flops: Numeric, peak_flops_per_s: Numeric, efficiency: Numeric) -> Numeric:
+    """Time the math of one example takes at ``efficiency`` of the dense peak [s]."""
+    return np.asarray(train_flops, dtype=float) / (np.asarray(peak_flops_per_s, dtype=float) * efficiency)
+
+
+@formula(
+    "memory_time_per_example_s",
+    "{memory_traffic_bytes_per_example} / ({memory_bandwidth_bytes_per_s} x {memory_efficiency})",
+)
+def memory_time_per_example_s(traffic_bytes: Numeric, memory_bytes_per_s: Numeric, memory_efficiency: Numeric) -> Numeric:
+    """Time one example's GPU-memory reads and writes take [s]."""
+    return np.asarray(traffic_bytes, dtype=float) / (np.asarray(memory_bytes_per_s, dtype=float) * memory_efficiency)
+
+
+@formula(
+    "fixed_time_s",
+    "{step_traffic_bytes} / ({memory_bandwidth_bytes_per_s} x {memory_efficiency}) + {launch_overhead_s}"
+    " + {fill_examples} x ({compute_time_per_example_s} + {memory_time_per_example_s})",
+)
+def fixed_time_s(
+    step_traffic_bytes: Numeric,
+    memory_bytes_per_s: Numeric,
+    memory_efficiency: Numeric,
+    launch_overhead_s: Numeric,
+    fill_examples: Numeric,
+    per_example_s: Numeric,
 ) -> Numeric:
-    """Seconds per training step from the FLOP count [s].
+    """Per-step time that does not grow with the batch [s].
 
-    Notes
-    -----
-    ``efficiency`` is the model FLOP utilisation, calibrated per model and precision on
-    published measurements (presets/calibration.yaml, calc.calibration).
+    Weights, gradients and optimizer state are read and written once per step whatever the
+    batch; kernel launches cost a fixed time; and a small batch cannot fill every SM, which
+    costs about ``fill_examples`` examples' worth of time (a GPU-independent count, fitted).
     """
-    return np.asarray(batch_size, dtype=float) * train_flops_per_example / (peak_flops_per_s * efficiency)
+    memory = np.asarray(step_traffic_bytes, dtype=float) / (np.asarray(memory_bytes_per_s, dtype=float) * memory_efficiency)
+    return memory + launch_overhead_s + np.asarray(fill_examples, dtype=float) * per_example_s
+
+
+@formula("model_step_time_s", "{stack_factor} x ({batch_size} x per-example time + {fixed_time_s})")
+def model_step_time_s(batch_size: Numeric, per_example_s: Numeric, fixed_s: Numeric, stack_factor: Numeric) -> Numeric:
+    """Modelled time of one training step at ``batch_size`` [s]."""
+    return np.asarray(stack_factor, dtype=float) * (np.asarray(batch_size, dtype=float) * per_example_s + fixed_s)
 
 
 def step_time_s(
     batch_size: Numeric,
+    model_s: Numeric,
     measured_step_time_s: Numeric,
     measured_samples_per_s: Numeric,
-    flops_step_time_s: Numeric,
+    anchor_batch_size: Numeric,
+    anchor_model_s: Numeric,
 ) -> tuple[Numeric, Numeric]:
-    """Pick the most trusted step time available; NaN marks "not given".
+    """Pick the most trusted step time; NaN marks "not given".
 
-    Returns the step time [s] and the method code (index into ``METHODS``).
+    A measured step time (or ``anchor_batch / measured rate``) is scaled by
+    ``model_s / anchor_model_s``: exactly 1 when nothing changed since the measurement, so a
+    measured figure is reproduced as it is. Returns the step time [s] and the method code
+    (index into ``METHODS``).
     """
     step = np.asarray(measured_step_time_s, dtype=float)
     rate = np.asarray(measured_samples_per_s, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        from_rate = batch_size / rate
-    t = np.where(np.isfinite(step), step, np.where(np.isfinite(rate), from_rate, flops_step_time_s))
-    method = np.where(np.isfinite(step), 0.0, np.where(np.isfinite(rate), 1.0, 2.0))
+        measured = np.where(np.isfinite(step), step, np.asarray(anchor_batch_size, dtype=float) / rate)
+        ratio = np.asarray(model_s, dtype=float) / anchor_model_s
+    have = np.isfinite(measured)
+    same = ratio == 1.0
+    t = np.where(have, measured * ratio, model_s)
+    method = np.where(
+        have, np.where(same, np.where(np.isfinite(step), 0.0, 1.0), 3.0), 2.0
+    )
     return t, method
+
+
+@formula(
+    "scaling_efficiency",
+    "{scaling_rule}",
+)
+def scaling_efficiency(
+    gpus_per_job: Numeric, gpus_per_node: Numeric, within_node: Numeric, across_nodes: Numeric
+) -> Numeric:
+    """Per-GPU rate in a data-parallel job relative to one GPU alone [0-1].
+
+    One GPU: 1. Several GPUs on one node: ``within_node`` (gradient all-reduce over NVLink
+    or PCIe). More than one node: ``within_node x across_nodes`` (the network all-reduce).
+    Weak scaling (fixed per-GPU batch), as published tables measure it.
+    """
+    g = np.asarray(gpus_per_job, dtype=float)
+    return np.where(g <= 1, 1.0, np.where(g <= gpus_per_node, within_node, np.asarray(within_node) * across_nodes))
 
 
 def efficiency_from_rate(

@@ -18,23 +18,32 @@ from __future__ import annotations
 import numpy as np
 
 from calc._types import Numeric
+from calc.formula import formula
 
 DEFAULT_SHARD_REQUEST_BYTES = 262144.0
 """Read size inside packed shards when none is given [bytes]: DLIO's ``transfer_size`` default
 (256 KiB, dlio_benchmark docs/source/config.rst), the TFRecordDataset buffer it uses."""
 
 
-def samples_per_s(
-    batch_size: Numeric,
-    step_time_s: Numeric,
-    target_gpu_utilization: Numeric = 1.0,
-    gpus_per_job: Numeric = 1.0,
-    jobs: Numeric = 1.0,
-) -> Numeric:
+@formula("gpu_samples_per_s", "{batch_size} / {step_time_s} x {scaling_efficiency}")
+def gpu_samples_per_s(batch_size: Numeric, step_time_s: Numeric, scaling_efficiency: Numeric = 1.0) -> Numeric:
+    """Samples/s one GPU consumes in its job: n / t, less the data-parallel scaling loss [samples/s]."""
+    return np.asarray(batch_size, dtype=float) / step_time_s * scaling_efficiency
+
+
+@formula("per_gpu_samples_per_s", "{gpu_samples_per_s} x {target_gpu_utilization}")
+def per_gpu_demand(gpu_samples_per_s: Numeric, target_gpu_utilization: Numeric) -> Numeric:
+    """Samples/s the data path must feed each GPU at the target utilisation [samples/s]."""
+    return np.asarray(gpu_samples_per_s, dtype=float) * target_gpu_utilization
+
+
+@formula("samples_per_s", "{per_gpu_samples_per_s} x {gpus_per_job} x {jobs}")
+def samples_per_s(per_gpu_samples_per_s: Numeric, gpus_per_job: Numeric = 1.0, jobs: Numeric = 1.0) -> Numeric:
     """Samples per second the data path must deliver to all GPUs of all jobs [samples/s]."""
-    return np.asarray(batch_size, dtype=float) / step_time_s * target_gpu_utilization * gpus_per_job * jobs
+    return np.asarray(per_gpu_samples_per_s, dtype=float) * gpus_per_job * jobs
 
 
+@formula("request_bytes", "{request_rule}")
 def request_bytes(example_bytes: Numeric, examples_per_file: Numeric, request_bytes: Numeric) -> Numeric:
     """Size of one read [bytes]; NaN ``request_bytes`` means "not given".
 
@@ -48,6 +57,7 @@ def request_bytes(example_bytes: Numeric, examples_per_file: Numeric, request_by
     return np.where(files, per_file, np.where(given, req, DEFAULT_SHARD_REQUEST_BYTES))
 
 
+@formula("read_iops", "{samples_per_s} x (1 - {cache_fraction}) x {reads_per_example} reads/example")
 def read_iops(
     samples_per_s: Numeric,
     example_bytes: Numeric,
@@ -68,6 +78,7 @@ def read_iops(
     return iops
 
 
+@formula("read_bytes_per_s", "{samples_per_s} x {example_bytes} x (1 - {cache_fraction})")
 def read_bytes_per_s(samples_per_s: Numeric, example_bytes: Numeric, cache_fraction: Numeric = 0.0) -> Numeric:
     """Bytes per second read from storage [bytes/s] (on-disk size of each example)."""
     rate: Numeric = (
@@ -76,6 +87,7 @@ def read_bytes_per_s(samples_per_s: Numeric, example_bytes: Numeric, cache_fract
     return rate
 
 
+@formula("outstanding_reads", "{read_iops} x {storage_latency_s}")
 def outstanding_reads(read_iops: Numeric, storage_latency_s: Numeric) -> Numeric:
     """Reads in flight needed to sustain ``read_iops`` at ``storage_latency_s`` [1].
 
@@ -83,3 +95,23 @@ def outstanding_reads(read_iops: Numeric, storage_latency_s: Numeric) -> Numeric
     loader must keep outstanding.
     """
     return np.asarray(read_iops, dtype=float) * storage_latency_s
+
+
+@formula("file_opens_per_s", "{samples_per_s} x (1 - {cache_fraction}) / {examples_per_file}")
+def file_opens_per_s(samples_per_s: Numeric, examples_per_file: Numeric, cache_fraction: Numeric = 0.0) -> Numeric:
+    """Files opened per second on storage: one per example, or one per shard of examples [1/s]."""
+    return np.asarray(samples_per_s, dtype=float) * (1 - np.asarray(cache_fraction, dtype=float)) / examples_per_file
+
+
+@formula("latency_budget_s", "{step_time_s} (the article's bound: an example must arrive within one step)")
+def latency_budget_s(step_time_s: Numeric) -> Numeric:
+    """Time an example may take to arrive [s]: one step, the article's bound."""
+    return np.asarray(step_time_s, dtype=float)
+
+
+@formula("epoch_time_s", "{dataset_examples} / ({per_gpu_samples_per_s} x {gpus_per_job})")
+def epoch_time_s(dataset_examples: Numeric, per_gpu_samples_per_s: Numeric, gpus_per_job: Numeric) -> Numeric:
+    """One pass over the dataset by one job [s]; 0 where nothing runs."""
+    rate = np.asarray(per_gpu_samples_per_s, dtype=float) * gpus_per_job
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rate > 0, np.asarray(dataset_examples, dtype=float) / np.maximum(rate, 1e-300), 0.0)

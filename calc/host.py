@@ -21,6 +21,7 @@ import numpy as np
 
 from calc._types import Numeric
 from calc.errors import InputError
+from calc.formula import formula
 
 DTYPE_BYTES = {
     "float64": 8,
@@ -57,9 +58,13 @@ def parse_tensors(spec: str, field: str = "tensors") -> list[tuple[str, tuple[in
         name, shape, dtype = m.group(1) or f"t{i}", m.group(2), m.group(3)
         if dtype not in DTYPE_BYTES:
             raise InputError(field, f"unknown dtype {dtype!r}; accepted: {', '.join(DTYPE_BYTES)}")
+        if any(len(d) > 9 for d in shape.split("x")):
+            raise InputError(field, f"a dimension of {part!r} is over 999,999,999; accepted: positive whole numbers")
         dims = tuple(int(d) for d in shape.split("x"))
         if any(d <= 0 for d in dims):
             raise InputError(field, f"every dimension of {part!r} must be positive")
+        if math.prod(dims) * DTYPE_BYTES[dtype] > 1e15:
+            raise InputError(field, f"{part!r} is over 1 PB per example; accepted: shapes of real examples")
         out.append((name, dims, dtype))
     return out
 
@@ -69,6 +74,7 @@ def tensor_bytes(spec: str, field: str = "tensors") -> float:
     return float(sum(math.prod(shape) * DTYPE_BYTES[dtype] for _, shape, dtype in parse_tensors(spec, field)))
 
 
+@formula("batch_bytes", "{batch_size} x {example_tensor_bytes}")
 def batch_bytes(batch_size: Numeric, example_tensor_bytes: Numeric) -> Numeric:
     """One batch in host memory [bytes]."""
     return np.asarray(batch_size, dtype=float) * example_tensor_bytes
@@ -80,6 +86,7 @@ def batches_in_flight(num_workers: Numeric, prefetch_factor: Numeric) -> Numeric
     return np.where(w > 0, w * prefetch_factor, 1.0)
 
 
+@formula("worker_ram_bytes", "{batch_bytes} x {batches_in_flight} batches x (1 + {pin_memory} pinned)")
 def worker_ram_bytes(batch_bytes: Numeric, batches_in_flight: Numeric, pin_memory: Numeric) -> Numeric:
     """Host RAM for batches in flight, per training process [bytes].
 
@@ -90,11 +97,49 @@ def worker_ram_bytes(batch_bytes: Numeric, batches_in_flight: Numeric, pin_memor
     return ram
 
 
+@formula("cpu_cores", "{samples_per_s} x {cpu_seconds_effective}")
 def cpu_cores(samples_per_s: Numeric, cpu_seconds_per_example: Numeric) -> Numeric:
     """CPU cores busy decoding and augmenting [cores]."""
     return np.asarray(samples_per_s, dtype=float) * cpu_seconds_per_example
 
 
+@formula("h2d_copy_time_s", "{batch_bytes} / {host_link_bytes_per_s}")
 def copy_time_s(batch_bytes: Numeric, host_link_bytes_per_s: Numeric) -> Numeric:
     """Host-to-GPU copy time of one batch [s]; it hides behind compute only when overlapped."""
     return np.asarray(batch_bytes, dtype=float) / host_link_bytes_per_s
+
+
+@formula("host_ram_per_node_bytes", "{worker_ram_bytes} x {gpus_on_node} GPUs")
+def host_ram_per_node_bytes(worker_ram_bytes: Numeric, gpus_on_node: Numeric) -> Numeric:
+    """Loader RAM on one node: every GPU process's batches in flight [bytes]."""
+    return np.asarray(worker_ram_bytes, dtype=float) * gpus_on_node
+
+
+@formula("cpu_cores_per_node", "{per_gpu_samples_per_s} x {gpus_on_node} x {cpu_seconds_effective}")
+def cpu_cores_per_node(per_gpu_samples_per_s: Numeric, gpus_on_node: Numeric, cpu_seconds_per_example: Numeric) -> Numeric:
+    """CPU cores one node needs for its GPUs' decode and augmentation [cores]."""
+    return np.asarray(per_gpu_samples_per_s, dtype=float) * gpus_on_node * cpu_seconds_per_example
+
+
+@formula("h2d_bytes_per_s_per_gpu", "{per_gpu_samples_per_s} x {example_tensor_bytes}")
+def h2d_bytes_per_s(per_gpu_samples_per_s: Numeric, example_tensor_bytes: Numeric) -> Numeric:
+    """Host-to-GPU bytes per second one GPU receives [bytes/s]."""
+    return np.asarray(per_gpu_samples_per_s, dtype=float) * example_tensor_bytes
+
+
+@formula("h2d_share_of_step", "{h2d_copy_time_s} / {step_time_s}")
+def copy_share(copy_time_s: Numeric, step_time_s: Numeric) -> Numeric:
+    """Share of a step the batch copy would take if not overlapped [1]."""
+    return np.asarray(copy_time_s, dtype=float) / step_time_s
+
+
+@formula("dataset_bytes", "{dataset_examples} x {example_bytes}")
+def dataset_bytes(dataset_examples: Numeric, example_bytes: Numeric) -> Numeric:
+    """Dataset size on storage [bytes]."""
+    return np.asarray(dataset_examples, dtype=float) * example_bytes
+
+
+@formula("fits_in_ram", "{dataset_bytes} <= {host_ram_bytes} - {host_ram_per_node_bytes}")
+def fits_in_ram(dataset_bytes: Numeric, host_ram_bytes: Numeric, loader_ram_bytes: Numeric) -> Numeric:
+    """1 where the dataset fits in the RAM left beside the loader's batches (the page cache), else 0."""
+    return (np.asarray(dataset_bytes, dtype=float) <= np.asarray(host_ram_bytes, dtype=float) - loader_ram_bytes).astype(float)

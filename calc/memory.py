@@ -10,6 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from calc._types import Numeric
+from calc.formula import formula, note
+
+note("batch_size", "{batch_rule}")
 
 BYTES_PER_PARAM = {
     "weights_only": 4.0,
@@ -36,6 +39,7 @@ ROUNDINGS = ("pow2", "multiple_of_8", "none")
 """Batch rounding: largest power of two (the article), largest multiple of 8, or exact."""
 
 
+@formula("model_state_bytes", "{state_rule}")
 def model_state_bytes(params: Numeric, bytes_per_param: Numeric, state_shards: Numeric = 1.0) -> Numeric:
     """Weights + gradients + optimizer state held on one GPU [bytes].
 
@@ -44,6 +48,10 @@ def model_state_bytes(params: Numeric, bytes_per_param: Numeric, state_shards: N
     return np.asarray(params, dtype=float) * bytes_per_param / state_shards
 
 
+@formula(
+    "max_batch_size",
+    "floor(({gpu_memory_bytes} - {reserved_bytes} - {model_state_bytes}) / {activation_bytes_per_example})",
+)
 def max_batch_size(
     gpu_memory_bytes: Numeric,
     reserved_bytes: Numeric,
@@ -71,6 +79,9 @@ def round_batch(n_max: Numeric, rounding: Numeric) -> Numeric:
     return np.where(rounding == 0, pow2, np.where(rounding == 1, mult8, n))
 
 
+@formula(
+    "memory_used_bytes", "{reserved_bytes} + {model_state_bytes} + {batch_size} x {activation_bytes_per_example}"
+)
 def memory_used_bytes(
     batch_size: Numeric,
     reserved_bytes: Numeric,

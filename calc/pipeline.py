@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from calc._types import Numeric
+from calc.formula import formula
 
 STAGES = ("storage", "cpu", "pcie", "gpu")
 """Pipeline stages, by code 0..3 (the ``bottleneck`` output)."""
@@ -73,6 +74,7 @@ def pcie_stage(host_link_bytes_per_s: Numeric, example_tensor_bytes: Numeric, pi
     return link / example_tensor_bytes
 
 
+@formula("gpu_utilization", "achieved / {gpu_samples_per_s} per GPU")
 def achieved(
     storage: Numeric, cpu: Numeric, pcie: Numeric, gpu: Numeric, num_workers: Numeric
 ) -> tuple[Numeric, Numeric]:
@@ -90,3 +92,9 @@ def achieved(
     # On a tie the GPU is named: a stage exactly as fast as the GPU does not hold it back.
     code = np.where(gpu <= overlapped, 3.0, np.where(storage <= overlapped, 0.0, np.where(cpu <= overlapped, 1.0, 2.0)))
     return rate, code
+
+
+@formula("cpu_seconds_effective", "{cpu_seconds_per_example} x (0.1 if GPU decode else 1)")
+def cpu_seconds_effective(cpu_seconds_per_example: Numeric, gpu_decode: Numeric) -> Numeric:
+    """CPU seconds per example left on the host: all of it, or ``GPU_DECODE_CPU_FRACTION`` with GPU decode [s]."""
+    return np.asarray(cpu_seconds_per_example, dtype=float) * np.where(np.asarray(gpu_decode) > 0, GPU_DECODE_CPU_FRACTION, 1.0)

@@ -1,7 +1,9 @@
 """plan(): resolve a Scenario against the presets, evaluate every formula, explain it.
 
-One evaluation path serves everyone: ``evaluate`` takes numbers or NumPy arrays, so
-``plan`` (one scenario), ``sweep`` (a grid), the CLI and the dashboard share it.
+Data flows one way: Scenario -> ``resolve`` (look-ups and parsing only, into base-unit
+numbers) -> ``evaluate`` (every formula, vectorised, in named steps: memory, compute, demand,
+host, storage, pipeline, transfer) -> ``Plan``. ``evaluate`` takes numbers or NumPy arrays, so
+``plan`` (one scenario), ``sweep`` (a grid), the CLI and the dashboard share one code path.
 """
 
 from __future__ import annotations
@@ -14,121 +16,101 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calc import catalog, compute, demand, host, memory, pipeline, transfer
+from calc import catalog, compute, demand, host, memory, pipeline, storage, transfer
+from calc.calibration import fitted
 from calc._types import Numeric
 from calc.errors import DoesNotFitError, InputError
+from calc.formula import FORMULAS, note
 from calc.scenario import FIELDS, Scenario
 from calc.scenario import scenario as preset_scenario
 from calc.units import Kind, fmt, parse
 
 DEFAULT_STORAGE_LATENCY_S = 1e-3
-"""Read latency when no storage option or latency is given [s]: 1 ms, a local-NVMe-to-NFS
-middle (storage_catalog.md: NVMe 60-115 µs, networked file systems ~1 ms and up)."""
+"""Read latency when no storage option or latency is given [s]: 1 ms, between local NVMe
+(60-115 µs) and networked file systems (~1 ms and up) in presets/storage.yaml."""
 
 
 @dataclass(frozen=True)
 class Output:
-    """How one result is labelled, formatted and derived (for explain, tables, the UI)."""
+    """How one result is labelled and formatted (its formula is in ``calc.formula.FORMULAS``)."""
 
     kind: Kind
     label: str
-    formula: str
     unit: str = ""
     binary: bool = False
 
+    def formula(self, name: str) -> str:
+        return FORMULAS[name]
+
+
+note("gpu_memory_bytes", "{src_gpu_memory_bytes}")
+note("memory_bandwidth_bytes_per_s", "{src_memory_bandwidth_bytes_per_s}")
+note("reserved_bytes", "input (scenario)")
+note("activation_bytes_per_example", "{src_activation_bytes_per_example}")
+note("memory_traffic_bytes_per_example", "{src_memory_traffic_bytes_per_example}")
+note("step_traffic_bytes", "{src_step_traffic_bytes}")
+note("peak_flops_per_s", "{src_peak_flops_per_s}")
+note("efficiency", "{src_efficiency}")
+note("memory_efficiency", "{src_memory_efficiency}")
+note("step_time_s", "{step_rule}")
+note("storage_latency_s", "{latency_rule}")
+note("example_tensor_bytes", "{tensors}")
+note("achieved_samples_per_s", "{achieved_rule} per GPU x {gpus_per_job} x {jobs}")
 
 OUTPUTS: dict[str, Output] = {
-    "gpu_memory_bytes": Output("bytes", "GPU memory", "{src_gpu_memory_bytes}", binary=True),
-    "reserved_bytes": Output("bytes", "Reserved (context, allocator)", "{src_reserved_bytes}", binary=True),
-    "model_state_bytes": Output("bytes", "Model state", "{state_rule}", binary=True),
-    "activation_bytes_per_example": Output(
-        "bytes", "Activations per example", "{src_activation_bytes_per_example}", binary=True
-    ),
-    "max_batch_size": Output(
-        "count",
-        "Largest batch that fits",
-        "floor(({gpu_memory_bytes} - {reserved_bytes} - {model_state_bytes}) / {activation_bytes_per_example})",
-        "examples",
-    ),
-    "batch_size": Output("count", "Batch size per GPU", "{batch_rule}", "examples"),
-    "memory_used_bytes": Output(
-        "bytes",
-        "GPU memory used",
-        "{reserved_bytes} + {model_state_bytes} + {batch_size} x {activation_bytes_per_example}",
-        binary=True,
-    ),
-    "train_flops_per_example": Output(
-        "flops", "Training FLOPs per example", "{train_flops_multiplier} x {forward_flops_per_example}"
-    ),
-    "peak_flops_per_s": Output("flops_per_s", "Peak FLOP/s", "{src_peak_flops_per_s}"),
-    "efficiency": Output("count", "Efficiency (MFU)", "{src_efficiency}"),
-    "step_time_s": Output("seconds", "Step time t", "{step_rule}"),
-    "gpu_samples_per_s": Output("count_per_s", "GPU rate n/t per GPU", "{batch_size} / {step_time_s}", "samples/s"),
-    "per_gpu_samples_per_s": Output(
-        "count_per_s", "Demand per GPU", "{gpu_samples_per_s} x {target_gpu_utilization}", "samples/s"
-    ),
-    "samples_per_s": Output(
-        "count_per_s", "Samples/s, all GPUs and jobs", "{per_gpu_samples_per_s} x {gpus_per_job} x {jobs}", "samples/s"
-    ),
-    "read_bytes_per_s": Output(
-        "bytes_per_s", "Read bandwidth", "{samples_per_s} x {example_bytes} x (1 - {cache_fraction})"
-    ),
-    "request_bytes": Output("bytes", "Read size", "{request_rule}", binary=True),
-    "read_iops": Output(
-        "count_per_s",
-        "Random reads/s",
-        "{samples_per_s} x (1 - {cache_fraction}) x {reads_per_example} reads/example",
-        "reads/s",
-    ),
-    "file_opens_per_s": Output(
-        "count_per_s", "File opens/s", "{samples_per_s} x (1 - {cache_fraction}) / {examples_per_file}", "opens/s"
-    ),
-    "latency_budget_s": Output("seconds", "Latency budget per example", "{step_time_s} (the article's bound)"),
-    "storage_latency_s": Output("seconds", "Storage read latency", "{latency_rule}"),
-    "outstanding_reads": Output(
-        "count", "Reads in flight (Little's law)", "{read_iops} x {storage_latency_s}", "reads"
-    ),
-    "example_tensor_bytes": Output("bytes", "Tensor bytes per example", "{tensors}"),
-    "batch_bytes": Output("bytes", "Batch in host memory", "{batch_size} x {example_tensor_bytes}"),
-    "worker_ram_bytes": Output(
-        "bytes", "Worker RAM per GPU process", "{batch_bytes} x {batches_in_flight} batches x (1 + {pin_memory} pinned)"
-    ),
-    "host_ram_per_node_bytes": Output(
-        "bytes", "Loader RAM per node", "{worker_ram_bytes} x {gpus_on_node} GPUs", binary=True
-    ),
-    "cpu_cores": Output(
-        "count", "CPU cores, all GPUs and jobs", "{samples_per_s} x {cpu_seconds_per_example}", "cores"
-    ),
-    "cpu_cores_per_node": Output(
-        "count", "CPU cores per node", "{per_gpu_samples_per_s} x {gpus_on_node} x {cpu_seconds_per_example}", "cores"
-    ),
-    "h2d_bytes_per_s_per_gpu": Output(
-        "bytes_per_s", "Host-to-GPU per GPU", "{per_gpu_samples_per_s} x {example_tensor_bytes}"
-    ),
-    "h2d_copy_time_s": Output("seconds", "Copy time per batch", "{batch_bytes} / {host_link_bytes_per_s}"),
-    "h2d_share_of_step": Output("count", "Copy time / step time", "{h2d_copy_time_s} / {step_time_s}"),
-    "dataset_bytes": Output("bytes", "Dataset size", "{dataset_examples} x {example_bytes}"),
-    "fits_in_ram": Output(
-        "count", "Dataset fits in free RAM (1 = yes)", "{dataset_bytes} <= {host_ram_bytes} - {host_ram_per_node_bytes}"
-    ),
-    "epoch_time_s": Output(
-        "seconds", "Epoch time per job", "{dataset_examples} / ({per_gpu_samples_per_s} x {gpus_per_job})"
-    ),
-    "compress_s": Output(
-        "seconds", "Compress", "{dataset_bytes} / ({compress_cores} x {compress_bytes_per_s_per_core})"
-    ),
-    "send_s": Output("seconds", "Send", "{dataset_bytes} / {compression_ratio} / {transfer_link_bytes_per_s}"),
-    "decompress_s": Output("seconds", "Decompress", "{dataset_bytes} / {decompress_bytes_per_s}"),
-    "transfer_time_s": Output("seconds", "Dataset transfer time", "{transfer_rule}"),
-    "transfer_direct_time_s": Output(
-        "seconds", "Plain copy, no compression", "{dataset_bytes} / {transfer_link_bytes_per_s}"
-    ),
-    "achieved_samples_per_s": Output(
-        "count_per_s", "Achieved samples/s, all GPUs", "min(stages) per GPU x {gpus_per_job} x {jobs}", "samples/s"
-    ),
-    "gpu_utilization": Output("count", "GPU utilisation", "achieved / {gpu_samples_per_s} per GPU"),
+    "gpu_memory_bytes": Output("bytes", "GPU memory", binary=True),
+    "reserved_bytes": Output("bytes", "Reserved (context, allocator)", binary=True),
+    "model_state_bytes": Output("bytes", "Model state", binary=True),
+    "activation_bytes_per_example": Output("bytes", "Activations per example", binary=True),
+    "max_batch_size": Output("count", "Largest batch that fits", "examples"),
+    "batch_size": Output("count", "Batch size per GPU", "examples"),
+    "memory_used_bytes": Output("bytes", "GPU memory used", binary=True),
+    "train_flops_per_example": Output("flops", "Training FLOPs per example"),
+    "peak_flops_per_s": Output("flops_per_s", "Peak FLOP/s"),
+    "efficiency": Output("count", "Compute efficiency"),
+    "memory_bandwidth_bytes_per_s": Output("bytes_per_s", "GPU memory bandwidth"),
+    "memory_traffic_bytes_per_example": Output("bytes", "GPU memory traffic per example"),
+    "step_traffic_bytes": Output("bytes", "GPU memory traffic per step (weights, optimizer)"),
+    "memory_efficiency": Output("count", "Memory efficiency"),
+    "compute_time_per_example_s": Output("seconds", "Math time per example"),
+    "memory_time_per_example_s": Output("seconds", "Memory time per example"),
+    "fixed_time_s": Output("seconds", "Fixed time per step"),
+    "model_step_time_s": Output("seconds", "Modelled step time"),
+    "step_time_s": Output("seconds", "Step time t"),
+    "scaling_efficiency": Output("count", "Data-parallel scaling efficiency"),
+    "gpu_samples_per_s": Output("count_per_s", "GPU rate per GPU", "samples/s"),
+    "per_gpu_samples_per_s": Output("count_per_s", "Demand per GPU", "samples/s"),
+    "samples_per_s": Output("count_per_s", "Samples/s, all GPUs and jobs", "samples/s"),
+    "read_bytes_per_s": Output("bytes_per_s", "Read bandwidth"),
+    "request_bytes": Output("bytes", "Read size", binary=True),
+    "read_iops": Output("count_per_s", "Random reads/s", "reads/s"),
+    "file_opens_per_s": Output("count_per_s", "File opens/s", "opens/s"),
+    "latency_budget_s": Output("seconds", "Latency budget per example"),
+    "storage_bytes_per_s": Output("bytes_per_s", "Storage bandwidth supplied"),
+    "storage_iops": Output("count_per_s", "Storage reads/s supplied", "reads/s"),
+    "storage_latency_s": Output("seconds", "Storage read time"),
+    "outstanding_reads": Output("count", "Reads in flight (Little's law)", "reads"),
+    "example_tensor_bytes": Output("bytes", "Tensor bytes per example"),
+    "batch_bytes": Output("bytes", "Batch in host memory"),
+    "worker_ram_bytes": Output("bytes", "Worker RAM per GPU process"),
+    "host_ram_per_node_bytes": Output("bytes", "Loader RAM per node", binary=True),
+    "cpu_cores": Output("count", "CPU cores, all GPUs and jobs", "cores"),
+    "cpu_cores_per_node": Output("count", "CPU cores per node", "cores"),
+    "h2d_bytes_per_s_per_gpu": Output("bytes_per_s", "Host-to-GPU per GPU"),
+    "h2d_copy_time_s": Output("seconds", "Copy time per batch"),
+    "h2d_share_of_step": Output("count", "Copy time / step time"),
+    "dataset_bytes": Output("bytes", "Dataset size"),
+    "fits_in_ram": Output("count", "Dataset fits in free RAM (1 = yes)"),
+    "epoch_time_s": Output("seconds", "Epoch time per job"),
+    "compress_s": Output("seconds", "Compress"),
+    "send_s": Output("seconds", "Send"),
+    "decompress_s": Output("seconds", "Decompress"),
+    "transfer_time_s": Output("seconds", "Dataset transfer time"),
+    "transfer_direct_time_s": Output("seconds", "Plain copy, no compression"),
+    "achieved_samples_per_s": Output("count_per_s", "Achieved samples/s, all GPUs", "samples/s"),
+    "gpu_utilization": Output("count", "GPU utilisation"),
 }
-"""Every number a Plan reports, with its unit kind and formula."""
+"""Every number a Plan reports, with its unit kind and label (formulas: ``FORMULAS``)."""
 
 STAGE_KEYS = {s: f"{s}_samples_per_s_per_gpu" for s in pipeline.STAGES}
 
@@ -143,6 +125,17 @@ HEADLINE = (
     "gpu_utilization",
 )
 """The outputs a meeting looks at first: the dashboard's headline row, the report's summary."""
+
+_EXTRA = (
+    "reads_per_example",
+    "batches_in_flight",
+    "gpus_on_node",
+    "cpu_seconds_effective",
+    "clients",
+    "storage_units_used",
+    *STAGE_KEYS.values(),
+)
+"""Intermediate values a Plan keeps beside OUTPUTS (stage capacities may be infinite)."""
 
 
 def _nan(x: Any) -> float:
@@ -159,10 +152,15 @@ class Resolved:
 
 
 def resolve(sc: Scenario) -> Resolved:
-    """Look up the presets and parse every input into base units."""
+    """Look up the presets and parse every input into base units; no formulas here.
+
+    NaN means "not given" (the formula in ``evaluate`` then takes its default).
+    """
     g = catalog.gpu(sc.gpu)
     m = catalog.model(sc.model)
-    pclass = catalog.precision_class(sc.precision)
+    g.peak(sc.precision)  # a precision the GPU lacks is an error even with a measured step
+    mclass = catalog.memory_class(sc.precision)
+    fit = fitted()
     v: dict[str, float] = {}
     src: dict[str, str] = {}
     warnings: list[str] = []
@@ -173,29 +171,28 @@ def resolve(sc: Scenario) -> Resolved:
         else:
             v[name], src[name] = parse(given, kind, name), "scenario"
 
-    put("gpu_memory_bytes", sc.gpu_memory_bytes, "bytes", g.memory_bytes, f"gpus.yaml {g.name}: {g.source}")
+    gsrc = f"gpus.yaml {g.name}: {g.source}"
+    put("gpu_memory_bytes", sc.gpu_memory_bytes, "bytes", g.memory_bytes, gsrc)
+    put("memory_bandwidth_bytes_per_s", sc.memory_bandwidth_bytes_per_s, "bytes_per_s", g.memory_bandwidth_bytes_per_s, gsrc)
     v["reserved_bytes"], src["reserved_bytes"] = parse(sc.reserved_bytes, "bytes", "reserved_bytes"), "scenario"
     v["params"], src["params"] = m.params, f"models.yaml {m.name}: {m.sources['params']}"
     v["bytes_per_param"] = memory.BYTES_PER_PARAM[sc.optimizer]
     src["bytes_per_param"] = f"optimizer {sc.optimizer} (calc.memory.BYTES_PER_PARAM)"
     v["state_shards"] = float(sc.state_shards)
-    state = memory.model_state_bytes(m.params, v["bytes_per_param"], sc.state_shards)
-    put("model_state_bytes", sc.model_state_bytes, "bytes", float(state), "params x bytes_per_param / state_shards")
+    v["model_state_given"] = (
+        math.nan if sc.model_state_bytes is None else parse(sc.model_state_bytes, "bytes", "model_state_bytes")
+    )
     put(
         "activation_bytes_per_example",
         sc.activation_bytes_per_example,
         "bytes",
-        m.activation_bytes[pclass],
-        f"models.yaml {m.name} ({pclass}): {m.sources['activation_bytes']}",
+        m.activation_bytes[mclass],
+        f"models.yaml {m.name} ({mclass}): {m.sources['activation_bytes']}",
     )
     v["fixed_batch"] = _nan(sc.batch_size)
     v["rounding"] = float(memory.ROUNDINGS.index(sc.batch_rounding))
-    v["measured_step_time_s"] = math.nan if sc.step_time_s is None else parse(sc.step_time_s, "seconds", "step_time_s")
-    v["measured_samples_per_s"] = (
-        math.nan
-        if sc.samples_per_s_per_gpu is None
-        else parse(sc.samples_per_s_per_gpu, "count_per_s", "samples_per_s_per_gpu")
-    )
+
+    # Compute: training FLOPs, memory traffic, peak, efficiencies (calc.calibration's fit).
     put(
         "forward_flops_per_example",
         sc.forward_flops_per_example,
@@ -203,31 +200,67 @@ def resolve(sc: Scenario) -> Resolved:
         m.forward_flops,
         f"models.yaml {m.name}: {m.sources['forward_flops']}",
     )
-    v["train_flops_multiplier"], src["train_flops_multiplier"] = sc.train_flops_multiplier, "scenario"
-    need_flops = sc.step_time_s is None and sc.samples_per_s_per_gpu is None
-    if sc.peak_flops_per_s is not None:
-        v["peak_flops_per_s"], src["peak_flops_per_s"] = (
-            parse(sc.peak_flops_per_s, "flops_per_s", "peak_flops_per_s"),
-            "scenario",
-        )
-    elif need_flops or sc.precision in g.peak_flops_per_s:
-        v["peak_flops_per_s"], src["peak_flops_per_s"] = g.peak(sc.precision), f"gpus.yaml {g.name}: {g.source}"
-    else:  # a measured rate makes the peak irrelevant
-        v["peak_flops_per_s"], src["peak_flops_per_s"] = (
-            max(g.peak_flops_per_s.values()),
-            f"gpus.yaml {g.name} (unused)",
-        )
+    v["train_flops_multiplier"] = _nan(sc.train_flops_multiplier)
+    v["train_flops_measured"] = m.train_flops if sc.forward_flops_per_example is None else math.nan
+    src["train_flops_per_example"] = (
+        f"models.yaml {m.name}: {m.sources.get('train_flops', '')}" if math.isfinite(m.train_flops) else ""
+    )
+    traffic, step_traffic, tsrc = m.traffic(mclass)
+    put("memory_traffic_bytes_per_example", sc.memory_traffic_bytes_per_example, "bytes", traffic, tsrc)
+    v["step_traffic_bytes"], src["step_traffic_bytes"] = step_traffic, tsrc
+    put("peak_flops_per_s", sc.peak_flops_per_s, "flops_per_s", g.peak(sc.precision), gsrc)
+    pclass = catalog.precision_class(sc.precision)
     if sc.efficiency is not None:
         v["efficiency"], src["efficiency"] = sc.efficiency, "scenario"
     else:
-        from calc.calibration import default_efficiency
-
-        eff, how = default_efficiency(m.name, sc.precision, g.name)
-        v["efficiency"], src["efficiency"] = eff, how
-    if sc.precision == "fp8" and sc.efficiency is None and need_flops:
+        v["efficiency"] = fit.compute_efficiency[pclass] * fit.family_factors[m.family]
+        src["efficiency"] = f"fitted {pclass} compute efficiency, {m.family} ({fit.describe})"
+    v["memory_efficiency"], src["memory_efficiency"] = fit.memory_efficiency, f"fitted ({fit.describe})"
+    v["launch_overhead_s"], v["fill_examples"] = fit.launch_overhead_s, fit.fill_examples
+    v["flops_only"] = float(sc.step_model == "flops")
+    v["stack_factor"] = fit.stack_factors[sc.stack]
+    src["stack_factor"] = f"stack {sc.stack}: {fit.stack_source(sc.stack)}"
+    if sc.precision == "fp8" and sc.efficiency is None:
         warnings.append(
-            "No fp8 training measurement: the mixed-precision efficiency is applied to the fp8 peak (optimistic)."
+            "fp8 step time is an estimate: no fp8 training measurement calibrates it; the mixed-precision "
+            "efficiency is applied to the fp8 peak (optimistic)."
         )
+
+    # A measurement and where it was taken (its GPU, batch, precision): the re-projection anchor.
+    v["measured_step_time_s"] = math.nan if sc.step_time_s is None else parse(sc.step_time_s, "seconds", "step_time_s")
+    v["measured_samples_per_s"] = (
+        math.nan
+        if sc.samples_per_s_per_gpu is None
+        else parse(sc.samples_per_s_per_gpu, "count_per_s", "samples_per_s_per_gpu")
+    )
+    ag = catalog.gpu(sc.measured_gpu or sc.gpu)
+    aprec = sc.measured_precision or sc.precision
+    if sc.step_time_s is not None or sc.samples_per_s_per_gpu is not None:
+        ag.peak(aprec)  # refuse a measurement at a precision its GPU lacks
+    aclass = catalog.memory_class(aprec)
+    same_gpu = ag.name == g.name
+    same_prec = aprec == sc.precision
+    v["anchor_gpu_memory_bytes"] = v["gpu_memory_bytes"] if same_gpu else ag.memory_bytes
+    v["anchor_memory_bandwidth_bytes_per_s"] = (
+        v["memory_bandwidth_bytes_per_s"] if same_gpu else ag.memory_bandwidth_bytes_per_s
+    )
+    v["anchor_peak_flops_per_s"] = v["peak_flops_per_s"] if same_gpu and same_prec else ag.peak(aprec)
+    v["anchor_efficiency"] = (
+        v["efficiency"]
+        if same_prec
+        else fit.compute_efficiency[catalog.precision_class(aprec)] * fit.family_factors[m.family]
+    )
+    a_traffic, a_step, _ = m.traffic(aclass)
+    v["anchor_memory_traffic_bytes_per_example"] = v["memory_traffic_bytes_per_example"] if same_prec else a_traffic
+    v["anchor_step_traffic_bytes"] = v["step_traffic_bytes"] if same_prec else a_step
+    v["anchor_activation_bytes_per_example"] = (
+        v["activation_bytes_per_example"] if same_prec else m.activation_bytes[aclass]
+    )
+    v["anchor_batch"] = _nan(sc.measured_batch_size)
+    v["scaling_given"] = _nan(sc.scaling_efficiency)
+    v["scaling_within_node"], v["scaling_across_nodes"] = fit.scaling_within_node, fit.scaling_across_nodes
+    src["scaling_efficiency"] = "scenario" if sc.scaling_efficiency is not None else fit.scaling_source
+
     for name in (
         "gpus_per_job",
         "jobs",
@@ -244,16 +277,8 @@ def resolve(sc: Scenario) -> Resolved:
     v["pin_memory"] = float(sc.pin_memory)
     v["gpu_decode"] = float(sc.gpu_decode)
     v["streamed"] = float(sc.streamed)
-    put(
-        "example_bytes",
-        sc.example_bytes,
-        "bytes",
-        m.example_bytes,
-        f"models.yaml {m.name}: {m.sources['example_bytes']}",
-    )
-    v["request_bytes_given"] = (
-        math.nan if sc.request_bytes is None else parse(sc.request_bytes, "bytes", "request_bytes")
-    )
+    put("example_bytes", sc.example_bytes, "bytes", m.example_bytes, f"models.yaml {m.name}: {m.sources['example_bytes']}")
+    v["request_bytes_given"] = _nan(None if sc.request_bytes is None else parse(sc.request_bytes, "bytes", "request_bytes"))
     put(
         "dataset_examples",
         sc.dataset_examples,
@@ -272,97 +297,165 @@ def resolve(sc: Scenario) -> Resolved:
         f"models.yaml {m.name}: {m.sources['cpu_seconds_per_example']}",
     )
     v["cpu_cores_per_node"] = math.inf if sc.cpu_cores_per_node is None else float(sc.cpu_cores_per_node)
-    put(
-        "host_link_bytes_per_s",
-        sc.host_link_bytes_per_s,
-        "bytes_per_s",
-        g.host_link_bytes_per_s,
-        f"gpus.yaml {g.name}: {g.host_link}",
-    )
+    put("host_link_bytes_per_s", sc.host_link_bytes_per_s, "bytes_per_s", g.host_link_bytes_per_s, f"gpus.yaml {g.name}: {g.host_link}")
     v["host_ram_bytes"], src["host_ram_bytes"] = parse(sc.host_ram_bytes, "bytes", "host_ram_bytes"), "scenario"
     for name in ("transfer_link_bytes_per_s", "compress_bytes_per_s_per_core", "decompress_bytes_per_s"):
         v[name], src[name] = parse(getattr(sc, name), "bytes_per_s", name), "scenario"
 
-    # Storage supply: an option from presets/storage.yaml, or numbers, or unconstrained.
-    bw, iops, lat = math.inf, math.inf, DEFAULT_STORAGE_LATENCY_S
-    counts_requests = 0.0
-    lat_src = "default 1 ms (calc.plan.DEFAULT_STORAGE_LATENCY_S)"
+    # Storage: the option's per-unit figures; supply for a unit count is computed in evaluate.
+    v |= {
+        "storage_unit_bytes_per_s": math.inf,
+        "storage_unit_iops": math.nan,
+        "storage_max_units": math.inf,
+        "storage_client_bytes_per_s": math.inf,
+        "storage_aggregate_iops": math.inf,
+        "storage_base_latency_s": DEFAULT_STORAGE_LATENCY_S,
+        "storage_stream_bytes_per_s": math.inf,
+        "storage_counts_requests": 0.0,
+    }
+    src["storage_latency_s"] = "default 1 ms (calc.plan.DEFAULT_STORAGE_LATENCY_S)"
     if sc.storage:
-        from calc.storage import supply_of
-
-        request = v["request_bytes_given"]
-        req = float(demand.request_bytes(v["example_bytes"], v["examples_per_file"], request))
-        cap = supply_of(
-            sc.storage, sc.storage_units, req, clients=math.ceil(sc.gpus_per_job / sc.gpus_per_node) * sc.jobs
+        o = storage.option(sc.storage)
+        v |= {
+            "storage_unit_bytes_per_s": o.read_bytes_per_s,
+            "storage_unit_iops": o.iops,
+            "storage_max_units": o.max_units,
+            "storage_client_bytes_per_s": o.client_bytes_per_s,
+            "storage_aggregate_iops": o.aggregate_iops,
+            "storage_base_latency_s": o.latency_s,
+            "storage_stream_bytes_per_s": o.stream_bytes_per_s,
+            "storage_counts_requests": float(o.counts_requests),
+        }
+        stream = f" + read size / {o.stream_bytes_per_s / 1e6:g} MB/s per stream" if math.isfinite(o.stream_bytes_per_s) else ""
+        src["storage"] = src["storage_latency_s"] = (
+            f"storage.yaml {o.name}: {o.label} ({o.verified}); latency {o.sources.get('latency', '')}{stream}"
         )
-        bw, iops, lat = cap.bytes_per_s, cap.iops, cap.latency_s
-        counts_requests = float(cap.counts_requests)
-        lat_src = src["storage"] = f"storage.yaml {cap.option}: {cap.source}"
-    if sc.storage_bytes_per_s is not None:
-        bw = parse(sc.storage_bytes_per_s, "bytes_per_s", "storage_bytes_per_s")
-    if sc.storage_iops is not None:
-        iops = parse(sc.storage_iops, "count_per_s", "storage_iops")
+    v["storage_units_given"] = _nan(sc.storage_units)
+    v["storage_bytes_per_s_given"] = _nan(
+        None if sc.storage_bytes_per_s is None else parse(sc.storage_bytes_per_s, "bytes_per_s", "storage_bytes_per_s")
+    )
+    v["storage_iops_given"] = _nan(None if sc.storage_iops is None else parse(sc.storage_iops, "count_per_s", "storage_iops"))
+    v["storage_latency_given"] = _nan(
+        None if sc.storage_latency_s is None else parse(sc.storage_latency_s, "seconds", "storage_latency_s")
+    )
     if sc.storage_latency_s is not None:
-        lat, lat_src = parse(sc.storage_latency_s, "seconds", "storage_latency_s"), "scenario"
-    v["storage_bytes_per_s"], v["storage_iops"] = bw, iops
-    v["storage_counts_requests"] = counts_requests
-    v["storage_latency_s"], src["storage_latency_s"] = lat, lat_src
+        src["storage_latency_s"] = "scenario"
     return Resolved(v, src, warnings)
 
 
-def evaluate(x: Mapping[str, Numeric]) -> dict[str, Numeric]:
-    """Every formula of MODEL.md sections 1-4, 6 and 7, on numbers or arrays.
+Arrays = dict[str, Numeric]
 
-    ``x`` holds the keys ``resolve`` produces. NaN in ``fixed_batch``,
-    ``measured_step_time_s``, ``measured_samples_per_s`` and ``request_bytes_given`` means
-    "not given". Rows whose model does not fit get batch 0 and zero rates.
-    """
-    out: dict[str, Numeric] = {}
-    out["gpu_memory_bytes"] = x["gpu_memory_bytes"]
-    out["reserved_bytes"] = x["reserved_bytes"]
-    out["model_state_bytes"] = x["model_state_bytes"]
-    out["activation_bytes_per_example"] = x["activation_bytes_per_example"]
+
+def _a(x: Any) -> Any:
+    return np.asarray(x, dtype=float)
+
+
+def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """Model state, the largest batch that fits and the batch used."""
+    for k in ("gpu_memory_bytes", "reserved_bytes", "activation_bytes_per_example"):
+        out[k] = x[k]
+    given = _a(x["model_state_given"])
+    state = memory.model_state_bytes(x["params"], x["bytes_per_param"], x["state_shards"])
+    out["model_state_bytes"] = np.where(np.isfinite(given), given, state)
     n_max = memory.max_batch_size(
-        x["gpu_memory_bytes"], x["reserved_bytes"], x["model_state_bytes"], x["activation_bytes_per_example"]
+        x["gpu_memory_bytes"], x["reserved_bytes"], out["model_state_bytes"], x["activation_bytes_per_example"]
     )
     out["max_batch_size"] = n_max
-    fixed = np.asarray(x["fixed_batch"], dtype=float)
+    fixed = _a(x["fixed_batch"])
     n = np.where(np.isfinite(fixed), fixed, memory.round_batch(n_max, x["rounding"]))
-    fits = n_max >= 1
-    n = np.where(fits | np.isfinite(fixed), n, 0.0)
-    out["batch_size"] = n
+    out["batch_size"] = np.where((n_max >= 1) | np.isfinite(fixed), n, 0.0)
     out["memory_used_bytes"] = memory.memory_used_bytes(
-        n, x["reserved_bytes"], x["model_state_bytes"], x["activation_bytes_per_example"]
+        out["batch_size"], x["reserved_bytes"], out["model_state_bytes"], x["activation_bytes_per_example"]
     )
-    out["train_flops_per_example"] = (
-        np.asarray(x["train_flops_multiplier"], dtype=float) * x["forward_flops_per_example"]
+    # Fits: at batch 1 with an automatic batch; the whole fixed batch when one is given.
+    out["fits"] = np.where(np.isfinite(fixed), out["memory_used_bytes"] <= _a(x["gpu_memory_bytes"]), n_max >= 1)
+
+
+def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """Step time: the model (compute + memory + fixed), or a measurement re-projected by it."""
+    mult = _a(x["train_flops_multiplier"])
+    measured = _a(x["train_flops_measured"])
+    by_ratio = compute.train_flops(x["forward_flops_per_example"], np.where(np.isfinite(mult), mult, compute.TRAIN_FLOPS_MULTIPLIER))
+    out["train_flops_per_example"] = np.where(np.isfinite(measured) & ~np.isfinite(mult), measured, by_ratio)
+    for k in (
+        "peak_flops_per_s",
+        "efficiency",
+        "memory_bandwidth_bytes_per_s",
+        "memory_traffic_bytes_per_example",
+        "step_traffic_bytes",
+        "memory_efficiency",
+    ):
+        out[k] = x[k]
+    n = np.maximum(_a(out["batch_size"]), 1.0)  # keeps t finite; rates are zeroed where n = 0
+
+    def modelled(peak: Numeric, bw: Numeric, eff: Numeric, traffic: Numeric, step_bytes: Numeric, batch: Numeric) -> tuple[Numeric, ...]:
+        full = _a(x["flops_only"]) == 0  # the articles' model keeps the math term alone
+        c = compute.compute_time_per_example_s(out["train_flops_per_example"], peak, eff)
+        mem = np.where(full, compute.memory_time_per_example_s(traffic, bw, x["memory_efficiency"]), 0.0)
+        fixed = np.where(
+            full,
+            compute.fixed_time_s(step_bytes, bw, x["memory_efficiency"], x["launch_overhead_s"], x["fill_examples"], c + mem),
+            0.0,
+        )
+        stack = np.where(full, x["stack_factor"], 1.0)
+        return c, mem, fixed, compute.model_step_time_s(batch, c + mem, fixed, stack)
+
+    c, mem, fixed, t_model = modelled(
+        x["peak_flops_per_s"],
+        x["memory_bandwidth_bytes_per_s"],
+        x["efficiency"],
+        x["memory_traffic_bytes_per_example"],
+        x["step_traffic_bytes"],
+        n,
     )
-    out["peak_flops_per_s"] = x["peak_flops_per_s"]
-    out["efficiency"] = x["efficiency"]
-    n_safe = np.maximum(n, 1.0)  # keeps t finite; rates are zeroed below where n = 0
-    t_flops = compute.step_time_from_flops(
-        n_safe, out["train_flops_per_example"], x["peak_flops_per_s"], x["efficiency"]
+    out["compute_time_per_example_s"], out["memory_time_per_example_s"] = c, mem
+    out["fixed_time_s"], out["model_step_time_s"] = fixed, t_model
+    # The anchor: the batch the measurement was taken at (given, or the automatic batch on its GPU).
+    a_max = memory.max_batch_size(
+        x["anchor_gpu_memory_bytes"], x["reserved_bytes"], out["model_state_bytes"], x["anchor_activation_bytes_per_example"]
     )
-    t, method = compute.step_time_s(n_safe, x["measured_step_time_s"], x["measured_samples_per_s"], t_flops)
-    out["step_time_s"] = t
-    out["step_method"] = method
-    live = (n > 0).astype(float)
-    gpu_rate = n / t
-    out["gpu_samples_per_s"] = gpu_rate
-    per_gpu = gpu_rate * x["target_gpu_utilization"]
+    a_given = _a(x["anchor_batch"])
+    # A measurement with no batch recorded was taken at the automatic batch of its own GPU.
+    a_auto = np.maximum(memory.round_batch(a_max, x["rounding"]), 1.0)
+    a_batch = np.where(np.isfinite(a_given), a_given, a_auto)
+    out["anchor_batch_size"] = a_batch
+    *_, t_anchor = modelled(
+        x["anchor_peak_flops_per_s"],
+        x["anchor_memory_bandwidth_bytes_per_s"],
+        x["anchor_efficiency"],
+        x["anchor_memory_traffic_bytes_per_example"],
+        x["anchor_step_traffic_bytes"],
+        a_batch,
+    )
+    t, method = compute.step_time_s(
+        n, t_model, x["measured_step_time_s"], x["measured_samples_per_s"], a_batch, t_anchor
+    )
+    out["step_time_s"], out["step_method"] = t, method
+    given = _a(x["scaling_given"])
+    scale = compute.scaling_efficiency(x["gpus_per_job"], x["gpus_per_node"], x["scaling_within_node"], x["scaling_across_nodes"])
+    # A measured step was taken in the job as configured: its all-reduce is already in it.
+    out["scaling_efficiency"] = np.where(np.isfinite(given), given, np.where(method == 2.0, scale, 1.0))
+    out["gpu_samples_per_s"] = demand.gpu_samples_per_s(out["batch_size"], t, out["scaling_efficiency"])
+
+
+def evaluate_demand(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """What the data path must deliver: samples/s, bytes/s, reads/s, opens/s, latency."""
+    per_gpu = _a(out["gpu_samples_per_s"]) * x["target_gpu_utilization"]
     out["per_gpu_samples_per_s"] = per_gpu
-    total = demand.samples_per_s(n, t, x["target_gpu_utilization"], x["gpus_per_job"], x["jobs"])
+    total = demand.samples_per_s(per_gpu, x["gpus_per_job"], x["jobs"])
     out["samples_per_s"] = total
     out["read_bytes_per_s"] = demand.read_bytes_per_s(total, x["example_bytes"], x["cache_fraction"])
     req = demand.request_bytes(x["example_bytes"], x["examples_per_file"], x["request_bytes_given"])
     out["request_bytes"] = req
     out["read_iops"] = demand.read_iops(total, x["example_bytes"], x["examples_per_file"], req, x["cache_fraction"])
-    reads_per_example = demand.read_iops(1.0, x["example_bytes"], x["examples_per_file"], req)
-    out["reads_per_example"] = reads_per_example
-    out["file_opens_per_s"] = total * (1 - np.asarray(x["cache_fraction"], dtype=float)) / x["examples_per_file"]
-    out["latency_budget_s"] = t * live
-    out["storage_latency_s"] = x["storage_latency_s"]
-    out["outstanding_reads"] = demand.outstanding_reads(out["read_iops"], x["storage_latency_s"])
+    out["reads_per_example"] = demand.read_iops(1.0, x["example_bytes"], x["examples_per_file"], req)
+    out["file_opens_per_s"] = demand.file_opens_per_s(total, x["examples_per_file"], x["cache_fraction"])
+    out["latency_budget_s"] = demand.latency_budget_s(out["step_time_s"])
+
+
+def evaluate_host(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """Host side: batch bytes, worker RAM, CPU cores, host-to-GPU copy, dataset against RAM."""
+    n, per_gpu = out["batch_size"], out["per_gpu_samples_per_s"]
     out["example_tensor_bytes"] = x["example_tensor_bytes"]
     bb = host.batch_bytes(n, x["example_tensor_bytes"])
     out["batch_bytes"] = bb
@@ -371,28 +464,81 @@ def evaluate(x: Mapping[str, Numeric]) -> dict[str, Numeric]:
     out["worker_ram_bytes"] = host.worker_ram_bytes(bb, in_flight, x["pin_memory"])
     gpus_on_node = np.minimum(x["gpus_per_job"], x["gpus_per_node"])
     out["gpus_on_node"] = gpus_on_node
-    out["host_ram_per_node_bytes"] = out["worker_ram_bytes"] * gpus_on_node
-    cpu_s = np.asarray(x["cpu_seconds_per_example"], dtype=float) * np.where(
-        np.asarray(x["gpu_decode"]) > 0, pipeline.GPU_DECODE_CPU_FRACTION, 1.0
-    )
+    out["host_ram_per_node_bytes"] = host.host_ram_per_node_bytes(out["worker_ram_bytes"], gpus_on_node)
+    cpu_s = pipeline.cpu_seconds_effective(x["cpu_seconds_per_example"], x["gpu_decode"])
     out["cpu_seconds_effective"] = cpu_s
-    out["cpu_cores"] = host.cpu_cores(total, cpu_s)
-    out["cpu_cores_per_node"] = host.cpu_cores(per_gpu * gpus_on_node, cpu_s)
-    out["h2d_bytes_per_s_per_gpu"] = per_gpu * x["example_tensor_bytes"]
+    out["cpu_cores"] = host.cpu_cores(out["samples_per_s"], cpu_s)
+    out["cpu_cores_per_node"] = host.cpu_cores_per_node(per_gpu, gpus_on_node, cpu_s)
+    out["h2d_bytes_per_s_per_gpu"] = host.h2d_bytes_per_s(per_gpu, x["example_tensor_bytes"])
     out["h2d_copy_time_s"] = host.copy_time_s(bb, x["host_link_bytes_per_s"])
-    out["h2d_share_of_step"] = out["h2d_copy_time_s"] / t
-    dataset = np.asarray(x["dataset_examples"], dtype=float) * x["example_bytes"]
-    out["dataset_bytes"] = dataset
-    out["fits_in_ram"] = (
-        dataset <= np.asarray(x["host_ram_bytes"], dtype=float) - out["host_ram_per_node_bytes"]
-    ).astype(float)
-    with np.errstate(divide="ignore"):
-        epoch = np.where(
-            per_gpu > 0,
-            np.asarray(x["dataset_examples"], dtype=float) / np.maximum(per_gpu * x["gpus_per_job"], 1e-300),
-            0.0,
-        )
-    out["epoch_time_s"] = epoch * live
+    out["h2d_share_of_step"] = host.copy_share(out["h2d_copy_time_s"], out["step_time_s"])
+    out["dataset_bytes"] = host.dataset_bytes(x["dataset_examples"], x["example_bytes"])
+    out["fits_in_ram"] = host.fits_in_ram(out["dataset_bytes"], x["host_ram_bytes"], out["host_ram_per_node_bytes"])
+    out["epoch_time_s"] = demand.epoch_time_s(x["dataset_examples"], per_gpu, x["gpus_per_job"])
+
+
+def evaluate_storage(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """What the storage supplies for its unit count, clients and read size.
+
+    No unit count means "as many as needed, up to the option's maximum": the pipeline then
+    shows the option's limit when even its largest size cannot serve (as the storage table does).
+    """
+    clients = np.ceil(_a(x["gpus_per_job"]) / x["gpus_per_node"]) * x["jobs"]
+    out["clients"] = clients
+    given = _a(x["storage_units_given"])
+    units = np.where(np.isfinite(given), given, x["storage_max_units"])
+    out["storage_units_used"] = units
+    bw = storage.supply_bytes_per_s(units, x["storage_unit_bytes_per_s"], clients, x["storage_client_bytes_per_s"])
+    bw_given = _a(x["storage_bytes_per_s_given"])
+    bw = np.where(np.isfinite(bw_given), bw_given, bw)
+    out["storage_bytes_per_s"] = bw
+    iops = storage.supply_iops(
+        units, x["storage_unit_iops"], x["storage_unit_bytes_per_s"], out["request_bytes"], x["storage_aggregate_iops"], bw
+    )
+    iops_given = _a(x["storage_iops_given"])
+    out["storage_iops"] = np.where(np.isfinite(iops_given), iops_given, iops)
+    lat = storage.read_service_time_s(x["storage_base_latency_s"], out["request_bytes"], x["storage_stream_bytes_per_s"])
+    lat_given = _a(x["storage_latency_given"])
+    out["storage_latency_s"] = np.where(np.isfinite(lat_given), lat_given, lat)
+    out["outstanding_reads"] = demand.outstanding_reads(out["read_iops"], out["storage_latency_s"])
+
+
+def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """Each stage's capacity per GPU, the achieved rate, utilisation and the bottleneck."""
+    readers = _a(x["gpus_per_job"]) * x["jobs"]
+    # Reads that cost a seek or a request: all of them on object stores, else one per file.
+    seeks = np.where(_a(x["storage_counts_requests"]) > 0, out["reads_per_example"], 1.0 / _a(x["examples_per_file"]))
+    gpu_rate = out["gpu_samples_per_s"]
+    stages = {
+        "storage": pipeline.storage_stage(
+            out["storage_bytes_per_s"],
+            out["storage_iops"],
+            out["storage_latency_s"],
+            x["example_bytes"],
+            out["reads_per_example"],
+            seeks,
+            x["cache_fraction"],
+            readers,
+            x["num_workers"],
+        ),
+        "cpu": pipeline.cpu_stage(
+            out["cpu_seconds_effective"], x["num_workers"], _a(x["cpu_cores_per_node"]) / out["gpus_on_node"]
+        ),
+        "pcie": pipeline.pcie_stage(x["host_link_bytes_per_s"], x["example_tensor_bytes"], x["pin_memory"]),
+        "gpu": gpu_rate,
+    }
+    for name, cap in stages.items():
+        out[STAGE_KEYS[name]] = cap
+    rate, bottleneck = pipeline.achieved(stages["storage"], stages["cpu"], stages["pcie"], gpu_rate, x["num_workers"])
+    out["achieved_samples_per_s"] = _a(rate) * readers
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["gpu_utilization"] = np.where(_a(gpu_rate) > 0, _a(rate) / gpu_rate, 0.0)
+    out["bottleneck"] = bottleneck
+
+
+def evaluate_transfer(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """Moving the dataset: compress, send, decompress, in turn or streamed."""
+    dataset = out["dataset_bytes"]
     c, s, d = transfer.transfer_stages_s(
         dataset,
         x["transfer_link_bytes_per_s"],
@@ -403,64 +549,76 @@ def evaluate(x: Mapping[str, Numeric]) -> dict[str, Numeric]:
     )
     out["compress_s"], out["send_s"], out["decompress_s"] = c, s, d
     out["transfer_time_s"] = transfer.transfer_time_s(c, s, d, x["streamed"])
-    out["transfer_direct_time_s"] = dataset / np.asarray(x["transfer_link_bytes_per_s"], dtype=float)
+    out["transfer_direct_time_s"] = transfer.direct_time_s(dataset, x["transfer_link_bytes_per_s"])
 
-    readers = np.asarray(x["gpus_per_job"], dtype=float) * x["jobs"]
-    # Reads that cost a seek or a request: all of them on object stores, else one per file.
-    seeks = np.where(
-        np.asarray(x["storage_counts_requests"]) > 0,
-        reads_per_example,
-        1.0 / np.asarray(x["examples_per_file"], dtype=float),
-    )
-    stages = {
-        "storage": pipeline.storage_stage(
-            x["storage_bytes_per_s"],
-            x["storage_iops"],
-            x["storage_latency_s"],
-            x["example_bytes"],
-            reads_per_example,
-            seeks,
-            x["cache_fraction"],
-            readers,
-            x["num_workers"],
-        ),
-        "cpu": pipeline.cpu_stage(
-            cpu_s, x["num_workers"], np.asarray(x["cpu_cores_per_node"], dtype=float) / gpus_on_node
-        ),
-        "pcie": pipeline.pcie_stage(x["host_link_bytes_per_s"], x["example_tensor_bytes"], x["pin_memory"]),
-        "gpu": gpu_rate,
-    }
-    for name, cap in stages.items():
-        out[STAGE_KEYS[name]] = cap
-    rate, bottleneck = pipeline.achieved(stages["storage"], stages["cpu"], stages["pcie"], gpu_rate, x["num_workers"])
-    out["achieved_samples_per_s"] = rate * readers * live
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out["gpu_utilization"] = np.where(gpu_rate > 0, rate / gpu_rate, 0.0) * live
-    out["bottleneck"] = bottleneck
-    for key in (
-        "gpu_samples_per_s",
-        "per_gpu_samples_per_s",
-        "samples_per_s",
-        "read_bytes_per_s",
-        "read_iops",
-        "file_opens_per_s",
-        "outstanding_reads",
-        "cpu_cores",
-        "cpu_cores_per_node",
-        "h2d_bytes_per_s_per_gpu",
-        "h2d_share_of_step",
-        "step_time_s",
-    ):
-        out[key] = np.asarray(out[key], dtype=float) * live
+
+STEPS = (evaluate_memory, evaluate_compute, evaluate_demand, evaluate_host, evaluate_storage, evaluate_pipeline, evaluate_transfer)
+"""The named steps of ``evaluate``, in order; each reads inputs and earlier outputs."""
+
+_ZEROED = (
+    "gpu_samples_per_s",
+    "per_gpu_samples_per_s",
+    "samples_per_s",
+    "read_bytes_per_s",
+    "read_iops",
+    "file_opens_per_s",
+    "outstanding_reads",
+    "cpu_cores",
+    "cpu_cores_per_node",
+    "h2d_bytes_per_s_per_gpu",
+    "h2d_share_of_step",
+    "step_time_s",
+    "latency_budget_s",
+    "epoch_time_s",
+    "achieved_samples_per_s",
+    "gpu_utilization",
+    "model_step_time_s",
+)
+"""Outputs that are 0 where the model does not fit (no step runs)."""
+
+
+def evaluate(x: Mapping[str, Numeric]) -> dict[str, Numeric]:
+    """Every formula, on numbers or arrays, in the named ``STEPS``.
+
+    ``x`` holds the keys ``resolve`` produces. Rows whose model does not fit (``fits`` = 0)
+    get zero rates: nothing runs there.
+    """
+    out: Arrays = {}
+    for step in STEPS:
+        step(x, out)
+    live = _a(out["fits"]) * (_a(out["batch_size"]) > 0)
+    for key in _ZEROED:
+        out[key] = _a(out[key]) * live
     return out
+
+
+class _Out:
+    """A typed, read-only Plan attribute for one output [base units]."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> float:
+        return float(obj.values[self.name])
+
+
+class _Count(_Out):
+    """A whole-number output (batch sizes) [examples]."""
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> int:  # type: ignore[override]
+        return int(obj.values[self.name])
+
+
+_OUTPUT_FIELDS = tuple(OUTPUTS)
 
 
 @dataclass(frozen=True)
 class Plan:
-    """The requirements of one scenario: every output of ``OUTPUTS``, with sources.
+    """The requirements of one scenario, every output of ``OUTPUTS`` in base units, with sources.
 
-    Attribute access gives base units (``plan.read_bytes_per_s`` in bytes/s); ``explain()``
-    shows each formula with its numbers; ``to_frame()`` a table with units.
+    ``explain()`` shows each formula with its numbers; ``to_frame()`` a table with units.
+    Outputs are typed attributes (``plan.read_bytes_per_s`` in bytes/s); ``values`` holds
+    them and the intermediate values by name.
     """
 
     scenario: Scenario
@@ -472,21 +630,64 @@ class Plan:
     stages: Mapping[str, float]
     warnings: tuple[str, ...] = field(default=())
 
-    def __getattr__(self, name: str) -> float:
-        values = self.__dict__.get("values", {})
-        if name in values:
-            return float(values[name])
-        raise AttributeError(f"Plan has no output {name!r}; outputs: {', '.join(OUTPUTS)}")
+    # Typed outputs in base units (descriptors: mypy sees float/int; a typo is an error).
+    gpu_memory_bytes = _Out()
+    reserved_bytes = _Out()
+    model_state_bytes = _Out()
+    activation_bytes_per_example = _Out()
+    max_batch_size = _Count()
+    batch_size = _Count()
+    memory_used_bytes = _Out()
+    train_flops_per_example = _Out()
+    peak_flops_per_s = _Out()
+    efficiency = _Out()
+    memory_bandwidth_bytes_per_s = _Out()
+    memory_traffic_bytes_per_example = _Out()
+    step_traffic_bytes = _Out()
+    memory_efficiency = _Out()
+    compute_time_per_example_s = _Out()
+    memory_time_per_example_s = _Out()
+    fixed_time_s = _Out()
+    model_step_time_s = _Out()
+    step_time_s = _Out()
+    scaling_efficiency = _Out()
+    gpu_samples_per_s = _Out()
+    per_gpu_samples_per_s = _Out()
+    samples_per_s = _Out()
+    read_bytes_per_s = _Out()
+    request_bytes = _Out()
+    read_iops = _Out()
+    file_opens_per_s = _Out()
+    latency_budget_s = _Out()
+    storage_bytes_per_s = _Out()
+    storage_iops = _Out()
+    storage_latency_s = _Out()
+    outstanding_reads = _Out()
+    example_tensor_bytes = _Out()
+    batch_bytes = _Out()
+    worker_ram_bytes = _Out()
+    host_ram_per_node_bytes = _Out()
+    cpu_cores = _Out()
+    cpu_cores_per_node = _Out()
+    h2d_bytes_per_s_per_gpu = _Out()
+    h2d_copy_time_s = _Out()
+    h2d_share_of_step = _Out()
+    dataset_bytes = _Out()
+    fits_in_ram = _Out()
+    epoch_time_s = _Out()
+    compress_s = _Out()
+    send_s = _Out()
+    decompress_s = _Out()
+    transfer_time_s = _Out()
+    transfer_direct_time_s = _Out()
+    achieved_samples_per_s = _Out()
+    gpu_utilization = _Out()
 
     @property
-    def batch_size(self) -> int:
-        """Batch size per GPU [examples]."""
-        return int(self.values["batch_size"])
-
-    @property
-    def max_batch_size(self) -> int:
-        """Largest batch that fits in GPU memory [examples]."""
-        return int(self.values["max_batch_size"])
+    def title(self) -> str:
+        """The scenario's name and what it runs: for headings, reports and file names."""
+        sc = self.scenario
+        return f"{sc.name}: {sc.model} on {sc.gpus_per_job * sc.jobs} x {sc.gpu}, {sc.precision}"
 
     def formatted(self, name: str) -> str:
         """One output with its unit: ``"5,885 reads/s"``, ``"12.97 GiB"``."""
@@ -494,11 +695,9 @@ class Plan:
 
     def explain(self) -> str:
         """Each formula, then the same with the numbers plugged in, and the result."""
-        lines = [
-            f"Plan for {self.scenario.name}: {self.scenario.model} on {self.scenario.gpu}, {self.scenario.precision}"
-        ]
-        for name, out in OUTPUTS.items():
-            symbolic, numeric = render_formula(self, out.formula)
+        lines = [f"Plan for {self.title}"]
+        for name in OUTPUTS:
+            symbolic, numeric = render_formula(self, FORMULAS[name])
             lines.append(f"{name} = {symbolic}")
             if numeric != symbolic:
                 lines.append(f"    = {numeric}")
@@ -508,8 +707,9 @@ class Plan:
             + ", ".join(f"{k} {fmt(v, 'count_per_s', 'samples/s')}" for k, v in self.stages.items())
             + ")"
         )
+        lines.append(f"step time method: {self.step_method}")
         lines.append("Sources:")
-        lines += [f"  {k}: {v}" for k, v in sorted(self.sources.items())]
+        lines += [f"  {k}: {v}" for k, v in sorted(self.sources.items()) if v]
         lines += [f"Warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -521,7 +721,7 @@ class Plan:
                 "label": o.label,
                 "value": float(self.values[k]),
                 "display": self.formatted(k),
-                "formula": render_formula(self, o.formula)[0],
+                "formula": render_formula(self, FORMULAS[k])[0],
             }
             for k, o in OUTPUTS.items()
         ]
@@ -537,70 +737,75 @@ class Plan:
         return out
 
     def _repr_html_(self) -> str:
-        head = (
-            f"<b>{self.scenario.name}</b>: {self.scenario.model} on {self.scenario.gpu} ({self.scenario.precision}); "
-            f"bottleneck: <b>{self.bottleneck}</b>"
-        )
+        head = f"<b>{self.title}</b>; bottleneck: <b>{self.bottleneck}</b>"
         return head + self.to_frame()[["label", "display", "formula"]].to_html()
 
     def __repr__(self) -> str:
-        keys = HEADLINE
         return (
             f"Plan({self.scenario.name}: "
-            + ", ".join(f"{k}={self.formatted(k)}" for k in keys)
+            + ", ".join(f"{k}={self.formatted(k)}" for k in HEADLINE)
             + f", bottleneck={self.bottleneck})"
         )
+
+
+_PERCENT = ("gpu_utilization", "h2d_share_of_step", "efficiency", "memory_efficiency", "scaling_efficiency")
 
 
 def format_output(name: str, value: float) -> str:
     """Format one output by its unit kind (GPU memory in GiB, rates in decimal units)."""
     out = OUTPUTS[name]
-    if name in ("gpu_utilization", "h2d_share_of_step", "efficiency"):
+    if name in _PERCENT:
         return f"{value * 100:.1f} %"
     if name == "fits_in_ram":
         return "yes" if value else "no"
     if name in ("batch_size", "max_batch_size"):
-        return f"{int(value):,} examples"
+        n = int(value)
+        return f"{n:,} example" + ("" if n == 1 else "s")
+    if not math.isfinite(value):
+        return "unlimited"
     return fmt(value, out.kind, out.unit, out.binary)
 
 
 _INPUT_KINDS: dict[str, Kind] = {
-    "params": "count",
-    "bytes_per_param": "count",
     "state_shards": "count",
-    "train_flops_multiplier": "count",
     "forward_flops_per_example": "flops",
-    "target_gpu_utilization": "count",
-    "gpus_per_job": "count",
-    "jobs": "count",
     "example_bytes": "bytes",
-    "cache_fraction": "count",
-    "examples_per_file": "count",
-    "dataset_examples": "count",
     "cpu_seconds_per_example": "seconds",
     "host_link_bytes_per_s": "bytes_per_s",
     "host_ram_bytes": "bytes",
-    "compress_cores": "count",
     "compress_bytes_per_s_per_core": "bytes_per_s",
-    "compression_ratio": "count",
     "transfer_link_bytes_per_s": "bytes_per_s",
     "decompress_bytes_per_s": "bytes_per_s",
-    "pin_memory": "count",
+    "launch_overhead_s": "seconds",
+    "storage_unit_bytes_per_s": "bytes_per_s",
 }
+"""Units of the resolved inputs a formula shows (the rest are plain numbers)."""
 
 
 def render_formula(p: Plan, template: str) -> tuple[str, str]:
     """The formula with names, and with the plan's numbers (units included)."""
     sc = p.scenario
+    multiplier = sc.train_flops_multiplier
+    measured_flops = math.isfinite(p.inputs.get("train_flops_measured", math.nan))
     rules = {
         "batch_rule": f"fixed by input ({sc.batch_size})"
         if sc.batch_size is not None
         else f"{sc.batch_rounding}({{max_batch_size}})",
         "step_rule": {
-            "measured step time": "measured step time (input)",
-            "measured throughput": "{batch_size} / {measured_samples_per_s}",
-            "FLOPs x efficiency": "{batch_size} x {train_flops_per_example} / ({peak_flops_per_s} x {efficiency})",
+            "measured step time": "measured step time (input, at this GPU, batch and precision)",
+            "measured throughput": "{batch_size} / measured samples/s (input)",
+            "model": "{model_step_time_s} (the step-time model: "
+            + ("the articles' FLOPs-only arithmetic)" if sc.step_model == "flops" else "math + memory + fixed part)"),
+            "re-projected measurement": (
+                f"measured {'step time' if sc.step_time_s is not None else 'throughput'} on "
+                f"{sc.measured_gpu}, {sc.measured_precision}, batch {p.values.get('anchor_batch_size', math.nan):g}"
+                " x model(this GPU, batch, precision) / model(measured)"
+            ),
         }[p.step_method],
+        "train_flops_rule": f"{{train_flops_multiplier}} x {{forward_flops_per_example}}"
+        if multiplier is not None or not measured_flops
+        else "measured forward + backward FLOPs per example (" + p.sources.get("train_flops_per_example", "") + ")",
+        "train_flops_multiplier": f"{multiplier if multiplier is not None else compute.TRAIN_FLOPS_MULTIPLIER:g}",
         "request_rule": "whole example per read"
         if sc.examples_per_file <= 1 and sc.request_bytes is None
         else "input or 256 KiB in shards",
@@ -613,36 +818,41 @@ def render_formula(p: Plan, template: str) -> tuple[str, str]:
         "state_rule": "input (scenario)"
         if sc.model_state_bytes is not None
         else "{params} x {bytes_per_param} B / {state_shards}",
+        "achieved_rule": "1 / sum(1 / stages) (no workers: the stages run in turn)"
+        if sc.num_workers == 0
+        else "min(stages)",
+        "scaling_rule": "input (scenario)"
+        if sc.scaling_efficiency is not None
+        else "1: a measured step already contains the job's all-reduce"
+        if p.step_method != "model"
+        else "1 for one GPU; within-node factor on one node; x across-node factor beyond: "
+        + p.sources.get("scaling_efficiency", ""),
         **{
             f"src_{k}": p.sources.get(k, "input")
             for k in (
                 "gpu_memory_bytes",
-                "reserved_bytes",
+                "memory_bandwidth_bytes_per_s",
                 "activation_bytes_per_example",
+                "memory_traffic_bytes_per_example",
+                "step_traffic_bytes",
                 "peak_flops_per_s",
                 "efficiency",
+                "memory_efficiency",
             )
         },
-        "gpu": sc.gpu,
-        "model": sc.model,
-        "precision": sc.precision,
         "tensors": sc.tensors or f"preset {sc.model}",
-        "precision_class": catalog.precision_class(sc.precision),
     }
     symbolic = template
     for _ in range(2):  # rules may contain placeholders themselves
         symbolic = symbolic.format_map(_Keep(rules))
     numbers: dict[str, str] = {}
-    for key in (
-        set(OUTPUTS)
-        | set(_INPUT_KINDS)
-        | {"reads_per_example", "batches_in_flight", "gpus_on_node", "measured_samples_per_s"}
-    ):
+    for key in set(OUTPUTS) | set(p.inputs) | set(_EXTRA):
         if key in OUTPUTS:
             numbers[key] = p.formatted(key)
-        elif key in p.inputs or key in p.values:
+        elif key in p.values or key in p.inputs:
             value = float(p.values.get(key, p.inputs.get(key, math.nan)))
-            numbers[key] = fmt(value, _INPUT_KINDS.get(key, "count"))
+            numbers[key] = fmt(value, _INPUT_KINDS.get(key, "count")) if math.isfinite(value) else "unlimited"
+    numbers["clients"] = fmt(p.values.get("clients", math.nan), "count")
     numeric = symbolic.format_map(_Keep(numbers))
     return symbolic.replace("{", "").replace("}", ""), numeric
 
@@ -654,8 +864,20 @@ class _Keep(dict[str, str]):
         return "{" + key + "}"
 
 
-_EXTRA = ("reads_per_example", "batches_in_flight", "gpus_on_node", "cpu_seconds_effective", *STAGE_KEYS.values())
-"""Intermediate values a Plan keeps beside OUTPUTS (stage capacities may be infinite)."""
+def as_scenario(scenario: Any = None, **inputs: Any) -> Scenario:
+    """A Scenario from an object, a preset name or inputs, with ``inputs`` applied."""
+    if scenario is None:
+        unknown = sorted(set(inputs) - set(FIELDS))
+        if unknown:
+            return Scenario().replace(**inputs)  # raises, naming the unknown input
+        return Scenario(**inputs)
+    if isinstance(scenario, str):
+        return preset_scenario(scenario, **inputs)
+    if isinstance(scenario, Plan):
+        scenario = scenario.scenario
+    if not isinstance(scenario, Scenario):
+        raise InputError("scenario", f"expected a Scenario, a Plan or a preset name, got {type(scenario).__name__}")
+    return scenario.replace(**inputs) if inputs else scenario
 
 
 def plan(scenario: Scenario | str | None = None, **inputs: Any) -> Plan:
@@ -667,63 +889,71 @@ def plan(scenario: Scenario | str | None = None, **inputs: Any) -> Plan:
     Raises
     ------
     DoesNotFitError
-        When the model does not fit in GPU memory at batch 1 and no batch is fixed.
+        When the model does not fit in GPU memory (at batch 1, or at the fixed batch).
     InputError
         For any invalid input, naming the field.
     """
-    sc = scenario
-    if sc is None:
-        sc = Scenario(**inputs) if inputs else Scenario()
-    elif isinstance(sc, str):
-        sc = preset_scenario(sc, **inputs)
-    elif inputs:
-        sc = sc.replace(**inputs)
-    if not isinstance(sc, Scenario):
-        raise InputError("scenario", f"expected a Scenario or a preset name, got {type(sc).__name__}")
+    sc = as_scenario(scenario, **inputs)
     r = resolve(sc)
     out = evaluate(r.values)
     values = {k: float(np.asarray(v)) for k, v in out.items()}
     warnings = list(r.warnings)
-    if values["max_batch_size"] < 1 and sc.batch_size is None:
+    if not values["fits"]:
         raise _does_not_fit(sc, values)
-    if values["memory_used_bytes"] > values["gpu_memory_bytes"]:
-        warnings.append(
-            f"Batch {sc.batch_size} needs {fmt(values['memory_used_bytes'], 'bytes', binary=True)} of GPU memory; "
-            f"the GPU has {fmt(values['gpu_memory_bytes'], 'bytes', binary=True)}."
-        )
     if values["h2d_share_of_step"] > 0.5:
         warnings.append(
             "The host-to-GPU copy takes over half the step: overlap it (pin_memory, a side stream) or send uint8."
         )
+    method = compute.METHODS[int(values["step_method"])]
+    if method == "re-projected measurement":
+        warnings.append(
+            f"The measured step ({sc.measured_gpu}, {sc.measured_precision}, batch {values['anchor_batch_size']:g}) is "
+            f"re-projected to {sc.gpu}, {sc.precision}, batch {values['batch_size']:g} through the step-time model "
+            f"(x {values['step_time_s'] / _measured_step(r.values, values):.3g})."
+        )
     stages = {s: values[STAGE_KEYS[s]] for s in pipeline.STAGES if math.isfinite(values[STAGE_KEYS[s]])}
     bad = [k for k in OUTPUTS if not math.isfinite(values[k]) or values[k] < 0]
     if bad:
-        raise InputError(bad[0], f"the inputs give a non-finite or negative {bad[0]}; check {', '.join(FIELDS)}")
+        raise InputError(bad[0], f"the inputs give a non-finite or negative {bad[0]}; check the inputs it depends on")
     return Plan(
         scenario=sc,
-        values={k: values[k] for k in OUTPUTS} | {k: values[k] for k in _EXTRA},
+        values={k: values[k] for k in OUTPUTS} | {k: values[k] for k in _EXTRA} | {"anchor_batch_size": values["anchor_batch_size"]},
         sources=r.sources,
         inputs=r.values,
-        step_method=compute.METHODS[int(values["step_method"])],
+        step_method=method,
         bottleneck=pipeline.STAGES[int(values["bottleneck"])],
         stages=stages,
         warnings=tuple(warnings),
     )
 
 
-def _does_not_fit(sc: Scenario, v: Mapping[str, float]) -> DoesNotFitError:
-    need = v["reserved_bytes"] + v["model_state_bytes"] + v["activation_bytes_per_example"]
-    short = need - v["gpu_memory_bytes"]
+def _measured_step(x: Mapping[str, float], v: Mapping[str, float]) -> float:
+    step = x["measured_step_time_s"]
+    return step if math.isfinite(step) else v["anchor_batch_size"] / x["measured_samples_per_s"]
 
+
+def _does_not_fit(sc: Scenario, v: Mapping[str, float]) -> DoesNotFitError:
     def gib(b: float) -> str:
         return fmt(b, "bytes", binary=True)
 
+    helps = (
+        "What helps: mixed precision (bf16/fp16), activation checkpointing (set activation_bytes_per_example), "
+        "a smaller input, sharding the state (state_shards), or a GPU with more memory."
+    )
+    if sc.batch_size is not None:
+        need = v["memory_used_bytes"]
+        return DoesNotFitError(
+            "batch_size",
+            f"{sc.model} at batch {sc.batch_size} does not fit on {sc.gpu} with {sc.precision}/{sc.optimizer}: it needs "
+            f"{gib(need)} (reserve {gib(v['reserved_bytes'])} + state {gib(v['model_state_bytes'])} + "
+            f"{sc.batch_size} x {gib(v['activation_bytes_per_example'])}) but the GPU has {gib(v['gpu_memory_bytes'])}; "
+            f"the largest batch that fits is {int(v['max_batch_size'])}. {helps}",
+        )
+    need = v["reserved_bytes"] + v["model_state_bytes"] + v["activation_bytes_per_example"]
     return DoesNotFitError(
         "batch_size",
         f"{sc.model} does not fit on {sc.gpu} at batch 1 with {sc.precision}/{sc.optimizer}: it needs {gib(need)} "
         f"(reserve {gib(v['reserved_bytes'])} + state {gib(v['model_state_bytes'])} + one example's activations "
         f"{gib(v['activation_bytes_per_example'])}) but the GPU has {gib(v['gpu_memory_bytes'])}, "
-        f"short by {gib(short)}. "
-        "What helps: mixed precision (bf16/fp16), activation checkpointing (set activation_bytes_per_example), "
-        "a smaller input, sharding the state (state_shards), or a GPU with more memory.",
+        f"short by {gib(need - v['gpu_memory_bytes'])}. {helps}",
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from calc.formula import FORMULAS
 from calc.plan import HEADLINE, OUTPUTS, Plan, render_formula
 from calc.scenario import FIELDS
 
@@ -36,7 +37,7 @@ def markdown_report(p: Plan, recommendation: pd.DataFrame | None = None, levers:
     )
     lines += ["", "## Results", ""]
     rows = [
-        {"output": OUTPUTS[k].label, "value": p.formatted(k), "formula": render_formula(p, OUTPUTS[k].formula)[1]}
+        {"output": OUTPUTS[k].label, "value": p.formatted(k), "formula": render_formula(p, FORMULAS[k])[1]}
         for k in OUTPUTS
     ]
     lines.append(markdown_table(pd.DataFrame(rows)))

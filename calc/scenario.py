@@ -1,16 +1,22 @@
-"""Scenario: every input of a plan, immutable, readable from and writable to YAML.
+"""Scenario: every input of a plan, declared once, immutable, readable from YAML and text.
+
+Each input is one dataclass field whose metadata (``FieldInfo``) says its kind, unit, range,
+group, label, help and where a ``None`` takes its value from. ``FIELDS``, validation, the
+text codec (URL, CLI ``--set``, dashboard), YAML, sweep axes and the dashboard's widgets all
+derive from these declarations: adding an input means one declaration plus its formula.
 
 Sizes and rates accept a number in base units (bytes, bytes/s, s) or a string with a unit
-("64 KiB", "1.6 GB/s", "10 Gb/s", "87 ms"). A field left at ``None`` takes its value from the
-GPU, model or storage preset; ``Plan.sources`` says where every number came from.
+("64 KiB", "1.6 GB/s", "10 Gb/s", "87 ms"). A bare number always means the base unit.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
+import numbers
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import yaml
@@ -18,16 +24,29 @@ import yaml
 from calc import catalog
 from calc.errors import InputError, PresetError
 from calc.memory import BYTES_PER_PARAM, ROUNDINGS
-from calc.units import Kind, parse
+from calc.units import Kind, fmt, parse
 
 Quantity = float | int | str
 
 FieldKind = Literal["text", "choice", "bool", "int", "fraction", "number", Kind]
 
+STACKS = catalog.STACKS
+"""Software stacks: NGC-style tuned, or plain eager PyTorch (factors fitted in calc.calibration)."""
+
+STEP_MODELS = ("roofline", "flops")
+"""Step-time models: the calibrated roofline sum, or the articles' FLOPs-only arithmetic."""
+
+OFF_WORDS = ("", "none", "null", "auto", "default")
+"""Text that means "not given" for an optional input (URL, CLI, dashboard)."""
+
 
 @dataclass(frozen=True)
 class FieldInfo:
-    """How one Scenario input is read, bounded and described (labels, help, validation)."""
+    """How one Scenario input is read, bounded and described (labels, help, validation).
+
+    ``unit`` is the unit the dashboard shows; a bare number is always in the base unit of
+    ``kind`` (bytes, s, bytes/s ...). ``preset`` says where a ``None`` value comes from.
+    """
 
     kind: FieldKind
     group: str
@@ -37,346 +56,461 @@ class FieldInfo:
     maximum: float | None = None
     choices: tuple[str, ...] = ()
     unit: str = ""
+    preset: str = ""
+    optional: bool = False
 
 
-_TB = 1e15  # an absurd-size guard: 1 PB for one example, 1 EB for a dataset
+def _in(
+    default: Any,
+    kind: FieldKind,
+    group: str,
+    label: str,
+    help: str,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    *,
+    choices: tuple[str, ...] = (),
+    unit: str = "",
+    preset: str = "",
+) -> Any:
+    """Declare one input: its default and everything else about it, in one place."""
+    info = FieldInfo(kind, group, label, help, minimum, maximum, choices, unit, preset, default is None)
+    return field(default=default, metadata={"info": info})
 
-FIELDS: dict[str, FieldInfo] = {
-    "name": FieldInfo("text", "scenario", "Name", "A label for this scenario."),
-    "description": FieldInfo("text", "scenario", "Description", "What the scenario reproduces, and its source."),
-    "gpu": FieldInfo("choice", "GPU and model", "GPU", "GPU preset (presets/gpus.yaml)."),
-    "model": FieldInfo("choice", "GPU and model", "Model", "Model preset (presets/models.yaml)."),
-    "precision": FieldInfo(
-        "choice",
-        "GPU and model",
-        "Precision",
-        "fp32, tf32, or mixed precision fp16/bf16/fp8.",
-        choices=catalog.PRECISIONS,
-    ),
-    "optimizer": FieldInfo(
-        "choice",
-        "GPU and model",
-        "Optimizer",
-        "Sets training-state bytes per parameter.",
-        choices=tuple(BYTES_PER_PARAM),
-    ),
-    "state_shards": FieldInfo(
-        "int",
-        "GPU and model",
-        "State shards",
-        "GPUs the training state is sharded over (ZeRO-3/FSDP); 1 = none.",
-        1,
-        1e6,
-    ),
-    "gpu_memory_bytes": FieldInfo(
-        "bytes", "GPU and model", "GPU memory [GiB]", "Overrides the GPU preset.", 1, 1e13, unit="GiB"
-    ),
-    "reserved_bytes": FieldInfo(
-        "bytes",
-        "GPU and model",
-        "Reserved GPU memory [GiB]",
-        "CUDA context and allocator slack (0.5-2 GiB; the article uses 0).",
-        0,
-        1e13,
-        unit="GiB",
-    ),
-    "model_state_bytes": FieldInfo(
-        "bytes",
-        "GPU and model",
-        "Model state [MiB]",
-        "Weights + gradients + optimizer; overrides params x bytes/param.",
-        0,
-        1e15,
-        unit="MiB",
-    ),
-    "activation_bytes_per_example": FieldInfo(
-        "bytes",
-        "GPU and model",
-        "Activations per example [MiB]",
-        "GPU memory per example kept for backward; overrides the model preset.",
-        1,
-        1e13,
-        unit="MiB",
-    ),
-    "batch_size": FieldInfo(
-        "int", "GPU and model", "Batch size per GPU", "Fixes n; leave empty to take the largest that fits.", 1, 1e7
-    ),
-    "batch_rounding": FieldInfo(
-        "choice", "GPU and model", "Batch rounding", "pow2 (the article), multiple_of_8, none.", choices=ROUNDINGS
-    ),
-    "step_time_s": FieldInfo(
-        "seconds",
-        "GPU and model",
-        "Measured step time [s]",
-        "Time of one training step at this batch size; most trusted.",
-        1e-6,
-        1e6,
-        unit="s",
-    ),
-    "samples_per_s_per_gpu": FieldInfo(
-        "count_per_s",
-        "GPU and model",
-        "Measured samples/s per GPU",
-        "Measured training throughput of one GPU.",
-        1e-6,
-        1e9,
-        unit="samples/s",
-    ),
-    "forward_flops_per_example": FieldInfo(
-        "flops",
-        "GPU and model",
-        "Forward FLOPs per example",
-        "Overrides the model preset; write GMACs for multiply-accumulates.",
-        1,
-        1e18,
-        unit="GFLOPs",
-    ),
-    "train_flops_multiplier": FieldInfo(
-        "number",
-        "GPU and model",
-        "Training/forward FLOP ratio",
-        "3: the backward pass costs about twice the forward.",
-        1,
-        10,
-    ),
-    "peak_flops_per_s": FieldInfo(
-        "flops_per_s",
-        "GPU and model",
-        "Peak FLOP/s",
-        "Overrides the GPU's dense peak at this precision.",
-        1e9,
-        1e18,
-        unit="TFLOP/s",
-    ),
-    "efficiency": FieldInfo(
-        "fraction",
-        "GPU and model",
-        "Efficiency (MFU)",
-        "Share of peak reached; calibrated per model and precision.",
-        1e-4,
-        1,
-    ),
-    "gpus_per_job": FieldInfo("int", "cluster", "GPUs per job", "Data-parallel GPUs in one job.", 1, 1e6),
-    "jobs": FieldInfo("int", "cluster", "Concurrent jobs", "Jobs reading the same storage at once.", 1, 1e5),
-    "gpus_per_node": FieldInfo("int", "cluster", "GPUs per node", "Sets per-node RAM and CPU figures.", 1, 64),
-    "target_gpu_utilization": FieldInfo(
-        "fraction",
-        "cluster",
-        "Target GPU utilisation",
-        "Share of the GPU's rate the data path must feed (MLPerf: 0.9).",
-        0.01,
-        1,
-    ),
-    "example_bytes": FieldInfo(
-        "bytes", "data", "Example size on disk [kB]", "Mean stored size of one example.", 1, _TB, unit="kB"
-    ),
-    "examples_per_file": FieldInfo(
-        "int",
-        "data",
-        "Examples per file",
-        "1 = a file per example; more = packed shards (TFRecord, WebDataset, LMDB).",
-        1,
-        1e9,
-    ),
-    "request_bytes": FieldInfo(
-        "bytes",
-        "data",
-        "Read size [KiB]",
-        "Size of one read; default: the whole example, or 256 KiB in shards.",
-        512,
-        1e10,
-        unit="KiB",
-    ),
-    "dataset_examples": FieldInfo("count", "data", "Examples in the dataset", "Training-set size.", 1, 1e13),
-    "tensors": FieldInfo(
-        "text", "data", "Tensors per example", "What the loader emits: name=SHAPE:dtype, comma-separated."
-    ),
-    "cache_fraction": FieldInfo(
-        "fraction",
-        "data",
-        "Locally cached fraction",
-        "Share of the dataset cached locally; cuts remote reads after epoch 1.",
-        0,
-        0.999,
-    ),
-    "num_workers": FieldInfo(
-        "int", "loader", "DataLoader workers per GPU", "0 loads in the training process, with no overlap.", 0, 1024
-    ),
-    "prefetch_factor": FieldInfo(
-        "int", "loader", "Prefetch factor", "Batches each worker loads ahead (PyTorch default 2).", 1, 1024
-    ),
-    "pin_memory": FieldInfo(
-        "bool", "loader", "Pinned memory", "Page-locked batches: faster copies, a second copy in RAM."
-    ),
-    "cpu_seconds_per_example": FieldInfo(
-        "seconds", "loader", "CPU time per example [ms]", "Decode + augment on one core.", 0, 1e5, unit="ms"
-    ),
-    "cpu_cores_per_node": FieldInfo(
-        "int", "loader", "CPU cores per node", "Cores free for data loading; empty = one per worker.", 1, 4096
-    ),
-    "gpu_decode": FieldInfo("bool", "loader", "Decode on the GPU (DALI)", "Moves decode and augmentation off the CPU."),
-    "host_link_bytes_per_s": FieldInfo(
-        "bytes_per_s", "loader", "Host-to-GPU link [GB/s]", "Overrides the GPU's PCIe link.", 1e6, 1e13, unit="GB/s"
-    ),
-    "host_ram_bytes": FieldInfo(
-        "bytes",
-        "loader",
-        "Host RAM per node [GiB]",
-        "For worker RAM and whether the dataset fits in the page cache.",
-        1e6,
-        1e15,
-        unit="GiB",
-    ),
-    "storage": FieldInfo(
-        "choice",
-        "storage",
-        "Storage",
-        "Storage option the data is read from (presets/storage.yaml); empty = unconstrained.",
-    ),
-    "storage_units": FieldInfo(
-        "int",
-        "storage",
-        "Storage units",
-        "Drives, TiB or volumes of the storage option; empty = as many as needed.",
-        1,
-        1e6,
-    ),
-    "storage_bytes_per_s": FieldInfo(
-        "bytes_per_s",
-        "storage",
-        "Storage bandwidth [GB/s]",
-        "Overrides the storage option's bandwidth.",
-        1,
-        1e15,
-        unit="GB/s",
-    ),
-    "storage_iops": FieldInfo(
-        "count_per_s",
-        "storage",
-        "Storage IOPS",
-        "Overrides the storage option's reads per second.",
-        1e-3,
-        1e12,
-        unit="reads/s",
-    ),
-    "storage_latency_s": FieldInfo(
-        "seconds",
-        "storage",
-        "Storage latency [ms]",
-        "Time of one read; default from the storage option, else 1 ms.",
-        1e-7,
-        100,
-        unit="ms",
-    ),
-    "transfer_link_bytes_per_s": FieldInfo(
-        "bytes_per_s",
-        "transfer",
-        "Copy link [MB/s]",
-        "Network or disk path the dataset is copied over.",
-        1,
-        1e14,
-        unit="MB/s",
-    ),
-    "compression_ratio": FieldInfo(
-        "number", "transfer", "Compression ratio", "Original / compressed size; 1 = no compression.", 1, 1e5
-    ),
-    "compress_bytes_per_s_per_core": FieldInfo(
-        "bytes_per_s",
-        "transfer",
-        "Compression per core [MB/s]",
-        "Input bytes one core compresses per second.",
-        1,
-        1e12,
-        unit="MB/s",
-    ),
-    "compress_cores": FieldInfo("int", "transfer", "Compression cores", "Threads of pigz/zstd -T.", 1, 4096),
-    "decompress_bytes_per_s": FieldInfo(
-        "bytes_per_s",
-        "transfer",
-        "Decompression [MB/s]",
-        "Output bytes per second when unpacking.",
-        1,
-        1e13,
-        unit="MB/s",
-    ),
-    "streamed": FieldInfo("bool", "transfer", "Streamed", "Stages run at once through a pipe; else one after another."),
-}
+
+_PB = 1e15  # an absurd-size guard: 1 PB for one example or one model's state
+
+GM, DATA, LOADER, CLUSTER, STORAGE, TRANSFER, MEASURED = (
+    "GPU and model",
+    "data",
+    "loader",
+    "cluster",
+    "storage",
+    "transfer",
+    "measured",
+)
 
 
 @dataclass(frozen=True)
 class Scenario:
     """Every input of a plan. Immutable; change one with ``.replace(**changes)``.
 
-    Fields left at ``None`` come from the presets named by ``gpu``, ``model`` and ``storage``.
+    Fields left at ``None`` come from the presets named by ``gpu``, ``model`` and ``storage``
+    (each field's ``FieldInfo.preset`` says which figure).
     """
 
-    name: str = "custom"
-    description: str = ""
-    gpu: str = "V100-SXM2-16GB"
-    model: str = "resnet50"
-    precision: str = "fp32"
-    optimizer: str = "sgd_momentum"
-    state_shards: int = 1
-    gpu_memory_bytes: Quantity | None = None
-    reserved_bytes: Quantity = "1 GiB"
-    model_state_bytes: Quantity | None = None
-    activation_bytes_per_example: Quantity | None = None
-    batch_size: int | None = None
-    batch_rounding: str = "pow2"
-    step_time_s: Quantity | None = None
-    samples_per_s_per_gpu: Quantity | None = None
-    forward_flops_per_example: Quantity | None = None
-    train_flops_multiplier: float = 3.0
-    peak_flops_per_s: Quantity | None = None
-    efficiency: float | None = None
-    gpus_per_job: int = 1
-    jobs: int = 1
-    gpus_per_node: int = 8
-    target_gpu_utilization: float = 1.0
-    example_bytes: Quantity | None = None
-    examples_per_file: int = 1
-    request_bytes: Quantity | None = None
-    dataset_examples: Quantity | None = None
-    tensors: str | None = None
-    cache_fraction: float = 0.0
-    num_workers: int = 8
-    prefetch_factor: int = 2
-    pin_memory: bool = True
-    cpu_seconds_per_example: Quantity | None = None
-    cpu_cores_per_node: int | None = None
-    gpu_decode: bool = False
-    host_link_bytes_per_s: Quantity | None = None
-    host_ram_bytes: Quantity = "512 GiB"
-    storage: str | None = None
-    storage_units: int | None = None
-    storage_bytes_per_s: Quantity | None = None
-    storage_iops: Quantity | None = None
-    storage_latency_s: Quantity | None = None
-    transfer_link_bytes_per_s: Quantity = "1.25 GB/s"
-    compression_ratio: float = 1.0
-    compress_bytes_per_s_per_core: Quantity = "105 MB/s"
-    compress_cores: int = 1
-    decompress_bytes_per_s: Quantity = "390 MB/s"
-    streamed: bool = False
+    name: str = _in("custom", "text", "scenario", "Name", "A label for this scenario (titles, links, file names).")
+    description: str = _in("", "text", "scenario", "Description", "What the scenario reproduces, and its source.")
+    gpu: str = _in("V100-SXM2-16GB", "choice", GM, "GPU", "GPU preset (presets/gpus.yaml).")
+    model: str = _in("resnet50", "choice", GM, "Model", "Model preset (presets/models.yaml).")
+    precision: str = _in(
+        "fp32", "choice", GM, "Precision", "fp32, tf32, or mixed precision fp16/bf16/fp8.", choices=catalog.PRECISIONS
+    )
+    stack: str = _in(
+        "tuned",
+        "choice",
+        GM,
+        "Software stack",
+        "tuned: NGC-style (channels_last, fused kernels, DALI); eager: plain eager PyTorch.",
+        choices=STACKS,
+    )
+    step_model: str = _in(
+        "roofline",
+        "choice",
+        GM,
+        "Step-time model",
+        "roofline: math + memory traffic + fixed part (calibrated); flops: the article's n x FLOPs / (peak x efficiency).",
+        choices=STEP_MODELS,
+    )
+    optimizer: str = _in(
+        "sgd_momentum", "choice", GM, "Optimizer", "Sets training-state bytes per parameter.", choices=tuple(BYTES_PER_PARAM)
+    )
+    state_shards: int = _in(
+        1, "int", GM, "State shards", "GPUs the training state is sharded over (ZeRO-3/FSDP); 1 = none.", 1, 1e6
+    )
+    gpu_memory_bytes: Quantity | None = _in(
+        None, "bytes", GM, "GPU memory [GiB]", "Overrides the GPU preset.", 1, 1e13, unit="GiB", preset="gpu memory"
+    )
+    memory_bandwidth_bytes_per_s: Quantity | None = _in(
+        None,
+        "bytes_per_s",
+        GM,
+        "GPU memory bandwidth [TB/s]",
+        "Overrides the GPU preset's HBM/GDDR bandwidth.",
+        1e9,
+        1e14,
+        unit="TB/s",
+        preset="gpu memory_bandwidth",
+    )
+    reserved_bytes: Quantity = _in(
+        "1 GiB",
+        "bytes",
+        GM,
+        "Reserved GPU memory [GiB]",
+        "CUDA context and allocator slack (0.5-2 GiB; the article uses 0).",
+        0,
+        1e13,
+        unit="GiB",
+    )
+    model_state_bytes: Quantity | None = _in(
+        None,
+        "bytes",
+        GM,
+        "Model state [MiB]",
+        "Weights + gradients + optimizer; overrides params x bytes/param.",
+        0,
+        _PB,
+        unit="MiB",
+        preset="params x optimizer bytes / state_shards",
+    )
+    activation_bytes_per_example: Quantity | None = _in(
+        None,
+        "bytes",
+        GM,
+        "Activations per example [MiB]",
+        "GPU memory per example kept for backward; overrides the model preset.",
+        1,
+        1e13,
+        unit="MiB",
+        preset="model activation_bytes",
+    )
+    batch_size: int | None = _in(
+        None, "int", GM, "Batch size per GPU", "Fixes n; leave empty to take the largest that fits.", 1, 1e7
+    )
+    batch_rounding: str = _in(
+        "pow2", "choice", GM, "Batch rounding", "pow2 (the article), multiple_of_8, none.", choices=ROUNDINGS
+    )
+    forward_flops_per_example: Quantity | None = _in(
+        None,
+        "flops",
+        GM,
+        "Forward FLOPs per example",
+        "Overrides the model preset; write GMACs for multiply-accumulates.",
+        1,
+        1e18,
+        unit="GFLOPs",
+        preset="model forward_flops",
+    )
+    train_flops_multiplier: float | None = _in(
+        None,
+        "number",
+        GM,
+        "Training/forward FLOP ratio",
+        "Empty: the model's measured training FLOPs (or 3: backward ~ 2 x forward).",
+        1,
+        10,
+        preset="model train_flops / forward_flops",
+    )
+    memory_traffic_bytes_per_example: Quantity | None = _in(
+        None,
+        "bytes",
+        GM,
+        "GPU memory traffic per example [MB]",
+        "Bytes read + written in GPU memory per example per step; overrides the model preset.",
+        1,
+        _PB,
+        unit="MB",
+        preset="model memory_traffic",
+    )
+    peak_flops_per_s: Quantity | None = _in(
+        None,
+        "flops_per_s",
+        GM,
+        "Peak FLOP/s",
+        "Overrides the GPU's dense peak at this precision.",
+        1e9,
+        1e18,
+        unit="TFLOP/s",
+        preset="gpu peak_flops",
+    )
+    efficiency: float | None = _in(
+        None,
+        "fraction",
+        GM,
+        "Compute efficiency",
+        "Share of peak FLOP/s the model's math reaches; empty = fitted on calibration.yaml.",
+        1e-4,
+        1,
+        preset="calibration fit",
+    )
+    step_time_s: Quantity | None = _in(
+        None,
+        "seconds",
+        MEASURED,
+        "Measured step time [ms]",
+        "Time of one training step, measured at the GPU, batch and precision below.",
+        1e-6,
+        1e6,
+        unit="ms",
+    )
+    samples_per_s_per_gpu: Quantity | None = _in(
+        None,
+        "count_per_s",
+        MEASURED,
+        "Measured samples/s per GPU",
+        "Measured training throughput of one GPU, at the GPU, batch and precision below.",
+        1e-6,
+        1e9,
+        unit="samples/s",
+    )
+    measured_gpu: str | None = _in(
+        None, "choice", MEASURED, "Measured on GPU", "GPU of the measurement; empty = this scenario's GPU."
+    )
+    measured_batch_size: int | None = _in(
+        None, "int", MEASURED, "Measured at batch", "Batch of the measurement; empty = this scenario's batch.", 1, 1e7
+    )
+    measured_precision: str | None = _in(
+        None,
+        "choice",
+        MEASURED,
+        "Measured at precision",
+        "Precision of the measurement; empty = this scenario's.",
+        choices=catalog.PRECISIONS,
+    )
+    scaling_efficiency: float | None = _in(
+        None,
+        "fraction",
+        CLUSTER,
+        "Data-parallel scaling efficiency",
+        "Per-GPU rate in the job / alone; empty = calc.compute.scaling_efficiency defaults.",
+        0.05,
+        1,
+        preset="published multi-GPU tables",
+    )
+    gpus_per_job: int = _in(1, "int", CLUSTER, "GPUs per job", "Data-parallel GPUs in one job.", 1, 1e6)
+    jobs: int = _in(1, "int", CLUSTER, "Concurrent jobs", "Jobs reading the same storage at once.", 1, 1e5)
+    gpus_per_node: int = _in(8, "int", CLUSTER, "GPUs per node", "Sets per-node RAM and CPU figures.", 1, 64)
+    target_gpu_utilization: float = _in(
+        1.0,
+        "fraction",
+        CLUSTER,
+        "Target GPU utilisation",
+        "Share of the GPU's rate the data path must feed (MLPerf: 0.9).",
+        0.01,
+        1,
+    )
+    example_bytes: Quantity | None = _in(
+        None,
+        "bytes",
+        DATA,
+        "Example size on disk [kB]",
+        "Mean stored size of one example.",
+        1,
+        _PB,
+        unit="kB",
+        preset="model example_bytes",
+    )
+    examples_per_file: int = _in(
+        1,
+        "int",
+        DATA,
+        "Examples per file",
+        "1 = a file per example; more = packed shards (TFRecord, WebDataset, LMDB).",
+        1,
+        1e9,
+    )
+    request_bytes: Quantity | None = _in(
+        None,
+        "bytes",
+        DATA,
+        "Read size [KiB]",
+        "Size of one read; default: the whole example, or 256 KiB in shards.",
+        512,
+        1e10,
+        unit="KiB",
+    )
+    dataset_examples: Quantity | None = _in(
+        None, "count", DATA, "Examples in the dataset", "Training-set size.", 1, 1e13, preset="model dataset_examples"
+    )
+    tensors: str | None = _in(
+        None,
+        "text",
+        DATA,
+        "Tensors per example",
+        "What the loader emits: name=SHAPE:dtype, comma-separated.",
+        preset="model tensors",
+    )
+    cache_fraction: float = _in(
+        0.0,
+        "fraction",
+        DATA,
+        "Locally cached fraction",
+        "Share of the dataset cached locally; cuts remote reads after epoch 1.",
+        0,
+        0.999,
+    )
+    num_workers: int = _in(
+        8, "int", LOADER, "DataLoader workers per GPU", "0 loads in the training process, with no overlap.", 0, 1024
+    )
+    prefetch_factor: int = _in(
+        2, "int", LOADER, "Prefetch factor", "Batches each worker loads ahead (PyTorch default 2).", 1, 1024
+    )
+    pin_memory: bool = _in(
+        True, "bool", LOADER, "Pinned memory", "Page-locked batches: faster copies, a second copy in RAM."
+    )
+    cpu_seconds_per_example: Quantity | None = _in(
+        None,
+        "seconds",
+        LOADER,
+        "CPU time per example [ms]",
+        "Decode + augment on one core.",
+        0,
+        1e5,
+        unit="ms",
+        preset="model cpu_seconds_per_example",
+    )
+    cpu_cores_per_node: int | None = _in(
+        None, "int", LOADER, "CPU cores per node", "Cores free for data loading; empty = one per worker.", 1, 4096
+    )
+    gpu_decode: bool = _in(
+        False, "bool", LOADER, "Decode on the GPU (DALI)", "Moves decode and augmentation off the CPU."
+    )
+    host_link_bytes_per_s: Quantity | None = _in(
+        None,
+        "bytes_per_s",
+        LOADER,
+        "Host-to-GPU link [GB/s]",
+        "Overrides the GPU's PCIe link.",
+        1e6,
+        1e13,
+        unit="GB/s",
+        preset="gpu host_link",
+    )
+    host_ram_bytes: Quantity = _in(
+        "512 GiB",
+        "bytes",
+        LOADER,
+        "Host RAM per node [GiB]",
+        "For worker RAM and whether the dataset fits in the page cache.",
+        1e6,
+        _PB,
+        unit="GiB",
+    )
+    storage: str | None = _in(
+        None,
+        "choice",
+        STORAGE,
+        "Storage",
+        "Storage option the data is read from (presets/storage.yaml); empty = unconstrained.",
+    )
+    storage_units: int | None = _in(
+        None,
+        "int",
+        STORAGE,
+        "Storage units",
+        "Drives, TiB or volumes of the storage option; empty = as many as needed, up to its maximum.",
+        1,
+        1e6,
+    )
+    storage_bytes_per_s: Quantity | None = _in(
+        None,
+        "bytes_per_s",
+        STORAGE,
+        "Storage bandwidth [GB/s]",
+        "Overrides the storage option's bandwidth.",
+        1,
+        _PB,
+        unit="GB/s",
+    )
+    storage_iops: Quantity | None = _in(
+        None,
+        "count_per_s",
+        STORAGE,
+        "Storage IOPS",
+        "Overrides the storage option's reads per second.",
+        1e-3,
+        1e12,
+        unit="reads/s",
+    )
+    storage_latency_s: Quantity | None = _in(
+        None,
+        "seconds",
+        STORAGE,
+        "Storage latency [ms]",
+        "Time of one read; default from the storage option, else 1 ms.",
+        1e-7,
+        100,
+        unit="ms",
+    )
+    transfer_link_bytes_per_s: Quantity = _in(
+        "1.25 GB/s",
+        "bytes_per_s",
+        TRANSFER,
+        "Copy link [MB/s]",
+        "Network or disk path the dataset is copied over.",
+        1,
+        1e14,
+        unit="MB/s",
+    )
+    compression_ratio: float = _in(
+        1.0, "number", TRANSFER, "Compression ratio", "Original / compressed size; 1 = no compression.", 1, 1e5
+    )
+    compress_bytes_per_s_per_core: Quantity = _in(
+        "105 MB/s",
+        "bytes_per_s",
+        TRANSFER,
+        "Compression per core [MB/s]",
+        "Input bytes one core compresses per second.",
+        1,
+        1e12,
+        unit="MB/s",
+    )
+    compress_cores: int = _in(1, "int", TRANSFER, "Compression cores", "Threads of pigz/zstd -T.", 1, 4096)
+    decompress_bytes_per_s: Quantity = _in(
+        "390 MB/s",
+        "bytes_per_s",
+        TRANSFER,
+        "Decompression [MB/s]",
+        "Output bytes per second when unpacking.",
+        1,
+        1e13,
+        unit="MB/s",
+    )
+    streamed: bool = _in(
+        False, "bool", TRANSFER, "Streamed", "Stages run at once through a pipe; else one after another."
+    )
 
     def __post_init__(self) -> None:
         for name, info in FIELDS.items():
             value = getattr(self, name)
             if value is None:
+                if not info.optional:
+                    raise InputError(name, f"is required; {_accepted(name)}")
                 continue
             checked = check_field(name, value)
-            if checked is not value and info.kind in ("int", "bool", "fraction", "number"):
+            if checked is not value:
                 object.__setattr__(self, name, checked)
+        # A measurement records where it was taken, so that changing the GPU, batch or
+        # precision later re-projects it instead of carrying it over unchanged.
+        # Recorded once, when the measurement is given; later edits keep the record (an empty
+        # measured batch then means the automatic batch on the measured GPU).
+        if (self.step_time_s is not None or self.samples_per_s_per_gpu is not None) and self.measured_gpu is None:
+            object.__setattr__(self, "measured_gpu", self.gpu)
+            if self.measured_precision is None:
+                object.__setattr__(self, "measured_precision", self.precision)
+            if self.measured_batch_size is None:
+                object.__setattr__(self, "measured_batch_size", self.batch_size)
 
     def replace(self, **changes: Any) -> Scenario:
-        """A copy with ``changes`` applied (validated like the constructor)."""
+        """A copy with ``changes`` applied (validated like the constructor).
+
+        Editing a preset scenario without naming the result renames it ``<preset>-edited``,
+        so links, report titles and file names never pass an edit off as the preset. A new
+        measurement (``step_time_s``/``samples_per_s_per_gpu``) re-records where it was taken.
+        """
         unknown = sorted(set(changes) - set(FIELDS))
         if unknown:
-            raise InputError(unknown[0], f"unknown input; accepted: {', '.join(FIELDS)}")
+            raise InputError(unknown[0], f"unknown input{_close(unknown[0], FIELDS)}; accepted: {', '.join(FIELDS)}")
+        if {"step_time_s", "samples_per_s_per_gpu"} & set(changes):
+            for k in ("measured_gpu", "measured_batch_size", "measured_precision"):
+                changes.setdefault(k, None)
+        edits = {k for k, v in changes.items() if k not in ("name", "description") and v != getattr(self, k)}
+        if edits and "name" not in changes and self.name in catalog.scenario_files():
+            changes["name"] = f"{self.name}-edited"
         return dataclasses.replace(self, **changes)
 
     def to_dict(self, *, changed_only: bool = False) -> dict[str, Any]:
-        """Inputs as plain data (YAML/JSON/URL-safe); ``changed_only`` drops defaults."""
+        """Inputs as plain data (YAML/JSON-safe); ``changed_only`` drops defaults."""
         out = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
@@ -389,24 +523,138 @@ class Scenario:
         """The scenario as a YAML preset (only inputs that differ from the defaults)."""
         return yaml.safe_dump(self.to_dict(changed_only=True), sort_keys=False, allow_unicode=True)
 
+    def to_params(self, base: Scenario | None = None) -> dict[str, str]:
+        """Inputs that differ from ``base`` (default: the defaults) as text, for URLs and ``--set``.
+
+        ``from_params(to_params(base), base)`` gives back an equal scenario.
+        """
+        ref = base or Scenario()
+        return {k: to_text(getattr(self, k)) for k in FIELDS if getattr(self, k) != getattr(ref, k)}
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], base: Scenario | None = None, source: str = "") -> Scenario:
+        """Read text inputs (URL query, CLI ``--set``, widgets) on top of ``base``.
+
+        Every value is read by its field's declaration: ``none``/empty clears an optional
+        input, names match presets case-insensitively, a bare number is in the base unit.
+        """
+        prefix = f"{source}: " if source else ""
+        changes: dict[str, Any] = {}
+        for key, text in params.items():
+            name = str(key)
+            if name not in FIELDS:
+                raise InputError(
+                    f"{prefix}{name}", f"unknown input{_close(name, FIELDS)}; accepted: {', '.join(FIELDS)}"
+                )
+            changes[name] = from_text(name, text)
+        ref = base or Scenario()
+        # Fields not named keep base's values; name/description changes are taken as given.
+        return ref.replace(**changes) if changes else ref
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "scenario") -> Scenario:
-        """Build from a mapping (a YAML document, URL parameters); errors name the key."""
+        """Build from a mapping (a YAML document); errors name the key."""
         if not isinstance(data, Mapping):
             raise PresetError(source, f"expected a mapping of inputs, got {type(data).__name__}")
+        if not data:
+            raise PresetError(source, "is empty; expected a mapping of inputs such as gpu: H100-SXM")
         unknown = sorted(str(k) for k in data if k not in FIELDS)
         if unknown:
-            raise InputError(f"{source}: {unknown[0]}", f"unknown input; accepted: {', '.join(FIELDS)}")
-        return cls(**{str(k): v for k, v in data.items()})
+            raise InputError(
+                f"{source}: {unknown[0]}", f"unknown input{_close(unknown[0], FIELDS)}; accepted: {', '.join(FIELDS)}"
+            )
+        try:
+            return cls(**{str(k): v for k, v in data.items()})
+        except InputError as e:
+            raise InputError(f"{source}: {e.field}", e.message) from None
 
     @classmethod
     def from_yaml(cls, text: str, source: str = "scenario.yaml", max_bytes: int = 100_000) -> Scenario:
         """Read a scenario YAML (``yaml.safe_load``, size-limited, validated)."""
-        return cls.from_dict(catalog.parse_yaml(text, source, max_bytes) or {}, source)
+        return cls.from_dict(catalog.parse_yaml(text, source, max_bytes), source)
+
+
+FIELDS: dict[str, FieldInfo] = {f.name: f.metadata["info"] for f in dataclasses.fields(Scenario)}
+"""Every input and its declaration, in order (derived from the Scenario fields)."""
+
+
+def _close(name: str, table: Mapping[str, Any]) -> str:
+    close = difflib.get_close_matches(name, list(table), n=3)
+    return f" (did you mean {', '.join(close)}?)" if close else ""
+
+
+def _accepted(name: str) -> str:
+    info = FIELDS[name]
+    if info.kind == "choice":
+        return "accepted: " + ", ".join(_choices(name))
+    if info.kind == "bool":
+        return "accepted: true or false"
+    if info.kind in ("int", "number", "fraction"):
+        whole = "a whole number" if info.kind == "int" else "a number"
+        return f"accepted: {whole} from {info.minimum:g} to {info.maximum:g}"
+    if info.kind == "text":
+        return "accepted: text"
+    return f"accepted: a quantity with a unit ({info.unit or 'base unit'})"
+
+
+def _choices(name: str) -> tuple[str, ...]:
+    info = FIELDS[name]
+    if info.choices:
+        return info.choices
+    if name in ("gpu", "measured_gpu"):
+        return tuple(catalog.gpus())
+    if name == "model":
+        return tuple(catalog.models())
+    if name == "storage":
+        from calc.storage import options
+
+        return tuple(options())
+    return ()
+
+
+def choices(name: str) -> tuple[str, ...]:
+    """The accepted names of a choice input (presets for gpu, model and storage)."""
+    return _choices(name)
+
+
+def to_text(value: Any) -> str:
+    """One input value as text: ``none`` for not given, ``true``/``false``, numbers compact."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    return str(value)
+
+
+def from_text(name: str, text: Any) -> Any:
+    """Read one input from text by its declaration (no unit conversion: that is ``check_field``'s)."""
+    if name not in FIELDS:
+        raise InputError(name, f"unknown input{_close(name, FIELDS)}; accepted: {', '.join(FIELDS)}")
+    info = FIELDS[name]
+    if text is None:
+        value = ""
+    elif isinstance(text, str):
+        value = text.strip()
+    else:
+        return text  # already a value (a YAML number, a bool)
+    if (value.lower() in OFF_WORDS and info.kind != "text") or (info.kind == "text" and not value and info.optional):
+        if info.optional:
+            return None
+        raise InputError(name, f"is required and cannot be {text!r}; {_accepted(name)}")
+    if info.kind == "bool":
+        return check_field(name, value)
+    if info.kind in ("int", "number", "fraction"):
+        return parse(value, "count", name)
+    return value
 
 
 def check_field(name: str, value: object) -> Any:
-    """Validate one input; return it normalised (ints as int, bools as bool).
+    """Validate one input; return it normalised.
+
+    Ints come back as ``int``, bools as ``bool``, NumPy scalars as Python numbers, preset
+    names in their canonical spelling (matched case-insensitively).
 
     Raises
     ------
@@ -424,16 +672,28 @@ def check_field(name: str, value: object) -> Any:
         return value
     if info.kind == "choice":
         if not isinstance(value, str) or not value.strip():
-            raise InputError(name, f"expected a name, got {value!r}")
-        if info.choices and value not in info.choices:
-            raise InputError(name, f"unknown {value!r}; accepted: {', '.join(info.choices)}")
-        return value
+            raise InputError(name, f"expected a name, got {value!r}; {_accepted(name)}")
+        accepted = _choices(name)
+        if info.choices:
+            folded = {c.lower(): c for c in accepted}
+            if value.strip().lower() not in folded:
+                raise InputError(name, f"unknown {value!r}{_close(value, folded)}; {_accepted(name)}")
+            return folded[value.strip().lower()]
+        try:
+            if name == "storage":
+                from calc.storage import option
+
+                return option(value.strip()).name
+            table: Mapping[str, Any] = catalog.models() if name == "model" else catalog.gpus()
+            return catalog.lookup(value.strip(), table, "model" if name == "model" else "GPU", name)
+        except PresetError as e:
+            raise InputError(name, e.message) from None
     if info.kind == "bool":
         if isinstance(value, bool):
             return value
-        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no", "on", "off"):
-            return value.lower() in ("true", "1", "yes", "on")
-        if isinstance(value, int | float) and value in (0, 1):
+        if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+            return value.strip().lower() in ("true", "1", "yes", "on")
+        if isinstance(value, numbers.Real) and value in (0, 1):
             return bool(value)
         raise InputError(name, f"expected true or false, got {value!r}")
     if info.kind in ("int", "fraction", "number"):
@@ -441,17 +701,17 @@ def check_field(name: str, value: object) -> Any:
         if info.kind == "int" and number != math.floor(number):
             raise InputError(name, f"expected a whole number, got {value!r}")
         _bounds(name, number, info)
-        return int(number) if info.kind == "int" else number
-    number = parse(value, info.kind, name)  # type: ignore[arg-type]  # a quantity with a unit
+        return int(number) if info.kind == "int" else float(number)
+    number = parse(value, info.kind, name)
     _bounds(name, number, info)
+    if isinstance(value, numbers.Real) and not isinstance(value, int | float):
+        return float(value)  # NumPy scalars become plain floats (YAML, JSON, equality)
     return value
 
 
 def _bounds(name: str, number: float, info: FieldInfo) -> None:
     lo, hi = info.minimum, info.maximum
     if (lo is not None and number < lo) or (hi is not None and number > hi):
-        from calc.units import fmt
-
         if info.kind in ("int", "number", "fraction"):
             raise InputError(name, f"{number:g} is out of range; accepted: {lo:g} to {hi:g}")
         kind: Kind = info.kind  # type: ignore[assignment]
@@ -465,10 +725,18 @@ def scenarios() -> list[str]:
     return list(catalog.scenario_files())
 
 
-def scenario(name: str, **overrides: Any) -> Scenario:
-    """A preset scenario by name, with ``overrides`` applied."""
-    files = catalog.scenario_files()
-    key = catalog.lookup(name, files, "scenario", "scenario")
-    path = files[key]
-    base = Scenario.from_dict(catalog.load_yaml(path) or {}, path.name)
+def scenario(preset: str, /, **overrides: Any) -> Scenario:
+    """A preset scenario by name (case-insensitive), with ``overrides`` applied."""
+    base = _preset(catalog.lookup(preset, catalog.scenario_files(), "scenario", "scenario"))
     return base.replace(**overrides) if overrides else base
+
+
+_PRESETS: dict[str, Scenario] = {}
+
+
+def _preset(key: str) -> Scenario:
+    """A preset read once per process (presets are files of the installed package)."""
+    if key not in _PRESETS:
+        path = catalog.scenario_files()[key]
+        _PRESETS[key] = Scenario.from_dict(catalog.load_yaml(path) or {}, path.name)
+    return _PRESETS[key]

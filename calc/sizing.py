@@ -197,7 +197,7 @@ def largest_example_bytes(sc: Scenario | str) -> float:
     """Largest on-disk example [bytes] the scenario's storage still serves at its GPU count."""
     s = scenario(sc) if isinstance(sc, str) else sc
     p = plan(s)
-    bw = p.inputs["storage_bytes_per_s"]
+    bw = p.storage_bytes_per_s
     if not math.isfinite(bw):
         raise InputError(
             "storage_units", "set storage with storage_units (or storage_bytes_per_s) to bound the example size"

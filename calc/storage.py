@@ -20,8 +20,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from calc import catalog
+from calc._types import Numeric
 from calc.errors import PresetError
+from calc.formula import formula
 
 
 @dataclass(frozen=True)
@@ -214,3 +218,57 @@ def size(loads: dict[str, float]) -> tuple[int, str]:
     }
     limiting = max(totals, key=lambda k: (math.ceil(totals[k] - 1e-9), k != "minimum", totals[k]))
     return max(1, math.ceil(max(totals.values()) - 1e-9)), limiting
+
+
+# ------------------------------------------------------------------ supply, vectorised
+# The plan and the sweep compute supply from per-unit figures here, in ``evaluate``, so
+# that units, clients and read size can be swept like any other input.
+
+
+@formula("storage_bytes_per_s", "min({storage_units} x {storage_unit_bytes_per_s}, {clients} x client cap)")
+def supply_bytes_per_s(
+    units: Numeric, unit_bytes_per_s: Numeric, clients: Numeric, client_bytes_per_s: Numeric
+) -> Numeric:
+    """Read bandwidth of ``units`` units read by ``clients`` nodes [bytes/s] (inf = unconstrained)."""
+    with np.errstate(invalid="ignore"):
+        total = np.asarray(units, dtype=float) * unit_bytes_per_s
+    return np.minimum(np.nan_to_num(total, nan=np.inf), np.asarray(clients, dtype=float) * client_bytes_per_s)
+
+
+def iops_at_request(unit_iops: Numeric, unit_bytes_per_s: Numeric, request_bytes: Numeric) -> Numeric:
+    """Random reads/s of one unit at ``request_bytes`` per read: 1 / (1/iops + r/bandwidth) [1/s].
+
+    Datasheet IOPS are quoted at 4 KiB; a larger read also spends r/bandwidth moving data.
+    NaN ``unit_iops`` (none published) leaves the transfer time alone.
+    """
+    iops = np.asarray(unit_iops, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        transfer = np.asarray(request_bytes, dtype=float) / unit_bytes_per_s
+        seek = np.where(np.isfinite(iops), 1.0 / iops, 0.0)
+        return 1.0 / (seek + transfer)
+
+
+@formula(
+    "storage_iops",
+    "min({storage_units} x 1 / (1/unit IOPS + {request_bytes} / unit bandwidth), system cap, {storage_bytes_per_s} / {request_bytes})",
+)
+def supply_iops(
+    units: Numeric,
+    unit_iops: Numeric,
+    unit_bytes_per_s: Numeric,
+    request_bytes: Numeric,
+    aggregate_iops: Numeric,
+    bytes_per_s: Numeric,
+) -> Numeric:
+    """Random reads/s of ``units`` units at ``request_bytes`` per read [1/s]."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_unit = iops_at_request(unit_iops, unit_bytes_per_s, request_bytes)
+        total = np.nan_to_num(np.asarray(units, dtype=float) * per_unit, nan=np.inf)
+        by_bw = np.asarray(bytes_per_s, dtype=float) / request_bytes
+    return np.minimum(np.minimum(total, aggregate_iops), by_bw)
+
+
+@formula("storage_latency_s", "{latency_rule}")
+def read_service_time_s(latency_s: Numeric, request_bytes: Numeric, stream_bytes_per_s: Numeric) -> Numeric:
+    """Time one synchronous reader spends per read: latency + bytes / stream rate [s]."""
+    return np.asarray(latency_s, dtype=float) + np.asarray(request_bytes, dtype=float) / stream_bytes_per_s

@@ -20,6 +20,11 @@ from __future__ import annotations
 import numpy as np
 
 from calc._types import Numeric
+from calc.formula import formula, note
+
+note("compress_s", "{dataset_bytes} / ({compress_cores} x {compress_bytes_per_s_per_core})")
+note("send_s", "{dataset_bytes} / {compression_ratio} / {transfer_link_bytes_per_s}")
+note("decompress_s", "{dataset_bytes} / {decompress_bytes_per_s}")
 
 
 def transfer_stages_s(
@@ -40,9 +45,16 @@ def transfer_stages_s(
     return compress, send, decompress
 
 
+@formula("transfer_time_s", "{transfer_rule}")
 def transfer_time_s(compress_s: Numeric, send_s: Numeric, decompress_s: Numeric, streamed: Numeric = 0.0) -> Numeric:
     """Total time [s]: the stages' sum, or the slowest one when streamed."""
     seq = np.asarray(compress_s, dtype=float) + send_s + decompress_s
     return np.where(
         np.asarray(streamed, dtype=float) > 0, np.maximum(np.maximum(compress_s, send_s), decompress_s), seq
     )
+
+
+@formula("transfer_direct_time_s", "{dataset_bytes} / {transfer_link_bytes_per_s}")
+def direct_time_s(dataset_bytes: Numeric, link_bytes_per_s: Numeric) -> Numeric:
+    """A plain copy with no compression [s]."""
+    return np.asarray(dataset_bytes, dtype=float) / link_bytes_per_s

@@ -5,11 +5,15 @@ Internally everything is in base units: bytes, seconds, FLOPs, bytes/s, FLOP/s.
 Rules (MODEL.md, "Units"):
 
 * SI prefixes are decimal: kB, MB, GB, TB, PB = 10^3, 10^6, ... bytes. ``KB`` is read as
-  10^3 too (the articles write it so); ``kb``/``Kb`` are kilobits.
+  10^3 too (the articles write it so); ``kb``/``Kb`` are kilobits, accepted
+  for rates (``10 Gb/s``) and refused for sizes (``64kb`` is almost always meant as 64 kB).
+* A comma is a thousands separator (``1,000``); a decimal comma (``1,5``) is refused.
 * IEC prefixes are binary: KiB, MiB, GiB, TiB, PiB = 2^10, 2^20, ... bytes.
 * A lower-case ``b`` is a bit: ``10 Gb/s`` = 1.25e9 bytes/s.
 * FLOP counts say what they count: ``GFLOPs`` / ``GFLOP`` are FLOPs, ``GMACs`` are
   multiply-accumulates (1 MAC = 2 FLOPs). Rates are ``TFLOPS`` or ``TFLOP/s``.
+* A bare number, as a number or as text ("65536"), is in the base unit: bytes, bytes/s, s,
+  FLOPs, FLOP/s.
 * Anything else, e.g. ``mb`` (millibit?) or ``16 G``, is an error that lists what is accepted.
 """
 
@@ -83,8 +87,14 @@ for _u, _f in _BYTE_UNITS.items():
 for _u, _f in _COUNT.items():
     _UNITS["count_per_s"][f"{_u}/s"] = _f
 
+_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(,\d{3})+(\.\d*)?([eE][-+]?\d+)?$")
+"""A comma as a thousands separator (1,000 or 12,345.5); any other comma is refused."""
+
+_BIT_UNITS = frozenset(u for u in _BYTE_UNITS if u.endswith(("b", "bit", "bits")))
+"""Bit spellings: accepted for rates (network links, 10 Gb/s), refused for sizes."""
+
 _ACCEPTED: dict[Kind, str] = {
-    "bytes": "B, kB/KB, MB, GB, TB, PB (10^3 steps), KiB, MiB, GiB, TiB, PiB (2^10 steps), b, kb, Mb, Gb (bits)",
+    "bytes": "B, kB/KB, MB, GB, TB, PB (10^3 steps), KiB, MiB, GiB, TiB, PiB (2^10 steps)",
     "bytes_per_s": "a size per second: MB/s, GB/s, MiB/s, GiB/s, Mb/s, Gb/s (bits), Gbps",
     "seconds": "s, ms, us, µs, ns, min, h, d",
     "flops": "FLOPs or FLOP with an SI prefix (GFLOPs, TFLOP), or MACs (GMACs = 2 GFLOPs)",
@@ -132,16 +142,26 @@ def parse(value: object, kind: Kind, field: str = "value") -> float:
     if not isinstance(value, str):
         raise UnitError(field, f"expected a number or a string with a unit, got {value!r}")
     match = _NUMBER.match(value)
-    text = match.group(1).replace(",", "").replace("_", "") if match else ""
-    if not match or text in ("", ".", "+", "-"):
-        raise UnitError(field, f"cannot read {value!r} as a number with a unit; accepted: {_ACCEPTED[kind]}")
-    number = float(text)
-    unit = match.group(2).replace(" ", "")
+    raw = match.group(1) if match else ""
+    if "," in raw and not _THOUSANDS.match(raw):
+        # "1,5 GB" is a decimal comma (15 GB if the comma were dropped): refuse, never guess.
+        raise UnitError(field, f"{value!r} has a decimal comma; accepted: a decimal point, e.g. {raw.replace(',', '.')}")
+    text = raw.replace(",", "").replace("_", "")
+    try:
+        number = float(text)
+    except ValueError:
+        raise UnitError(field, f"cannot read {value!r} as a number with a unit; accepted: {_ACCEPTED[kind]}") from None
+    if not math.isfinite(number):
+        raise UnitError(field, f"{value!r} is not a finite number; accepted: {_ACCEPTED[kind]}")
+    unit = match.group(2).replace(" ", "") if match else ""
     table = _UNITS[kind]
     if unit == "":
-        if kind in ("count", "count_per_s", "seconds"):
-            return number
-        raise UnitError(field, f"{value!r} has no unit; accepted: {_ACCEPTED[kind]}")
+        return number  # a bare number is in the base unit, as a Python number is (one rule everywhere)
+    if kind == "bytes" and unit in _BIT_UNITS:
+        # Sizes are never quoted in bits; "64kb" almost always means kilobytes, 8x more.
+        pre = unit.removesuffix("bits").removesuffix("bit").removesuffix("b")
+        hint = f"{pre}B" + (f" or {pre.upper()}iB" if pre and not pre.endswith("i") else "")
+        raise UnitError(field, f"{unit!r} in {value!r} is bits; a size takes bytes, accepted: {hint}")
     if unit in table:
         return number * table[unit]
     other = next((k for k, t in _UNITS.items() if unit in t), None)

@@ -43,8 +43,9 @@ def test_article_flop_arithmetic_gives_1750_per_second() -> None:
         train_flops_multiplier=1,
         peak_flops_per_s="7 TFLOPS",
         efficiency=1,
+        step_model="flops",
     )
-    assert p.step_method == "FLOPs x efficiency"
+    assert p.step_method == "model"
     assert p.gpu_samples_per_s == pytest.approx(1750, rel=1e-12)
 
 

@@ -56,7 +56,7 @@ def test_storage_probe_scales_with_concurrency_up_to_the_device() -> None:
 def test_storage_feeds_a_plan(data_dir: Path) -> None:
     r = measure.storage(data_dir, concurrency=1, seconds=0.3)
     p = calc.plan("beast-imagenet-4xv100", **r.as_inputs())
-    assert p.inputs["storage_bytes_per_s"] == r.bytes_per_s and p.bottleneck in ("storage", "gpu", "cpu", "pcie")
+    assert p.storage_bytes_per_s == r.bytes_per_s and p.bottleneck in ("storage", "gpu", "cpu", "pcie")
 
 
 def test_storage_preset_written_elsewhere(data_dir: Path, tmp_path: Path) -> None:
@@ -165,3 +165,105 @@ def test_model_preset_written_and_complete(tmp_path: Path) -> None:
     assert calc.parse(entry["forward_flops"], "flops") == 36
     assert calc.parse(entry["activation_bytes"]["fp32"], "bytes") == 28
     assert set(catalog.MODEL_FIGURES) <= set(entry["sources"])
+
+
+def test_model_probe_memory_traffic_by_hand() -> None:
+    # One nn.Linear(64 -> 32, bias=False) in fp32, plain SGD (no momentum), batches 1 and 2.
+    # W is 32 x 64 floats = 8,192 B; one example's input x is 64 floats = 256 B, its output 32
+    # floats = 128 B. Bytes are counted per aten op: tensor inputs + tensor outputs.
+    #   forward  mm(x, W.t()): read x 256 n + W 8,192, write y 128 n     -> 384 n + 8,192
+    #   loss     sum(y): read y 128 n, write the 4 B scalar               -> 128 n + 4
+    #   backward ones_like(loss): read 4 B, write 4 B                      -> 8
+    #            expand of the scalar grad is a view (free); the weight grad
+    #            mm(x.t(), dy): read x 256 n + dy 128 n, write dW 8,192   -> 384 n + 8,192
+    #            (x needs no gradient, so there is no second mm)
+    #   SGD      W.add_(dW, alpha=-lr): read W, read dW, write W          -> 3 x 8,192 = 24,576
+    # per example: 384 + 128 + 384 = 896 B; per step: 8,192 + 4 + 8 + 8,192 + 24,576 = 40,972 B
+    torch = pytest.importorskip("torch")
+    net = torch.nn.Linear(64, 32, bias=False)
+    r = measure.model(net, torch.randn(1, 64), device="cpu", optimizer="sgd", batch_sizes=(1, 2))
+    assert r.memory_bytes_per_example == 896
+    assert r.step_memory_bytes == 40972
+    assert r.traffic_by_op["mm"] == (768, 16384) and r.traffic_by_op["add_"] == (0, 24576)
+    assert r.traffic_by_op["sum"] == (128, 4) and r.traffic_by_op["ones_like"] == (0, 8)
+    # FLOPs: forward 2 x 64 x 32 = 4,096 per example, weight grad the same; no per-step FLOPs
+    assert r.train_flops_per_example == 8192 and r.step_flops == 0
+    assert r.forward_flops_per_example == 4096
+    # Batch sizes 3 and 7 split the same straight line the same way.
+    r37 = measure.model(net, torch.randn(1, 64), device="cpu", optimizer="sgd", batch_sizes=(3, 7))
+    assert (r37.memory_bytes_per_example, r37.step_memory_bytes) == (896, 40972)
+
+
+def test_model_probe_memory_traffic_bf16_autocast_by_hand() -> None:
+    # The same Linear under bf16 autocast on the CPU: autocast casts x and W to bf16 (_to_copy
+    # reads the fp32 tensor and writes a bf16 one), mm moves 2-byte elements, and the probe's
+    # .float() before the sum casts the output back.
+    #   _to_copy per example: x 256 -> 128 (384), y 64 -> 128 (192), scalar grad 128 -> dy 64 (192)
+    #            = 768 n;  per step: W 8,192 -> 4,096 (12,288) and dW 4,096 -> 8,192 (12,288) = 24,576
+    #   mm       forward read x 128 n + W 4,096, write y 64 n; backward read x 128 n + dy 64 n,
+    #            write dW 4,096 (bf16; autograd casts it to fp32, counted above) = 384 n + 8,192
+    #   sum 128 n + 4, ones_like 8, SGD add_ 24,576 as in fp32
+    # per example 768 + 384 + 128 = 1,280 B; per step 24,576 + 8,192 + 4 + 8 + 24,576 = 57,356 B
+    torch = pytest.importorskip("torch")
+    net = torch.nn.Linear(64, 32, bias=False)
+    r = measure.model(net, torch.randn(1, 64), device="cpu", optimizer="sgd", precision="bf16")
+    assert r.traffic_by_op["_to_copy"] == (768, 24576) and r.traffic_by_op["mm"] == (384, 8192)
+    assert (r.memory_bytes_per_example, r.step_memory_bytes) == (1280, 57356)
+
+
+def test_model_probe_traffic_on_meta_device_and_optimizer_state() -> None:
+    # Meta tensors have shapes and dtypes but no memory: the counts are those of a real run.
+    # SGD with momentum adds a buffer: buf.mul_(0.9) reads + writes it (2 W), buf.add_(dW) reads
+    # buf and dW and writes buf (3 W), W.add_(buf) 3 W -> 8 x 8,192 = 65,536 B per step for the
+    # update, plus 8,192 + 8,192 + 4 + 8 from forward/backward = 81,932 B.
+    # AdamW (single-tensor, torch 2.13) per step: step += 1 on a 4 B counter (8), W.mul_(1 - lr wd)
+    # (2 W), m.lerp_(dW) (3 W), v.mul_ (2 W), v.addcmul_(dW, dW) (4 W), sqrt (2 W), div (2 W),
+    # add_(eps) (2 W), W.addcdiv_(m, denom) (4 W) = 21 W + 8 = 172,040 B, + 16,396 = 188,436 B.
+    torch = pytest.importorskip("torch")
+    for optimizer, step in (("sgd_momentum", 81932), ("adamw", 188436)):
+        net = torch.nn.Linear(64, 32, bias=False, device="meta")
+        r = measure.model(net, torch.randn(1, 64), device="meta", optimizer=optimizer)
+        assert r.device == "meta" and r.params == 2048
+        assert r.memory_bytes_per_example == 896 and r.step_memory_bytes == step
+        assert r.train_flops_per_example == 8192
+    cpu = measure.model(torch.nn.Linear(64, 32, bias=False), torch.randn(1, 64), device="cpu", optimizer="adamw")
+    assert cpu.step_memory_bytes == 188436
+
+
+def test_model_probe_traffic_of_a_small_convnet_is_linear() -> None:
+    # BatchNorm, ReLU (in place), pooling and a loss: three batch sizes fall on one straight line.
+    torch = pytest.importorskip("torch")
+
+    class Net(torch.nn.Module):  # type: ignore[name-defined,misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.body = torch.nn.Sequential(
+                torch.nn.Conv2d(3, 8, 3, padding=1, bias=False),
+                torch.nn.BatchNorm2d(8),
+                torch.nn.ReLU(inplace=True),
+                torch.nn.AdaptiveAvgPool2d(1),
+                torch.nn.Flatten(),
+                torch.nn.Linear(8, 5),
+            )
+
+        def forward(self, x: object, y: object) -> object:
+            return torch.nn.functional.cross_entropy(self.body(x), y)
+
+    x, y = torch.randn(1, 3, 8, 8), torch.tensor([1])
+    r12 = measure.model(Net(), (x, y), device="cpu", batch_sizes=(2, 3))
+    r25 = measure.model(Net(), (x, y), device="cpu", batch_sizes=(2, 5))
+    assert r12.memory_bytes_per_example == pytest.approx(r25.memory_bytes_per_example)
+    assert r12.step_memory_bytes == pytest.approx(r25.step_memory_bytes)
+    # at least the conv's input and output are read and written per example, in both passes
+    assert (r12.memory_bytes_per_example or 0) > 2 * (3 + 8) * 64 * 4
+    assert (r12.step_memory_bytes or 0) > 0 and r12.optimizer == "sgd_momentum"
+
+
+def test_model_probe_traffic_bad_input() -> None:
+    torch = pytest.importorskip("torch")
+    with pytest.raises(InputError, match="optimizer"):
+        measure.model(torch.nn.Linear(2, 2), torch.randn(1, 2), device="cpu", optimizer="lion")
+    with pytest.raises(InputError, match="meta"):
+        measure.model(torch.nn.Linear(2, 2, device="meta"), torch.randn(1, 2), device="meta", precision="bf16")
+    with pytest.raises(InputError, match="batch_sizes"):
+        measure.model(torch.nn.Linear(2, 2), torch.randn(1, 2), device="cpu", batch_sizes=(2, 2))

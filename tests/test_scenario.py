@@ -85,10 +85,10 @@ def test_model_that_does_not_fit_says_by_how_much_and_what_helps() -> None:
     assert ok.batch_size >= 1
 
 
-def test_fixed_batch_larger_than_memory_warns() -> None:
-    p = calc.plan("beast-resnet50-v100", batch_size=256)
-    assert p.batch_size == 256
-    assert any("needs" in w for w in p.warnings)
+def test_fixed_batch_larger_than_memory_is_an_error_not_numbers() -> None:
+    # 256 x 103 MiB + 98 MiB = 25.85 GiB > 16 GiB: no step runs, so no step time or utilisation.
+    with pytest.raises(calc.DoesNotFitError, match=r"at batch 256 does not fit.*25.85 GiB.*largest batch that fits is 158"):
+        calc.plan("beast-resnet50-v100", batch_size=256)
 
 
 @pytest.mark.parametrize(("rule", "n"), [("pow2", 128), ("multiple_of_8", 152), ("none", 158)])

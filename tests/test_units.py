@@ -47,7 +47,11 @@ def test_parse(text: str, kind: str, expected: float) -> None:
         ("10 mb", "bytes", "unknown unit 'mb'"),
         ("4 GFLOPS", "flops", "unit of flops per s"),  # a rate where a count is asked
         ("125 TFLOPs", "flops_per_s", "flops"),
-        ("64", "bytes", "has no unit"),
+        ("1e400", "bytes", "finite"),  # float("1e400") is inf: refused, never a number
+        ("e5", "count", "cannot read"),  # float() would raise a bare ValueError
+        ("1,5 GB", "bytes", "decimal comma"),  # not 15 GB
+        ("64kb", "bytes", "is bits"),  # a size in kilobits is almost always meant as kB: 8x off
+        ("64 Kib", "bytes", "KiB"),
         ("fast", "bytes_per_s", "cannot read"),
         (float("nan"), "bytes", "finite"),
         (float("inf"), "seconds", "finite"),
@@ -78,3 +82,12 @@ def test_format() -> None:
     assert fmt_seconds(10486) == "2.91 h"
     assert fmt(125e12, "flops_per_s") == "125 TFLOP/s"
     assert not math.isnan(parse(fmt(12.5e9, "bytes_per_s").replace(" ", ""), "bytes_per_s"))
+
+
+def test_a_bare_number_is_the_base_unit_as_text_or_number() -> None:
+    # One rule for library, CLI, links and widgets: "65536" is 65,536 bytes, "0.087" is 87 ms.
+    assert parse("65536", "bytes") == parse(65536, "bytes") == 65536
+    assert parse("0.087", "seconds") == 0.087
+    assert parse("1e6", "count") == 1_000_000
+    assert parse("1,000 MB", "bytes") == 1e9  # a thousands separator is still fine
+    assert parse("10 Gb/s", "bytes_per_s") == 1.25e9  # bits stay accepted for link rates
