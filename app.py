@@ -15,12 +15,11 @@ import pandas as pd
 import streamlit as st
 
 import calc
-from calc import plots
-from calc import catalog
+from calc import catalog, plots
 from calc.errors import InputError
+from calc.formula import FORMULAS
 from calc.plan import HEADLINE
 from calc.report import markdown_report
-from calc.formula import FORMULAS
 from calc.scenario import FIELDS, Scenario, check_field, choices, from_text
 from calc.sizing import levers, recommend, storage_levers
 from calc.units import parse
@@ -200,7 +199,7 @@ def sidebar() -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
                 elif info.kind == "bool":
                     st.checkbox(label(name), key=key, help=info.help)
                 else:
-                    hint = "empty = " + (info.preset and f"from the preset ({info.preset})" or "automatic")
+                    hint = "empty = " + ((info.preset and f"from the preset ({info.preset})") or "automatic")
                     st.text_input(
                         label(name),
                         key=key,
@@ -267,9 +266,7 @@ def cached_storage_levers(yaml_text: str) -> pd.DataFrame:
 def headline(p: calc.Plan) -> None:
     cols = [*st.columns(4), *st.columns(4), *st.columns(4)]
     for col, key in zip(cols, HEADLINE, strict=False):
-        col.metric(
-            HEADLINE_LABELS[key], p.formatted(key), help=f"{calc.OUTPUTS[key].label}: {FORMULAS[key]}"
-        )
+        col.metric(HEADLINE_LABELS[key], p.formatted(key), help=f"{calc.OUTPUTS[key].label}: {FORMULAS[key]}")
     cols[len(HEADLINE)].metric("Bottleneck", p.bottleneck, help="Slowest pipeline stage: storage, cpu, pcie or gpu")
     method = {"measured step time": "measured t", "measured throughput": "measured rate"}.get(p.step_method, "FLOPs")
     cols[len(HEADLINE) + 1].metric("Step time from", method, help=p.step_method)

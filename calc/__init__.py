@@ -15,6 +15,7 @@ from calc.catalog import gpus, models
 from calc.errors import DoesNotFitError, InputError, PresetError, UnitError
 from calc.plan import OUTPUTS, Plan, plan
 from calc.scenario import FIELDS, Scenario, scenario, scenarios
+from calc.sizing import fewest_workers, largest_example_bytes, levers, max_gpus, recommend, storage_levers
 from calc.storage import options as storage_options
 from calc.sweep import sweep
 from calc.units import fmt, parse
@@ -29,13 +30,19 @@ __all__ = [
     "Scenario",
     "UnitError",
     "calibration",
+    "fewest_workers",
     "fmt",
     "gpus",
+    "largest_example_bytes",
+    "levers",
+    "max_gpus",
     "models",
     "parse",
     "plan",
+    "recommend",
     "scenario",
     "scenarios",
+    "storage_levers",
     "storage_options",
     "sweep",
 ]

@@ -65,9 +65,8 @@ class Fit:
 
     @property
     def describe(self) -> str:
-        return (
-            f"global fit on {self.rows} rows of calibration.yaml over {len(self.gpus)} GPUs"
-            + (f", without {self.excluded_gpu}" if self.excluded_gpu else "")
+        return f"global fit on {self.rows} rows of calibration.yaml over {len(self.gpus)} GPUs" + (
+            f", without {self.excluded_gpu}" if self.excluded_gpu else ""
         )
 
     def stack_source(self, stack: str) -> str:
@@ -164,7 +163,8 @@ def _nelder_mead(f: Callable[[Array], float], x0: Array, step: float = 0.5, iter
 
 
 def _scaling() -> tuple[float, float, str]:
-    within, across = [], []
+    within: list[float] = []
+    across: list[float] = []
     for s in catalog.scaling_rows():
         one = s.samples_per_s[s.gpus.index(1)]
         for g, rate in zip(s.gpus, s.samples_per_s, strict=True):
@@ -177,10 +177,18 @@ def _scaling() -> tuple[float, float, str]:
     w = float(np.exp(np.mean(np.log(within))))
     a = float(np.exp(np.mean(np.log(across)))) / w if across else DEFAULT_SCALING[1]
     a = min(a, 1.0)
-    return w, a, (
-        f"geometric mean of {len(within)} published 2-8 GPU efficiencies ({w:.3f})"
-        + (f" and {len(across)} multi-node ones ({a:.3f} beyond the node)" if across else "; across nodes assumed 0.95")
-        + " (calibration.yaml scaling)"
+    return (
+        w,
+        a,
+        (
+            f"geometric mean of {len(within)} published 2-8 GPU efficiencies ({w:.3f})"
+            + (
+                f" and {len(across)} multi-node ones ({a:.3f} beyond the node)"
+                if across
+                else "; across nodes assumed 0.95"
+            )
+            + " (calibration.yaml scaling)"
+        ),
     )
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import math
 import functools
 import importlib.resources
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,6 +81,8 @@ def parse_yaml(text: str, source: str, max_bytes: int = 1_000_000) -> Any:
 
 def lookup(name: object, table: Mapping[str, Any], what: str, field: str) -> str:
     """Find ``name`` in ``table`` case-insensitively; an unknown name lists close matches."""
+    if isinstance(name, str) and name in table:
+        return name  # the common case: already canonical
     if not isinstance(name, str) or not name.strip():
         raise PresetError(field, f"expected a {what} name, got {name!r}")
     folded = {k.lower(): k for k in table}
@@ -177,9 +179,14 @@ class Model:
             )
         per_example = TRAFFIC_PER_ACTIVATION_BYTE * self.activation_bytes[memory_class]
         step = self.params * 32.0  # weights read twice, gradients written, optimizer state read+written
-        return per_example, step, (
-            f"estimated: {TRAFFIC_PER_ACTIVATION_BYTE:g} x activation bytes per example, 32 B per parameter per step "
-            f"(no measured traffic for {self.name} in models.yaml)"
+        return (
+            per_example,
+            step,
+            (
+                f"estimated: {TRAFFIC_PER_ACTIVATION_BYTE:g} x activation bytes per example, "
+                "32 B per parameter per step "
+                f"(no measured traffic for {self.name} in models.yaml)"
+            ),
         )
 
 

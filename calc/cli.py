@@ -20,7 +20,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import NoReturn
 
 import pandas as pd
 import yaml
@@ -31,21 +31,22 @@ COMMANDS = ("list", "explain", "recommend", "levers", "max-gpus", "sweep", "cali
 DEFAULT_SCENARIO = "beast-imagenet-4xv100"
 
 
-def _sets(pairs: Sequence[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _sets(pairs: Sequence[str]) -> dict[str, str]:
+    """``--set key=value`` pairs as text, read later by Scenario.from_params (the one codec)."""
+    out: dict[str, str] = {}
     for pair in pairs:
         if "=" not in pair:
             raise InputError("--set", f"expected key=value, got {pair!r}")
         key, value = pair.split("=", 1)
-        key, value = key.strip(), value.strip()
-        out[key] = (
-            None
-            if value.lower() in ("", "none", "null")
-            else yaml.safe_load(value)
-            if value.lower() in ("true", "false")
-            else value
-        )
+        out[key.strip()] = value.strip()
     return out
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad command line in one line, exit status 2, like bad input."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message} (python -m calc --help lists the commands)\n")
 
 
 def _table(df: pd.DataFrame, fmt: str) -> str:
@@ -62,7 +63,7 @@ def _table(df: pd.DataFrame, fmt: str) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = _Parser(
         prog="python -m calc",
         description="Feedrate: data-loading requirements of a training job.",
         epilog=__doc__,
@@ -98,7 +99,7 @@ def run(argv: Sequence[str]) -> str:
     sets = _sets(args.set)
 
     def sc() -> calc.Scenario:
-        return calc.scenario(target or DEFAULT_SCENARIO, **sets)
+        return calc.Scenario.from_params(sets, calc.scenario(target or DEFAULT_SCENARIO), "--set")
 
     if command == "list":
         what = target or "scenarios"
@@ -206,7 +207,11 @@ def run(argv: Sequence[str]) -> str:
         s = summary(t)
         cols = ["model", "gpu", "precision", "batch_size", "stack", "measured_samples_per_s"]
         shown = t[[*cols, "predicted_samples_per_s", "error", "logo_predicted_samples_per_s", "logo_error"]].round(3)
-        text = _table(shown, args.format) + "\n\nLeave-one-GPU-out error per GPU:\n" + _table(per_gpu(t).round(3), args.format)
+        text = (
+            _table(shown, args.format)
+            + "\n\nLeave-one-GPU-out error per GPU:\n"
+            + _table(per_gpu(t).round(3), args.format)
+        )
         text += (
             f"\n\ngeometric-mean error: {s['logo_geomean_error'] * 100:.1f} % leave-one-GPU-out "
             f"({s['in_sample_geomean_error'] * 100:.1f} % in-sample) over {s['rows']:.0f} rows on {s['gpus']:.0f} GPUs"

@@ -57,7 +57,9 @@ def compute_time_per_example_s(train_flops: Numeric, peak_flops_per_s: Numeric, 
     "memory_time_per_example_s",
     "{memory_traffic_bytes_per_example} / ({memory_bandwidth_bytes_per_s} x {memory_efficiency})",
 )
-def memory_time_per_example_s(traffic_bytes: Numeric, memory_bytes_per_s: Numeric, memory_efficiency: Numeric) -> Numeric:
+def memory_time_per_example_s(
+    traffic_bytes: Numeric, memory_bytes_per_s: Numeric, memory_efficiency: Numeric
+) -> Numeric:
     """Time one example's GPU-memory reads and writes take [s]."""
     return np.asarray(traffic_bytes, dtype=float) / (np.asarray(memory_bytes_per_s, dtype=float) * memory_efficiency)
 
@@ -81,7 +83,9 @@ def fixed_time_s(
     batch; kernel launches cost a fixed time; and a small batch cannot fill every SM, which
     costs about ``fill_examples`` examples' worth of time (a GPU-independent count, fitted).
     """
-    memory = np.asarray(step_traffic_bytes, dtype=float) / (np.asarray(memory_bytes_per_s, dtype=float) * memory_efficiency)
+    memory = np.asarray(step_traffic_bytes, dtype=float) / (
+        np.asarray(memory_bytes_per_s, dtype=float) * memory_efficiency
+    )
     return memory + launch_overhead_s + np.asarray(fill_examples, dtype=float) * per_example_s
 
 
@@ -114,9 +118,7 @@ def step_time_s(
     have = np.isfinite(measured)
     same = ratio == 1.0
     t = np.where(have, measured * ratio, model_s)
-    method = np.where(
-        have, np.where(same, np.where(np.isfinite(step), 0.0, 1.0), 3.0), 2.0
-    )
+    method = np.where(have, np.where(same, np.where(np.isfinite(step), 0.0, 1.0), 3.0), 2.0)
     return t, method
 
 

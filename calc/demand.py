@@ -100,7 +100,8 @@ def outstanding_reads(read_iops: Numeric, storage_latency_s: Numeric) -> Numeric
 @formula("file_opens_per_s", "{samples_per_s} x (1 - {cache_fraction}) / {examples_per_file}")
 def file_opens_per_s(samples_per_s: Numeric, examples_per_file: Numeric, cache_fraction: Numeric = 0.0) -> Numeric:
     """Files opened per second on storage: one per example, or one per shard of examples [1/s]."""
-    return np.asarray(samples_per_s, dtype=float) * (1 - np.asarray(cache_fraction, dtype=float)) / examples_per_file
+    opens: Numeric = np.asarray(samples_per_s, dtype=float) * (1 - np.asarray(cache_fraction, dtype=float))
+    return opens / examples_per_file
 
 
 @formula("latency_budget_s", "{step_time_s} (the article's bound: an example must arrive within one step)")

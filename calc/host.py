@@ -116,7 +116,9 @@ def host_ram_per_node_bytes(worker_ram_bytes: Numeric, gpus_on_node: Numeric) ->
 
 
 @formula("cpu_cores_per_node", "{per_gpu_samples_per_s} x {gpus_on_node} x {cpu_seconds_effective}")
-def cpu_cores_per_node(per_gpu_samples_per_s: Numeric, gpus_on_node: Numeric, cpu_seconds_per_example: Numeric) -> Numeric:
+def cpu_cores_per_node(
+    per_gpu_samples_per_s: Numeric, gpus_on_node: Numeric, cpu_seconds_per_example: Numeric
+) -> Numeric:
     """CPU cores one node needs for its GPUs' decode and augmentation [cores]."""
     return np.asarray(per_gpu_samples_per_s, dtype=float) * gpus_on_node * cpu_seconds_per_example
 
@@ -142,4 +144,6 @@ def dataset_bytes(dataset_examples: Numeric, example_bytes: Numeric) -> Numeric:
 @formula("fits_in_ram", "{dataset_bytes} <= {host_ram_bytes} - {host_ram_per_node_bytes}")
 def fits_in_ram(dataset_bytes: Numeric, host_ram_bytes: Numeric, loader_ram_bytes: Numeric) -> Numeric:
     """1 where the dataset fits in the RAM left beside the loader's batches (the page cache), else 0."""
-    return (np.asarray(dataset_bytes, dtype=float) <= np.asarray(host_ram_bytes, dtype=float) - loader_ram_bytes).astype(float)
+    return (
+        np.asarray(dataset_bytes, dtype=float) <= np.asarray(host_ram_bytes, dtype=float) - loader_ram_bytes
+    ).astype(float)

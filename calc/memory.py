@@ -79,9 +79,7 @@ def round_batch(n_max: Numeric, rounding: Numeric) -> Numeric:
     return np.where(rounding == 0, pow2, np.where(rounding == 1, mult8, n))
 
 
-@formula(
-    "memory_used_bytes", "{reserved_bytes} + {model_state_bytes} + {batch_size} x {activation_bytes_per_example}"
-)
+@formula("memory_used_bytes", "{reserved_bytes} + {model_state_bytes} + {batch_size} x {activation_bytes_per_example}")
 def memory_used_bytes(
     batch_size: Numeric,
     reserved_bytes: Numeric,

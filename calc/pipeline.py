@@ -97,4 +97,6 @@ def achieved(
 @formula("cpu_seconds_effective", "{cpu_seconds_per_example} x (0.1 if GPU decode else 1)")
 def cpu_seconds_effective(cpu_seconds_per_example: Numeric, gpu_decode: Numeric) -> Numeric:
     """CPU seconds per example left on the host: all of it, or ``GPU_DECODE_CPU_FRACTION`` with GPU decode [s]."""
-    return np.asarray(cpu_seconds_per_example, dtype=float) * np.where(np.asarray(gpu_decode) > 0, GPU_DECODE_CPU_FRACTION, 1.0)
+    return np.asarray(cpu_seconds_per_example, dtype=float) * np.where(
+        np.asarray(gpu_decode) > 0, GPU_DECODE_CPU_FRACTION, 1.0
+    )

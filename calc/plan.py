@@ -8,17 +8,19 @@ host, storage, pipeline, transfer) -> ``Plan``. ``evaluate`` takes numbers or Nu
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from calc import catalog, compute, demand, host, memory, pipeline, storage, transfer
-from calc.calibration import fitted
 from calc._types import Numeric
+from calc.calibration import fitted
 from calc.errors import DoesNotFitError, InputError
 from calc.formula import FORMULAS, note
 from calc.scenario import FIELDS, Scenario
@@ -173,7 +175,13 @@ def resolve(sc: Scenario) -> Resolved:
 
     gsrc = f"gpus.yaml {g.name}: {g.source}"
     put("gpu_memory_bytes", sc.gpu_memory_bytes, "bytes", g.memory_bytes, gsrc)
-    put("memory_bandwidth_bytes_per_s", sc.memory_bandwidth_bytes_per_s, "bytes_per_s", g.memory_bandwidth_bytes_per_s, gsrc)
+    put(
+        "memory_bandwidth_bytes_per_s",
+        sc.memory_bandwidth_bytes_per_s,
+        "bytes_per_s",
+        g.memory_bandwidth_bytes_per_s,
+        gsrc,
+    )
     v["reserved_bytes"], src["reserved_bytes"] = parse(sc.reserved_bytes, "bytes", "reserved_bytes"), "scenario"
     v["params"], src["params"] = m.params, f"models.yaml {m.name}: {m.sources['params']}"
     v["bytes_per_param"] = memory.BYTES_PER_PARAM[sc.optimizer]
@@ -277,8 +285,16 @@ def resolve(sc: Scenario) -> Resolved:
     v["pin_memory"] = float(sc.pin_memory)
     v["gpu_decode"] = float(sc.gpu_decode)
     v["streamed"] = float(sc.streamed)
-    put("example_bytes", sc.example_bytes, "bytes", m.example_bytes, f"models.yaml {m.name}: {m.sources['example_bytes']}")
-    v["request_bytes_given"] = _nan(None if sc.request_bytes is None else parse(sc.request_bytes, "bytes", "request_bytes"))
+    put(
+        "example_bytes",
+        sc.example_bytes,
+        "bytes",
+        m.example_bytes,
+        f"models.yaml {m.name}: {m.sources['example_bytes']}",
+    )
+    v["request_bytes_given"] = _nan(
+        None if sc.request_bytes is None else parse(sc.request_bytes, "bytes", "request_bytes")
+    )
     put(
         "dataset_examples",
         sc.dataset_examples,
@@ -297,7 +313,13 @@ def resolve(sc: Scenario) -> Resolved:
         f"models.yaml {m.name}: {m.sources['cpu_seconds_per_example']}",
     )
     v["cpu_cores_per_node"] = math.inf if sc.cpu_cores_per_node is None else float(sc.cpu_cores_per_node)
-    put("host_link_bytes_per_s", sc.host_link_bytes_per_s, "bytes_per_s", g.host_link_bytes_per_s, f"gpus.yaml {g.name}: {g.host_link}")
+    put(
+        "host_link_bytes_per_s",
+        sc.host_link_bytes_per_s,
+        "bytes_per_s",
+        g.host_link_bytes_per_s,
+        f"gpus.yaml {g.name}: {g.host_link}",
+    )
     v["host_ram_bytes"], src["host_ram_bytes"] = parse(sc.host_ram_bytes, "bytes", "host_ram_bytes"), "scenario"
     for name in ("transfer_link_bytes_per_s", "compress_bytes_per_s_per_core", "decompress_bytes_per_s"):
         v[name], src[name] = parse(getattr(sc, name), "bytes_per_s", name), "scenario"
@@ -326,7 +348,11 @@ def resolve(sc: Scenario) -> Resolved:
             "storage_stream_bytes_per_s": o.stream_bytes_per_s,
             "storage_counts_requests": float(o.counts_requests),
         }
-        stream = f" + read size / {o.stream_bytes_per_s / 1e6:g} MB/s per stream" if math.isfinite(o.stream_bytes_per_s) else ""
+        stream = (
+            f" + read size / {o.stream_bytes_per_s / 1e6:g} MB/s per stream"
+            if math.isfinite(o.stream_bytes_per_s)
+            else ""
+        )
         src["storage"] = src["storage_latency_s"] = (
             f"storage.yaml {o.name}: {o.label} ({o.verified}); latency {o.sources.get('latency', '')}{stream}"
         )
@@ -334,7 +360,9 @@ def resolve(sc: Scenario) -> Resolved:
     v["storage_bytes_per_s_given"] = _nan(
         None if sc.storage_bytes_per_s is None else parse(sc.storage_bytes_per_s, "bytes_per_s", "storage_bytes_per_s")
     )
-    v["storage_iops_given"] = _nan(None if sc.storage_iops is None else parse(sc.storage_iops, "count_per_s", "storage_iops"))
+    v["storage_iops_given"] = _nan(
+        None if sc.storage_iops is None else parse(sc.storage_iops, "count_per_s", "storage_iops")
+    )
     v["storage_latency_given"] = _nan(
         None if sc.storage_latency_s is None else parse(sc.storage_latency_s, "seconds", "storage_latency_s")
     )
@@ -375,7 +403,9 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Step time: the model (compute + memory + fixed), or a measurement re-projected by it."""
     mult = _a(x["train_flops_multiplier"])
     measured = _a(x["train_flops_measured"])
-    by_ratio = compute.train_flops(x["forward_flops_per_example"], np.where(np.isfinite(mult), mult, compute.TRAIN_FLOPS_MULTIPLIER))
+    by_ratio = compute.train_flops(
+        x["forward_flops_per_example"], np.where(np.isfinite(mult), mult, compute.TRAIN_FLOPS_MULTIPLIER)
+    )
     out["train_flops_per_example"] = np.where(np.isfinite(measured) & ~np.isfinite(mult), measured, by_ratio)
     for k in (
         "peak_flops_per_s",
@@ -388,13 +418,17 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
         out[k] = x[k]
     n = np.maximum(_a(out["batch_size"]), 1.0)  # keeps t finite; rates are zeroed where n = 0
 
-    def modelled(peak: Numeric, bw: Numeric, eff: Numeric, traffic: Numeric, step_bytes: Numeric, batch: Numeric) -> tuple[Numeric, ...]:
+    def modelled(
+        peak: Numeric, bw: Numeric, eff: Numeric, traffic: Numeric, step_bytes: Numeric, batch: Numeric
+    ) -> tuple[Numeric, ...]:
         full = _a(x["flops_only"]) == 0  # the articles' model keeps the math term alone
         c = compute.compute_time_per_example_s(out["train_flops_per_example"], peak, eff)
         mem = np.where(full, compute.memory_time_per_example_s(traffic, bw, x["memory_efficiency"]), 0.0)
         fixed = np.where(
             full,
-            compute.fixed_time_s(step_bytes, bw, x["memory_efficiency"], x["launch_overhead_s"], x["fill_examples"], c + mem),
+            compute.fixed_time_s(
+                step_bytes, bw, x["memory_efficiency"], x["launch_overhead_s"], x["fill_examples"], c + mem
+            ),
             0.0,
         )
         stack = np.where(full, x["stack_factor"], 1.0)
@@ -412,7 +446,10 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["fixed_time_s"], out["model_step_time_s"] = fixed, t_model
     # The anchor: the batch the measurement was taken at (given, or the automatic batch on its GPU).
     a_max = memory.max_batch_size(
-        x["anchor_gpu_memory_bytes"], x["reserved_bytes"], out["model_state_bytes"], x["anchor_activation_bytes_per_example"]
+        x["anchor_gpu_memory_bytes"],
+        x["reserved_bytes"],
+        out["model_state_bytes"],
+        x["anchor_activation_bytes_per_example"],
     )
     a_given = _a(x["anchor_batch"])
     # A measurement with no batch recorded was taken at the automatic batch of its own GPU.
@@ -432,7 +469,9 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     )
     out["step_time_s"], out["step_method"] = t, method
     given = _a(x["scaling_given"])
-    scale = compute.scaling_efficiency(x["gpus_per_job"], x["gpus_per_node"], x["scaling_within_node"], x["scaling_across_nodes"])
+    scale = compute.scaling_efficiency(
+        x["gpus_per_job"], x["gpus_per_node"], x["scaling_within_node"], x["scaling_across_nodes"]
+    )
     # A measured step was taken in the job as configured: its all-reduce is already in it.
     out["scaling_efficiency"] = np.where(np.isfinite(given), given, np.where(method == 2.0, scale, 1.0))
     out["gpu_samples_per_s"] = demand.gpu_samples_per_s(out["batch_size"], t, out["scaling_efficiency"])
@@ -493,11 +532,18 @@ def evaluate_storage(x: Mapping[str, Numeric], out: Arrays) -> None:
     bw = np.where(np.isfinite(bw_given), bw_given, bw)
     out["storage_bytes_per_s"] = bw
     iops = storage.supply_iops(
-        units, x["storage_unit_iops"], x["storage_unit_bytes_per_s"], out["request_bytes"], x["storage_aggregate_iops"], bw
+        units,
+        x["storage_unit_iops"],
+        x["storage_unit_bytes_per_s"],
+        out["request_bytes"],
+        x["storage_aggregate_iops"],
+        bw,
     )
     iops_given = _a(x["storage_iops_given"])
     out["storage_iops"] = np.where(np.isfinite(iops_given), iops_given, iops)
-    lat = storage.read_service_time_s(x["storage_base_latency_s"], out["request_bytes"], x["storage_stream_bytes_per_s"])
+    lat = storage.read_service_time_s(
+        x["storage_base_latency_s"], out["request_bytes"], x["storage_stream_bytes_per_s"]
+    )
     lat_given = _a(x["storage_latency_given"])
     out["storage_latency_s"] = np.where(np.isfinite(lat_given), lat_given, lat)
     out["outstanding_reads"] = demand.outstanding_reads(out["read_iops"], out["storage_latency_s"])
@@ -552,7 +598,15 @@ def evaluate_transfer(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["transfer_direct_time_s"] = transfer.direct_time_s(dataset, x["transfer_link_bytes_per_s"])
 
 
-STEPS = (evaluate_memory, evaluate_compute, evaluate_demand, evaluate_host, evaluate_storage, evaluate_pipeline, evaluate_transfer)
+STEPS = (
+    evaluate_memory,
+    evaluate_compute,
+    evaluate_demand,
+    evaluate_host,
+    evaluate_storage,
+    evaluate_pipeline,
+    evaluate_transfer,
+)
 """The named steps of ``evaluate``, in order; each reads inputs and earlier outputs."""
 
 _ZEROED = (
@@ -605,7 +659,7 @@ class _Out:
 class _Count(_Out):
     """A whole-number output (batch sizes) [examples]."""
 
-    def __get__(self, obj: Any, objtype: type | None = None) -> int:  # type: ignore[override]
+    def __get__(self, obj: Any, objtype: type | None = None) -> int:
         return int(obj.values[self.name])
 
 
@@ -802,7 +856,7 @@ def render_formula(p: Plan, template: str) -> tuple[str, str]:
                 " x model(this GPU, batch, precision) / model(measured)"
             ),
         }[p.step_method],
-        "train_flops_rule": f"{{train_flops_multiplier}} x {{forward_flops_per_example}}"
+        "train_flops_rule": "{train_flops_multiplier} x {forward_flops_per_example}"
         if multiplier is not None or not measured_flops
         else "measured forward + backward FLOPs per example (" + p.sources.get("train_flops_per_example", "") + ")",
         "train_flops_multiplier": f"{multiplier if multiplier is not None else compute.TRAIN_FLOPS_MULTIPLIER:g}",
@@ -886,6 +940,9 @@ def plan(scenario: Scenario | str | None = None, **inputs: Any) -> Plan:
     ``plan("beast-imagenet-4xv100", gpus_per_job=8)``, ``plan(my_scenario)`` or
     ``plan(gpu="H100-SXM", model="vit_b16")``: inputs override the scenario's.
 
+    Plans are immutable and presets are read once per process, so the last 512 distinct
+    scenarios are kept: asking again costs a dictionary look-up.
+
     Raises
     ------
     DoesNotFitError
@@ -893,7 +950,12 @@ def plan(scenario: Scenario | str | None = None, **inputs: Any) -> Plan:
     InputError
         For any invalid input, naming the field.
     """
-    sc = as_scenario(scenario, **inputs)
+    return _plan(as_scenario(scenario, **inputs))
+
+
+@functools.lru_cache(maxsize=512)
+def _plan(sc: Scenario) -> Plan:
+    """``plan`` of one Scenario, uncached (``plan`` caches it)."""
     r = resolve(sc)
     out = evaluate(r.values)
     values = {k: float(np.asarray(v)) for k, v in out.items()}
@@ -917,9 +979,14 @@ def plan(scenario: Scenario | str | None = None, **inputs: Any) -> Plan:
         raise InputError(bad[0], f"the inputs give a non-finite or negative {bad[0]}; check the inputs it depends on")
     return Plan(
         scenario=sc,
-        values={k: values[k] for k in OUTPUTS} | {k: values[k] for k in _EXTRA} | {"anchor_batch_size": values["anchor_batch_size"]},
-        sources=r.sources,
-        inputs=r.values,
+        # Read-only views: a cached Plan is shared by every caller that asks for the same scenario.
+        values=MappingProxyType(
+            {k: values[k] for k in OUTPUTS}
+            | {k: values[k] for k in _EXTRA}
+            | {"anchor_batch_size": values["anchor_batch_size"]}
+        ),
+        sources=MappingProxyType(r.sources),
+        inputs=MappingProxyType(r.values),
         step_method=method,
         bottleneck=pipeline.STAGES[int(values["bottleneck"])],
         stages=stages,
@@ -944,9 +1011,11 @@ def _does_not_fit(sc: Scenario, v: Mapping[str, float]) -> DoesNotFitError:
         need = v["memory_used_bytes"]
         return DoesNotFitError(
             "batch_size",
-            f"{sc.model} at batch {sc.batch_size} does not fit on {sc.gpu} with {sc.precision}/{sc.optimizer}: it needs "
+            f"{sc.model} at batch {sc.batch_size} does not fit on {sc.gpu} with {sc.precision}/{sc.optimizer}: "
+            "it needs "
             f"{gib(need)} (reserve {gib(v['reserved_bytes'])} + state {gib(v['model_state_bytes'])} + "
-            f"{sc.batch_size} x {gib(v['activation_bytes_per_example'])}) but the GPU has {gib(v['gpu_memory_bytes'])}; "
+            f"{sc.batch_size} x {gib(v['activation_bytes_per_example'])}) "
+            f"but the GPU has {gib(v['gpu_memory_bytes'])}; "
             f"the largest batch that fits is {int(v['max_batch_size'])}. {helps}",
         )
     need = v["reserved_bytes"] + v["model_state_bytes"] + v["activation_bytes_per_example"]

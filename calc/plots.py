@@ -101,57 +101,72 @@ def memory_breakdown(p: Plan) -> go.Figure:
 
 
 def demand_vs_batch(p: Plan, points: int = 24) -> go.Figure:
-    """Step time (the latency budget) and loader RAM against batch size per GPU.
+    """Per-GPU samples/s and step time against batch size per GPU: two panels, one quantity each.
 
-    Samples/s stays at the GPU's rate n/t whatever n is (t grows with n), so what a larger
-    batch changes on the data path is the time each batch may take and the RAM it occupies.
+    A small batch cannot fill the GPU and pays the per-step fixed time on few examples, so the
+    per-GPU rate rises with the batch and levels off; the step time (the latency budget of each
+    example) grows with it.
     """
-    top = max(p.max_batch_size, p.batch_size, 2)
+    top = int(min(max(p.max_batch_size, p.batch_size, 2), BATCH_LIMIT))
     sizes = [int(x) for x in np.unique(np.round(np.geomspace(1, top, points)))]
-    sc = p.scenario
-    base = sc.replace(step_time_s=None, samples_per_s_per_gpu=p.values["gpu_samples_per_s"]) if sc.step_time_s else sc
-    df = sweep(base, batch_size=sizes)
+    df = sweep(p.scenario, batch_size=sizes)
     n = df["batch_size"].astype(float)
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_scatter(x=n, y=df["step_time_s"] * 1e3, name="step time = latency budget [ms]", line_color=COLORS["gpu"])
-    fig.add_scatter(
-        x=n,
-        y=df["host_ram_per_node_bytes"] / 1e9,
-        name="loader RAM per node [GB]",
-        line={"color": COLORS["cpu"], "dash": "dash"},
-        secondary_y=True,
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12)
+    fig.add_scatter(x=n, y=df["gpu_samples_per_s"], name="samples/s per GPU", line_color=COLORS["gpu"], row=1, col=1)
+    fig.add_scatter(x=n, y=df["step_time_s"] * 1e3, name="step time", line_color=COLORS["demand"], row=1, col=2)
+    for col, y in ((1, df["gpu_samples_per_s"]), (2, df["step_time_s"] * 1e3)):
+        fig.add_scatter(
+            x=[p.batch_size] * 2,
+            y=[0, float(y.max())],
+            mode="lines+text",
+            text=["", f"n = {p.batch_size}"],
+            textposition="top left",
+            line={"dash": "dot", "color": "#333"},
+            showlegend=False,
+            hoverinfo="skip",
+            row=1,
+            col=col,
+        )
+        fig.update_xaxes(title="batch size per GPU [examples]", type="log", row=1, col=col)
+    fig.update_yaxes(title="samples/s per GPU", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title="step time [ms]", rangemode="tozero", row=1, col=2)
+    rate = df["gpu_samples_per_s"].to_numpy()
+    near = int(n[np.argmax(rate >= 0.9 * rate.max())])
+    title = (
+        f"Per-GPU rate reaches 90 % of its top ({fmt(float(rate.max()), 'count_per_s', 'samples/s')}) "
+        f"at batch {near}; this job runs {p.batch_size}"
     )
-    t_max = float(df["step_time_s"].max() * 1e3)
-    _marker_line(fig, [p.batch_size, p.batch_size], [0, t_max], f"n = {p.batch_size}")
-    fig.update_xaxes(title="batch size per GPU [examples]", type="log")
-    fig.update_yaxes(title="step time [ms]", secondary_y=False)
-    fig.update_yaxes(title="loader RAM per node [GB]", secondary_y=True)
-    rate = fmt(p.values["gpu_samples_per_s"], "count_per_s", "samples/s")
-    return _layout(fig, f"Against batch size (samples/s per GPU stays {rate})")
+    fig = _layout(fig, title, 360)
+    fig.update_layout(showlegend=False)
+    return fig
+
+
+BATCH_LIMIT = 10_000_000
+"""The batch_size input's upper bound: the batch chart stops there."""
 
 
 def demand_vs_gpus(p: Plan, gpus: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256)) -> go.Figure:
-    """Random reads/s and read bandwidth against GPUs per job (log-log)."""
+    """Read bandwidth and random reads/s against GPUs per job: two panels, one quantity each."""
     df = sweep(p.scenario, gpus_per_job=list(gpus))
-    df["gpus_per_job"] = df["gpus_per_job"].astype(float)
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    g = df["gpus_per_job"].astype(float)
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12)
     fig.add_scatter(
-        x=df["gpus_per_job"], y=df["read_iops"], name="reads/s", line_color=COLORS["demand"], mode="lines+markers"
+        x=g, y=df["read_bytes_per_s"] / 1e9, mode="lines+markers", line_color=COLORS["storage"], row=1, col=1
     )
-    fig.add_scatter(
-        x=df["gpus_per_job"],
-        y=df["read_bytes_per_s"] / 1e6,
-        name="read MB/s",
-        line={"color": COLORS["storage"], "dash": "dash"},
-        mode="lines+markers",
-        secondary_y=True,
+    fig.add_scatter(x=g, y=df["read_iops"], mode="lines+markers", line_color=COLORS["demand"], row=1, col=2)
+    for col in (1, 2):
+        fig.update_xaxes(title="GPUs per job", type="log", tickvals=list(gpus), row=1, col=col)
+    fig.update_yaxes(title="read bandwidth [GB/s]", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title="random reads/s", rangemode="tozero", row=1, col=2)
+    last = df.iloc[-1]
+    title = (
+        f"At {int(last['gpus_per_job'])} GPUs per job storage must deliver "
+        f"{fmt(float(last['read_bytes_per_s']), 'bytes_per_s')} "
+        f"and {fmt(float(last['read_iops']), 'count_per_s', 'reads/s')}; this job uses {p.scenario.gpus_per_job}"
     )
-    lo, hi = float(df["read_iops"].min()), float(df["read_iops"].max())
-    _marker_line(fig, [p.scenario.gpus_per_job] * 2, [max(lo, 1e-3), max(hi, 1e-3)], "this job")
-    fig.update_xaxes(title="GPUs per job", type="log")
-    fig.update_yaxes(title="random reads/s [1/s]", type="log", dtick=1, exponentformat="SI", secondary_y=False)
-    fig.update_yaxes(title="read bandwidth [MB/s]", type="log", dtick=1, exponentformat="SI", secondary_y=True)
-    return _layout(fig, "Demand against number of GPUs")
+    fig = _layout(fig, title, 360)
+    fig.update_layout(showlegend=False)
+    return fig
 
 
 def storage_map(p: Plan, recommendation: pd.DataFrame | None = None) -> go.Figure:
@@ -192,28 +207,50 @@ def storage_map(p: Plan, recommendation: pd.DataFrame | None = None) -> go.Figur
 
 
 def pipeline_stages(p: Plan) -> go.Figure:
-    """Capacity of each pipeline stage per GPU against the GPU's demand [samples/s]."""
+    """Capacity of each pipeline stage per GPU against the GPU's demand, on a linear axis [samples/s].
+
+    Unlimited stages (no storage option, unlimited cores) are left out and named in the caption.
+    """
     names = list(p.stages)
     values = [p.stages[n] for n in names]
     fig = go.Figure(
         go.Bar(
-            x=names,
-            y=values,
-            name="stage capacity",
+            y=names,
+            x=values,
+            orientation="h",
             marker_color=[COLORS[n] for n in names],
-            text=[fmt(x, "count_per_s", "/s") for x in values],
-            textposition="outside",
+            text=[fmt(x, "count_per_s", "samples/s") for x in values],
+            textposition="auto",
+            showlegend=False,
         )
     )
+    demand = p.per_gpu_samples_per_s
     fig.add_scatter(
-        x=names,
-        y=[p.per_gpu_samples_per_s] * len(names),
+        x=[demand, demand],
+        y=[names[0], names[-1]],
         mode="lines",
-        name=f"GPU demand {fmt(p.per_gpu_samples_per_s, 'count_per_s', 'samples/s')}",
+        name=f"needed: {fmt(demand, 'count_per_s', 'samples/s')}",
         line={"dash": "dash", "color": COLORS["demand"]},
     )
-    fig.update_yaxes(title="samples/s per GPU", type="log")
-    return _layout(fig, f"Pipeline stages: bottleneck = {p.bottleneck}, GPU utilisation {p.gpu_utilization:.0%}")
+    fig.update_xaxes(title="samples/s per GPU", rangemode="tozero")
+    fig.update_yaxes(autorange="reversed")
+    achieved = p.achieved_samples_per_s / max(p.scenario.gpus_per_job * p.scenario.jobs, 1)
+    if p.bottleneck == "gpu":
+        rate = fmt(p.gpu_samples_per_s, "count_per_s", "samples/s")
+        title = f"The GPU sets the pace: every stage delivers at least its {rate}"
+    else:
+        title = (
+            f"{p.bottleneck.upper() if p.bottleneck == 'cpu' else p.bottleneck.capitalize()} is the bottleneck: "
+            f"{fmt(achieved, 'count_per_s')} of {fmt(p.gpu_samples_per_s, 'count_per_s', 'samples/s')} per GPU "
+            f"({p.gpu_utilization:.0%} GPU utilisation)"
+        )
+    missing = [s for s in ("storage", "cpu", "pcie", "gpu") if s not in p.stages]
+    fig = _layout(fig, title, 120 + 50 * len(names))
+    if missing:
+        fig.add_annotation(
+            text="unlimited here: " + ", ".join(missing), xref="paper", yref="paper", x=1, y=-0.35, showarrow=False
+        )
+    return fig
 
 
 def levers_chart(levers: pd.DataFrame) -> go.Figure:
@@ -278,17 +315,28 @@ COMPARE = (
 
 
 def compare_chart(plans: Sequence[Plan]) -> go.Figure:
-    """Side-by-side bars of the headline requirements of up to four plans."""
-    fig = make_subplots(rows=1, cols=len(COMPARE), subplot_titles=[t for _, t in COMPARE])
+    """The headline requirements of up to five plans, one panel per quantity, a colour per plan."""
+    fig = make_subplots(rows=2, cols=3, subplot_titles=[t for _, t in COMPARE], vertical_spacing=0.18)
     scale = {"read_bytes_per_s": 1e-6, "worker_ram_bytes": 1e-9, "gpu_utilization": 100.0}
-    for i, (key, _) in enumerate(COMPARE, start=1):
-        fig.add_bar(
-            x=[p.scenario.name for p in plans],
-            y=[p.values[key] * scale.get(key, 1.0) for p in plans],
-            row=1,
-            col=i,
-            showlegend=False,
-            marker_color=COLORS["gpu"],
-        )
-    fig.update_xaxes(showticklabels=True, tickangle=-30)
-    return _layout(fig, "Compare scenarios", 380)
+    for j, q in enumerate(plans):
+        for i, (key, _) in enumerate(COMPARE):
+            fig.add_bar(
+                x=[q.values[key] * scale.get(key, 1.0)],
+                y=[""],
+                orientation="h",
+                name=q.scenario.name,
+                legendgroup=q.scenario.name,
+                showlegend=i == 0,
+                marker_color=PLAN_COLORS[j % len(PLAN_COLORS)],
+                row=i // 3 + 1,
+                col=i % 3 + 1,
+            )
+    fig.update_layout(barmode="group")
+    fig.update_yaxes(showticklabels=False)
+    fig = _layout(fig, "Compared: " + " vs ".join(q.scenario.name for q in plans), 420)
+    fig.update_layout(legend={"orientation": "h", "y": -0.12, "x": 0})
+    return fig
+
+
+PLAN_COLORS = ("#4f8bc9", "#d08c3c", "#5a9e6f", "#8e6c8a", "#c44e52")
+"""One colour per compared plan (colour-blind-safe order)."""

@@ -119,11 +119,17 @@ class Scenario:
         "choice",
         GM,
         "Step-time model",
-        "roofline: math + memory traffic + fixed part (calibrated); flops: the article's n x FLOPs / (peak x efficiency).",
+        "roofline: math + memory traffic + fixed part (calibrated); "
+        "flops: the article's n x FLOPs / (peak x efficiency).",
         choices=STEP_MODELS,
     )
     optimizer: str = _in(
-        "sgd_momentum", "choice", GM, "Optimizer", "Sets training-state bytes per parameter.", choices=tuple(BYTES_PER_PARAM)
+        "sgd_momentum",
+        "choice",
+        GM,
+        "Optimizer",
+        "Sets training-state bytes per parameter.",
+        choices=tuple(BYTES_PER_PARAM),
     )
     state_shards: int = _in(
         1, "int", GM, "State shards", "GPUs the training state is sharded over (ZeRO-3/FSDP); 1 = none.", 1, 1e6
@@ -639,6 +645,8 @@ def from_text(name: str, text: Any) -> Any:
         value = text.strip()
     else:
         return text  # already a value (a YAML number, a bool)
+    if info.kind == "choice" and value.lower() in (c.lower() for c in info.choices):
+        return value  # a choice spelled like an off-word (batch_rounding=none) is the choice
     if (value.lower() in OFF_WORDS and info.kind != "text") or (info.kind == "text" and not value and info.optional):
         if info.optional:
             return None
@@ -702,7 +710,7 @@ def check_field(name: str, value: object) -> Any:
             raise InputError(name, f"expected a whole number, got {value!r}")
         _bounds(name, number, info)
         return int(number) if info.kind == "int" else float(number)
-    number = parse(value, info.kind, name)
+    number = parse(value, info.kind, name)  # type: ignore[arg-type]  # a quantity kind, the only ones left
     _bounds(name, number, info)
     if isinstance(value, numbers.Real) and not isinstance(value, int | float):
         return float(value)  # NumPy scalars become plain floats (YAML, JSON, equality)

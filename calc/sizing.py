@@ -18,15 +18,21 @@ import pandas as pd
 
 from calc import storage as st
 from calc.errors import InputError
-from calc.plan import Plan, plan
-from calc.scenario import Scenario, scenario
+from calc.plan import Plan, as_scenario, plan
+from calc.scenario import Scenario
 from calc.units import fmt, parse
 
 PlanLike = Plan | Scenario | str
 
 
-def _as_plan(x: PlanLike) -> Plan:
-    return x if isinstance(x, Plan) else plan(x)
+def _as_plan(x: PlanLike, overrides: dict[str, Any] | None = None) -> Plan:
+    if isinstance(x, Plan) and not overrides:
+        return x
+    return plan(as_scenario(x, **(overrides or {})))
+
+
+def _as_scenario(x: PlanLike, overrides: dict[str, Any]) -> Scenario:
+    return as_scenario(x, **overrides)
 
 
 def _clients(sc: Scenario) -> int:
@@ -34,7 +40,7 @@ def _clients(sc: Scenario) -> int:
     return math.ceil(sc.gpus_per_job / sc.gpus_per_node) * sc.jobs
 
 
-def recommend(x: PlanLike) -> pd.DataFrame:
+def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     """One row per storage option: can it serve the plan's demand, with how many units.
 
     Columns: option, label, feasible, units, unit, limiting (iops, bandwidth, capacity,
@@ -44,7 +50,7 @@ def recommend(x: PlanLike) -> pd.DataFrame:
     monthly_read_usd, purchase_usd, ready (the loader's workers cover the
     latency), caveats, verified. Feasible rows first, then ready ones, cheapest first.
     """
-    p = _as_plan(x)
+    p = _as_plan(x, overrides)
     sc = p.scenario
     v = p.values
     clients = _clients(sc)
@@ -152,11 +158,13 @@ def recommend(x: PlanLike) -> pd.DataFrame:
 
 
 def max_gpus(
-    sc: Scenario | str,
+    sc: PlanLike,
+    /,
     storage: str | None = None,
     units: float | None = None,
     read_bytes_per_s: float | str | None = None,
     read_iops: float | str | None = None,
+    **overrides: Any,
 ) -> int:
     """How many GPUs of this job a storage system keeps at the scenario's target utilisation.
 
@@ -164,7 +172,11 @@ def max_gpus(
     bandwidth and/or IOPS. Demand per GPU is the plan's ``per_gpu_samples_per_s`` times the
     bytes and reads per example (after the cache fraction).
     """
-    s = scenario(sc) if isinstance(sc, str) else sc
+    s = _as_scenario(sc, overrides)
+    if units is not None and (not math.isfinite(float(units)) or units < 1 or units != math.floor(units)):
+        raise InputError("units", f"{units!r}; accepted: a whole number of storage units, at least 1")
+    if storage is None and units is not None:
+        raise InputError("units", "units need a storage option; accepted: storage=NAME with units=N")
     p = plan(s.replace(gpus_per_job=1, jobs=1))
     v = p.values
     miss = 1 - s.cache_fraction
@@ -193,9 +205,9 @@ def max_gpus(
     return math.floor(n + 1e-9)
 
 
-def largest_example_bytes(sc: Scenario | str) -> float:
+def largest_example_bytes(sc: PlanLike, /, **overrides: Any) -> float:
     """Largest on-disk example [bytes] the scenario's storage still serves at its GPU count."""
-    s = scenario(sc) if isinstance(sc, str) else sc
+    s = _as_scenario(sc, overrides)
     p = plan(s)
     bw = p.storage_bytes_per_s
     if not math.isfinite(bw):
@@ -205,11 +217,11 @@ def largest_example_bytes(sc: Scenario | str) -> float:
     return bw / (p.values["samples_per_s"] * (1 - s.cache_fraction))
 
 
-def fewest_workers(sc: Scenario | str, most: int = 256) -> int:
+def fewest_workers(sc: PlanLike, /, most: int = 256, **overrides: Any) -> int:
     """Fewest DataLoader workers per GPU that reach the target utilisation (-1 if none do)."""
     from calc.sweep import sweep
 
-    s = scenario(sc) if isinstance(sc, str) else sc
+    s = _as_scenario(sc, overrides)
     df = sweep(s, num_workers=list(range(1, most + 1)))
     ok = df[df["gpu_utilization"] >= s.target_gpu_utilization - 1e-9]
     return int(ok["num_workers"].min()) if len(ok) else -1
@@ -267,13 +279,13 @@ def lever_changes(sc: Scenario) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def levers(sc: Scenario | str) -> pd.DataFrame:
+def levers(sc: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     """Each lever applied alone: the GPU utilisation it reaches, ranked best first.
 
     Columns: lever, change, gpu_utilization, achieved_samples_per_s, bottleneck, gain
     (utilisation points over the scenario as it is). Levers that make no valid plan are left out.
     """
-    s = scenario(sc) if isinstance(sc, str) else sc
+    s = _as_scenario(sc, overrides)
     base = plan(s)
     rows = [
         {
@@ -305,14 +317,16 @@ def levers(sc: Scenario | str) -> pd.DataFrame:
     return df.sort_values(["gpu_utilization", "gain"], ascending=False, kind="stable").reset_index(drop=True)
 
 
-def storage_levers(x: PlanLike, shard_bytes: float | str = "256 MiB", cache_fraction: float = 0.2) -> pd.DataFrame:
+def storage_levers(
+    x: PlanLike, /, shard_bytes: float | str = "256 MiB", cache_fraction: float = 0.2, **overrides: Any
+) -> pd.DataFrame:
     """The storage-side levers next to a recommendation: shards, a local cache, RAM.
 
     Each row applies one lever and reports the demand it leaves (reads/s, file opens/s,
     MB/s) and the first row ``recommend`` then gives (feasible, ready, cheapest known cost),
     plus how many units of the scenario's own storage it needs, if it names one.
     """
-    p = _as_plan(x)
+    p = _as_plan(x, overrides)
     sc = p.scenario
     shard = parse(shard_bytes, "bytes", "shard_bytes")
     per_shard = max(1, int(shard // p.inputs["example_bytes"]))

@@ -250,7 +250,8 @@ def iops_at_request(unit_iops: Numeric, unit_bytes_per_s: Numeric, request_bytes
 
 @formula(
     "storage_iops",
-    "min({storage_units} x 1 / (1/unit IOPS + {request_bytes} / unit bandwidth), system cap, {storage_bytes_per_s} / {request_bytes})",
+    "min({storage_units} x 1 / (1/unit IOPS + {request_bytes} / unit bandwidth), system cap, "
+    "{storage_bytes_per_s} / {request_bytes})",
 )
 def supply_iops(
     units: Numeric,

@@ -145,7 +145,9 @@ def parse(value: object, kind: Kind, field: str = "value") -> float:
     raw = match.group(1) if match else ""
     if "," in raw and not _THOUSANDS.match(raw):
         # "1,5 GB" is a decimal comma (15 GB if the comma were dropped): refuse, never guess.
-        raise UnitError(field, f"{value!r} has a decimal comma; accepted: a decimal point, e.g. {raw.replace(',', '.')}")
+        raise UnitError(
+            field, f"{value!r} has a decimal comma; accepted: a decimal point, e.g. {raw.replace(',', '.')}"
+        )
     text = raw.replace(",", "").replace("_", "")
     try:
         number = float(text)

@@ -73,7 +73,9 @@ def test_a_gpu_at_least_as_good_on_peak_and_bandwidth_is_never_slower(better: st
     g = calc.gpus()
     for precision in ("fp32", "bf16" if "bf16" in g[worse].peak_flops_per_s else "fp16"):
         b, w = g[better], g[worse]
-        assert b.peak(precision) >= w.peak(precision) and b.memory_bandwidth_bytes_per_s >= w.memory_bandwidth_bytes_per_s
+        assert (
+            b.peak(precision) >= w.peak(precision) and b.memory_bandwidth_bytes_per_s >= w.memory_bandwidth_bytes_per_s
+        )
         assert _rate(better, model, precision, 32) >= _rate(worse, model, precision, 32) * (1 - 1e-12), precision
 
 
