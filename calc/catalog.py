@@ -381,6 +381,52 @@ def scaling_rows() -> tuple[ScalingRow, ...]:
     return tuple(out)
 
 
+@dataclass(frozen=True)
+class Server:
+    """One GPU-server preset (presets/servers.yaml): what a node brings; NaN = not published."""
+
+    name: str
+    label: str
+    gpu: str
+    gpus_per_node: int
+    cpu_cores: float
+    ram_bytes: float
+    storage_network_bytes_per_s: float
+    storage_network: str
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+
+@functools.cache
+def servers() -> dict[str, Server]:
+    """GPU-server presets by name."""
+    raw = load_mapping("servers.yaml", "server")
+    out = {}
+    for name, data in raw.items():
+        e = _Entry("servers.yaml", str(name), data)
+        g = _Entry("servers.yaml", f"{name}: gpus", e.get("gpus"))
+        net = e.get("storage_network", None)
+        n = _Entry("servers.yaml", f"{name}: storage_network", net) if isinstance(net, dict) else None
+        sources = e.get("sources", {})
+        out[str(name)] = Server(
+            name=str(name),
+            label=e.text("label", str(name)),
+            gpu=lookup(g.text("name"), gpus(), "GPU", g.where("name")),
+            gpus_per_node=int(g.quantity("count", "count")),
+            cpu_cores=e.quantity("cpu_cores", "count") if "cpu_cores" in e.data else math.nan,
+            ram_bytes=e.quantity("ram", "bytes") if "ram" in e.data else math.nan,
+            storage_network_bytes_per_s=n.quantity("bandwidth", "bytes_per_s") if n else math.nan,
+            storage_network=n.text("name", "") if n else "",
+            sources={str(k): str(v) for k, v in sources.items()} if isinstance(sources, dict) else {},
+        )
+    return out
+
+
+def server(name: str) -> Server:
+    """A GPU-server preset by name (case-insensitive)."""
+    table = servers()
+    return table[lookup(name, table, "server", "server")]
+
+
 def gpu(name: str) -> GPU:
     """A GPU preset by name (case-insensitive)."""
     table = gpus()

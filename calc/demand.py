@@ -57,32 +57,32 @@ def request_bytes(example_bytes: Numeric, examples_per_file: Numeric, request_by
     return np.where(files, per_file, np.where(given, req, DEFAULT_SHARD_REQUEST_BYTES))
 
 
-@formula("read_iops", "{samples_per_s} x (1 - {cache_fraction}) x {reads_per_example} reads/example")
+@formula("read_iops", "{samples_per_s} x {remote_fraction} x {reads_per_example} reads/example")
 def read_iops(
     samples_per_s: Numeric,
     example_bytes: Numeric,
     examples_per_file: Numeric,
     request_bytes: Numeric,
-    cache_fraction: Numeric = 0.0,
+    remote_fraction: Numeric = 1.0,
 ) -> Numeric:
     """Reads per second reaching storage [1/s].
 
     A file per example costs ``ceil(example / request)`` reads each; shards cost
-    ``bytes / request``. A local cache holding a fraction ``cache_fraction`` of the dataset
-    serves that share of reads after the first epoch.
+    ``bytes / request``. Only ``remote_fraction`` of the examples reach storage: the rest hit the
+    page cache or a local cache after the first epoch.
     """
-    remote = np.asarray(samples_per_s, dtype=float) * (1 - np.asarray(cache_fraction, dtype=float))
+    remote = np.asarray(samples_per_s, dtype=float) * remote_fraction
     ratio = np.asarray(example_bytes, dtype=float) / request_bytes
     per_example = np.where(np.asarray(examples_per_file) <= 1, np.ceil(ratio - 1e-9), ratio)
     iops: Numeric = remote * per_example
     return iops
 
 
-@formula("read_bytes_per_s", "{samples_per_s} x {example_bytes} x (1 - {cache_fraction})")
-def read_bytes_per_s(samples_per_s: Numeric, example_bytes: Numeric, cache_fraction: Numeric = 0.0) -> Numeric:
+@formula("read_bytes_per_s", "{samples_per_s} x {example_bytes} x {remote_fraction}")
+def read_bytes_per_s(samples_per_s: Numeric, example_bytes: Numeric, remote_fraction: Numeric = 1.0) -> Numeric:
     """Bytes per second read from storage [bytes/s] (on-disk size of each example)."""
     rate: Numeric = (
-        np.asarray(samples_per_s, dtype=float) * example_bytes * (1 - np.asarray(cache_fraction, dtype=float))
+        np.asarray(samples_per_s, dtype=float) * example_bytes * remote_fraction
     )
     return rate
 
@@ -97,10 +97,10 @@ def outstanding_reads(read_iops: Numeric, storage_latency_s: Numeric) -> Numeric
     return np.asarray(read_iops, dtype=float) * storage_latency_s
 
 
-@formula("file_opens_per_s", "{samples_per_s} x (1 - {cache_fraction}) / {examples_per_file}")
-def file_opens_per_s(samples_per_s: Numeric, examples_per_file: Numeric, cache_fraction: Numeric = 0.0) -> Numeric:
+@formula("file_opens_per_s", "{samples_per_s} x {remote_fraction} / {examples_per_file}")
+def file_opens_per_s(samples_per_s: Numeric, examples_per_file: Numeric, remote_fraction: Numeric = 1.0) -> Numeric:
     """Files opened per second on storage: one per example, or one per shard of examples [1/s]."""
-    opens: Numeric = np.asarray(samples_per_s, dtype=float) * (1 - np.asarray(cache_fraction, dtype=float))
+    opens: Numeric = np.asarray(samples_per_s, dtype=float) * remote_fraction
     return opens / examples_per_file
 
 
@@ -116,3 +116,49 @@ def epoch_time_s(dataset_examples: Numeric, per_gpu_samples_per_s: Numeric, gpus
     rate = np.asarray(per_gpu_samples_per_s, dtype=float) * gpus_per_job
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(rate > 0, np.asarray(dataset_examples, dtype=float) / np.maximum(rate, 1e-300), 0.0)
+
+
+@formula(
+    "page_cache_hit",
+    "1 if {dataset_bytes} fits in free RAM; else free RAM / {dataset_bytes} for random file reads, 0 for shard scans",
+)
+def page_cache_hit(
+    dataset_bytes: Numeric, free_ram_bytes: Numeric, examples_per_file: Numeric, page_cache: Numeric
+) -> Numeric:
+    """Share of reads the node's page cache serves after the first epoch [0-1].
+
+    Every node samples the whole dataset each epoch. Random reads of single files hit a cache
+    holding a random part of it in proportion (free RAM / dataset); sequential scans of shards
+    in an LRU cache smaller than the dataset evict each shard before it is read again: 0. A
+    dataset that fits is read from storage once. ``page_cache`` = 0 turns it off (the articles
+    size storage without it; MLPerf Storage defeats it with datasets of 5x client RAM).
+    """
+    d = np.asarray(dataset_bytes, dtype=float)
+    free = np.maximum(np.asarray(free_ram_bytes, dtype=float), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(d > 0, np.minimum(free / d, 1.0), 1.0)
+    hit = np.where(share >= 1.0, 1.0, np.where(np.asarray(examples_per_file) > 1, 0.0, share))
+    return np.where(np.asarray(page_cache) > 0, hit, 0.0)
+
+
+@formula("remote_fraction", "(1 - {cache_fraction}) x (1 - {page_cache_hit})")
+def remote_fraction(cache_fraction: Numeric, page_cache_hit: Numeric) -> Numeric:
+    """Share of example reads that reach shared storage in steady state (after epoch 1) [0-1]."""
+    return (1 - np.asarray(cache_fraction, dtype=float)) * (1 - np.asarray(page_cache_hit, dtype=float))
+
+
+@formula("first_epoch_read_bytes_per_s", "{samples_per_s} x {example_bytes} (no cache is warm yet)")
+def first_epoch_read_bytes_per_s(samples_per_s: Numeric, example_bytes: Numeric) -> Numeric:
+    """Read bandwidth in the first epoch, when every example comes from storage [bytes/s]."""
+    return np.asarray(samples_per_s, dtype=float) * example_bytes
+
+
+@formula(
+    "node_read_bytes_per_s",
+    "{per_gpu_samples_per_s} x {gpus_on_node} x {example_bytes} x {remote_fraction}",
+)
+def node_read_bytes_per_s(
+    per_gpu_samples_per_s: Numeric, gpus_on_node: Numeric, example_bytes: Numeric, remote_fraction: Numeric
+) -> Numeric:
+    """Storage traffic into one node in steady state: what its network link must carry [bytes/s]."""
+    return np.asarray(per_gpu_samples_per_s, dtype=float) * gpus_on_node * example_bytes * remote_fraction

@@ -340,7 +340,13 @@ def loader(
 
 @dataclass(frozen=True)
 class ModelMeasurement:
-    """What one example costs a model, measured with PyTorch."""
+    """What one example costs a model, measured with PyTorch.
+
+    ``train_flops_per_example`` is the slope of one full training step's FLOPs (forward +
+    backward + optimizer step) over the batch size; ``memory_bytes_per_example`` the slope of
+    the bytes the step's aten ops read and write, and ``step_memory_bytes`` the intercept: the
+    batch-independent traffic (weights read, gradients written, optimizer state updated).
+    """
 
     params: int
     forward_flops_per_example: float
@@ -352,6 +358,16 @@ class ModelMeasurement:
     step_time_s: float | None = None
     batch_size: int | None = None
     notes: list[str] = field(default_factory=list)
+    memory_bytes_per_example: float | None = None
+    """Bytes read + written per example in one training step (slope over the batch size)."""
+    step_memory_bytes: float | None = None
+    """Bytes read + written per training step that do not grow with the batch (intercept)."""
+    step_flops: float | None = None
+    """FLOPs per training step that do not grow with the batch (intercept; usually 0)."""
+    optimizer: str | None = None
+    traffic_batch_sizes: tuple[int, int] | None = None
+    traffic_by_op: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """aten op name -> (bytes per example, bytes per step), the split of the two totals."""
 
     def as_inputs(self) -> dict[str, Any]:
         """Scenario inputs measured here (a GPU step time only when measured on a GPU)."""
@@ -393,11 +409,117 @@ def _call(module: Any, x: Any) -> Any:
 
 
 def _scalar(out: Any, torch: Any) -> Any:
-    if hasattr(out, "logits"):
+    if hasattr(out, "loss") and isinstance(out.loss, torch.Tensor):
+        out = out.loss
+    elif hasattr(out, "logits"):
         out = out.logits
     if isinstance(out, tuple | list):
         out = out[0]
+    if isinstance(out, torch.Tensor) and out.dim() == 0 and out.dtype == torch.float32:
+        return out  # already a loss: no extra op
     return out.float().sum() if isinstance(out, torch.Tensor) else out
+
+
+NO_TRAFFIC_OPS = frozenset(
+    [
+        "view",
+        "_unsafe_view",
+        "_reshape_alias",
+        "reshape",
+        "view_as",
+        "t",
+        "transpose",
+        "expand",
+        "expand_as",
+        "permute",
+        "detach",
+        "alias",
+        "as_strided",
+        "slice",
+        "select",
+        "unsqueeze",
+        "squeeze",
+        "narrow",
+        "split",
+        "split_with_sizes",
+        "unbind",
+        "chunk",
+        "diagonal",
+        "unfold",
+        "lift_fresh",
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "new_empty",
+        "new_empty_strided",
+        "size",
+        "sym_size",
+        "stride",
+        "sym_stride",
+        "numel",
+        "sym_numel",
+        "is_same_size",
+        "_has_compatible_shallow_copy_type",
+        "set_",
+        "resize_",
+        "_local_scalar_dense",
+    ]
+)
+"""aten ops that move no data: views, metadata and allocations (the writer of the memory counts)."""
+
+WRITE_ONLY_OPS = frozenset(["copy_", "fill_", "zero_", "normal_", "uniform_", "random_", "bernoulli_", "exponential_"])
+"""In-place ops that only write their first argument (its old contents are not read)."""
+
+
+def _byte_counter(torch: Any) -> Any:
+    """A TorchDispatchMode that adds up, per aten op, the bytes of its tensor inputs and outputs.
+
+    Views and metadata-only ops count nothing; an in-place op reads and writes its first
+    argument (``add_``: read self, read other, write self) unless it only writes it
+    (``copy_``, ``fill_``, ``zero_``...); an ``out=`` tensor is only written. Sizes are logical
+    (``Tensor.nbytes``): an expanded tensor counts every element it presents to the op.
+    Works for meta tensors (only shapes and dtypes are needed).
+    """
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+
+    def nbytes(tree: Any) -> int:
+        return sum(int(t.nbytes) for t in tree_flatten(tree)[0] if isinstance(t, torch.Tensor))
+
+    class ByteCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]
+        def __init__(self) -> None:
+            super().__init__()  # type: ignore[no-untyped-call]
+            self.by_op: dict[str, int] = {}
+
+        @property
+        def total(self) -> int:
+            return sum(self.by_op.values())
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            name = func.overloadpacket.__name__
+            if name in NO_TRAFFIC_OPS or func.is_view:
+                return out
+            reads = args[1:] if name in WRITE_ONLY_OPS else args
+            read_kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+            self.by_op[name] = self.by_op.get(name, 0) + nbytes((reads, read_kwargs)) + nbytes(out)
+            return out
+
+    return ByteCounter()
+
+
+OPTIMIZERS = ("sgd", "sgd_momentum", "adamw")
+
+
+def _optimizer(name: str, params: Any, torch: Any) -> Any:
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=1e-3)
+    if name == "sgd_momentum":
+        return torch.optim.SGD(params, lr=1e-3, momentum=0.9)
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=1e-4)
+    raise InputError("optimizer", f"{name!r}; accepted: {', '.join(OPTIMIZERS)}")
 
 
 def model(
@@ -408,21 +530,39 @@ def model(
     device: str | None = None,
     time_batch: int | None = None,
     iters: int = 10,
+    optimizer: str = "sgd_momentum",
+    traffic: bool = True,
 ) -> ModelMeasurement:
     """Measure ``module`` on ``example_input`` (one example, leading dimension 1).
 
     FLOPs come from ``torch.utils.flop_counter.FlopCounterMode`` (2 FLOPs per multiply-add,
     ops it does not know count 0). Activation bytes are the bytes of non-parameter tensors
-    autograd saves for backward, at two batch sizes; the slope is per example. On a CUDA
-    device it also reports peak memory and the step time of forward + backward + SGD step at
-    ``time_batch``.
+    autograd saves for backward, at two batch sizes; the slope is per example.
+
+    Memory traffic (``traffic=True``): one full training step (forward, backward of the
+    module's scalar output - a loss, or the sum of its output - and ``optimizer``'s step) is
+    run under a byte-counting dispatch mode at ``batch_sizes`` a < b, after one uncounted step
+    that creates the optimizer state; the traffic and FLOPs split linearly into a per-step part
+    and a per-example part: ``bytes(n) = step_memory_bytes + n x memory_bytes_per_example``.
+    The module's parameters are updated by those steps.
+
+    ``device="meta"`` counts FLOPs and bytes without memory or compute (fp32 only: autocast
+    has no meta backend). On a CUDA device it also reports peak memory and the step time of
+    forward + backward + optimizer step at ``time_batch``.
     """
     torch = _torch()
     from torch.utils.flop_counter import FlopCounterMode
 
     if precision not in ("fp32", "bf16", "fp16"):
         raise InputError("precision", f"{precision!r}; accepted: fp32, bf16, fp16")
+    if optimizer not in OPTIMIZERS:
+        raise InputError("optimizer", f"{optimizer!r}; accepted: {', '.join(OPTIMIZERS)}")
+    a, b = batch_sizes
+    if not 1 <= a < b:
+        raise InputError("batch_sizes", f"{batch_sizes}; accepted: two sizes 1 <= a < b")
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    if dev.type == "meta" and precision != "fp32":
+        raise InputError("precision", f"{precision!r} on the meta device; autocast needs a real device (fp32 only)")
     module = module.to(dev)
     x1 = _with_batch(example_input, 1, torch)
     x1 = torch.utils._pytree.tree_map(lambda t: t.to(dev) if isinstance(t, torch.Tensor) else t, x1)
@@ -431,30 +571,28 @@ def model(
 
     def autocast() -> Any:
         if dtype is None:
-            return torch.autocast(dev.type, enabled=False)
+            return torch.autocast(dev.type, enabled=False) if dev.type in ("cpu", "cuda") else _NullContext()
         return torch.autocast(dev.type, dtype=dtype)
 
     params = sum(p.numel() for p in module.parameters())
     with FlopCounterMode(display=False) as fwd, autocast():
         out = _call(module, x1)
     forward = float(fwd.get_total_flops())
-    with FlopCounterMode(display=False) as total:
-        with autocast():
-            out = _call(module, x1)
-        _scalar(out, torch).backward()
-    module.zero_grad(set_to_none=True)
-    train = float(total.get_total_flops())
+    del out
     if forward == 0:
         raise InputError("module", "FlopCounterMode counted no FLOPs: the model uses no matmul or convolution it knows")
 
-    param_ptrs = {p.data_ptr() for p in module.parameters()}
+    def storage_key(t: Any) -> int:
+        return int(t.untyped_storage()._cdata)  # one key per storage, on every device (meta included)
+
+    param_keys = {storage_key(p) for p in module.parameters()}
 
     def saved_bytes(n: int) -> int:
-        seen: dict[tuple[int, int], int] = {}
+        seen: dict[int, int] = {}
 
         def pack(t: Any) -> Any:
-            if isinstance(t, torch.Tensor) and t.data_ptr() not in param_ptrs:
-                seen[(t.data_ptr(), t.untyped_storage().nbytes())] = t.untyped_storage().nbytes()
+            if isinstance(t, torch.Tensor) and storage_key(t) not in param_keys:
+                seen[storage_key(t)] = t.untyped_storage().nbytes()
             return t
 
         xn = _with_batch(x1, n, torch)
@@ -463,31 +601,54 @@ def model(
         del out
         return sum(seen.values())
 
-    a, b = batch_sizes
-    if not 1 <= a < b:
-        raise InputError("batch_sizes", f"{batch_sizes}; accepted: two sizes 1 <= a < b")
     act = (saved_bytes(b) - saved_bytes(a)) / (b - a)
     if act <= 0:
         notes.append("saved-tensor bytes did not grow with batch size; the model may run in inference mode")
+
+    opt = _optimizer(optimizer, module.parameters(), torch)
+
+    def train_step(xn: Any) -> None:
+        with autocast():
+            loss = _scalar(_call(module, xn), torch)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    flops: dict[int, float] = {}
+    moved: dict[int, dict[str, int]] = {}
+    train_step(_with_batch(x1, a, torch))  # creates the optimizer state: not a steady-state step
+    for n in (a, b):
+        xn = _with_batch(x1, n, torch)
+        counter = _byte_counter(torch) if traffic else _NullContext()
+        with FlopCounterMode(display=False) as fc, counter:
+            train_step(xn)
+        flops[n] = float(fc.get_total_flops())
+        moved[n] = dict(counter.by_op) if traffic else {}
+    train = (flops[b] - flops[a]) / (b - a)
+    step_flops = flops[a] - a * train
+    per_ex = per_step = None
+    by_op: dict[str, tuple[float, float]] = {}
+    if traffic:
+        for op in sorted(set(moved[a]) | set(moved[b])):
+            ba, bb = moved[a].get(op, 0), moved[b].get(op, 0)
+            slope = (bb - ba) / (b - a)
+            if ba or bb:
+                by_op[op] = (slope, ba - a * slope)
+        per_ex = sum(v[0] for v in by_op.values())
+        per_step = sum(v[1] for v in by_op.values())
+        if per_step < 0:
+            notes.append("per-step bytes came out negative: traffic is not linear in the batch size here")
+
     peak = step = None
     if dev.type == "cuda":
         n = time_batch or b
         xn = _with_batch(x1, n, torch)
-        opt = torch.optim.SGD(module.parameters(), lr=1e-3, momentum=0.9)
-
-        def train_step() -> None:
-            with autocast():
-                loss = _scalar(_call(module, xn), torch)
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-
-        train_step()
+        train_step(xn)
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
         t0 = time.perf_counter()
         for _ in range(iters):
-            train_step()
+            train_step(xn)
         torch.cuda.synchronize()
         step = (time.perf_counter() - t0) / iters
         peak = float(torch.cuda.max_memory_allocated())
@@ -503,7 +664,26 @@ def model(
         step_time_s=step,
         batch_size=time_batch if step else None,
         notes=notes,
+        memory_bytes_per_example=per_ex,
+        step_memory_bytes=per_step,
+        step_flops=step_flops,
+        optimizer=optimizer,
+        traffic_batch_sizes=(a, b),
+        traffic_by_op=by_op,
     )
+
+
+class _NullContext:
+    """A context manager that does nothing (and has an empty ``by_op``)."""
+
+    def __init__(self) -> None:
+        self.by_op: dict[str, int] = {}
+
+    def __enter__(self) -> _NullContext:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
 def write_model_preset(
@@ -520,7 +700,7 @@ def write_model_preset(
     other = "mixed" if cls == "fp32" else "fp32"
     factor = 0.5 if cls == "fp32" else 2.0
     src = f"calc.measure.model on {m.device}, {time.strftime('%Y-%m-%d')}"
-    entry = {
+    entry: dict[str, dict[str, Any]] = {
         name: {
             "params": m.params,
             "forward_flops": f"{m.forward_flops_per_example:.6g} FLOPs",
@@ -544,6 +724,17 @@ def write_model_preset(
             },
         }
     }
+    fields = entry[name]
+    sources: dict[str, str] = fields.pop("sources")
+    fields["train_flops"] = f"{m.train_flops_per_example:.6g} FLOPs"
+    sources["train_flops"] = f"{src} (FlopCounterMode, training step slope over batch {m.traffic_batch_sizes})"
+    if m.memory_bytes_per_example is not None and m.step_memory_bytes is not None:
+        how = f"{src} (aten-op bytes read + written, {m.optimizer}, batch {m.traffic_batch_sizes}); {cls} only"
+        fields["memory_traffic"] = {cls: f"{m.memory_bytes_per_example:.0f} B"}
+        fields["step_traffic"] = {cls: f"{m.step_memory_bytes:.0f} B"}
+        sources["memory_traffic"] = how
+        sources["step_traffic"] = how
+    fields["sources"] = sources
     path = Path(out)
     path.write_text(yaml.safe_dump(entry, sort_keys=False))
     return path

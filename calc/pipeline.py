@@ -24,8 +24,13 @@ import numpy as np
 from calc._types import Numeric
 from calc.formula import formula
 
-STAGES = ("storage", "cpu", "pcie", "gpu")
-"""Pipeline stages, by code 0..3 (the ``bottleneck`` output)."""
+STAGES = ("storage", "network", "cpu", "pcie", "gpu")
+"""Pipeline stages, by code 0..4 (the ``bottleneck`` output)."""
+
+LOADERS = ("sync", "async")
+"""sync: PyTorch DataLoader workers, each reading then decoding one example at a time.
+async: streaming readers (WebDataset, Mosaic StreamingDataset, s3torchconnector, DALI) that keep
+``reader_concurrency`` requests in flight per GPU while other threads decode."""
 
 PAGEABLE_FRACTION = 7.4437e9 / 54.869e9
 """Pageable/pinned host-to-GPU copy rate, measured on one H100 host (0.136)."""
@@ -42,22 +47,39 @@ def storage_stage(
     example_bytes: Numeric,
     reads_per_example: Numeric,
     seeks_per_example: Numeric,
-    cache_fraction: Numeric,
+    remote_fraction: Numeric,
     readers: Numeric,
-    num_workers: Numeric,
+    in_flight: Numeric,
 ) -> Numeric:
     """Samples/s per GPU that storage can deliver; ``inf`` bandwidth/IOPS = unconstrained.
 
-    ``readers`` is the number of GPUs sharing the storage (gpus_per_job x jobs).
+    ``readers`` is the number of GPUs sharing the storage (gpus_per_job x jobs);
+    ``remote_fraction`` the share of examples read from it (the rest hit a cache).
     ``seeks_per_example`` are the reads that cost the storage an IOPS (random reads, or every
     request on an object store); ``reads_per_example`` all reads, each paying the latency.
+    ``in_flight`` reads per GPU at once (workers, or an async reader's concurrency) bound the
+    rate by Little's law: in_flight / (latency x reads).
     """
-    miss = 1 - np.asarray(cache_fraction, dtype=float)
+    miss = np.asarray(remote_fraction, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         by_bw = storage_bytes_per_s / (example_bytes * miss) / readers
         by_iops = storage_iops / (seeks_per_example * miss) / readers
-        by_latency = np.maximum(num_workers, 1) / (storage_latency_s * reads_per_example * miss)
+        by_latency = np.maximum(in_flight, 1) / (storage_latency_s * reads_per_example * miss)
     return np.minimum(np.minimum(by_bw, by_iops), by_latency)
+
+
+@formula("network_samples_per_s_per_gpu", "{node_network_bytes_per_s} / {gpus_on_node} / ({example_bytes} x remote)")
+def network_stage(
+    node_network_bytes_per_s: Numeric, gpus_on_node: Numeric, example_bytes: Numeric, remote_fraction: Numeric
+) -> Numeric:
+    """Samples/s per GPU the node's link to storage carries, shared by the GPUs on the node."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate: Numeric = (
+            np.asarray(node_network_bytes_per_s, dtype=float)
+            / gpus_on_node
+            / (np.asarray(example_bytes, dtype=float) * remote_fraction)
+        )
+    return rate
 
 
 def cpu_stage(cpu_seconds_per_example: Numeric, num_workers: Numeric, cores_per_gpu: Numeric) -> Numeric:
@@ -68,6 +90,20 @@ def cpu_stage(cpu_seconds_per_example: Numeric, num_workers: Numeric, cores_per_
     return rate
 
 
+def worker_bound(
+    num_workers: Numeric, read_s_per_example: Numeric, cpu_seconds_per_example: Numeric, loader: Numeric
+) -> Numeric:
+    """Samples/s per GPU synchronous workers reach: each reads, then decodes, one example at a time.
+
+    A DataLoader worker's ``__getitem__`` opens, reads and decodes in turn, so its time per
+    example is read time + CPU time (they add; only different workers overlap). An async
+    reader (``loader`` = 1) overlaps them: no such bound.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sync = np.maximum(num_workers, 1) / (np.asarray(read_s_per_example, dtype=float) + cpu_seconds_per_example)
+    return np.where(np.asarray(loader) > 0, np.inf, sync)
+
+
 def pcie_stage(host_link_bytes_per_s: Numeric, example_tensor_bytes: Numeric, pin_memory: Numeric) -> Numeric:
     """Samples/s per GPU the host-to-GPU link carries (pinned, or pageable at a fraction)."""
     link = np.asarray(host_link_bytes_per_s, dtype=float) * np.where(np.asarray(pin_memory) > 0, 1.0, PAGEABLE_FRACTION)
@@ -76,21 +112,53 @@ def pcie_stage(host_link_bytes_per_s: Numeric, example_tensor_bytes: Numeric, pi
 
 @formula("gpu_utilization", "achieved / {gpu_samples_per_s} per GPU")
 def achieved(
-    storage: Numeric, cpu: Numeric, pcie: Numeric, gpu: Numeric, num_workers: Numeric
+    storage: Numeric,
+    network: Numeric,
+    cpu: Numeric,
+    pcie: Numeric,
+    gpu: Numeric,
+    num_workers: Numeric,
+    workers: Numeric = np.inf,
+    read_s_per_example: Numeric = 0.0,
+    cpu_seconds_per_example: Numeric = 0.0,
 ) -> tuple[Numeric, Numeric]:
-    """Achieved samples/s per GPU and the bottleneck stage code (index into ``STAGES``)."""
-    overlapped = np.minimum(np.minimum(storage, cpu), np.minimum(pcie, gpu))
-    workers = np.asarray(num_workers)
-    if workers.ndim == 0 and workers > 0:  # the common case: skip the serial branch
+    """Achieved samples/s per GPU and the bottleneck stage code (index into ``STAGES``).
+
+    With loader workers the stages overlap and the slowest sets the pace (``workers`` adds the
+    synchronous workers' read + decode bound, blamed on whichever part is longer); with
+    ``num_workers = 0`` the training process does everything in turn: 1 / sum(1 / stage).
+    """
+    overlapped = np.minimum(np.minimum(np.minimum(storage, network), np.minimum(cpu, pcie)), gpu)
+    overlapped = np.minimum(overlapped, workers)
+    n = np.asarray(num_workers)
+    if n.ndim == 0 and n > 0:  # the common case: skip the serial branch
         rate = overlapped
     else:
         with np.errstate(divide="ignore"):
             serial = 1.0 / (
-                1.0 / np.asarray(storage) + 1.0 / np.asarray(cpu) + 1.0 / np.asarray(pcie) + 1.0 / np.asarray(gpu)
+                1.0 / np.asarray(storage)
+                + 1.0 / np.asarray(network)
+                + 1.0 / np.asarray(cpu)
+                + 1.0 / np.asarray(pcie)
+                + 1.0 / np.asarray(gpu)
             )
-        rate = np.where(workers > 0, overlapped, serial)
+        rate = np.where(n > 0, overlapped, serial)
+    read_longer = np.asarray(read_s_per_example) > np.asarray(cpu_seconds_per_example)
+    by_workers = np.where(read_longer, 0.0, 2.0)
     # On a tie the GPU is named: a stage exactly as fast as the GPU does not hold it back.
-    code = np.where(gpu <= overlapped, 3.0, np.where(storage <= overlapped, 0.0, np.where(cpu <= overlapped, 1.0, 2.0)))
+    code = np.where(
+        gpu <= overlapped,
+        4.0,
+        np.where(
+            storage <= overlapped,
+            0.0,
+            np.where(
+                network <= overlapped,
+                1.0,
+                np.where(cpu <= overlapped, 2.0, np.where(pcie <= overlapped, 3.0, by_workers)),
+            ),
+        ),
+    )
     return rate, code
 
 

@@ -27,6 +27,10 @@ from calc.scenario import FIELDS, Scenario
 from calc.scenario import scenario as preset_scenario
 from calc.units import Kind, fmt, parse
 
+DEFAULT_HOST_RAM_BYTES = 512 * 2.0**30
+"""Host RAM per node when neither an input nor a server preset gives it [bytes]: 512 GiB, a
+common 8-GPU node (DGX A100 has 1 TiB, DGX H100 2 TiB; presets/servers.yaml)."""
+
 DEFAULT_STORAGE_LATENCY_S = 1e-3
 """Read latency when no storage option or latency is given [s]: 1 ms, between local NVMe
 (60-115 µs) and networked file systems (~1 ms and up) in presets/storage.yaml."""
@@ -57,6 +61,7 @@ note("memory_efficiency", "{src_memory_efficiency}")
 note("step_time_s", "{step_rule}")
 note("storage_latency_s", "{latency_rule}")
 note("example_tensor_bytes", "{tensors}")
+note("node_network_bytes_per_s", "{src_node_network_bytes_per_s}")
 note("achieved_samples_per_s", "{achieved_rule} per GPU x {gpus_per_job} x {jobs}")
 
 OUTPUTS: dict[str, Output] = {
@@ -87,6 +92,11 @@ OUTPUTS: dict[str, Output] = {
     "request_bytes": Output("bytes", "Read size", binary=True),
     "read_iops": Output("count_per_s", "Random reads/s", "reads/s"),
     "file_opens_per_s": Output("count_per_s", "File opens/s", "opens/s"),
+    "page_cache_hit": Output("count", "Page-cache hit rate after epoch 1"),
+    "remote_fraction": Output("count", "Share of reads reaching storage"),
+    "first_epoch_read_bytes_per_s": Output("bytes_per_s", "Read bandwidth in the first epoch"),
+    "node_read_bytes_per_s": Output("bytes_per_s", "Storage traffic per node"),
+    "node_network_bytes_per_s": Output("bytes_per_s", "Node link to storage"),
     "latency_budget_s": Output("seconds", "Latency budget per example"),
     "storage_bytes_per_s": Output("bytes_per_s", "Storage bandwidth supplied"),
     "storage_iops": Output("count_per_s", "Storage reads/s supplied", "reads/s"),
@@ -101,7 +111,7 @@ OUTPUTS: dict[str, Output] = {
     "h2d_bytes_per_s_per_gpu": Output("bytes_per_s", "Host-to-GPU per GPU"),
     "h2d_copy_time_s": Output("seconds", "Copy time per batch"),
     "h2d_share_of_step": Output("count", "Copy time / step time"),
-    "dataset_bytes": Output("bytes", "Dataset size"),
+    "dataset_bytes": Output("bytes", "Dataset size", binary=False),
     "fits_in_ram": Output("count", "Dataset fits in free RAM (1 = yes)"),
     "epoch_time_s": Output("seconds", "Epoch time per job"),
     "compress_s": Output("seconds", "Compress"),
@@ -312,7 +322,28 @@ def resolve(sc: Scenario) -> Resolved:
         m.cpu_seconds_per_example,
         f"models.yaml {m.name}: {m.sources['cpu_seconds_per_example']}",
     )
-    v["cpu_cores_per_node"] = math.inf if sc.cpu_cores_per_node is None else float(sc.cpu_cores_per_node)
+    srv = catalog.server(sc.server) if sc.server else None
+    if srv and srv.gpu != g.name:
+        warnings.append(f"Server {srv.name} carries {srv.gpu}, not {g.name}: its network, RAM and cores are used as given.")
+    if sc.cpu_cores_per_node is not None:
+        v["cpu_cores_per_node"], src["cpu_cores_per_node"] = float(sc.cpu_cores_per_node), "scenario"
+    elif srv and math.isfinite(srv.cpu_cores):
+        # One core per GPU runs its training process; the rest are free for loading.
+        v["cpu_cores_per_node"] = max(srv.cpu_cores - srv.gpus_per_node, 1.0)
+        src["cpu_cores_per_node"] = f"servers.yaml {srv.name}: {srv.cpu_cores:g} cores less one per GPU"
+    else:
+        v["cpu_cores_per_node"] = math.inf
+    if sc.node_network_bytes_per_s is not None:
+        v["node_network_bytes_per_s"] = parse(sc.node_network_bytes_per_s, "bytes_per_s", "node_network_bytes_per_s")
+        src["node_network_bytes_per_s"] = "scenario"
+    elif srv and math.isfinite(srv.storage_network_bytes_per_s):
+        v["node_network_bytes_per_s"] = srv.storage_network_bytes_per_s
+        src["node_network_bytes_per_s"] = f"servers.yaml {srv.name}: {srv.storage_network}"
+    else:
+        v["node_network_bytes_per_s"], src["node_network_bytes_per_s"] = math.inf, "unlimited (no server or link given)"
+    v["page_cache"] = float(sc.page_cache)
+    v["loader"] = float(pipeline.LOADERS.index(sc.loader))
+    v["reader_concurrency"] = float(sc.reader_concurrency)
     put(
         "host_link_bytes_per_s",
         sc.host_link_bytes_per_s,
@@ -320,7 +351,12 @@ def resolve(sc: Scenario) -> Resolved:
         g.host_link_bytes_per_s,
         f"gpus.yaml {g.name}: {g.host_link}",
     )
-    v["host_ram_bytes"], src["host_ram_bytes"] = parse(sc.host_ram_bytes, "bytes", "host_ram_bytes"), "scenario"
+    if sc.host_ram_bytes is not None:
+        v["host_ram_bytes"], src["host_ram_bytes"] = parse(sc.host_ram_bytes, "bytes", "host_ram_bytes"), "scenario"
+    elif srv and math.isfinite(srv.ram_bytes):
+        v["host_ram_bytes"], src["host_ram_bytes"] = srv.ram_bytes, f"servers.yaml {srv.name}: {srv.sources.get('ram', '')}"
+    else:
+        v["host_ram_bytes"], src["host_ram_bytes"] = DEFAULT_HOST_RAM_BYTES, "default 512 GiB (calc.plan.DEFAULT_HOST_RAM_BYTES)"
     for name in ("transfer_link_bytes_per_s", "compress_bytes_per_s_per_core", "decompress_bytes_per_s"):
         v[name], src[name] = parse(getattr(sc, name), "bytes_per_s", name), "scenario"
 
@@ -477,24 +513,9 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["gpu_samples_per_s"] = demand.gpu_samples_per_s(out["batch_size"], t, out["scaling_efficiency"])
 
 
-def evaluate_demand(x: Mapping[str, Numeric], out: Arrays) -> None:
-    """What the data path must deliver: samples/s, bytes/s, reads/s, opens/s, latency."""
-    per_gpu = _a(out["gpu_samples_per_s"]) * x["target_gpu_utilization"]
-    out["per_gpu_samples_per_s"] = per_gpu
-    total = demand.samples_per_s(per_gpu, x["gpus_per_job"], x["jobs"])
-    out["samples_per_s"] = total
-    out["read_bytes_per_s"] = demand.read_bytes_per_s(total, x["example_bytes"], x["cache_fraction"])
-    req = demand.request_bytes(x["example_bytes"], x["examples_per_file"], x["request_bytes_given"])
-    out["request_bytes"] = req
-    out["read_iops"] = demand.read_iops(total, x["example_bytes"], x["examples_per_file"], req, x["cache_fraction"])
-    out["reads_per_example"] = demand.read_iops(1.0, x["example_bytes"], x["examples_per_file"], req)
-    out["file_opens_per_s"] = demand.file_opens_per_s(total, x["examples_per_file"], x["cache_fraction"])
-    out["latency_budget_s"] = demand.latency_budget_s(out["step_time_s"])
-
-
-def evaluate_host(x: Mapping[str, Numeric], out: Arrays) -> None:
-    """Host side: batch bytes, worker RAM, CPU cores, host-to-GPU copy, dataset against RAM."""
-    n, per_gpu = out["batch_size"], out["per_gpu_samples_per_s"]
+def evaluate_cache(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """Host RAM: batches in flight, the dataset against free RAM, the page-cache hit rate."""
+    n = out["batch_size"]
     out["example_tensor_bytes"] = x["example_tensor_bytes"]
     bb = host.batch_bytes(n, x["example_tensor_bytes"])
     out["batch_bytes"] = bb
@@ -504,15 +525,46 @@ def evaluate_host(x: Mapping[str, Numeric], out: Arrays) -> None:
     gpus_on_node = np.minimum(x["gpus_per_job"], x["gpus_per_node"])
     out["gpus_on_node"] = gpus_on_node
     out["host_ram_per_node_bytes"] = host.host_ram_per_node_bytes(out["worker_ram_bytes"], gpus_on_node)
+    out["dataset_bytes"] = host.dataset_bytes(x["dataset_examples"], x["example_bytes"])
+    out["fits_in_ram"] = host.fits_in_ram(out["dataset_bytes"], x["host_ram_bytes"], out["host_ram_per_node_bytes"])
+    free = _a(x["host_ram_bytes"]) - out["host_ram_per_node_bytes"]
+    out["page_cache_hit"] = demand.page_cache_hit(out["dataset_bytes"], free, x["examples_per_file"], x["page_cache"])
+    out["remote_fraction"] = demand.remote_fraction(x["cache_fraction"], out["page_cache_hit"])
+
+
+def evaluate_demand(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """What the data path must deliver: samples/s, bytes/s, reads/s, opens/s, latency.
+
+    Steady state (after the first epoch, caches warm) sizes storage; the first epoch reads
+    every example from storage and is shown beside it.
+    """
+    per_gpu = demand.per_gpu_demand(out["gpu_samples_per_s"], x["target_gpu_utilization"])
+    out["per_gpu_samples_per_s"] = per_gpu
+    total = demand.samples_per_s(per_gpu, x["gpus_per_job"], x["jobs"])
+    out["samples_per_s"] = total
+    remote = out["remote_fraction"]
+    out["read_bytes_per_s"] = demand.read_bytes_per_s(total, x["example_bytes"], remote)
+    out["first_epoch_read_bytes_per_s"] = demand.first_epoch_read_bytes_per_s(total, x["example_bytes"])
+    out["node_network_bytes_per_s"] = x["node_network_bytes_per_s"]
+    out["node_read_bytes_per_s"] = demand.node_read_bytes_per_s(per_gpu, out["gpus_on_node"], x["example_bytes"], remote)
+    req = demand.request_bytes(x["example_bytes"], x["examples_per_file"], x["request_bytes_given"])
+    out["request_bytes"] = req
+    out["read_iops"] = demand.read_iops(total, x["example_bytes"], x["examples_per_file"], req, remote)
+    out["reads_per_example"] = demand.read_iops(1.0, x["example_bytes"], x["examples_per_file"], req)
+    out["file_opens_per_s"] = demand.file_opens_per_s(total, x["examples_per_file"], remote)
+    out["latency_budget_s"] = demand.latency_budget_s(out["step_time_s"])
+
+
+def evaluate_host(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """Host side: CPU cores, host-to-GPU copy, epoch time."""
+    per_gpu, gpus_on_node = out["per_gpu_samples_per_s"], out["gpus_on_node"]
     cpu_s = pipeline.cpu_seconds_effective(x["cpu_seconds_per_example"], x["gpu_decode"])
     out["cpu_seconds_effective"] = cpu_s
     out["cpu_cores"] = host.cpu_cores(out["samples_per_s"], cpu_s)
     out["cpu_cores_per_node"] = host.cpu_cores_per_node(per_gpu, gpus_on_node, cpu_s)
     out["h2d_bytes_per_s_per_gpu"] = host.h2d_bytes_per_s(per_gpu, x["example_tensor_bytes"])
-    out["h2d_copy_time_s"] = host.copy_time_s(bb, x["host_link_bytes_per_s"])
+    out["h2d_copy_time_s"] = host.copy_time_s(out["batch_bytes"], x["host_link_bytes_per_s"])
     out["h2d_share_of_step"] = host.copy_share(out["h2d_copy_time_s"], out["step_time_s"])
-    out["dataset_bytes"] = host.dataset_bytes(x["dataset_examples"], x["example_bytes"])
-    out["fits_in_ram"] = host.fits_in_ram(out["dataset_bytes"], x["host_ram_bytes"], out["host_ram_per_node_bytes"])
     out["epoch_time_s"] = demand.epoch_time_s(x["dataset_examples"], per_gpu, x["gpus_per_job"])
 
 
@@ -555,6 +607,9 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
     # Reads that cost a seek or a request: all of them on object stores, else one per file.
     seeks = np.where(_a(x["storage_counts_requests"]) > 0, out["reads_per_example"], 1.0 / _a(x["examples_per_file"]))
     gpu_rate = out["gpu_samples_per_s"]
+    remote = out["remote_fraction"]
+    is_async = _a(x["loader"]) > 0
+    in_flight = np.where(is_async, x["reader_concurrency"], x["num_workers"])
     stages = {
         "storage": pipeline.storage_stage(
             out["storage_bytes_per_s"],
@@ -563,10 +618,11 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
             x["example_bytes"],
             out["reads_per_example"],
             seeks,
-            x["cache_fraction"],
+            remote,
             readers,
-            x["num_workers"],
+            in_flight,
         ),
+        "network": pipeline.network_stage(x["node_network_bytes_per_s"], out["gpus_on_node"], x["example_bytes"], remote),
         "cpu": pipeline.cpu_stage(
             out["cpu_seconds_effective"], x["num_workers"], _a(x["cpu_cores_per_node"]) / out["gpus_on_node"]
         ),
@@ -575,7 +631,19 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
     }
     for name, cap in stages.items():
         out[STAGE_KEYS[name]] = cap
-    rate, bottleneck = pipeline.achieved(stages["storage"], stages["cpu"], stages["pcie"], gpu_rate, x["num_workers"])
+    read_s = _a(out["storage_latency_s"]) * out["reads_per_example"] * remote
+    workers = pipeline.worker_bound(x["num_workers"], read_s, out["cpu_seconds_effective"], x["loader"])
+    rate, bottleneck = pipeline.achieved(
+        stages["storage"],
+        stages["network"],
+        stages["cpu"],
+        stages["pcie"],
+        gpu_rate,
+        x["num_workers"],
+        workers,
+        read_s,
+        out["cpu_seconds_effective"],
+    )
     out["achieved_samples_per_s"] = _a(rate) * readers
     with np.errstate(divide="ignore", invalid="ignore"):
         out["gpu_utilization"] = np.where(_a(gpu_rate) > 0, _a(rate) / gpu_rate, 0.0)
@@ -601,6 +669,7 @@ def evaluate_transfer(x: Mapping[str, Numeric], out: Arrays) -> None:
 STEPS = (
     evaluate_memory,
     evaluate_compute,
+    evaluate_cache,
     evaluate_demand,
     evaluate_host,
     evaluate_storage,
@@ -610,6 +679,8 @@ STEPS = (
 """The named steps of ``evaluate``, in order; each reads inputs and earlier outputs."""
 
 _ZEROED = (
+    "first_epoch_read_bytes_per_s",
+    "node_read_bytes_per_s",
     "gpu_samples_per_s",
     "per_gpu_samples_per_s",
     "samples_per_s",
@@ -712,6 +783,11 @@ class Plan:
     request_bytes = _Out()
     read_iops = _Out()
     file_opens_per_s = _Out()
+    page_cache_hit = _Out()
+    remote_fraction = _Out()
+    first_epoch_read_bytes_per_s = _Out()
+    node_read_bytes_per_s = _Out()
+    node_network_bytes_per_s = _Out()
     latency_budget_s = _Out()
     storage_bytes_per_s = _Out()
     storage_iops = _Out()
@@ -802,7 +878,18 @@ class Plan:
         )
 
 
-_PERCENT = ("gpu_utilization", "h2d_share_of_step", "efficiency", "memory_efficiency", "scaling_efficiency")
+UNLIMITED = ("storage_bytes_per_s", "storage_iops", "node_network_bytes_per_s")
+"""Outputs that are infinite when nothing limits them (no storage option, no node link given)."""
+
+_PERCENT = (
+    "gpu_utilization",
+    "h2d_share_of_step",
+    "efficiency",
+    "memory_efficiency",
+    "scaling_efficiency",
+    "page_cache_hit",
+    "remote_fraction",
+)
 
 
 def format_output(name: str, value: float) -> str:
@@ -892,6 +979,7 @@ def render_formula(p: Plan, template: str) -> tuple[str, str]:
                 "peak_flops_per_s",
                 "efficiency",
                 "memory_efficiency",
+                "node_network_bytes_per_s",
             )
         },
         "tensors": sc.tensors or f"preset {sc.model}",
@@ -974,7 +1062,7 @@ def _plan(sc: Scenario) -> Plan:
             f"(x {values['step_time_s'] / _measured_step(r.values, values):.3g})."
         )
     stages = {s: values[STAGE_KEYS[s]] for s in pipeline.STAGES if math.isfinite(values[STAGE_KEYS[s]])}
-    bad = [k for k in OUTPUTS if not math.isfinite(values[k]) or values[k] < 0]
+    bad = [k for k in OUTPUTS if math.isnan(values[k]) or values[k] < 0 or (values[k] == math.inf and k not in UNLIMITED)]
     if bad:
         raise InputError(bad[0], f"the inputs give a non-finite or negative {bad[0]}; check the inputs it depends on")
     return Plan(

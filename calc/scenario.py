@@ -24,6 +24,7 @@ import yaml
 from calc import catalog
 from calc.errors import InputError, PresetError
 from calc.memory import BYTES_PER_PARAM, ROUNDINGS
+from calc.pipeline import LOADERS
 from calc.units import Kind, fmt, parse
 
 Quantity = float | int | str
@@ -102,6 +103,13 @@ class Scenario:
     name: str = _in("custom", "text", "scenario", "Name", "A label for this scenario (titles, links, file names).")
     description: str = _in("", "text", "scenario", "Description", "What the scenario reproduces, and its source.")
     gpu: str = _in("V100-SXM2-16GB", "choice", GM, "GPU", "GPU preset (presets/gpus.yaml).")
+    server: str | None = _in(
+        None,
+        "choice",
+        CLUSTER,
+        "GPU server",
+        "Server preset (presets/servers.yaml): fills the node's storage link, RAM and CPU cores.",
+    )
     model: str = _in("resnet50", "choice", GM, "Model", "Model preset (presets/models.yaml).")
     precision: str = _in(
         "fp32", "choice", GM, "Precision", "fp32, tf32, or mixed precision fp16/bf16/fp8.", choices=catalog.PRECISIONS
@@ -382,8 +390,8 @@ class Scenario:
         unit="GB/s",
         preset="gpu host_link",
     )
-    host_ram_bytes: Quantity = _in(
-        "512 GiB",
+    host_ram_bytes: Quantity | None = _in(
+        None,
         "bytes",
         LOADER,
         "Host RAM per node [GiB]",
@@ -391,6 +399,42 @@ class Scenario:
         1e6,
         _PB,
         unit="GiB",
+        preset="server ram, else 512 GiB",
+    )
+    page_cache: bool = _in(
+        True,
+        "bool",
+        DATA,
+        "Page cache",
+        "Free host RAM caches the dataset after epoch 1 (off: every epoch reads storage, as the articles assume).",
+    )
+    node_network_bytes_per_s: Quantity | None = _in(
+        None,
+        "bytes_per_s",
+        CLUSTER,
+        "Node link to storage [Gb/s]",
+        "Per-node network the storage traffic uses; empty = the server preset's, else unlimited.",
+        1e6,
+        1e14,
+        unit="Gb/s",
+        preset="server storage_network",
+    )
+    loader: str = _in(
+        "sync",
+        "choice",
+        LOADER,
+        "Loader",
+        "sync: DataLoader workers read then decode; async: streaming readers keep requests in flight.",
+        choices=LOADERS,
+    )
+    reader_concurrency: int = _in(
+        64,
+        "int",
+        LOADER,
+        "Async reads in flight per GPU",
+        "Requests an async/streaming reader keeps outstanding per GPU (s3torchconnector, WebDataset).",
+        1,
+        1e5,
     )
     storage: str | None = _in(
         None,
@@ -609,6 +653,8 @@ def _choices(name: str) -> tuple[str, ...]:
         return info.choices
     if name in ("gpu", "measured_gpu"):
         return tuple(catalog.gpus())
+    if name == "server":
+        return tuple(catalog.servers())
     if name == "model":
         return tuple(catalog.models())
     if name == "storage":
@@ -692,6 +738,8 @@ def check_field(name: str, value: object) -> Any:
                 from calc.storage import option
 
                 return option(value.strip()).name
+            if name == "server":
+                return catalog.server(value.strip()).name
             table: Mapping[str, Any] = catalog.models() if name == "model" else catalog.gpus()
             return catalog.lookup(value.strip(), table, "model" if name == "model" else "GPU", name)
         except PresetError as e:

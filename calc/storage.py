@@ -232,7 +232,7 @@ def supply_bytes_per_s(
     """Read bandwidth of ``units`` units read by ``clients`` nodes [bytes/s] (inf = unconstrained)."""
     with np.errstate(invalid="ignore"):
         total = np.asarray(units, dtype=float) * unit_bytes_per_s
-    return np.minimum(np.nan_to_num(total, nan=np.inf), np.asarray(clients, dtype=float) * client_bytes_per_s)
+    return np.minimum(np.nan_to_num(total, nan=np.inf, posinf=np.inf), np.asarray(clients, dtype=float) * client_bytes_per_s)
 
 
 def iops_at_request(unit_iops: Numeric, unit_bytes_per_s: Numeric, request_bytes: Numeric) -> Numeric:
@@ -264,7 +264,7 @@ def supply_iops(
     """Random reads/s of ``units`` units at ``request_bytes`` per read [1/s]."""
     with np.errstate(invalid="ignore", divide="ignore"):
         per_unit = iops_at_request(unit_iops, unit_bytes_per_s, request_bytes)
-        total = np.nan_to_num(np.asarray(units, dtype=float) * per_unit, nan=np.inf)
+        total = np.nan_to_num(np.asarray(units, dtype=float) * per_unit, nan=np.inf, posinf=np.inf)
         by_bw = np.asarray(bytes_per_s, dtype=float) / request_bytes
     return np.minimum(np.minimum(total, aggregate_iops), by_bw)
 

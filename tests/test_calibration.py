@@ -170,3 +170,12 @@ def test_validation_rows_are_never_fitted() -> None:
     assert len(v) > 0 and not set(v["source"]) & fitted_sources
     for s in v["source"]:
         assert not any(k in s for k in ("DeepLearningExamples PyTorch", "H100 run"))
+
+
+def test_every_output_has_its_formula_registered_next_to_its_function() -> None:
+    from calc.formula import FORMULAS
+
+    assert set(calc.OUTPUTS) <= set(FORMULAS)
+    p = calc.plan("beast-imagenet-4xv100")
+    for name in calc.OUTPUTS:
+        assert isinstance(getattr(p, name), float | int), name  # typed attribute, no __getattr__

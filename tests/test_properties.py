@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calc
+from calc.plan import UNLIMITED
 from calc.errors import InputError
 
 GPU_NAMES = [g for g, spec in calc.gpus().items() if "fp32" in spec.peak_flops_per_s]
@@ -38,9 +39,10 @@ def test_every_valid_input_gives_finite_non_negative_results(s: calc.Scenario) -
     p = calc.plan(s)
     for name in calc.OUTPUTS:
         value = p.values[name]
-        assert math.isfinite(value) and value >= 0, (name, value)
+        finite = math.isfinite(value) or (value == math.inf and name in UNLIMITED)
+        assert finite and value >= 0, (name, value)
     assert 0 <= p.gpu_utilization <= 1 + 1e-12
-    assert p.bottleneck in ("storage", "cpu", "pcie", "gpu")
+    assert p.bottleneck in ("storage", "network", "cpu", "pcie", "gpu")
 
 
 @settings(max_examples=60, deadline=None)
