@@ -81,9 +81,7 @@ def read_iops(
 @formula("read_bytes_per_s", "{samples_per_s} x {example_bytes} x {remote_fraction}")
 def read_bytes_per_s(samples_per_s: Numeric, example_bytes: Numeric, remote_fraction: Numeric = 1.0) -> Numeric:
     """Bytes per second read from storage [bytes/s] (on-disk size of each example)."""
-    rate: Numeric = (
-        np.asarray(samples_per_s, dtype=float) * example_bytes * remote_fraction
-    )
+    rate: Numeric = np.asarray(samples_per_s, dtype=float) * example_bytes * remote_fraction
     return rate
 
 
@@ -144,7 +142,8 @@ def page_cache_hit(
 @formula("remote_fraction", "(1 - {cache_fraction}) x (1 - {page_cache_hit})")
 def remote_fraction(cache_fraction: Numeric, page_cache_hit: Numeric) -> Numeric:
     """Share of example reads that reach shared storage in steady state (after epoch 1) [0-1]."""
-    return (1 - np.asarray(cache_fraction, dtype=float)) * (1 - np.asarray(page_cache_hit, dtype=float))
+    share: Numeric = (1 - np.asarray(cache_fraction, dtype=float)) * (1 - np.asarray(page_cache_hit, dtype=float))
+    return share
 
 
 @formula("first_epoch_read_bytes_per_s", "{samples_per_s} x {example_bytes} (no cache is warm yet)")

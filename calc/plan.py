@@ -324,7 +324,9 @@ def resolve(sc: Scenario) -> Resolved:
     )
     srv = catalog.server(sc.server) if sc.server else None
     if srv and srv.gpu != g.name:
-        warnings.append(f"Server {srv.name} carries {srv.gpu}, not {g.name}: its network, RAM and cores are used as given.")
+        warnings.append(
+            f"Server {srv.name} carries {srv.gpu}, not {g.name}: its network, RAM and cores are used as given."
+        )
     if sc.cpu_cores_per_node is not None:
         v["cpu_cores_per_node"], src["cpu_cores_per_node"] = float(sc.cpu_cores_per_node), "scenario"
     elif srv and math.isfinite(srv.cpu_cores):
@@ -354,9 +356,15 @@ def resolve(sc: Scenario) -> Resolved:
     if sc.host_ram_bytes is not None:
         v["host_ram_bytes"], src["host_ram_bytes"] = parse(sc.host_ram_bytes, "bytes", "host_ram_bytes"), "scenario"
     elif srv and math.isfinite(srv.ram_bytes):
-        v["host_ram_bytes"], src["host_ram_bytes"] = srv.ram_bytes, f"servers.yaml {srv.name}: {srv.sources.get('ram', '')}"
+        v["host_ram_bytes"], src["host_ram_bytes"] = (
+            srv.ram_bytes,
+            f"servers.yaml {srv.name}: {srv.sources.get('ram', '')}",
+        )
     else:
-        v["host_ram_bytes"], src["host_ram_bytes"] = DEFAULT_HOST_RAM_BYTES, "default 512 GiB (calc.plan.DEFAULT_HOST_RAM_BYTES)"
+        v["host_ram_bytes"], src["host_ram_bytes"] = (
+            DEFAULT_HOST_RAM_BYTES,
+            "default 512 GiB (calc.plan.DEFAULT_HOST_RAM_BYTES)",
+        )
     for name in ("transfer_link_bytes_per_s", "compress_bytes_per_s_per_core", "decompress_bytes_per_s"):
         v[name], src[name] = parse(getattr(sc, name), "bytes_per_s", name), "scenario"
 
@@ -546,7 +554,9 @@ def evaluate_demand(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["read_bytes_per_s"] = demand.read_bytes_per_s(total, x["example_bytes"], remote)
     out["first_epoch_read_bytes_per_s"] = demand.first_epoch_read_bytes_per_s(total, x["example_bytes"])
     out["node_network_bytes_per_s"] = x["node_network_bytes_per_s"]
-    out["node_read_bytes_per_s"] = demand.node_read_bytes_per_s(per_gpu, out["gpus_on_node"], x["example_bytes"], remote)
+    out["node_read_bytes_per_s"] = demand.node_read_bytes_per_s(
+        per_gpu, out["gpus_on_node"], x["example_bytes"], remote
+    )
     req = demand.request_bytes(x["example_bytes"], x["examples_per_file"], x["request_bytes_given"])
     out["request_bytes"] = req
     out["read_iops"] = demand.read_iops(total, x["example_bytes"], x["examples_per_file"], req, remote)
@@ -622,7 +632,9 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
             readers,
             in_flight,
         ),
-        "network": pipeline.network_stage(x["node_network_bytes_per_s"], out["gpus_on_node"], x["example_bytes"], remote),
+        "network": pipeline.network_stage(
+            x["node_network_bytes_per_s"], out["gpus_on_node"], x["example_bytes"], remote
+        ),
         "cpu": pipeline.cpu_stage(
             out["cpu_seconds_effective"], x["num_workers"], _a(x["cpu_cores_per_node"]) / out["gpus_on_node"]
         ),
@@ -1062,7 +1074,9 @@ def _plan(sc: Scenario) -> Plan:
             f"(x {values['step_time_s'] / _measured_step(r.values, values):.3g})."
         )
     stages = {s: values[STAGE_KEYS[s]] for s in pipeline.STAGES if math.isfinite(values[STAGE_KEYS[s]])}
-    bad = [k for k in OUTPUTS if math.isnan(values[k]) or values[k] < 0 or (values[k] == math.inf and k not in UNLIMITED)]
+    bad = [
+        k for k in OUTPUTS if math.isnan(values[k]) or values[k] < 0 or (values[k] == math.inf and k not in UNLIMITED)
+    ]
     if bad:
         raise InputError(bad[0], f"the inputs give a non-finite or negative {bad[0]}; check the inputs it depends on")
     return Plan(

@@ -232,7 +232,9 @@ def supply_bytes_per_s(
     """Read bandwidth of ``units`` units read by ``clients`` nodes [bytes/s] (inf = unconstrained)."""
     with np.errstate(invalid="ignore"):
         total = np.asarray(units, dtype=float) * unit_bytes_per_s
-    return np.minimum(np.nan_to_num(total, nan=np.inf, posinf=np.inf), np.asarray(clients, dtype=float) * client_bytes_per_s)
+    return np.minimum(
+        np.nan_to_num(total, nan=np.inf, posinf=np.inf), np.asarray(clients, dtype=float) * client_bytes_per_s
+    )
 
 
 def iops_at_request(unit_iops: Numeric, unit_bytes_per_s: Numeric, request_bytes: Numeric) -> Numeric:

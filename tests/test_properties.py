@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calc
-from calc.plan import UNLIMITED
 from calc.errors import InputError
+from calc.plan import UNLIMITED
 
 GPU_NAMES = [g for g, spec in calc.gpus().items() if "fp32" in spec.peak_flops_per_s]
 MODEL_NAMES = ["resnet18", "resnet50", "resnet152", "vit_b16", "efficientnet_b0", "bert_base_512"]
