@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-from calc.calibration import calibration, summary
+from calc.calibrate import calibration, summary
 from calc.cli import _table
 
 

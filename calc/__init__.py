@@ -10,7 +10,7 @@ Public API: ``scenario``, ``scenarios``, ``Scenario``, ``plan``, ``Plan``, ``swe
 ``storage_options``), units (``parse``, ``fmt``) and the errors.
 """
 
-from calc.calibration import calibration
+from calc.calibrate import calibration
 from calc.catalog import gpus, models
 from calc.errors import DoesNotFitError, InputError, PresetError, UnitError
 from calc.plan import OUTPUTS, Plan, plan

@@ -201,7 +201,7 @@ def run(argv: Sequence[str]) -> str:
         ]
         return _table(df[cols], args.format)
     if command == "calibration":
-        from calc.calibration import calibration, per_gpu, summary, validation
+        from calc.calibrate import calibration, per_gpu, summary, validation
 
         t = calibration()
         s = summary(t)
@@ -218,7 +218,7 @@ def run(argv: Sequence[str]) -> str:
         )
         v = validation()
         if len(v):
-            from calc.calibration import geomean_error
+            from calc.calibrate import geomean_error
 
             err = geomean_error(v["predicted_samples_per_s"], v["measured_samples_per_s"])
             text += f"; held-out validation.yaml: {err * 100:.1f} % over {len(v)} rows never fitted"

@@ -7,7 +7,7 @@ in GPU memory (measured per op), and, per step, S batch-independent bytes (weigh
 and optimizer state read and written). P is the GPU's dense peak at the precision, W its memory
 bandwidth; e_c (per precision class) and e_m are the shares reached, t_launch a fixed
 per-step overhead and n_fill the examples' worth of time a step loses filling the GPU.
-All of them are fitted once, globally, on presets/calibration.yaml (calc.calibration).
+All of them are fitted once, globally, on presets/calibration.yaml (calc.calibrate).
 
 Why a sum: within a step some kernels are bound by math (convolutions, matmuls) and others by
 memory (normalisation, activations, optimizer); each waits for its own limit, so the step

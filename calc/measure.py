@@ -476,7 +476,9 @@ def _byte_counter(torch: Any) -> Any:
 
     Views and metadata-only ops count nothing; an in-place op reads and writes its first
     argument (``add_``: read self, read other, write self) unless it only writes it
-    (``copy_``, ``fill_``, ``zero_``...); an ``out=`` tensor is only written. Sizes are logical
+    (``copy_``, ``fill_``, ``zero_``...); an ``out=`` tensor is only written; an in-place op
+    that returns nothing (the ``_foreach_*_`` ops a CUDA optimizer step runs) writes the
+    arguments its schema marks as mutated. Sizes are logical
     (``Tensor.nbytes``): an expanded tensor counts every element it presents to the op.
     Works for meta tensors (only shapes and dtypes are needed).
     """
@@ -503,7 +505,17 @@ def _byte_counter(torch: Any) -> Any:
                 return out
             reads = args[1:] if name in WRITE_ONLY_OPS else args
             read_kwargs = {k: v for k, v in kwargs.items() if k != "out"}
-            self.by_op[name] = self.by_op.get(name, 0) + nbytes((reads, read_kwargs)) + nbytes(out)
+            written = nbytes(out)
+            if not written:  # in-place ops that return nothing (_foreach_add_ ...): their mutated arguments
+                schema = func._schema.arguments
+                written = nbytes(
+                    [
+                        a
+                        for a, s in zip(args, schema, strict=False)
+                        if s.alias_info is not None and s.alias_info.is_write
+                    ]
+                )
+            self.by_op[name] = self.by_op.get(name, 0) + nbytes((reads, read_kwargs)) + written
             return out
 
     return ByteCounter()

@@ -20,7 +20,7 @@ import pandas as pd
 
 from calc import catalog, compute, demand, host, memory, pipeline, storage, transfer
 from calc._types import Numeric
-from calc.calibration import fitted
+from calc.calibrate import fitted
 from calc.errors import DoesNotFitError, InputError
 from calc.formula import FORMULAS, note
 from calc.scenario import FIELDS, Scenario
@@ -210,7 +210,7 @@ def resolve(sc: Scenario) -> Resolved:
     v["fixed_batch"] = _nan(sc.batch_size)
     v["rounding"] = float(memory.ROUNDINGS.index(sc.batch_rounding))
 
-    # Compute: training FLOPs, memory traffic, peak, efficiencies (calc.calibration's fit).
+    # Compute: training FLOPs, memory traffic, peak, efficiencies (calc.calibrate's fit).
     put(
         "forward_flops_per_example",
         sc.forward_flops_per_example,
@@ -372,6 +372,7 @@ def resolve(sc: Scenario) -> Resolved:
     v |= {
         "storage_unit_bytes_per_s": math.inf,
         "storage_unit_iops": math.nan,
+        "storage_iops_request_bytes": 4096.0,
         "storage_max_units": math.inf,
         "storage_client_bytes_per_s": math.inf,
         "storage_aggregate_iops": math.inf,
@@ -385,6 +386,7 @@ def resolve(sc: Scenario) -> Resolved:
         v |= {
             "storage_unit_bytes_per_s": o.read_bytes_per_s,
             "storage_unit_iops": o.iops,
+            "storage_iops_request_bytes": o.iops_request_bytes,
             "storage_max_units": o.max_units,
             "storage_client_bytes_per_s": o.client_bytes_per_s,
             "storage_aggregate_iops": o.aggregate_iops,
@@ -600,6 +602,7 @@ def evaluate_storage(x: Mapping[str, Numeric], out: Arrays) -> None:
         out["request_bytes"],
         x["storage_aggregate_iops"],
         bw,
+        x["storage_iops_request_bytes"],
     )
     iops_given = _a(x["storage_iops_given"])
     out["storage_iops"] = np.where(np.isfinite(iops_given), iops_given, iops)
@@ -973,7 +976,9 @@ def render_formula(p: Plan, template: str) -> tuple[str, str]:
         else "{params} x {bytes_per_param} B / {state_shards}",
         "achieved_rule": "1 / sum(1 / stages) (no workers: the stages run in turn)"
         if sc.num_workers == 0
-        else "min(stages)",
+        else "min(stages)"
+        if sc.loader == "async"
+        else f"min(stages, {sc.num_workers} workers / (read + decode time per example))",
         "scaling_rule": "input (scenario)"
         if sc.scaling_efficiency is not None
         else "1: a measured step already contains the job's all-reduce"

@@ -15,6 +15,7 @@ import dataclasses
 import difflib
 import math
 import numbers
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -32,10 +33,13 @@ Quantity = float | int | str
 FieldKind = Literal["text", "choice", "bool", "int", "fraction", "number", Kind]
 
 STACKS = catalog.STACKS
-"""Software stacks: NGC-style tuned, or plain eager PyTorch (factors fitted in calc.calibration)."""
+"""Software stacks: NGC-style tuned, or plain eager PyTorch (factors fitted in calc.calibrate)."""
 
 STEP_MODELS = ("roofline", "flops")
 """Step-time models: the calibrated roofline sum, or the articles' FLOPs-only arithmetic."""
+
+_BARE = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+"""A plain number with no unit (read as a number in the field's base unit)."""
 
 OFF_WORDS = ("", "none", "null", "auto", "default")
 """Text that means "not given" for an optional input (URL, CLI, dashboard)."""
@@ -579,7 +583,11 @@ class Scenario:
         ``from_params(to_params(base), base)`` gives back an equal scenario.
         """
         ref = base or Scenario()
-        return {k: to_text(getattr(self, k)) for k in FIELDS if getattr(self, k) != getattr(ref, k)}
+        out = {k: to_text(getattr(self, k)) for k in FIELDS if getattr(self, k) != getattr(ref, k)}
+        if {"step_time_s", "samples_per_s_per_gpu"} & set(out):
+            # A new measurement re-records where it was taken unless told: say it explicitly.
+            out |= {k: to_text(getattr(self, k)) for k in ("measured_gpu", "measured_batch_size", "measured_precision")}
+        return out
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any], base: Scenario | None = None, source: str = "") -> Scenario:
@@ -701,6 +709,8 @@ def from_text(name: str, text: Any) -> Any:
         return check_field(name, value)
     if info.kind in ("int", "number", "fraction"):
         return parse(value, "count", name)
+    if info.kind not in ("text", "choice") and _BARE.match(value):
+        return parse(value, info.kind, name)  # type: ignore[arg-type]  # a bare number: base units, as a number
     return value
 
 
@@ -760,8 +770,11 @@ def check_field(name: str, value: object) -> Any:
         return int(number) if info.kind == "int" else float(number)
     number = parse(value, info.kind, name)  # type: ignore[arg-type]  # a quantity kind, the only ones left
     _bounds(name, number, info)
-    if isinstance(value, numbers.Real) and not isinstance(value, int | float):
-        return float(value)  # NumPy scalars become plain floats (YAML, JSON, equality)
+    if isinstance(value, str) and _BARE.match(value.strip()):
+        return number  # "65536" is the number 65536 in base units: one spelling, one value
+    kind_of_value: type = type(value)
+    if isinstance(value, numbers.Real) and kind_of_value not in (int, float):
+        return float(value)  # NumPy scalars (np.float64 too) become plain floats (YAML, JSON, equality)
     return value
 
 

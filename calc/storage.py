@@ -54,6 +54,21 @@ class StorageOption:
     burst: str
     verified: str
     sources: dict[str, str] = field(default_factory=dict)
+    purchase_price: float = math.nan
+    price_per_iops_month: float = 0.0
+    price_per_mbps_month: float = 0.0
+    free_iops: float = 0.0
+    free_bytes_per_s: float = 0.0
+    no_price_reason: str = ""
+    price_region: str = ""
+    price_date: str = ""
+    metadata_ops: float = math.inf
+    protocol: str = ""
+
+    @property
+    def priced(self) -> bool:
+        """A monthly or a purchase price is published for this option."""
+        return math.isfinite(self.price_per_gb_month) or math.isfinite(self.purchase_price)
 
     @property
     def counts_requests(self) -> bool:
@@ -66,10 +81,7 @@ class StorageOption:
 
     def iops_at(self, request_bytes: float) -> float:
         """Random reads/s of one unit at ``request_bytes`` per read [1/s]."""
-        transfer = request_bytes / self.read_bytes_per_s
-        if math.isnan(self.iops):
-            return 1 / transfer
-        return 1 / (1 / self.iops + transfer)
+        return float(iops_at_request(self.iops, self.read_bytes_per_s, request_bytes, self.iops_request_bytes))
 
 
 @functools.cache
@@ -81,7 +93,9 @@ def options() -> dict[str, StorageOption]:
         e = catalog._Entry("storage.yaml", str(name), data)
 
         def opt(key: str, kind: Any, default: float, e: catalog._Entry = e) -> float:
-            return e.quantity(key, kind) if key in e.data else default
+            # Prices and free allowances may be 0; sizes and rates must be positive.
+            zero_ok = key.startswith(("price", "free_", "purchase"))
+            return e.quantity(key, kind, positive=not zero_ok) if key in e.data else default
 
         sources = e.get("sources")
         if not isinstance(sources, dict):
@@ -109,7 +123,19 @@ def options() -> dict[str, StorageOption]:
             burst=e.text("burst", ""),
             verified=e.text("verified"),
             sources={str(k): str(v) for k, v in sources.items()},
+            purchase_price=opt("purchase_price", "count", opt("price_per_unit", "count", math.nan)),
+            price_per_iops_month=opt("price_per_iops_month", "count", 0.0),
+            price_per_mbps_month=opt("price_per_mbps_month", "count", 0.0),
+            free_iops=opt("free_iops", "count", 0.0),
+            free_bytes_per_s=opt("free_bandwidth", "bytes_per_s", 0.0),
+            no_price_reason=e.text("no_price_reason", ""),
+            price_region=str(e.get("price_region", "")),
+            price_date=str(e.get("price_date", "")),
+            metadata_ops=opt("metadata_ops", "count_per_s", math.inf),
+            protocol=e.text("protocol", ""),
         )
+        if not o.priced and not o.no_price_reason:
+            raise PresetError(e.where("no_price_reason"), "an option with no price must say why")
         figures = [
             k
             for k in (
@@ -125,6 +151,10 @@ def options() -> dict[str, StorageOption]:
                 "stream_bandwidth",
                 "price_per_gb_read",
                 "price_per_million_requests",
+                "purchase_price",
+                "price_per_iops_month",
+                "price_per_mbps_month",
+                "metadata_ops",
             )
             if k in e.data
         ]
@@ -225,7 +255,7 @@ def size(loads: dict[str, float]) -> tuple[int, str]:
 # that units, clients and read size can be swept like any other input.
 
 
-@formula("storage_bytes_per_s", "min({storage_units} x {storage_unit_bytes_per_s}, {clients} x client cap)")
+@formula("storage_bytes_per_s", "min({storage_units_used} x {storage_unit_bytes_per_s}, {clients} x client cap)")
 def supply_bytes_per_s(
     units: Numeric, unit_bytes_per_s: Numeric, clients: Numeric, client_bytes_per_s: Numeric
 ) -> Numeric:
@@ -237,22 +267,28 @@ def supply_bytes_per_s(
     )
 
 
-def iops_at_request(unit_iops: Numeric, unit_bytes_per_s: Numeric, request_bytes: Numeric) -> Numeric:
-    """Random reads/s of one unit at ``request_bytes`` per read: 1 / (1/iops + r/bandwidth) [1/s].
+def iops_at_request(
+    unit_iops: Numeric, unit_bytes_per_s: Numeric, request_bytes: Numeric, iops_request_bytes: Numeric = 4096.0
+) -> Numeric:
+    """Random reads/s of one unit at ``request_bytes`` per read [1/s].
 
-    Datasheet IOPS are quoted at 4 KiB; a larger read also spends r/bandwidth moving data.
-    NaN ``unit_iops`` (none published) leaves the transfer time alone.
+    A datasheet's IOPS, quoted at ``iops_request_bytes`` (4 KiB on most), include that read's
+    own transfer: the fixed cost per read is 1/iops - r_quoted/bandwidth. A read of r bytes
+    costs that plus r/bandwidth: iops(r) = 1 / (1/iops - r_quoted/bw + r/bw). NaN ``unit_iops``
+    (none published) leaves the transfer time alone.
     """
     iops = np.asarray(unit_iops, dtype=float)
+    bw = np.asarray(unit_bytes_per_s, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        transfer = np.asarray(request_bytes, dtype=float) / unit_bytes_per_s
-        seek = np.where(np.isfinite(iops), 1.0 / iops, 0.0)
-        return 1.0 / (seek + transfer)
+        transfer = np.asarray(request_bytes, dtype=float) / bw
+        seek = np.where(np.isfinite(iops), np.maximum(1.0 / iops - np.asarray(iops_request_bytes) / bw, 0.0), 0.0)
+        rate: Numeric = 1.0 / (seek + transfer)
+    return rate
 
 
 @formula(
     "storage_iops",
-    "min({storage_units} x 1 / (1/unit IOPS + {request_bytes} / unit bandwidth), system cap, "
+    "min({storage_units_used} x 1 / (1/unit IOPS + {request_bytes} / unit bandwidth), system cap, "
     "{storage_bytes_per_s} / {request_bytes})",
 )
 def supply_iops(
@@ -262,10 +298,11 @@ def supply_iops(
     request_bytes: Numeric,
     aggregate_iops: Numeric,
     bytes_per_s: Numeric,
+    iops_request_bytes: Numeric = 4096.0,
 ) -> Numeric:
     """Random reads/s of ``units`` units at ``request_bytes`` per read [1/s]."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        per_unit = iops_at_request(unit_iops, unit_bytes_per_s, request_bytes)
+        per_unit = iops_at_request(unit_iops, unit_bytes_per_s, request_bytes, iops_request_bytes)
         total = np.nan_to_num(np.asarray(units, dtype=float) * per_unit, nan=np.inf, posinf=np.inf)
         by_bw = np.asarray(bytes_per_s, dtype=float) / request_bytes
     return np.minimum(np.minimum(total, aggregate_iops), by_bw)

@@ -267,3 +267,24 @@ def test_model_probe_traffic_bad_input() -> None:
         measure.model(torch.nn.Linear(2, 2, device="meta"), torch.randn(1, 2), device="meta", precision="bf16")
     with pytest.raises(InputError, match="batch_sizes"):
         measure.model(torch.nn.Linear(2, 2), torch.randn(1, 2), device="cpu", batch_sizes=(2, 2))
+
+
+def test_byte_counter_counts_foreach_writes() -> None:
+    # The optimizers' foreach path (the default on CUDA) runs in-place list ops that return
+    # nothing: the counter takes the written lists from the schema. _foreach_add_([a, b], [c, d]):
+    # reads a, b, c, d and writes a, b -> 6 x 64 B; _foreach_mul_([a, b], 0.9): 4 x 64 B.
+    torch = pytest.importorskip("torch")
+    a, b, c, d = (torch.ones(16) for _ in range(4))
+    with measure._byte_counter(torch) as counter:
+        torch._foreach_add_([a, b], [c, d])
+        torch._foreach_mul_([a, b], 0.9)
+        a.add_(c)  # returns self: read a, read c, write a = 3 x 64 B
+    assert counter.by_op == {"_foreach_add_": 384, "_foreach_mul_": 256, "add_": 192}
+    # The foreach SGD step counts what the single-tensor one does: W.add_(dW) is 3 W per weight.
+    net = torch.nn.Linear(64, 32, bias=False)
+    net.weight.grad = torch.ones_like(net.weight)
+    for foreach in (False, True):
+        opt = torch.optim.SGD(net.parameters(), lr=1e-3, foreach=foreach)
+        with measure._byte_counter(torch) as counter:
+            opt.step()
+        assert counter.total == 3 * 8192

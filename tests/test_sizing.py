@@ -19,7 +19,9 @@ def test_article_45_disks_at_130_iops() -> None:
     p = calc.plan("beast-imagenet-4xv100")
     # 5,885 random reads/s / ~130 per disk = 45.3 -> about 45 disks (46 whole ones)
     disk = storage.option("hdd-7200")
-    article_disk = storage.StorageOption(**{**disk.__dict__, "iops": 1 / (1 / 130 - 65536 / disk.read_bytes_per_s)})
+    # Datasheet IOPS at 4 KiB include a 4 KiB transfer: fixed cost = 1/iops - 4 KiB/bw.
+    fixed = 1 / 130 - 65536 / disk.read_bytes_per_s
+    article_disk = storage.StorageOption(**{**disk.__dict__, "iops": 1 / (fixed + 4096 / disk.read_bytes_per_s)})
     assert article_disk.iops_at(65536) == pytest.approx(130)
     loads = storage.unit_loads(
         article_disk, p.read_bytes_per_s, p.read_iops, p.request_bytes, p.dataset_bytes, p.file_opens_per_s
@@ -41,8 +43,9 @@ def test_small_files_fit_one_gen4_nvme_but_need_hundreds_of_hdds() -> None:
     df = recommend(p)
     nvme = _row(df, "nvme-gen4")
     assert nvme["feasible"] and nvme["units"] == 1
-    # 51,200 / (1 / (1/900k + 64 KiB / 6.5 GB/s)) -> 0.57 of one drive
-    assert nvme["iops_headroom"] == pytest.approx(1 / (51200 * (1 / 900e3 + 65536 / 6.5e9)), rel=1e-9)
+    # 51,200 x (1/900k - 4 KiB/6.5 GB/s + 64 KiB/6.5 GB/s) -> 0.54 of one drive busy
+    busy = 51200 * (1 / 900e3 - 4096 / 6.5e9 + 65536 / 6.5e9)
+    assert nvme["iops_headroom"] == pytest.approx(1 / busy, rel=1e-9)
     assert _row(df, "hdd-7200")["units"] >= 300 or not _row(df, "hdd-7200")["feasible"]
 
 
