@@ -19,7 +19,8 @@ terms gave 20 % error on validation.yaml where a roofline max of the two gave 43
 (benchmarks/calibration_report.py prints the comparison). The fit minimises the mean squared
 log error (Nelder-Mead in log space). ``calibration()`` reports each row's in-sample
 prediction and its leave-one-GPU-out prediction (the fit rerun without any row of that
-GPU): the honest error for a GPU nobody measured. ``validation()`` predicts presets/validation.yaml, rows never used for fitting.
+GPU): the honest error for a GPU nobody measured. ``validation()`` predicts
+presets/validation.yaml, rows never used for fitting.
 
 Data-parallel scaling: within-node and across-node efficiencies are the geometric means of
 published multi-GPU tables (calibration.yaml ``scaling``): total rate at N GPUs / (N x one GPU).
