@@ -1,43 +1,139 @@
-"""Calibration report: predicted vs measured per-GPU training throughput, row by row.
+"""Calibration report: how well the step-time model predicts GPUs it was not fitted on.
 
-    python benchmarks/calibration_report.py [--markdown]
+    python benchmarks/calibration_report.py [--markdown] [--rows]
 
-Every number comes from presets/calibration.yaml and the model and GPU presets through
-calc.calibration(): the implied efficiency of each measurement (samples/s x 3 x forward FLOPs
-/ peak), the default efficiency calc derives (geometric mean per model and precision class,
-rows on the same GPU preferred), its prediction, and the leave-one-out prediction with that
-row removed - the honest accuracy figure.
+Prints, from presets/calibration.yaml and the model and GPU presets:
+- the global fit (compute efficiency per precision class, memory efficiency, overhead, fill,
+  measured eager-stack factors, data-parallel scaling);
+- the leave-one-GPU-out (LOGO) error per GPU and overall: each row predicted by a fit that
+  never saw its GPU - the honest figure for a GPU nobody measured;
+- the error on presets/validation.yaml, rows never used for fitting (Lambda, timm);
+- the model forms compared on that held-out error (sum of compute and memory terms vs a
+  roofline max, with and without a per-family factor): the reason for the form calc uses;
+- predicted ResNet-50 and ViT-B/16 fp16 samples/s per GPU preset at batch 64.
 """
 
 from __future__ import annotations
 
 import sys
 
-from calc.calibrate import calibration, summary
+import numpy as np
+import pandas as pd
+
+import calc
+from calc import calibrate, compute
 from calc.cli import _table
 
 
+def _max_form(theta: np.ndarray, r: calibrate._Rows, within: float) -> np.ndarray:  # type: ignore[type-arg]
+    """The roofline-max alternative: per-example time = max(math, memory) instead of their sum."""
+    p = np.exp(theta)
+    e_c = p[:3][r.pclass.astype(int)] * np.where(r.transformer > 0, p[6], 1.0)
+    c = compute.compute_time_per_example_s(r.flops, r.peak, np.minimum(e_c, 1.0))
+    mem = compute.memory_time_per_example_s(r.traffic, r.bandwidth, min(p[3], 1.0))
+    per = np.maximum(c, mem)
+    fixed = compute.fixed_time_s(r.step_traffic, r.bandwidth, min(p[3], 1.0), p[4], p[5], per)
+    t = compute.model_step_time_s(r.batch, per, fixed, r.stack)
+    rate: np.ndarray = r.batch / t * np.where(r.multi_gpu > 0, within, 1.0)  # type: ignore[type-arg]
+    return rate
+
+
+def _forms() -> pd.DataFrame:
+    """In-sample, LOGO and held-out error of each candidate form."""
+    out = []
+    original = calibrate._predict
+    for name, predict, per_family in (
+        ("sum of terms (calc)", original, False),
+        ("sum of terms + per-family factor", original, True),
+        ("roofline max of terms", _max_form, False),
+    ):
+        calibrate._predict = predict  # type: ignore[assignment]
+        try:
+            full = calibrate.fit(per_family=per_family)
+            ms = list(calc.catalog.measurements())
+            pred = calibrate._predict_rows(full, ms)
+            logo = np.empty(len(ms))
+            for gpu in sorted({m.gpu for m in ms}):
+                idx = [i for i, m in enumerate(ms) if m.gpu == gpu]
+                logo[idx] = calibrate._predict_rows(
+                    calibrate.fit(exclude_gpu=gpu, per_family=per_family), [ms[i] for i in idx]
+                )
+            measured = np.array([m.samples_per_s for m in ms])
+            vs = list(calc.catalog.measurements("validation.yaml"))
+            vpred = calibrate._predict_rows(full, vs)
+            vmeas = np.array([m.samples_per_s for m in vs])
+            out.append(
+                {
+                    "form": name,
+                    "in_sample": calibrate.geomean_error(pred, measured),
+                    "leave_one_gpu_out": calibrate.geomean_error(logo, measured),
+                    "held_out_validation": calibrate.geomean_error(vpred, vmeas),
+                }
+            )
+        finally:
+            calibrate._predict = original
+    return pd.DataFrame(out)
+
+
 def main() -> None:
-    t = calibration()
-    cols = [
-        "model",
-        "gpu",
-        "precision",
-        "batch_size",
-        "measured_samples_per_s",
-        "implied_efficiency",
-        "predicted_samples_per_s",
-        "error",
-        "loo_predicted_samples_per_s",
-        "loo_error",
-        "source",
-    ]
-    print(_table(t[cols].round(3), "markdown" if "--markdown" in sys.argv else "table"))
-    s = summary(t)
+    fmt = "markdown" if "--markdown" in sys.argv else "table"
+    f = calibrate.fitted()
+    print("Global fit:", f.describe)
+    print(f"  compute efficiency: {', '.join(f'{k} {v:.3f}' for k, v in f.compute_efficiency.items())}")
     print(
-        f"\ngeometric-mean error factor: {s['geomean_error_factor']:.3f} in-sample ({s['rows']:.0f} rows), "
-        f"{s['loo_geomean_error_factor']:.3f} leave-one-out ({s['loo_rows']:.0f} rows)"
+        f"  memory efficiency {f.memory_efficiency:.3f}, overhead {f.launch_overhead_s * 1e3:.2f} ms per step, "
+        f"fill {f.fill_examples:.2f} examples"
     )
+    print(f"  eager stack: {f.stack_source('eager')}")
+    print(f"  scaling: {f.scaling_source}")
+    t = calibrate.calibration()
+    if "--rows" in sys.argv:
+        cols = [
+            "model",
+            "gpu",
+            "precision",
+            "batch_size",
+            "stack",
+            "measured_samples_per_s",
+            "predicted_samples_per_s",
+            "logo_predicted_samples_per_s",
+            "logo_error",
+            "source",
+        ]
+        print(_table(t[cols].round(3), fmt))
+    print("\nLeave-one-GPU-out error per GPU (geometric mean of |log(predicted/measured)|, as a %):")
+    g = calibrate.per_gpu(t)
+    print(
+        _table(
+            g.assign(in_sample_error=(g.in_sample_error * 100).round(1), logo_error=(g.logo_error * 100).round(1)), fmt
+        )
+    )
+    s = calibrate.summary(t)
+    print(
+        f"\nOverall: {s['logo_geomean_error'] * 100:.1f} % leave-one-GPU-out over {s['rows']:.0f} rows "
+        f"({s['in_sample_geomean_error'] * 100:.1f} % in-sample); mean of the per-GPU figures "
+        f"{g['logo_error'].mean() * 100:.1f} %"
+    )
+    v = calibrate.validation()
+    print(
+        "Held-out validation.yaml: "
+        f"{calibrate.geomean_error(v.predicted_samples_per_s, v.measured_samples_per_s) * 100:.1f} % "
+        f"over {len(v)} rows on {v.gpu.nunique()} GPUs, never fitted"
+    )
+    print("\nModel forms compared (errors as fractions):")
+    print(_table(_forms().round(3), fmt))
+    print("\nPredicted fp16 samples/s per GPU at batch 64 (gpus without fp16 use bf16):")
+    rows = []
+    for name, gpu in calc.gpus().items():
+        prec = "fp16" if "fp16" in gpu.peak_flops_per_s else "bf16" if "bf16" in gpu.peak_flops_per_s else None
+        row = {"gpu": name}
+        for model in ("resnet50", "vit_b16"):
+            try:
+                row[model] = round(calc.plan(gpu=name, model=model, precision=prec, batch_size=64).gpu_samples_per_s)
+            except (calc.InputError, TypeError):
+                row[model] = "n/a"
+        rows.append(row)
+    print(_table(pd.DataFrame(rows), fmt))
 
 
 if __name__ == "__main__":

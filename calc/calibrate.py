@@ -8,14 +8,15 @@ shares are fitted ONCE, globally, on every row of presets/calibration.yaml:
     e_c[fp32], e_c[tf32], e_c[mixed]    compute efficiency per precision class
     e_m                                 memory efficiency
     t_launch, n_fill                    per-step overhead [s], examples' worth of fill time
-    k_eager                             plain eager PyTorch relative to a tuned (NGC) stack
     k_transformer                       transformer compute efficiency relative to CNNs (only
                                         with ``fit(per_family=True)``: it lowered in-sample and
                                         leave-one-GPU-out error slightly but raised the error on
                                         held-out validation.yaml, so the default fit leaves it out)
 
-never per (model, GPU). The form was chosen the same way: a sum of the compute and memory
-terms gave 20 % error on validation.yaml where a roofline max of the two gave 43 %
+never per (model, GPU). The eager stack's factor per precision class is measured, not fitted:
+the geometric mean step-time ratio of paired rows (same model, GPU, precision and batch, run in
+plain eager NCHW and in the tuned NHWC layout). The form was chosen the same way: a sum of the compute and memory
+terms gave 25 % error on validation.yaml where a roofline max of the two gave 39 %
 (benchmarks/calibration_report.py prints the comparison). The fit minimises the mean squared
 log error (Nelder-Mead in log space). ``calibration()`` reports each row's in-sample
 prediction and its leave-one-GPU-out prediction (the fit rerun without any row of that
@@ -42,8 +43,8 @@ from calc import catalog, compute
 Array = npt.NDArray[np.float64]
 
 CLASSES = ("fp32", "tf32", "mixed")
-PARAMS = ("e_fp32", "e_tf32", "e_mixed", "e_mem", "t_launch", "n_fill", "k_eager", "k_transformer")
-START = np.log([0.5, 0.4, 0.3, 0.6, 2e-3, 4.0, 1.3, 1.0])
+PARAMS = ("e_fp32", "e_tf32", "e_mixed", "e_mem", "t_launch", "n_fill", "k_transformer")
+START = np.log([0.5, 0.4, 0.3, 0.6, 2e-3, 4.0, 1.0])
 """Starting point of the fit (log space): plausible shares of peak, 2 ms, 4 examples."""
 
 DEFAULT_SCALING = (0.95, 0.95)
@@ -59,7 +60,7 @@ class Fit:
     memory_efficiency: float
     launch_overhead_s: float
     fill_examples: float
-    stack_factors: dict[str, float]
+    stack_factors: dict[str, dict[str, float]]
     family_factors: dict[str, float]
     scaling_within_node: float
     scaling_across_nodes: float
@@ -78,7 +79,12 @@ class Fit:
     def stack_source(self, stack: str) -> str:
         if stack == "tuned":
             return "reference stack (NGC-style: channels_last, fused kernels, DALI), factor 1"
-        return f"{self.stack_factors[stack]:.3g} x the tuned step time, fitted on rows labelled eager"
+        f = self.stack_factors[stack]
+        return (
+            "x the tuned step time: "
+            + ", ".join(f"{c} {v:.3g}" for c, v in f.items())
+            + " (geometric mean of paired eager NCHW / tuned NHWC rows in calibration.yaml)"
+        )
 
 
 @dataclass(frozen=True)
@@ -93,14 +99,15 @@ class _Rows:
     peak: Array
     bandwidth: Array
     pclass: Array  # index into CLASSES
-    eager: Array  # 1 where the row was measured with an eager stack
+    stack: Array  # the row's stack factor (1 for tuned; the measured eager factor of its class)
     transformer: Array
     multi_gpu: Array  # 1 where the per-GPU rate comes from a multi-GPU run (within a node)
     gpu: tuple[str, ...]
 
 
-def _rows(ms: Sequence[catalog.Measurement]) -> _Rows:
+def _rows(ms: Sequence[catalog.Measurement], eager: dict[str, float] | None = None) -> _Rows:
     models, gpus = catalog.models(), catalog.gpus()
+    eager = eager if eager is not None else eager_factors()
 
     def col(f: Callable[[catalog.Measurement], float]) -> Array:
         return np.array([f(m) for m in ms], dtype=float)
@@ -118,7 +125,7 @@ def _rows(ms: Sequence[catalog.Measurement]) -> _Rows:
         peak=col(lambda m: gpus[m.gpu].peak(m.precision)),
         bandwidth=col(lambda m: gpus[m.gpu].memory_bandwidth_bytes_per_s),
         pclass=col(lambda m: CLASSES.index(catalog.precision_class(m.precision))),
-        eager=col(lambda m: float(m.stack == "eager")),
+        stack=col(lambda m: eager[catalog.precision_class(m.precision)] if m.stack == "eager" else 1.0),
         transformer=col(lambda m: float(models[m.model].family == "transformer")),
         multi_gpu=col(lambda m: float(m.gpus > 1)),
         gpu=tuple(m.gpu for m in ms),
@@ -128,11 +135,11 @@ def _rows(ms: Sequence[catalog.Measurement]) -> _Rows:
 def _predict(theta: Array, r: _Rows, within_node: float) -> Array:
     """Per-GPU samples/s the model predicts for each row, with parameters ``theta`` (log space)."""
     p = np.exp(theta)
-    e_c = p[:3][r.pclass.astype(int)] * np.where(r.transformer > 0, p[7], 1.0)
+    e_c = p[:3][r.pclass.astype(int)] * np.where(r.transformer > 0, p[6], 1.0)
     c = compute.compute_time_per_example_s(r.flops, r.peak, np.minimum(e_c, 1.0))
     mem = compute.memory_time_per_example_s(r.traffic, r.bandwidth, min(p[3], 1.0))
     fixed = compute.fixed_time_s(r.step_traffic, r.bandwidth, min(p[3], 1.0), p[4], p[5], c + mem)
-    t = compute.model_step_time_s(r.batch, c + mem, fixed, np.where(r.eager > 0, p[6], 1.0))
+    t = compute.model_step_time_s(r.batch, c + mem, fixed, r.stack)
     rate: Array = r.batch / t * np.where(r.multi_gpu > 0, within_node, 1.0)
     return rate
 
@@ -166,6 +173,25 @@ def _nelder_mead(f: Callable[[Array], float], x0: Array, step: float = 0.5, iter
                 values[1:] = [f(x) for x in simplex[1:]]
     result: Array = simplex[int(np.argmin(values))]
     return result
+
+
+@functools.cache
+def eager_factors() -> dict[str, float]:
+    """Step-time ratio eager / tuned per precision class, from paired calibration rows [1].
+
+    A pair is one model, GPU, precision and batch measured both ways; a class with no pair
+    gets the mean of the others (1 if there are none at all).
+    """
+    rows = catalog.measurements()
+    tuned = {(m.model, m.gpu, m.precision, m.batch_size): m.samples_per_s for m in rows if m.stack == "tuned"}
+    ratios: dict[str, list[float]] = {c: [] for c in CLASSES}
+    for m in rows:
+        key = (m.model, m.gpu, m.precision, m.batch_size)
+        if m.stack == "eager" and key in tuned:
+            ratios[catalog.precision_class(m.precision)].append(tuned[key] / m.samples_per_s)
+    known = {c: float(np.exp(np.mean(np.log(v)))) for c, v in ratios.items() if v}
+    fallback = float(np.exp(np.mean(np.log(list(known.values()))))) if known else 1.0
+    return {c: known.get(c, fallback) for c in CLASSES}
 
 
 def _scaling() -> tuple[float, float, str]:
@@ -209,15 +235,12 @@ def fit(
     r = _rows(ms)
     within, across, scaling_src = _scaling()
     log_measured = np.log(r.measured)
-    has_eager = bool(r.eager.any() and (r.eager == 0).any())
     has_transformer = per_family and bool(r.transformer.any() and (r.transformer == 0).any())
 
     def loss(theta: Array) -> float:
         full = theta.copy()
-        if not has_eager:
-            full[6] = 0.0
         if not has_transformer:
-            full[7] = 0.0
+            full[6] = 0.0
         err = np.log(_predict(full, r, within)) - log_measured
         # Efficiencies above 1 are unphysical: a steep penalty keeps the fit inside.
         over = np.maximum(full[:4], 0.0)
@@ -225,10 +248,8 @@ def fit(
 
     theta = _nelder_mead(loss, START.copy())
     theta = _nelder_mead(loss, theta, step=0.2)  # a restart escapes an early collapse
-    if not has_eager:
-        theta[6] = 0.0
     if not has_transformer:
-        theta[7] = 0.0
+        theta[6] = 0.0
     p = np.exp(theta)
     err = np.log(_predict(theta, r, within)) - log_measured
     return Fit(
@@ -236,8 +257,8 @@ def fit(
         memory_efficiency=float(min(p[3], 1.0)),
         launch_overhead_s=float(p[4]),
         fill_examples=float(p[5]),
-        stack_factors={"tuned": 1.0, "eager": float(p[6])},
-        family_factors={"cnn": 1.0, "transformer": float(p[7])},
+        stack_factors={"tuned": dict.fromkeys(CLASSES, 1.0), "eager": eager_factors()},
+        family_factors={"cnn": 1.0, "transformer": float(p[6])},
         scaling_within_node=within,
         scaling_across_nodes=across,
         scaling_source=scaling_src,
@@ -261,7 +282,6 @@ def _predict_rows(f: Fit, ms: Sequence[catalog.Measurement]) -> Array:
             f.memory_efficiency,
             f.launch_overhead_s,
             f.fill_examples,
-            f.stack_factors["eager"],
             f.family_factors["transformer"],
         ]
     )

@@ -236,7 +236,7 @@ def resolve(sc: Scenario) -> Resolved:
     v["memory_efficiency"], src["memory_efficiency"] = fit.memory_efficiency, f"fitted ({fit.describe})"
     v["launch_overhead_s"], v["fill_examples"] = fit.launch_overhead_s, fit.fill_examples
     v["flops_only"] = float(sc.step_model == "flops")
-    v["stack_factor"] = fit.stack_factors[sc.stack]
+    v["stack_factor"] = fit.stack_factors[sc.stack][pclass]
     src["stack_factor"] = f"stack {sc.stack}: {fit.stack_source(sc.stack)}"
     if sc.precision == "fp8" and sc.efficiency is None:
         warnings.append(
