@@ -6,10 +6,11 @@ number and every chart comes from the library, so a notebook shows the same.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import traceback
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 import pandas as pd
 import streamlit as st
@@ -19,7 +20,7 @@ from calc import catalog, plots
 from calc.errors import InputError
 from calc.formula import FORMULAS
 from calc.plan import HEADLINE
-from calc.report import markdown_report
+from calc.report import html_report, markdown_report
 from calc.scenario import FIELDS, Scenario, check_field, choices, from_text
 from calc.sizing import levers, recommend, storage_levers
 from calc.units import parse
@@ -29,13 +30,13 @@ MAX_UPLOAD_BYTES = 100_000
 NONE = "(none)"
 QUANTITY_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "count", "count_per_s")
 HEADLINE_LABELS = {
-    "batch_size": "Batch size / GPU",
+    "batch_size": "Batch size per GPU [examples]",
     "step_time_s": "Step time",
-    "samples_per_s": "Samples/s",
-    "read_iops": "Reads/s",
+    "samples_per_s": "Samples/s, all GPUs",
+    "read_iops": "Random reads/s",
     "read_bytes_per_s": "Read bandwidth",
-    "worker_ram_bytes": "Worker RAM / GPU",
-    "cpu_cores": "CPU cores",
+    "worker_ram_bytes": "Loader RAM per GPU",
+    "cpu_cores": "CPU cores for loading",
     "gpu_utilization": "GPU utilisation",
 }
 SECTIONS = ("Requirements", "Storage", "Pipeline", "Moving the data", "Compare", "Formulas and sources")
@@ -258,18 +259,56 @@ def cached_tables(yaml_text: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     return recommend(sc), levers(sc)
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)  # an immutable Answer, shared read-only
+def cached_answer(sc: Scenario) -> calc.sizing.Answer:
+    return calc.answer(sc)
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def cached_storage_levers(yaml_text: str) -> pd.DataFrame:
     return storage_levers(Scenario.from_yaml(yaml_text))
 
 
+UNIT_IN_LABEL = (" samples/s", " reads/s", " examples", " example", " cores")
+"""Units the headline labels already name: the value drops them so it fits its column."""
+
+
+def short(p: calc.Plan, key: str) -> str:
+    text = p.formatted(key)
+    for unit in UNIT_IN_LABEL:
+        if text.endswith(unit):
+            return text.removesuffix(unit)
+    return text
+
+
+def answer_card(p: calc.Plan) -> None:
+    """The first screen's answer: what to buy, what it costs, the job's own storage, idle GPU money."""
+    a = cached_answer(p.scenario)
+    lines = a.lines()
+    box = st.container(border=True)
+    box.markdown(f"#### {lines[0]}")
+    for line in lines[1:]:
+        box.markdown(f"- {line}")
+
+
 def headline(p: calc.Plan) -> None:
-    cols = [*st.columns(4), *st.columns(4), *st.columns(4)]
+    cols = [*st.columns(5), *st.columns(5)]
     for col, key in zip(cols, HEADLINE, strict=False):
-        col.metric(HEADLINE_LABELS[key], p.formatted(key), help=f"{calc.OUTPUTS[key].label}: {FORMULAS[key]}")
-    cols[len(HEADLINE)].metric("Bottleneck", p.bottleneck, help="Slowest pipeline stage: storage, cpu, pcie or gpu")
-    method = {"measured step time": "measured t", "measured throughput": "measured rate"}.get(p.step_method, "FLOPs")
+        col.metric(HEADLINE_LABELS[key], short(p, key), help=f"{calc.OUTPUTS[key].label}: {FORMULAS[key]}")
+    cols[len(HEADLINE)].metric(
+        "Bottleneck", p.bottleneck, help="Slowest pipeline stage: storage, network, cpu, pcie or gpu"
+    )
+    method = {
+        "measured step time": "measured",
+        "measured throughput": "measured",
+        "re-projected measurement": "re-projected",
+    }.get(p.step_method, "model")
     cols[len(HEADLINE) + 1].metric("Step time from", method, help=p.step_method)
+    if p.cpu_cores == 0:
+        st.caption(
+            "CPU cores for loading is 0: this scenario has no decode cost per example "
+            f"({p.sources.get('cpu_seconds_per_example', 'input')})."
+        )
     for w in p.warnings:
         st.warning(w)
 
@@ -360,27 +399,50 @@ def transfer_tab(p: calc.Plan) -> None:
     )
 
 
+def pinned_scenarios() -> list[Scenario]:
+    """Pinned scenarios, kept in the link as ``pins=`` (text params joined by & and ;)."""
+    out = []
+    for text in st.session_state.get("pins", []):
+        try:
+            out.append(Scenario.from_params(dict(parse_qsl(text)), source="pins"))
+        except InputError as exc:
+            st.error(f"Link: a pinned scenario cannot be read: {exc}")
+    return out
+
+
+def pin_name(sc: Scenario, current: Scenario) -> str:
+    """A pin is named by what differs from the current scenario (``gpu=H100-SXM, jobs=10``)."""
+    diff = {k: v for k, v in sc.to_params(current).items() if k not in ("name", "description")}
+    return ", ".join(f"{k}={v}" for k, v in list(diff.items())[:3]) or "same as current"
+
+
 def compare_tab(p: calc.Plan) -> None:
-    pinned: list[Scenario] = st.session_state.setdefault("pinned", [])
+    pins = st.session_state.setdefault("pins", [])
     c1, c2 = st.columns([1, 4])
-    if c1.button("Pin this scenario", key="pin", disabled=len(pinned) >= 4, help="Up to four"):
-        pinned.append(p.scenario.replace(name=f"{p.scenario.name} #{len(pinned) + 1}"))
+    if c1.button("Pin this scenario", key="pin", disabled=len(pins) >= 4, help="Up to four, kept in the link"):
+        pins.append(urlencode(p.scenario.to_params()))
         st.rerun()
-    if c2.button("Clear pinned", key="unpin", disabled=not pinned):
-        pinned.clear()
+    if c2.button("Clear pinned", key="unpin", disabled=not pins):
+        pins.clear()
         st.rerun()
+    pinned = pinned_scenarios()
     plans = [calc.plan(s) for s in pinned] + [p]
-    table = pd.DataFrame(
-        {
-            q.scenario.name if i < len(pinned) else f"{q.scenario.name} (current)": {
-                calc.OUTPUTS[k].label: q.formatted(k) for k in calc.OUTPUTS
-            }
-            | {"Bottleneck": q.bottleneck}
-            for i, q in enumerate(plans)
-        }
-    )
+    names = [pin_name(s, p.scenario) for s in pinned] + ["current"]
+    keys = [*HEADLINE, "node_read_bytes_per_s", "dataset_bytes"]
+    rows = {calc.OUTPUTS[k].label: [q.formatted(k) for q in plans] for k in keys}
+    rows["Bottleneck"] = [q.bottleneck for q in plans]
+    rows["Storage to buy"] = [cached_answer(q.scenario).headline.removeprefix("Buy: ") for q in plans]
+    table = pd.DataFrame(rows, index=names).T
+    changed = [
+        k
+        for k in ("gpu", "model", "precision", "gpus_per_job", "jobs", "storage", "example_bytes")
+        if len({str(getattr(q.scenario, k)) for q in plans}) > 1
+    ]
+    if changed:
+        st.caption("Inputs that differ between the compared scenarios: " + ", ".join(changed))
     st.dataframe(table, width="stretch", height=520)
-    st.plotly_chart(plots.compare_chart(plans), key="chart_compare")
+    renamed = [dataclasses.replace(q, scenario=q.scenario.replace(name=n)) for q, n in zip(plans, names, strict=True)]
+    st.plotly_chart(plots.compare_chart(renamed), key="chart_compare")
 
 
 def formulas_tab(p: calc.Plan) -> None:
@@ -391,23 +453,30 @@ def formulas_tab(p: calc.Plan) -> None:
 def exports(p: calc.Plan, yaml_text: str, link: str) -> None:
     st.markdown("**Share and export**")
     st.code(link, language="text")
-    c1, c2, c3 = st.columns(3)
-    stem = p.scenario.name.replace(" ", "_")
+    c1, c2, c3, c4 = st.columns(4)
+    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in p.scenario.name)
 
     def report() -> str:  # built when clicked, not on every run
         rec, lev = cached_tables(yaml_text)
-        return markdown_report(p, rec, lev)
+        return markdown_report(p, rec, lev, link)
+
+    def report_html() -> str:
+        rec, lev = cached_tables(yaml_text)
+        return html_report(p, rec, lev, link)
 
     c1.download_button(
-        "Markdown report",
-        report,
-        f"{stem}-report.md",
-        "text/markdown",
-        key="dl_md",
+        "Report (Markdown)", report, f"{stem}-report.md", "text/markdown", key="dl_md", on_click="ignore"
+    )
+    c2.download_button(
+        "Report (HTML, charts included)",
+        report_html,
+        f"{stem}-report.html",
+        "text/html",
+        key="dl_html",
         on_click="ignore",
     )
-    c2.download_button("CSV", p.to_frame().to_csv(), f"{stem}.csv", "text/csv", key="dl_csv", on_click="ignore")
-    c3.download_button(
+    c3.download_button("CSV", p.to_frame().to_csv(), f"{stem}.csv", "text/csv", key="dl_csv", on_click="ignore")
+    c4.download_button(
         "Scenario YAML", p.scenario.to_yaml(), f"{stem}.yaml", "application/x-yaml", key="dl_yaml", on_click="ignore"
     )
 
@@ -418,7 +487,7 @@ def main() -> None:
         first_run()
     values, errors, slots = sidebar()
     mark_fields(values, errors, slots)
-    st.header("Feedrate: what the data path must deliver")
+    st.title("Feedrate: what to buy so the GPUs stay fed")
     for e in st.session_state.get("url_errors", []):
         st.error(f"Link: {e}")
     if errors:
@@ -444,6 +513,8 @@ def main() -> None:
         st.query_params.from_dict(params)
     base_url = (st.context.url or "").split("?")[0] if hasattr(st, "context") else ""
     link = f"{base_url}?{urlencode(params)}"
+    st.subheader(p.title)
+    answer_card(p)
     headline(p)
     # A section selector rather than st.tabs: only the chosen section is computed and drawn,
     # which keeps the first render and every re-render fast.

@@ -15,7 +15,7 @@ from calc.catalog import gpus, models
 from calc.errors import DoesNotFitError, InputError, PresetError, UnitError
 from calc.plan import OUTPUTS, Plan, plan
 from calc.scenario import FIELDS, Scenario, scenario, scenarios
-from calc.sizing import fewest_workers, largest_example_bytes, levers, max_gpus, recommend, storage_levers
+from calc.sizing import answer, fewest_workers, largest_example_bytes, levers, max_gpus, recommend, storage_levers
 from calc.storage import options as storage_options
 from calc.sweep import sweep
 from calc.units import fmt, parse
@@ -29,6 +29,7 @@ __all__ = [
     "PresetError",
     "Scenario",
     "UnitError",
+    "answer",
     "calibration",
     "fewest_workers",
     "fmt",

@@ -137,6 +137,8 @@ class GPU:
     host_link_bytes_per_s: float
     source: str
     verified: str = ""
+    price_per_hour: float = math.nan
+    price_source: str = ""
 
     def peak(self, precision: str) -> float:
         """Dense peak FLOP/s at ``precision``; an error if the GPU has no such path."""
@@ -267,8 +269,21 @@ def gpus() -> dict[str, GPU]:
             host_link_bytes_per_s=link.quantity("bandwidth", "bytes_per_s"),
             source=e.text("source"),
             verified=e.text("verified", ""),
+            **_gpu_price(e),
         )
     return out
+
+
+def _gpu_price(e: _Entry) -> dict[str, Any]:
+    """A GPU's on-demand price per GPU-hour and its source, or the note saying why there is none."""
+    raw = e.get("price_per_hour", None)
+    if raw is None:
+        return {"price_source": e.text("price_note", "no price in gpus.yaml")}
+    p = _Entry("gpus.yaml", f"{e.name}: price_per_hour", raw)
+    return {
+        "price_per_hour": p.quantity("usd", "count"),
+        "price_source": f"{p.text('what')}; {p.text('source')} (dated {p.get('date', '?')})",
+    }
 
 
 @functools.cache

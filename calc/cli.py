@@ -139,12 +139,13 @@ def run(argv: Sequence[str]) -> str:
     if command == "plan":
         p = calc.plan(sc())
         if args.format == "table":
+            from calc.sizing import answer
+
             t = p.to_frame()[["label", "display"]]
-            head = (
-                f"{p.scenario.name}: {p.scenario.description}\n"
-                f"step time from {p.step_method}; bottleneck: {p.bottleneck}\n"
-            )
-            return head + t.to_string(header=False) + "".join(f"\nwarning: {w}" for w in p.warnings)
+            head = f"{p.title}\n{p.scenario.description}\n\n" + "\n".join(answer(p).lines())
+            head += f"\n\nstep time from {p.step_method}; bottleneck: {p.bottleneck}\n"
+            body = "\n".join(f"{label:<48} {shown}" for label, shown in t.itertuples(index=False))
+            return head + body + "".join(f"\nwarning: {w}" for w in p.warnings)
         if args.format == "markdown":
             from calc.report import markdown_report
 

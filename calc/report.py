@@ -1,12 +1,23 @@
-"""A Markdown report of a plan, ready for a capacity-planning meeting."""
+"""The report a capacity-planning meeting takes away: Markdown, or one self-contained HTML file.
+
+Both are built from the same sections: the answer (what to buy, what it costs), the headline
+requirements, a per-node summary, what changed from the preset, the storage options ranked by
+comparable monthly cost, the what-if levers, the charts (HTML only: Plotly, inlined), every
+formula with its numbers, and the sources.
+"""
 
 from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
 from calc.formula import FORMULAS
 from calc.plan import HEADLINE, OUTPUTS, Plan, render_formula
-from calc.scenario import FIELDS
+from calc.scenario import FIELDS, Scenario
 
 
 def markdown_table(df: pd.DataFrame) -> str:
@@ -17,62 +28,200 @@ def markdown_table(df: pd.DataFrame) -> str:
     return "\n".join(out)
 
 
-def markdown_report(p: Plan, recommendation: pd.DataFrame | None = None, levers: pd.DataFrame | None = None) -> str:
-    """Inputs, results, formulas with numbers, the storage recommendation and sources."""
+def _usd(x: Any) -> str:
+    return "" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"${x:,.0f}"
+
+
+def _times(x: float) -> str:
+    return "unlimited" if not math.isfinite(x) else f"{x:,.1f}x"
+
+
+def storage_table(rec: pd.DataFrame, rows: int = 12) -> pd.DataFrame:
+    """The recommendation with human headers, units and rounding (feasible, cheapest first)."""
+    top = rec.head(rows)
+    return pd.DataFrame(
+        {
+            "Option": top["option"],
+            "Serves it": top["feasible"].map({True: "yes", False: "no"}),
+            "Units": [
+                f"{int(u):,} {n}{'' if int(u) == 1 else 's'}" for u, n in zip(top["units"], top["unit"], strict=True)
+            ],
+            "Limited by": top["limiting"],
+            "Reads/s headroom": top["iops_headroom"].map(_times),
+            "Bandwidth headroom": top["bandwidth_headroom"].map(_times),
+            "Monthly, all in": top["monthly_total_usd"].map(_usd),
+            "To buy": top["purchase_usd"].map(_usd),
+            "Why not / price": [w if w else p for w, p in zip(top["why_not"], top["price_note"], strict=True)],
+        }
+    )
+
+
+@dataclass
+class Section:
+    """A titled part of the report: paragraphs (Markdown-light text), tables, figures."""
+
+    title: str
+    text: list[str] = field(default_factory=list)
+    tables: list[pd.DataFrame] = field(default_factory=list)
+    figures: list[Any] = field(default_factory=list)
+
+
+def changes_from_preset(sc: Scenario) -> pd.DataFrame:
+    """Inputs that differ from the preset the scenario was built on (or from the defaults)."""
+    from calc.scenario import scenario as preset
+    from calc.scenario import scenarios
+
+    base_name = sc.name.removesuffix("-edited")
+    base = preset(base_name) if base_name in scenarios() else Scenario()
+    rows = [
+        {"Input": FIELDS[k].label, "Name": k, "Value": text, "Preset": str(getattr(base, k))}
+        for k, text in sc.to_params(base).items()
+        if k not in ("name", "description")
+    ]
+    return pd.DataFrame(rows, columns=["Input", "Name", "Value", "Preset"])
+
+
+def sections(
+    p: Plan,
+    recommendation: pd.DataFrame | None = None,
+    levers: pd.DataFrame | None = None,
+    link: str = "",
+    charts: bool = False,
+) -> list[Section]:
+    """The report's sections, shared by the Markdown and the HTML output."""
+    from calc.sizing import answer, recommend
     from calc.sizing import levers as levers_of
-    from calc.sizing import recommend, storage_levers
 
     sc = p.scenario
     rec = recommend(p) if recommendation is None else recommendation
     lev = levers_of(sc) if levers is None else levers
-    lines = [f"# Feedrate plan: {sc.name}", "", sc.description or "", ""]
-    lines += ["## Headline", ""]
-    lines += [f"- **{OUTPUTS[k].label}**: {p.formatted(k)}" for k in HEADLINE]
-    lines += [f"- **Bottleneck**: {p.bottleneck}; step time from {p.step_method}", ""]
-    lines += [f"> Warning: {w}" for w in p.warnings]
-    lines += ["## Inputs", "", "Inputs that differ from the defaults (everything else comes from the presets):", ""]
-    changed = sc.to_dict(changed_only=True)
-    lines.append(
-        markdown_table(pd.DataFrame([{"input": k, "value": v, "meaning": FIELDS[k].label} for k, v in changed.items()]))
+    a = answer(p)
+    out = [Section("What to buy, and what it costs", text=a.lines())]
+    if link:
+        out[0].text.append(f"Link back to this scenario: {link}")
+    head = Section("Requirements", text=[f"**{OUTPUTS[k].label}**: {p.formatted(k)}" for k in HEADLINE])
+    head.text.append(f"**Bottleneck**: {p.bottleneck}; step time from {p.step_method}")
+    head.text += [f"Warning: {w}" for w in p.warnings]
+    out.append(head)
+    node = Section(
+        "Per node",
+        text=[
+            f"**GPUs on a node**: {int(p.values['gpus_on_node'])}",
+            f"**CPU cores for loading**: {p.formatted('cpu_cores_per_node')}"
+            + ("" if p.cpu_cores_per_node > 0 else " (no decode cost in this scenario: its CPU time per example is 0)"),
+            f"**Loader RAM**: {p.formatted('host_ram_per_node_bytes')} of {_ram(p)}",
+            f"**Storage traffic into the node**: {p.formatted('node_read_bytes_per_s')} "
+            f"(link: {p.formatted('node_network_bytes_per_s')})",
+            f"**Host-to-GPU per GPU**: {p.formatted('h2d_bytes_per_s_per_gpu')}",
+        ],
     )
-    lines += ["", "## Results", ""]
-    rows = [
-        {"output": OUTPUTS[k].label, "value": p.formatted(k), "formula": render_formula(p, FORMULAS[k])[1]}
-        for k in OUTPUTS
-    ]
-    lines.append(markdown_table(pd.DataFrame(rows)))
-    lines += ["", "## Storage that can serve it", ""]
-    feas = rec[rec["feasible"]].head(10)
-    shown = feas.assign(
-        units=feas["units"].astype(str) + " " + feas["unit"],
-        monthly_usd=feas["monthly_usd"].map(lambda x: "" if pd.isna(x) else f"${x:,.0f}"),
-        iops_headroom=feas["iops_headroom"].map(lambda x: f"{x:.2f}x"),
-        bandwidth_headroom=feas["bandwidth_headroom"].map(lambda x: f"{x:.2f}x"),
-    )
-    lines.append(
-        markdown_table(
-            shown[["option", "units", "limiting", "iops_headroom", "bandwidth_headroom", "monthly_usd", "caveats"]]
+    out.append(node)
+    ch = changes_from_preset(sc)
+    out.append(
+        Section(
+            "What changed from the preset",
+            text=[] if len(ch) else ["Nothing: the preset as it is."],
+            tables=[ch] if len(ch) else [],
         )
     )
-    no = rec[~rec["feasible"]]
-    if len(no):
-        lines += ["", "Cannot serve it: " + "; ".join(f"{r.option} ({r.why_not})" for r in no.itertuples())]
-    slev = storage_levers(p)
-    lines += ["", "Storage levers, each applied alone:", ""]
-    slev_shown = slev.assign(
-        read_iops=slev["read_iops"].map(lambda v: f"{v:,.0f} reads/s"),
-        read_bytes_per_s=slev["read_bytes_per_s"].map(lambda v: f"{v / 1e6:,.1f} MB/s"),
+    out.append(Section("Storage options, cheapest comparable monthly cost first", tables=[storage_table(rec)]))
+    shown_lev = lev.assign(gpu_utilization=lev["gpu_utilization"].map(lambda x: f"{x:.0%}"))[
+        ["lever", "change", "gpu_utilization", "bottleneck"]
+    ].rename(
+        columns={"lever": "Lever", "change": "Change", "gpu_utilization": "GPU utilisation", "bottleneck": "Bottleneck"}
     )
-    lines.append(markdown_table(slev_shown[["lever", "read_iops", "read_bytes_per_s", "best_option", "best_units"]]))
-    lines += ["", "## What-if levers", ""]
-    lines.append(
-        markdown_table(
-            lev.assign(gpu_utilization=lev["gpu_utilization"].map(lambda x: f"{x:.0%}"))[
-                ["lever", "change", "gpu_utilization", "bottleneck"]
-            ]
+    out.append(Section("What-if levers", tables=[shown_lev]))
+    if charts:
+        from calc import plots
+
+        out.append(
+            Section(
+                "Charts",
+                figures=[
+                    plots.pipeline_stages(p),
+                    plots.demand_vs_batch(p),
+                    plots.demand_vs_gpus(p),
+                    plots.storage_map(p, rec),
+                    plots.memory_breakdown(p),
+                ],
+            )
         )
+    formulas = pd.DataFrame(
+        [
+            {"Output": OUTPUTS[k].label, "Value": p.formatted(k), "Formula": render_formula(p, FORMULAS[k])[1]}
+            for k in OUTPUTS
+        ]
     )
-    lines += ["", "## Sources", ""]
-    lines += [f"- `{k}`: {v}" for k, v in sorted(p.sources.items())]
-    lines += ["", "Generated by Feedrate (`calc`). Units: GPU memory in GiB; storage rates in decimal MB/s and GB/s."]
+    out.append(Section("Every formula, with its numbers", tables=[formulas]))
+    out.append(Section("Sources", text=[f"`{k}`: {v}" for k, v in sorted(p.sources.items()) if v]))
+    return out
+
+
+def _ram(p: Plan) -> str:
+    from calc.units import fmt
+
+    return fmt(p.inputs["host_ram_bytes"], "bytes", binary=True) + " per node"
+
+
+FOOTER = (
+    "Generated by Feedrate (`calc`). Units: GPU and host memory in GiB; "
+    "storage sizes and rates in decimal kB, MB/s and GB/s."
+)
+
+
+def markdown_report(
+    p: Plan, recommendation: pd.DataFrame | None = None, levers: pd.DataFrame | None = None, link: str = ""
+) -> str:
+    """The report as Markdown: answer first, then requirements, storage, levers, formulas, sources."""
+    lines = [f"# Feedrate: {p.title}", ""]
+    if p.scenario.description:
+        lines += [p.scenario.description, ""]
+    for s in sections(p, recommendation, levers, link):
+        lines += [f"## {s.title}", ""]
+        lines += [f"- {t}" for t in s.text]
+        for t in s.tables:
+            lines += ["", markdown_table(t)]
+        lines.append("")
+    lines.append(FOOTER)
     return "\n".join(lines) + "\n"
+
+
+def _md_inline(text: str) -> str:
+    """Escape, then render the report's two inline marks: **bold** and `code`."""
+    out = html.escape(text)
+    parts = out.split("**")
+    out = "".join(f"<b>{x}</b>" if i % 2 else x for i, x in enumerate(parts))
+    parts = out.split("`")
+    return "".join(f"<code>{x}</code>" if i % 2 else x for i, x in enumerate(parts))
+
+
+def html_report(
+    p: Plan, recommendation: pd.DataFrame | None = None, levers: pd.DataFrame | None = None, link: str = ""
+) -> str:
+    """The report as one self-contained HTML file: the charts are interactive Plotly, inlined."""
+    import plotly.io as pio
+
+    body = [f"<h1>Feedrate: {html.escape(p.title)}</h1>"]
+    if p.scenario.description:
+        body.append(f"<p>{html.escape(p.scenario.description)}</p>")
+    first_figure = True
+    for s in sections(p, recommendation, levers, link, charts=True):
+        body.append(f"<h2>{html.escape(s.title)}</h2>")
+        if s.text:
+            body.append("<ul>" + "".join(f"<li>{_md_inline(t)}</li>" for t in s.text) + "</ul>")
+        for t in s.tables:
+            body.append(t.to_html(index=False, border=0, classes="t", escape=True))
+        for fig in s.figures:
+            body.append(pio.to_html(fig, full_html=False, include_plotlyjs=first_figure, default_width="100%"))
+            first_figure = False
+    body.append(f"<p><small>{_md_inline(FOOTER)}</small></p>")
+    style = (
+        "body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
+        "table.t{border-collapse:collapse;font-size:13px;margin:.5em 0}"
+        "table.t td,table.t th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}"
+        "h2{margin-top:1.6em}"
+    )
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>Feedrate: {html.escape(p.scenario.name)}</title>"
+        f"<style>{style}</style></head><body>{''.join(body)}</body></html>"
+    )

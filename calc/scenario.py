@@ -296,6 +296,25 @@ class Scenario:
         preset="published multi-GPU tables",
     )
     gpus_per_job: int = _in(1, "int", CLUSTER, "GPUs per job", "Data-parallel GPUs in one job.", 1, 1e6)
+    gpu_price_per_hour: float | None = _in(
+        None,
+        "number",
+        CLUSTER,
+        "GPU price [USD per GPU-hour]",
+        "Prices the GPU time the bottleneck leaves idle; empty = the GPU preset's on-demand price.",
+        0,
+        1e4,
+        preset="gpu price_per_hour",
+    )
+    amortization_months: int = _in(
+        36,
+        "int",
+        STORAGE,
+        "Amortisation [months]",
+        "Bought drives and servers are spread over this many months to compare with cloud prices.",
+        1,
+        240,
+    )
     jobs: int = _in(1, "int", CLUSTER, "Concurrent jobs", "Jobs reading the same storage at once.", 1, 1e5)
     gpus_per_node: int = _in(8, "int", CLUSTER, "GPUs per node", "Sets per-node RAM and CPU figures.", 1, 64)
     target_gpu_utilization: float = _in(

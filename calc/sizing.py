@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from calc import catalog
 from calc import storage as st
 from calc.errors import InputError
 from calc.plan import Plan, as_scenario, plan
@@ -95,7 +98,8 @@ def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
         if o.kind != "ram" and supply_iops < rnd and not why:
             why = f"the system-wide cap of {fmt(o.aggregate_iops, 'count_per_s', 'reads/s')} is below the need"
             limiting = "system size"
-        cap = units * o.capacity_bytes if o.kind != "ram" else math.inf
+        # Capacity provisioned: block volumes are sized from the dataset, not their maximum.
+        cap = math.inf if o.kind == "ram" else v["dataset_bytes"] if o.unit == "volume" else units * o.capacity_bytes
         per_gpu_iops = v["read_iops"] / gpus
         service = o.service_time_s(req)
         workers = math.ceil(per_gpu_iops * service - 1e-9)
@@ -121,12 +125,11 @@ def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
             )
         if o.unit in ("drive",) and o.kind == "local" and clients > 1:
             caveats.append(f"local drives serve one node: the figure is per node ({clients} nodes read)")
-        billed_gb = (units * o.capacity_bytes if math.isfinite(o.capacity_bytes) else v["dataset_bytes"]) / 1e9
-        # Reading around the clock for a month: per-GB read charges and per-request charges.
-        month_s = 30 * 86400
-        reads_usd = (
-            v["read_bytes_per_s"] / 1e9 * o.price_per_gb_read + v["read_iops"] / 1e6 * o.price_per_million_requests
-        ) * month_s
+        cost = monthly_cost(o, units, v["dataset_bytes"], v["read_bytes_per_s"], v["read_iops"], rnd, clients)
+        purchase = units * o.purchase_price if o.kind != "ram" else clients * o.purchase_price
+        amortised = purchase / sc.amortization_months if math.isfinite(purchase) else 0.0
+        rented = cost["storage"] + cost["performance"] if math.isfinite(cost["storage"]) else 0.0
+        total = rented + cost["reads"] + amortised if o.priced else math.nan
         rows.append(
             {
                 "option": o.name,
@@ -141,20 +144,69 @@ def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
                 "capacity_headroom": cap / v["dataset_bytes"] if v["dataset_bytes"] > 0 else math.inf,
                 "latency_s": o.latency_s,
                 "workers_per_gpu_needed": workers,
-                "monthly_usd": o.price_per_gb_month * billed_gb + reads_usd,
-                "monthly_read_usd": reads_usd,
-                "purchase_usd": units * o.price_per_unit,
+                "monthly_usd": cost["storage"] + cost["performance"] + cost["reads"],
+                "monthly_read_usd": cost["reads"],
+                "purchase_usd": purchase,
+                "monthly_total_usd": total,
+                "capacity_bytes": cap,
+                "price_note": price_note(o, sc.amortization_months),
                 "ready": workers <= max(sc.num_workers, 1),
                 "caveats": "; ".join(caveats),
                 "verified": o.verified,
             }
         )
     df = pd.DataFrame(rows)
-    df["_cost"] = df["monthly_usd"].fillna(np.inf)
-    df = df.sort_values(["feasible", "ready", "_cost", "units"], ascending=[False, False, True, True]).drop(
-        columns="_cost"
-    )
+    # One comparable figure ranks them: monthly rent + read charges + purchases spread over
+    # amortization_months. Options with no public price come last, with the reason.
+    df["_cost"] = df["monthly_total_usd"].fillna(np.inf)
+    df = df.sort_values(["feasible", "_cost", "units"], ascending=[False, True, True]).drop(columns="_cost")
     return df.reset_index(drop=True)
+
+
+MONTH_S = 30 * 86400
+"""A month of reading around the clock [s] (30 days), for read and request charges."""
+
+
+def monthly_cost(
+    o: st.StorageOption,
+    units: float,
+    dataset_bytes: float,
+    read_bytes_per_s: float,
+    read_iops: float,
+    random_reads: float,
+    clients: float,
+) -> dict[str, float]:
+    """Monthly USD of an option at ``units``: capacity, provisioned performance, reads [USD].
+
+    Capacity is billed on what is provisioned: whole units of a fixed size (TiB of a file
+    system, drives), the dataset on elastic stores, and the dataset on block volumes, which
+    are sized from the need (a gp3 volume is provisioned at the dataset's size, not its 64 TiB
+    maximum). Provisioned IOPS and MB/s above a volume's free baseline are billed per month.
+    Reads: per-GB and per-request charges for a month of reading around the clock.
+    """
+    if o.unit == "volume" or not math.isfinite(o.capacity_bytes):
+        billed_gb = dataset_bytes / 1e9
+    else:
+        billed_gb = units * o.capacity_bytes / 1e9
+    storage_usd = o.price_per_gb_month * billed_gb
+    extra_iops = max(random_reads - units * o.free_iops, 0.0)
+    extra_mbps = max(read_bytes_per_s - units * o.free_bytes_per_s, 0.0) / 1e6
+    performance = extra_iops * o.price_per_iops_month + extra_mbps * o.price_per_mbps_month
+    reads = (read_bytes_per_s / 1e9 * o.price_per_gb_read + read_iops / 1e6 * o.price_per_million_requests) * MONTH_S
+    return {"storage": storage_usd, "performance": performance, "reads": reads}
+
+
+def price_note(o: st.StorageOption, months: int) -> str:
+    """Where an option's price comes from, or why it has none."""
+    if not o.priced:
+        return f"no public price: {o.no_price_reason}"
+    parts = []
+    if math.isfinite(o.price_per_gb_month):
+        parts.append(f"${o.price_per_gb_month:g}/GB-month {o.price_region}".strip())
+    if math.isfinite(o.purchase_price):
+        parts.append(f"${o.purchase_price:,.0f} per {o.unit} bought, over {months} months")
+    date = f" ({o.price_date})" if o.price_date else ""
+    return "; ".join(parts) + date
 
 
 def max_gpus(
@@ -365,3 +417,167 @@ def storage_levers(
             }
         )
     return pd.DataFrame(rows)
+
+
+HOURS_PER_MONTH = 730.0
+"""Hours in an average month (8,760 h / 12), for GPU-hours and monthly prices."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What to buy for this job and what it costs: the first thing a meeting reads.
+
+    ``best`` and ``runners_up`` are rows of ``recommend`` (feasible options, cheapest
+    comparable monthly cost first); ``own`` judges the scenario's own storage in words;
+    ``feeds_gpus`` is how many GPUs of this job that storage (or the best option) keeps fed;
+    ``idle_gpu_hours_per_month`` and ``idle_usd_per_month`` price what the bottleneck wastes.
+    """
+
+    plan: Plan
+    best: dict[str, Any] | None
+    runners_up: tuple[dict[str, Any], ...]
+    own: str
+    feeds_gpus: int | None
+    feeds_note: str
+    idle_gpu_hours_per_month: float
+    idle_usd_per_month: float
+    gpu_price_per_hour: float
+    gpu_price_source: str
+
+    @property
+    def headline(self) -> str:
+        """One sentence: what to buy and what it costs."""
+        if self.best is None:
+            return "No storage option in the catalog serves this job: see the reasons per option."
+        return "Buy: " + describe_option(self.best)
+
+    def lines(self) -> list[str]:
+        """The answer as short sentences (for the CLI, the report and the page)."""
+        p = self.plan
+        out = [self.headline]
+        if self.runners_up:
+            out.append("Runners-up: " + "; ".join(describe_option(r) for r in self.runners_up))
+        out.append(self.own)
+        if p.read_bytes_per_s == 0 and p.page_cache_hit >= 1 and self.best is not None:
+            out.append(
+                f"The dataset fits in each node's RAM: keep it in the cheapest store and let the page cache serve "
+                f"every epoch after the first (which reads {fmt(p.first_epoch_read_bytes_per_s, 'bytes_per_s')})."
+            )
+        if self.feeds_gpus is not None:
+            out.append(self.feeds_note)
+        gpus = p.scenario.gpus_per_job * p.scenario.jobs
+        if p.gpu_utilization < 1 - 1e-9:
+            money = (
+                f", ${self.idle_usd_per_month:,.0f} a month at ${self.gpu_price_per_hour:,.2f} per GPU-hour"
+                if math.isfinite(self.idle_usd_per_month)
+                else f" (no GPU price: {self.gpu_price_source}; set gpu_price_per_hour)"
+            )
+            out.append(
+                f"The {p.bottleneck} bottleneck idles {gpus:,} x {p.scenario.gpu} "
+                f"{1 - p.gpu_utilization:.0%} of the time: "
+                f"{self.idle_gpu_hours_per_month:,.0f} GPU-hours a month{money}."
+            )
+        else:
+            out.append(f"No GPU time is lost: the {_n(gpus, 'GPU')} set the pace.")
+        return out
+
+
+def describe_option(row: Mapping[str, Any]) -> str:
+    """``3 x nvme-gen4 drive (23 TB), $1,234 to buy = $34/month over 36 months, bandwidth 2.1x``."""
+    units, unit = int(row["units"]), str(row["unit"])
+    cap = row.get("capacity_bytes", math.inf)
+    size = f" ({fmt(cap, 'bytes')})" if isinstance(cap, float) and math.isfinite(cap) else ""
+    cost = []
+    if math.isfinite(row.get("purchase_usd", math.nan)):
+        cost.append(f"${row['purchase_usd']:,.0f} to buy")
+    if math.isfinite(row.get("monthly_total_usd", math.nan)):
+        cost.append(f"${row['monthly_total_usd']:,.0f} a month all in")
+    else:
+        cost.append("no public price")
+    head = min(row.get("iops_headroom", math.inf), row.get("bandwidth_headroom", math.inf))
+    room = (
+        f"{head:.1f}x headroom, limited by {row['limiting']}"
+        if math.isfinite(head)
+        else "read once: the page cache holds the dataset after the first epoch"
+    )
+    return f"{_n(units, unit)} of {row['option']}{size}, {', '.join(cost)}; {room}"
+
+
+def _n(count: float, noun: str) -> str:
+    """``1 drive``, ``3 drives``, ``1,024 GPUs``: a count with its noun, singular or plural."""
+    n = int(count)
+    return f"{n:,} {noun}" + ("" if n == 1 or noun.endswith("s") else "s")
+
+
+def answer(x: PlanLike, /, **overrides: Any) -> Answer:
+    """The answer card: storage to buy, runners-up, the job's own storage judged, GPUs fed, idle cost."""
+    p = _as_plan(x, overrides)
+    sc = p.scenario
+    rec = recommend(p)
+    ok = rec[rec["feasible"] & rec["monthly_total_usd"].notna()]
+    rows = [dict(r) for _, r in ok.iterrows()]
+    best = rows[0] if rows else None
+    runners = tuple(rows[1:3])
+    need_bw, need_iops = p.read_bytes_per_s, p.read_iops
+    if sc.storage:
+        mine = dict(rec[rec["option"] == sc.storage].iloc[0])
+        units = sc.storage_units
+        have = (
+            f"{units} x {sc.storage}"
+            if units is not None
+            else f"{sc.storage} (as many units as needed, up to its maximum)"
+        )
+        ok_now = p.gpu_utilization >= 1 - 1e-9 or p.bottleneck != "storage"
+        if need_bw == 0 and p.page_cache_hit >= 1:
+            own = (
+                f"Your storage, {have}, is read once: the dataset ({fmt(p.dataset_bytes, 'bytes')}) fits in node RAM, "
+                f"so after the first epoch ({fmt(p.first_epoch_read_bytes_per_s, 'bytes_per_s')} while it lasts) "
+                "nothing more is read from it."
+            )
+        elif ok_now:
+            own = (
+                f"Your storage, {have}, delivers what the job needs "
+                f"({fmt(need_bw, 'bytes_per_s')}, {fmt(need_iops, 'count_per_s', 'reads/s')})."
+            )
+        else:
+            would = f"; {mine['units']:,} would" if mine["feasible"] else f"; it cannot: {mine['why_not']}"
+            own = (
+                f"Your storage, {have}, delivers {fmt(p.storage_bytes_per_s, 'bytes_per_s')} of the "
+                f"{fmt(need_bw, 'bytes_per_s')} needed{would}."
+            )
+        option: str | None = sc.storage
+        n_units = units
+    else:
+        own = (
+            f"No storage chosen: the job needs {fmt(need_bw, 'bytes_per_s')} and "
+            f"{fmt(need_iops, 'count_per_s', 'reads/s')} in steady state "
+            f"({fmt(p.first_epoch_read_bytes_per_s, 'bytes_per_s')} in the first epoch)."
+        )
+        option, n_units = (best["option"], best["units"]) if best else (None, None)
+    feeds: int | None = None
+    feeds_note = ""
+    if option is not None and need_bw > 0:
+        try:
+            feeds = max_gpus(sc, storage=option, units=n_units)
+            size = f"{n_units:,} x {option}" if n_units is not None else f"{option} at its largest size"
+            feeds_note = f"{size} can feed {_n(feeds, 'GPU')} of this job at its target utilisation."
+        except InputError:
+            feeds = None
+    price = sc.gpu_price_per_hour
+    gpu = catalog.gpu(sc.gpu)
+    src = "scenario" if price is not None else gpu.price_source
+    price_f = float(price) if price is not None else gpu.price_per_hour
+    gpus = sc.gpus_per_job * sc.jobs
+    idle_h = gpus * (1 - p.gpu_utilization) * HOURS_PER_MONTH
+    return Answer(
+        plan=p,
+        best=best,
+        runners_up=runners,
+        own=own,
+        feeds_gpus=feeds,
+        feeds_note=feeds_note,
+        idle_gpu_hours_per_month=idle_h,
+        idle_usd_per_month=idle_h * price_f,
+        gpu_price_per_hour=price_f,
+        gpu_price_source=src,
+    )

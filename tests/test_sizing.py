@@ -150,3 +150,75 @@ def test_monthly_cost_counts_read_charges() -> None:
     s3 = _row(recommend("beast-imagenet-4xv100"), "aws-s3-standard")
     # 5,885 GETs/s for 30 days at $0.40 per million
     assert s3["monthly_read_usd"] == pytest.approx(512 / 0.087 * 0.4e-6 * 30 * 86400, rel=1e-9)
+
+
+# ------------------------------------------------------------------ the meeting answer
+
+
+def test_answer_names_the_cheapest_option_that_serves_and_its_cost() -> None:
+    a = calc.answer("beast-imagenet-4xv100")
+    assert a.best is not None and a.best["option"] == "sata-ssd" and a.best["units"] == 1
+    # $139.99 (Samsung 870 EVO 1 TB list price, storage.yaml) spread over 36 months
+    assert a.best["monthly_total_usd"] == pytest.approx(139.99 / 36, rel=1e-9)
+    assert a.headline.startswith("Buy: 1 drive of sata-ssd") and "$140 to buy" in a.headline
+    assert len(a.runners_up) == 2
+
+
+def test_ranking_is_by_the_comparable_monthly_cost() -> None:
+    df = recommend("beast-imagenet-4xv100")
+    ok = df[df["feasible"] & df["monthly_total_usd"].notna()]
+    assert list(ok["monthly_total_usd"]) == sorted(ok["monthly_total_usd"])
+    # feasible options come first; unpriced ones after the priced ones
+    first_infeasible = int((~df["feasible"]).values.argmax())
+    assert df["feasible"].iloc[:first_infeasible].all()
+
+
+def test_every_storage_option_has_a_price_or_says_why() -> None:
+    for o in storage.options().values():
+        assert o.priced or o.no_price_reason, o.name
+
+
+def test_gp3_is_billed_from_the_need_not_its_maximum() -> None:
+    r = _row(recommend("beast-imagenet-4xv100"), "aws-ebs-gp3")
+    # 83.96 GB dataset x $0.08 + (5,885 - 3,000 free) IOPS x $0.005 + (385.7 - 125 free) MB/s x $0.04
+    dataset_gb = 1281167 * 65536 / 1e9
+    reads = 4 * 128 / 0.087
+    expected = dataset_gb * 0.08 + (reads - 3000) * 0.005 + (reads * 65536 / 1e6 - 125) * 0.04
+    assert r["monthly_total_usd"] == pytest.approx(expected, rel=1e-9)
+    assert r["capacity_bytes"] == pytest.approx(dataset_gb * 1e9)
+
+
+def test_own_storage_is_judged_in_words() -> None:
+    a = calc.answer("beast-imagenet-4xv100", storage="nfs-25gbe", storage_units=1, gpus_per_job=64, gpu="H100-SXM")
+    assert a.own.startswith("Your storage, 1 x nfs-25gbe, delivers 2.8 GB/s of the")
+    assert " would" in a.own and a.feeds_gpus is not None and a.feeds_gpus < 64
+
+
+def test_idle_gpu_money_uses_the_gpu_price() -> None:
+    p = calc.plan("resnet50-8xh100-imagenet")
+    a = calc.answer(p)
+    # 8 GPUs x (1 - utilisation) x 730 h x $6.88 (AWS p5.48xlarge on-demand / 8, gpus.yaml)
+    hours = 8 * (1 - p.gpu_utilization) * 730
+    assert a.idle_gpu_hours_per_month == pytest.approx(hours, rel=1e-12)
+    assert a.idle_usd_per_month == pytest.approx(hours * 6.88, rel=1e-12)
+    assert calc.answer(p, gpu_price_per_hour=2).idle_usd_per_month == pytest.approx(hours * 2, rel=1e-12)
+
+
+def test_a_dataset_that_fits_in_ram_is_read_once() -> None:
+    # 147 GB of ImageNet on nodes with 2 TiB of RAM: after epoch 1 the page cache serves it all.
+    p = calc.plan("resnet50-8xh100-imagenet")
+    assert p.page_cache_hit == 1 and p.read_bytes_per_s == 0 and p.first_epoch_read_bytes_per_s > 0
+    a = calc.answer(p)
+    assert "page cache" in " ".join(a.lines())
+    assert a.best is not None and a.best["monthly_total_usd"] < 100  # no 30 TiB of FSx
+
+
+def test_eight_h100_unet3d_behind_100_gbit_runs_at_about_55_percent() -> None:
+    p = calc.plan("mlperf-unet3d-h100", gpus_per_job=8, node_network_bytes_per_s="100 Gb/s")
+    # The node needs 8 x 7 / 0.323 s x 0.9 (MLPerf's target) x 146.6 MB = 22.9 GB/s; the link
+    # carries 12.5 GB/s: 55 % of the demand, so the GPUs run at 0.55 x 0.9 = 49 % of their rate.
+    need = 8 * 7 / 0.323 * 0.9 * p.inputs["example_bytes"]
+    assert p.node_read_bytes_per_s == pytest.approx(need, rel=1e-9)
+    assert p.bottleneck == "network"
+    assert 12.5e9 / need == pytest.approx(0.546, abs=0.005)
+    assert p.gpu_utilization == pytest.approx(12.5e9 / need * 0.9, rel=1e-9)
