@@ -30,7 +30,7 @@ MAX_UPLOAD_BYTES = 100_000
 NONE = "(none)"
 QUANTITY_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "count", "count_per_s")
 HEADLINE_LABELS = {
-    "batch_size": "Batch size per GPU [examples]",
+    "batch_size": "Batch per GPU",
     "step_time_s": "Step time",
     "samples_per_s": "Samples/s, all GPUs",
     "read_iops": "Random reads/s",
@@ -183,8 +183,15 @@ def sidebar() -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
     values: dict[str, Any] = {}
     errors: dict[str, str] = {}
     slots: dict[str, Any] = {}
+    # A group holding an invalid input opens, so the message next to the field is seen.
+    bad_groups = set()
+    for name, info in FIELDS.items():
+        try:
+            check_or_none(name, from_text(name, widget_text(name, st.session_state.get(KEY + name))))
+        except InputError:
+            bad_groups.add(info.group)
     for group in GROUPS:
-        with sb.expander(group[0].upper() + group[1:], expanded=group == "GPU and model"):
+        with sb.expander(group[0].upper() + group[1:], expanded=group == "GPU and model" or group in bad_groups):
             for name, info in FIELDS.items():
                 if info.group != group:
                     continue
@@ -315,9 +322,9 @@ def headline(p: calc.Plan) -> None:
 
 def requirements_tab(p: calc.Plan) -> None:
     st.plotly_chart(plots.memory_breakdown(p), key="chart_memory")
-    c1, c2 = st.columns(2)
-    c1.plotly_chart(plots.demand_vs_batch(p), key="chart_batch")
-    c2.plotly_chart(plots.demand_vs_gpus(p), key="chart_gpus")
+    # One chart per row: side by side, titles and axis labels get cut at meeting widths.
+    st.plotly_chart(plots.demand_vs_batch(p), key="chart_batch")
+    st.plotly_chart(plots.demand_vs_gpus(p), key="chart_gpus")
     t = p.to_frame()[["label", "display", "formula"]]
     st.dataframe(t, width="stretch", height=560)
 
@@ -375,9 +382,8 @@ def storage_tab(p: calc.Plan, rec: pd.DataFrame) -> None:
 
 
 def pipeline_tab(p: calc.Plan, lev: pd.DataFrame) -> None:
-    c1, c2 = st.columns(2)
-    c1.plotly_chart(plots.pipeline_stages(p), key="chart_pipeline")
-    c2.plotly_chart(plots.levers_chart(lev), key="chart_levers")
+    st.plotly_chart(plots.pipeline_stages(p), key="chart_pipeline")
+    st.plotly_chart(plots.levers_chart(lev), key="chart_levers")
     st.dataframe(
         lev,
         width="stretch",
@@ -487,7 +493,7 @@ def main() -> None:
         first_run()
     values, errors, slots = sidebar()
     mark_fields(values, errors, slots)
-    st.title("Feedrate: what to buy so the GPUs stay fed")
+    st.caption("Feedrate: what to buy so the GPUs stay fed")
     for e in st.session_state.get("url_errors", []):
         st.error(f"Link: {e}")
     if errors:

@@ -6,6 +6,7 @@ without showing it. Axis titles carry units.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -33,14 +34,27 @@ GiB = 2.0**30
 
 
 def _layout(fig: go.Figure, title: str, height: int = 360) -> go.Figure:
+    """Shared layout; a title that states the finding, wrapped so a narrow page never cuts it."""
     fig.update_layout(
-        title=title,
+        title={"text": _wrap(title), "font": {"size": 17}},
         height=height,
-        margin={"l": 60, "r": 20, "t": 60, "b": 50},
+        margin={"l": 70, "r": 30, "t": 80, "b": 60},
         template="plotly_white",
         legend={"orientation": "h", "y": -0.2},
     )
     return fig
+
+
+def _wrap(text: str, width: int = 70) -> str:
+    """Break a long title into lines of about ``width`` characters (Plotly's <br>)."""
+    words, lines, line = text.split(), [], ""
+    for w in words:
+        if line and len(line) + 1 + len(w) > width:
+            lines.append(line)
+            line = w
+        else:
+            line = f"{line} {w}".strip()
+    return "<br>".join([*lines, line])
 
 
 def _marker_line(fig: go.Figure, x: Sequence[float], y: Sequence[float], text: str, secondary: bool = False) -> None:
@@ -111,7 +125,7 @@ def demand_vs_batch(p: Plan, points: int = 24) -> go.Figure:
     sizes = [int(x) for x in np.unique(np.round(np.geomspace(1, top, points)))]
     df = sweep(p.scenario, batch_size=sizes)
     n = df["batch_size"].astype(float)
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12)
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.16)
     fig.add_scatter(x=n, y=df["gpu_samples_per_s"], name="samples/s per GPU", line_color=COLORS["gpu"], row=1, col=1)
     fig.add_scatter(x=n, y=df["step_time_s"] * 1e3, name="step time", line_color=COLORS["demand"], row=1, col=2)
     for col, y in ((1, df["gpu_samples_per_s"]), (2, df["step_time_s"] * 1e3)):
@@ -127,7 +141,7 @@ def demand_vs_batch(p: Plan, points: int = 24) -> go.Figure:
             row=1,
             col=col,
         )
-        fig.update_xaxes(title="batch size per GPU [examples]", type="log", row=1, col=col)
+        fig.update_xaxes(title="batch per GPU [examples]", type="log", row=1, col=col)
     fig.update_yaxes(title="samples/s per GPU", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title="step time [ms]", rangemode="tozero", row=1, col=2)
     rate = df["gpu_samples_per_s"].to_numpy()
@@ -136,7 +150,7 @@ def demand_vs_batch(p: Plan, points: int = 24) -> go.Figure:
         f"Per-GPU rate reaches 90 % of its top ({fmt(float(rate.max()), 'count_per_s', 'samples/s')}) "
         f"at batch {near}; this job runs {p.batch_size}"
     )
-    fig = _layout(fig, title, 360)
+    fig = _layout(fig, title, 380)
     fig.update_layout(showlegend=False)
     return fig
 
@@ -149,7 +163,7 @@ def demand_vs_gpus(p: Plan, gpus: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 
     """Read bandwidth and random reads/s against GPUs per job: two panels, one quantity each."""
     df = sweep(p.scenario, gpus_per_job=list(gpus))
     g = df["gpus_per_job"].astype(float)
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12)
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.16)
     fig.add_scatter(
         x=g, y=df["read_bytes_per_s"] / 1e9, mode="lines+markers", line_color=COLORS["storage"], row=1, col=1
     )
@@ -169,41 +183,75 @@ def demand_vs_gpus(p: Plan, gpus: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 
     return fig
 
 
-def storage_map(p: Plan, recommendation: pd.DataFrame | None = None) -> go.Figure:
-    """Log-log map: each storage option's one-unit bandwidth and IOPS at the plan's read size,
-    and the workload as a star. Options up and to the right of the star serve it with one unit."""
+def storage_map(p: Plan, recommendation: pd.DataFrame | None = None, labelled: int = 4) -> go.Figure:
+    """Log-log map of one unit of each storage option: bandwidth and reads/s at the plan's read size.
+
+    The options that matter are labelled (the cheapest that serve, and the job's own); the rest
+    are small grey points. The workload is a star: one unit of an option up and to the right of
+    it serves the job alone.
+    """
     req = p.values["request_bytes"]
     opts = list(st.options().values())
-    feasible = (
-        None if recommendation is None else dict(zip(recommendation["option"], recommendation["feasible"], strict=True))
+    rec = recommendation
+    feasible = {} if rec is None else dict(zip(rec["option"], rec["feasible"], strict=True))
+    order = (
+        []
+        if rec is None
+        else [
+            o
+            for o, ok, c in zip(rec["option"], rec["feasible"], rec["monthly_total_usd"], strict=True)
+            if ok and math.isfinite(c)
+        ]
     )
+    marked = order[:labelled] + ([p.scenario.storage] if p.scenario.storage else [])
     fig = go.Figure()
-    for kind in sorted({o.kind for o in opts}):
-        group = [o for o in opts if o.kind == kind]
-        fig.add_scatter(
-            x=[o.read_bytes_per_s / 1e6 for o in group],
-            y=[o.iops_at(req) for o in group],
-            mode="markers",
-            name=kind,
-            text=[o.name for o in group],
-            marker={
-                "size": 10,
-                "symbol": ["circle" if feasible is None or feasible.get(o.name) else "x" for o in group],
-            },
-            hovertemplate="%{text}<br>%{x:,.0f} MB/s<br>%{y:,.0f} reads/s<extra></extra>",
-        )
+    rest = [o for o in opts if o.name not in marked]
     fig.add_scatter(
-        x=[max(p.read_bytes_per_s / 1e6, 1e-3)],
-        y=[max(p.read_iops, 1e-3)],
-        mode="markers+text",
-        name="this workload",
-        text=["workload"],
-        textposition="top center",
-        marker={"size": 18, "symbol": "star", "color": COLORS["demand"]},
+        x=[o.read_bytes_per_s / 1e6 for o in rest],
+        y=[o.iops_at(req) for o in rest],
+        mode="markers",
+        name="other options (hover for names)",
+        text=[f"{o.name}{'' if feasible.get(o.name, True) else ' (cannot serve)'}" for o in rest],
+        marker={"size": 7, "color": "#b8bec6"},
+        hovertemplate="%{text}<br>%{x:,.0f} MB/s<br>%{y:,.0f} reads/s<extra></extra>",
     )
-    fig.update_xaxes(title="read bandwidth per unit [MB/s]", type="log")
-    fig.update_yaxes(title=f"random reads/s per unit at {fmt(req, 'bytes', binary=True)}", type="log")
-    return _layout(fig, "Storage options against this workload (one unit each; x = cannot serve)", 460)
+    for i, name in enumerate(dict.fromkeys(marked)):
+        o = st.option(name)
+        role = "your storage" if name == p.scenario.storage else ("cheapest that serves" if i == 0 else "serves")
+        fig.add_scatter(
+            x=[o.read_bytes_per_s / 1e6],
+            y=[o.iops_at(req)],
+            mode="markers+text",
+            name=f"{name} ({role})",
+            text=[name],
+            textposition="top center",
+            marker={"size": 13, "color": PLAN_COLORS[i % len(PLAN_COLORS)]},
+        )
+    busy = p.read_bytes_per_s > 0
+    if busy:
+        fig.add_scatter(
+            x=[p.read_bytes_per_s / 1e6],
+            y=[max(p.read_iops, 1e-3)],
+            mode="markers+text",
+            name="this workload",
+            text=["this workload"],
+            textposition="bottom center",
+            marker={"size": 20, "symbol": "star", "color": COLORS["demand"]},
+        )
+    fig.update_xaxes(title="read bandwidth of one unit [MB/s]", type="log")
+    fig.update_yaxes(title=f"random reads/s of one unit at {fmt(req, 'bytes', binary=True)}", type="log")
+    if not busy:
+        title = "The dataset is read once (it fits in RAM): any option with the capacity serves; cheapest first"
+    elif order:
+        title = (
+            f"{order[0]} is the cheapest option that serves {fmt(p.read_bytes_per_s, 'bytes_per_s')} and "
+            f"{fmt(p.read_iops, 'count_per_s', 'reads/s')}"
+        )
+    else:
+        title = "No option in the catalog serves this workload"
+    fig = _layout(fig, title, 480)
+    fig.update_layout(legend={"orientation": "v", "y": 0.5, "x": 1.02})
+    return fig
 
 
 def pipeline_stages(p: Plan) -> go.Figure:
@@ -220,7 +268,8 @@ def pipeline_stages(p: Plan) -> go.Figure:
             orientation="h",
             marker_color=[COLORS[n] for n in names],
             text=[fmt(x, "count_per_s", "samples/s") for x in values],
-            textposition="auto",
+            textposition="inside",
+            insidetextanchor="start",
             showlegend=False,
         )
     )
@@ -232,7 +281,11 @@ def pipeline_stages(p: Plan) -> go.Figure:
         name=f"needed: {fmt(demand, 'count_per_s', 'samples/s')}",
         line={"dash": "dash", "color": COLORS["demand"]},
     )
-    fig.update_xaxes(title="samples/s per GPU", rangemode="tozero")
+    # Linear, so 2,609 vs 3,957 reads as it is; a stage far above the need runs off the axis
+    # (its label gives the figure) rather than squashing every other bar.
+    top = 2.5 * max(demand, p.gpu_samples_per_s, min(values))
+    fig.update_xaxes(title="samples/s per GPU", range=[0, top])
+    fig.update_traces(cliponaxis=True, selector={"type": "bar"})
     fig.update_yaxes(autorange="reversed")
     achieved = p.achieved_samples_per_s / max(p.scenario.gpus_per_job * p.scenario.jobs, 1)
     if p.bottleneck == "gpu":

@@ -456,7 +456,7 @@ class Answer:
         p = self.plan
         out = [self.headline]
         if self.runners_up:
-            out.append("Runners-up: " + "; ".join(describe_option(r) for r in self.runners_up))
+            out.append("Runners-up: " + "; ".join(describe_option(r, brief=True) for r in self.runners_up))
         out.append(self.own)
         if p.read_bytes_per_s == 0 and p.page_cache_hit >= 1 and self.best is not None:
             out.append(
@@ -482,7 +482,7 @@ class Answer:
         return out
 
 
-def describe_option(row: Mapping[str, Any]) -> str:
+def describe_option(row: Mapping[str, Any], brief: bool = False) -> str:
     """``3 x nvme-gen4 drive (23 TB), $1,234 to buy = $34/month over 36 months, bandwidth 2.1x``."""
     units, unit = int(row["units"]), str(row["unit"])
     cap = row.get("capacity_bytes", math.inf)
@@ -500,6 +500,8 @@ def describe_option(row: Mapping[str, Any]) -> str:
         if math.isfinite(head)
         else "read once: the page cache holds the dataset after the first epoch"
     )
+    if brief:
+        return f"{_n(units, unit)} of {row['option']}{size}, {', '.join(cost)}"
     return f"{_n(units, unit)} of {row['option']}{size}, {', '.join(cost)}; {room}"
 
 

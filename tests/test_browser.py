@@ -106,11 +106,12 @@ def browser_page() -> Iterator[Page]:
         browser.close()
 
 
-def _wait(page: Page) -> None:
+def _wait(page: Page, metrics: bool = True) -> None:
     """Streamlit's own e2e wait: connected, then the script has finished running."""
     page.wait_for_selector("[data-testid='stApp'][data-test-connection-state='CONNECTED']", state="attached")
     page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", state="attached")
-    page.wait_for_selector("[data-testid='stMetric']")
+    if metrics:
+        page.wait_for_selector("[data-testid='stMetric']")
 
 
 def _metric(page: Page, label: str) -> str:
@@ -127,12 +128,44 @@ def test_page_loads_with_the_default_plan(server: str, browser_page: Page) -> No
     page = browser_page
     page.goto(server)
     _wait(page)
-    assert _metric(page, "Reads/s") == "5,885 reads/s"
-    assert _metric(page, "Batch size") == "128 examples"
+    assert _metric(page, "Random reads/s") == "5,885"
+    assert _metric(page, "Batch per GPU") == "128"
+    # The first screen answers "what do we buy and what does it cost".
+    expect(page.get_by_text("Buy: 1 drive of sata-ssd").first).to_be_visible()
+    expect(page.get_by_text("$140 to buy").first).to_be_visible()
     _no_errors(page)
     page.wait_for_selector(".js-plotly-plot")
     SCREENSHOT.parent.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT), full_page=False)
+
+
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_every_section_renders_at_meeting_widths(server: str, browser_page: Page, width: int) -> None:
+    """Screenshots of the first screen and of each section's charts (docs/screenshots/), nothing cut."""
+    page = browser_page
+    page.set_viewport_size({"width": width, "height": 1000})
+    page.goto(f"{server}/?scenario=resnet50-8xh100-imagenet")
+    _wait(page)
+    out = ROOT / "docs" / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(out / f"first-screen-{width}.png"))
+    for value in page.locator("[data-testid='stMetricValue']").all():
+        # a headline value that does not fit its column is cut with an ellipsis by the browser
+        assert value.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), value.inner_text()
+    for section in ("Requirements", "Storage", "Pipeline", "Moving the data", "Compare"):
+        page.locator("[data-testid='stRadio']").get_by_text(section, exact=True).click()
+        _wait(page)
+        _no_errors(page)
+        name = section.lower().replace(" ", "-")
+        if section == "Compare":
+            page.get_by_role("button", name="Pin this scenario").click()
+            _wait(page)
+        page.wait_for_selector(".js-plotly-plot")
+        page.wait_for_timeout(800)  # let Plotly finish its first layout pass
+        charts = page.locator(".js-plotly-plot")
+        for i in range(charts.count()):
+            charts.nth(i).screenshot(path=str(out / f"{name}-{i + 1}-{width}.png"))
+    page.set_viewport_size({"width": 1600, "height": 1100})
 
 
 def test_changing_the_gpu_updates_the_numbers(server: str, browser_page: Page) -> None:
@@ -143,8 +176,8 @@ def test_changing_the_gpu_updates_the_numbers(server: str, browser_page: Page) -
     box.click()
     page.get_by_role("option", name="A100-SXM4-80GB", exact=True).click()
     expect(
-        page.locator("[data-testid='stMetric']", has_text="Batch size").locator("[data-testid='stMetricValue']")
-    ).to_have_text("512 examples")
+        page.locator("[data-testid='stMetric']", has_text="Batch per GPU").locator("[data-testid='stMetricValue']")
+    ).to_have_text("512")
     expect(page).to_have_url(re.compile(r"gpu=A100-SXM4-80GB"))
     _no_errors(page)
 
@@ -153,7 +186,7 @@ def test_share_link_restores_the_scenario(server: str, browser_page: Page) -> No
     page = browser_page
     page.goto(f"{server}/?scenario=beast-nfs-shop&jobs=10")
     _wait(page)
-    assert _metric(page, "Reads/s") == "1,280 reads/s"
+    assert _metric(page, "Random reads/s") == "1,280"
     assert _metric(page, "Read bandwidth") == "640 MB/s"
     _no_errors(page)
 
@@ -163,20 +196,33 @@ def test_download_markdown_report(server: str, browser_page: Page, tmp_path: Pat
     page.goto(f"{server}/?scenario=mlperf-unet3d-h100")
     _wait(page)
     with page.expect_download() as info:
-        page.get_by_role("button", name="Markdown report").click()
+        page.get_by_role("button", name="Report (Markdown)").click()
     path = tmp_path / "report.md"
     info.value.save_as(path)
     text = path.read_text()
-    assert text.startswith("# Feedrate plan: mlperf-unet3d-h100")
-    assert "19.5 samples/s" in text
+    assert text.startswith("# Feedrate: mlperf-unet3d-h100")
+    assert "## What to buy, and what it costs" in text and "19.5 samples/s" in text
+    assert "?scenario=mlperf-unet3d-h100" in text  # the link back
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Report (HTML, charts included)").click()
+    html = tmp_path / "report.html"
+    info.value.save_as(html)
+    body = html.read_text()
+    # self-contained: plotly.js is inlined, not loaded from a script src
+    assert body.startswith("<!doctype html>") and "Plotly.newPlot" in body and "<script src=" not in body
 
 
 def test_bad_input_shows_a_message_not_a_traceback(server: str, browser_page: Page) -> None:
     page = browser_page
     page.goto(f"{server}/?scenario=beast-resnet50-v100&example_bytes=-3%20kB")
-    _wait(page)
+    _wait(page, metrics=False)
     expect(page.locator("[data-testid='stException']")).to_have_count(0)
-    expect(page.get_by_text("out of range").first).to_be_visible()
+    # named next to its field (its group opens) and in the main area
+    expect(page.locator("[data-testid='stSidebar']").get_by_text("out of range").first).to_be_visible()
+    expect(page.locator("[data-testid='stMain']").get_by_text("out of range").first).to_be_visible()
+    # no stale numbers: the headline is replaced by what to fix
+    expect(page.locator("[data-testid='stMetric']")).to_have_count(0)
+    expect(page.get_by_text("No numbers shown").first).to_be_visible()
 
 
 def test_uploading_a_scenario_yaml_restores_it(server: str, browser_page: Page, tmp_path: Path) -> None:
@@ -189,8 +235,8 @@ def test_uploading_a_scenario_yaml_restores_it(server: str, browser_page: Page, 
     good.write_text(calc.scenario("beast-nfs-shop", jobs=10).to_yaml())
     page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(str(good))
     expect(
-        page.locator("[data-testid='stMetric']", has_text="Reads/s").locator("[data-testid='stMetricValue']")
-    ).to_have_text("1,280 reads/s")
+        page.locator("[data-testid='stMetric']", has_text="Random reads/s").locator("[data-testid='stMetricValue']")
+    ).to_have_text("1,280")
     bad = tmp_path / "bad.yaml"
     bad.write_text("gpu: [V100\n")
     page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(str(bad))
