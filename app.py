@@ -39,8 +39,8 @@ HEADLINE_LABELS = {
     "cpu_cores": "CPU cores for loading",
     "gpu_utilization": "GPU utilisation",
 }
-SECTIONS = ("Requirements", "Storage", "Pipeline", "Moving the data", "Compare", "Formulas and sources")
-GROUPS = ("scenario", "GPU and model", "measured", "data", "loader", "cluster", "storage", "transfer")
+SECTIONS = ("Requirements", "Storage", "Pipeline", "Checkpoints", "Moving the data", "Compare", "Formulas and sources")
+GROUPS = ("scenario", "GPU and model", "measured", "data", "loader", "cluster", "storage", "checkpoints", "transfer")
 KEY = "f_"
 BASE_UNIT = {"bytes": "B", "bytes_per_s": "B/s", "seconds": "s", "flops": "FLOPs", "flops_per_s": "FLOP/s"}
 
@@ -395,6 +395,27 @@ def pipeline_tab(p: calc.Plan, lev: pd.DataFrame) -> None:
     )
 
 
+def checkpoint_tab(p: calc.Plan) -> None:
+    keys = (
+        "checkpoint_bytes",
+        "checkpoint_rank_bytes",
+        "checkpoint_writing_ranks",
+        "checkpoint_write_bytes_per_s",
+        "checkpoint_host_ram_bytes",
+        "checkpoint_restore_s",
+        "checkpoint_capacity_bytes",
+        "young_daly_interval_s",
+        "storage_need_bytes_per_s",
+    )
+    st.plotly_chart(plots.checkpoint_timeline(p), key="chart_checkpoint")
+    st.table(pd.DataFrame({"": [calc.OUTPUTS[k].label for k in keys], "value": [p.formatted(k) for k in keys]}))
+    st.caption(
+        "Size = parameters x bytes per parameter of the layout (MLPerf Storage: 2 B weights + 12 B fp32 master "
+        "and Adam state). A synchronous save blocks training for the allowed stall; an asynchronous one copies to "
+        "host RAM and drains during training. Set the interval, mode and parallel layout in the Checkpoints inputs."
+    )
+
+
 def transfer_tab(p: calc.Plan) -> None:
     st.plotly_chart(plots.transfer_timeline(p), key="chart_transfer")
     keys = ("dataset_bytes", "compress_s", "send_s", "decompress_s", "transfer_time_s", "transfer_direct_time_s")
@@ -532,6 +553,8 @@ def main() -> None:
         storage_tab(p, cached_tables(yaml_text)[0])
     elif section == "Pipeline":
         pipeline_tab(p, cached_tables(yaml_text)[1])
+    elif section == "Checkpoints":
+        checkpoint_tab(p)
     elif section == "Moving the data":
         transfer_tab(p)
     elif section == "Compare":

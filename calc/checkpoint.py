@@ -35,6 +35,18 @@ import numpy.typing as npt
 
 from calc._types import Numeric
 from calc.errors import InputError
+from calc.formula import formula, note
+
+note("checkpoint_writing_ranks", "ZeRO 0: TP x PP (one replica writes); else DP x TP x PP")
+note(
+    "checkpoint_write_bytes_per_s",
+    "{checkpoint_rule}",
+)
+note("checkpoint_host_ram_bytes", "async: {checkpoint_rank_bytes} x writing ranks on a node; sync: 0")
+note(
+    "storage_need_bytes_per_s",
+    "sync: max({read_bytes_per_s}, {checkpoint_write_bytes_per_s}); async: their sum",
+)
 
 GIB = 2**30
 TIB = 2**40
@@ -142,6 +154,14 @@ def _positive(name: str, value: Numeric) -> npt.NDArray[np.float64]:
     return a
 
 
+def _rate(name: str, value: Numeric) -> npt.NDArray[np.float64]:
+    """A rate: more than 0; infinite means unlimited (its time term is 0)."""
+    a = np.asarray(value, dtype=float)
+    if np.any(np.isnan(a) | (a <= 0)):
+        raise InputError(name, f"{value}; accepted: more than 0 (inf = unlimited)")
+    return a
+
+
 def llama_params(
     vocab_size: Numeric,
     hidden_size: Numeric,
@@ -165,6 +185,7 @@ def llama_params(
     return 2 * _positive("vocab_size", vocab_size) * h + h + _nonneg("num_layers", num_layers) * layer
 
 
+@formula("checkpoint_bytes", "{params} x (weight + optimizer bytes per parameter of the layout)")
 def checkpoint_bytes(
     params: Numeric, weight_bytes_per_param: Numeric = 2.0, optimizer_bytes_per_param: Numeric = 12.0
 ) -> Numeric:
@@ -180,6 +201,11 @@ def checkpoint_bytes(
     return p * (w + o)
 
 
+@formula(
+    "checkpoint_rank_bytes",
+    "ZeRO 0: checkpoint / (TP x PP); 1-2: weights / (TP x PP) + optimizer / (DP x TP x PP); "
+    "3: checkpoint / (DP x TP x PP)",
+)
 def bytes_per_rank(
     checkpoint_bytes: Numeric,
     data_parallel: Numeric,
@@ -259,6 +285,10 @@ def async_blocking_s(bytes_per_node: Numeric, host_copy_bytes_per_s: Numeric) ->
     return _nonneg("bytes_per_node", bytes_per_node) / _positive("host_copy_bytes_per_s", host_copy_bytes_per_s)
 
 
+@formula(
+    "checkpoint_restore_s",
+    "max({checkpoint_bytes} / {storage_bytes_per_s}, {checkpoint_bytes} / {checkpoint_writing_ranks} / per-rank link)",
+)
 def restore_time_s(
     checkpoint_bytes: Numeric, read_bytes_per_s: Numeric, ranks: Numeric, per_rank_read_bytes_per_s: Numeric
 ) -> Numeric:
@@ -269,15 +299,14 @@ def restore_time_s(
     the same shard (no ZeRO) read it again: pass checkpoint x replicas as the total.
     """
     c = _nonneg("checkpoint_bytes", checkpoint_bytes)
-    aggregate = c / _positive("read_bytes_per_s", read_bytes_per_s)
+    aggregate = c / _rate("read_bytes_per_s", read_bytes_per_s)
     per_rank = (
-        c
-        / _at_least("ranks", ranks, 1.0, "1 or more")
-        / _positive("per_rank_read_bytes_per_s", per_rank_read_bytes_per_s)
+        c / _at_least("ranks", ranks, 1.0, "1 or more") / _rate("per_rank_read_bytes_per_s", per_rank_read_bytes_per_s)
     )
     return np.maximum(aggregate, per_rank)
 
 
+@formula("checkpoint_capacity_bytes", "{checkpoint_bytes} x {checkpoint_keep} kept")
 def retained_capacity_bytes(checkpoint_bytes: Numeric, keep: Numeric) -> Numeric:
     """Storage the kept checkpoints occupy [bytes]: ``checkpoint x keep``.
 
@@ -286,6 +315,9 @@ def retained_capacity_bytes(checkpoint_bytes: Numeric, keep: Numeric) -> Numeric
     return _nonneg("checkpoint_bytes", checkpoint_bytes) * _nonneg("keep", keep)
 
 
+@formula(
+    "young_daly_interval_s", "sqrt(2 x ({checkpoint_bytes} / {storage_bytes_per_s}) x {mtbf_s}) (0 = no MTBF given)"
+)
 def young_daly_interval_s(checkpoint_write_s: Numeric, mtbf_s: Numeric) -> Numeric:
     """Checkpoint interval that minimises lost time [s]: ``sqrt(2 x write_time x MTBF)``.
 

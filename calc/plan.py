@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calc import catalog, compute, demand, host, memory, pipeline, storage, transfer
+from calc import catalog, checkpoint, compute, demand, host, memory, pipeline, storage, transfer
 from calc._types import Numeric
 from calc.calibrate import fitted
+from calc.checkpoint import CHECKPOINT_LAYOUTS
 from calc.errors import DoesNotFitError, InputError
 from calc.formula import FORMULAS, note
 from calc.scenario import FIELDS, Scenario
@@ -119,6 +120,15 @@ OUTPUTS: dict[str, Output] = {
     "decompress_s": Output("seconds", "Decompress"),
     "transfer_time_s": Output("seconds", "Dataset transfer time"),
     "transfer_direct_time_s": Output("seconds", "Plain copy, no compression"),
+    "checkpoint_bytes": Output("bytes", "Checkpoint size", binary=True),
+    "checkpoint_rank_bytes": Output("bytes", "Checkpoint bytes per writing rank", binary=True),
+    "checkpoint_writing_ranks": Output("count", "Ranks writing a checkpoint", "ranks"),
+    "checkpoint_write_bytes_per_s": Output("bytes_per_s", "Checkpoint write bandwidth"),
+    "checkpoint_host_ram_bytes": Output("bytes", "Host RAM per node for async saves", binary=True),
+    "checkpoint_restore_s": Output("seconds", "Checkpoint restore time"),
+    "checkpoint_capacity_bytes": Output("bytes", "Checkpoints kept on storage", binary=True),
+    "young_daly_interval_s": Output("seconds", "Young-Daly checkpoint interval"),
+    "storage_need_bytes_per_s": Output("bytes_per_s", "Storage bandwidth: reads and checkpoint writes"),
     "achieved_samples_per_s": Output("count_per_s", "Achieved samples/s, all GPUs", "samples/s"),
     "gpu_utilization": Output("count", "GPU utilisation"),
 }
@@ -402,6 +412,26 @@ def resolve(sc: Scenario) -> Resolved:
         src["storage"] = src["storage_latency_s"] = (
             f"storage.yaml {o.name}: {o.label} ({o.verified}); latency {o.sources.get('latency', '')}{stream}"
         )
+    # Checkpoints: the layout's bytes per parameter, the parallel layout, the save policy.
+    w, opt = CHECKPOINT_LAYOUTS[sc.checkpoint_layout]
+    v["checkpoint_weight_bytes_per_param"], v["checkpoint_optimizer_bytes_per_param"] = w, opt
+    src["checkpoint_bytes"] = f"params x ({w:g} + {opt:g}) B, layout {sc.checkpoint_layout} (calc.checkpoint)"
+    v["checkpoint_interval_s"] = _nan(
+        None
+        if sc.checkpoint_interval_s is None
+        else parse(sc.checkpoint_interval_s, "seconds", "checkpoint_interval_s")
+    )
+    v["checkpoint_async"] = float(sc.checkpoint_mode == "async")
+    v["checkpoint_stall_fraction"] = sc.checkpoint_stall_fraction
+    v["checkpoint_keep"] = float(sc.checkpoint_keep)
+    v["tensor_parallel"], v["pipeline_parallel"] = float(sc.tensor_parallel), float(sc.pipeline_parallel)
+    v["zero_stage"] = float(sc.zero_stage)
+    v["mtbf_s"] = _nan(None if sc.mtbf_s is None else parse(sc.mtbf_s, "seconds", "mtbf_s"))
+    mp = sc.tensor_parallel * sc.pipeline_parallel
+    if sc.gpus_per_job % mp:
+        raise InputError(
+            "tensor_parallel", f"tensor x pipeline parallel = {mp} must divide gpus_per_job = {sc.gpus_per_job}"
+        )
     v["storage_units_given"] = _nan(sc.storage_units)
     v["storage_bytes_per_s_given"] = _nan(
         None if sc.storage_bytes_per_s is None else parse(sc.storage_bytes_per_s, "bytes_per_s", "storage_bytes_per_s")
@@ -665,6 +695,56 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["bottleneck"] = bottleneck
 
 
+def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """Checkpoints: size, per-rank split, write bandwidth (sync or async), host RAM, restore, retention.
+
+    With no interval given nothing is saved: sizes are still shown, rates are 0. The storage
+    must then serve reads and writes together: a blocking save stops training (and its reads)
+    while it runs, so the need is the larger of the two; an async drain runs beside the reads.
+    """
+    c = checkpoint.checkpoint_bytes(
+        x["params"], x["checkpoint_weight_bytes_per_param"], x["checkpoint_optimizer_bytes_per_param"]
+    )
+    out["checkpoint_bytes"] = c
+    mp = _a(x["tensor_parallel"]) * x["pipeline_parallel"]
+    dp = np.maximum(_a(x["gpus_per_job"]) / mp, 1.0)
+    wf = _a(x["checkpoint_weight_bytes_per_param"]) / (
+        _a(x["checkpoint_weight_bytes_per_param"]) + x["checkpoint_optimizer_bytes_per_param"]
+    )
+    per_rank, ranks = checkpoint.bytes_per_rank(
+        c, dp, x["tensor_parallel"], x["pipeline_parallel"], x["zero_stage"], wf
+    )
+    out["checkpoint_rank_bytes"], out["checkpoint_writing_ranks"] = per_rank, ranks
+    interval = _a(x["checkpoint_interval_s"])
+    saving = np.isfinite(interval)
+    safe = np.where(saving, interval, 1.0)
+    sync = checkpoint.sync_write_bytes_per_s(c, safe, x["checkpoint_stall_fraction"])
+    drain = checkpoint.async_drain_bytes_per_s(c, safe)
+    is_async = _a(x["checkpoint_async"]) > 0
+    out["checkpoint_write_bytes_per_s"] = np.where(saving, np.where(is_async, drain, sync), 0.0)
+    # Writers on one node: its GPUs' ranks, at most all writing ranks of the job.
+    node_writers = np.minimum(ranks, out["gpus_on_node"])
+    out["checkpoint_host_ram_bytes"] = np.where(
+        saving & is_async, checkpoint.async_host_ram_bytes(per_rank * node_writers), 0.0
+    )
+    bw = _a(out["storage_bytes_per_s"])
+    per_rank_link = _a(x["node_network_bytes_per_s"]) / out["gpus_on_node"]
+    out["checkpoint_restore_s"] = checkpoint.restore_time_s(c, bw, ranks, per_rank_link)
+    out["checkpoint_capacity_bytes"] = checkpoint.retained_capacity_bytes(c, x["checkpoint_keep"])
+    write_s = np.where(np.isfinite(bw), c / np.where(np.isfinite(bw), bw, 1.0), 0.0)
+    mtbf = _a(x["mtbf_s"])
+    out["young_daly_interval_s"] = np.where(
+        np.isfinite(mtbf) & (write_s > 0),
+        checkpoint.young_daly_interval_s(np.maximum(write_s, 1e-9), np.where(np.isfinite(mtbf), mtbf, 1.0)),
+        0.0,
+    )
+    out["storage_need_bytes_per_s"] = np.where(
+        is_async,
+        _a(out["read_bytes_per_s"]) + out["checkpoint_write_bytes_per_s"],
+        np.maximum(out["read_bytes_per_s"], out["checkpoint_write_bytes_per_s"]),
+    )
+
+
 def evaluate_transfer(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Moving the dataset: compress, send, decompress, in turn or streamed."""
     dataset = out["dataset_bytes"]
@@ -689,6 +769,7 @@ STEPS = (
     evaluate_host,
     evaluate_storage,
     evaluate_pipeline,
+    evaluate_checkpoint,
     evaluate_transfer,
 )
 """The named steps of ``evaluate``, in order; each reads inputs and earlier outputs."""
@@ -825,6 +906,15 @@ class Plan:
     decompress_s = _Out()
     transfer_time_s = _Out()
     transfer_direct_time_s = _Out()
+    checkpoint_bytes = _Out()
+    checkpoint_rank_bytes = _Out()
+    checkpoint_writing_ranks = _Out()
+    checkpoint_write_bytes_per_s = _Out()
+    checkpoint_host_ram_bytes = _Out()
+    checkpoint_restore_s = _Out()
+    checkpoint_capacity_bytes = _Out()
+    young_daly_interval_s = _Out()
+    storage_need_bytes_per_s = _Out()
     achieved_samples_per_s = _Out()
     gpu_utilization = _Out()
 
@@ -894,6 +984,12 @@ class Plan:
 
 
 UNLIMITED = ("storage_bytes_per_s", "storage_iops", "node_network_bytes_per_s")
+
+NOT_GIVEN_ZERO = {
+    "young_daly_interval_s": "n/a: give mtbf_s and a storage",
+    "checkpoint_write_bytes_per_s": "0 (no checkpoints: give checkpoint_interval_s)",
+}
+"""Outputs whose 0 means "not asked for": shown as the reason, not as a number."""
 """Outputs that are infinite when nothing limits them (no storage option, no node link given)."""
 
 _PERCENT = (
@@ -914,15 +1010,22 @@ def format_output(name: str, value: float) -> str:
         return f"{value * 100:.1f} %"
     if name == "fits_in_ram":
         return "yes" if value else "no"
+    if value == 0 and name in NOT_GIVEN_ZERO:
+        return NOT_GIVEN_ZERO[name]
     if name in ("batch_size", "max_batch_size"):
         n = int(value)
         return f"{n:,} example" + ("" if n == 1 else "s")
     if not math.isfinite(value):
         return "unlimited"
-    return fmt(value, out.kind, out.unit, out.binary)
+    unit = out.unit
+    if value == 1 and unit.endswith("s") and "/" not in unit:
+        unit = unit[:-1]  # 1 rank, 1 core, 1 read
+    return fmt(value, out.kind, unit, out.binary)
 
 
 _INPUT_KINDS: dict[str, Kind] = {
+    "checkpoint_interval_s": "seconds",
+    "mtbf_s": "seconds",
     "state_shards": "count",
     "forward_flops_per_example": "flops",
     "example_bytes": "bytes",
@@ -979,6 +1082,11 @@ def render_formula(p: Plan, template: str) -> tuple[str, str]:
         else "min(stages)"
         if sc.loader == "async"
         else f"min(stages, {sc.num_workers} workers / (read + decode time per example))",
+        "checkpoint_rule": "no checkpoints (no interval given)"
+        if sc.checkpoint_interval_s is None
+        else "{checkpoint_bytes} / {checkpoint_interval_s} (async: drained during training)"
+        if sc.checkpoint_mode == "async"
+        else "{checkpoint_bytes} / ({checkpoint_stall_fraction} x {checkpoint_interval_s}) (sync: training waits)",
         "scaling_rule": "input (scenario)"
         if sc.scaling_efficiency is not None
         else "1: a measured step already contains the job's all-reduce"

@@ -393,3 +393,55 @@ def compare_chart(plans: Sequence[Plan]) -> go.Figure:
 
 PLAN_COLORS = ("#4f8bc9", "#d08c3c", "#5a9e6f", "#8e6c8a", "#c44e52")
 """One colour per compared plan (colour-blind-safe order)."""
+
+
+def checkpoint_timeline(p: Plan, intervals: int = 2) -> go.Figure:
+    """Storage bandwidth over time: the read load and the checkpoint writes on top [GB/s].
+
+    A synchronous save stops training (and its reads) for ``stall x interval`` while it writes
+    at the burst rate; an asynchronous save drains at size / interval beside the reads.
+    """
+    v = p.values
+    interval = p.inputs.get("checkpoint_interval_s", math.nan)
+    read = v["read_bytes_per_s"] / 1e9
+    write = v["checkpoint_write_bytes_per_s"] / 1e9
+    fig = go.Figure()
+    if not math.isfinite(interval) or write == 0:
+        fig.add_scatter(x=[0, 60], y=[read, read], mode="lines", name="reads", line_color=COLORS["storage"])
+        fig.update_xaxes(title="minutes")
+        fig.update_yaxes(title="storage bandwidth [GB/s]", rangemode="tozero")
+        return _layout(fig, "No checkpoints in this scenario: set checkpoint_interval_s to size their writes", 320)
+    minutes = interval / 60
+    if p.scenario.checkpoint_mode == "async":
+        x = [0, intervals * minutes]
+        fig.add_scatter(x=x, y=[read, read], mode="lines", name="reads", line_color=COLORS["storage"], stackgroup="a")
+        fig.add_scatter(
+            x=x, y=[write, write], mode="lines", name="checkpoint drain", line_color=COLORS["demand"], stackgroup="a"
+        )
+        title = (
+            f"Async saves drain {fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')} beside "
+            f"{fmt(v['read_bytes_per_s'], 'bytes_per_s')} of reads, and hold "
+            f"{fmt(v['checkpoint_host_ram_bytes'], 'bytes', binary=True)} of host RAM per node"
+        )
+    else:
+        stall = p.scenario.checkpoint_stall_fraction * minutes
+        xs, rs, ws = [], [], []
+        for k in range(intervals):
+            t0 = k * minutes
+            xs += [t0, t0 + minutes - stall, t0 + minutes - stall, t0 + minutes]
+            rs += [read, read, 0.0, 0.0]
+            ws += [0.0, 0.0, write, write]
+        fig.add_scatter(x=xs, y=rs, mode="lines", name="reads", line_color=COLORS["storage"], fill="tozeroy")
+        fig.add_scatter(x=xs, y=ws, mode="lines", name="checkpoint write", line_color=COLORS["demand"], fill="tozeroy")
+        title = (
+            f"Each save writes {fmt(v['checkpoint_bytes'], 'bytes', binary=True)} at "
+            f"{fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')} for {fmt(stall * 60, 'seconds')} "
+            f"every {fmt(interval, 'seconds')}: the storage must take bursts {write / read:,.0f}x the read load"
+            if read > 0
+            else f"Each save writes {fmt(v['checkpoint_bytes'], 'bytes', binary=True)} at "
+            f"{fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')} for {fmt(stall * 60, 'seconds')} every "
+            f"{fmt(interval, 'seconds')}"
+        )
+    fig.update_xaxes(title="minutes")
+    fig.update_yaxes(title="storage bandwidth [GB/s]", rangemode="tozero")
+    return _layout(fig, title, 360)

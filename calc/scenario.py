@@ -23,6 +23,7 @@ from typing import Any, Literal
 import yaml
 
 from calc import catalog
+from calc.checkpoint import CHECKPOINT_LAYOUTS
 from calc.errors import InputError, PresetError
 from calc.memory import BYTES_PER_PARAM, ROUNDINGS
 from calc.pipeline import LOADERS
@@ -85,7 +86,7 @@ def _in(
 
 _PB = 1e15  # an absurd-size guard: 1 PB for one example or one model's state
 
-GM, DATA, LOADER, CLUSTER, STORAGE, TRANSFER, MEASURED = (
+GM, DATA, LOADER, CLUSTER, STORAGE, TRANSFER, MEASURED, CHECKPOINT = (
     "GPU and model",
     "data",
     "loader",
@@ -93,6 +94,7 @@ GM, DATA, LOADER, CLUSTER, STORAGE, TRANSFER, MEASURED = (
     "storage",
     "transfer",
     "measured",
+    "checkpoints",
 )
 
 
@@ -504,6 +506,63 @@ class Scenario:
         1e-7,
         100,
         unit="ms",
+    )
+    checkpoint_interval_s: Quantity | None = _in(
+        None,
+        "seconds",
+        CHECKPOINT,
+        "Checkpoint interval [min]",
+        "Time between saves; empty = no checkpoints.",
+        1,
+        1e8,
+        unit="min",
+    )
+    checkpoint_mode: str = _in(
+        "sync",
+        "choice",
+        CHECKPOINT,
+        "Checkpoint save",
+        "sync: training waits for the write; async: copy to host RAM, drain during training.",
+        choices=("sync", "async"),
+    )
+    checkpoint_stall_fraction: float = _in(
+        0.02,
+        "fraction",
+        CHECKPOINT,
+        "Allowed checkpoint stall",
+        "Share of training time a synchronous save may block (0.02 = 2 %).",
+        1e-4,
+        1,
+    )
+    checkpoint_layout: str = _in(
+        "mlperf_mixed_adam",
+        "choice",
+        CHECKPOINT,
+        "Checkpoint layout",
+        "Bytes per parameter saved: mlperf_mixed_adam 2+12, fp32_adam 4+8, weights_bf16 2, weights_fp32 4.",
+        choices=tuple(CHECKPOINT_LAYOUTS),
+    )
+    checkpoint_keep: int = _in(2, "int", CHECKPOINT, "Checkpoints kept", "Retained on storage (capacity).", 1, 1000)
+    tensor_parallel: int = _in(1, "int", CHECKPOINT, "Tensor parallel", "Model-parallel ranks within a layer.", 1, 1024)
+    pipeline_parallel: int = _in(1, "int", CHECKPOINT, "Pipeline parallel", "Pipeline stages.", 1, 1024)
+    zero_stage: int = _in(
+        0,
+        "int",
+        CHECKPOINT,
+        "ZeRO stage",
+        "0 DDP (one replica writes), 1-2 optimizer sharded, 3 all sharded (FSDP).",
+        0,
+        3,
+    )
+    mtbf_s: Quantity | None = _in(
+        None,
+        "seconds",
+        CHECKPOINT,
+        "Job MTBF [h]",
+        "Mean time between failures of the whole job; gives the Young-Daly interval.",
+        60,
+        1e10,
+        unit="h",
     )
     transfer_link_bytes_per_s: Quantity = _in(
         "1.25 GB/s",

@@ -59,9 +59,14 @@ def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     clients = _clients(sc)
     gpus = sc.gpus_per_job * sc.jobs
     req = v["request_bytes"]
+    # Reads and checkpoint writes together (calc.plan.evaluate_checkpoint); the dataset and
+    # the kept checkpoints together when the job saves any.
+    need_bw = v["storage_need_bytes_per_s"]
+    saving = v["checkpoint_write_bytes_per_s"] > 0
+    need_cap = v["dataset_bytes"] + (v["checkpoint_capacity_bytes"] if saving else 0.0)
     rows = []
     for o in st.options().values():
-        loads = st.unit_loads(o, v["read_bytes_per_s"], v["read_iops"], req, v["dataset_bytes"], v["file_opens_per_s"])
+        loads = st.unit_loads(o, need_bw, v["read_iops"], req, need_cap, v["file_opens_per_s"])
         rnd = st.random_reads(o, v["read_iops"], v["file_opens_per_s"])
         why = ""
         caveats = []
@@ -84,7 +89,7 @@ def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
             if units > o.max_units:
                 why = f"needs {units:,.0f} {o.unit}s on {limiting}; one system allows {o.max_units:,.0f}"
                 limiting = "system size"
-            per_client = v["read_bytes_per_s"] / clients
+            per_client = need_bw / clients
             if per_client > o.client_bytes_per_s:
                 why = why or (
                     f"each of {clients} node(s) must read {fmt(per_client, 'bytes_per_s')}; "
@@ -99,7 +104,7 @@ def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
             why = f"the system-wide cap of {fmt(o.aggregate_iops, 'count_per_s', 'reads/s')} is below the need"
             limiting = "system size"
         # Capacity provisioned: block volumes are sized from the dataset, not their maximum.
-        cap = math.inf if o.kind == "ram" else v["dataset_bytes"] if o.unit == "volume" else units * o.capacity_bytes
+        cap = math.inf if o.kind == "ram" else need_cap if o.unit == "volume" else units * o.capacity_bytes
         per_gpu_iops = v["read_iops"] / gpus
         service = o.service_time_s(req)
         workers = math.ceil(per_gpu_iops * service - 1e-9)
@@ -125,7 +130,7 @@ def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
             )
         if o.unit in ("drive",) and o.kind == "local" and clients > 1:
             caveats.append(f"local drives serve one node: the figure is per node ({clients} nodes read)")
-        cost = monthly_cost(o, units, v["dataset_bytes"], v["read_bytes_per_s"], v["read_iops"], rnd, clients)
+        cost = monthly_cost(o, units, need_cap, need_bw, v["read_iops"], rnd, clients)
         purchase = units * o.purchase_price if o.kind != "ram" else clients * o.purchase_price
         amortised = purchase / sc.amortization_months if math.isfinite(purchase) else 0.0
         rented = cost["storage"] + cost["performance"] if math.isfinite(cost["storage"]) else 0.0
@@ -140,8 +145,8 @@ def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
                 "limiting": limiting,
                 "why_not": why,
                 "iops_headroom": supply_iops / rnd if rnd > 0 else math.inf,
-                "bandwidth_headroom": supply_bw / v["read_bytes_per_s"] if v["read_bytes_per_s"] > 0 else math.inf,
-                "capacity_headroom": cap / v["dataset_bytes"] if v["dataset_bytes"] > 0 else math.inf,
+                "bandwidth_headroom": supply_bw / need_bw if need_bw > 0 else math.inf,
+                "capacity_headroom": cap / need_cap if need_cap > 0 else math.inf,
                 "latency_s": o.latency_s,
                 "workers_per_gpu_needed": workers,
                 "monthly_usd": cost["storage"] + cost["performance"] + cost["reads"],

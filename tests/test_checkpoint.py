@@ -148,3 +148,52 @@ def test_invalid_inputs_name_the_argument(call, field) -> None:  # type: ignore[
 def test_stall_fraction_of_one_is_allowed() -> None:
     # stalling the whole interval: 979,252,543,488 / 1800 = the async drain rate
     assert math.isclose(ck.sync_write_bytes_per_s(C70, 1800, 1.0), ck.async_drain_bytes_per_s(C70, 1800))
+
+
+# ------------------------------------------------------------------ through calc.plan
+
+
+def test_plan_sizes_the_checkpoint_writes_by_hand() -> None:
+    import calc
+
+    # gpt_7b: 6,738,415,616 params x 14 B (MLPerf layout) = 94.34 GB; every 30 min at 2 % stall
+    # the blocking save must finish in 36 s: 94.34e9 / 36 = 2.62 GB/s.
+    p = calc.plan(
+        gpu="H100-SXM",
+        model="gpt_7b",
+        precision="bf16",
+        optimizer="adam",
+        state_shards=8,
+        gpus_per_job=8,
+        checkpoint_interval_s="30 min",
+        zero_stage=3,
+        storage_bytes_per_s="10 GB/s",
+    )
+    size = 6738415616 * 14
+    assert p.checkpoint_bytes == pytest.approx(size, rel=1e-12)
+    assert p.checkpoint_write_bytes_per_s == pytest.approx(size / 36, rel=1e-12)
+    assert p.checkpoint_writing_ranks == 8 and p.checkpoint_rank_bytes == pytest.approx(size / 8, rel=1e-12)
+    # restore: the storage's 10 GB/s binds (no per-node link given): 94.34 GB / 10 GB/s = 9.43 s
+    assert p.checkpoint_restore_s == pytest.approx(size / 10e9, rel=1e-12)
+    assert p.checkpoint_capacity_bytes == pytest.approx(2 * size, rel=1e-12)  # keep 2
+    # the storage must take the burst: training (and its reads) wait during a blocking save
+    assert p.storage_need_bytes_per_s == pytest.approx(max(p.read_bytes_per_s, size / 36), rel=1e-12)
+    a = calc.plan(p.scenario, checkpoint_mode="async")
+    assert a.checkpoint_write_bytes_per_s == pytest.approx(size / 1800, rel=1e-12)
+    assert a.checkpoint_host_ram_bytes == pytest.approx(size, rel=1e-12)  # 8 shards, all on one node
+    assert a.storage_need_bytes_per_s == pytest.approx(a.read_bytes_per_s + size / 1800, rel=1e-12)
+
+
+def test_no_interval_means_no_checkpoint_writes() -> None:
+    import calc
+
+    p = calc.plan("beast-imagenet-4xv100")
+    assert p.checkpoint_write_bytes_per_s == 0 and "no checkpoints" in p.formatted("checkpoint_write_bytes_per_s")
+    assert p.storage_need_bytes_per_s == p.read_bytes_per_s
+
+
+def test_parallel_layout_must_divide_the_gpus() -> None:
+    import calc
+
+    with pytest.raises(calc.InputError, match="tensor_parallel"):
+        calc.plan(gpus_per_job=8, tensor_parallel=3)
