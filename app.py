@@ -156,8 +156,24 @@ def first_run() -> None:
 # ------------------------------------------------------------------ page
 
 
-def sidebar() -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
-    """Render the inputs; return the Scenario inputs, per-field errors, per-field slots."""
+def read_inputs() -> tuple[dict[str, Any], dict[str, str]]:
+    """Every input from the session (the widgets' state), validated: values and per-field errors.
+
+    Read before any widget is drawn, so the answer and the headline reach the page first and the
+    long sidebar renders after them.
+    """
+    values: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for name in FIELDS:
+        try:
+            values[name] = check_or_none(name, from_text(name, widget_text(name, st.session_state.get(KEY + name))))
+        except InputError as exc:
+            errors[name] = exc.message
+    return values, errors
+
+
+def sidebar(values: dict[str, Any], errors: dict[str, str]) -> None:
+    """Render the inputs, each followed by its error or a note that it departs from the preset."""
     sb = st.sidebar
     sb.title("Feedrate")
     sb.caption("How much storage, CPU and PCIe your training job needs to keep its GPUs fed.")
@@ -180,16 +196,8 @@ def sidebar() -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
     )
     if st.session_state.get("upload_error"):
         sb.error(st.session_state["upload_error"])
-    values: dict[str, Any] = {}
-    errors: dict[str, str] = {}
-    slots: dict[str, Any] = {}
     # A group holding an invalid input opens, so the message next to the field is seen.
-    bad_groups = set()
-    for name, info in FIELDS.items():
-        try:
-            check_or_none(name, from_text(name, widget_text(name, st.session_state.get(KEY + name))))
-        except InputError:
-            bad_groups.add(info.group)
+    bad_groups = {FIELDS[name].group for name in errors}
     for group in GROUPS:
         with sb.expander(group[0].upper() + group[1:], expanded=group == "GPU and model" or group in bad_groups):
             for name, info in FIELDS.items():
@@ -214,26 +222,15 @@ def sidebar() -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
                         help=f"{info.help} ({hint if info.optional else 'required'}; units accepted, e.g. 64 KiB)",
                         placeholder=hint if info.optional else "",
                     )
-                slots[name] = st.empty()
-                try:
-                    values[name] = check_or_none(name, from_text(name, widget_text(name, st.session_state.get(key))))
-                except InputError as exc:
-                    errors[name] = exc.message
-    return values, errors, slots
+                if name in errors:
+                    st.error(errors[name])
+                elif name in values and not same(name, values.get(name), getattr(base, name)):
+                    was = to_widget(name, getattr(base, name))
+                    st.caption(f"✎ changed from the preset ({was if was not in ('', None) else 'empty'})")
 
 
 def check_or_none(name: str, value: Any) -> Any:
     return None if value is None else check_field(name, value)
-
-
-def mark_fields(values: dict[str, Any], errors: dict[str, str], slots: dict[str, Any]) -> None:
-    base: Scenario = st.session_state["base"]
-    for name, slot in slots.items():
-        if name in errors:
-            slot.error(errors[name])
-        elif name in values and not same(name, values.get(name), getattr(base, name)):
-            was = to_widget(name, getattr(base, name))
-            slot.caption(f"✎ changed from the preset ({was if was not in ('', None) else 'empty'})")
 
 
 def same(name: str, a: Any, b: Any) -> bool:
@@ -512,8 +509,14 @@ def main() -> None:
     st.set_page_config(page_title="Feedrate", page_icon="⛽", layout="wide")
     if not st.session_state.get("ready"):
         first_run()
-    values, errors, slots = sidebar()
-    mark_fields(values, errors, slots)
+    values, errors = read_inputs()
+    # The answer and the headline go first; the sidebar's many widgets render after them.
+    plan_errors = page(values, errors)
+    sidebar(values, errors | plan_errors)
+
+
+def page(values: dict[str, Any], errors: dict[str, str]) -> dict[str, str]:
+    """The main area; returns errors the plan raised, by field, for the sidebar to show."""
     st.caption("Feedrate: what to buy so the GPUs stay fed")
     for e in st.session_state.get("url_errors", []):
         st.error(f"Link: {e}")
@@ -522,18 +525,16 @@ def main() -> None:
             "No numbers shown until these inputs are fixed (marked in the sidebar): "
             + "; ".join(f"{FIELDS[k].label.split(' [')[0]} ({k}): {v}" for k, v in errors.items())
         )
-        return
+        return {}
     base: Scenario = st.session_state["base"]
     try:
         changed = {k: v for k, v in values.items() if not same(k, v, getattr(base, k))}
         sc = base.replace(**changed) if changed else base
         p = calc.plan(sc)
     except InputError as exc:
-        field = exc.field.split(": ")[-1]
-        if field in slots:
-            slots[field].error(exc.message)
         st.error(f"No numbers shown: {exc}")
-        return
+        field = exc.field.split(": ")[-1]
+        return {field: exc.message} if field in FIELDS else {}
     preset = st.session_state["preset"]
     params = share_params(sc, preset)
     if dict(st.query_params) != params:
@@ -562,7 +563,7 @@ def main() -> None:
     else:
         formulas_tab(p)
     exports(p, yaml_text, link)
-
+    return {}
 
 try:
     main()

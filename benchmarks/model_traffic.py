@@ -184,6 +184,278 @@ class YOLOv5s(nn.Module):
         return sum(o.float().square().mean() for o in outs)  # type: ignore[return-value]
 
 
+# ----------------------------------------------- workload models written out here (meta device)
+#
+# For the "Checkpoints and today's workloads" presets (presets/models.yaml llama3_8b,
+# clip_vitl14, vivit_b16x2). Written out so they run on the meta device with no transformers,
+# timm or torchvision: FLOPs and bytes need only shapes and dtypes. autocast has no meta
+# backend, so "mixed" is emulated by hand the way bf16 autocast runs these ops: matmuls and
+# convolutions cast their inputs (weights included) to bf16 and return bf16; LayerNorm,
+# RMSNorm (upcast, as transformers' LlamaRMSNorm), softmax and the loss run in fp32;
+# element-wise ops run in their inputs' dtype; fp32 master weights, AdamW. Attention is the
+# fused kernel an H100 runs (no s x s matrix): aten._scaled_dot_product_efficient_attention
+# for fp32, aten._scaled_dot_product_flash_attention for bf16.
+
+
+class Emu:
+    """Precision of the hand-written modules: None = fp32, torch.bfloat16 = emulated autocast."""
+
+    dtype: Any = None
+
+
+def _lin(x: torch.Tensor, m: nn.Linear) -> torch.Tensor:
+    if Emu.dtype is None:
+        return F.linear(x, m.weight, m.bias)
+    d = Emu.dtype
+    return F.linear(x.to(d), m.weight.to(d), None if m.bias is None else m.bias.to(d))
+
+
+def _attn(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
+    """(B, H, S, D) fused attention, no s x s matrix (the kernel an H100 runs)."""
+    if Emu.dtype is None:
+        return torch.ops.aten._scaled_dot_product_efficient_attention(q, k, v, None, True, is_causal=causal)[0]
+    d = Emu.dtype
+    return torch.ops.aten._scaled_dot_product_flash_attention(q.to(d), k.to(d), v.to(d), is_causal=causal)[0]
+
+
+def _ln(x: torch.Tensor, m: nn.LayerNorm) -> torch.Tensor:
+    return F.layer_norm(x.float(), m.normalized_shape, m.weight, m.bias, m.eps)
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d: int, eps: float = 1e-5) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # transformers LlamaRMSNorm
+        dt = x.dtype
+        h = x.float()
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * h.to(dt)
+
+
+def _rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+    return x * cos + torch.cat((-x2, x1), -1) * sin
+
+
+class LlamaLayer(nn.Module):
+    """transformers LlamaDecoderLayer: RMSNorm, GQA attention with RoPE, RMSNorm, SwiGLU MLP."""
+
+    def __init__(self, d: int, ff: int, heads: int, kv: int) -> None:
+        super().__init__()
+        self.h, self.kv, self.hd = heads, kv, d // heads
+        self.n1, self.n2 = RMSNorm(d), RMSNorm(d)
+        self.q = nn.Linear(d, d, bias=False)
+        self.k = nn.Linear(d, kv * self.hd, bias=False)
+        self.v = nn.Linear(d, kv * self.hd, bias=False)
+        self.o = nn.Linear(d, d, bias=False)
+        self.gate = nn.Linear(d, ff, bias=False)
+        self.up = nn.Linear(d, ff, bias=False)
+        self.down = nn.Linear(ff, d, bias=False)
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        b, s, _ = x.shape
+        h = self.n1(x)
+        q = _lin(h, self.q).view(b, s, self.h, self.hd).transpose(1, 2)
+        k = _lin(h, self.k).view(b, s, self.kv, self.hd).transpose(1, 2)
+        v = _lin(h, self.v).view(b, s, self.kv, self.hd).transpose(1, 2)
+        q, k = _rope(q, cos, sin), _rope(k, cos, sin)
+        rep = self.h // self.kv  # transformers repeat_kv: expand + reshape (a copy)
+        k = k[:, :, None].expand(b, self.kv, rep, s, self.hd).reshape(b, self.h, s, self.hd)
+        v = v[:, :, None].expand(b, self.kv, rep, s, self.hd).reshape(b, self.h, s, self.hd)
+        a = _attn(q, k, v, True).transpose(1, 2).reshape(b, s, -1)
+        x = x + _lin(a, self.o)
+        h = self.n2(x)
+        return x + _lin(F.silu(_lin(h, self.gate)) * _lin(h, self.up), self.down)
+
+
+class Llama(nn.Module):
+    """Llama 3 decoder (untied embeddings) + next-token cross-entropy."""
+
+    def __init__(self, layers: int, d: int, ff: int, heads: int, kv: int, vocab: int, theta: float) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.layers = nn.ModuleList(LlamaLayer(d, ff, heads, kv) for _ in range(layers))
+        self.norm = RMSNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+        self.hd, self.theta = d // heads, theta
+
+    def forward(self, input_ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        s = input_ids.shape[1]
+        inv = 1.0 / (self.theta ** (torch.arange(0, self.hd, 2, device=input_ids.device).float() / self.hd))
+        f = torch.outer(torch.arange(s, device=input_ids.device).float(), inv)
+        emb = torch.cat((f, f), -1)
+        dt = Emu.dtype or torch.float32
+        cos, sin = emb.cos().to(dt), emb.sin().to(dt)
+        x = self.embed(input_ids)
+        for layer in self.layers:
+            x = layer(x, cos, sin)
+        logits = _lin(self.norm(x), self.head)
+        return F.cross_entropy(logits.float().flatten(0, 1), labels.flatten())
+
+
+class ViTBlock(nn.Module):
+    """Pre-LN transformer block (CLIP / ViT / ViViT): LN, MHA with biases, LN, GELU MLP."""
+
+    def __init__(self, d: int, heads: int, mlp: int) -> None:
+        super().__init__()
+        self.h = heads
+        self.n1, self.n2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.o = nn.Linear(d, d)
+        self.fc1, self.fc2 = nn.Linear(d, mlp), nn.Linear(mlp, d)
+
+    def forward(self, x: torch.Tensor, causal: bool = False) -> torch.Tensor:
+        b, s, d = x.shape
+        q, k, v = _lin(_ln(x, self.n1), self.qkv).view(b, s, 3, self.h, d // self.h).permute(2, 0, 3, 1, 4)
+        a = _attn(q, k, v, causal).transpose(1, 2).reshape(b, s, d)
+        x = x + _lin(a, self.o)
+        return x + _lin(F.gelu(_lin(_ln(x, self.n2), self.fc1)), self.fc2)
+
+
+def _conv(x: torch.Tensor, m: nn.Module) -> torch.Tensor:
+    d = Emu.dtype
+    if d is None:
+        return m(x)
+    fn = F.conv2d if isinstance(m, nn.Conv2d) else F.conv3d
+    return fn(x.to(d), m.weight.to(d), None if m.bias is None else m.bias.to(d), m.stride)
+
+
+class CLIP(nn.Module):
+    """OpenCLIP ViT-L-14 (224 px, patch 14, width 1024, 24 layers, 16 heads; text 12 layers,
+    width 768, 12 heads, context 77, vocab 49408; embed 768) + the symmetric contrastive loss."""
+
+    def __init__(
+        self,
+        vl: int = 24,
+        vd: int = 1024,
+        vh: int = 16,
+        tl: int = 12,
+        td: int = 768,
+        th: int = 12,
+        embed: int = 768,
+        img: int = 224,
+        patch: int = 14,
+        ctx: int = 77,
+        vocab: int = 49408,
+    ) -> None:
+        super().__init__()
+        n = (img // patch) ** 2 + 1
+        self.conv = nn.Conv2d(3, vd, patch, patch, bias=False)
+        self.cls = nn.Parameter(torch.zeros(vd))
+        self.vpos = nn.Parameter(torch.zeros(n, vd))
+        self.ln_pre, self.ln_post = nn.LayerNorm(vd), nn.LayerNorm(vd)
+        self.vblocks = nn.ModuleList(ViTBlock(vd, vh, 4 * vd) for _ in range(vl))
+        self.vproj = nn.Linear(vd, embed, bias=False)
+        self.tok = nn.Embedding(vocab, td)
+        self.tpos = nn.Parameter(torch.zeros(ctx, td))
+        self.tblocks = nn.ModuleList(ViTBlock(td, th, 4 * td) for _ in range(tl))
+        self.ln_final = nn.LayerNorm(td)
+        self.tproj = nn.Linear(td, embed, bias=False)
+        self.logit_scale = nn.Parameter(torch.ones([]))
+
+    def forward(self, image: torch.Tensor, text: torch.Tensor) -> torch.Tensor:
+        x = _conv(image, self.conv).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.to(x.dtype).expand(x.shape[0], 1, -1), x], 1) + self.vpos
+        x = _ln(x, self.ln_pre)
+        for blk in self.vblocks:
+            x = blk(x)
+        img = _lin(_ln(x[:, 0], self.ln_post), self.vproj)
+        t = self.tok(text) + self.tpos
+        for blk in self.tblocks:
+            t = blk(t, causal=True)
+        t = _ln(t, self.ln_final)
+        txt = _lin(t[torch.arange(t.shape[0], device=t.device), text.argmax(-1)], self.tproj)
+        img, txt = F.normalize(img.float(), dim=-1), F.normalize(txt.float(), dim=-1)
+        logits = self.logit_scale.exp() * img @ txt.t()
+        lab = torch.arange(logits.shape[0], device=logits.device)
+        return (F.cross_entropy(logits, lab) + F.cross_entropy(logits.t(), lab)) / 2
+
+
+class ViViT(nn.Module):
+    """ViViT-B/16x2, model 1 (spatio-temporal attention), as transformers VivitConfig's defaults:
+    32 frames of 224 px, tubelets 2x16x16 (3136 tokens + CLS), width 768, 12 layers, 12 heads,
+    MLP 3072, 400 classes (Kinetics-400)."""
+
+    def __init__(
+        self,
+        frames: int = 32,
+        img: int = 224,
+        tub: tuple[int, int, int] = (2, 16, 16),
+        d: int = 768,
+        layers: int = 12,
+        heads: int = 12,
+        mlp: int = 3072,
+        classes: int = 400,
+    ) -> None:
+        super().__init__()
+        n = (frames // tub[0]) * (img // tub[1]) * (img // tub[2]) + 1
+        self.conv = nn.Conv3d(3, d, tub, tub)
+        self.cls = nn.Parameter(torch.zeros(d))
+        self.pos = nn.Parameter(torch.zeros(n, d))
+        self.blocks = nn.ModuleList(ViTBlock(d, heads, mlp) for _ in range(layers))
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, video: torch.Tensor, label: torch.Tensor) -> torch.Tensor:
+        x = _conv(video.permute(0, 2, 1, 3, 4), self.conv).flatten(2).transpose(1, 2)  # (B, T, C, H, W) in
+        x = torch.cat([self.cls.to(x.dtype).expand(x.shape[0], 1, -1), x], 1) + self.pos
+        for blk in self.blocks:
+            x = blk(x)
+        return F.cross_entropy(_lin(_ln(x[:, 0], self.norm), self.head).float(), label)
+
+
+def build_workload_specs(smoke: bool) -> dict[str, dict[str, Any]]:
+    """The workload models (meta device), as build_specs."""
+    seq = 256 if smoke else 8192
+
+    def llama(layers: int) -> Any:
+        d, ff, h, kv, vocab = (256, 896, 4, 1, 1024) if smoke else (4096, 14336, 32, 8, 128256)
+        return Llama(layers, d, ff, h, kv, vocab, 500000.0)
+
+    def tokens() -> Any:
+        vocab = 1024 if smoke else 128256
+        ids = torch.randint(0, vocab, (1, seq))
+        return (ids, ids.clone())
+
+    frames, img = (4, 32) if smoke else (32, 224)
+    return {
+        "llama3_8b": {
+            "layered": llama,
+            "layers": 32,
+            "probe_layers": (1, 2),
+            "input": tokens,
+            "optimizer": "adamw",
+            "batch_sizes": (1, 2),
+            "definition": "Llama 3 8B written out in benchmarks/model_traffic.py "
+            "(32 layers, d 4096, ff 14336, 32 heads, "
+            "8 KV heads, vocab 128256, untied, RoPE theta 5e5), sequence 8192, measured at 1 and 2 layers",
+        },
+        "clip_vitl14": {
+            "build": (lambda: CLIP(vl=2, vd=64, vh=2, tl=2, td=64, th=2, embed=32, img=28, patch=14, vocab=512))
+            if smoke
+            else CLIP,
+            "input": lambda: (
+                torch.randn(1, 3, 28 if smoke else 224, 28 if smoke else 224),
+                torch.randint(1, 512, (1, 77)),
+            ),
+            "optimizer": "adamw",
+            "batch_sizes": (2, 4),
+            "definition": "OpenCLIP ViT-L-14 written out in benchmarks/model_traffic.py"
+            ", contrastive loss over the batch",
+        },
+        "vivit_b16x2": {
+            "build": (lambda: ViViT(frames=frames, img=img, layers=2)) if smoke else ViViT,
+            "input": lambda: (torch.randn(1, frames, 3, img, img), torch.randint(0, 400, (1,))),
+            "optimizer": "adamw",
+            "batch_sizes": (1, 2),
+            "definition": "ViViT-B/16x2 (model 1, VivitConfig defaults) written out in benchmarks/model_traffic.py",
+        },
+    }
+
+
 # ------------------------------------------------------------------------------ the runs
 
 
@@ -315,6 +587,9 @@ FIELDS = (
 
 
 def probe(module: Any, x: Any, precision: str, spec: dict[str, Any], dev: str) -> dict[str, Any]:
+    if spec.get("emulate"):  # hand-written workload models: the module casts, measure runs "fp32"
+        Emu.dtype = torch.bfloat16 if precision == "bf16" else None
+        precision = "fp32" if dev == "meta" else precision
     if dev == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
@@ -343,8 +618,14 @@ def main() -> None:
     ap.add_argument("--models", default="", help="comma-separated subset")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--smoke", action="store_true", help="tiny shapes: checks the script runs")
+    ap.add_argument(
+        "--workloads",
+        action="store_true",
+        help="the hand-written workload models (llama3_8b, clip_vitl14, vivit_b16x2) instead, on the meta device "
+        "by default, mixed = emulated bf16 autocast; writes model_traffic_workloads.json",
+    )
     args = ap.parse_args()
-    dev = args.device
+    dev = "meta" if args.workloads and "--device" not in sys.argv else args.device
     res: dict[str, Any] = {
         "command": " ".join(["python3", *sys.argv]),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
@@ -363,11 +644,19 @@ def main() -> None:
             res[mod] = __import__(mod).__version__
         except ImportError:
             res[mod] = None
-    out_path = Path(args.out_dir) / "model_traffic.json"
-    specs = build_specs(args.smoke)
+    out_path = Path(args.out_dir) / ("model_traffic_workloads.json" if args.workloads else "model_traffic.json")
+    specs = build_workload_specs(args.smoke) if args.workloads else build_specs(args.smoke)
+    if args.workloads:
+        res["method"] += (
+            " Workload models: hand-written modules; on the meta device mixed is emulated bf16 autocast "
+            "(matmul/conv inputs cast to bf16, norms/softmax/loss fp32, fp32 master weights), attention is the "
+            "fused kernel (efficient attention fp32, flash attention bf16); no peak memory or step time."
+        )
     wanted = [s for s in args.models.split(",") if s] or list(specs)
     for name in wanted:
         spec = specs[name]
+        if args.workloads:
+            spec["emulate"] = True
         entry: dict[str, Any] = {k: v for k, v in spec.items() if isinstance(v, str | int | tuple)}
         res["models"][name] = entry
         if "error" in spec:
@@ -381,7 +670,9 @@ def main() -> None:
                     for layers in spec["probe_layers"]:
                         with torch.device(dev):
                             module = spec["layered"](layers)
-                        entry["attn_implementation"] = getattr(module.config, "_attn_implementation", None)
+                        entry["attn_implementation"] = getattr(
+                            getattr(module, "config", None), "_attn_implementation", "fused (hand-written)"
+                        )
                         per_l[layers] = probe(module, spec["input"](), precision, spec, dev)
                         del module
                         gc.collect()

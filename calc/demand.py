@@ -112,7 +112,7 @@ def latency_budget_s(step_time_s: Numeric) -> Numeric:
 def epoch_time_s(dataset_examples: Numeric, per_gpu_samples_per_s: Numeric, gpus_per_job: Numeric) -> Numeric:
     """One pass over the dataset by one job [s]; 0 where nothing runs."""
     rate = np.asarray(per_gpu_samples_per_s, dtype=float) * gpus_per_job
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.where(rate > 0, np.asarray(dataset_examples, dtype=float) / np.maximum(rate, 1e-300), 0.0)
 
 

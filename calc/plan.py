@@ -488,7 +488,6 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
         "efficiency",
         "memory_bandwidth_bytes_per_s",
         "memory_traffic_bytes_per_example",
-        "step_traffic_bytes",
         "memory_efficiency",
     ):
         out[k] = x[k]
@@ -510,12 +509,15 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
         stack = np.where(full, x["stack_factor"], 1.0)
         return c, mem, fixed, compute.model_step_time_s(batch, c + mem, fixed, stack)
 
+    # Sharded state (ZeRO-3/FSDP) also shards the optimizer's per-step reads and writes.
+    step_bytes = _a(x["step_traffic_bytes"]) / x["state_shards"]
+    out["step_traffic_bytes"] = step_bytes
     c, mem, fixed, t_model = modelled(
         x["peak_flops_per_s"],
         x["memory_bandwidth_bytes_per_s"],
         x["efficiency"],
         x["memory_traffic_bytes_per_example"],
-        x["step_traffic_bytes"],
+        step_bytes,
         n,
     )
     out["compute_time_per_example_s"], out["memory_time_per_example_s"] = c, mem
@@ -537,7 +539,7 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
         x["anchor_memory_bandwidth_bytes_per_s"],
         x["anchor_efficiency"],
         x["anchor_memory_traffic_bytes_per_example"],
-        x["anchor_step_traffic_bytes"],
+        _a(x["anchor_step_traffic_bytes"]) / x["state_shards"],
         a_batch,
     )
     t, method = compute.step_time_s(

@@ -159,9 +159,14 @@ BATCH_LIMIT = 10_000_000
 """The batch_size input's upper bound: the batch chart stops there."""
 
 
-def demand_vs_gpus(p: Plan, gpus: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256)) -> go.Figure:
-    """Read bandwidth and random reads/s against GPUs per job: two panels, one quantity each."""
-    df = sweep(p.scenario, gpus_per_job=list(gpus))
+def demand_vs_gpus(p: Plan, groups: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256)) -> go.Figure:
+    """Read bandwidth and random reads/s against GPUs per job: two panels, one quantity each.
+
+    GPU counts step in whole model-parallel groups (tensor x pipeline parallel GPUs each).
+    """
+    mp = p.scenario.tensor_parallel * p.scenario.pipeline_parallel
+    gpus = [g * mp for g in groups]
+    df = sweep(p.scenario, gpus_per_job=gpus)
     g = df["gpus_per_job"].astype(float)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.16)
     fig.add_scatter(

@@ -234,7 +234,8 @@ def max_gpus(
         raise InputError("units", f"{units!r}; accepted: a whole number of storage units, at least 1")
     if storage is None and units is not None:
         raise InputError("units", "units need a storage option; accepted: storage=NAME with units=N")
-    p = plan(s.replace(gpus_per_job=1, jobs=1))
+    # Demand per GPU from one model-parallel group of the job (one GPU without model parallelism).
+    p = plan(s.replace(gpus_per_job=s.tensor_parallel * s.pipeline_parallel, jobs=1))
     v = p.values
     miss = 1 - s.cache_fraction
     bw_per_gpu = v["per_gpu_samples_per_s"] * p.inputs["example_bytes"] * miss

@@ -12,7 +12,7 @@ import calc
 from calc import compute
 from calc.calibrate import calibration, fit, fitted, per_gpu, summary, validation
 
-MODELS = list(calc.models())
+MODELS = [m for m, spec in calc.models().items() if spec.params < 2e10]  # models one GPU can train
 
 
 def test_terms_by_hand() -> None:

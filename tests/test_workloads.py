@@ -1,0 +1,88 @@
+"""Checkpoints and today's workloads: the MLPerf Storage checkpoint presets and the workload presets."""
+
+from __future__ import annotations
+
+import pytest
+
+import calc
+from calc.checkpoint import MLPERF_CHECKPOINT
+from calc.report import markdown_report
+
+GIB = 2**30
+CHECKPOINT = ["mlperf-checkpoint-llama3-8b", "mlperf-checkpoint-llama3-70b", "mlperf-checkpoint-llama3-405b",
+              "mlperf-checkpoint-llama3-1t"]
+WORKLOADS = ["llama3-8b-pretrain-8xh100", "clip-vitl14-datacomp-webdataset", "video-vivit-kinetics",
+             "mlperf-dlrm-b200", "mlperf-flux-b200"]
+MODELS = ["llama3_8b", "llama3_70b", "llama3_405b", "llama3_1t", "clip_vitl14", "vivit_b16x2"]
+
+
+def test_presets_exist() -> None:
+    assert set(MODELS) <= set(calc.models())
+    assert set(CHECKPOINT + WORKLOADS) <= set(calc.scenarios())
+    for m in MODELS:
+        assert calc.models()[m].family == "transformer"
+
+
+@pytest.mark.parametrize("name", CHECKPOINT + WORKLOADS)
+def test_plans_and_renders(name: str) -> None:
+    p = calc.plan(name)
+    assert p.values["samples_per_s"] > 0
+    a = calc.answer(name)
+    assert a.best is not None
+    md = markdown_report(p)
+    assert md.startswith("# Feedrate") and len(md) > 500
+
+
+@pytest.mark.parametrize(
+    ("name", "key", "gib", "tol"),
+    [
+        ("mlperf-checkpoint-llama3-8b", "llama3-8b", 105.0, 0.005),
+        ("mlperf-checkpoint-llama3-70b", "llama3-70b", 912.0, 0.002),
+        # params x 14 B; the rules print 5.29 TiB and 18 TiB (2.3 % and 16 % above params x 14 B)
+        ("mlperf-checkpoint-llama3-405b", "llama3-405b", 5.29 * 1024, 0.03),
+        ("mlperf-checkpoint-llama3-1t", "llama3-1t", 18 * 1024, 0.17),
+    ],
+)
+def test_checkpoint_size_against_the_rules(name: str, key: str, gib: float, tol: float) -> None:
+    p = calc.plan(name)
+    row = MLPERF_CHECKPOINT[key]
+    assert p.values["checkpoint_bytes"] == pytest.approx(row["params"] * 14, rel=1e-9)
+    assert p.values["checkpoint_bytes"] / GIB == pytest.approx(gib, rel=tol)
+    assert p.scenario.gpus_per_job == row["processes"]
+    assert p.scenario.tensor_parallel == row["tensor_parallel"]
+    assert p.scenario.pipeline_parallel == row["pipeline_parallel"]
+    assert p.scenario.zero_stage == row["zero_stage"]
+
+
+def test_70b_sizes_by_hand() -> None:
+    # 69,882,617,856 x 14 B = 978.4e9 B = 911.2 GiB: within 0.2 % of the rules' 912 GiB
+    p = calc.plan("mlperf-checkpoint-llama3-70b")
+    size = 69_882_617_856 * 14
+    assert abs(size / GIB - 912) / 912 < 0.002
+    # every 30 min at a 2 % stall: the save must finish in 0.02 x 1800 = 36 s
+    assert p.values["checkpoint_write_bytes_per_s"] == pytest.approx(size / 36, rel=1e-9)
+    assert p.values["checkpoint_write_bytes_per_s"] == pytest.approx(27.18e9, rel=1e-3)
+
+
+def test_70b_restore_on_100_gb_per_s() -> None:
+    # 64 ranks each read 1/64 of a ZeRO-3 checkpoint: the per-rank link is not binding, so the
+    # restore is size / storage bandwidth = 978.4e9 / 100e9 = 9.78 s
+    p = calc.plan("mlperf-checkpoint-llama3-70b", storage_bytes_per_s="100 GB/s")
+    assert p.values["checkpoint_restore_s"] == pytest.approx(69_882_617_856 * 14 / 100e9, rel=1e-6)
+
+
+def test_llama3_8b_pretrain_streams_tokens_and_checkpoints() -> None:
+    p = calc.plan("llama3-8b-pretrain-8xh100")
+    assert calc.models()["llama3_8b"].example_bytes == 8192 * 4
+    # read bandwidth = samples/s x 32 KiB: tokens are tiny next to the 105 GiB checkpoint every 30 min
+    assert p.values["read_bytes_per_s"] == pytest.approx(p.values["samples_per_s"] * 32768, rel=0.05)
+    assert p.values["checkpoint_write_bytes_per_s"] > 100 * p.values["read_bytes_per_s"]
+
+
+def test_mlperf_training_configs() -> None:
+    dlrm = calc.plan("mlperf-dlrm-b200")
+    # batch 16384 every 0.000375 s per GPU at 70 % AU ceiling, 761 B records
+    assert dlrm.scenario.dataset_examples == 1024 * 4_718_592
+    flux = calc.plan("mlperf-flux-b200")
+    assert flux.scenario.dataset_examples == 4296 * 288
+    assert flux.values["samples_per_s"] == pytest.approx(48 / 1.35, rel=0.15)
