@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from calc._types import Numeric
-from calc.formula import formula
+from calc.formula import formula, note
 
 DEFAULT_SHARD_REQUEST_BYTES = 262144.0
 """Read size inside packed shards when none is given [bytes]: DLIO's ``transfer_size`` default
@@ -161,3 +161,43 @@ def node_read_bytes_per_s(
 ) -> Numeric:
     """Storage traffic into one node in steady state: what its network link must carry [bytes/s]."""
     return np.asarray(per_gpu_samples_per_s, dtype=float) * gpus_on_node * example_bytes * remote_fraction
+
+
+METADATA_OPS_PER_OPEN = {"nfs": 4.0, "lustre": 2.0, "daos": 1.0, "object": 0.0, "block": 0.0, "local": 0.0, "ram": 0.0}
+"""Metadata operations one file open costs the storage's metadata service, by protocol [1].
+
+nfs: an NFSv4 read of a small file is LOOKUP, OPEN (with ACCESS), GETATTR and CLOSE around the
+READ (RFC 7530 sections 16.9, 16.16, 16.7, 16.2; one COMPOUND may carry several, each is still
+an operation the server executes). lustre: open and close are two requests to the MDS (the
+lookup rides on the open intent; Lustre Operations Manual, "Lustre File System Components").
+daos: one open of the object handle (inferred). object stores: a GET names its key, no separate
+metadata operation (a HEAD or LIST per object would add one: count them as requests). Local
+drives and RAM: the kernel's dentry and inode caches, no remote service."""
+
+
+@formula("metadata_ops_per_s", "{file_opens_per_s} x metadata operations per open (protocol)")
+def metadata_ops_per_s(file_opens_per_s: Numeric, ops_per_open: Numeric) -> Numeric:
+    """Metadata operations per second the storage's metadata service must serve [1/s]."""
+    return np.asarray(file_opens_per_s, dtype=float) * ops_per_open
+
+
+P99_Z = 2.326
+"""Standard-normal quantile of 0.99: the article's target is that 99 % of batches arrive within t."""
+
+
+note("p99_read_bytes_per_s", "{read_bytes_per_s} x {p99_factor}")
+note("p99_outstanding_reads", "{outstanding_reads} x {p99_factor}")
+
+
+@formula("p99_factor", "1 + 2.326 x {example_bytes_cv} / sqrt({batch_size})")
+def p99_factor(example_bytes_cv: Numeric, batch_size: Numeric) -> Numeric:
+    """How much more than the mean a batch's bytes are at the 99th percentile [1].
+
+    A batch sums ``n`` independent example sizes of coefficient of variation ``cv``: its mean is
+    n x mean, its spread sqrt(n) x sd (central limit), so the 99th percentile is
+    n x mean x (1 + 2.326 x cv / sqrt(n)). Reading that batch within one step needs this much more
+    bandwidth and reads in flight than the mean. MLPerf 3D U-Net: 146.6 +- 68.3 MB (cv 0.466) at
+    batch 7 gives 1.41.
+    """
+    n = np.maximum(np.asarray(batch_size, dtype=float), 1.0)
+    return 1.0 + P99_Z * np.asarray(example_bytes_cv, dtype=float) / np.sqrt(n)

@@ -99,6 +99,10 @@ OUTPUTS: dict[str, Output] = {
     "node_read_bytes_per_s": Output("bytes_per_s", "Storage traffic per node"),
     "node_network_bytes_per_s": Output("bytes_per_s", "Node link to storage"),
     "latency_budget_s": Output("seconds", "Latency budget per example"),
+    "metadata_ops_per_s": Output("count_per_s", "Metadata operations/s", "ops/s"),
+    "p99_factor": Output("count", "99th-percentile batch / mean batch (size spread)"),
+    "p99_read_bytes_per_s": Output("bytes_per_s", "Read bandwidth for 99 % of batches on time"),
+    "p99_outstanding_reads": Output("count", "Reads in flight for 99 % of batches on time", "reads"),
     "storage_bytes_per_s": Output("bytes_per_s", "Storage bandwidth supplied"),
     "storage_iops": Output("count_per_s", "Storage reads/s supplied", "reads/s"),
     "storage_latency_s": Output("seconds", "Storage read time"),
@@ -389,6 +393,8 @@ def resolve(sc: Scenario) -> Resolved:
         "storage_base_latency_s": DEFAULT_STORAGE_LATENCY_S,
         "storage_stream_bytes_per_s": math.inf,
         "storage_counts_requests": 0.0,
+        "storage_metadata_ops": math.inf,
+        "metadata_ops_per_open": 0.0,
     }
     src["storage_latency_s"] = "default 1 ms (calc.plan.DEFAULT_STORAGE_LATENCY_S)"
     if sc.storage:
@@ -403,6 +409,8 @@ def resolve(sc: Scenario) -> Resolved:
             "storage_base_latency_s": o.latency_s,
             "storage_stream_bytes_per_s": o.stream_bytes_per_s,
             "storage_counts_requests": float(o.counts_requests),
+            "storage_metadata_ops": o.metadata_ops,
+            "metadata_ops_per_open": demand.METADATA_OPS_PER_OPEN.get(o.protocol, 0.0),
         }
         stream = (
             f" + read size / {o.stream_bytes_per_s / 1e6:g} MB/s per stream"
@@ -432,6 +440,7 @@ def resolve(sc: Scenario) -> Resolved:
         raise InputError(
             "tensor_parallel", f"tensor x pipeline parallel = {mp} must divide gpus_per_job = {sc.gpus_per_job}"
         )
+    v["example_bytes_cv"] = sc.example_bytes_cv
     v["storage_units_given"] = _nan(sc.storage_units)
     v["storage_bytes_per_s_given"] = _nan(
         None if sc.storage_bytes_per_s is None else parse(sc.storage_bytes_per_s, "bytes_per_s", "storage_bytes_per_s")
@@ -596,6 +605,10 @@ def evaluate_demand(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["read_iops"] = demand.read_iops(total, x["example_bytes"], x["examples_per_file"], req, remote)
     out["reads_per_example"] = demand.read_iops(1.0, x["example_bytes"], x["examples_per_file"], req)
     out["file_opens_per_s"] = demand.file_opens_per_s(total, x["examples_per_file"], remote)
+    out["metadata_ops_per_s"] = demand.metadata_ops_per_s(out["file_opens_per_s"], x["metadata_ops_per_open"])
+    tail = demand.p99_factor(x["example_bytes_cv"], out["batch_size"])
+    out["p99_factor"] = tail
+    out["p99_read_bytes_per_s"] = _a(out["read_bytes_per_s"]) * tail
     out["latency_budget_s"] = demand.latency_budget_s(out["step_time_s"])
 
 
@@ -644,6 +657,7 @@ def evaluate_storage(x: Mapping[str, Numeric], out: Arrays) -> None:
     lat_given = _a(x["storage_latency_given"])
     out["storage_latency_s"] = np.where(np.isfinite(lat_given), lat_given, lat)
     out["outstanding_reads"] = demand.outstanding_reads(out["read_iops"], out["storage_latency_s"])
+    out["p99_outstanding_reads"] = _a(out["outstanding_reads"]) * out["p99_factor"]
 
 
 def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
@@ -676,6 +690,11 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         "pcie": pipeline.pcie_stage(x["host_link_bytes_per_s"], x["example_tensor_bytes"], x["pin_memory"]),
         "gpu": gpu_rate,
     }
+    # The metadata service caps file opens: ops per open x opens per example, shared by readers.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ops_per_example = _a(x["metadata_ops_per_open"]) * remote / _a(x["examples_per_file"])
+        by_metadata = np.where(ops_per_example > 0, _a(x["storage_metadata_ops"]) / ops_per_example / readers, np.inf)
+    stages["storage"] = np.minimum(stages["storage"], by_metadata)
     for name, cap in stages.items():
         out[STAGE_KEYS[name]] = cap
     read_s = _a(out["storage_latency_s"]) * out["reads_per_example"] * remote
@@ -777,6 +796,9 @@ STEPS = (
 """The named steps of ``evaluate``, in order; each reads inputs and earlier outputs."""
 
 _ZEROED = (
+    "metadata_ops_per_s",
+    "p99_read_bytes_per_s",
+    "p99_outstanding_reads",
     "first_epoch_read_bytes_per_s",
     "node_read_bytes_per_s",
     "gpu_samples_per_s",
@@ -887,6 +909,10 @@ class Plan:
     node_read_bytes_per_s = _Out()
     node_network_bytes_per_s = _Out()
     latency_budget_s = _Out()
+    metadata_ops_per_s = _Out()
+    p99_factor = _Out()
+    p99_read_bytes_per_s = _Out()
+    p99_outstanding_reads = _Out()
     storage_bytes_per_s = _Out()
     storage_iops = _Out()
     storage_latency_s = _Out()

@@ -339,6 +339,15 @@ class Scenario:
         unit="kB",
         preset="model example_bytes",
     )
+    example_bytes_cv: float = _in(
+        0.0,
+        "number",
+        DATA,
+        "Example size spread (CV)",
+        "Standard deviation / mean of example sizes; sizes the 99th-percentile batch (MLPerf 3D U-Net: 0.47).",
+        0,
+        10,
+    )
     examples_per_file: int = _in(
         1,
         "int",

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calc import catalog
+from calc import catalog, demand
 from calc import storage as st
 from calc.errors import InputError
 from calc.plan import Plan, as_scenario, plan
@@ -119,6 +119,13 @@ def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
             )
         if o.burst:
             caveats.append(o.burst)
+        meta = v["file_opens_per_s"] * demand.METADATA_OPS_PER_OPEN.get(o.protocol, 0.0)
+        if meta > o.metadata_ops and not why:
+            why = (
+                f"{fmt(meta, 'count_per_s', 'metadata ops/s')} ({o.protocol} file opens) exceed its "
+                f"{fmt(o.metadata_ops, 'count_per_s', 'ops/s')} metadata limit: pack into shards"
+            )
+            limiting = "metadata"
         if (
             sc.examples_per_file <= 1
             and v["file_opens_per_s"] > 1000

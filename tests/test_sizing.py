@@ -222,3 +222,47 @@ def test_eight_h100_unet3d_behind_100_gbit_runs_at_about_55_percent() -> None:
     assert p.bottleneck == "network"
     assert 12.5e9 / need == pytest.approx(0.546, abs=0.005)
     assert p.gpu_utilization == pytest.approx(12.5e9 / need * 0.9, rel=1e-9)
+
+
+def test_size_spread_sizes_the_99th_percentile_batch() -> None:
+    # MLPerf 3D U-Net: 146,600,628 +- 68,341,808 B (unet3d_h100.yaml), batch 7:
+    # 1 + 2.326 x 0.46617 / sqrt(7) = 1.4098: that much more bandwidth for 99 % of batches on time.
+    p = calc.plan("mlperf-unet3d-h100")
+    factor = 1 + 2.326 * 0.46617 / math.sqrt(7)
+    assert p.p99_factor == pytest.approx(factor, rel=1e-9)
+    assert p.p99_read_bytes_per_s == pytest.approx(p.read_bytes_per_s * factor, rel=1e-12)
+    assert calc.plan("mlperf-unet3d-h100", example_bytes_cv=0).p99_factor == 1
+
+
+def test_nfs_file_opens_cost_metadata_operations_and_shards_remove_them() -> None:
+    # 10 jobs x 4 GPUs of small files: 51,200 opens/s; NFSv4 LOOKUP, OPEN, GETATTR, CLOSE = 4 each.
+    p = calc.plan("beast-small-files", jobs=10, storage="nfs-25gbe")
+    assert p.metadata_ops_per_s == pytest.approx(51200 * 4, rel=1e-12)
+    sharded = calc.plan("beast-small-files", jobs=10, storage="nfs-25gbe", examples_per_file=1000)
+    assert sharded.metadata_ops_per_s == pytest.approx(51200 * 4 / 1000, rel=1e-12)
+
+
+def test_lustre_metadata_limit_caps_small_file_reads() -> None:
+    # FSx for Lustre: 1,500 metadata ops/s at the smallest setting; 2 MDS ops per open.
+    p = calc.plan("beast-small-files", jobs=10, storage="aws-fsx-lustre-ssd-125")
+    per_gpu = 1500 / 2 / 40  # 40 GPUs share the MDS
+    assert p.values["storage_samples_per_s_per_gpu"] == pytest.approx(per_gpu, rel=1e-9)
+    assert p.bottleneck == "storage"
+    assert "metadata" in _row(calc.recommend(p), "aws-fsx-lustre-ssd-125")["why_not"]
+
+
+def test_streaming_reader_needs_tens_of_requests_not_a_hundred_workers() -> None:
+    # ImageNet on S3, one object per example, 8 x H100 bf16: per GPU ~3,500 img/s. A synchronous
+    # worker spends (S3 latency + read + decode) per example; an async reader overlaps them and
+    # needs only rate x latency requests in flight (Little's law).
+    sync = calc.plan("resnet50-8xh100-imagenet", storage="aws-s3-standard", page_cache=False, num_workers=8)
+    assert sync.bottleneck in ("storage", "cpu")
+    stream = calc.plan(
+        "resnet50-8xh100-imagenet", storage="aws-s3-standard", page_cache=False, loader="async", reader_concurrency=128
+    )
+    # ~3,500 img/s x (30 ms first byte + 112 KiB / 85 MB/s) ~ 110 requests in flight per GPU:
+    # cheap for one async reader, 110 DataLoader worker processes (and their RAM) for a sync one.
+    in_flight = stream.per_gpu_samples_per_s * stream.storage_latency_s
+    assert 50 <= in_flight <= 128
+    assert stream.values["storage_samples_per_s_per_gpu"] >= stream.gpu_samples_per_s
+    assert sync.values["storage_samples_per_s_per_gpu"] < sync.gpu_samples_per_s
