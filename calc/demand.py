@@ -200,4 +200,5 @@ def p99_factor(example_bytes_cv: Numeric, batch_size: Numeric) -> Numeric:
     batch 7 gives 1.41.
     """
     n = np.maximum(np.asarray(batch_size, dtype=float), 1.0)
-    return 1.0 + P99_Z * np.asarray(example_bytes_cv, dtype=float) / np.sqrt(n)
+    factor: Numeric = 1.0 + P99_Z * np.asarray(example_bytes_cv, dtype=float) / np.sqrt(n)
+    return factor
