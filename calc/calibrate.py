@@ -304,32 +304,15 @@ def calibration() -> pd.DataFrame:
         idx = [i for i, m in enumerate(ms) if m.gpu == gpu]
         f = fit(exclude_gpu=gpu)
         logo[idx] = _predict_rows(f, [ms[i] for i in idx])
-    return pd.DataFrame(
-        {
-            "model": [m.model for m in ms],
-            "gpu": [m.gpu for m in ms],
-            "precision": [m.precision for m in ms],
-            "batch_size": [m.batch_size for m in ms],
-            "stack": [m.stack for m in ms],
-            "measured_samples_per_s": [m.samples_per_s for m in ms],
-            "predicted_samples_per_s": predicted,
-            "error": predicted / np.array([m.samples_per_s for m in ms]) - 1,
-            "logo_predicted_samples_per_s": logo,
-            "logo_error": logo / np.array([m.samples_per_s for m in ms]) - 1,
-            "source": [m.source for m in ms],
-        }
-    )
+    measured = np.array([m.samples_per_s for m in ms])
+    t = _frame(ms, predicted)
+    t.insert(len(t.columns) - 1, "logo_predicted_samples_per_s", logo)
+    t.insert(len(t.columns) - 1, "logo_error", logo / measured - 1)
+    return t
 
 
-def validation() -> pd.DataFrame:
-    """Predictions for presets/validation.yaml: published rows never used for fitting.
-
-    Same columns as ``calibration()`` without the leave-one-out ones; empty if the file is absent.
-    """
-    if not (catalog.presets_dir() / "validation.yaml").is_file():
-        return pd.DataFrame()
-    ms = list(catalog.measurements("validation.yaml"))
-    predicted = _predict_rows(fitted(), ms)
+def _frame(ms: Sequence[catalog.Measurement], predicted: Array) -> pd.DataFrame:
+    """Rows with their measured and predicted per-GPU samples/s and the relative error."""
     measured = np.array([m.samples_per_s for m in ms])
     return pd.DataFrame(
         {
@@ -344,6 +327,17 @@ def validation() -> pd.DataFrame:
             "source": [m.source for m in ms],
         }
     )
+
+
+def validation() -> pd.DataFrame:
+    """Predictions for presets/validation.yaml: published rows never used for fitting.
+
+    Same columns as ``calibration()`` without the leave-one-out ones; empty if the file is absent.
+    """
+    if not (catalog.presets_dir() / "validation.yaml").is_file():
+        return pd.DataFrame()
+    ms = list(catalog.measurements("validation.yaml"))
+    return _frame(ms, _predict_rows(fitted(), ms))
 
 
 def geomean_error(predicted: Array | pd.Series, measured: Array | pd.Series) -> float:
