@@ -1016,6 +1016,7 @@ UNLIMITED = ("storage_bytes_per_s", "storage_iops", "node_network_bytes_per_s")
 NOT_GIVEN_ZERO = {
     "young_daly_interval_s": "n/a: give mtbf_s and a storage",
     "checkpoint_write_bytes_per_s": "0 (no checkpoints: give checkpoint_interval_s)",
+    "checkpoint_restore_s": "n/a: no storage or node link limits the read (choose a storage)",
 }
 """Outputs whose 0 means "not asked for": shown as the reason, not as a number."""
 """Outputs that are infinite when nothing limits them (no storage option, no node link given)."""

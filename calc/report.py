@@ -116,6 +116,24 @@ def sections(
         ],
     )
     out.append(node)
+    if p.checkpoint_write_bytes_per_s > 0:
+        out.append(
+            Section(
+                "Checkpoints",
+                text=[
+                    f"**{OUTPUTS[k].label}**: {p.formatted(k)}"
+                    for k in (
+                        "checkpoint_bytes",
+                        "checkpoint_write_bytes_per_s",
+                        "checkpoint_host_ram_bytes",
+                        "checkpoint_restore_s",
+                        "checkpoint_capacity_bytes",
+                        "young_daly_interval_s",
+                        "storage_need_bytes_per_s",
+                    )
+                ],
+            )
+        )
     ch = changes_from_preset(sc)
     out.append(
         Section(
@@ -139,6 +157,7 @@ def sections(
                 "Charts",
                 figures=[
                     plots.pipeline_stages(p),
+                    plots.checkpoint_timeline(p),
                     plots.demand_vs_batch(p),
                     plots.demand_vs_gpus(p),
                     plots.storage_map(p, rec),
