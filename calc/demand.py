@@ -1,4 +1,4 @@
-"""Demand on storage (MODEL.md section 3).
+"""Demand on storage (docs/model.md section 5).
 
     per_gpu_rate     = n / t x target_gpu_utilization                 [samples/s]
     samples_per_s    = per_gpu_rate x gpus_per_job x jobs
@@ -9,7 +9,7 @@
 
 References
 ----------
-"Feeding the beast" (seeds/002): the n/t model and its ResNet-50/152 examples.
+"Feeding the beast" (Towards Data Science): the n/t model and its ResNet-50/152 examples.
 MLPerf Storage Submission_guidelines.md section 4 (AU threshold; MiB/s reporting).
 """
 

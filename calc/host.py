@@ -1,4 +1,4 @@
-"""Host side: worker RAM, CPU cores, host-to-GPU copies (MODEL.md section 4).
+"""Host side: worker RAM, CPU cores, host-to-GPU copies (docs/model.md section 6).
 
     batch_bytes = n x sum over tensors (elements x dtype_bytes)      (as the loader emits it)
     worker_ram  = batch_bytes x batches_in_flight                     (num_workers x prefetch_factor)
@@ -8,7 +8,7 @@
 
 References
 ----------
-"Efficient PyTorch" (seeds/003): the Cityscapes and 3D worker-RAM arithmetic.
+"Efficient PyTorch - Part 1" (Towards Data Science): the Cityscapes and 3D worker-RAM arithmetic.
 PyTorch DataLoader: ``prefetch_factor`` batches per worker, default 2.
 """
 

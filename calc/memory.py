@@ -1,4 +1,4 @@
-"""Batch size from GPU memory (MODEL.md section 1).
+"""Batch size from GPU memory (docs/model.md section 3).
 
 model_state = params x bytes_per_param(optimizer) / state_shards
 n_max       = floor((gpu_memory - reserved - model_state) / activation_bytes_per_example)
@@ -32,7 +32,7 @@ gradients, and ZeRO's mixed-precision Adam count is 2 + 2 + 12 = 16 (Rajbhandari
 
 References
 ----------
-compute_anchors.md section 5 (accelerate ``estimate-memory``; ZeRO paper).
+Hugging Face accelerate ``estimate-memory``; Rajbhandari et al., "ZeRO", SC 2020.
 """
 
 ROUNDINGS = ("pow2", "multiple_of_8", "none")

@@ -1,4 +1,4 @@
-"""The whole pipeline and GPU utilisation (MODEL.md section 6).
+"""The whole pipeline and GPU utilisation (docs/model.md section 8).
 
 Each stage has a capacity in samples/s per GPU: storage, CPU decode/augment, host-to-GPU
 copy and GPU compute (n/t). With loader workers the stages overlap and the slowest sets the

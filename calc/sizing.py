@@ -1,4 +1,4 @@
-"""Storage recommendations, inverse sizing and what-if levers (MODEL.md sections 5 and 6).
+"""Storage recommendations, inverse sizing and what-if levers (docs/model.md sections 7 and 8).
 
 recommend(): for every storage option, the units needed on each axis (IOPS at the plan's
 read size, bandwidth, capacity), whether it can serve the demand at all (per-client caps,

@@ -1,4 +1,4 @@
-"""Supply: which storage can serve a demand, how many units, at what cost (MODEL.md section 5).
+"""Supply: which storage can serve a demand, how many units, at what cost (docs/model.md section 7).
 
     iops_at(r)   = 1 / (1 / iops + r / bandwidth)          (per unit, reads of r bytes)
     units        = max over axes of ceil(need / per-unit figure), within min/max units
@@ -7,8 +7,8 @@
 Notes
 -----
 Datasheet IOPS are quoted at 4 KiB and deep queues; a read of r bytes also spends r/bandwidth
-moving data, so IOPS at 64 KiB are far lower on SATA and HDD (storage_catalog.md section 8,
-"normalise IOPS to your request size"). Per-unit figures add across units (striping across
+moving data, so IOPS at 64 KiB are far lower on SATA and HDD (a datasheet's 4 KiB IOPS include a 4 KiB transfer;
+see iops_at_request). Per-unit figures add across units (striping across
 drives, per-TiB scaling of FSx/Filestore/Lustre); a per-client cap and an aggregate cap bound
 the sum.
 """

@@ -2,7 +2,7 @@
 
 Internally everything is in base units: bytes, seconds, FLOPs, bytes/s, FLOP/s.
 
-Rules (MODEL.md, "Units"):
+Rules (docs/model.md section 2, "Units"):
 
 * SI prefixes are decimal: kB, MB, GB, TB, PB = 10^3, 10^6, ... bytes. ``KB`` is read as
   10^3 too (the articles write it so); ``kb``/``Kb`` are kilobits, accepted

@@ -1,4 +1,4 @@
-"""Every number of MODEL.md reproduced from its preset scenario.
+"""Every number of the articles (docs/model.md section 11) reproduced from its preset scenario.
 
 Expected values are worked out by hand from the articles' inputs (see each comment), not
 copied from calc's output.
