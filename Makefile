@@ -30,6 +30,7 @@ test: lint typecheck
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.dev-installed
+	$(BIN)/python benchmarks/plan_timing.py
 	$(BIN)/python benchmarks/sweep_million.py
 	$(BIN)/python benchmarks/dashboard_timing.py
 
