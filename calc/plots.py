@@ -109,7 +109,12 @@ def memory_breakdown(p: Plan) -> go.Figure:
     )
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title="GPU memory [GiB]")
-    fig = _layout(fig, f"GPU memory at batch {p.batch_size} per GPU", 300)
+    used = fmt(v["memory_used_bytes"], "bytes", binary=True)
+    title = (
+        f"Batch {p.batch_size:,} uses {used} of {fmt(v['gpu_memory_bytes'], 'bytes', binary=True)}; "
+        f"up to {p.max_batch_size:,} examples fit"
+    )
+    fig = _layout(fig, title, 300)
     fig.update_layout(legend={"orientation": "h", "y": 1.12, "x": 0})
     return fig
 
@@ -386,11 +391,15 @@ def compare_chart(plans: Sequence[Plan]) -> go.Figure:
                 legendgroup=q.scenario.name,
                 showlegend=i == 0,
                 marker_color=PLAN_COLORS[j % len(PLAN_COLORS)],
+                text=[q.formatted(key)],
+                textposition="inside",
+                insidetextanchor="start",
                 row=i // 3 + 1,
                 col=i % 3 + 1,
             )
     fig.update_layout(barmode="group")
     fig.update_yaxes(showticklabels=False)
+    fig.update_xaxes(rangemode="tozero")  # a zero stays a zero-length bar, not a -1..1 axis
     fig = _layout(fig, "Compared: " + " vs ".join(q.scenario.name for q in plans), 420)
     fig.update_layout(legend={"orientation": "h", "y": -0.12, "x": 0})
     return fig
