@@ -12,7 +12,7 @@ GIB = 2**30
 CHECKPOINT = ["mlperf-checkpoint-llama3-8b", "mlperf-checkpoint-llama3-70b", "mlperf-checkpoint-llama3-405b",
               "mlperf-checkpoint-llama3-1t"]
 WORKLOADS = ["llama3-8b-pretrain-8xh100", "clip-vitl14-datacomp-webdataset", "video-vivit-kinetics",
-             "mlperf-dlrm-b200", "mlperf-flux-b200"]
+             "mlperf-dlrm-b200", "mlperf-flux-b200", "sd-latent-diffusion-laion"]
 MODELS = ["llama3_8b", "llama3_70b", "llama3_405b", "llama3_1t", "clip_vitl14", "vivit_b16x2"]
 
 
@@ -86,3 +86,38 @@ def test_mlperf_training_configs() -> None:
     flux = calc.plan("mlperf-flux-b200")
     assert flux.scenario.dataset_examples == 4296 * 288
     assert flux.values["samples_per_s"] == pytest.approx(48 / 1.35, rel=0.15)
+
+
+def test_sd_latents_example_bytes_by_hand() -> None:
+    m = calc.models()["sd_unet_v15"]
+    # float16 VAE latent 4 x 64 x 64 + float16 CLIP text embedding 77 x 768
+    latent, text = 4 * 64 * 64 * 2, 77 * 768 * 2
+    assert (latent, text) == (32_768, 118_272)
+    assert m.example_bytes == latent + text == 151_040
+    assert m.params == 859_520_964
+    # thop's 338.7 GMACs (convolutions + linears) + 63.0 GMACs of attention matmuls, x 2 FLOPs
+    assert m.forward_flops == pytest.approx(2 * (338.7e9 + 63.0e9), rel=0.002)
+    p = calc.plan("sd-latent-diffusion-laion")
+    assert p.values["example_tensor_bytes"] == 151_040
+    assert p.values["read_bytes_per_s"] == pytest.approx(p.values["samples_per_s"] * 151_040, rel=1e-6)
+    assert p.scenario.gpus_per_job == 8
+
+
+def test_mlperf_emulated_models_keep_the_requirements_by_hand() -> None:
+    # DLIO: samples/s = batch / computation_time x accelerators (1) x AU target; bytes = samples/s x record
+    dlrm = calc.plan("mlperf-dlrm-b200")
+    assert dlrm.scenario.model == "mlperf_dlrm_emulated"
+    assert dlrm.values["samples_per_s"] == pytest.approx(16384 / 0.000375 * 0.70, rel=1e-9)
+    assert dlrm.formatted("samples_per_s") == "30,583,467 samples/s"
+    assert dlrm.values["read_bytes_per_s"] == pytest.approx(16384 / 0.000375 * 0.70 * 761, rel=1e-9)
+    assert dlrm.formatted("read_bytes_per_s") == "23.27 GB/s"
+    flux = calc.plan("mlperf-flux-b200")
+    assert flux.scenario.model == "mlperf_flux_emulated"
+    assert flux.values["samples_per_s"] == pytest.approx(48 / 1.35 * 0.90, rel=1e-9)
+    assert flux.formatted("samples_per_s") == "32 samples/s"
+    assert flux.values["read_bytes_per_s"] == pytest.approx(48 / 1.35 * 0.90 * 2_164_832, rel=1e-9)
+    assert flux.formatted("read_bytes_per_s") == "69.27 MB/s"
+    for name, record in (("mlperf_dlrm_emulated", 761), ("mlperf_flux_emulated", 2_164_832)):
+        m = calc.models()[name]
+        assert m.example_bytes == record
+        assert m.activation_bytes == {"fp32": 1.0, "mixed": 1.0}
