@@ -44,6 +44,7 @@ Array = npt.NDArray[np.float64]
 
 CLASSES = ("fp32", "tf32", "mixed")
 PARAMS = ("e_fp32", "e_tf32", "e_mixed", "e_mem", "t_launch", "n_fill", "k_transformer")
+"""The fitted parameters, in the order of the vector ``theta`` (log space) and ``START``."""
 START = np.log([0.5, 0.4, 0.3, 0.6, 2e-3, 4.0, 1.0])
 """Starting point of the fit (log space): plausible shares of peak, 2 ms, 4 examples."""
 

@@ -137,10 +137,3 @@ def scaling_efficiency(
     """
     g = np.asarray(gpus_per_job, dtype=float)
     return np.where(g <= 1, 1.0, np.where(g <= gpus_per_node, within_node, np.asarray(within_node) * across_nodes))
-
-
-def efficiency_from_rate(
-    samples_per_s: Numeric, train_flops_per_example: Numeric, peak_flops_per_s: Numeric
-) -> Numeric:
-    """Model FLOP utilisation implied by a measured throughput [0-1]."""
-    return np.asarray(samples_per_s, dtype=float) * train_flops_per_example / peak_flops_per_s

@@ -854,7 +854,6 @@ class _Count(_Out):
         return int(obj.values[self.name])
 
 
-_OUTPUT_FIELDS = tuple(OUTPUTS)
 
 
 @dataclass(frozen=True)
