@@ -193,8 +193,10 @@ def supply_of(name: str, units: float | None, request_bytes: float, clients: flo
     if units is None:
         bw = iops = math.inf
     else:
-        bw = min(units * o.read_bytes_per_s, clients * o.client_bytes_per_s)
-        iops = min(units * o.iops_at(request_bytes), o.aggregate_iops, bw / request_bytes)
+        bw = float(supply_bytes_per_s(units, o.read_bytes_per_s, clients, o.client_bytes_per_s))
+        iops = float(
+            supply_iops(units, o.iops, o.read_bytes_per_s, request_bytes, o.aggregate_iops, bw, o.iops_request_bytes)
+        )
     stream = (
         f" + read size / {o.stream_bytes_per_s / 1e6:g} MB/s per stream" if math.isfinite(o.stream_bytes_per_s) else ""
     )
