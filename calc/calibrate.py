@@ -137,10 +137,10 @@ def _predict(theta: Array, r: _Rows, within_node: float) -> Array:
     """Per-GPU samples/s the model predicts for each row, with parameters ``theta`` (log space)."""
     p = np.exp(theta)
     e_c = p[:3][r.pclass.astype(int)] * np.where(r.transformer > 0, p[6], 1.0)
-    c = compute.compute_time_per_example_s(r.flops, r.peak, np.minimum(e_c, 1.0))
-    mem = compute.memory_time_per_example_s(r.traffic, r.bandwidth, min(p[3], 1.0))
-    fixed = compute.fixed_time_s(r.step_traffic, r.bandwidth, min(p[3], 1.0), p[4], p[5], c + mem)
-    t = compute.model_step_time_s(r.batch, c + mem, fixed, r.stack)
+    e_m = min(p[3], 1.0)
+    *_, t = compute.model_terms(
+        r.batch, r.flops, r.peak, np.minimum(e_c, 1.0), r.traffic, r.bandwidth, e_m, r.step_traffic, p[4], p[5], r.stack
+    )
     rate: Array = r.batch / t * np.where(r.multi_gpu > 0, within_node, 1.0)
     return rate
 
@@ -225,9 +225,7 @@ def _scaling() -> tuple[float, float, str]:
     )
 
 
-def fit(
-    exclude_gpu: str = "", rows: Sequence[catalog.Measurement] | None = None, per_family: bool = False
-) -> Fit:
+def fit(exclude_gpu: str = "", rows: Sequence[catalog.Measurement] | None = None, per_family: bool = False) -> Fit:
     """Fit the global parameters on the calibration rows (all, or without ``exclude_gpu``).
 
     ``per_family`` adds a transformer/CNN compute-efficiency ratio (off by default: see above).

@@ -95,6 +95,40 @@ def model_step_time_s(batch_size: Numeric, per_example_s: Numeric, fixed_s: Nume
     return np.asarray(stack_factor, dtype=float) * (np.asarray(batch_size, dtype=float) * per_example_s + fixed_s)
 
 
+def model_terms(
+    batch_size: Numeric,
+    train_flops: Numeric,
+    peak_flops_per_s: Numeric,
+    efficiency: Numeric,
+    traffic_bytes: Numeric,
+    memory_bytes_per_s: Numeric,
+    memory_efficiency: Numeric,
+    step_traffic_bytes: Numeric,
+    launch_overhead_s: Numeric,
+    fill_examples: Numeric,
+    stack_factor: Numeric,
+    flops_only: Numeric = 0.0,
+) -> tuple[Numeric, Numeric, Numeric, Numeric]:
+    """The model's terms and step time, one composition for the plan and the fit.
+
+    Returns math time per example, memory time per example, fixed time per step and the
+    step time [s]. ``flops_only`` (the articles' model) keeps the math term alone: no memory
+    term, fixed part or stack factor.
+    """
+    full = np.asarray(flops_only) == 0
+    c = compute_time_per_example_s(train_flops, peak_flops_per_s, efficiency)
+    mem = np.where(full, memory_time_per_example_s(traffic_bytes, memory_bytes_per_s, memory_efficiency), 0.0)
+    fixed = np.where(
+        full,
+        fixed_time_s(
+            step_traffic_bytes, memory_bytes_per_s, memory_efficiency, launch_overhead_s, fill_examples, c + mem
+        ),
+        0.0,
+    )
+    t = model_step_time_s(batch_size, c + mem, fixed, np.where(full, stack_factor, 1.0))
+    return c, mem, fixed, t
+
+
 def step_time_s(
     batch_size: Numeric,
     model_s: Numeric,
