@@ -19,7 +19,7 @@ import calc
 from calc import catalog, plots
 from calc.errors import InputError
 from calc.formula import FORMULAS
-from calc.plan import HEADLINE
+from calc.plan import CHECKPOINT_OUTPUTS, HEADLINE
 from calc.report import html_report, markdown_report
 from calc.scenario import FIELDS, Scenario, check_field, choices, from_text
 from calc.sizing import levers, recommend, storage_levers
@@ -393,19 +393,8 @@ def pipeline_tab(p: calc.Plan, lev: pd.DataFrame) -> None:
 
 
 def checkpoint_tab(p: calc.Plan) -> None:
-    keys = (
-        "checkpoint_bytes",
-        "checkpoint_rank_bytes",
-        "checkpoint_writing_ranks",
-        "checkpoint_write_bytes_per_s",
-        "checkpoint_host_ram_bytes",
-        "checkpoint_restore_s",
-        "checkpoint_capacity_bytes",
-        "young_daly_interval_s",
-        "storage_need_bytes_per_s",
-    )
     st.plotly_chart(plots.checkpoint_timeline(p), key="chart_checkpoint")
-    st.table(pd.DataFrame({"": [calc.OUTPUTS[k].label for k in keys], "value": [p.formatted(k) for k in keys]}))
+    output_table(p, CHECKPOINT_OUTPUTS)
     st.caption(
         "Size = parameters x bytes per parameter of the layout (MLPerf Storage: 2 B weights + 12 B fp32 master "
         "and Adam state). A synchronous save blocks training for the allowed stall; an asynchronous one copies to "
@@ -415,12 +404,18 @@ def checkpoint_tab(p: calc.Plan) -> None:
 
 def transfer_tab(p: calc.Plan) -> None:
     st.plotly_chart(plots.transfer_timeline(p), key="chart_transfer")
-    keys = ("dataset_bytes", "compress_s", "send_s", "decompress_s", "transfer_time_s", "transfer_direct_time_s")
-    st.table(pd.DataFrame({"": [calc.OUTPUTS[k].label for k in keys], "value": [p.formatted(k) for k in keys]}))
-    st.caption(
-        "Set the copy link, compression ratio, cores and rates in the Transfer inputs. Seed 000: pigz on 60 "
-        "cores turned a 3-hour copy of 1 TiB into minutes."
+    output_table(
+        p, ("dataset_bytes", "compress_s", "send_s", "decompress_s", "transfer_time_s", "transfer_direct_time_s")
     )
+    st.caption(
+        "Set the copy link, compression ratio, cores and rates in the Transfer inputs. DuckSoft's 3D-CT article: "
+        "pigz on 60 cores turned a 3-hour copy of 1 TiB into minutes."
+    )
+
+
+def output_table(p: calc.Plan, keys: tuple[str, ...]) -> None:
+    """A two-column table of outputs: label and value with its unit."""
+    st.table(pd.DataFrame({"": [calc.OUTPUTS[k].label for k in keys], "value": [p.formatted(k) for k in keys]}))
 
 
 def pinned_scenarios() -> list[Scenario]:
@@ -564,6 +559,7 @@ def page(values: dict[str, Any], errors: dict[str, str]) -> dict[str, str]:
         formulas_tab(p)
     exports(p, yaml_text, link)
     return {}
+
 
 try:
     main()

@@ -46,9 +46,6 @@ class Output:
     unit: str = ""
     binary: bool = False
 
-    def formula(self, name: str) -> str:
-        return FORMULAS[name]
-
 
 note("gpu_memory_bytes", "{src_gpu_memory_bytes}")
 note("memory_bandwidth_bytes_per_s", "{src_memory_bandwidth_bytes_per_s}")
@@ -151,6 +148,19 @@ HEADLINE = (
     "gpu_utilization",
 )
 """The outputs a meeting looks at first: the dashboard's headline row, the report's summary."""
+
+CHECKPOINT_OUTPUTS = (
+    "checkpoint_bytes",
+    "checkpoint_rank_bytes",
+    "checkpoint_writing_ranks",
+    "checkpoint_write_bytes_per_s",
+    "checkpoint_host_ram_bytes",
+    "checkpoint_restore_s",
+    "checkpoint_capacity_bytes",
+    "young_daly_interval_s",
+    "storage_need_bytes_per_s",
+)
+"""The checkpoint outputs, as the dashboard's Checkpoints section and the report list them."""
 
 _EXTRA = (
     "reads_per_example",
@@ -504,19 +514,21 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
 
     def modelled(
         peak: Numeric, bw: Numeric, eff: Numeric, traffic: Numeric, step_bytes: Numeric, batch: Numeric
-    ) -> tuple[Numeric, ...]:
-        full = _a(x["flops_only"]) == 0  # the articles' model keeps the math term alone
-        c = compute.compute_time_per_example_s(out["train_flops_per_example"], peak, eff)
-        mem = np.where(full, compute.memory_time_per_example_s(traffic, bw, x["memory_efficiency"]), 0.0)
-        fixed = np.where(
-            full,
-            compute.fixed_time_s(
-                step_bytes, bw, x["memory_efficiency"], x["launch_overhead_s"], x["fill_examples"], c + mem
-            ),
-            0.0,
+    ) -> tuple[Numeric, Numeric, Numeric, Numeric]:
+        return compute.model_terms(
+            batch,
+            out["train_flops_per_example"],
+            peak,
+            eff,
+            traffic,
+            bw,
+            x["memory_efficiency"],
+            step_bytes,
+            x["launch_overhead_s"],
+            x["fill_examples"],
+            x["stack_factor"],
+            x["flops_only"],
         )
-        stack = np.where(full, x["stack_factor"], 1.0)
-        return c, mem, fixed, compute.model_step_time_s(batch, c + mem, fixed, stack)
 
     # Sharded state (ZeRO-3/FSDP) also shards the optimizer's per-step reads and writes.
     step_bytes = _a(x["step_traffic_bytes"]) / x["state_shards"]
@@ -852,8 +864,6 @@ class _Count(_Out):
 
     def __get__(self, obj: Any, objtype: type | None = None) -> int:
         return int(obj.values[self.name])
-
-
 
 
 @dataclass(frozen=True)

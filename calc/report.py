@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from calc.formula import FORMULAS
-from calc.plan import HEADLINE, OUTPUTS, Plan, render_formula
+from calc.plan import CHECKPOINT_OUTPUTS, HEADLINE, OUTPUTS, Plan, render_formula
 from calc.scenario import FIELDS, Scenario
 
 
@@ -120,18 +120,7 @@ def sections(
         out.append(
             Section(
                 "Checkpoints",
-                text=[
-                    f"**{OUTPUTS[k].label}**: {p.formatted(k)}"
-                    for k in (
-                        "checkpoint_bytes",
-                        "checkpoint_write_bytes_per_s",
-                        "checkpoint_host_ram_bytes",
-                        "checkpoint_restore_s",
-                        "checkpoint_capacity_bytes",
-                        "young_daly_interval_s",
-                        "storage_need_bytes_per_s",
-                    )
-                ],
+                text=[f"**{OUTPUTS[k].label}**: {p.formatted(k)}" for k in CHECKPOINT_OUTPUTS],
             )
         )
     ch = changes_from_preset(sc)
