@@ -71,7 +71,11 @@ saved, so a checkpoint is ``memory.BYTES_PER_PARAM["adam"]`` (16) less the 4 B o
 # Figures from the MLPerf Storage rules (Rules.md, Table 2) unless marked. "params" is derived,
 # not in the rules: DLIO's get_num_parameters() on Table 2's architecture and vocab_size 128256
 # from configs/dlio/workload/llama3_*.yaml (GQA-aware count, embedding and lm_head untied).
+# "size_by_rank_gib" is mlpstorage/config.py LLM_SIZE_BY_RANK, "(Model GB, Optimizer GB)" in GiB
+# (the tool multiplies them by 1024**3): the rules' printed size is their sum, so "5.29 TB" and
+# "18 TB" are thousands of GiB (5,288 and 17,997 GiB), not TiB.
 _RULES = "mlcommons/storage Rules.md section 4.3.4 Table 2 (MLPerf Storage v2.0), checked 2026-11-22"
+_SIZES = "mlcommons/storage mlpstorage/config.py LLM_SIZE_BY_RANK, checked 2026-11-22"
 MLPERF_CHECKPOINT: dict[str, dict[str, Any]] = {
     "llama3-8b": {
         "params": 8_030_261_248,
@@ -81,9 +85,10 @@ MLPERF_CHECKPOINT: dict[str, dict[str, Any]] = {
         "processes": 8,
         "zero_stage": 3,
         "size_as_printed": "105 GB",
+        "size_by_rank_gib": (15, 90),
         "checkpoint_gib": 105.0,
         "checkpoint_bytes": 105 * GIB,
-        "source": _RULES + "; configs/dlio/workload/llama3_8b.yaml",
+        "source": _RULES + "; " + _SIZES + "; configs/dlio/workload/llama3_8b.yaml",
     },
     "llama3-70b": {
         "params": 69_882_617_856,
@@ -93,9 +98,10 @@ MLPERF_CHECKPOINT: dict[str, dict[str, Any]] = {
         "processes": 64,
         "zero_stage": 3,
         "size_as_printed": "912 GB",
+        "size_by_rank_gib": (130, 781),
         "checkpoint_gib": 912.0,
         "checkpoint_bytes": 912 * GIB,
-        "source": _RULES + "; configs/dlio/workload/llama3_70b.yaml",
+        "source": _RULES + "; " + _SIZES + "; configs/dlio/workload/llama3_70b.yaml",
     },
     "llama3-405b": {
         "params": 405_853_388_800,
@@ -104,12 +110,12 @@ MLPERF_CHECKPOINT: dict[str, dict[str, Any]] = {
         "data_parallel": 2,
         "processes": 512,
         "zero_stage": 1,
-        # The rules' unit note reads "TB" as TiB: 5.29 x 1024 GiB. 14 B/param x params gives
-        # 5292 GiB, i.e. the printed figure looks like thousands of GiB (docs/checkpoints.md).
+        # 755 + 4,533 GiB = 5,288 GiB; 14 B/param x params = 5,292 GiB (0.1 % more).
         "size_as_printed": "5.29 TB",
-        "checkpoint_gib": 5.29 * 1024,
-        "checkpoint_bytes": 5.29 * TIB,
-        "source": _RULES + "; configs/dlio/workload/llama3_405b.yaml",
+        "size_by_rank_gib": (755, 4533),
+        "checkpoint_gib": 5288.0,
+        "checkpoint_bytes": 5288 * GIB,
+        "source": _RULES + "; " + _SIZES + "; configs/dlio/workload/llama3_405b.yaml",
     },
     "llama3-1t": {
         "params": 1_183_035_102_480,
@@ -118,15 +124,20 @@ MLPERF_CHECKPOINT: dict[str, dict[str, Any]] = {
         "data_parallel": 2,
         "processes": 1024,
         "zero_stage": 1,
-        # 14 B/param x params gives 15,426 GiB, not 18 TiB; the rules' figure is kept as printed.
+        # 2,571 + 15,426 GiB = 17,997 GiB ("18 TB"). The other rows split 14 B/param as 1:6
+        # (weights 2 B : optimizer 12 B); here the optimizer entry alone is 14 B x params
+        # (15,426 GiB) and the weights entry is a sixth of it, so the table counts the weights
+        # twice (7/6 of 14 B/param). DLIO writes what its layer config gives: 15,426 GiB, which
+        # is what calc computes; the printed 18 TB is kept here for comparison.
         "size_as_printed": "18 TB",
-        "checkpoint_gib": 18.0 * 1024,
-        "checkpoint_bytes": 18 * TIB,
-        "source": _RULES + "; configs/dlio/workload/llama3_1t.yaml",
+        "size_by_rank_gib": (2571, 15426),
+        "checkpoint_gib": 17997.0,
+        "checkpoint_bytes": 17997 * GIB,
+        "source": _RULES + "; " + _SIZES + "; configs/dlio/workload/llama3_1t.yaml",
     },
 }
-"""MLPerf Storage checkpointing workloads: the rules' sizes (binary units: "GB" = GiB,
-"TB" = TiB, per the rules' own note) and process layout (TP x PP x DP = processes)."""
+"""MLPerf Storage checkpointing workloads: the rules' sizes in GiB (the sum of mlpstorage's
+LLM_SIZE_BY_RANK pair) and process layout (TP x PP x DP = processes)."""
 
 
 def _arr(name: str, value: Numeric) -> npt.NDArray[np.float64]:

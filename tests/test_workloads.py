@@ -38,9 +38,10 @@ def test_plans_and_renders(name: str) -> None:
     [
         ("mlperf-checkpoint-llama3-8b", "llama3-8b", 105.0, 0.005),
         ("mlperf-checkpoint-llama3-70b", "llama3-70b", 912.0, 0.002),
-        # params x 14 B; the rules print 5.29 TiB and 18 TiB (2.3 % and 16 % above params x 14 B)
-        ("mlperf-checkpoint-llama3-405b", "llama3-405b", 5.29 * 1024, 0.03),
-        ("mlperf-checkpoint-llama3-1t", "llama3-1t", 18 * 1024, 0.17),
+        # mlpstorage LLM_SIZE_BY_RANK: 755 + 4,533 = 5,288 GiB ("5.29 TB"); params x 14 B = 5,292 GiB
+        ("mlperf-checkpoint-llama3-405b", "llama3-405b", 755 + 4533, 0.001),
+        # 1T: the table's optimizer entry, 15,426 GiB, is params x 14 B on its own (see the test below)
+        ("mlperf-checkpoint-llama3-1t", "llama3-1t", 15426, 0.0005),
     ],
 )
 def test_checkpoint_size_against_the_rules(name: str, key: str, gib: float, tol: float) -> None:
@@ -52,6 +53,23 @@ def test_checkpoint_size_against_the_rules(name: str, key: str, gib: float, tol:
     assert p.scenario.tensor_parallel == row["tensor_parallel"]
     assert p.scenario.pipeline_parallel == row["pipeline_parallel"]
     assert p.scenario.zero_stage == row["zero_stage"]
+
+
+def test_1t_rules_size_counts_the_weights_twice() -> None:
+    # mlpstorage LLM_SIZE_BY_RANK (model GiB, optimizer GiB): 8B (15, 90), 70B (130, 781),
+    # 405B (755, 4533): optimizer = 6 x model, i.e. 14 B/param split 2 + 12. 1T: (2571, 15426):
+    # 15,426 x 2^30 B / 14 = 1.1831e12 params = DLIO's count, so its optimizer entry is already
+    # all 14 B/param and 2,571 = 15,426 / 6 is added on top: 17,997 GiB printed as "18 TB".
+    row = MLPERF_CHECKPOINT["llama3-1t"]
+    model_gib, optimizer_gib = row["size_by_rank_gib"]
+    assert model_gib + optimizer_gib == 17_997
+    assert row["checkpoint_gib"] == 17_997
+    assert optimizer_gib * GIB / 14 == pytest.approx(row["params"], rel=2e-4)
+    p = calc.plan("mlperf-checkpoint-llama3-1t")
+    assert p.values["checkpoint_bytes"] * 7 / 6 / GIB == pytest.approx(17_997, rel=5e-4)
+    for key in ("llama3-8b", "llama3-70b", "llama3-405b"):
+        m, o = MLPERF_CHECKPOINT[key]["size_by_rank_gib"]
+        assert o / m == pytest.approx(6, rel=0.01)
 
 
 def test_70b_sizes_by_hand() -> None:
