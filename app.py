@@ -26,7 +26,8 @@ from calc.sizing import levers, recommend, storage_levers
 from calc.units import parse
 
 DEFAULT_PRESET = "beast-imagenet-4xv100"
-MAX_UPLOAD_BYTES = 100_000
+MAX_UPLOAD_BYTES = 1024 * 1024
+"""Streamlit's own limit (server.maxUploadSize = 1, in MiB) and the uploader's "1MB per file" label."""
 NONE = "(none)"
 QUANTITY_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "count", "count_per_s")
 HEADLINE_LABELS = {
@@ -115,7 +116,7 @@ def on_upload() -> None:
         st.session_state["upload_error"] = f"upload: {len(data):,} bytes; accepted: at most {MAX_UPLOAD_BYTES:,}"
         return
     try:
-        sc = Scenario.from_yaml(data.decode("utf-8", errors="replace"), up.name)
+        sc = Scenario.from_yaml(data.decode("utf-8", errors="replace"), up.name, max_bytes=MAX_UPLOAD_BYTES)
     except InputError as exc:
         st.session_state["upload_error"] = str(exc)
         return
@@ -188,7 +189,7 @@ def sidebar(values: dict[str, Any], errors: dict[str, str]) -> None:
     if base.description:
         sb.caption(base.description)
     sb.file_uploader(
-        f"Load a scenario YAML (at most {MAX_UPLOAD_BYTES // 1000} kB)",
+        "Load a scenario YAML (at most 1 MB)",
         type=["yaml", "yml"],
         key="upload",
         on_change=on_upload,

@@ -6,7 +6,7 @@
 >>> print(p.explain())
 
 Public API: ``scenario``, ``scenarios``, ``Scenario``, ``plan``, ``Plan``, ``sweep``,
-``recommend``, ``max_gpus``, ``levers``, ``calibration``, the presets (``gpus``, ``models``,
+``recommend``, ``designs``, ``answer``, ``max_gpus``, ``levers``, ``calibration``, the presets (``gpus``, ``models``,
 ``storage_options``), units (``parse``, ``fmt``) and the errors.
 """
 
@@ -15,7 +15,16 @@ from calc.catalog import gpus, models
 from calc.errors import DoesNotFitError, InputError, PresetError, UnitError
 from calc.plan import OUTPUTS, Plan, plan
 from calc.scenario import FIELDS, Scenario, scenario, scenarios
-from calc.sizing import answer, fewest_workers, largest_example_bytes, levers, max_gpus, recommend, storage_levers
+from calc.sizing import (
+    answer,
+    designs,
+    fewest_workers,
+    largest_example_bytes,
+    levers,
+    max_gpus,
+    recommend,
+    storage_levers,
+)
 from calc.storage import options as storage_options
 from calc.sweep import sweep
 from calc.units import fmt, parse
@@ -31,6 +40,7 @@ __all__ = [
     "UnitError",
     "answer",
     "calibration",
+    "designs",
     "fewest_workers",
     "fmt",
     "gpus",

@@ -296,6 +296,18 @@ def async_blocking_s(bytes_per_node: Numeric, host_copy_bytes_per_s: Numeric) ->
     return _nonneg("bytes_per_node", bytes_per_node) / _positive("host_copy_bytes_per_s", host_copy_bytes_per_s)
 
 
+def _parallel_io_s(
+    total_bytes: Numeric, storage_bytes_per_s: Numeric, ranks: Numeric, per_rank: Numeric, verb: str
+) -> Numeric:
+    """``max(total / storage rate, total / ranks / per-rank rate)`` [s]: every rank moves its
+    shard at once, so the storage's aggregate rate or one rank's own link binds. ``verb``
+    (read, write) names the arguments in errors."""
+    c = _nonneg("checkpoint_bytes", total_bytes)
+    aggregate = c / _rate(f"{verb}_bytes_per_s", storage_bytes_per_s)
+    one = c / _at_least("ranks", ranks, 1.0, "1 or more") / _rate(f"per_rank_{verb}_bytes_per_s", per_rank)
+    return np.maximum(aggregate, one)
+
+
 @formula(
     "checkpoint_restore_s",
     "max({checkpoint_bytes} / {storage_bytes_per_s}, {checkpoint_bytes} / {checkpoint_writing_ranks} / per-rank link)",
@@ -309,12 +321,38 @@ def restore_time_s(
     storage's aggregate read rate or one rank's own rate, whichever binds. Replicas that read
     the same shard (no ZeRO) read it again: pass checkpoint x replicas as the total.
     """
-    c = _nonneg("checkpoint_bytes", checkpoint_bytes)
-    aggregate = c / _rate("read_bytes_per_s", read_bytes_per_s)
-    per_rank = (
-        c / _at_least("ranks", ranks, 1.0, "1 or more") / _rate("per_rank_read_bytes_per_s", per_rank_read_bytes_per_s)
-    )
-    return np.maximum(aggregate, per_rank)
+    return _parallel_io_s(checkpoint_bytes, read_bytes_per_s, ranks, per_rank_read_bytes_per_s, "read")
+
+
+@formula(
+    "checkpoint_write_s",
+    "max({checkpoint_bytes} / {storage_write_bytes_per_s}, "
+    "{checkpoint_bytes} / {checkpoint_writing_ranks} / per-rank link)",
+)
+def save_time_s(
+    checkpoint_bytes: Numeric, write_bytes_per_s: Numeric, ranks: Numeric, per_rank_write_bytes_per_s: Numeric
+) -> Numeric:
+    """Time to write one checkpoint when each of ``ranks`` writes its shard [s].
+
+    Same form as the restore, at the storage's *write* rate: drives, EFS and most file
+    systems write slower than they read, so a save takes longer than a restore.
+    """
+    return _parallel_io_s(checkpoint_bytes, write_bytes_per_s, ranks, per_rank_write_bytes_per_s, "write")
+
+
+@formula(
+    "checkpoint_stall_share",
+    "blocking: {checkpoint_write_s} / interval; async: max({checkpoint_write_s} - interval, 0) / interval",
+)
+def stall_share(write_s: Numeric, interval_s: Numeric, is_async: Numeric) -> Numeric:
+    """Share of training time spent blocked on saves [1].
+
+    A blocking save stops training for the whole write; an asynchronous one only when its
+    drain is slower than the interval, which holds the next save back.
+    """
+    w = _nonneg("checkpoint_write_s", write_s)
+    i = _rate("checkpoint_interval_s", interval_s)
+    return np.where(np.asarray(is_async) > 0, np.maximum(w - i, 0.0), w) / i
 
 
 @formula("checkpoint_capacity_bytes", "{checkpoint_bytes} x {checkpoint_keep} kept")

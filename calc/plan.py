@@ -52,6 +52,11 @@ note("memory_bandwidth_bytes_per_s", "{src_memory_bandwidth_bytes_per_s}")
 note("reserved_bytes", "input (scenario)")
 note("activation_bytes_per_example", "{src_activation_bytes_per_example}")
 note("memory_traffic_bytes_per_example", "{src_memory_traffic_bytes_per_example}")
+note(
+    "storage_write_bytes_per_s",
+    "min({storage_units_used} x unit write rate, {clients} x client cap); "
+    "a storage given as one bandwidth: that figure",
+)
 note("step_traffic_bytes", "{src_step_traffic_bytes}")
 note("peak_flops_per_s", "{src_peak_flops_per_s}")
 note("efficiency", "{src_efficiency}")
@@ -127,6 +132,9 @@ OUTPUTS: dict[str, Output] = {
     "checkpoint_write_bytes_per_s": Output("bytes_per_s", "Checkpoint write bandwidth"),
     "checkpoint_host_ram_bytes": Output("bytes", "Host RAM per node for async saves", binary=True),
     "checkpoint_restore_s": Output("seconds", "Checkpoint restore time"),
+    "checkpoint_write_s": Output("seconds", "Time to write one checkpoint"),
+    "checkpoint_stall_share": Output("count", "Share of training time blocked on saves"),
+    "storage_write_bytes_per_s": Output("bytes_per_s", "Storage write bandwidth supplied"),
     "checkpoint_capacity_bytes": Output("bytes", "Checkpoints kept on storage", binary=True),
     "young_daly_interval_s": Output("seconds", "Young-Daly checkpoint interval"),
     "storage_need_bytes_per_s": Output("bytes_per_s", "Storage bandwidth: reads and checkpoint writes"),
@@ -154,6 +162,8 @@ CHECKPOINT_OUTPUTS = (
     "checkpoint_rank_bytes",
     "checkpoint_writing_ranks",
     "checkpoint_write_bytes_per_s",
+    "checkpoint_write_s",
+    "checkpoint_stall_share",
     "checkpoint_host_ram_bytes",
     "checkpoint_restore_s",
     "checkpoint_capacity_bytes",
@@ -395,6 +405,7 @@ def resolve(sc: Scenario) -> Resolved:
     # Storage: the option's per-unit figures; supply for a unit count is computed in evaluate.
     v |= {
         "storage_unit_bytes_per_s": math.inf,
+        "storage_unit_write_bytes_per_s": math.inf,
         "storage_unit_iops": math.nan,
         "storage_iops_request_bytes": 4096.0,
         "storage_max_units": math.inf,
@@ -411,6 +422,7 @@ def resolve(sc: Scenario) -> Resolved:
         o = storage.option(sc.storage)
         v |= {
             "storage_unit_bytes_per_s": o.read_bytes_per_s,
+            "storage_unit_write_bytes_per_s": o.write_bytes_per_s,
             "storage_unit_iops": o.iops,
             "storage_iops_request_bytes": o.iops_request_bytes,
             "storage_max_units": o.max_units,
@@ -652,6 +664,11 @@ def evaluate_storage(x: Mapping[str, Numeric], out: Arrays) -> None:
     bw_given = _a(x["storage_bytes_per_s_given"])
     bw = np.where(np.isfinite(bw_given), bw_given, bw)
     out["storage_bytes_per_s"] = bw
+    # A storage given only as a bandwidth (no option) has one figure for reads and writes.
+    write = storage.supply_bytes_per_s(
+        units, x["storage_unit_write_bytes_per_s"], clients, x["storage_client_bytes_per_s"]
+    )
+    out["storage_write_bytes_per_s"] = np.where(np.isfinite(bw_given), bw_given, write)
     iops = storage.supply_iops(
         units,
         x["storage_unit_iops"],
@@ -764,7 +781,11 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     per_rank_link = _a(x["node_network_bytes_per_s"]) / out["gpus_on_node"]
     out["checkpoint_restore_s"] = checkpoint.restore_time_s(c, bw, ranks, per_rank_link)
     out["checkpoint_capacity_bytes"] = checkpoint.retained_capacity_bytes(c, x["checkpoint_keep"])
-    write_s = np.where(np.isfinite(bw), c / np.where(np.isfinite(bw), bw, 1.0), 0.0)
+    write_bw = _a(out["storage_write_bytes_per_s"])
+    write_s = checkpoint.save_time_s(c, write_bw, ranks, per_rank_link)
+    out["checkpoint_write_s"] = write_s
+    interval_or_inf = np.where(saving, interval, np.inf)
+    out["checkpoint_stall_share"] = np.where(saving, checkpoint.stall_share(write_s, interval_or_inf, is_async), 0.0)
     mtbf = _a(x["mtbf_s"])
     out["young_daly_interval_s"] = np.where(
         np.isfinite(mtbf) & (write_s > 0),
@@ -949,6 +970,9 @@ class Plan:
     checkpoint_write_bytes_per_s = _Out()
     checkpoint_host_ram_bytes = _Out()
     checkpoint_restore_s = _Out()
+    checkpoint_write_s = _Out()
+    checkpoint_stall_share = _Out()
+    storage_write_bytes_per_s = _Out()
     checkpoint_capacity_bytes = _Out()
     young_daly_interval_s = _Out()
     storage_need_bytes_per_s = _Out()
@@ -1020,18 +1044,20 @@ class Plan:
         )
 
 
-UNLIMITED = ("storage_bytes_per_s", "storage_iops", "node_network_bytes_per_s")
+UNLIMITED = ("storage_bytes_per_s", "storage_write_bytes_per_s", "storage_iops", "node_network_bytes_per_s")
 
 NOT_GIVEN_ZERO = {
     "young_daly_interval_s": "n/a: give mtbf_s and a storage",
     "checkpoint_write_bytes_per_s": "0 (no checkpoints: give checkpoint_interval_s)",
     "checkpoint_restore_s": "n/a: no storage or node link limits the read (choose a storage)",
+    "checkpoint_write_s": "n/a: no storage or node link limits the write (choose a storage)",
 }
 """Outputs whose 0 means "not asked for": shown as the reason, not as a number."""
 """Outputs that are infinite when nothing limits them (no storage option, no node link given)."""
 
 _PERCENT = (
     "gpu_utilization",
+    "checkpoint_stall_share",
     "h2d_share_of_step",
     "efficiency",
     "memory_efficiency",

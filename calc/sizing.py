@@ -46,27 +46,39 @@ def _clients(sc: Scenario) -> int:
 def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     """One row per storage option: can it serve the plan's demand, with how many units.
 
-    Columns: option, label, feasible, units, unit, limiting (iops, bandwidth, capacity,
+    Columns: option, label, feasible, units, unit, limiting (iops, bandwidth, checkpoint writes, capacity,
     minimum, per-client cap, system size, RAM), why_not, iops_headroom, bandwidth_headroom,
     capacity_headroom (supply / need, >= 1 when feasible), latency_s, workers_per_gpu_needed
     (Little's law), monthly_usd (storage + read and request charges if read 24/7 for 30 days),
     monthly_read_usd, purchase_usd, ready (the loader's workers cover the
     latency), caveats, verified. Feasible rows first, then ready ones, cheapest first.
     """
-    p = _as_plan(x, overrides)
+    return _rank(_as_plan(x, overrides), reads=True)
+
+
+def _rank(p: Plan, reads: bool) -> pd.DataFrame:
+    """``recommend``'s table; ``reads=False`` sizes a store that only holds the dataset and
+    takes the checkpoints (the tier behind a local cache that serves every read)."""
     sc = p.scenario
-    v = p.values
+    v = dict(p.values)
+    if not reads:
+        v |= {"read_bytes_per_s": 0.0, "read_iops": 0.0, "file_opens_per_s": 0.0}
+        v["storage_need_bytes_per_s"] = v["checkpoint_write_bytes_per_s"]
     clients = _clients(sc)
     gpus = sc.gpus_per_job * sc.jobs
     req = v["request_bytes"]
     # Reads and checkpoint writes together (calc.plan.evaluate_checkpoint); the dataset and
     # the kept checkpoints together when the job saves any.
     need_bw = v["storage_need_bytes_per_s"]
-    saving = v["checkpoint_write_bytes_per_s"] > 0
+    read_bw, write_bw = v["read_bytes_per_s"], v["checkpoint_write_bytes_per_s"]
+    overlap = sc.checkpoint_mode == "async"
+    saving = write_bw > 0
     need_cap = v["dataset_bytes"] + (v["checkpoint_capacity_bytes"] if saving else 0.0)
     rows = []
     for o in st.options().values():
-        loads = st.unit_loads(o, need_bw, v["read_iops"], req, need_cap, v["file_opens_per_s"])
+        loads = st.unit_loads(
+            o, read_bw, v["read_iops"], req, need_cap, v["file_opens_per_s"], write_bw, writes_overlap_reads=overlap
+        )
         rnd = st.random_reads(o, v["read_iops"], v["file_opens_per_s"])
         why = ""
         caveats = []
@@ -85,6 +97,8 @@ def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
                 )
         else:
             n, limiting = st.size(loads)
+            if limiting == "bandwidth" and write_bw / o.write_bytes_per_s > read_bw / o.read_bytes_per_s:
+                limiting = "checkpoint writes"
             units = float(n)
             if units > o.max_units:
                 why = f"needs {units:,.0f} {o.unit}s on {limiting}; one system allows {o.max_units:,.0f}"
@@ -137,7 +151,7 @@ def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
             )
         if o.unit in ("drive",) and o.kind == "local" and clients > 1:
             caveats.append(f"local drives serve one node: the figure is per node ({clients} nodes read)")
-        cost = monthly_cost(o, units, need_cap, need_bw, v["read_iops"], rnd, clients)
+        cost = monthly_cost(o, units, need_cap, read_bw, v["read_iops"], rnd, clients, provisioned_bytes_per_s=need_bw)
         purchase = units * o.purchase_price if o.kind != "ram" else clients * o.purchase_price
         amortised = purchase / sc.amortization_months if math.isfinite(purchase) else 0.0
         rented = cost["storage"] + cost["performance"] if math.isfinite(cost["storage"]) else 0.0
@@ -152,7 +166,13 @@ def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
                 "limiting": limiting,
                 "why_not": why,
                 "iops_headroom": supply_iops / rnd if rnd > 0 else math.inf,
-                "bandwidth_headroom": supply_bw / need_bw if need_bw > 0 else math.inf,
+                "bandwidth_headroom": (
+                    units / loads["bandwidth"]
+                    if o.kind != "ram" and loads["bandwidth"] > 0
+                    else supply_bw / need_bw
+                    if o.kind == "ram" and need_bw > 0
+                    else math.inf
+                ),
                 "capacity_headroom": cap / need_cap if need_cap > 0 else math.inf,
                 "latency_s": o.latency_s,
                 "workers_per_gpu_needed": workers,
@@ -175,6 +195,116 @@ def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
+def designs(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
+    """Complete storage designs for the job, cheapest comparable monthly cost first.
+
+    - ``one tier``: a shared store that serves every read (``recommend``'s feasible rows);
+    - ``page cache``: when the dataset fits in each node's free RAM, a store that only holds
+      it, read once per node; every later epoch comes from RAM;
+    - ``local cache``: drives bought for every node, each holding a full copy of the dataset
+      and sized for the node's full read rate (bandwidth, random reads, capacity), plus a store
+      that holds the dataset and takes the checkpoints. ``staging_s`` is the time to copy the
+      dataset onto every node before training: the slowest of the node's link, the store's
+      per-client cap, the drives' write rate and the store's aggregate rate shared by all nodes.
+
+    Columns: design, description, feasible, why_not, monthly_total_usd, purchase_usd,
+    staging_s, store (option), local (option or ""), local_units_per_node.
+    """
+    p = _as_plan(x, overrides)
+    sc = p.scenario
+    clients = _clients(sc)
+    months = sc.amortization_months
+    rows: list[dict[str, Any]] = []
+    one = recommend(p)
+    for _, r in one[one["feasible"] & one["monthly_total_usd"].notna()].head(3).iterrows():
+        rows.append(
+            {
+                "design": "one tier",
+                "description": describe_option(dict(r), brief=True),
+                "feasible": True,
+                "why_not": "",
+                "monthly_total_usd": float(r["monthly_total_usd"]),
+                "purchase_usd": float(r["purchase_usd"]),
+                "staging_s": 0.0,
+                "store": r["option"],
+                "local": "",
+                "local_units_per_node": 0,
+            }
+        )
+    # Every read at full rate, nothing cached: what a local tier must serve per node.
+    full = plan(sc.replace(page_cache=False, cache_fraction=0.0))
+    store_rank = _rank(full, reads=False)
+    stores = store_rank[store_rank["feasible"] & store_rank["monthly_total_usd"].notna()]
+    store = dict(stores.iloc[0]) if len(stores) else None
+    link = p.inputs["node_network_bytes_per_s"]
+    dataset = p.dataset_bytes
+    if store is not None:
+        so = st.option(str(store["option"]))
+        store_bw = min(store["units"] * so.read_bytes_per_s, clients * so.client_bytes_per_s)
+        per_node_in = min(link, so.client_bytes_per_s)
+        if p.fits_in_ram and not sc.page_cache:
+            stage = _copy_s(dataset, clients, link, per_node_in, store_bw)
+            rows.append(
+                {
+                    "design": "page cache",
+                    "description": (
+                        "the page cache (the dataset fits in each node's RAM) + "
+                        + describe_option(store, brief="store")
+                    ),
+                    "feasible": True,
+                    "why_not": "",
+                    "monthly_total_usd": float(store["monthly_total_usd"]),
+                    "purchase_usd": float(store["purchase_usd"]),
+                    "staging_s": stage,
+                    "store": store["option"],
+                    "local": "",
+                    "local_units_per_node": 0,
+                }
+            )
+        fv = full.values
+        node_bw = fv["read_bytes_per_s"] / clients
+        node_iops = fv["read_iops"] / clients
+        node_opens = fv["file_opens_per_s"] / clients
+        best_local: dict[str, Any] | None = None
+        for o in st.options().values():
+            if o.kind != "local" or o.unit != "drive" or not math.isfinite(o.purchase_price):
+                continue
+            loads = st.unit_loads(o, node_bw, node_iops, fv["request_bytes"], dataset, node_opens)
+            k, limiting = st.size(loads)
+            why = (
+                f"needs {k} drives per node on {limiting}; a server holds {o.max_units:,.0f}" if k > o.max_units else ""
+            )
+            buy = clients * k * o.purchase_price
+            total = buy / months + float(store["monthly_total_usd"])
+            stage = _copy_s(dataset, clients, link, min(per_node_in, k * o.write_bytes_per_s), store_bw)
+            row = {
+                "design": "local cache",
+                "description": (
+                    f"{_n(k, 'drive')} of {o.name} per node on {_n(clients, 'node')} "
+                    f"(${buy:,.0f} to buy) + {describe_option(store, brief='store')}"
+                ),
+                "feasible": not why,
+                "why_not": why,
+                "monthly_total_usd": total,
+                "purchase_usd": buy + float(store["purchase_usd"]) if math.isfinite(store["purchase_usd"]) else buy,
+                "staging_s": stage,
+                "store": store["option"],
+                "local": o.name,
+                "local_units_per_node": k,
+            }
+            key = (not row["feasible"], total)
+            if best_local is None or key < (not best_local["feasible"], best_local["monthly_total_usd"]):
+                best_local = row
+        if best_local is not None:
+            rows.append(best_local)
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df
+    return df.sort_values(["feasible", "monthly_total_usd"], ascending=[False, True], kind="stable").reset_index(
+        drop=True
+    )
+
+
 MONTH_S = 30 * 86400
 """A month of reading around the clock [s] (30 days), for read and request charges."""
 
@@ -187,6 +317,7 @@ def monthly_cost(
     read_iops: float,
     random_reads: float,
     clients: float,
+    provisioned_bytes_per_s: float | None = None,
 ) -> dict[str, float]:
     """Monthly USD of an option at ``units``: capacity, provisioned performance, reads [USD].
 
@@ -194,7 +325,8 @@ def monthly_cost(
     system, drives), the dataset on elastic stores, and the dataset on block volumes, which
     are sized from the need (a gp3 volume is provisioned at the dataset's size, not its 64 TiB
     maximum). Provisioned IOPS and MB/s above a volume's free baseline are billed per month.
-    Reads: per-GB and per-request charges for a month of reading around the clock.
+    Reads: per-GB and per-request charges for a month of reading around the clock
+    (``provisioned_bytes_per_s``, reads plus checkpoint writes, sizes provisioned MB/s).
     """
     if o.unit == "volume" or not math.isfinite(o.capacity_bytes):
         billed_gb = dataset_bytes / 1e9
@@ -202,7 +334,9 @@ def monthly_cost(
         billed_gb = units * o.capacity_bytes / 1e9
     storage_usd = o.price_per_gb_month * billed_gb
     extra_iops = max(random_reads - units * o.free_iops, 0.0)
-    extra_mbps = max(read_bytes_per_s - units * o.free_bytes_per_s, 0.0) / 1e6
+    # Provisioned MB/s must carry checkpoint writes too; only reads are charged per GB read.
+    throughput = read_bytes_per_s if provisioned_bytes_per_s is None else provisioned_bytes_per_s
+    extra_mbps = max(throughput - units * o.free_bytes_per_s, 0.0) / 1e6
     performance = extra_iops * o.price_per_iops_month + extra_mbps * o.price_per_mbps_month
     reads = (read_bytes_per_s / 1e9 * o.price_per_gb_read + read_iops / 1e6 * o.price_per_million_requests) * MONTH_S
     return {"storage": storage_usd, "performance": performance, "reads": reads}
@@ -456,10 +590,19 @@ class Answer:
     idle_usd_per_month: float
     gpu_price_per_hour: float
     gpu_price_source: str
+    designs: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def design(self) -> dict[str, Any] | None:
+        """The cheapest feasible complete design (``designs``' first feasible row)."""
+        return next((d for d in self.designs if d["feasible"]), None)
 
     @property
     def headline(self) -> str:
         """One sentence: what to buy and what it costs."""
+        d = self.design
+        if d is not None and d["design"] != "one tier":
+            return f"Buy: {d['description']}; ${d['monthly_total_usd']:,.0f} a month all in{_staging(d)}"
         if self.best is None:
             return "No storage option in the catalog serves this job: see the reasons per option."
         return "Buy: " + describe_option(self.best)
@@ -468,8 +611,21 @@ class Answer:
         """The answer as short sentences (for the CLI, the report and the page)."""
         p = self.plan
         out = [self.headline]
-        if self.runners_up:
-            out.append("Runners-up: " + "; ".join(describe_option(r, brief=True) for r in self.runners_up))
+        chosen = self.design
+        # Under a two-tier headline the best single store is the first runner-up.
+        runners = (
+            (self.best, *self.runners_up[:1])
+            if chosen is not None and chosen["design"] != "one tier" and self.best is not None
+            else self.runners_up
+        )
+        if runners:
+            out.append("Runners-up: " + "; ".join(describe_option(r, brief=True) for r in runners))
+        for d in self.designs:
+            if d["design"] != "one tier" and d is not chosen and d["feasible"]:
+                out.append(
+                    f"Or, a {d['design']} design: {d['description']}; "
+                    f"${d['monthly_total_usd']:,.0f} a month all in{_staging(d)}."
+                )
         out.append(self.own)
         if p.read_bytes_per_s == 0 and p.page_cache_hit >= 1 and self.best is not None:
             out.append(
@@ -495,8 +651,29 @@ class Answer:
         return out
 
 
-def describe_option(row: Mapping[str, Any], brief: bool = False) -> str:
-    """``3 x nvme-gen4 drive (23 TB), $1,234 to buy = $34/month over 36 months, bandwidth 2.1x``."""
+def _copy_s(dataset: float, clients: int, link: float, per_node: float, store_bw: float) -> float:
+    """Time to copy the dataset onto every node [s]: each node at ``per_node`` bytes/s, all
+    of them sharing the store's ``store_bw``. Without a node link (``link`` inf) the time is
+    unknown, not zero: inf, which the answer turns into a request for the link."""
+    if not math.isfinite(link):
+        return math.inf
+    return max(dataset / per_node, clients * dataset / store_bw)
+
+
+def _staging(d: Mapping[str, Any]) -> str:
+    t = d["staging_s"]
+    if d["design"] == "one tier" or t <= 0:
+        return ""
+    if not math.isfinite(t):
+        return "; the time to copy the dataset to each node needs the node link: give node_network_bytes_per_s"
+    return f"; copying the dataset to each node takes {fmt(t, 'seconds')}"
+
+
+def describe_option(row: Mapping[str, Any], brief: bool | str = False) -> str:
+    """``3 drives of nvme-gen4 (23 TB), $1,234 to buy, $34 a month all in; 2.1x headroom...``.
+
+    ``brief=True`` drops the headroom; ``brief="store"`` says only what holds the dataset.
+    """
     units, unit = int(row["units"]), str(row["unit"])
     cap = row.get("capacity_bytes", math.inf)
     size = f" ({fmt(cap, 'bytes')})" if isinstance(cap, float) and math.isfinite(cap) else ""
@@ -513,6 +690,8 @@ def describe_option(row: Mapping[str, Any], brief: bool = False) -> str:
         if math.isfinite(head)
         else "read once: the page cache holds the dataset after the first epoch"
     )
+    if brief == "store":
+        return f"{_n(units, unit)} of {row['option']}{size} to hold the dataset"
     if brief:
         return f"{_n(units, unit)} of {row['option']}{size}, {', '.join(cost)}"
     return f"{_n(units, unit)} of {row['option']}{size}, {', '.join(cost)}; {room}"
@@ -585,6 +764,7 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
     gpus = sc.gpus_per_job * sc.jobs
     idle_h = gpus * (1 - p.gpu_utilization) * HOURS_PER_MONTH
     return Answer(
+        designs=tuple(dict(r) for _, r in designs(p).iterrows()),
         plan=p,
         best=best,
         runners_up=runners,

@@ -64,6 +64,8 @@ class StorageOption:
     price_date: str = ""
     metadata_ops: float = math.inf
     protocol: str = ""
+    write_bytes_per_s: float = math.inf
+    put_requests: float = math.inf
 
     @property
     def priced(self) -> bool:
@@ -97,6 +99,11 @@ def options() -> dict[str, StorageOption]:
             zero_ok = key.startswith(("price", "free_", "purchase"))
             return e.quantity(key, kind, positive=not zero_ok) if key in e.data else default
 
+        def rate(key: str, e: catalog._Entry = e) -> float:
+            # "unlimited": the provider publishes no limit (object stores); the request rate,
+            # the per-connection rate and the client's link bind instead.
+            return math.inf if e.get(key) == "unlimited" else e.quantity(key, "bytes_per_s")
+
         sources = e.get("sources")
         if not isinstance(sources, dict):
             raise PresetError(e.where("sources"), "expected a mapping field: source")
@@ -108,7 +115,7 @@ def options() -> dict[str, StorageOption]:
             iops=opt("iops", "count_per_s", math.nan),
             iops_request_bytes=opt("iops_request", "bytes", 4096.0),
             iops_queue_depth=opt("iops_queue_depth", "count", math.nan),
-            read_bytes_per_s=e.quantity("read_bandwidth", "bytes_per_s"),
+            read_bytes_per_s=rate("read_bandwidth"),
             latency_s=e.quantity("latency", "seconds"),
             capacity_bytes=opt("capacity", "bytes", math.inf),
             min_units=opt("min_units", "count", 1.0),
@@ -133,6 +140,8 @@ def options() -> dict[str, StorageOption]:
             price_date=str(e.get("price_date", "")),
             metadata_ops=opt("metadata_ops", "count_per_s", math.inf),
             protocol=e.text("protocol", ""),
+            write_bytes_per_s=rate("write_bandwidth"),
+            put_requests=opt("put_requests", "count_per_s", math.inf),
         )
         if not o.priced and not o.no_price_reason:
             raise PresetError(e.where("no_price_reason"), "an option with no price must say why")
@@ -155,6 +164,8 @@ def options() -> dict[str, StorageOption]:
                 "price_per_iops_month",
                 "price_per_mbps_month",
                 "metadata_ops",
+                "write_bandwidth",
+                "put_requests",
             )
             if k in e.data
         ]
@@ -223,18 +234,24 @@ def unit_loads(
     request_bytes: float,
     dataset_bytes: float,
     file_opens_per_s: float | None = None,
+    write_bytes_per_s: float = 0.0,
+    writes_overlap_reads: bool = True,
 ) -> dict[str, float]:
     """Fractional units busy on each axis.
 
-    ``iops``: seeks (or requests) x their fixed cost 1/iops; ``bandwidth``: bytes / rate;
-    ``capacity``: dataset / unit capacity; ``minimum``: the option's smallest size. A unit
-    spends time on both seeks and transfer, so units = ceil(max(iops + bandwidth, capacity,
-    minimum)).
+    ``iops``: seeks (or requests) x their fixed cost 1/iops; ``bandwidth``: bytes read / read
+    rate, plus bytes written / write rate when writes run beside the reads (an async
+    checkpoint drain), or the larger of the two when they take turns (a blocking save stops
+    training, and its reads, while it runs); ``capacity``: dataset / unit capacity;
+    ``minimum``: the option's smallest size. A unit spends time on both seeks and transfer,
+    so units = ceil(max(iops + bandwidth, capacity, minimum)).
     """
     rnd = random_reads(o, read_iops, read_iops if file_opens_per_s is None else file_opens_per_s)
+    reading = read_bytes_per_s / o.read_bytes_per_s
+    writing = write_bytes_per_s / o.write_bytes_per_s
     return {
         "iops": rnd / o.iops if math.isfinite(o.iops) else 0.0,
-        "bandwidth": read_bytes_per_s / o.read_bytes_per_s,
+        "bandwidth": reading + writing if writes_overlap_reads else max(reading, writing),
         "capacity": dataset_bytes / o.capacity_bytes if math.isfinite(o.capacity_bytes) else 0.0,
         "minimum": o.min_units,
     }
