@@ -333,6 +333,12 @@ def storage_tab(p: calc.Plan, rec: pd.DataFrame) -> None:
         f"**{p.formatted('read_bytes_per_s')}**, dataset **{p.formatted('dataset_bytes')}**; "
         f"latency budget {p.formatted('latency_budget_s')} per example."
     )
+    st.markdown("**Complete designs**, cheapest comparable monthly cost first (purchases over the amortisation).")
+    d = pd.DataFrame(list(cached_answer(p.scenario).designs))  # the answer's own ranking
+    if d.empty:
+        st.info("No complete design: no priced option serves this job (see each option's reason below).")
+    else:
+        designs_table(d)
     st.plotly_chart(plots.storage_map(p, rec), key="chart_storage")
     shown = rec[
         [
@@ -354,17 +360,29 @@ def storage_tab(p: calc.Plan, rec: pd.DataFrame) -> None:
             "verified",
         ]
     ]
+    st.markdown("**Every option as one tier** (headroom: supply / need; blank = no limit published).")
     st.dataframe(
         shown.replace([math.inf], float("nan")),
         width="stretch",
         height=520,
+        hide_index=True,
         column_config={
-            "iops_headroom": st.column_config.NumberColumn(format="%.2fx"),
-            "bandwidth_headroom": st.column_config.NumberColumn(format="%.2fx"),
-            "capacity_headroom": st.column_config.NumberColumn(format="%.1fx"),
-            "monthly_usd": st.column_config.NumberColumn("monthly [USD]", format="$%.0f"),
-            "monthly_read_usd": st.column_config.NumberColumn("of which reads [USD]", format="$%.0f"),
-            "purchase_usd": st.column_config.NumberColumn("purchase [USD]", format="$%.0f"),
+            "option": "Option",
+            "feasible": "Serves",
+            "ready": "Workers cover latency",
+            "units": st.column_config.NumberColumn("Units", format="%d"),
+            "unit": "Unit",
+            "limiting": "Limited by",
+            "iops_headroom": st.column_config.NumberColumn("Reads/s headroom", format="%.2fx"),
+            "bandwidth_headroom": st.column_config.NumberColumn("Bandwidth headroom", format="%.2fx"),
+            "capacity_headroom": st.column_config.NumberColumn("Capacity headroom", format="%.1fx"),
+            "workers_per_gpu_needed": st.column_config.NumberColumn("Reads in flight per GPU", format="%d"),
+            "monthly_usd": st.column_config.NumberColumn("Monthly [USD]", format="$%.0f"),
+            "monthly_read_usd": st.column_config.NumberColumn("Of which reads [USD]", format="$%.0f"),
+            "purchase_usd": st.column_config.NumberColumn("Purchase [USD]", format="$%.0f"),
+            "why_not": "Why not",
+            "caveats": "Caveats",
+            "verified": "Verified",
         },
     )
     st.caption("Verified: V official doc, 3P third-party quote, R recalled, I inferred.")
@@ -376,6 +394,32 @@ def storage_tab(p: calc.Plan, rec: pd.DataFrame) -> None:
         width="stretch",
         hide_index=True,
         column_config={"read_bytes_per_s": st.column_config.NumberColumn("read [B/s]", format="%.3e")},
+    )
+
+
+def designs_table(d: pd.DataFrame) -> None:
+    """Complete designs (calc.designs) with human headers."""
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "Design": d["design"],
+                "What to buy": d["description"],
+                "Serves": d["feasible"].map({True: "yes", False: "no"}),
+                "Monthly, all in [USD]": d["monthly_total_usd"],
+                "Purchase [USD]": d["purchase_usd"],
+                "Copy to nodes": [
+                    "-" if t == 0 else calc.fmt(t, "seconds") if math.isfinite(t) else "give the node link"
+                    for t in d["staging_s"]
+                ],
+                "Why not": d["why_not"],
+            }
+        ),
+        width="stretch",
+        hide_index=True,
+        column_config={
+            "Monthly, all in [USD]": st.column_config.NumberColumn(format="$%.0f"),
+            "Purchase [USD]": st.column_config.NumberColumn(format="$%.0f"),
+        },
     )
 
 

@@ -5,6 +5,7 @@ Commands:
   python -m calc list [scenarios|gpus|models|storage]
   python -m calc explain SCENARIO            every formula with its numbers and sources
   python -m calc recommend SCENARIO          which storage serves it, how many units, cost
+  python -m calc designs SCENARIO            complete designs (one tier, page cache, local drives) by cost
   python -m calc levers SCENARIO             what-if fixes ranked by GPU utilisation
   python -m calc max-gpus SCENARIO (--storage NAME [--units N] | --bandwidth X | --iops Y)
   python -m calc sweep SCENARIO --axis key=v1,v2,...
@@ -27,7 +28,18 @@ import yaml
 
 from calc.errors import InputError
 
-COMMANDS = ("list", "explain", "recommend", "levers", "max-gpus", "sweep", "calibration", "measure-storage", "plan")
+COMMANDS = (
+    "list",
+    "explain",
+    "recommend",
+    "designs",
+    "levers",
+    "max-gpus",
+    "sweep",
+    "calibration",
+    "measure-storage",
+    "plan",
+)
 DEFAULT_SCENARIO = "beast-imagenet-4xv100"
 
 
@@ -154,6 +166,15 @@ def run(argv: Sequence[str]) -> str:
         return json.dumps(data, indent=1) if args.format == "json" else yaml.safe_dump(data, sort_keys=False)
     if command == "explain":
         return calc.plan(sc()).explain()
+    if command == "designs":
+        from calc.report import designs_table
+
+        d = sizing.answer(sc()).designs
+        if not d:
+            return "No complete design: no priced option serves this job (python -m calc recommend says why)."
+        if args.format == "table":
+            return designs_table(d).to_string(index=False)
+        return _table(pd.DataFrame(list(d)), args.format)
     if command == "recommend":
         df = sizing.recommend(sc())
         if args.format == "table":

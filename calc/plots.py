@@ -215,14 +215,23 @@ def storage_map(p: Plan, recommendation: pd.DataFrame | None = None, labelled: i
         ]
     )
     marked = order[:labelled] + ([p.scenario.storage] if p.scenario.storage else [])
+    # Object stores publish no bandwidth limit: drawn at the right edge and said so, not dropped.
+    edge = 3 * max(o.read_bytes_per_s for o in opts if math.isfinite(o.read_bytes_per_s)) / 1e6
+
+    def x_of(o: st.StorageOption) -> float:
+        return o.read_bytes_per_s / 1e6 if math.isfinite(o.read_bytes_per_s) else edge
+
+    def note(o: st.StorageOption) -> str:
+        return "" if math.isfinite(o.read_bytes_per_s) else " (no bandwidth limit published; drawn at the edge)"
+
     fig = go.Figure()
     rest = [o for o in opts if o.name not in marked]
     fig.add_scatter(
-        x=[o.read_bytes_per_s / 1e6 for o in rest],
+        x=[x_of(o) for o in rest],
         y=[o.iops_at(req) for o in rest],
         mode="markers",
         name="other options (hover for names)",
-        text=[f"{o.name}{'' if feasible.get(o.name, True) else ' (cannot serve)'}" for o in rest],
+        text=[f"{o.name}{'' if feasible.get(o.name, True) else ' (cannot serve)'}{note(o)}" for o in rest],
         marker={"size": 7, "color": "#b8bec6"},
         hovertemplate="%{text}<br>%{x:,.0f} MB/s<br>%{y:,.0f} reads/s<extra></extra>",
     )
@@ -230,10 +239,10 @@ def storage_map(p: Plan, recommendation: pd.DataFrame | None = None, labelled: i
         o = st.option(name)
         role = "your storage" if name == p.scenario.storage else ("cheapest that serves" if i == 0 else "serves")
         fig.add_scatter(
-            x=[o.read_bytes_per_s / 1e6],
+            x=[x_of(o)],
             y=[o.iops_at(req)],
             mode="markers+text",
-            name=f"{name} ({role})",
+            name=f"{name} ({role}){note(o)}",
             text=[name],
             textposition="top center",
             marker={"size": 13, "color": PLAN_COLORS[i % len(PLAN_COLORS)]},

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,6 +132,8 @@ def sections(
             tables=[ch] if len(ch) else [],
         )
     )
+    if a.designs:
+        out.append(Section("Complete designs, cheapest first", tables=[designs_table(a.designs)]))
     out.append(Section("Storage options, cheapest comparable monthly cost first", tables=[storage_table(rec)]))
     shown_lev = lev.assign(gpu_utilization=lev["gpu_utilization"].map(lambda x: f"{x:.0%}"))[
         ["lever", "change", "gpu_utilization", "bottleneck"]
@@ -163,6 +166,24 @@ def sections(
     out.append(Section("Every formula, with its numbers", tables=[formulas]))
     out.append(Section("Sources", text=[f"`{k}`: {v}" for k, v in sorted(p.sources.items()) if v]))
     return out
+
+
+def designs_table(designs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """The answer's complete designs with human headers and rounded dollars."""
+    from calc.units import fmt
+
+    def copy(t: float) -> str:
+        return "-" if t == 0 else fmt(t, "seconds") if math.isfinite(t) else "needs the node link"
+
+    return pd.DataFrame(
+        {
+            "Design": [d["design"] for d in designs],
+            "What to buy": [d["description"] for d in designs],
+            "Serves": ["yes" if d["feasible"] else f"no: {d['why_not']}" for d in designs],
+            "Monthly, all in": [f"${d['monthly_total_usd']:,.0f}" for d in designs],
+            "Copy to nodes": [copy(d["staging_s"]) for d in designs],
+        }
+    )
 
 
 def _ram(p: Plan) -> str:

@@ -234,7 +234,9 @@ def designs(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     # Every read at full rate, nothing cached: what a local tier must serve per node.
     full = plan(sc.replace(page_cache=False, cache_fraction=0.0))
     store_rank = _rank(full, reads=False)
-    stores = store_rank[store_rank["feasible"] & store_rank["monthly_total_usd"].notna()]
+    # The store behind a cache is shared and durable: not a node's own drives or RAM.
+    shared = store_rank["option"].map(lambda n: st.option(n).kind not in ("local", "ram"))
+    stores = store_rank[store_rank["feasible"] & store_rank["monthly_total_usd"].notna() & shared]
     store = dict(stores.iloc[0]) if len(stores) else None
     link = p.inputs["node_network_bytes_per_s"]
     dataset = p.dataset_bytes

@@ -68,3 +68,12 @@ def test_module_entry_point() -> None:
     assert json.loads(r.stdout)["read_iops"] == pytest.approx(1280)
     bad = subprocess.run([sys.executable, "-m", "calc", "--set", "jobs=0"], capture_output=True, text=True, check=False)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_designs_command_and_report_section() -> None:
+    # The RAM case: 147 GB on nodes with 2 TiB of RAM is read once; the report and the CLI list
+    # complete designs, and the multi-node local-cache design is sized per node.
+    out = run(["designs", "mlperf-unet3d-h100", "--set", "gpus_per_job=64"])
+    assert "local cache" in out and "41 drives of sata-ssd per node on 8 nodes" in out
+    md = run(["resnet50-8xh100-imagenet", "--format", "markdown"])
+    assert "## Complete designs, cheapest first" in md
