@@ -139,6 +139,9 @@ class GPU:
     verified: str = ""
     price_per_hour: float = math.nan
     price_source: str = ""
+    jpeg_decode_images_per_s: float = math.nan
+    video_decode_fps_1080p: float = math.nan
+    decoder_source: str = ""
 
     def peak(self, precision: str) -> float:
         """Dense peak FLOP/s at ``precision``; an error if the GPU has no such path."""
@@ -270,8 +273,22 @@ def gpus() -> dict[str, GPU]:
             source=e.text("source"),
             verified=e.text("verified", ""),
             **_gpu_price(e),
+            **_gpu_decoders(e),
         )
     return out
+
+
+def _gpu_decoders(e: _Entry) -> dict[str, Any]:
+    """A GPU's hardware JPEG and video decode rates (NaN where none is given) and their source."""
+    raw = e.get("decoders", None)
+    if raw is None:
+        return {}
+    d = _Entry("gpus.yaml", f"{e.name}: decoders", raw)
+    return {
+        "jpeg_decode_images_per_s": d.quantity("jpeg_images_per_s", "count_per_s"),
+        "video_decode_fps_1080p": d.quantity("video_fps_1080p", "count_per_s"),
+        "decoder_source": d.text("source"),
+    }
 
 
 def _gpu_price(e: _Entry) -> dict[str, Any]:

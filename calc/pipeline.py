@@ -24,8 +24,15 @@ import numpy as np
 from calc._types import Numeric
 from calc.formula import formula
 
-STAGES = ("storage", "network", "cpu", "pcie", "gpu")
-"""Pipeline stages, by code 0..4 (the ``bottleneck`` output)."""
+STAGES = ("storage", "network", "cpu", "pcie", "gpu", "decoder")
+"""Pipeline stages, by code 0..5 (the ``bottleneck`` output). ``decoder``: the GPU's hardware
+JPEG/video decoders when decoding on the GPU (unbounded otherwise)."""
+
+MEDIA = ("image", "video")
+"""What the GPU's hardware decoders decode: JPEG images (NVJPG) or H.264 video frames (NVDEC)."""
+
+REFERENCE_FRAME_PIXELS = 1920 * 1080
+"""NVDEC rates are published for 1920 x 1080 frames (NVDEC Application Note)."""
 
 LOADERS = ("sync", "async")
 """sync: PyTorch DataLoader workers, each reading then decoding one example at a time.
@@ -121,6 +128,7 @@ def achieved(
     workers: Numeric = np.inf,
     read_s_per_example: Numeric = 0.0,
     cpu_seconds_per_example: Numeric = 0.0,
+    decoder: Numeric = np.inf,
 ) -> tuple[Numeric, Numeric]:
     """Achieved samples/s per GPU and the bottleneck stage code (index into ``STAGES``).
 
@@ -129,7 +137,7 @@ def achieved(
     ``num_workers = 0`` the training process does everything in turn: 1 / sum(1 / stage).
     """
     overlapped = np.minimum(np.minimum(np.minimum(storage, network), np.minimum(cpu, pcie)), gpu)
-    overlapped = np.minimum(overlapped, workers)
+    overlapped = np.minimum(np.minimum(overlapped, workers), decoder)
     n = np.asarray(num_workers)
     if n.ndim == 0 and n > 0:  # the common case: skip the serial branch
         rate = overlapped
@@ -141,6 +149,7 @@ def achieved(
                 + 1.0 / np.asarray(cpu)
                 + 1.0 / np.asarray(pcie)
                 + 1.0 / np.asarray(gpu)
+                + 1.0 / np.asarray(decoder)
             )
         rate = np.where(n > 0, overlapped, serial)
     read_longer = np.asarray(read_s_per_example) > np.asarray(cpu_seconds_per_example)
@@ -155,11 +164,41 @@ def achieved(
             np.where(
                 network <= overlapped,
                 1.0,
-                np.where(cpu <= overlapped, 2.0, np.where(pcie <= overlapped, 3.0, by_workers)),
+                np.where(
+                    cpu <= overlapped,
+                    2.0,
+                    np.where(pcie <= overlapped, 3.0, np.where(np.asarray(decoder) <= overlapped, 5.0, by_workers)),
+                ),
             ),
         ),
     )
     return rate, code
+
+
+@formula(
+    "decoder_samples_per_s_per_gpu",
+    "image: NVJPG images/s; video: NVDEC 1080p frames/s x 1920 x 1080 / {frame_pixels} / {frames_per_example} "
+    "(unbounded without GPU decode)",
+)
+def decoder_stage(
+    gpu_decode: Numeric,
+    video: Numeric,
+    jpeg_images_per_s: Numeric,
+    video_fps_1080p: Numeric,
+    frame_pixels: Numeric,
+    frames_per_example: Numeric,
+) -> Numeric:
+    """Examples/s per GPU its hardware decoders deliver when decoding on the GPU [1/s].
+
+    JPEG: the NVJPG engines' images/s. Video: the NVDEC engines' H.264 frames/s at 1080p,
+    scaled by pixels per frame (decode time grows with the pixels decoded; inferred), divided by
+    the frames decoded per clip. ``inf`` without GPU decode, or where the GPU has no figure
+    (NaN). The engines run beside the SMs, so decoding takes no step time.
+    """
+    video_rate = np.asarray(video_fps_1080p, dtype=float) * REFERENCE_FRAME_PIXELS / np.asarray(frame_pixels)
+    rate = np.where(np.asarray(video) > 0, video_rate / np.asarray(frames_per_example), jpeg_images_per_s)
+    rate = np.where(np.isnan(rate), np.inf, rate)
+    return np.where(np.asarray(gpu_decode) > 0, rate, np.inf)
 
 
 @formula("cpu_seconds_effective", "{cpu_seconds_per_example} x (0.1 if GPU decode else 1)")

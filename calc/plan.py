@@ -328,6 +328,18 @@ def resolve(sc: Scenario) -> Resolved:
         v[name], src[name] = float(getattr(sc, name)), "scenario"
     v["pin_memory"] = float(sc.pin_memory)
     v["gpu_decode"] = float(sc.gpu_decode)
+    v["media_video"] = float(sc.media == "video")
+    v["frames_per_example"], v["frame_pixels"] = float(sc.frames_per_example), float(sc.frame_pixels)
+    v["gpu_jpeg_images_per_s"] = g.jpeg_decode_images_per_s
+    v["gpu_video_fps_1080p"] = g.video_decode_fps_1080p
+    src["decoder_samples_per_s_per_gpu"] = f"gpus.yaml {g.name}: {g.decoder_source or 'no decoder figure'}"
+    rate = g.video_decode_fps_1080p if sc.media == "video" else g.jpeg_decode_images_per_s
+    if sc.gpu_decode and not math.isfinite(rate):
+        warnings.append(
+            f"GPU decode: gpus.yaml has no hardware {'video' if sc.media == 'video' else 'JPEG'} decoder figure "
+            f"for {g.name}, so the decoder stage is not capped (on GPUs without NVJPG, nvJPEG decodes on the "
+            "SMs, which this plan does not add to the step)."
+        )
     v["streamed"] = float(sc.streamed)
     put(
         "example_bytes",
@@ -718,6 +730,14 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         ),
         "pcie": pipeline.pcie_stage(x["host_link_bytes_per_s"], x["example_tensor_bytes"], x["pin_memory"]),
         "gpu": gpu_rate,
+        "decoder": pipeline.decoder_stage(
+            x["gpu_decode"],
+            x["media_video"],
+            x["gpu_jpeg_images_per_s"],
+            x["gpu_video_fps_1080p"],
+            x["frame_pixels"],
+            x["frames_per_example"],
+        ),
     }
     # The metadata service caps file opens: ops per open x opens per example, shared by readers.
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -738,6 +758,7 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         workers,
         read_s,
         out["cpu_seconds_effective"],
+        stages["decoder"],
     )
     out["achieved_samples_per_s"] = _a(rate) * readers
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -26,7 +26,7 @@ from calc import catalog
 from calc.checkpoint import CHECKPOINT_LAYOUTS
 from calc.errors import InputError, PresetError
 from calc.memory import BYTES_PER_PARAM, ROUNDINGS
-from calc.pipeline import LOADERS
+from calc.pipeline import LOADERS, MEDIA
 from calc.units import Kind, fmt, parse
 
 Quantity = float | int | str
@@ -411,7 +411,31 @@ class Scenario:
         None, "int", LOADER, "CPU cores per node", "Cores free for data loading; empty = one per worker.", 1, 4096
     )
     gpu_decode: bool = _in(
-        False, "bool", LOADER, "Decode on the GPU (DALI)", "Moves decode and augmentation off the CPU."
+        False,
+        "bool",
+        LOADER,
+        "Decode on the GPU (DALI)",
+        "Moves decode and augmentation off the CPU, onto the GPU's hardware decoders (NVJPG, NVDEC).",
+    )
+    media: str = _in(
+        "image",
+        "choice",
+        LOADER,
+        "Media decoded",
+        "image: one JPEG per example (NVJPG on the GPU); video: frames_per_example H.264 frames (NVDEC).",
+        choices=MEDIA,
+    )
+    frames_per_example: int = _in(
+        1, "int", LOADER, "Video frames decoded per example", "Frames the decoder produces per clip.", 1, 100000
+    )
+    frame_pixels: int = _in(
+        1920 * 1080,
+        "int",
+        LOADER,
+        "Pixels per video frame",
+        "Width x height of a decoded frame (NVDEC's rate scales from 1920 x 1080).",
+        1,
+        7680 * 4320,
     )
     host_link_bytes_per_s: Quantity | None = _in(
         None,

@@ -604,7 +604,9 @@ class Answer:
         """One sentence: what to buy and what it costs."""
         d = self.design
         if d is not None and d["design"] != "one tier":
-            return f"Buy: {d['description']}; ${d['monthly_total_usd']:,.0f} a month all in{_staging(d)}"
+            # An unknown copy time (no node link) is said in lines(), not in the one-sentence headline.
+            copy = _staging(d) if math.isfinite(d["staging_s"]) else ""
+            return f"Buy: {d['description']}; ${d['monthly_total_usd']:,.0f} a month all in{copy}"
         if self.best is None:
             return "No storage option in the catalog serves this job: see the reasons per option."
         return "Buy: " + describe_option(self.best)
@@ -620,6 +622,8 @@ class Answer:
             if chosen is not None and chosen["design"] != "one tier" and self.best is not None
             else self.runners_up
         )
+        if chosen is not None and not math.isfinite(chosen["staging_s"]):
+            out.append("The time to copy the dataset to each node needs the node link: give node_network_bytes_per_s.")
         if runners:
             out.append("Runners-up: " + "; ".join(describe_option(r, brief=True) for r in runners))
         for d in self.designs:

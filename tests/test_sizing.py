@@ -196,7 +196,7 @@ def test_staging_time_is_the_dataset_over_the_node_link() -> None:
     assert cache["staging_s"] == pytest.approx(1281167 * 65536 / 1.25e9)
     unknown = calc.designs("beast-imagenet-4xv100")
     assert math.isinf(unknown[unknown["design"] == "page cache"].iloc[0]["staging_s"])
-    assert "give node_network_bytes_per_s" in calc.answer("beast-imagenet-4xv100").headline
+    assert "give node_network_bytes_per_s" in "\n".join(calc.answer("beast-imagenet-4xv100").lines())
 
 
 def test_checkpoint_writes_are_sized_on_the_write_rate() -> None:
@@ -328,3 +328,33 @@ def test_streaming_reader_needs_tens_of_requests_not_a_hundred_workers() -> None
     assert 50 <= in_flight <= 128
     assert stream.values["storage_samples_per_s_per_gpu"] >= stream.gpu_samples_per_s
     assert sync.values["storage_samples_per_s_per_gpu"] < sync.gpu_samples_per_s
+
+
+def test_gpu_decode_is_capped_by_the_hardware_decoders() -> None:
+    # H100: 7 NVJPG; A100's ~5,000 ImageNet images/s with 5 engines x 7 / 5 = 7,000 images/s.
+    p = calc.plan("resnet50-8xh100-imagenet", gpu_decode=True)
+    assert p.values["decoder_samples_per_s_per_gpu"] == pytest.approx(5000 * 7 / 5)
+    # Without GPU decode the stage is unbounded.
+    assert math.isinf(calc.plan("resnet50-8xh100-imagenet").values["decoder_samples_per_s_per_gpu"])
+    # Video on NVDEC: 7 engines x 771 frames/s at 1860 MHz x 1545 / 1860 = 4,483 1080p frames/s;
+    # at 1920 x 1080 with 64 frames per clip: 70.0 clips/s per GPU.
+    v = calc.plan("video-vivit-kinetics", gpu_decode=True, frame_pixels=1920 * 1080, batch_size=None)
+    assert round(7 * 771 * 1545 / 1860) == 4483
+    assert v.values["decoder_samples_per_s_per_gpu"] == pytest.approx(4483 / 64)
+    # A job faster than that is held by the decoder: 4 frames per clip on an H100 at 1080p would
+    # allow 1,121 clips/s; 2,000 frames per clip allow 2.24, below the GPU's own rate.
+    slow = calc.plan("video-vivit-kinetics", gpu_decode=True, frame_pixels=1920 * 1080, frames_per_example=2000)
+    assert slow.bottleneck == "decoder"
+    assert slow.gpu_utilization == pytest.approx(4483 / 2000 / slow.gpu_samples_per_s, rel=1e-9)
+
+
+def test_gpu_decode_without_a_decoder_figure_warns() -> None:
+    p = calc.plan("beast-imagenet-4xv100", gpu_decode=True)
+    assert any("no hardware JPEG decoder figure for V100-SXM2-16GB" in w for w in p.warnings)
+
+
+def test_video_cpu_decode_cost_is_the_measured_per_frame_time() -> None:
+    # benchmarks/results/video_decode_cpu.json: 1.040 ms per 640 x 360 frame at 1.2 Mbit/s, one
+    # thread; 64 frames per clip = 66.56 ms of CPU per example.
+    p = calc.plan("video-vivit-kinetics")
+    assert p.inputs["cpu_seconds_per_example"] == pytest.approx(64 * 1.040e-3)
