@@ -426,6 +426,9 @@ class Server:
     storage_network_bytes_per_s: float
     storage_network: str
     sources: Mapping[str, str] = field(default_factory=dict)
+    local_nvme_bytes: float = math.nan
+    local_nvme_read_bytes_per_s: float = math.nan
+    local_nvme: str = ""
 
 
 @functools.cache
@@ -439,6 +442,8 @@ def servers() -> dict[str, Server]:
         net = e.get("storage_network", None)
         n = _Entry("servers.yaml", f"{name}: storage_network", net) if isinstance(net, dict) else None
         sources = e.get("sources", {})
+        raw_nvme = e.get("local_nvme", None)
+        nvme = _Entry("servers.yaml", f"{name}: local_nvme", raw_nvme) if raw_nvme is not None else None
         out[str(name)] = Server(
             name=str(name),
             label=e.text("label", str(name)),
@@ -449,6 +454,11 @@ def servers() -> dict[str, Server]:
             storage_network_bytes_per_s=n.quantity("bandwidth", "bytes_per_s") if n else math.nan,
             storage_network=n.text("name", "") if n else "",
             sources={str(k): str(v) for k, v in sources.items()} if isinstance(sources, dict) else {},
+            local_nvme_bytes=nvme.quantity("capacity", "bytes") if nvme else math.nan,
+            local_nvme_read_bytes_per_s=(
+                nvme.quantity("read_bandwidth", "bytes_per_s") if nvme and "read_bandwidth" in nvme.data else math.nan
+            ),
+            local_nvme=f"{nvme.get('count', '?')} x {nvme.text('drive', '')}" if nvme else "",
         )
     return out
 

@@ -201,6 +201,8 @@ def designs(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     - ``one tier``: a shared store that serves every read (``recommend``'s feasible rows);
     - ``page cache``: when the dataset fits in each node's free RAM, a store that only holds
       it, read once per node; every later epoch comes from RAM;
+    - ``server NVMe cache``: the scenario's server preset has its own NVMe (a DGX's cache drives,
+      a cloud instance's instance store): it holds a copy per node at no extra cost;
     - ``local cache``: drives bought for every node, each holding a full copy of the dataset
       and sized for the node's full read rate (bandwidth, random reads, capacity), plus a store
       that holds the dataset and takes the checkpoints. ``staging_s`` is the time to copy the
@@ -216,7 +218,9 @@ def designs(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     months = sc.amortization_months
     rows: list[dict[str, Any]] = []
     one = recommend(p)
-    for _, r in one[one["feasible"] & one["monthly_total_usd"].notna()].head(3).iterrows():
+    cloud_ = _cloud(sc.server)
+    same = one["option"].map(lambda n: cloud_ is None or _cloud(n) == cloud_)
+    for _, r in one[one["feasible"] & one["monthly_total_usd"].notna() & same].head(3).iterrows():
         rows.append(
             {
                 "design": "one tier",
@@ -234,8 +238,12 @@ def designs(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     # Every read at full rate, nothing cached: what a local tier must serve per node.
     full = plan(sc.replace(page_cache=False, cache_fraction=0.0))
     store_rank = _rank(full, reads=False)
-    # The store behind a cache is shared and durable: not a node's own drives or RAM.
-    shared = store_rank["option"].map(lambda n: st.option(n).kind not in ("local", "ram"))
+    # The store behind a cache is shared and durable: not a node's own drives or RAM; on a
+    # cloud instance, in the same cloud (egress between clouds is not priced here).
+    cloud = _cloud(sc.server)
+    shared = store_rank["option"].map(
+        lambda n: st.option(n).kind not in ("local", "ram") and (cloud is None or _cloud(n) == cloud)
+    )
     stores = store_rank[store_rank["feasible"] & store_rank["monthly_total_usd"].notna() & shared]
     store = dict(stores.iloc[0]) if len(stores) else None
     link = p.inputs["node_network_bytes_per_s"]
@@ -299,6 +307,41 @@ def designs(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
                 best_local = row
         if best_local is not None:
             rows.append(best_local)
+        srv = catalog.server(sc.server) if sc.server else None
+        if srv is not None and math.isfinite(srv.local_nvme_bytes):
+            # The server's own NVMe (instance store on cloud GPUs): nothing to buy but the store.
+            fits = dataset <= srv.local_nvme_bytes
+            fast = not math.isfinite(srv.local_nvme_read_bytes_per_s) or node_bw <= srv.local_nvme_read_bytes_per_s
+            why = (
+                ""
+                if fits and fast
+                else f"the dataset ({fmt(dataset, 'bytes')}) exceeds the {fmt(srv.local_nvme_bytes, 'bytes')} of NVMe"
+                if not fits
+                else f"each node reads {fmt(node_bw, 'bytes_per_s')}; its NVMe delivers "
+                f"{fmt(srv.local_nvme_read_bytes_per_s, 'bytes_per_s')}"
+            )
+            rate = (
+                ""
+                if math.isfinite(srv.local_nvme_read_bytes_per_s)
+                else f" (its read rate is not published: check it against {fmt(node_bw, 'bytes_per_s')} per node)"
+            )
+            rows.append(
+                {
+                    "design": "server NVMe cache",
+                    "description": (
+                        f"the {srv.name} nodes' own NVMe ({srv.local_nvme}, {fmt(srv.local_nvme_bytes, 'bytes')}, "
+                        f"already in the server){rate} + {describe_option(store, brief='store')}"
+                    ),
+                    "feasible": not why,
+                    "why_not": why,
+                    "monthly_total_usd": float(store["monthly_total_usd"]),
+                    "purchase_usd": float(store["purchase_usd"]),
+                    "staging_s": _copy_s(dataset, clients, link, per_node_in, store_bw),
+                    "store": store["option"],
+                    "local": "server NVMe",
+                    "local_units_per_node": 0,
+                }
+            )
     df = pd.DataFrame(rows)
     if df.empty:
         return df
@@ -657,6 +700,12 @@ class Answer:
         return out
 
 
+def _cloud(name: str | None) -> str | None:
+    """``aws``, ``gcp`` or ``azure`` for a cloud server or storage option by its name prefix; None otherwise."""
+    prefix = (name or "").split("-", 1)[0].lower()
+    return prefix if prefix in ("aws", "gcp", "azure") else None
+
+
 def _copy_s(dataset: float, clients: int, link: float, per_node: float, store_bw: float) -> float:
     """Time to copy the dataset onto every node [s]: each node at ``per_node`` bytes/s, all
     of them sharing the store's ``store_bw``. Without a node link (``link`` inf) the time is
@@ -714,7 +763,9 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
     p = _as_plan(x, overrides)
     sc = p.scenario
     rec = recommend(p)
-    ok = rec[rec["feasible"] & rec["monthly_total_usd"].notna()]
+    cloud = _cloud(sc.server)  # a cloud instance buys storage in its own cloud
+    same = rec["option"].map(lambda n: cloud is None or _cloud(n) == cloud)
+    ok = rec[rec["feasible"] & rec["monthly_total_usd"].notna() & same]
     rows = [dict(r) for _, r in ok.iterrows()]
     best = rows[0] if rows else None
     runners = tuple(rows[1:3])

@@ -358,3 +358,18 @@ def test_video_cpu_decode_cost_is_the_measured_per_frame_time() -> None:
     # thread; 64 frames per clip = 66.56 ms of CPU per example.
     p = calc.plan("video-vivit-kinetics")
     assert p.inputs["cpu_seconds_per_example"] == pytest.approx(64 * 1.040e-3)
+
+
+def test_server_nvme_cache_design_on_a_cloud_instance() -> None:
+    # 3D U-Net on 8 p5.48xlarge (8 x 3.84 TB instance store each, servers.yaml): the dataset
+    # (MLPerf's 5 x 512 GiB = 18,751 files x 146,600,628 B = 2,748.9 GB) fits on each node, so the
+    # cheapest design keeps it in S3 ($0.023/GB-month: $63.2) and copies it to every node at the
+    # S3 client cap of 12.5 GB/s: 2,748.9 / 12.5 = 219.9 s. Only AWS stores are offered.
+    a = calc.answer("mlperf-unet3d-h100", gpus_per_job=64, server="aws-p5.48xlarge")
+    d = a.design
+    assert d is not None and d["design"] == "server NVMe cache" and d["store"] == "aws-s3-standard"
+    dataset_gb = 18751 * 146_600_628 / 1e9
+    assert d["monthly_total_usd"] == pytest.approx(dataset_gb * 0.023, rel=1e-6)
+    assert d["staging_s"] == pytest.approx(dataset_gb / 12.5, rel=1e-6)
+    assert all(x["option"].startswith("aws-") for x in (a.best, *a.runners_up) if x is not None)
+    assert all(not r["store"] or r["store"].startswith("aws-") for r in a.designs)
