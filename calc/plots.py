@@ -24,6 +24,8 @@ COLORS = {
     "cpu": "#d08c3c",
     "pcie": "#4f8bc9",
     "gpu": "#5a9e6f",
+    "network": "#6b8e9e",
+    "decoder": "#9e8a5a",
     "demand": "#c44e52",
     "state": "#4f8bc9",
     "activations": "#d08c3c",
@@ -244,7 +246,7 @@ def storage_map(p: Plan, recommendation: pd.DataFrame | None = None, labelled: i
             mode="markers+text",
             name=f"{name} ({role}){note(o)}",
             text=[name],
-            textposition="top center",
+            textposition="top left" if not math.isfinite(o.read_bytes_per_s) else "top center",
             marker={"size": 13, "color": PLAN_COLORS[i % len(PLAN_COLORS)]},
         )
     busy = p.read_bytes_per_s > 0
@@ -258,7 +260,10 @@ def storage_map(p: Plan, recommendation: pd.DataFrame | None = None, labelled: i
             textposition="bottom center",
             marker={"size": 20, "symbol": "star", "color": COLORS["demand"]},
         )
-    fig.update_xaxes(title="read bandwidth of one unit [MB/s]", type="log")
+    lo = min(x_of(o) for o in opts)
+    fig.update_xaxes(
+        title="read bandwidth of one unit [MB/s]", type="log", range=[math.log10(lo / 2), math.log10(edge * 2)]
+    )
     fig.update_yaxes(title=f"random reads/s of one unit at {fmt(req, 'bytes', binary=True)}", type="log")
     if not busy:
         title = "The dataset is read once (it fits in RAM): any option with the capacity serves; cheapest first"
@@ -269,8 +274,9 @@ def storage_map(p: Plan, recommendation: pd.DataFrame | None = None, labelled: i
         )
     else:
         title = "No option in the catalog serves this workload"
-    fig = _layout(fig, title, 480)
-    fig.update_layout(legend={"orientation": "v", "y": 0.5, "x": 1.02})
+    fig = _layout(fig, title, 520)
+    # Legend below the map: beside it, it took half the width at 1280 px.
+    fig.update_layout(legend={"orientation": "h", "y": -0.2, "x": 0, "yanchor": "top"})
     return fig
 
 

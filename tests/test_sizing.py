@@ -373,3 +373,20 @@ def test_server_nvme_cache_design_on_a_cloud_instance() -> None:
     assert d["staging_s"] == pytest.approx(dataset_gb / 12.5, rel=1e-6)
     assert all(x["option"].startswith("aws-") for x in (a.best, *a.runners_up) if x is not None)
     assert all(not r["store"] or r["store"].startswith("aws-") for r in a.designs)
+
+
+def test_every_chart_draws_with_every_stage_finite() -> None:
+    # A node link and GPU decode make the network and decoder stages finite: each stage needs
+    # its own colour, and the storage map draws options with no bandwidth limit at the edge.
+    from calc import plots
+
+    p = calc.plan(
+        "video-vivit-kinetics", node_network_bytes_per_s="100 Gb/s", gpu_decode=True, storage="aws-s3-standard"
+    )
+    assert {"network", "decoder", "storage", "cpu", "pcie", "gpu"} <= set(p.stages)
+    fig = plots.pipeline_stages(p)
+    assert set(fig.data[0].y) >= {"network", "decoder"}
+    m = plots.storage_map(p, calc.recommend(p))
+    xs = [x for trace in m.data for x in (trace.x or ())]
+    assert all(math.isfinite(x) for x in xs)
+    assert any("no bandwidth limit published" in (trace.name or "") for trace in m.data)
