@@ -254,16 +254,25 @@ def unit_loads(
         "bandwidth": reading + writing if writes_overlap_reads else max(reading, writing),
         "capacity": dataset_bytes / o.capacity_bytes if math.isfinite(o.capacity_bytes) else 0.0,
         "minimum": o.min_units,
+        # Object stores cap PUTs per prefix or bucket apart from GETs: one per part written.
+        "puts": write_bytes_per_s / WRITE_REQUEST_BYTES / o.put_requests,
     }
 
 
+WRITE_REQUEST_BYTES = 16 * 2**20
+"""Bytes per write request to an object store [B]: a 16 MB multipart part, the size AWS's
+"Best Practices Design Patterns: Optimizing Amazon S3 Performance" (use byte-range fetches)
+gives as typical for parts and ranges (8 or 16 MB), counted in MiB as S3 clients do."""
+
+
 def size(loads: dict[str, float]) -> tuple[int, str]:
-    """Whole units needed and the limiting axis (iops, bandwidth, capacity or minimum)."""
+    """Whole units needed and the limiting axis (iops, bandwidth, capacity, minimum or write requests)."""
     busy = loads["iops"] + loads["bandwidth"]
     totals = {
         "iops" if loads["iops"] >= loads["bandwidth"] else "bandwidth": busy,
         "capacity": loads["capacity"],
         "minimum": loads["minimum"],
+        "write requests": loads.get("puts", 0.0),
     }
     limiting = max(totals, key=lambda k: (math.ceil(totals[k] - 1e-9), k != "minimum", totals[k]))
     return max(1, math.ceil(max(totals.values()) - 1e-9)), limiting

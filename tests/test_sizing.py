@@ -390,3 +390,13 @@ def test_every_chart_draws_with_every_stage_finite() -> None:
     xs = [x for trace in m.data for x in (trace.x or ())]
     assert all(math.isfinite(x) for x in xs)
     assert any("no bandwidth limit published" in (trace.name or "") for trace in m.data)
+
+
+def test_checkpoint_writes_to_s3_are_bounded_by_put_requests_per_prefix() -> None:
+    # Llama 3 1T: 1,183,035,102,480 params x 14 B = 16,562,491,434,720 B every 30 min at 2 % stall
+    # -> / 36 s = 460.07 GB/s; in 16 MiB parts 27,422 PUT/s; S3 takes 3,500 PUT/s per prefix:
+    # 7.83 -> 8 prefixes, limited by write requests (S3 publishes no bandwidth limit).
+    r = _row(recommend("mlperf-checkpoint-llama3-1t", storage=None), "aws-s3-standard")
+    puts = 1_183_035_102_480 * 14 / 36 / 2**24
+    assert math.ceil(puts / 3500) == 8
+    assert r["units"] == 8 and r["limiting"] == "write requests" and r["feasible"]
