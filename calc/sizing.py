@@ -273,11 +273,13 @@ def designs(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
             )
         fv = full.values
         node_bw = fv["read_bytes_per_s"] / clients
+        # When the page cache already serves every epoch after the first, a drive cache adds cost only.
+        cached = p.read_bytes_per_s == 0 and p.page_cache_hit >= 1
         node_iops = fv["read_iops"] / clients
         node_opens = fv["file_opens_per_s"] / clients
         best_local: dict[str, Any] | None = None
         for o in st.options().values():
-            if o.kind != "local" or o.unit != "drive" or not math.isfinite(o.purchase_price):
+            if cached or o.kind != "local" or o.unit != "drive" or not math.isfinite(o.purchase_price):
                 continue
             loads = st.unit_loads(o, node_bw, node_iops, fv["request_bytes"], dataset, node_opens)
             k, limiting = st.size(loads)
@@ -308,7 +310,7 @@ def designs(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
         if best_local is not None:
             rows.append(best_local)
         srv = catalog.server(sc.server) if sc.server else None
-        if srv is not None and math.isfinite(srv.local_nvme_bytes):
+        if srv is not None and math.isfinite(srv.local_nvme_bytes) and not cached:
             # The server's own NVMe (instance store on cloud GPUs): nothing to buy but the store.
             fits = dataset <= srv.local_nvme_bytes
             fast = not math.isfinite(srv.local_nvme_read_bytes_per_s) or node_bw <= srv.local_nvme_read_bytes_per_s
