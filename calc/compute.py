@@ -1,6 +1,6 @@
 """Per-step GPU time t: a roofline-style sum of compute, memory traffic and a fixed part.
 
-    t_model(n) = stack x [ (n + n_fill) x (F / (P x e_c) + B / (W x e_m)) + S / (W x e_m) + t_launch ]
+    t_model(n) = stack x [ (n + n_fill / (1 + F / 1e13)) x (F / (P x e_c) + B / (W x e_m)) + S / (W x e_m) + t_launch ]
 
 with, per example, F training FLOPs (forward + backward, measured), B bytes read and written
 in GPU memory (measured per op), and, per step, S batch-independent bytes (weights, gradients
@@ -64,10 +64,18 @@ def memory_time_per_example_s(
     return np.asarray(traffic_bytes, dtype=float) / (np.asarray(memory_bytes_per_s, dtype=float) * memory_efficiency)
 
 
+FILL_SATURATION_FLOPS = 1e13
+"""Training FLOPs per example [FLOPs] at which the fill loss halves: ``fill_examples`` counts
+whole examples for images (4-100 GFLOPs each), but one 8,192-token sequence of an 8B model
+(~490 TFLOPs) fills every SM by itself. Chosen by leave-one-GPU-out error on the calibration
+rows over 1e11-1e15 (1e13: 18.9 % mean, against 19.1 % with no saturation); docs/model.md 4.3."""
+
+
 @formula(
     "fixed_time_s",
     "{step_traffic_bytes} / ({memory_bandwidth_bytes_per_s} x {memory_efficiency}) + {launch_overhead_s}"
-    " + {fill_examples} x ({compute_time_per_example_s} + {memory_time_per_example_s})",
+    " + {fill_examples} / (1 + {train_flops_per_example} / 1e13) x ({compute_time_per_example_s}"
+    " + {memory_time_per_example_s})",
 )
 def fixed_time_s(
     step_traffic_bytes: Numeric,
@@ -76,17 +84,21 @@ def fixed_time_s(
     launch_overhead_s: Numeric,
     fill_examples: Numeric,
     per_example_s: Numeric,
+    train_flops: Numeric = 0.0,
 ) -> Numeric:
     """Per-step time that does not grow with the batch [s].
 
     Weights, gradients and optimizer state are read and written once per step whatever the
     batch; kernel launches cost a fixed time; and a small batch cannot fill every SM, which
-    costs about ``fill_examples`` examples' worth of time (a GPU-independent count, fitted).
+    costs about ``fill_examples`` examples' worth of time (a GPU-independent count, fitted),
+    fewer when one example is itself enough work to fill the GPU:
+    ``fill_examples / (1 + train_flops / FILL_SATURATION_FLOPS)``.
     """
     memory = np.asarray(step_traffic_bytes, dtype=float) / (
         np.asarray(memory_bytes_per_s, dtype=float) * memory_efficiency
     )
-    return memory + launch_overhead_s + np.asarray(fill_examples, dtype=float) * per_example_s
+    fill = np.asarray(fill_examples, dtype=float) / (1.0 + np.asarray(train_flops, dtype=float) / FILL_SATURATION_FLOPS)
+    return memory + launch_overhead_s + fill * per_example_s
 
 
 @formula("model_step_time_s", "{stack_factor} x ({batch_size} x per-example time + {fixed_time_s})")
@@ -121,7 +133,13 @@ def model_terms(
     fixed = np.where(
         full,
         fixed_time_s(
-            step_traffic_bytes, memory_bytes_per_s, memory_efficiency, launch_overhead_s, fill_examples, c + mem
+            step_traffic_bytes,
+            memory_bytes_per_s,
+            memory_efficiency,
+            launch_overhead_s,
+            fill_examples,
+            c + mem,
+            train_flops,
         ),
         0.0,
     )
