@@ -743,7 +743,7 @@ def describe_option(row: Mapping[str, Any], brief: bool | str = False) -> str:
         cost.append("no public price")
     head = min(row.get("iops_headroom", math.inf), row.get("bandwidth_headroom", math.inf))
     room = (
-        f"{head:.1f}x headroom, limited by {row['limiting']}"
+        ("over 100x" if head > 100 else f"{head:.1f}x") + f" headroom, limited by {row['limiting']}"
         if math.isfinite(head)
         else "read once: the page cache holds the dataset after the first epoch"
     )
