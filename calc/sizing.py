@@ -149,8 +149,10 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
                 f"{fmt(v['file_opens_per_s'], 'count_per_s', 'file opens/s')}: small files load metadata "
                 "servers and request limits; pack into shards"
             )
-        if o.unit in ("drive",) and o.kind == "local" and clients > 1:
-            caveats.append(f"local drives serve one node: the figure is per node ({clients} nodes read)")
+        if o.kind == "local" and clients > 1 and not why:
+            # A drive in one node cannot feed the others: designs() sizes drives per node instead.
+            why = f"local drives serve only their own node; {clients} nodes read (see the per-node local cache design)"
+            limiting = "one node"
         cost = monthly_cost(o, units, need_cap, read_bw, v["read_iops"], rnd, clients, provisioned_bytes_per_s=need_bw)
         purchase = units * o.purchase_price if o.kind != "ram" else clients * o.purchase_price
         amortised = purchase / sc.amortization_months if math.isfinite(purchase) else 0.0

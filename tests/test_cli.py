@@ -74,6 +74,6 @@ def test_designs_command_and_report_section() -> None:
     # The RAM case: 147 GB on nodes with 2 TiB of RAM is read once; the report and the CLI list
     # complete designs, and the multi-node local-cache design is sized per node.
     out = run(["designs", "mlperf-unet3d-h100", "--set", "gpus_per_job=64"])
-    assert "local cache" in out and "41 drives of sata-ssd per node on 8 nodes" in out
+    assert "local cache" in out and "2 drives of nvme-gen5-prosumer per node on 8 nodes" in out
     md = run(["resnet50-8xh100-imagenet", "--format", "markdown"])
     assert "## Complete designs, cheapest first" in md

@@ -40,13 +40,13 @@ def test_article_load_fits_one_sata_ssd() -> None:
 def test_small_files_fit_one_gen4_nvme_but_need_hundreds_of_hdds() -> None:
     p = calc.plan("beast-small-files", jobs=10)
     assert p.read_iops == pytest.approx(51200)
-    df = recommend(p)
-    nvme = _row(df, "nvme-gen4")
-    assert nvme["feasible"] and nvme["units"] == 1
     # 51,200 x (1/900k - 4 KiB/6.5 GB/s + 64 KiB/6.5 GB/s) -> 0.54 of one drive busy
     busy = 51200 * (1 / 900e3 - 4096 / 6.5e9 + 65536 / 6.5e9)
-    assert nvme["iops_headroom"] == pytest.approx(1 / busy, rel=1e-9)
-    assert _row(df, "hdd-7200")["units"] >= 300 or not _row(df, "hdd-7200")["feasible"]
+    assert storage.option("nvme-gen4").iops_at(65536) / 51200 == pytest.approx(1 / busy, rel=1e-9)
+    # A 7,200 rpm HDD: 162.1 reads/s at 64 KiB (docs/model.md 7.1): 51,200 / 162.1 = 316 drives.
+    assert 51200 / storage.option("hdd-7200").iops_at(65536) > 300
+    # The 10 jobs run on 10 nodes: a drive in one of them feeds no other, so not a one-tier option.
+    assert "only their own node" in _row(recommend(p), "nvme-gen4")["why_not"]
 
 
 def test_nfs_shop_iops() -> None:
@@ -181,12 +181,17 @@ def test_local_cache_design_is_sized_per_node_from_the_full_read_rate() -> None:
     # 3D U-Net on 64 H100s = 8 nodes of 8: per node 8 x 7 / 0.323 s x 0.9 x 146,600,628 B
     # = 22.87 GB/s with nothing cached; a SATA SSD reads 560 MB/s: 40.9 -> 41 drives, more than
     # the 24 a server holds.
+    # The cheapest drive that fits: Samsung 9100 PRO 8 TB, 14.8 GB/s: 22.87 / 14.8 = 1.55 -> 2 per
+    # node, 16 drives x $999.99 = $15,999.84. SATA SSDs (560 MB/s) would need 41 per node, more
+    # than a server holds.
     d = calc.designs("mlperf-unet3d-h100", gpus_per_job=64)
     local = d[d["design"] == "local cache"].iloc[0]
     per_node = 8 * 7 / 0.323 * 0.9 * 146_600_628
-    assert math.ceil(per_node / 560e6) == 41
-    assert local["local_units_per_node"] == 41 and not local["feasible"]
-    assert "41 drives per node" in local["why_not"]
+    assert math.ceil(per_node / 14.8e9) == 2 and math.ceil(per_node / 560e6) == 41
+    assert local["local"] == "nvme-gen5-prosumer" and local["local_units_per_node"] == 2 and local["feasible"]
+    assert local["purchase_usd"] == pytest.approx(16 * 999.99)
+    sata = calc.designs("mlperf-unet3d-h100", gpus_per_job=64, storage=None)
+    assert "41 drives per node" not in " ".join(sata["why_not"])  # the cheaper feasible drive is kept
 
 
 def test_staging_time_is_the_dataset_over_the_node_link() -> None:

@@ -1,0 +1,617 @@
+"""Feedrate dashboard: pick a scenario or build one, see what the data path must deliver.
+
+Run with ``make run`` (or ``streamlit run app.py``). The page only composes ``calc``: every
+number and every chart comes from the library, so a notebook shows the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+import traceback
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+import pandas as pd
+import streamlit as st
+
+import calc
+from calc import catalog, plots
+from calc.errors import InputError
+from calc.formula import FORMULAS
+from calc.plan import CHECKPOINT_OUTPUTS, HEADLINE
+from calc.report import html_report, markdown_report
+from calc.scenario import FIELDS, Scenario, check_field, choices, from_text
+from calc.sizing import levers, recommend, storage_levers
+from calc.units import parse
+
+DEFAULT_PRESET = "beast-imagenet-4xv100"
+MAX_UPLOAD_BYTES = 1024 * 1024
+"""Streamlit's own limit (server.maxUploadSize = 1, in MiB) and the uploader's "1MB per file" label."""
+NONE = "(none)"
+QUANTITY_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "count", "count_per_s")
+HEADLINE_LABELS = {
+    "batch_size": "Batch per GPU",
+    "step_time_s": "Step time",
+    "samples_per_s": "Samples/s, all GPUs",
+    "read_iops": "Random reads/s",
+    "read_bytes_per_s": "Read bandwidth",
+    "worker_ram_bytes": "Loader RAM per GPU",
+    "cpu_cores": "CPU cores for loading",
+    "gpu_utilization": "GPU utilisation",
+}
+SECTIONS = ("Requirements", "Storage", "Pipeline", "Checkpoints", "Moving the data", "Compare", "Formulas and sources")
+GROUPS = ("scenario", "GPU and model", "measured", "data", "loader", "cluster", "storage", "checkpoints", "transfer")
+KEY = "f_"
+BASE_UNIT = {"bytes": "B", "bytes_per_s": "B/s", "seconds": "s", "flops": "FLOPs", "flops_per_s": "FLOP/s"}
+
+
+# ------------------------------------------------------------------ scenario <-> widgets
+# Every input is a text field (or a select box / check box): a number widget silently
+# clamps, rounds or keeps the last value, so "1e6", "2.5" or 0 would compute something else.
+
+
+def _label_unit(name: str) -> tuple[float, str]:
+    """The display unit of a field (factor to base units, spelling), if calc can parse it."""
+    info = FIELDS[name]
+    if not info.unit or info.kind not in QUANTITY_KINDS:
+        return 1.0, ""
+    try:
+        return parse(f"1 {info.unit}", info.kind), info.unit  # type: ignore[arg-type]
+    except InputError:
+        return 1.0, ""  # a unit such as samples/s: a plain number
+
+
+def label(name: str) -> str:
+    """The widget label: the field's label, with the base unit a bare number means."""
+    info = FIELDS[name]
+    text = info.label.split(" [")[0]
+    if info.kind in BASE_UNIT:
+        text += f" (bare number = {BASE_UNIT[info.kind]})"
+    return text
+
+
+def to_widget(name: str, value: Any) -> Any:
+    """A Scenario value as its widget shows it: quantities in the display unit, with the unit."""
+    kind = FIELDS[name].kind
+    if kind == "choice":
+        return NONE if value is None else value
+    if kind == "bool":
+        return bool(value)
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    factor, unit = _label_unit(name)
+    if unit and kind in BASE_UNIT:
+        return f"{value / factor:g} {unit}"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def widget_text(name: str, value: Any) -> str:
+    """A widget's value as the text the codec reads (Scenario.from_params)."""
+    if FIELDS[name].kind == "choice":
+        return "none" if value in (NONE, None) else str(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def load_into_state(sc: Scenario) -> None:
+    for name in FIELDS:
+        st.session_state[KEY + name] = to_widget(name, getattr(sc, name))
+    st.session_state["base"] = sc
+
+
+def on_preset() -> None:
+    load_into_state(calc.scenario(st.session_state["preset"]))
+
+
+def on_upload() -> None:
+    up = st.session_state.get("upload")
+    if up is None:
+        return
+    data = up.getvalue()
+    if len(data) > MAX_UPLOAD_BYTES:
+        st.session_state["upload_error"] = f"upload: {len(data):,} bytes; accepted: at most {MAX_UPLOAD_BYTES:,}"
+        return
+    try:
+        sc = Scenario.from_yaml(data.decode("utf-8", errors="replace"), up.name, max_bytes=MAX_UPLOAD_BYTES)
+    except InputError as exc:
+        st.session_state["upload_error"] = str(exc)
+        return
+    st.session_state.pop("upload_error", None)
+    load_into_state(sc)
+
+
+def first_run() -> None:
+    """Restore the scenario from the URL (?scenario=NAME&key=value...), else the default."""
+    qp = {k: st.query_params[k] for k in st.query_params}
+    preset = qp.pop("scenario", DEFAULT_PRESET)
+    errors: list[str] = []
+    try:
+        preset = catalog.lookup(preset, catalog.scenario_files(), "scenario", "scenario")
+    except InputError as exc:
+        errors.append(str(exc))
+        preset = DEFAULT_PRESET
+    base = calc.scenario(preset)
+    st.session_state["preset"] = preset
+    load_into_state(base)
+    for key, value in qp.items():
+        if key == "pins":
+            continue
+        try:
+            v = check_field(key, from_text(key, value)) if key in FIELDS else from_text(key, value)
+            if v is not None and FIELDS[key].kind not in ("choice", "bool", "text") and isinstance(value, str):
+                v = value  # keep the text as written ("64 KiB"): the widget shows it
+            st.session_state[KEY + key] = to_widget(key, v)
+        except InputError as exc:
+            errors.append(str(exc))
+            st.session_state[KEY + key] = value  # shown, and marked wrong, in its field
+    st.session_state["base"] = base
+    st.session_state["url_errors"] = errors
+    st.session_state["pins"] = [p for p in str(qp.get("pins", "")).split(";") if p]
+    st.session_state["ready"] = True
+
+
+# ------------------------------------------------------------------ page
+
+
+def read_inputs() -> tuple[dict[str, Any], dict[str, str]]:
+    """Every input from the session (the widgets' state), validated: values and per-field errors.
+
+    Read before any widget is drawn, so the answer and the headline reach the page first and the
+    long sidebar renders after them.
+    """
+    values: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for name in FIELDS:
+        try:
+            values[name] = check_or_none(name, from_text(name, widget_text(name, st.session_state.get(KEY + name))))
+        except InputError as exc:
+            errors[name] = exc.message
+    return values, errors
+
+
+def sidebar(values: dict[str, Any], errors: dict[str, str]) -> None:
+    """Render the inputs, each followed by its error or a note that it departs from the preset."""
+    sb = st.sidebar
+    sb.title("Feedrate")
+    sb.caption("How much storage, CPU and PCIe your training job needs to keep its GPUs fed.")
+    sb.selectbox(
+        "Scenario preset",
+        calc.scenarios(),
+        key="preset",
+        on_change=on_preset,
+        help="Fills every input from presets/scenarios/NAME.yaml; change any field after.",
+    )
+    base: Scenario = st.session_state["base"]
+    if base.description:
+        sb.caption(base.description)
+    sb.file_uploader(
+        "Load a scenario YAML (at most 1 MB)",
+        type=["yaml", "yml"],
+        key="upload",
+        on_change=on_upload,
+        help=f"A file downloaded from this page (at most {MAX_UPLOAD_BYTES:,} bytes).",
+    )
+    if st.session_state.get("upload_error"):
+        sb.error(st.session_state["upload_error"])
+    # A group holding an invalid input opens, so the message next to the field is seen.
+    bad_groups = {FIELDS[name].group for name in errors}
+    for group in GROUPS:
+        with sb.expander(group[0].upper() + group[1:], expanded=group == "GPU and model" or group in bad_groups):
+            for name, info in FIELDS.items():
+                if info.group != group:
+                    continue
+                key = KEY + name
+                if info.kind == "choice":
+                    opts = list(choices(name))
+                    if info.optional:
+                        opts = [NONE, *opts]
+                    if st.session_state.get(key) not in opts:
+                        # A value the list lacks (a bad link): show it and say why, never fall back.
+                        opts = [str(st.session_state.get(key)), *opts]
+                    st.selectbox(label(name), opts, key=key, help=info.help)
+                elif info.kind == "bool":
+                    st.checkbox(label(name), key=key, help=info.help)
+                else:
+                    hint = "empty = " + ((info.preset and f"from the preset ({info.preset})") or "automatic")
+                    st.text_input(
+                        label(name),
+                        key=key,
+                        help=f"{info.help} ({hint if info.optional else 'required'}; units accepted, e.g. 64 KiB)",
+                        placeholder=hint if info.optional else "",
+                    )
+                if name in errors:
+                    st.error(errors[name])
+                elif name in values and not same(name, values.get(name), getattr(base, name)):
+                    was = to_widget(name, getattr(base, name))
+                    st.caption(f"✎ changed from the preset ({was if was not in ('', None) else 'empty'})")
+
+
+def check_or_none(name: str, value: Any) -> Any:
+    return None if value is None else check_field(name, value)
+
+
+def same(name: str, a: Any, b: Any) -> bool:
+    """Equal as inputs: "1457" and 1457 are; "64 KiB" and 65536 are."""
+    if a is None or b is None:
+        return a is b
+    kind = FIELDS[name].kind
+    if kind in QUANTITY_KINDS:
+        return bool(parse(a, kind) == parse(b, kind))  # type: ignore[arg-type]
+    return bool(a == b)
+
+
+def share_params(sc: Scenario, preset: str) -> dict[str, str]:
+    """The link: the preset, and each input that differs from it, as text (Scenario.to_params)."""
+    base = calc.scenario(preset)
+    params = {"scenario": preset}
+    for name, text in sc.to_params(base).items():
+        if name != "name" and same(name, getattr(sc, name), getattr(base, name)):
+            continue  # "64 KiB" and 65536 are one input: keep links short
+        params[name] = text
+    pins = st.session_state.get("pins", [])
+    if pins:
+        params["pins"] = ";".join(pins)
+    return params
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def cached_tables(yaml_text: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    sc = Scenario.from_yaml(yaml_text)
+    return recommend(sc), levers(sc)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)  # an immutable Answer, shared read-only
+def cached_answer(sc: Scenario) -> calc.sizing.Answer:
+    return calc.answer(sc)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def cached_storage_levers(yaml_text: str) -> pd.DataFrame:
+    return storage_levers(Scenario.from_yaml(yaml_text))
+
+
+UNIT_IN_LABEL = (" samples/s", " reads/s", " examples", " example", " cores")
+"""Units the headline labels already name: the value drops them so it fits its column."""
+
+
+def short(p: calc.Plan, key: str) -> str:
+    text = p.formatted(key)
+    for unit in UNIT_IN_LABEL:
+        if text.endswith(unit):
+            return text.removesuffix(unit)
+    return text
+
+
+def answer_card(p: calc.Plan) -> None:
+    """The first screen's answer: what to buy, what it costs, the job's own storage, idle GPU money."""
+    a = cached_answer(p.scenario)
+    lines = a.lines()
+    box = st.container(border=True)
+    box.markdown(f"#### {lines[0]}")
+    for line in lines[1:]:
+        box.markdown(f"- {line}")
+
+
+def headline(p: calc.Plan) -> None:
+    cols = [*st.columns(5), *st.columns(5)]
+    for col, key in zip(cols, HEADLINE, strict=False):
+        col.metric(HEADLINE_LABELS[key], short(p, key), help=f"{calc.OUTPUTS[key].label}: {FORMULAS[key]}")
+    cols[len(HEADLINE)].metric(
+        "Bottleneck", p.bottleneck, help="Slowest pipeline stage: storage, network, cpu, pcie or gpu"
+    )
+    method = {
+        "measured step time": "measured",
+        "measured throughput": "measured",
+        "re-projected measurement": "re-projected",
+    }.get(p.step_method, "model")
+    cols[len(HEADLINE) + 1].metric("Step time from", method, help=p.step_method)
+    if p.cpu_cores == 0:
+        st.caption(
+            "CPU cores for loading is 0: this scenario has no decode cost per example "
+            f"({p.sources.get('cpu_seconds_per_example', 'input')})."
+        )
+    for w in p.warnings:
+        st.warning(w)
+
+
+def requirements_tab(p: calc.Plan) -> None:
+    st.plotly_chart(plots.memory_breakdown(p), key="chart_memory")
+    # One chart per row: side by side, titles and axis labels get cut at meeting widths.
+    st.plotly_chart(plots.demand_vs_batch(p), key="chart_batch")
+    st.plotly_chart(plots.demand_vs_gpus(p), key="chart_gpus")
+    t = p.to_frame()[["label", "display", "formula"]]
+    st.dataframe(t, width="stretch", height=560)
+
+
+def storage_tab(p: calc.Plan, rec: pd.DataFrame) -> None:
+    st.markdown(
+        f"Demand: **{p.formatted('read_iops')}** of **{p.formatted('request_bytes')}**, "
+        f"**{p.formatted('read_bytes_per_s')}**, dataset **{p.formatted('dataset_bytes')}**; "
+        f"latency budget {p.formatted('latency_budget_s')} per example."
+    )
+    st.markdown("**Complete designs**, cheapest comparable monthly cost first (purchases over the amortisation).")
+    d = pd.DataFrame(list(cached_answer(p.scenario).designs))  # the answer's own ranking
+    if d.empty:
+        st.info("No complete design: no priced option serves this job (see each option's reason below).")
+    else:
+        designs_table(d)
+    st.plotly_chart(plots.storage_map(p, rec), key="chart_storage")
+    shown = rec[
+        [
+            "option",
+            "feasible",
+            "ready",
+            "units",
+            "unit",
+            "limiting",
+            "iops_headroom",
+            "bandwidth_headroom",
+            "capacity_headroom",
+            "workers_per_gpu_needed",
+            "monthly_usd",
+            "monthly_read_usd",
+            "purchase_usd",
+            "why_not",
+            "caveats",
+            "verified",
+        ]
+    ]
+    st.markdown("**Every option as one tier** (headroom: supply / need; blank = no limit published).")
+    st.dataframe(
+        shown.replace([math.inf], float("nan")),
+        width="stretch",
+        height=520,
+        hide_index=True,
+        column_config={
+            "option": "Option",
+            "feasible": "Serves",
+            "ready": "Workers cover latency",
+            "units": st.column_config.NumberColumn("Units", format="%d"),
+            "unit": "Unit",
+            "limiting": "Limited by",
+            "iops_headroom": st.column_config.NumberColumn("Reads/s headroom", format="%.2fx"),
+            "bandwidth_headroom": st.column_config.NumberColumn("Bandwidth headroom", format="%.2fx"),
+            "capacity_headroom": st.column_config.NumberColumn("Capacity headroom", format="%.1fx"),
+            "workers_per_gpu_needed": st.column_config.NumberColumn("Reads in flight per GPU", format="%d"),
+            "monthly_usd": st.column_config.NumberColumn("Monthly [USD]", format="$%.0f"),
+            "monthly_read_usd": st.column_config.NumberColumn("Of which reads [USD]", format="$%.0f"),
+            "purchase_usd": st.column_config.NumberColumn("Purchase [USD]", format="$%.0f"),
+            "why_not": "Why not",
+            "caveats": "Caveats",
+            "verified": "Verified",
+        },
+    )
+    st.caption("Verified: V official doc, 3P third-party quote, R recalled, I inferred.")
+    st.markdown(
+        "**Storage levers**: each applied alone, the demand it leaves and the first option that then serves it."
+    )
+    st.dataframe(
+        cached_storage_levers(p.scenario.to_yaml()),
+        width="stretch",
+        hide_index=True,
+        column_config={"read_bytes_per_s": st.column_config.NumberColumn("read [B/s]", format="%.3e")},
+    )
+
+
+def designs_table(d: pd.DataFrame) -> None:
+    """Complete designs (calc.designs) with human headers."""
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "Design": d["design"],
+                "What to buy": d["description"],
+                "Serves": d["feasible"].map({True: "yes", False: "no"}),
+                "Monthly, all in [USD]": d["monthly_total_usd"],
+                "Purchase [USD]": d["purchase_usd"],
+                "Copy to nodes": [
+                    "-" if t == 0 else calc.fmt(t, "seconds") if math.isfinite(t) else "give the node link"
+                    for t in d["staging_s"]
+                ],
+                "Why not": d["why_not"],
+            }
+        ),
+        width="stretch",
+        hide_index=True,
+        column_config={
+            "Monthly, all in [USD]": st.column_config.NumberColumn(format="$%.0f"),
+            "Purchase [USD]": st.column_config.NumberColumn(format="$%.0f"),
+        },
+    )
+
+
+def pipeline_tab(p: calc.Plan, lev: pd.DataFrame) -> None:
+    st.plotly_chart(plots.pipeline_stages(p), key="chart_pipeline")
+    st.plotly_chart(plots.levers_chart(lev), key="chart_levers")
+    st.dataframe(
+        lev,
+        width="stretch",
+        column_config={
+            "gpu_utilization": st.column_config.NumberColumn("GPU utilisation", format="percent"),
+            "gain": st.column_config.NumberColumn("gain", format="percent"),
+            "achieved_samples_per_s": st.column_config.NumberColumn("achieved [samples/s]", format="%.1f"),
+        },
+    )
+
+
+def checkpoint_tab(p: calc.Plan) -> None:
+    st.plotly_chart(plots.checkpoint_timeline(p), key="chart_checkpoint")
+    output_table(p, CHECKPOINT_OUTPUTS)
+    st.caption(
+        "Size = parameters x bytes per parameter of the layout (MLPerf Storage: 2 B weights + 12 B fp32 master "
+        "and Adam state). A synchronous save blocks training for the allowed stall; an asynchronous one copies to "
+        "host RAM and drains during training. Set the interval, mode and parallel layout in the Checkpoints inputs."
+    )
+
+
+def transfer_tab(p: calc.Plan) -> None:
+    st.plotly_chart(plots.transfer_timeline(p), key="chart_transfer")
+    output_table(
+        p, ("dataset_bytes", "compress_s", "send_s", "decompress_s", "transfer_time_s", "transfer_direct_time_s")
+    )
+    st.caption(
+        "Set the copy link, compression ratio, cores and rates in the Transfer inputs. DuckSoft's 3D-CT article: "
+        "pigz on 60 cores turned a 3-hour copy of 1 TiB into minutes."
+    )
+
+
+def output_table(p: calc.Plan, keys: tuple[str, ...]) -> None:
+    """A two-column table of outputs: label and value with its unit."""
+    st.table(pd.DataFrame({"": [calc.OUTPUTS[k].label for k in keys], "value": [p.formatted(k) for k in keys]}))
+
+
+def pinned_scenarios() -> list[Scenario]:
+    """Pinned scenarios, kept in the link as ``pins=`` (text params joined by & and ;)."""
+    out = []
+    for text in st.session_state.get("pins", []):
+        try:
+            out.append(Scenario.from_params(dict(parse_qsl(text)), source="pins"))
+        except InputError as exc:
+            st.error(f"Link: a pinned scenario cannot be read: {exc}")
+    return out
+
+
+def pin_name(sc: Scenario, current: Scenario) -> str:
+    """A pin is named by what differs from the current scenario (``gpu=H100-SXM, jobs=10``)."""
+    diff = {k: v for k, v in sc.to_params(current).items() if k not in ("name", "description")}
+    return ", ".join(f"{k}={v}" for k, v in list(diff.items())[:3]) or "same as current"
+
+
+def compare_tab(p: calc.Plan) -> None:
+    pins = st.session_state.setdefault("pins", [])
+    c1, c2 = st.columns([1, 4])
+    if c1.button("Pin this scenario", key="pin", disabled=len(pins) >= 4, help="Up to four, kept in the link"):
+        pins.append(urlencode(p.scenario.to_params()))
+        st.rerun()
+    if c2.button("Clear pinned", key="unpin", disabled=not pins):
+        pins.clear()
+        st.rerun()
+    pinned = pinned_scenarios()
+    plans = [calc.plan(s) for s in pinned] + [p]
+    names = [pin_name(s, p.scenario) for s in pinned] + ["current"]
+    keys = [*HEADLINE, "node_read_bytes_per_s", "dataset_bytes"]
+    rows = {calc.OUTPUTS[k].label: [q.formatted(k) for q in plans] for k in keys}
+    rows["Bottleneck"] = [q.bottleneck for q in plans]
+    rows["Storage to buy"] = [cached_answer(q.scenario).headline.removeprefix("Buy: ") for q in plans]
+    table = pd.DataFrame(rows, index=names).T
+    changed = [
+        k
+        for k in ("gpu", "model", "precision", "gpus_per_job", "jobs", "storage", "example_bytes")
+        if len({str(getattr(q.scenario, k)) for q in plans}) > 1
+    ]
+    if changed:
+        st.caption("Inputs that differ between the compared scenarios: " + ", ".join(changed))
+    st.dataframe(table, width="stretch", height=520)
+    renamed = [dataclasses.replace(q, scenario=q.scenario.replace(name=n)) for q, n in zip(plans, names, strict=True)]
+    st.plotly_chart(plots.compare_chart(renamed), key="chart_compare")
+
+
+def formulas_tab(p: calc.Plan) -> None:
+    st.code(p.explain(), language="text")
+    st.dataframe(pd.DataFrame({"input": list(p.sources), "source": list(p.sources.values())}), width="stretch")
+
+
+def exports(p: calc.Plan, yaml_text: str, link: str) -> None:
+    st.markdown("**Share and export**")
+    st.code(link, language="text")
+    c1, c2, c3, c4 = st.columns(4)
+    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in p.scenario.name)
+
+    def report() -> str:  # built when clicked, not on every run
+        rec, lev = cached_tables(yaml_text)
+        return markdown_report(p, rec, lev, link)
+
+    def report_html() -> str:
+        rec, lev = cached_tables(yaml_text)
+        return html_report(p, rec, lev, link)
+
+    c1.download_button(
+        "Report (Markdown)", report, f"{stem}-report.md", "text/markdown", key="dl_md", on_click="ignore"
+    )
+    c2.download_button(
+        "Report (HTML, charts included)",
+        report_html,
+        f"{stem}-report.html",
+        "text/html",
+        key="dl_html",
+        on_click="ignore",
+    )
+    c3.download_button("CSV", p.to_frame().to_csv(), f"{stem}.csv", "text/csv", key="dl_csv", on_click="ignore")
+    c4.download_button(
+        "Scenario YAML", p.scenario.to_yaml(), f"{stem}.yaml", "application/x-yaml", key="dl_yaml", on_click="ignore"
+    )
+
+
+def main() -> None:
+    st.set_page_config(page_title="Feedrate", page_icon="⛽", layout="wide")
+    if not st.session_state.get("ready"):
+        first_run()
+    values, errors = read_inputs()
+    # The answer and the headline go first; the sidebar's many widgets render after them.
+    plan_errors = page(values, errors)
+    sidebar(values, errors | plan_errors)
+
+
+def page(values: dict[str, Any], errors: dict[str, str]) -> dict[str, str]:
+    """The main area; returns errors the plan raised, by field, for the sidebar to show."""
+    st.caption("Feedrate: what to buy so the GPUs stay fed")
+    for e in st.session_state.get("url_errors", []):
+        st.error(f"Link: {e}")
+    if errors:
+        st.error(
+            "No numbers shown until these inputs are fixed (marked in the sidebar): "
+            + "; ".join(f"{FIELDS[k].label.split(' [')[0]} ({k}): {v}" for k, v in errors.items())
+        )
+        return {}
+    base: Scenario = st.session_state["base"]
+    try:
+        changed = {k: v for k, v in values.items() if not same(k, v, getattr(base, k))}
+        sc = base.replace(**changed) if changed else base
+        p = calc.plan(sc)
+    except InputError as exc:
+        st.error(f"No numbers shown: {exc}")
+        field = exc.field.split(": ")[-1]
+        return {field: exc.message} if field in FIELDS else {}
+    preset = st.session_state["preset"]
+    params = share_params(sc, preset)
+    if dict(st.query_params) != params:
+        st.query_params.from_dict(params)
+    base_url = (st.context.url or "").split("?")[0] if hasattr(st, "context") else ""
+    link = f"{base_url}?{urlencode(params)}"
+    st.subheader(p.title)
+    answer_card(p)
+    headline(p)
+    if st.session_state.get("_first_paint", True):
+        st.session_state["_first_paint"] = False
+        time.sleep(0.2)
+    # A section selector rather than st.tabs: only the chosen section is computed and drawn,
+    # which keeps the first render and every re-render fast.
+    section = st.radio("Section", SECTIONS, horizontal=True, key="section", label_visibility="collapsed")
+    yaml_text = sc.to_yaml()
+    if section == "Requirements":
+        requirements_tab(p)
+    elif section == "Storage":
+        storage_tab(p, cached_tables(yaml_text)[0])
+    elif section == "Pipeline":
+        pipeline_tab(p, cached_tables(yaml_text)[1])
+    elif section == "Checkpoints":
+        checkpoint_tab(p)
+    elif section == "Moving the data":
+        transfer_tab(p)
+    elif section == "Compare":
+        compare_tab(p)
+    else:
+        formulas_tab(p)
+    exports(p, yaml_text, link)
+    return {}
+
+
+try:
+    main()
+except Exception as exc:  # never a traceback on the page: say what failed, log the rest
+    traceback.print_exc()
+    st.error(f"Feedrate could not compute this page: {type(exc).__name__}: {exc}")
