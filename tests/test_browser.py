@@ -114,6 +114,14 @@ def _wait(page: Page, metrics: bool = True) -> None:
         page.wait_for_selector("[data-testid='stMetric']")
 
 
+def _settled(page: Page) -> None:
+    """Before a screenshot: the sidebar's fields and the first chart are drawn, not skeletons."""
+    page.locator("[data-testid='stSidebar'] [data-testid='stTextInputField']:visible").first.wait_for()
+    page.wait_for_selector(".js-plotly-plot")
+    expect(page.locator("[data-testid='stSkeleton']")).to_have_count(0)
+    page.wait_for_timeout(500)  # Plotly's first layout pass
+
+
 def _metric(page: Page, label: str) -> str:
     box = page.locator("[data-testid='stMetric']", has_text=label).first
     return box.locator("[data-testid='stMetricValue']").inner_text().strip()
@@ -136,7 +144,7 @@ def test_page_loads_with_the_default_plan(server: str, browser_page: Page) -> No
     expect(page.get_by_text("Runners-up: 1 drive of sata-ssd").first).to_be_visible()
     expect(page.get_by_text("$140 to buy").first).to_be_visible()
     _no_errors(page)
-    page.wait_for_selector(".js-plotly-plot")
+    _settled(page)
     SCREENSHOT.parent.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT), full_page=False)
 
@@ -150,6 +158,7 @@ def test_every_section_renders_at_meeting_widths(server: str, browser_page: Page
     _wait(page)
     out = ROOT / "docs" / "screenshots"
     out.mkdir(parents=True, exist_ok=True)
+    _settled(page)
     page.screenshot(path=str(out / f"first-screen-{width}.png"))
     for value in page.locator("[data-testid='stMetricValue']").all():
         # a headline value that does not fit its column is cut with an ellipsis by the browser
