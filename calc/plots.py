@@ -472,6 +472,16 @@ def checkpoint_timeline(p: Plan, intervals: int = 2) -> go.Figure:
             f"{fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')} for {fmt(stall * 60, 'seconds')} every "
             f"{fmt(interval, 'seconds')}"
         )
+    took = v["checkpoint_write_s"]
+    budget = p.scenario.checkpoint_stall_fraction * interval
+    if p.scenario.storage and took > 0 and p.scenario.checkpoint_mode != "async":
+        # The chosen storage against the budget: the finding a meeting needs next.
+        verdict = "within" if took <= budget else f"{took / budget:,.1f}x"
+        title = (
+            f"Each save writes {fmt(v['checkpoint_bytes'], 'bytes', binary=True)} in a "
+            f"{fmt(budget, 'seconds')} budget every {fmt(interval, 'seconds')}; on {p.scenario.storage} "
+            f"it takes {fmt(took, 'seconds')} ({verdict} the budget)"
+        )
     fig.update_xaxes(title="minutes")
     fig.update_yaxes(title="storage bandwidth [GB/s]", rangemode="tozero")
     return _layout(fig, title, 360)

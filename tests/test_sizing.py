@@ -405,3 +405,13 @@ def test_checkpoint_writes_to_s3_are_bounded_by_put_requests_per_prefix() -> Non
     puts = 1_183_035_102_480 * 14 / 36 / 2**24
     assert math.ceil(puts / 3500) == 8
     assert r["units"] == 8 and r["limiting"] == "write requests" and r["feasible"]
+
+
+def test_checkpoint_chart_title_judges_the_chosen_storage() -> None:
+    # 70B: 912 GiB / 5 GiB/s = 182.4 s on one EFS Elastic against a 36 s budget (2 % of 30 min):
+    # 182.4 / 36 = 5.07x.
+    from calc import plots
+
+    p = calc.plan("mlperf-checkpoint-llama3-70b", storage="aws-efs-elastic", storage_units=1)
+    title = plots.checkpoint_timeline(p).layout.title.text.replace("<br>", " ")
+    assert "on aws-efs-elastic it takes" in title and "(5.1x the budget)" in title
