@@ -281,7 +281,8 @@ def designs(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
         node_opens = fv["file_opens_per_s"] / clients
         best_local: dict[str, Any] | None = None
         for o in st.options().values():
-            if cached or o.kind != "local" or o.unit != "drive" or not math.isfinite(o.purchase_price):
+            # No drives are bought for cloud instances: their own instance store is the local tier.
+            if cached or cloud or o.kind != "local" or o.unit != "drive" or not math.isfinite(o.purchase_price):
                 continue
             loads = st.unit_loads(o, node_bw, node_iops, fv["request_bytes"], dataset, node_opens)
             k, limiting = st.size(loads)

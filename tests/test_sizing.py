@@ -415,3 +415,8 @@ def test_checkpoint_chart_title_judges_the_chosen_storage() -> None:
     p = calc.plan("mlperf-checkpoint-llama3-70b", storage="aws-efs-elastic", storage_units=1)
     title = plots.checkpoint_timeline(p).layout.title.text.replace("<br>", " ")
     assert "on aws-efs-elastic it takes" in title and "(5.1x the budget)" in title
+
+
+def test_no_drives_are_bought_for_cloud_instances() -> None:
+    d = calc.designs("mlperf-unet3d-h100", gpus_per_job=64, server="aws-p5.48xlarge")
+    assert "local cache" not in set(d["design"]) and "server NVMe cache" in set(d["design"])
