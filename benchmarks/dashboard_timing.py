@@ -23,6 +23,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
 SERVER_START_S = 0.0
 GPUS = ["A100-SXM4-80GB", "H100-SXM", "V100-SXM2-16GB", "L40S", "T4"]
 
@@ -63,20 +66,7 @@ def first_render() -> tuple[float, float]:
         listening = time.perf_counter()
         SERVER_START_S = listening - spawned
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(
-                executable_path="/usr/bin/chromium",
-                # the flags the browser tests use: without them Chromium tries the closed network
-                args=[
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-quic",
-                    "--no-first-run",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    "--disable-dev-shm-usage",
-                ],
-            )
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)  # as the browser tests
             page = browser.new_page()
             started = time.perf_counter()
             page.goto(f"http://127.0.0.1:{port}")

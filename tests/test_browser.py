@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -19,9 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chromium import CHROMIUM, CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SCREENSHOT = ROOT / "docs" / "screenshot.png"
 
 pytestmark = pytest.mark.browser
@@ -87,16 +86,7 @@ def browser_page() -> Iterator[Page]:
         browser = pw.chromium.launch(
             executable_path=CHROMIUM,
             headless=True,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--disable-dev-shm-usage",
-            ],
+            args=CHROMIUM_ARGS,
         )
         context = browser.new_context(viewport={"width": 1600, "height": 1100}, accept_downloads=True)
         page = context.new_page()
