@@ -215,14 +215,17 @@ def designs(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     staging_s, store (option), local (option or ""), local_units_per_node.
     """
     p = _as_plan(x, overrides)
+    return _designs(p, recommend(p))
+
+
+def _designs(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
+    """``designs`` from the plan's ``recommend`` table ``one`` (the answer passes its own)."""
     sc = p.scenario
     clients = _clients(sc)
     months = sc.amortization_months
+    cloud = _cloud(sc.server)
     rows: list[dict[str, Any]] = []
-    one = recommend(p)
-    cloud_ = _cloud(sc.server)
-    same = one["option"].map(lambda n: cloud_ is None or _cloud(n) == cloud_)
-    for _, r in one[one["feasible"] & one["monthly_total_usd"].notna() & same].head(3).iterrows():
+    for _, r in one[_buyable(one, cloud)].head(3).iterrows():
         rows.append(
             {
                 "design": "one tier",
@@ -240,13 +243,9 @@ def designs(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     # Every read at full rate, nothing cached: what a local tier must serve per node.
     full = plan(sc.replace(page_cache=False, cache_fraction=0.0))
     store_rank = _rank(full, reads=False)
-    # The store behind a cache is shared and durable: not a node's own drives or RAM; on a
-    # cloud instance, in the same cloud (egress between clouds is not priced here).
-    cloud = _cloud(sc.server)
-    shared = store_rank["option"].map(
-        lambda n: st.option(n).kind not in ("local", "ram") and (cloud is None or _cloud(n) == cloud)
-    )
-    stores = store_rank[store_rank["feasible"] & store_rank["monthly_total_usd"].notna() & shared]
+    # The store behind a cache is shared and durable: not a node's own drives or RAM.
+    shared = store_rank["option"].map(lambda n: st.option(n).kind not in ("local", "ram"))
+    stores = store_rank[_buyable(store_rank, cloud) & shared]
     store = dict(stores.iloc[0]) if len(stores) else None
     link = p.inputs["node_network_bytes_per_s"]
     dataset = p.dataset_bytes
@@ -705,6 +704,13 @@ class Answer:
         return out
 
 
+def _buyable(rec: pd.DataFrame, cloud: str | None) -> pd.Series:
+    """Rows of a ``recommend`` table that serve, have a price and, on a cloud instance, are in
+    its cloud (egress between clouds is not priced here)."""
+    same = rec["option"].map(lambda n: cloud is None or _cloud(n) == cloud)
+    return rec["feasible"] & rec["monthly_total_usd"].notna() & same
+
+
 def _cloud(name: str | None) -> str | None:
     """``aws``, ``gcp`` or ``azure`` for a cloud server or storage option by its name prefix; None otherwise."""
     prefix = (name or "").split("-", 1)[0].lower()
@@ -768,9 +774,7 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
     p = _as_plan(x, overrides)
     sc = p.scenario
     rec = recommend(p)
-    cloud = _cloud(sc.server)  # a cloud instance buys storage in its own cloud
-    same = rec["option"].map(lambda n: cloud is None or _cloud(n) == cloud)
-    ok = rec[rec["feasible"] & rec["monthly_total_usd"].notna() & same]
+    ok = rec[_buyable(rec, _cloud(sc.server))]
     rows = [dict(r) for _, r in ok.iterrows()]
     best = rows[0] if rows else None
     runners = tuple(rows[1:3])
@@ -826,7 +830,7 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
     gpus = sc.gpus_per_job * sc.jobs
     idle_h = gpus * (1 - p.gpu_utilization) * HOURS_PER_MONTH
     return Answer(
-        designs=tuple(dict(r) for _, r in designs(p).iterrows()),
+        designs=tuple(dict(r) for _, r in _designs(p, rec).iterrows()),
         plan=p,
         best=best,
         runners_up=runners,

@@ -272,7 +272,7 @@ def size(loads: dict[str, float]) -> tuple[int, str]:
         "iops" if loads["iops"] >= loads["bandwidth"] else "bandwidth": busy,
         "capacity": loads["capacity"],
         "minimum": loads["minimum"],
-        "write requests": loads.get("puts", 0.0),
+        "write requests": loads["puts"],
     }
     limiting = max(totals, key=lambda k: (math.ceil(totals[k] - 1e-9), k != "minimum", totals[k]))
     return max(1, math.ceil(max(totals.values()) - 1e-9)), limiting
