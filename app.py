@@ -20,7 +20,7 @@ from calc import catalog, plots
 from calc.errors import InputError
 from calc.formula import FORMULAS
 from calc.plan import CHECKPOINT_OUTPUTS, HEADLINE
-from calc.report import html_report, markdown_report
+from calc.report import designs_table, html_report, markdown_report
 from calc.scenario import FIELDS, Scenario, check_field, choices, from_text
 from calc.sizing import levers, recommend, storage_levers
 from calc.units import parse
@@ -334,11 +334,11 @@ def storage_tab(p: calc.Plan, rec: pd.DataFrame) -> None:
         f"latency budget {p.formatted('latency_budget_s')} per example."
     )
     st.markdown("**Complete designs**, cheapest comparable monthly cost first (purchases over the amortisation).")
-    d = pd.DataFrame(list(cached_answer(p.scenario).designs))  # the answer's own ranking
-    if d.empty:
-        st.info("No complete design: no priced option serves this job (see each option's reason below).")
+    d = cached_answer(p.scenario).designs  # the answer's own ranking, as the report shows it
+    if d:
+        st.dataframe(designs_table(d), width="stretch", hide_index=True)
     else:
-        designs_table(d)
+        st.info("No complete design: no priced option serves this job (see each option's reason below).")
     st.plotly_chart(plots.storage_map(p, rec), key="chart_storage")
     shown = rec[
         [
@@ -394,32 +394,6 @@ def storage_tab(p: calc.Plan, rec: pd.DataFrame) -> None:
         width="stretch",
         hide_index=True,
         column_config={"read_bytes_per_s": st.column_config.NumberColumn("read [B/s]", format="%.3e")},
-    )
-
-
-def designs_table(d: pd.DataFrame) -> None:
-    """Complete designs (calc.designs) with human headers."""
-    st.dataframe(
-        pd.DataFrame(
-            {
-                "Design": d["design"],
-                "What to buy": d["description"],
-                "Serves": d["feasible"].map({True: "yes", False: "no"}),
-                "Monthly, all in [USD]": d["monthly_total_usd"],
-                "Purchase [USD]": d["purchase_usd"],
-                "Copy to nodes": [
-                    "-" if t == 0 else calc.fmt(t, "seconds") if math.isfinite(t) else "give the node link"
-                    for t in d["staging_s"]
-                ],
-                "Why not": d["why_not"],
-            }
-        ),
-        width="stretch",
-        hide_index=True,
-        column_config={
-            "Monthly, all in [USD]": st.column_config.NumberColumn(format="$%.0f"),
-            "Purchase [USD]": st.column_config.NumberColumn(format="$%.0f"),
-        },
     )
 
 
