@@ -43,6 +43,10 @@ HEADLINE_LABELS = {
 SECTIONS = ("Requirements", "Storage", "Pipeline", "Checkpoints", "Moving the data", "Compare", "Formulas and sources")
 GROUPS = ("scenario", "GPU and model", "measured", "data", "loader", "cluster", "storage", "checkpoints", "transfer")
 KEY = "f_"
+"""Widget keys. Streamlit forgets a widget's value when the widget is not drawn (a closed group)."""
+KEPT = "v_"
+"""Every input's text, kept in the session whether or not its widget is drawn: read_inputs reads these."""
+GROUP_KEY = "group_"
 BASE_UNIT = {"bytes": "B", "bytes_per_s": "B/s", "seconds": "s", "flops": "FLOPs", "flops_per_s": "FLOP/s"}
 
 
@@ -97,9 +101,20 @@ def widget_text(name: str, value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def set_input(name: str, value: Any) -> None:
+    """Set an input's kept value and its widget's (drawn next run if its group is open)."""
+    st.session_state[KEPT + name] = value
+    st.session_state[KEY + name] = value
+
+
+def keep(name: str) -> None:
+    """A widget's on_change: keep what the user entered, so closing its group does not lose it."""
+    st.session_state[KEPT + name] = st.session_state.get(KEY + name)
+
+
 def load_into_state(sc: Scenario) -> None:
     for name in FIELDS:
-        st.session_state[KEY + name] = to_widget(name, getattr(sc, name))
+        set_input(name, to_widget(name, getattr(sc, name)))
     st.session_state["base"] = sc
 
 
@@ -144,10 +159,10 @@ def first_run() -> None:
             v = check_field(key, from_text(key, value)) if key in FIELDS else from_text(key, value)
             if v is not None and FIELDS[key].kind not in ("choice", "bool", "text") and isinstance(value, str):
                 v = value  # keep the text as written ("64 KiB"): the widget shows it
-            st.session_state[KEY + key] = to_widget(key, v)
+            set_input(key, to_widget(key, v))
         except InputError as exc:
             errors.append(str(exc))
-            st.session_state[KEY + key] = value  # shown, and marked wrong, in its field
+            set_input(key, value)  # shown, and marked wrong, in its field
     st.session_state["base"] = base
     st.session_state["url_errors"] = errors
     st.session_state["pins"] = [p for p in str(qp.get("pins", "")).split(";") if p]
@@ -167,7 +182,7 @@ def read_inputs() -> tuple[dict[str, Any], dict[str, str]]:
     errors: dict[str, str] = {}
     for name in FIELDS:
         try:
-            values[name] = check_or_none(name, from_text(name, widget_text(name, st.session_state.get(KEY + name))))
+            values[name] = check_or_none(name, from_text(name, widget_text(name, st.session_state.get(KEPT + name))))
         except InputError as exc:
             errors[name] = exc.message
     return values, errors
@@ -197,14 +212,27 @@ def sidebar(values: dict[str, Any], errors: dict[str, str]) -> None:
     )
     if st.session_state.get("upload_error"):
         sb.error(st.session_state["upload_error"])
+    # Only an open group draws its fields: about 80 widgets drawn at once delayed the first screen.
     # A group holding an invalid input opens, so the message next to the field is seen.
     bad_groups = {FIELDS[name].group for name in errors}
+    changed = {name for name in values if not same(name, values[name], getattr(base, name))}
+    if changed:  # closed groups hide their fields' notes: name every change here
+        sb.caption("Changed from the preset: " + ", ".join(sorted(FIELDS[n].label.split(" [")[0] for n in changed)))
     for group in GROUPS:
-        with sb.expander(group[0].upper() + group[1:], expanded=group == "GPU and model" or group in bad_groups):
+        gkey = GROUP_KEY + group.replace(" ", "_")
+        if group in bad_groups:
+            st.session_state[gkey] = True
+        # The label stays fixed: the expander's identity (and so its open state) includes it.
+        box = sb.expander(group[0].upper() + group[1:], expanded=group == "GPU and model", key=gkey, on_change="rerun")
+        if not box.open:
+            continue
+        with box:
             for name, info in FIELDS.items():
                 if info.group != group:
                     continue
                 key = KEY + name
+                if st.session_state.get(key) != st.session_state.get(KEPT + name):
+                    st.session_state[key] = st.session_state.get(KEPT + name)  # set while its group was closed
                 if info.kind == "choice":
                     opts = list(choices(name))
                     if info.optional:
@@ -212,9 +240,9 @@ def sidebar(values: dict[str, Any], errors: dict[str, str]) -> None:
                     if st.session_state.get(key) not in opts:
                         # A value the list lacks (a bad link): show it and say why, never fall back.
                         opts = [str(st.session_state.get(key)), *opts]
-                    st.selectbox(label(name), opts, key=key, help=info.help)
+                    st.selectbox(label(name), opts, key=key, help=info.help, on_change=keep, args=(name,))
                 elif info.kind == "bool":
-                    st.checkbox(label(name), key=key, help=info.help)
+                    st.checkbox(label(name), key=key, help=info.help, on_change=keep, args=(name,))
                 else:
                     hint = "empty = " + ((info.preset and f"from the preset ({info.preset})") or "automatic")
                     st.text_input(
@@ -222,10 +250,12 @@ def sidebar(values: dict[str, Any], errors: dict[str, str]) -> None:
                         key=key,
                         help=f"{info.help} ({hint if info.optional else 'required'}; units accepted, e.g. 64 KiB)",
                         placeholder=hint if info.optional else "",
+                        on_change=keep,
+                        args=(name,),
                     )
                 if name in errors:
                     st.error(errors[name])
-                elif name in values and not same(name, values.get(name), getattr(base, name)):
+                elif name in changed:
                     was = to_widget(name, getattr(base, name))
                     st.caption(f"✎ changed from the preset ({was if was not in ('', None) else 'empty'})")
 
@@ -519,6 +549,24 @@ def exports(p: calc.Plan, yaml_text: str, link: str) -> None:
     )
 
 
+PAGE_DRAWN = "page_drawn"
+REST_AFTER_S = 1.0
+"""A session's first run draws the first screen only (answer, headline, inputs); the sections and
+exports follow this long after, from the browser's timer. Their charts and tables load about 7 MB of
+script (Plotly, the data grid, the code highlighter) that held back the headline until they were
+drawn: 3-4 s on a 2-core machine instead of 1.5-2 s (benchmarks/dashboard_timing.py)."""
+
+
+@st.fragment(run_every=REST_AFTER_S)
+def draw_the_rest_soon() -> None:
+    """Called by the first run; the browser reruns it after REST_AFTER_S, which reruns the whole page."""
+    if st.session_state.get("first_screen_sent"):
+        st.session_state[PAGE_DRAWN] = True
+        st.rerun()  # the whole page, now with its sections; this fragment is not called again
+    st.session_state["first_screen_sent"] = True
+    st.caption("Drawing the charts and tables...")
+
+
 def main() -> None:
     st.set_page_config(page_title="Feedrate", page_icon="⛽", layout="wide")
     if not st.session_state.get("ready"):
@@ -561,6 +609,9 @@ def page(values: dict[str, Any], errors: dict[str, str]) -> dict[str, str]:
     # A section selector rather than st.tabs: only the chosen section is computed and drawn,
     # which keeps the first render and every re-render fast.
     section = st.radio("Section", SECTIONS, horizontal=True, key="section", label_visibility="collapsed")
+    if not st.session_state.get(PAGE_DRAWN):
+        draw_the_rest_soon()
+        return {}
     yaml_text = sc.to_yaml()
     if section == "Requirements":
         requirements_tab(p)

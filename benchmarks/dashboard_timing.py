@@ -2,13 +2,21 @@
 
     python benchmarks/dashboard_timing.py
 
-Targets (issue 4): the first page renders within 3 s of the server starting; an input change
-re-renders within 300 ms on the server.
+Targets: the headline numbers are visible within 2 s of opening the page, median of 5 loads on a
+warm server, in headless Chromium (issue 10); the server's first script run within 3 s of its start
+(issue 4); an input change re-renders within 300 ms on the server.
 
-* First render: spawn ``streamlit run app.py``, open the page in headless Chromium (Debian's
-  /usr/bin/chromium) and wait until the script has finished and the headline metrics show.
-  Reported from the moment the port answers, and from the process spawn (which adds Python
-  and Streamlit start-up).
+* Page loads: spawn ``streamlit run app.py``, open the page in headless Chromium (Debian's
+  /usr/bin/chromium), each load in a fresh browser context (an empty cache, as a colleague opening a
+  shared link). Three times per load, from the page's navigation start:
+  - painted: the headline metric enters the page and a frame containing it is drawn (a
+    MutationObserver in the page, then two animation frames). This is when a viewer sees it.
+  - Playwright: when ``wait_for_selector`` returns. Later than painted whenever the page's main
+    thread is busy drawing what follows the headline (charts), because Playwright's own check
+    runs on that thread and waits for it.
+  - charts drawn: the first Plotly chart is in the page.
+  Each load starts SETTLE_S after the previous one finished drawing. The first load after the
+  server starts is reported apart (cold server).
 * Re-render: Streamlit's AppTest runs the script in-process exactly as the server does; the
   time of ``.run()`` after changing the GPU, median and worst of 20 changes.
 """
@@ -21,6 +29,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -28,6 +37,37 @@ from chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 SERVER_START_S = 0.0
 GPUS = ["A100-SXM4-80GB", "H100-SXM", "V100-SXM2-16GB", "L40S", "T4"]
+
+
+SETTLE_S = 3.0
+"""Pause before each load: the previous page may still be drawing its charts, and on this 2-core
+machine that work (not the page under test) decided whether a load took 1.5 s or 4 s."""
+HEADLINE = "[data-testid='stMetricValue']"
+WATCH = """
+window.__feedrate = {};
+new MutationObserver(() => {
+  const t = window.__feedrate;
+  if (!t.headline && document.querySelector("HEADLINE")) {
+    t.headline = performance.now();
+    requestAnimationFrame(() => requestAnimationFrame(() => { t.painted = performance.now(); }));
+  }
+  if (!t.chart && document.querySelector(".js-plotly-plot")) t.chart = performance.now();
+}).observe(document, {subtree: true, childList: true});
+""".replace("HEADLINE", HEADLINE)
+"""Runs in the page before its own scripts: records when the headline enters it and is painted."""
+
+
+def load_times(browser: Any, url: str) -> tuple[float, float, float]:
+    """One page load in a fresh context: (painted, Playwright, charts drawn), seconds from navigation."""
+    page = browser.new_page()
+    page.add_init_script(WATCH)
+    page.goto(url)
+    page.wait_for_selector(HEADLINE)
+    waited = page.evaluate("performance.now()") / 1e3
+    page.wait_for_function("window.__feedrate.painted && window.__feedrate.chart", timeout=60_000)
+    t = page.evaluate("window.__feedrate")
+    page.close()
+    return t["painted"] / 1e3, waited, t["chart"] / 1e3
 
 
 def first_render() -> tuple[float, float]:
@@ -67,22 +107,21 @@ def first_render() -> tuple[float, float]:
         SERVER_START_S = listening - spawned
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)  # as the browser tests
-            page = browser.new_page()
-            started = time.perf_counter()
-            page.goto(f"http://127.0.0.1:{port}")
-            page.wait_for_selector("[data-testid='stMetricValue']")
-            done = time.perf_counter()
-            first = (done - started, done - spawned)
-            again = []
+            url = f"http://127.0.0.1:{port}"
+            painted, _, _ = load_times(browser, url)
+            first = (painted, time.perf_counter() - spawned)
+            loads = []
             for _ in range(5):  # later visitors: the server is warm
-                page = browser.new_page()
-                t0 = time.perf_counter()
-                page.goto(f"http://127.0.0.1:{port}")
-                page.wait_for_selector("[data-testid='stMetricValue']")
-                again.append(time.perf_counter() - t0)
-                page.close()
+                time.sleep(SETTLE_S)
+                loads.append(load_times(browser, url))
             browser.close()
-        print(f"later page loads (warm server): median {statistics.median(again):.2f} s of 5")
+        painted_s, waited_s, charts_s = (statistics.median(x) for x in zip(*loads, strict=True))
+        print(
+            "5 page loads on a warm server, medians from navigation start: "
+            f"headline painted {painted_s:.2f} s (target 2 s: {'met' if painted_s < 2 else 'MISSED'}; "
+            f"each: {', '.join(f'{x[0]:.2f}' for x in loads)}), "
+            f"Playwright's wait {waited_s:.2f} s, charts drawn {charts_s:.2f} s"
+        )
         return first
     finally:
         proc.terminate()
@@ -103,7 +142,9 @@ def cold_script_run() -> float:
 def rerender() -> tuple[float, float]:
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["page_drawn"] = True  # a re-render draws the whole page, sections included
+    at.run()
     times = []
     for i in range(20):
         at.selectbox(key="f_gpu").set_value(GPUS[i % len(GPUS)])
@@ -124,8 +165,8 @@ def main() -> None:
         f"(imports included) = {server_side:.2f} s (target 3 s: {'met' if server_side < 3 else 'MISSED'})"
     )
     print(
-        f"in headless Chromium on this machine: headline numbers {from_port:.2f} s after opening the page, "
-        f"{from_spawn:.2f} s after spawning the server (browser paint included)"
+        f"first page load on a cold server: headline painted {from_port:.2f} s after opening the page, "
+        f"{from_spawn:.2f} s after spawning the server"
     )
     print(
         f"re-render after an input change: median {median * 1e3:.0f} ms, worst {worst * 1e3:.0f} ms of 20 "

@@ -14,9 +14,18 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
 def _app(**query: str) -> AppTest:
+    """The page as a browser has it a second after opening: the sections drawn (AppTest runs no timers)."""
     at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["page_drawn"] = True
     for k, v in query.items():
         at.query_params[k] = v
+    return at.run()
+
+
+def _open(at: AppTest, *groups: str) -> AppTest:
+    """Open sidebar groups (a closed group draws no widgets), as a click on each would."""
+    for group in groups:
+        at.session_state["group_" + group.replace(" ", "_")] = True
     return at.run()
 
 
@@ -57,6 +66,7 @@ def test_changing_the_gpu_updates_the_numbers_and_the_url() -> None:
 def test_choosing_a_preset_fills_the_fields() -> None:
     at = _app()
     at.selectbox(key="preset").set_value("beast-small-files").run()
+    _open(at, "measured")
     assert at.text_input(key="f_step_time_s").value == "0.2 s"
     assert _metrics(at)[3] == _shown(calc.plan("beast-small-files"))[3]
 
@@ -78,9 +88,13 @@ def test_link_restores_the_scenario_exactly() -> None:
     ],
 )
 def test_bad_input_is_shown_next_to_the_field(key: str, value: str, needle: str) -> None:
-    at = _app()
+    at = _open(_app(), "data")
     at.text_input(key=key).set_value(value).run()
     assert not at.exception
+    assert any(needle in e.value for e in at.sidebar.error)
+    # closing the group does not hide the message: a group holding an invalid input opens
+    at.session_state["group_data"] = False
+    at.run()
     assert any(needle in e.value for e in at.sidebar.error)
 
 
@@ -111,3 +125,39 @@ def test_pin_and_compare() -> None:
     for section in ("Storage", "Pipeline", "Moving the data", "Formulas and sources"):
         at.radio(key="section").set_value(section).run()
         assert not at.exception and not [e.value for e in at.error], section
+
+
+def test_only_open_groups_draw_their_fields_and_closed_ones_keep_their_values() -> None:
+    at = _app()
+    # on opening, only "GPU and model" is open: its 19 inputs, not all of them
+    from calc.scenario import FIELDS
+
+    drawn = {w.key for w in [*at.sidebar.text_input, *at.sidebar.selectbox, *at.sidebar.checkbox]}
+    gpu_group = {"f_" + n for n, f in FIELDS.items() if f.group == "GPU and model"}
+    assert gpu_group <= drawn and "f_example_bytes" not in drawn
+    _open(at, "data")
+    at.text_input(key="f_example_bytes").set_value("1 MB").run()
+    at.session_state["group_data"] = False
+    at.run()
+    assert "f_example_bytes" not in {w.key for w in at.sidebar.text_input}
+    # the closed group's value still counts, and the sidebar names the change
+    p = calc.plan("beast-imagenet-4xv100", example_bytes="1 MB")
+    assert _metrics(at)[4] == _shown(p)[4] == "5.89 GB/s"  # 5,885 reads/s x 1 MB
+    assert any("Changed from the preset: Example size on disk" in c.value for c in at.sidebar.caption)
+    at.selectbox(key="f_gpu").set_value("A100-SXM4-80GB").run()
+    _open(at, "data")
+    assert at.text_input(key="f_example_bytes").value == "1 MB"
+    assert at.query_params["example_bytes"] in ("1 MB", ["1 MB"])
+
+
+def test_the_first_run_sends_the_first_screen_and_leaves_the_charts_to_a_timer() -> None:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception
+    p = calc.plan("beast-imagenet-4xv100")
+    assert _metrics(at) == [*_shown(p), p.bottleneck]  # the headline is in the first run
+    assert any("Buy:" in m.value for m in at.markdown)  # and the answer
+    assert not at.get("plotly_chart") and not at.dataframe  # the charts and tables are not
+    # the browser's timer reruns the fragment once, which reruns the whole page with its sections
+    at.session_state["page_drawn"] = True
+    at.run()
+    assert len(at.get("plotly_chart")) == 3 and at.dataframe
