@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 from plotly.subplots import make_subplots
 
 from calc import storage as st
@@ -33,6 +34,10 @@ COLORS = {
     "free": "#dfe6ee",
 }
 GiB = 2.0**30
+_WHITE = pio.templates["plotly_white"]
+TEMPLATE = go.layout.Template(layout=_WHITE.layout, data={"bar": _WHITE.data.bar, "scatter": _WHITE.data.scatter})
+"""plotly_white for the trace types drawn here: the whole template (every trace type's defaults) is
+deep-copied into each figure, 3x the time, about 19 ms a chart on every dashboard re-render."""
 
 
 def _layout(fig: go.Figure, title: str, height: int = 360) -> go.Figure:
@@ -41,7 +46,7 @@ def _layout(fig: go.Figure, title: str, height: int = 360) -> go.Figure:
         title={"text": _wrap(title), "font": {"size": 17}},
         height=height,
         margin={"l": 70, "r": 30, "t": 80, "b": 60},
-        template="plotly_white",
+        template=TEMPLATE,
         legend={"orientation": "h", "y": -0.2},
     )
     return fig
