@@ -6,7 +6,6 @@ number and every chart comes from the library, so a notebook shows the same.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import traceback
 from typing import Any
@@ -20,7 +19,7 @@ from calc import catalog, plots
 from calc.errors import InputError
 from calc.formula import FORMULAS
 from calc.plan import CHECKPOINT_OUTPUTS, HEADLINE
-from calc.report import designs_table, html_report, markdown_report
+from calc.report import compare_table, designs_table, html_report, markdown_report, pin_name
 from calc.scenario import FIELDS, Scenario, check_field, choices, from_text
 from calc.sizing import levers, recommend, storage_levers
 from calc.units import parse
@@ -478,12 +477,6 @@ def pinned_scenarios() -> list[Scenario]:
     return out
 
 
-def pin_name(sc: Scenario, current: Scenario) -> str:
-    """A pin is named by what differs from the current scenario (``gpu=H100-SXM, jobs=10``)."""
-    diff = {k: v for k, v in sc.to_params(current).items() if k not in ("name", "description")}
-    return ", ".join(f"{k}={v}" for k, v in list(diff.items())[:3]) or "same as current"
-
-
 def compare_tab(p: calc.Plan) -> None:
     pins = st.session_state.setdefault("pins", [])
     c1, c2 = st.columns([1, 4])
@@ -496,21 +489,15 @@ def compare_tab(p: calc.Plan) -> None:
     pinned = pinned_scenarios()
     plans = [calc.plan(s) for s in pinned] + [p]
     names = [pin_name(s, p.scenario) for s in pinned] + ["current"]
-    keys = [*HEADLINE, "node_read_bytes_per_s", "dataset_bytes"]
-    rows = {calc.OUTPUTS[k].label: [q.formatted(k) for q in plans] for k in keys}
-    rows["Bottleneck"] = [q.bottleneck for q in plans]
-    rows["Storage to buy"] = [cached_answer(q.scenario).headline.removeprefix("Buy: ") for q in plans]
-    table = pd.DataFrame(rows, index=names).T
-    changed = [
-        k
-        for k in ("gpu", "model", "precision", "gpus_per_job", "jobs", "storage", "example_bytes")
-        if len({str(getattr(q.scenario, k)) for q in plans}) > 1
-    ]
-    if changed:
-        st.caption("Inputs that differ between the compared scenarios: " + ", ".join(changed))
-    st.dataframe(table, width="stretch", height=520)
-    renamed = [dataclasses.replace(q, scenario=q.scenario.replace(name=n)) for q, n in zip(plans, names, strict=True)]
-    st.plotly_chart(plots.compare_chart(renamed), key="chart_compare")
+    table = compare_table(plans, names)
+    marked = set(table.attrs["changed_inputs"])
+    if marked:
+        st.caption("Highlighted: the inputs that differ between the compared scenarios.")
+    styled = table.style.apply(
+        lambda row: ["background-color: #fff3c4" if row.name in marked else "" for _ in row], axis=1
+    )
+    st.dataframe(styled, width="stretch", height=min(80 + 35 * len(table), 900))
+    st.plotly_chart(plots.compare_chart(plans, names), key="chart_compare")
 
 
 def formulas_tab(p: calc.Plan) -> None:
@@ -526,11 +513,11 @@ def exports(p: calc.Plan, yaml_text: str, link: str) -> None:
 
     def report() -> str:  # built when clicked, not on every run
         rec, lev = cached_tables(yaml_text)
-        return markdown_report(p, rec, lev, link)
+        return markdown_report(p, rec, lev, link, compared=pinned_scenarios())
 
     def report_html() -> str:
         rec, lev = cached_tables(yaml_text)
-        return html_report(p, rec, lev, link)
+        return html_report(p, rec, lev, link, compared=pinned_scenarios())
 
     c1.download_button(
         "Report (Markdown)", report, f"{stem}-report.md", "text/markdown", key="dl_md", on_click="ignore"

@@ -392,36 +392,50 @@ COMPARE = (
     ("samples_per_s", "samples/s"),
     ("read_iops", "reads/s"),
     ("read_bytes_per_s", "read MB/s"),
-    ("worker_ram_bytes", "worker RAM [GB]"),
+    ("worker_ram_bytes", "worker RAM [GiB]"),
     ("cpu_cores", "CPU cores"),
     ("gpu_utilization", "GPU utilisation [%]"),
+    ("monthly_total_usd", "storage a month [USD]"),
+    ("purchase_usd", "storage to buy [USD]"),
 )
+"""The compared quantities, one panel each: six requirements, then the cost of each plan's answer."""
 
 
-def compare_chart(plans: Sequence[Plan]) -> go.Figure:
-    """The headline requirements of up to five plans, one panel per quantity, a colour per plan."""
-    fig = make_subplots(rows=2, cols=3, subplot_titles=[t for _, t in COMPARE], vertical_spacing=0.18)
-    scale = {"read_bytes_per_s": 1e-6, "worker_ram_bytes": 1e-9, "gpu_utilization": 100.0}
-    for j, q in enumerate(plans):
+def compare_chart(plans: Sequence[Plan], names: Sequence[str] | None = None) -> go.Figure:
+    """Requirements and storage cost of up to five plans side by side: a panel per quantity, a colour per plan."""
+    from calc.sizing import answer
+
+    names = [q.scenario.name for q in plans] if names is None else list(names)
+    fig = make_subplots(rows=2, cols=4, subplot_titles=[t for _, t in COMPARE], vertical_spacing=0.22)
+    scale = {"read_bytes_per_s": 1e-6, "worker_ram_bytes": 1 / GiB, "gpu_utilization": 100.0}
+    for j, (q, name) in enumerate(zip(plans, names, strict=True)):
+        design = answer(q).design or {}
         for i, (key, _) in enumerate(COMPARE):
+            if key in q.values:
+                x, text = q.values[key] * scale.get(key, 1.0), q.formatted(key)
+            elif design:  # a cost of the plan's answer (all in a month; bought up front)
+                x = float(design[key])
+                text = f"${x:,.0f}" if x > 0 else "nothing"
+            else:
+                x, text = 0.0, "no priced design"
             fig.add_bar(
-                x=[q.values[key] * scale.get(key, 1.0)],
+                x=[x],
                 y=[""],
                 orientation="h",
-                name=q.scenario.name,
-                legendgroup=q.scenario.name,
+                name=name,
+                legendgroup=name,
                 showlegend=i == 0,
                 marker_color=PLAN_COLORS[j % len(PLAN_COLORS)],
-                text=[q.formatted(key)],
-                textposition="inside",
+                text=[text],
+                textposition="inside" if x > 0 else "outside",
                 insidetextanchor="start",
-                row=i // 3 + 1,
-                col=i % 3 + 1,
+                row=i // 4 + 1,
+                col=i % 4 + 1,
             )
     fig.update_layout(barmode="group")
     fig.update_yaxes(showticklabels=False)
     fig.update_xaxes(rangemode="tozero")  # a zero stays a zero-length bar, not a -1..1 axis
-    fig = _layout(fig, "Compared: " + " vs ".join(q.scenario.name for q in plans), 420)
+    fig = _layout(fig, "Compared: " + " vs ".join(names), 460)
     fig.update_layout(legend={"orientation": "h", "y": -0.12, "x": 0})
     return fig
 

@@ -12,13 +12,16 @@ import html
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
 from calc.formula import FORMULAS
 from calc.plan import CHECKPOINT_OUTPUTS, HEADLINE, OUTPUTS, Plan, render_formula
-from calc.scenario import FIELDS, Scenario
+from calc.scenario import FIELDS, Scenario, to_text
+from calc.units import Kind, fmt
+
+QUANTITY_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s")
 
 
 def markdown_table(df: pd.DataFrame) -> str:
@@ -82,12 +85,61 @@ def changes_from_preset(sc: Scenario) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["Input", "Name", "Value", "Preset"])
 
 
+COMPARED_INPUTS = ("gpu", "model", "precision", "gpus_per_job", "jobs", "storage", "example_bytes")
+"""Inputs always checked for differences first (the rest follow in declaration order)."""
+COMPARED_OUTPUTS = (*HEADLINE, "node_read_bytes_per_s", "dataset_bytes")
+
+
+def pin_name(sc: Scenario, current: Scenario) -> str:
+    """A pinned scenario is named by what differs from the current one (``gpu=H100-SXM, jobs=10``)."""
+    diff = {k: v for k, v in sc.to_params(current).items() if k not in ("name", "description")}
+    return ", ".join(f"{k}={v}" for k, v in list(diff.items())[:3]) or "same as current"
+
+
+def _input_row(name: str) -> str:
+    return f"Input: {FIELDS[name].label.split(' [')[0]}"
+
+
+def _input_text(name: str, value: Any) -> str:
+    """An input as a reader writes it: quantities with their unit (64 KiB is shown as 65.54 kB)."""
+    kind = FIELDS[name].kind
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and kind in QUANTITY_KINDS:
+        return fmt(float(value), cast(Kind, kind))
+    return to_text(value)
+
+
+def compare_table(plans: Sequence[Plan], names: Sequence[str]) -> pd.DataFrame:
+    """Plans side by side: first a row per input that differs between them, then requirements and cost.
+
+    Rows are labelled; ``attrs["changed_inputs"]`` lists the input rows, which a page highlights.
+    """
+    from calc.sizing import answer
+
+    order = [*COMPARED_INPUTS, *(k for k in FIELDS if k not in COMPARED_INPUTS and k not in ("name", "description"))]
+    changed = [k for k in order if len({str(getattr(q.scenario, k)) for q in plans}) > 1]
+    rows: dict[str, list[str]] = {}
+    for k in changed:
+        rows[_input_row(k)] = [_input_text(k, getattr(q.scenario, k)) for q in plans]
+    for k in COMPARED_OUTPUTS:
+        rows[OUTPUTS[k].label] = [q.formatted(k) for q in plans]
+    rows["Bottleneck"] = [q.bottleneck for q in plans]
+    answers = [answer(q) for q in plans]
+    rows["Storage to buy"] = [a.headline.removeprefix("Buy: ") for a in answers]
+    designs = [a.design for a in answers]
+    rows["Monthly cost, all in"] = [_usd(d["monthly_total_usd"]) if d else "no priced design" for d in designs]
+    rows["To buy up front"] = [_usd(d["purchase_usd"]) if d and d["purchase_usd"] > 0 else "nothing" for d in designs]
+    table = pd.DataFrame(rows, index=list(names)).T
+    table.attrs["changed_inputs"] = [_input_row(k) for k in changed]
+    return table
+
+
 def sections(
     p: Plan,
     recommendation: pd.DataFrame | None = None,
     levers: pd.DataFrame | None = None,
     link: str = "",
     charts: bool = False,
+    compared: Sequence[Scenario] = (),
 ) -> list[Section]:
     """The report's sections, shared by the Markdown and the HTML output."""
     from calc.sizing import answer, recommend
@@ -141,6 +193,22 @@ def sections(
         columns={"lever": "Lever", "change": "Change", "gpu_utilization": "GPU utilisation", "bottleneck": "Bottleneck"}
     )
     out.append(Section("What-if levers", tables=[shown_lev]))
+    if compared:  # the dashboard's pinned scenarios, named by what differs from this one
+        from calc.plan import plan as plan_of
+
+        plans = [plan_of(c) for c in compared] + [p]
+        names = [pin_name(c, sc) for c in compared] + ["this scenario"]
+        table = compare_table(plans, names)
+        section = Section(
+            "Compared scenarios",
+            text=["Rows marked Input are the inputs that differ between them."],
+            tables=[table.reset_index(names="")],
+        )
+        if charts:
+            from calc import plots
+
+            section.figures.append(plots.compare_chart(plans, names))
+        out.append(section)
     if charts:
         from calc import plots
 
@@ -199,13 +267,17 @@ FOOTER = (
 
 
 def markdown_report(
-    p: Plan, recommendation: pd.DataFrame | None = None, levers: pd.DataFrame | None = None, link: str = ""
+    p: Plan,
+    recommendation: pd.DataFrame | None = None,
+    levers: pd.DataFrame | None = None,
+    link: str = "",
+    compared: Sequence[Scenario] = (),
 ) -> str:
     """The report as Markdown: answer first, then requirements, storage, levers, formulas, sources."""
     lines = [f"# Feedrate: {p.title}", ""]
     if p.scenario.description:
         lines += [p.scenario.description, ""]
-    for s in sections(p, recommendation, levers, link):
+    for s in sections(p, recommendation, levers, link, compared=compared):
         lines += [f"## {s.title}", ""]
         lines += [f"- {t}" for t in s.text]
         for t in s.tables:
@@ -225,7 +297,11 @@ def _md_inline(text: str) -> str:
 
 
 def html_report(
-    p: Plan, recommendation: pd.DataFrame | None = None, levers: pd.DataFrame | None = None, link: str = ""
+    p: Plan,
+    recommendation: pd.DataFrame | None = None,
+    levers: pd.DataFrame | None = None,
+    link: str = "",
+    compared: Sequence[Scenario] = (),
 ) -> str:
     """The report as one self-contained HTML file: the charts are interactive Plotly, inlined."""
     import plotly.io as pio
@@ -234,7 +310,7 @@ def html_report(
     if p.scenario.description:
         body.append(f"<p>{html.escape(p.scenario.description)}</p>")
     first_figure = True
-    for s in sections(p, recommendation, levers, link, charts=True):
+    for s in sections(p, recommendation, levers, link, charts=True, compared=compared):
         body.append(f"<h2>{html.escape(s.title)}</h2>")
         if s.text:
             body.append("<ul>" + "".join(f"<li>{_md_inline(t)}</li>" for t in s.text) + "</ul>")

@@ -158,9 +158,15 @@ def test_every_section_renders_at_meeting_widths(server: str, browser_page: Page
         _wait(page)
         _no_errors(page)
         name = section.lower().replace(" ", "-")
-        if section == "Compare":
+        if section == "Compare":  # pin the H100 plan, then compare it with an A100 one
             page.get_by_role("button", name="Pin this scenario").click()
             _wait(page)
+            box = page.get_by_test_id("stSelectbox").filter(has_text="GPU").filter(has_not_text="GPUs").first
+            box.click()
+            page.get_by_role("option", name="A100-SXM4-80GB", exact=True).click()
+            expect(page).to_have_url(re.compile(r"gpu=A100-SXM4-80GB"))
+            expect(page.get_by_text("Compared: gpu=H100-SXM vs current").first).to_be_visible()
+            _no_errors(page)
         page.wait_for_selector(".js-plotly-plot")
         page.wait_for_timeout(800)  # let Plotly finish its first layout pass
         charts = page.locator(".js-plotly-plot")

@@ -1,0 +1,47 @@
+"""The report and the compare table: pinned scenarios side by side, inputs that differ first."""
+
+from __future__ import annotations
+
+import pytest
+
+import calc
+from calc import plots
+from calc.report import compare_table, html_report, markdown_report, pin_name
+
+
+def test_compare_table_lists_the_differing_input_first_then_requirements_and_cost() -> None:
+    v100 = calc.plan("beast-imagenet-4xv100")
+    a100 = calc.plan("beast-imagenet-4xv100", gpu="A100-SXM4-80GB")
+    name = pin_name(v100.scenario, a100.scenario)
+    assert name == "gpu=V100-SXM2-16GB"  # named by what differs from the current scenario
+    t = compare_table([v100, a100], [name, "current"])
+    assert t.attrs["changed_inputs"] == ["Input: GPU"]  # only the GPU differs
+    assert t.index[0] == "Input: GPU" and list(t.iloc[0]) == ["V100-SXM2-16GB", "A100-SXM4-80GB"]
+    # the article: 128 examples per V100; 5,885 reads/s x 64 KiB = 385,679,360 B/s
+    assert t.loc["Batch size per GPU", name] == "128 examples"
+    assert t.loc["Read bandwidth", name] == "385.7 MB/s"
+    # the cost rows carry each plan's answer: the page cache + a bucket costs a few dollars a month
+    assert t.loc["Monthly cost, all in", name].startswith("$")
+    assert t.loc["To buy up front", name] == "nothing"
+
+
+def test_report_carries_the_pinned_scenarios() -> None:
+    p = calc.plan("beast-imagenet-4xv100", gpu="A100-SXM4-80GB")
+    pinned = [calc.scenario("beast-imagenet-4xv100")]
+    md = markdown_report(p, compared=pinned)
+    assert "## Compared scenarios" in md
+    assert "| Input: GPU | V100-SXM2-16GB | A100-SXM4-80GB |" in md
+    assert "## Compared scenarios" not in markdown_report(p)  # nothing pinned, no section
+    html = html_report(p, compared=pinned)
+    assert "Compared scenarios" in html and "storage a month [USD]" in html  # its chart, cost panel
+
+
+def test_compare_chart_has_a_panel_per_requirement_and_two_for_cost() -> None:
+    plans = [calc.plan("beast-imagenet-4xv100"), calc.plan("mlperf-unet3d-h100")]
+    fig = plots.compare_chart(plans, ["a", "b"])
+    titles = [a.text for a in fig.layout.annotations]
+    assert "worker RAM [GiB]" in titles and "storage to buy [USD]" in titles
+    assert len(fig.data) == 2 * 8  # a bar per plan and panel
+    # mlperf-unet3d-h100's answer buys 6 SATA SSDs at $139.99 each (the catalog's street price)
+    buy = next(b for b in fig.data if b.name == "b" and b.xaxis == "x8")
+    assert buy.x[0] == pytest.approx(6 * 139.99)
