@@ -161,3 +161,22 @@ def test_the_first_run_sends_the_first_screen_and_leaves_the_charts_to_a_timer()
     at.session_state["page_drawn"] = True
     at.run()
     assert len(at.get("plotly_chart")) == 3 and at.dataframe
+
+
+@pytest.mark.parametrize(
+    ("name", "buy", "cost"),
+    [
+        # 2.86 GB/s / 560 MB/s per SATA SSD = 5.1 -> 6 drives; 6 x $139.99 = $839.94
+        ("mlperf-unet3d-h100", "Buy: 6 drives of sata-ssd", "$840 to buy"),
+        # one SATA SSD per node as a local cache on each of 5 nodes: 5 x $139.99 = $699.95
+        ("beast-nfs-shop", "Buy: 1 drive of sata-ssd per node on 5 nodes", "$700 to buy"),
+        # capacity-bound: 7 x 24 TB Exos X24 = 168 TB; 7 x $1,079.99 = $7,559.93
+        ("clip-vitl14-datacomp-webdataset", "Buy: 7 drives of hdd-7200", "$7,560 to buy"),
+        # the dataset fits in node RAM: the page cache serves it, a bucket holds it
+        ("beast-imagenet-4xv100", "Buy: the page cache", "a month all in"),
+    ],
+)
+def test_the_answer_card_names_what_to_buy_and_its_cost(name: str, buy: str, cost: str) -> None:
+    at = _app(scenario=name)
+    card = next(m.value for m in at.markdown if m.value.startswith("#### "))
+    assert buy in card and cost in card

@@ -122,6 +122,27 @@ def _no_errors(page: Page) -> None:
     expect(page.locator("[data-testid='stAlertContentError']")).to_have_count(0)
 
 
+@pytest.mark.parametrize(
+    ("name", "buy", "cost"),
+    [
+        ("mlperf-unet3d-h100", "Buy: 6 drives of sata-ssd", "$840 to buy"),  # 2.86 GB/s / 560 MB/s -> 6 x $139.99
+        ("clip-vitl14-datacomp-webdataset", "Buy: 7 drives of hdd-7200", "$7,560 to buy"),  # 7 x $1,079.99
+    ],
+)
+def test_the_first_screen_names_what_to_buy_and_its_cost(
+    server: str, browser_page: Page, name: str, buy: str, cost: str
+) -> None:
+    page = browser_page
+    page.goto(f"{server}/?scenario={name}")
+    _wait(page)
+    card = page.get_by_text(buy).first
+    expect(card).to_be_visible()
+    expect(card).to_contain_text(cost)
+    # on the first screen: the card's top lies inside the first 1000 px of a 1600 x 1100 window
+    assert card.bounding_box()["y"] < 1000  # type: ignore[index]
+    _no_errors(page)
+
+
 def test_page_loads_with_the_default_plan(server: str, browser_page: Page) -> None:
     page = browser_page
     page.goto(server)
