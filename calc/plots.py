@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 from calc import storage as st
 from calc.plan import Plan
 from calc.sweep import sweep
-from calc.units import fmt
+from calc.units import fmt, fmt_usd
 
 COLORS = {
     "storage": "#8e6c8a",
@@ -415,7 +415,7 @@ def compare_chart(plans: Sequence[Plan], names: Sequence[str] | None = None) -> 
                 x, text = q.values[key] * scale.get(key, 1.0), q.formatted(key)
             elif design:  # a cost of the plan's answer (all in a month; bought up front)
                 x = float(design[key])
-                text = f"${x:,.0f}" if x > 0 else "nothing"
+                text = fmt_usd(x) if x > 0 else "nothing"
             else:
                 x, text = 0.0, "no priced design"
             fig.add_bar(

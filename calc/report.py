@@ -19,7 +19,7 @@ import pandas as pd
 from calc.formula import FORMULAS
 from calc.plan import CHECKPOINT_OUTPUTS, HEADLINE, OUTPUTS, Plan, render_formula
 from calc.scenario import FIELDS, Scenario, to_text
-from calc.units import Kind, fmt
+from calc.units import Kind, fmt, fmt_usd
 
 QUANTITY_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s")
 
@@ -33,7 +33,7 @@ def markdown_table(df: pd.DataFrame) -> str:
 
 
 def _usd(x: Any) -> str:
-    return "" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"${x:,.0f}"
+    return "" if x is None else fmt_usd(float(x))
 
 
 def _times(x: float) -> str:
@@ -248,7 +248,7 @@ def designs_table(designs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
             "Design": [d["design"] for d in designs],
             "What to buy": [d["description"] for d in designs],
             "Serves": ["yes" if d["feasible"] else f"no: {d['why_not']}" for d in designs],
-            "Monthly, all in": [f"${d['monthly_total_usd']:,.0f}" for d in designs],
+            "Monthly, all in": [fmt_usd(d["monthly_total_usd"]) for d in designs],
             "Copy to nodes": [copy(d["staging_s"]) for d in designs],
         }
     )

@@ -23,7 +23,7 @@ from calc import storage as st
 from calc.errors import InputError
 from calc.plan import Plan, as_scenario, plan
 from calc.scenario import Scenario
-from calc.units import fmt, parse
+from calc.units import fmt, fmt_usd, parse
 
 PlanLike = Plan | Scenario | str
 
@@ -295,7 +295,7 @@ def _designs(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
                 "design": "local cache",
                 "description": (
                     f"{_n(k, 'drive')} of {o.name} per node on {_n(clients, 'node')} "
-                    f"(${buy:,.0f} to buy) + {describe_option(store, brief='store')}"
+                    f"({fmt_usd(buy)} to buy) + {describe_option(store, brief='store')}"
                 ),
                 "feasible": not why,
                 "why_not": why,
@@ -653,7 +653,7 @@ class Answer:
         if d is not None and d["design"] != "one tier":
             # An unknown copy time (no node link) is said in lines(), not in the one-sentence headline.
             copy = _staging(d) if math.isfinite(d["staging_s"]) else ""
-            return f"Buy: {d['description']}; ${d['monthly_total_usd']:,.0f} a month all in{copy}"
+            return f"Buy: {d['description']}; {fmt_usd(d['monthly_total_usd'])} a month all in{copy}"
         if self.best is None:
             return "No storage option in the catalog serves this job: see the reasons per option."
         return "Buy: " + describe_option(self.best)
@@ -677,7 +677,7 @@ class Answer:
             if d["design"] != "one tier" and d is not chosen and d["feasible"]:
                 out.append(
                     f"Or, a {d['design']} design: {d['description']}; "
-                    f"${d['monthly_total_usd']:,.0f} a month all in{_staging(d)}."
+                    f"{fmt_usd(d['monthly_total_usd'])} a month all in{_staging(d)}."
                 )
         out.append(self.own)
         if p.read_bytes_per_s == 0 and p.page_cache_hit >= 1 and self.best is not None:
@@ -745,9 +745,9 @@ def describe_option(row: Mapping[str, Any], brief: bool | str = False) -> str:
     size = f" ({fmt(cap, 'bytes')})" if isinstance(cap, float) and math.isfinite(cap) else ""
     cost = []
     if math.isfinite(row.get("purchase_usd", math.nan)):
-        cost.append(f"${row['purchase_usd']:,.0f} to buy")
+        cost.append(f"{fmt_usd(row['purchase_usd'])} to buy")
     if math.isfinite(row.get("monthly_total_usd", math.nan)):
-        cost.append(f"${row['monthly_total_usd']:,.0f} a month all in")
+        cost.append(f"{fmt_usd(row['monthly_total_usd'])} a month all in")
     else:
         cost.append("no public price")
     head = min(row.get("iops_headroom", math.inf), row.get("bandwidth_headroom", math.inf))

@@ -237,6 +237,15 @@ def fmt_count(x: float, unit: str = "") -> str:
     return f"{_sig(x)} {unit}".rstrip()
 
 
+def fmt_usd(x: float) -> str:
+    """``$1,234``; a cost that rounds to nothing but is not zero reads ``under $1``, not ``$0``."""
+    if not math.isfinite(x):
+        return ""
+    if 0 < abs(x) < 0.5:
+        return "under $1"
+    return f"${x:,.0f}"
+
+
 def fmt(value: float, kind: Kind, unit: str = "", binary: bool = False) -> str:
     """Format any quantity by its kind; the one formatter behind every display."""
     if kind == "bytes":

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from calc.errors import UnitError
-from calc.units import fmt, fmt_bytes, fmt_seconds, parse
+from calc.units import fmt, fmt_bytes, fmt_seconds, fmt_usd, parse
 
 
 @pytest.mark.parametrize(
@@ -91,3 +91,11 @@ def test_a_bare_number_is_the_base_unit_as_text_or_number() -> None:
     assert parse("1e6", "count") == 1_000_000
     assert parse("1,000 MB", "bytes") == 1e9  # a thousands separator is still fine
     assert parse("10 Gb/s", "bytes_per_s") == 1.25e9  # bits stay accepted for link rates
+
+
+def test_fmt_usd_never_rounds_a_cost_to_zero() -> None:
+    # gpt-1b-h100-tokens: a few GB in a bucket at $0.02/GB-month is cents, not "$0"
+    assert fmt_usd(0.12) == "under $1"
+    assert fmt_usd(0.0) == "$0"
+    assert fmt_usd(7559.93) == "$7,560"
+    assert fmt_usd(float("inf")) == ""
