@@ -52,6 +52,9 @@ def test_every_preset_renders_with_the_plans_numbers(name: str) -> None:
     p = calc.plan(name)
     assert _metrics(at) == [*_shown(p), p.bottleneck]
     assert not [e.value for e in at.error]
+    # every preset's first screen says what to buy and what it costs
+    card = next(m.value for m in at.markdown if m.value.startswith("#### "))
+    assert card.startswith("#### Buy: ") and "$" in card, card
 
 
 def test_changing_the_gpu_updates_the_numbers_and_the_url() -> None:
