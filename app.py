@@ -441,7 +441,10 @@ def pipeline_tab(p: calc.Plan, lev: pd.DataFrame) -> None:
 
 
 def checkpoint_tab(p: calc.Plan) -> None:
-    st.plotly_chart(plots.checkpoint_timeline(p), key="chart_checkpoint")
+    if p.checkpoint_write_bytes_per_s > 0:
+        st.plotly_chart(plots.checkpoint_timeline(p), key="chart_checkpoint")
+    else:  # a flat line says nothing to a room: say why there is no chart
+        st.info("No checkpoints in this scenario: set the interval in the Checkpoints inputs to size their writes.")
     output_table(p, CHECKPOINT_OUTPUTS)
     st.caption(
         "Size = parameters x bytes per parameter of the layout (MLPerf Storage: 2 B weights + 12 B fp32 master "

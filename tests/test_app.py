@@ -125,9 +125,11 @@ def test_pin_and_compare() -> None:
     # the pin (taken on the V100) is named by what differs from the current scenario (now on an H100)
     assert any("gpu=V100-SXM2-16GB" in str(c) for c in at.dataframe[0].value.columns)
     assert not at.exception
-    for section in ("Storage", "Pipeline", "Moving the data", "Formulas and sources"):
+    for section in ("Storage", "Pipeline", "Checkpoints", "Moving the data", "Formulas and sources"):
         at.radio(key="section").set_value(section).run()
         assert not at.exception and not [e.value for e in at.error], section
+        if section == "Checkpoints":  # the default job saves none: said in words, not drawn as a flat line
+            assert any("No checkpoints in this scenario" in i.value for i in at.info)
 
 
 def test_only_open_groups_draw_their_fields_and_closed_ones_keep_their_values() -> None:

@@ -193,6 +193,14 @@ def test_every_section_renders_at_meeting_widths(server: str, browser_page: Page
         charts = page.locator(".js-plotly-plot")
         for i in range(charts.count()):
             charts.nth(i).screenshot(path=str(out / f"{name}-{i + 1}-{width}.png"))
+    # checkpoints: a scenario that writes them (the default one has none, and says so)
+    page.goto(f"{server}/?scenario=mlperf-checkpoint-llama3-70b")
+    _wait(page)
+    page.locator("[data-testid='stRadio']").get_by_text("Checkpoints", exact=True).click()
+    page.wait_for_selector(".js-plotly-plot")
+    page.wait_for_timeout(800)
+    _no_errors(page)
+    page.locator(".js-plotly-plot").first.screenshot(path=str(out / f"checkpoints-1-{width}.png"))
     page.set_viewport_size({"width": 1600, "height": 1100})
 
 
