@@ -42,10 +42,12 @@ deep-copied into each figure, 3x the time, about 19 ms a chart on every dashboar
 
 def _layout(fig: go.Figure, title: str, height: int = 360) -> go.Figure:
     """Shared layout; a title that states the finding, wrapped so a narrow page never cuts it."""
+    wrapped = _wrap(title)
+    lines = wrapped.count("<br>") + 1
     fig.update_layout(
-        title={"text": _wrap(title), "font": {"size": 17}},
-        height=height,
-        margin={"l": 70, "r": 30, "t": 80, "b": 60},
+        title={"text": wrapped, "font": {"size": 17}},
+        height=height + 24 * max(lines - 2, 0),
+        margin={"l": 70, "r": 30, "t": 36 + 24 * lines, "b": 60},  # room for every title line
         template=TEMPLATE,
         legend={"orientation": "h", "y": -0.2},
     )
@@ -351,7 +353,25 @@ def levers_chart(levers: pd.DataFrame) -> go.Figure:
         )
     )
     fig.update_xaxes(title="GPU utilisation [%] (colour = bottleneck after the change)", range=[0, 105])
-    return _layout(fig, "What-if levers", 80 + 32 * len(df))
+    return _layout(fig, _levers_finding(levers), 100 + 32 * len(df))
+
+
+def _levers_finding(levers: pd.DataFrame) -> str:
+    """The title: which levers lift utilisation, from what to what (levers come best first)."""
+    now = levers[levers["lever"] == "as is"]
+    base = float(now["gpu_utilization"].iloc[0]) if len(now) else math.nan
+    best = float(levers["gpu_utilization"].max())
+    if not math.isfinite(base) or best <= base + 1e-3:
+        return (
+            "No lever alone raises GPU utilisation: the GPU itself is the limit"
+            if base >= 0.999
+            else (f"No single lever raises GPU utilisation above {base:.0%}")
+        )
+    top = levers[levers["gpu_utilization"] >= best - 1e-3]["lever"].tolist()
+    if len(top) > 2:
+        return f"{len(top)} levers each lift GPU utilisation from {base:.0%} to {best:.0%}, e.g. {top[0]}"
+    text = f"{' or '.join(top)} lifts GPU utilisation from {base:.0%} to {best:.0%}"
+    return text[0].upper() + text[1:]
 
 
 def transfer_timeline(p: Plan) -> go.Figure:
