@@ -426,10 +426,12 @@ def compare_chart(plans: Sequence[Plan], names: Sequence[str] | None = None) -> 
     from calc.sizing import answer
 
     names = [q.scenario.name for q in plans] if names is None else list(names)
+    monthly: list[float] = []
     fig = make_subplots(rows=2, cols=4, subplot_titles=[t for _, t in COMPARE], vertical_spacing=0.22)
     scale = {"read_bytes_per_s": 1e-6, "worker_ram_bytes": 1 / GiB, "gpu_utilization": 100.0}
     for j, (q, name) in enumerate(zip(plans, names, strict=True)):
         design = answer(q).design or {}
+        monthly.append(float(design.get("monthly_total_usd", math.inf)))
         for i, (key, _) in enumerate(COMPARE):
             if key in q.values:
                 x, text = q.values[key] * scale.get(key, 1.0), q.formatted(key)
@@ -455,9 +457,24 @@ def compare_chart(plans: Sequence[Plan], names: Sequence[str] | None = None) -> 
     fig.update_layout(barmode="group")
     fig.update_yaxes(showticklabels=False)
     fig.update_xaxes(rangemode="tozero")  # a zero stays a zero-length bar, not a -1..1 axis
-    fig = _layout(fig, "Compared: " + " vs ".join(names), 460)
-    fig.update_layout(legend={"orientation": "h", "y": -0.12, "x": 0})
+    fig = _layout(fig, _compare_finding(plans, names, monthly), 460)
+    # the panels' own titles sit above their plots, inside the top margin: make room under the title
+    fig.update_layout(legend={"orientation": "h", "y": -0.12, "x": 0}, margin_t=fig.layout.margin.t + 28)
     return fig
+
+
+def _compare_finding(plans: Sequence[Plan], names: Sequence[str], monthly: Sequence[float]) -> str:
+    """The title: which plan runs fastest and which one's storage costs least."""
+    fast = max(range(len(plans)), key=lambda i: plans[i].samples_per_s)
+    text = f"Fastest: {names[fast]} ({plans[fast].formatted('samples_per_s')})"
+    if len(plans) == 1:
+        return text.replace("Fastest: ", "") + "; pin scenarios to compare them here"
+    cheap = min(range(len(plans)), key=lambda i: monthly[i])
+    if len({fmt_usd(m) for m in monthly}) == 1 and math.isfinite(monthly[cheap]):
+        text += f"; storage costs the same ({fmt_usd(monthly[cheap])} a month all in)"
+    elif math.isfinite(monthly[cheap]):
+        text += f"; cheapest storage: {names[cheap]} ({fmt_usd(monthly[cheap])} a month all in)"
+    return text
 
 
 PLAN_COLORS = ("#4f8bc9", "#d08c3c", "#5a9e6f", "#8e6c8a", "#c44e52")

@@ -186,7 +186,8 @@ def test_every_section_renders_at_meeting_widths(server: str, browser_page: Page
             box.click()
             page.get_by_role("option", name="A100-SXM4-80GB", exact=True).click()
             expect(page).to_have_url(re.compile(r"gpu=A100-SXM4-80GB"))
-            expect(page.get_by_text("Compared: gpu=H100-SXM vs current").first).to_be_visible()
+            # the title states the finding: the pinned H100 plan is the faster one
+            expect(page.get_by_text("Fastest: gpu=H100-SXM").first).to_be_visible()
             _no_errors(page)
         page.wait_for_selector(".js-plotly-plot")
         page.wait_for_timeout(800)  # let Plotly finish its first layout pass
