@@ -28,6 +28,7 @@ Future Generation Computer Systems 22(3), 2006.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -142,14 +143,14 @@ LLM_SIZE_BY_RANK pair) and process layout (TP x PP x DP = processes)."""
 
 def _arr(name: str, value: Numeric) -> npt.NDArray[np.float64]:
     a = np.asarray(value, dtype=float)
-    if not np.all(np.isfinite(a)):
+    if not (math.isfinite(a) if a.ndim == 0 else np.isfinite(a).all()):  # scalars: no numpy reduction
         raise InputError(name, f"{value}; accepted: a finite number")
     return a
 
 
 def _at_least(name: str, value: Numeric, low: float, accepted: str) -> npt.NDArray[np.float64]:
     a = _arr(name, value)
-    if np.any(a < low):
+    if a < low if a.ndim == 0 else (a < low).any():
         raise InputError(name, f"{value}; accepted: {accepted}")
     return a
 
@@ -160,7 +161,7 @@ def _nonneg(name: str, value: Numeric) -> npt.NDArray[np.float64]:
 
 def _positive(name: str, value: Numeric) -> npt.NDArray[np.float64]:
     a = _arr(name, value)
-    if np.any(a <= 0):
+    if a <= 0 if a.ndim == 0 else (a <= 0).any():
         raise InputError(name, f"{value}; accepted: more than 0")
     return a
 
@@ -168,7 +169,7 @@ def _positive(name: str, value: Numeric) -> npt.NDArray[np.float64]:
 def _rate(name: str, value: Numeric) -> npt.NDArray[np.float64]:
     """A rate: more than 0; infinite means unlimited (its time term is 0)."""
     a = np.asarray(value, dtype=float)
-    if np.any(np.isnan(a) | (a <= 0)):
+    if not (a > 0 if a.ndim == 0 else (a > 0).all()):  # NaN fails too
         raise InputError(name, f"{value}; accepted: more than 0 (inf = unlimited)")
     return a
 
