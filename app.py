@@ -68,7 +68,7 @@ def _label_unit(name: str) -> tuple[float, str]:
 def label(name: str) -> str:
     """The widget label: the field's label, with the base unit a bare number means."""
     info = FIELDS[name]
-    text = info.label.split(" [")[0]
+    text = info.title
     if info.kind in BASE_UNIT:
         text += f" (bare number = {BASE_UNIT[info.kind]})"
     return text
@@ -216,7 +216,7 @@ def sidebar(values: dict[str, Any], errors: dict[str, str]) -> None:
     bad_groups = {FIELDS[name].group for name in errors}
     changed = {name for name in values if not same(name, values[name], getattr(base, name))}
     if changed:  # closed groups hide their fields' notes: name every change here
-        sb.caption("Changed from the preset: " + ", ".join(sorted(FIELDS[n].label.split(" [")[0] for n in changed)))
+        sb.caption("Changed from the preset: " + ", ".join(sorted(FIELDS[n].title for n in changed)))
     for group in GROUPS:
         gkey = GROUP_KEY + group.replace(" ", "_")
         if group in bad_groups:
@@ -492,7 +492,8 @@ def compare_tab(p: calc.Plan) -> None:
     pinned = pinned_scenarios()
     plans = [calc.plan(s) for s in pinned] + [p]
     names = [pin_name(s, p.scenario) for s in pinned] + ["current"]
-    table = compare_table(plans, names)
+    answers = [cached_answer(q.scenario) for q in plans]  # the current one is the answer card's
+    table = compare_table(plans, names, answers)
     marked = set(table.attrs["changed_inputs"])
     if marked:
         st.caption("Highlighted: the inputs that differ between the compared scenarios.")
@@ -500,7 +501,7 @@ def compare_tab(p: calc.Plan) -> None:
         lambda row: ["background-color: #fff3c4" if row.name in marked else "" for _ in row], axis=1
     )
     st.dataframe(styled, width="stretch", height=min(80 + 35 * len(table), 900))
-    st.plotly_chart(plots.compare_chart(plans, names), key="chart_compare")
+    st.plotly_chart(plots.compare_chart(plans, names, answers), key="chart_compare")
 
 
 def formulas_tab(p: calc.Plan) -> None:
@@ -575,7 +576,7 @@ def page(values: dict[str, Any], errors: dict[str, str]) -> dict[str, str]:
     if errors:
         st.error(
             "No numbers shown until these inputs are fixed (marked in the sidebar): "
-            + "; ".join(f"{FIELDS[k].label.split(' [')[0]} ({k}): {v}" for k, v in errors.items())
+            + "; ".join(f"{FIELDS[k].title} ({k}): {v}" for k, v in errors.items())
         )
         return {}
     base: Scenario = st.session_state["base"]

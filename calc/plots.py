@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,9 @@ from calc import storage as st
 from calc.plan import Plan
 from calc.sweep import sweep
 from calc.units import fmt, fmt_usd
+
+if TYPE_CHECKING:
+    from calc.sizing import Answer
 
 COLORS = {
     "storage": "#8e6c8a",
@@ -421,16 +425,22 @@ COMPARE = (
 """The compared quantities, one panel each: six requirements, then the cost of each plan's answer."""
 
 
-def compare_chart(plans: Sequence[Plan], names: Sequence[str] | None = None) -> go.Figure:
-    """Requirements and storage cost of up to five plans side by side: a panel per quantity, a colour per plan."""
+def compare_chart(
+    plans: Sequence[Plan], names: Sequence[str] | None = None, answers: Sequence[Answer] | None = None
+) -> go.Figure:
+    """Requirements and storage cost of up to five plans side by side: a panel per quantity, a colour per plan.
+
+    ``answers`` (one per plan, as ``calc.answer`` gives) saves computing them again where the caller has them.
+    """
     from calc.sizing import answer
 
     names = [q.scenario.name for q in plans] if names is None else list(names)
+    answers = [answer(q) for q in plans] if answers is None else answers
     monthly: list[float] = []
     fig = make_subplots(rows=2, cols=4, subplot_titles=[t for _, t in COMPARE], vertical_spacing=0.22)
     scale = {"read_bytes_per_s": 1e-6, "worker_ram_bytes": 1 / GiB, "gpu_utilization": 100.0}
-    for j, (q, name) in enumerate(zip(plans, names, strict=True)):
-        design = answer(q).design or {}
+    for j, (q, name, a) in enumerate(zip(plans, names, answers, strict=True)):
+        design = a.design or {}
         monthly.append(float(design.get("monthly_total_usd", math.inf)))
         for i, (key, _) in enumerate(COMPARE):
             if key in q.values:

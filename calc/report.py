@@ -12,7 +12,7 @@ import html
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
@@ -21,7 +21,11 @@ from calc.plan import CHECKPOINT_OUTPUTS, HEADLINE, OUTPUTS, Plan, render_formul
 from calc.scenario import FIELDS, Scenario, to_text
 from calc.units import Kind, fmt, fmt_usd
 
-QUANTITY_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s")
+if TYPE_CHECKING:  # sizing imports plan and storage; only the type is needed here
+    from calc.sizing import Answer
+
+_UNIT_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s")
+"""Input kinds shown with a unit (fmt scales them); other inputs are shown as written."""
 
 
 def markdown_table(df: pd.DataFrame) -> str:
@@ -97,24 +101,26 @@ def pin_name(sc: Scenario, current: Scenario) -> str:
 
 
 def _input_row(name: str) -> str:
-    return f"Input: {FIELDS[name].label.split(' [')[0]}"
+    return f"Input: {FIELDS[name].title}"
 
 
 def _input_text(name: str, value: Any) -> str:
     """An input as a reader writes it: quantities with their unit (64 KiB is shown as 65.54 kB)."""
     kind = FIELDS[name].kind
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and kind in QUANTITY_KINDS:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and kind in _UNIT_KINDS:
         return fmt(float(value), cast(Kind, kind))
     return to_text(value)
 
 
-def compare_table(plans: Sequence[Plan], names: Sequence[str]) -> pd.DataFrame:
+def compare_table(plans: Sequence[Plan], names: Sequence[str], answers: Sequence[Answer] | None = None) -> pd.DataFrame:
     """Plans side by side: first a row per input that differs between them, then requirements and cost.
 
     Rows are labelled; ``attrs["changed_inputs"]`` lists the input rows, which a page highlights.
+    ``answers`` (one per plan) saves computing them again where the caller has them.
     """
     from calc.sizing import answer
 
+    answers = [answer(q) for q in plans] if answers is None else answers
     order = [*COMPARED_INPUTS, *(k for k in FIELDS if k not in COMPARED_INPUTS and k not in ("name", "description"))]
     changed = [k for k in order if len({str(getattr(q.scenario, k)) for q in plans}) > 1]
     rows: dict[str, list[str]] = {}
@@ -123,7 +129,6 @@ def compare_table(plans: Sequence[Plan], names: Sequence[str]) -> pd.DataFrame:
     for k in COMPARED_OUTPUTS:
         rows[OUTPUTS[k].label] = [q.formatted(k) for q in plans]
     rows["Bottleneck"] = [q.bottleneck for q in plans]
-    answers = [answer(q) for q in plans]
     rows["Storage to buy"] = [a.headline.removeprefix("Buy: ") for a in answers]
     designs = [a.design for a in answers]
     rows["Monthly cost, all in"] = [_usd(d["monthly_total_usd"]) if d else "no priced design" for d in designs]
@@ -198,7 +203,8 @@ def sections(
 
         plans = [plan_of(c) for c in compared] + [p]
         names = [pin_name(c, sc) for c in compared] + ["this scenario"]
-        table = compare_table(plans, names)
+        answers = [answer(q) for q in plans[:-1]] + [a]  # this scenario's answer is already made
+        table = compare_table(plans, names, answers)
         section = Section(
             "Compared scenarios",
             text=["Rows marked Input are the inputs that differ between them."],
@@ -207,7 +213,7 @@ def sections(
         if charts:
             from calc import plots
 
-            section.figures.append(plots.compare_chart(plans, names))
+            section.figures.append(plots.compare_chart(plans, names, answers))
         out.append(section)
     if charts:
         from calc import plots

@@ -65,6 +65,11 @@ class FieldInfo:
     preset: str = ""
     optional: bool = False
 
+    @property
+    def title(self) -> str:
+        """The label without its unit in brackets ("Example size on disk"), for sentences and rows."""
+        return self.label.split(" [")[0]
+
 
 def _in(
     default: Any,
