@@ -136,18 +136,18 @@ def test_sd_latents_example_bytes_by_hand() -> None:
 
 def test_mlperf_emulated_models_keep_the_requirements_by_hand() -> None:
     # DLIO: samples/s = batch / computation_time x accelerators (1) x AU target; bytes = samples/s x record
-    dlrm = calc.plan("mlperf-dlrm-b200")
-    assert dlrm.scenario.model == "mlperf_dlrm_emulated"
-    assert dlrm.values["samples_per_s"] == pytest.approx(16384 / 0.000375 * 0.70, rel=1e-9)
-    assert dlrm.formatted("samples_per_s") == "30,583,467 samples/s"
-    assert dlrm.values["read_bytes_per_s"] == pytest.approx(16384 / 0.000375 * 0.70 * 761, rel=1e-9)
-    assert dlrm.formatted("read_bytes_per_s") == "23.27 GB/s"
-    flux = calc.plan("mlperf-flux-b200")
-    assert flux.scenario.model == "mlperf_flux_emulated"
-    assert flux.values["samples_per_s"] == pytest.approx(48 / 1.35 * 0.90, rel=1e-9)
-    assert flux.formatted("samples_per_s") == "32 samples/s"
-    assert flux.values["read_bytes_per_s"] == pytest.approx(48 / 1.35 * 0.90 * 2_164_832, rel=1e-9)
-    assert flux.formatted("read_bytes_per_s") == "69.27 MB/s"
+    cases = (
+        # preset, model, batch, computation_time [s], AU target, record [B], shown rate, shown bandwidth
+        ("mlperf-dlrm-b200", "mlperf_dlrm_emulated", 16384, 0.000375, 0.70, 761, "30,583,467 samples/s", "23.27 GB/s"),
+        ("mlperf-flux-b200", "mlperf_flux_emulated", 48, 1.35, 0.90, 2_164_832, "32 samples/s", "69.27 MB/s"),
+    )
+    for preset, model, batch, compute_s, au, record, rate, bandwidth in cases:
+        p = calc.plan(preset)
+        assert p.scenario.model == model
+        assert p.values["samples_per_s"] == pytest.approx(batch / compute_s * au, rel=1e-9)
+        assert p.formatted("samples_per_s") == rate
+        assert p.values["read_bytes_per_s"] == pytest.approx(batch / compute_s * au * record, rel=1e-9)
+        assert p.formatted("read_bytes_per_s") == bandwidth
     for name, record in (("mlperf_dlrm_emulated", 761), ("mlperf_flux_emulated", 2_164_832)):
         m = calc.models()[name]
         assert m.example_bytes == record
