@@ -330,7 +330,7 @@ def headline(p: calc.Plan) -> None:
     for col, key in zip(cols, HEADLINE, strict=False):
         col.metric(HEADLINE_LABELS[key], short(p, key), help=f"{calc.OUTPUTS[key].label}: {FORMULAS[key]}")
     cols[len(HEADLINE)].metric(
-        "Bottleneck", p.bottleneck, help="Slowest pipeline stage: storage, network, cpu, pcie or gpu"
+        "Bottleneck", p.bottleneck, help="Slowest pipeline stage: storage, network, cpu, pcie, gpu, decoder or workers"
     )
     method = {
         "measured step time": "measured",

@@ -48,13 +48,15 @@ def request_bytes(example_bytes: Numeric, examples_per_file: Numeric, request_by
     """Size of one read [bytes]; NaN ``request_bytes`` means "not given".
 
     One file per example: the whole example in one read, or in reads of ``request_bytes``
-    when that is smaller. Packed shards: ``request_bytes``, default 256 KiB (DLIO).
+    when that is smaller. Packed shards: ``request_bytes``, default 256 KiB (DLIO), at most
+    the whole shard (``examples_per_file x example_bytes``): a read never spans two files.
     """
     req = np.asarray(request_bytes, dtype=float)
     files = np.asarray(examples_per_file) <= 1
     given = np.isfinite(req)
     per_file = np.where(given, np.minimum(req, example_bytes), example_bytes)
-    return np.where(files, per_file, np.where(given, req, DEFAULT_SHARD_REQUEST_BYTES))
+    shard = np.asarray(examples_per_file, dtype=float) * example_bytes
+    return np.where(files, per_file, np.minimum(np.where(given, req, DEFAULT_SHARD_REQUEST_BYTES), shard))
 
 
 @formula("read_iops", "{samples_per_s} x {remote_fraction} x {reads_per_example} reads/example")

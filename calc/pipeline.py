@@ -24,9 +24,16 @@ import numpy as np
 from calc._types import Numeric
 from calc.formula import formula
 
-STAGES = ("storage", "network", "cpu", "pcie", "gpu", "decoder")
-"""Pipeline stages, by code 0..5 (the ``bottleneck`` output). ``decoder``: the GPU's hardware
-JPEG/video decoders when decoding on the GPU (unbounded otherwise)."""
+STAGES = ("storage", "network", "cpu", "pcie", "gpu", "decoder", "workers")
+"""Pipeline stages, by code 0..6 (the ``bottleneck`` output). ``decoder``: the GPU's hardware
+JPEG/video decoders when decoding on the GPU (unbounded otherwise). ``workers``: synchronous
+DataLoader workers, each reading then decoding one example (unbounded for async readers and
+with no workers, where the serial sum already adds read and decode time)."""
+
+TIE_ORDER = (4, 0, 1, 2, 3, 5, 6)
+"""Which stage is named on a tie, by code: the GPU first (a stage as fast as the GPU does not
+hold it back), then the resources, and the workers bound (read + decode) last, since a tie with
+it means the named resource is what the workers wait for."""
 
 MEDIA = ("image", "video")
 """What the GPU's hardware decoders decode: JPEG images (NVJPG) or H.264 video frames (NVDEC)."""
@@ -104,11 +111,13 @@ def worker_bound(
 
     A DataLoader worker's ``__getitem__`` opens, reads and decodes in turn, so its time per
     example is read time + CPU time (they add; only different workers overlap). An async
-    reader (``loader`` = 1) overlaps them: no such bound.
+    reader (``loader`` = 1) overlaps them: no such bound. With ``num_workers = 0`` the training
+    process does it all in turn, which ``achieved``'s serial sum already counts: no bound here
+    either (it would count read and decode twice).
     """
     with np.errstate(divide="ignore", invalid="ignore"):
         sync = np.maximum(num_workers, 1) / (np.asarray(read_s_per_example, dtype=float) + cpu_seconds_per_example)
-    return np.where(np.asarray(loader) > 0, np.inf, sync)
+    return np.where((np.asarray(loader) > 0) | (np.asarray(num_workers) <= 0), np.inf, sync)
 
 
 def pcie_stage(host_link_bytes_per_s: Numeric, example_tensor_bytes: Numeric, pin_memory: Numeric) -> Numeric:
@@ -126,21 +135,23 @@ def achieved(
     gpu: Numeric,
     num_workers: Numeric,
     workers: Numeric = np.inf,
-    read_s_per_example: Numeric = 0.0,
-    cpu_seconds_per_example: Numeric = 0.0,
     decoder: Numeric = np.inf,
 ) -> tuple[Numeric, Numeric]:
     """Achieved samples/s per GPU and the bottleneck stage code (index into ``STAGES``).
 
-    With loader workers the stages overlap and the slowest sets the pace (``workers`` adds the
-    synchronous workers' read + decode bound, blamed on whichever part is longer); with
-    ``num_workers = 0`` the training process does everything in turn: 1 / sum(1 / stage).
+    With loader workers the stages overlap and the slowest sets the pace (``workers`` is the
+    synchronous workers' read + decode bound, a stage of its own); with ``num_workers = 0`` the
+    training process does everything in turn: 1 / sum(1 / stage). Either way the bottleneck is
+    the slowest stage (with workers, the one whose capacity is the achieved rate; without, the
+    largest term of the sum), ties broken by ``TIE_ORDER``.
     """
-    overlapped = np.minimum(np.minimum(np.minimum(storage, network), np.minimum(cpu, pcie)), gpu)
-    overlapped = np.minimum(np.minimum(overlapped, workers), decoder)
+    by_code = (storage, network, cpu, pcie, gpu, decoder, workers)
+    slowest = by_code[0]
+    for x in by_code[1:]:
+        slowest = np.minimum(slowest, x)
     n = np.asarray(num_workers)
     if n.ndim == 0 and n > 0:  # the common case: skip the serial branch
-        rate = overlapped
+        rate = slowest
     else:
         with np.errstate(divide="ignore"):
             serial = 1.0 / (
@@ -151,13 +162,10 @@ def achieved(
                 + 1.0 / np.asarray(gpu)
                 + 1.0 / np.asarray(decoder)
             )
-        rate = np.where(n > 0, overlapped, serial)
-    read_longer = np.asarray(read_s_per_example) > np.asarray(cpu_seconds_per_example)
-    by_workers = np.where(read_longer, 0.0, 2.0)
-    # The first stage at the pace, the GPU first: on a tie a stage as fast as the GPU does not
-    # hold it back. Codes index STAGES.
-    stages = (gpu, storage, network, cpu, pcie, decoder)
-    code = np.select([np.asarray(x) <= overlapped for x in stages], [4.0, 0.0, 1.0, 2.0, 3.0, 5.0], default=by_workers)
+        rate = np.where(n > 0, slowest, serial)
+    code = np.select(
+        [np.asarray(by_code[c]) <= slowest for c in TIE_ORDER], [float(c) for c in TIE_ORDER], default=4.0
+    )
     return rate, code
 
 

@@ -351,6 +351,13 @@ def resolve(sc: Scenario) -> Resolved:
     v["request_bytes_given"] = _nan(
         None if sc.request_bytes is None else parse(sc.request_bytes, "bytes", "request_bytes")
     )
+    file_bytes = v["example_bytes"] * sc.examples_per_file
+    if v["request_bytes_given"] > file_bytes:
+        warnings.append(
+            f"The read size {fmt(v['request_bytes_given'], 'bytes', binary=True)} is larger than one file "
+            f"({sc.examples_per_file:,} x {fmt(v['example_bytes'], 'bytes')} = {fmt(file_bytes, 'bytes')}): "
+            "each read takes the whole file, so the plan reads in files of that size."
+        )
     put(
         "dataset_examples",
         sc.dataset_examples,
@@ -744,10 +751,11 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         ops_per_example = _a(x["metadata_ops_per_open"]) * remote / _a(x["examples_per_file"])
         by_metadata = np.where(ops_per_example > 0, _a(x["storage_metadata_ops"]) / ops_per_example / readers, np.inf)
     stages["storage"] = np.minimum(stages["storage"], by_metadata)
+    # Synchronous workers read then decode each example: a bound of its own, so a stage.
+    read_s = _a(out["storage_latency_s"]) * out["reads_per_example"] * remote
+    stages["workers"] = pipeline.worker_bound(x["num_workers"], read_s, out["cpu_seconds_effective"], x["loader"])
     for name, cap in stages.items():
         out[STAGE_KEYS[name]] = cap
-    read_s = _a(out["storage_latency_s"]) * out["reads_per_example"] * remote
-    workers = pipeline.worker_bound(x["num_workers"], read_s, out["cpu_seconds_effective"], x["loader"])
     rate, bottleneck = pipeline.achieved(
         stages["storage"],
         stages["network"],
@@ -755,9 +763,7 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         stages["pcie"],
         gpu_rate,
         x["num_workers"],
-        workers,
-        read_s,
-        out["cpu_seconds_effective"],
+        stages["workers"],
         stages["decoder"],
     )
     out["achieved_samples_per_s"] = _a(rate) * readers
@@ -1152,7 +1158,7 @@ def render_formula(p: Plan, template: str) -> tuple[str, str]:
         "train_flops_multiplier": f"{multiplier if multiplier is not None else compute.TRAIN_FLOPS_MULTIPLIER:g}",
         "request_rule": "whole example per read"
         if sc.examples_per_file <= 1 and sc.request_bytes is None
-        else "input or 256 KiB in shards",
+        else "input or 256 KiB in shards, at most one file",
         "latency_rule": p.sources.get("storage_latency_s", ""),
         "transfer_rule": (
             "max(compress, send, decompress) (streamed)" if sc.streamed else "{compress_s} + {send_s} + {decompress_s}"

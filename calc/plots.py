@@ -31,6 +31,7 @@ COLORS = {
     "gpu": "#5a9e6f",
     "network": "#6b8e9e",
     "decoder": "#9e8a5a",
+    "workers": "#b5735a",
     "demand": "#c44e52",
     "state": "#4f8bc9",
     "activations": "#d08c3c",

@@ -307,7 +307,11 @@ def test_explain_achieved_matches_its_formula() -> None:
     # below every stage (GPU 128 / 87 ms = 1,471/s), times 4 GPUs.
     assert "8 workers / (read + decode time per example)" in line
     assert p.achieved_samples_per_s == pytest.approx(8 / (0.001 + 0.0046) * 4, rel=1e-12)
-    assert min(p.stages.values()) > 8 / (0.001 + 0.0046)
+    # The workers bound that sets the rate is itself a stage, and the bottleneck is that slowest stage
+    # (issue 17: it was missing from the stages while the bottleneck said cpu at 1,739/s).
+    assert p.stages["workers"] == pytest.approx(8 / (0.001 + 0.0046), rel=1e-12)
+    assert p.bottleneck == "workers"
+    assert min(v for k, v in p.stages.items() if k != "workers") > 8 / (0.001 + 0.0046)
 
 
 def test_explain_measured_step_time() -> None:
