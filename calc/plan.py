@@ -481,6 +481,13 @@ def resolve(sc: Scenario) -> Resolved:
         raise InputError(
             "tensor_parallel", f"tensor x pipeline parallel = {mp} must divide gpus_per_job = {sc.gpus_per_job}"
         )
+    if sc.state_shards > sc.gpus_per_job:
+        # ZeRO-3/FSDP shards the state over the job's GPUs: it cannot have more shards than GPUs.
+        raise InputError(
+            "state_shards",
+            f"{sc.state_shards:,} shards over a job of {sc.gpus_per_job:,} GPU(s); "
+            f"accepted: 1 to gpus_per_job ({sc.gpus_per_job:,})",
+        )
     v["example_bytes_cv"] = sc.example_bytes_cv
     v["storage_units_given"] = _nan(sc.storage_units)
     v["storage_bytes_per_s_given"] = _nan(
@@ -1277,6 +1284,8 @@ def _plan(sc: Scenario) -> Plan:
             f"re-projected to {sc.gpu}, {sc.precision}, batch {values['batch_size']:g} through the step-time model "
             f"(x {values['step_time_s'] / _measured_step(r.values, values):.3g})."
         )
+    if method in ("measured step time", "measured throughput", "re-projected measurement"):
+        warnings += _faster_than_peak(sc, r.values, values)
     stages = {s: values[STAGE_KEYS[s]] for s in pipeline.STAGES if math.isfinite(values[STAGE_KEYS[s]])}
     bad = [
         k for k in OUTPUTS if math.isnan(values[k]) or values[k] < 0 or (values[k] == math.inf and k not in UNLIMITED)
@@ -1303,6 +1312,27 @@ def _plan(sc: Scenario) -> Plan:
 def _measured_step(x: Mapping[str, float], v: Mapping[str, float]) -> float:
     step = x["measured_step_time_s"]
     return step if math.isfinite(step) else v["anchor_batch_size"] / x["measured_samples_per_s"]
+
+
+def _faster_than_peak(sc: Scenario, x: Mapping[str, float], v: Mapping[str, float]) -> list[str]:
+    """A warning when the measurement implies more math per second than its GPU's peak allows.
+
+    Implied rate = training FLOPs per example x the measured batch / the measured step [FLOP/s],
+    against the dense peak of the GPU and precision it was measured at. Above it, the figure
+    was taken at another precision (tensor-core fp16/bf16), batch or model, or is a typo.
+    """
+    implied = v["train_flops_per_example"] * v["anchor_batch_size"] / _measured_step(x, v)
+    peak = x["anchor_peak_flops_per_s"]
+    if not implied > peak:
+        return []
+    what = "step time" if sc.step_time_s is not None else "throughput"
+    return [
+        f"The measured {what} implies {fmt(implied, 'flops_per_s')} of training math per GPU "
+        f"({fmt(v['train_flops_per_example'], 'flops')} x batch {v['anchor_batch_size']:g} / "
+        f"{fmt(_measured_step(x, v), 'seconds')}), {implied / peak:.2f} x the {fmt(peak, 'flops_per_s')} "
+        f"{sc.measured_precision} peak of {sc.measured_gpu}: was it measured at another precision "
+        "(tensor-core fp16/bf16), batch or model?"
+    ]
 
 
 def _does_not_fit(sc: Scenario, v: Mapping[str, float]) -> DoesNotFitError:
