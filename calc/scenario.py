@@ -690,8 +690,13 @@ class Scenario:
         return out
 
     def to_yaml(self) -> str:
-        """The scenario as a YAML preset (only inputs that differ from the defaults)."""
-        return yaml.safe_dump(self.to_dict(changed_only=True), sort_keys=False, allow_unicode=True)
+        """The scenario as a YAML preset (its name, then the inputs that differ from the defaults).
+
+        The name is always written, so that even the defaults give a document ``from_yaml`` reads
+        back (an empty document is refused as a likely mistake).
+        """
+        data = {"name": self.name} | self.to_dict(changed_only=True)
+        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
     def to_params(self, base: Scenario | None = None) -> dict[str, str]:
         """Inputs that differ from ``base`` (default: the defaults) as text, for URLs and ``--set``.
@@ -744,12 +749,105 @@ class Scenario:
 
     @classmethod
     def from_yaml(cls, text: str, source: str = "scenario.yaml", max_bytes: int = 100_000) -> Scenario:
-        """Read a scenario YAML (``yaml.safe_load``, size-limited, validated)."""
-        return cls.from_dict(catalog.parse_yaml(text, source, max_bytes), source)
+        """Read a scenario YAML (``yaml.safe_load``, size-, depth- and alias-limited, validated)."""
+        return cls.from_dict(_load_yaml(text, source, max_bytes), source)
 
 
 FIELDS: dict[str, FieldInfo] = {f.name: f.metadata["info"] for f in dataclasses.fields(Scenario)}
 """Every input and its declaration, in order (derived from the Scenario fields)."""
+
+MAX_YAML_DEPTH = 16
+"""Deepest nesting of collections a scenario YAML may have (a scenario is one flat mapping);
+deeper, PyYAML's recursive composer would overflow the stack ("[" x 1,000)."""
+
+MAX_YAML_VALUES = 10_000
+"""Most values (scalars and collections) a scenario YAML may hold once its aliases are expanded
+(a scenario has about 150); more is an alias bomb (264 bytes can expand to millions)."""
+
+_OPENS = (
+    yaml.BlockMappingStartToken,
+    yaml.BlockSequenceStartToken,
+    yaml.FlowMappingStartToken,
+    yaml.FlowSequenceStartToken,
+)
+_CLOSES = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+
+
+def _load_yaml(text: object, source: str, max_bytes: int) -> Any:
+    """``catalog.parse_yaml`` after the checks that keep odd documents from escaping as other
+    errors: text only, valid Unicode, the size limit, nesting depth, expanded size.
+
+    Raises
+    ------
+    PresetError
+        Naming ``source`` and what is accepted.
+    """
+    if not isinstance(text, str):
+        raise PresetError(source, f"expected YAML text, got {type(text).__name__}")
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as e:
+        raise PresetError(
+            source, f"not valid Unicode: a lone surrogate {text[e.start]!r} at character {e.start + 1}"
+        ) from None
+    if size > max_bytes:
+        raise PresetError(source, f"larger than {max_bytes:,} bytes")
+    try:
+        depth = 0
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):  # the scanner is iterative: no recursion
+            if isinstance(token, _OPENS):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    line = token.start_mark.line + 1
+                    raise PresetError(
+                        source,
+                        f"nested more than {MAX_YAML_DEPTH} levels deep at line {line}; "
+                        "accepted: a mapping of inputs such as gpu: H100-SXM",
+                    )
+            elif isinstance(token, _CLOSES):
+                depth -= 1
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        root = None  # malformed: parse_yaml below says where
+    if root is not None and _expanded_values(root, MAX_YAML_VALUES) > MAX_YAML_VALUES:
+        raise PresetError(
+            source,
+            f"its aliases (*name) expand to more than {MAX_YAML_VALUES:,} values; "
+            "accepted: a mapping of inputs, each a plain value",
+        )
+    return catalog.parse_yaml(text, source, max_bytes)
+
+
+def _expanded_values(root: yaml.Node, limit: int) -> int:
+    """Values in a composed YAML document with every alias expanded, counted up to ``limit``.
+
+    Aliases share nodes, so each node is counted once and its total reused (no expansion); a
+    node that contains itself (``&a [*a]``) counts as over the limit.
+    """
+    total: dict[int, int] = {}
+    open_: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, closing = stack.pop()
+        children: list[yaml.Node] = (
+            [x for pair in node.value for x in pair]
+            if isinstance(node, yaml.MappingNode)
+            else list(node.value)
+            if isinstance(node, yaml.SequenceNode)
+            else []
+        )
+        if closing:
+            total[id(node)] = min(1 + sum(total[id(c)] for c in children), limit + 1)
+            open_.discard(id(node))
+            continue
+        if id(node) in total:
+            continue
+        if id(node) in open_:
+            return limit + 1  # an alias inside its own anchor: infinitely deep
+        open_.add(id(node))
+        stack.append((node, True))
+        stack += [(c, False) for c in children if id(c) not in total]
+    return total[id(root)]
 
 
 def _close(name: str, table: Mapping[str, Any]) -> str:
@@ -817,7 +915,7 @@ def from_text(name: str, text: Any) -> Any:
         return text  # already a value (a YAML number, a bool)
     if info.kind == "choice" and value.lower() in (c.lower() for c in info.choices):
         return value  # a choice spelled like an off-word (batch_rounding=none) is the choice
-    if (value.lower() in OFF_WORDS and info.kind != "text") or (info.kind == "text" and not value and info.optional):
+    if value.lower() in OFF_WORDS and (info.kind != "text" or info.optional):
         if info.optional:
             return None
         raise InputError(name, f"is required and cannot be {text!r}; {_accepted(name)}")
@@ -842,9 +940,11 @@ def check_field(name: str, value: object) -> Any:
         Naming the field and what is accepted.
     """
     info = FIELDS[name]
+    if isinstance(value, str):
+        _unicode(name, value)
     if info.kind == "text":
         if not isinstance(value, str):
-            raise InputError(name, f"expected text, got {value!r}")
+            raise InputError(name, f"expected text, got {_short(value)}")
         if name == "tensors":
             from calc.host import parse_tensors
 
@@ -879,12 +979,12 @@ def check_field(name: str, value: object) -> Any:
             return bool(value)
         raise InputError(name, f"expected true or false, got {value!r}")
     if info.kind in ("int", "fraction", "number"):
-        number = parse(value, "count", name)
+        number = _number(name, value, "count")
         if info.kind == "int" and number != math.floor(number):
             raise InputError(name, f"expected a whole number, got {value!r}")
         _bounds(name, number, info)
         return int(number) if info.kind == "int" else float(number)
-    number = parse(value, info.kind, name)  # type: ignore[arg-type]  # a quantity kind, the only ones left
+    number = _number(name, value, info.kind)  # type: ignore[arg-type]  # a quantity kind, the only ones left
     _bounds(name, number, info)
     if isinstance(value, str) and _BARE.match(value.strip()):
         return number  # "65536" is the number 65536 in base units: one spelling, one value
@@ -892,6 +992,37 @@ def check_field(name: str, value: object) -> Any:
     if isinstance(value, numbers.Real) and kind_of_value not in (int, float):
         return float(value)  # NumPy scalars (np.float64 too) become plain floats (YAML, JSON, equality)
     return value
+
+
+def _unicode(name: str, text: str) -> None:
+    """Refuse text that is not valid Unicode (a lone surrogate such as ``"\\ud800"``): it could
+    not be printed, written to a report or put in a link."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InputError(
+            name, f"contains a lone surrogate {text[e.start]!r} at character {e.start + 1}; accepted: valid Unicode text"
+        ) from None
+
+
+def _short(value: object) -> str:
+    """``repr(value)`` for a message, cut to 80 characters; a huge integer by its digit count
+    (Python refuses to print integers over 4,300 digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1:,} digits"
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:80]}..."
+
+
+def _number(name: str, value: object, kind: Kind) -> float:
+    """``parse`` for one input, turning Python's own errors on odd numbers (an integer too large
+    for a float, a Fraction that overflows) into an InputError naming the field."""
+    try:
+        return parse(value, kind, name)
+    except InputError:
+        raise
+    except (ArithmeticError, ValueError, TypeError):
+        raise InputError(name, f"{_short(value)} is not a finite number in range; {_accepted(name)}") from None
 
 
 def _bounds(name: str, number: float, info: FieldInfo) -> None:

@@ -126,7 +126,7 @@ AMPERE_OR_LATER = [n for n, g in calc.gpus().items() if "tf32" in g.peak_flops_p
 def test_tf32_plans_on_every_ampere_or_later_gpu_and_model(gpu: str) -> None:
     for model in MODELS:
         try:
-            p = calc.plan(gpu=gpu, model=model, precision="tf32", optimizer="adam", state_shards=8)
+            p = calc.plan(gpu=gpu, model=model, precision="tf32", optimizer="adam", state_shards=8, gpus_per_job=8)
         except calc.DoesNotFitError:
             continue  # a 7B model on a 24 GB card: refused with a reason, not a crash
         assert p.step_time_s > 0 and math.isfinite(p.samples_per_s)

@@ -81,7 +81,7 @@ def test_model_that_does_not_fit_says_by_how_much_and_what_helps() -> None:
     for hint in ("mixed precision", "checkpointing", "state_shards", "more memory"):
         assert hint in msg
     # 7B x 16 B = 108 GB of state: sharded over 8 GPUs it fits an 80 GiB H100
-    ok = calc.plan(gpu="H100-SXM", model="gpt_7b", precision="bf16", optimizer="adam", state_shards=8)
+    ok = calc.plan(gpu="H100-SXM", model="gpt_7b", precision="bf16", optimizer="adam", state_shards=8, gpus_per_job=8)
     assert ok.batch_size >= 1
 
 

@@ -38,7 +38,9 @@ def test_sweep_hand_values() -> None:
 
 def test_sweep_optimizer_and_shards() -> None:
     df = calc.sweep(
-        calc.Scenario(gpu="H100-SXM", model="gpt_7b", precision="bf16"), optimizer=["adam"], state_shards=[4, 8, 16]
+        calc.Scenario(gpu="H100-SXM", model="gpt_7b", precision="bf16", gpus_per_job=16),
+        optimizer=["adam"],
+        state_shards=[4, 8, 16],
     )
     # 6.74 B params x 16 B / shards
     assert list(df["model_state_bytes"]) == pytest.approx([6738415616 * 16 / s for s in (4, 8, 16)], rel=1e-12)
