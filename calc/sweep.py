@@ -3,15 +3,20 @@
 Every axis, numeric or a preset name, goes through ``resolve`` once per value; the resolved
 numbers that value changes become columns of the grid, and ``evaluate`` runs once over the
 Cartesian product. Axes whose values change the same resolved numbers (``gpu`` and
-``gpu_memory_bytes``, say) are resolved together, per combination. So each row is exactly
-what ``plan()`` of that scenario gives, storage supply and all, without a Python loop per row.
+``gpu_memory_bytes``, say), or that ``Scenario`` and ``resolve`` read together (``COUPLED``: a
+measurement and where it was taken, parallel layouts and the GPU count, a read and its file),
+are resolved together, per combination. So each row is exactly what ``plan()`` of that
+scenario gives, storage supply and all, without a Python loop per row; and a combination
+``plan()`` refuses (an InputError) is refused by the sweep too. The one difference: a row whose
+model does not fit in GPU memory is kept, marked ``fits = False`` (``plan()`` raises
+``DoesNotFitError``).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -19,20 +24,61 @@ import pandas as pd
 
 from calc import compute, pipeline
 from calc.errors import InputError
-from calc.plan import OUTPUTS, as_scenario, evaluate, resolve
+from calc.plan import OUTPUTS, UNLIMITED, as_scenario, evaluate, resolve
 from calc.scenario import FIELDS, Scenario
 
 CATEGORICAL = tuple(k for k, f in FIELDS.items() if f.kind == "choice")
 """Axes that name presets or choices (gpu, model, precision, storage ...)."""
 
+_MEASURED = ("step_time_s", "samples_per_s_per_gpu", "measured_gpu", "measured_batch_size", "measured_precision")
+
+MEASUREMENT = frozenset({*_MEASURED, "gpu", "precision", "batch_size"})
+"""A new measurement records the GPU, precision and batch it was taken at (``Scenario.replace``)
+and the re-projection compares them: 100 ms given with gpu=A100 was measured on the A100. Axes
+here are resolved together when one of them is a measurement input."""
+
+COUPLED: tuple[frozenset[str], ...] = (
+    # A precision the GPU lacks is refused (resolve), whatever else is overridden.
+    frozenset({"gpu", "precision"}),
+    # tensor x pipeline parallel must divide the GPU count; state shards at most the GPU count.
+    frozenset({"tensor_parallel", "pipeline_parallel", "gpus_per_job", "state_shards"}),
+    # A read larger than one file is noted (resolve's warning) against the file's size.
+    frozenset({"request_bytes", "example_bytes", "examples_per_file", "model"}),
+)
+"""Inputs that ``Scenario`` or ``resolve`` read together: as axes, they are resolved per
+combination even when they change different resolved numbers."""
+
 
 def _values(name: str, values: Any) -> list[Any]:
+    if isinstance(values, np.ndarray):
+        if values.ndim > 1:
+            raise InputError(name, f"an axis is a list of values; got a {values.ndim}-D array")
+        values = values.reshape(-1).tolist()  # a 0-d array is one value
+    if isinstance(values, Mapping):
+        raise InputError(name, "an axis is a list of values; got a mapping")
     if isinstance(values, str) or not isinstance(values, Iterable):
         values = [values]
     out = list(values)
     if not out:
         raise InputError(name, "an axis needs at least one value")
     return out
+
+
+def _resolve_combo(sc: Scenario, combo: dict[str, Any]) -> dict[str, float]:
+    """The resolved numbers of ``sc`` with ``combo`` applied; a refusal names the combination."""
+    try:
+        return resolve(sc.replace(**combo)).values
+    except InputError as e:
+        if len(combo) < 2:
+            raise
+        where = ", ".join(f"{k}={v!r}" for k, v in combo.items())
+        raise type(e)(e.field, f"{e.message} (in the sweep's combination {where})") from None
+
+
+def _coupled(a: str, b: str) -> bool:
+    """Whether axes ``a`` and ``b`` must be resolved per combination (``MEASUREMENT``, ``COUPLED``)."""
+    measured = {a, b} <= MEASUREMENT and bool({a, b} & set(_MEASURED))
+    return measured or any({a, b} <= c for c in COUPLED)
 
 
 def _same(a: float, b: float) -> bool:
@@ -65,16 +111,27 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
 
     # Which resolved numbers each axis changes (validating every value on the way).
     changed: dict[str, set[str]] = {}
+    alone: dict[str, list[dict[str, float]]] = {}
     for k, vs in vals.items():
-        keys: set[str] = set()
-        for v in vs:
-            rv = resolve(sc.replace(**{k: v})).values
-            keys |= {key for key, x in rv.items() if not _same(x, base_x[key])}
-        changed[k] = keys
-    # Axes that touch the same numbers are resolved together (union-find over shared keys).
+        try:
+            alone[k] = [resolve(sc.replace(**{k: v})).values for v in vs]
+        except InputError:
+            # tensor_parallel=4 on the base's one GPU is refused alone but valid beside
+            # gpus_per_job=8: an axis read together with another is checked per combination.
+            if not any(_coupled(k, o) for o in vals if o != k):
+                raise
+            alone[k], changed[k] = [], set()
+            continue
+        changed[k] = {key for rv in alone[k] for key, xv in rv.items() if not _same(xv, base_x[key])}
+
+    # Axes that touch the same numbers, or that are read together, are resolved together
+    # (union-find over shared keys and COUPLED).
+    def linked(a: str, b: str) -> bool:
+        return bool(changed[a] & changed[b]) or _coupled(a, b)
+
     groups: list[list[str]] = []
     for k in vals:
-        merged = [g for g in groups if any(changed[k] & changed[o] for o in g)]
+        merged = [g for g in groups if any(linked(k, o) for o in g)]
         for g in merged:
             groups.remove(g)
         groups.append([k] + [o for g in merged for o in g])
@@ -86,15 +143,19 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
 
     x: dict[str, Any] = dict(base_x)
     for group in groups:
-        keys = set().union(*(changed[k] for k in group))
+        combos = list(itertools.product(*(range(len(vals[k])) for k in group)))
+        if len(group) > 1:
+            # Resolved per combination: what each changes together, and each one checked.
+            resolved = [
+                _resolve_combo(sc, {k: vals[k][j] for k, j in zip(group, combo, strict=True)}) for combo in combos
+            ]
+            keys = {key for rv in resolved for key, xv in rv.items() if not _same(xv, base_x[key])}
+        else:
+            resolved = alone[group[0]]
+            keys = set(changed[group[0]])
         if not keys:
             continue
-        combos = list(itertools.product(*(range(len(vals[k])) for k in group)))
-        table = {key: np.empty(len(combos)) for key in keys}
-        for i, combo in enumerate(combos):
-            rv = resolve(sc.replace(**{k: vals[k][j] for k, j in zip(group, combo, strict=True)})).values
-            for key in keys:
-                table[key][i] = rv[key]
+        table = {key: np.array([rv[key] for rv in resolved], dtype=float) for key in keys}
         # Position of each grid row in this group's combos (row-major over the group's axes).
         pos = np.zeros(size, dtype=np.int64)
         for k in group:
@@ -103,6 +164,7 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
             x[key] = table[key][pos]
 
     out = evaluate(x)
+    _refuse_like_plan(out, vals, index, size)
     columns = {k: np.asarray(out[k], dtype=float) for k in OUTPUTS}
     # The arrays evaluate() made become the columns as they are (copy=False: no
     # consolidation into one block, which cost 0.8 s of page faults at a million rows).
@@ -121,4 +183,46 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
     return frame
 
 
-__all__ = ["CATEGORICAL", "sweep"]
+def _refuse_like_plan(out: Mapping[str, Any], vals: Mapping[str, list[Any]], index: Mapping[str, Any], size: int) -> None:
+    """Raise the InputError ``plan()`` raises for the first row with a non-finite or negative
+    output (rows that do not fit are kept: ``fits`` says so)."""
+    live = np.broadcast_to(np.asarray(out["fits"], dtype=bool), (size,))
+    for k in OUTPUTS:
+        v = np.broadcast_to(np.asarray(out[k], dtype=float), (size,))
+        bad = live & (np.isnan(v) | (v < 0) | ((v == np.inf) & (k not in UNLIMITED)))
+        if bad.any():
+            row = int(np.argmax(bad))
+            where = ", ".join(f"{a}={vals[a][index[a][row]]!r}" for a in vals)
+            raise InputError(
+                k, f"the inputs give a non-finite or negative {k}; check the inputs it depends on (row {where})"
+            )
+
+
+def evaluate_over(base: Scenario, name: str, values: Any) -> dict[str, Any]:
+    """``evaluate`` of ``base`` with one numeric input set to each of ``values`` [outputs as arrays].
+
+    For inputs that ``resolve`` passes on as a plain number (``gpus_per_job``, ``num_workers``,
+    ``example_bytes`` ...): one resolve and one vectorised evaluate for thousands of values,
+    where ``sweep`` resolves each value. Checked, not assumed: the first and last values are
+    resolved and must differ from ``base`` in that number only (else each value is resolved,
+    as ``sweep`` does). The values are not validated one by one: pass values within the input's
+    accepted range (``FIELDS``). Rows that do not fit have ``fits`` 0.
+    """
+    arr = np.asarray(values, dtype=float).reshape(-1)
+    if arr.size == 0:
+        raise InputError(name, "needs at least one value")
+    x0 = resolve(base).values
+    plain = True
+    for v in (arr[0], arr[-1]):
+        vv: Any = int(v) if FIELDS[name].kind == "int" else float(v)
+        rv = resolve(base.replace(**{name: vv})).values
+        plain &= all(_same(rv[k], x0[k]) for k in rv if k != name) and _same(rv[name], float(v))
+    if not plain:
+        rows = [resolve(base.replace(**{name: int(v) if FIELDS[name].kind == "int" else float(v)})).values for v in arr]
+        return evaluate({k: np.array([r[k] for r in rows], dtype=float) for k in rows[0]})
+    x: dict[str, Any] = dict(x0)
+    x[name] = arr
+    return evaluate(x)
+
+
+__all__ = ["CATEGORICAL", "COUPLED", "MEASUREMENT", "evaluate_over", "sweep"]
