@@ -22,7 +22,7 @@ from calc import catalog, demand
 from calc import storage as st
 from calc.errors import InputError
 from calc.plan import Plan, as_scenario, plan
-from calc.scenario import Scenario
+from calc.scenario import FIELDS, Scenario, check_field
 from calc.units import fmt, fmt_usd, parse
 
 PlanLike = Plan | Scenario | str
@@ -404,6 +404,27 @@ def price_note(o: st.StorageOption, months: int) -> str:
     return "; ".join(parts) + date
 
 
+def _given(arg: str, field: str, value: Any) -> Any:
+    """One argument of a sizing function, validated as the Scenario input ``field`` it sets
+    (its kind and range), with errors naming the argument."""
+    try:
+        return check_field(field, value)
+    except InputError as e:
+        raise InputError(arg, e.message) from None
+
+
+def _storage_fed(out: Mapping[str, Any]) -> Any:
+    """Rows where the plan's storage stage delivers the demand per GPU (within rounding)."""
+    demand_per_gpu = np.asarray(out["per_gpu_samples_per_s"], dtype=float)
+    return np.asarray(out["storage_samples_per_s_per_gpu"], dtype=float) >= demand_per_gpu * (1 - 1e-9)
+
+
+def _last_true(ok: Any) -> int:
+    """Index of the last True in ``ok``, -1 if none."""
+    hits = np.flatnonzero(ok)
+    return int(hits[-1]) if hits.size else -1
+
+
 def max_gpus(
     sc: PlanLike,
     /,
@@ -415,64 +436,129 @@ def max_gpus(
 ) -> int:
     """How many GPUs of this job a storage system keeps at the scenario's target utilisation.
 
-    Give a storage option (``units`` defaults to the most one system allows, else 1), or a
-    bandwidth and/or IOPS. Demand per GPU is the plan's ``per_gpu_samples_per_s`` times the
-    bytes and reads per example (after the cache fraction).
+    Read from the plan itself: the largest ``gpus_per_job`` (whole model-parallel groups, at
+    least ``state_shards``, one job) whose plan with this storage has a storage stage of at least
+    the demand per GPU. So the page cache and local cache (the remote fraction), the scaling
+    efficiency at that GPU count, the nodes reading (per-client caps), the read size and the
+    readers' latency (Little's law) all count exactly as in ``plan()``.
+
+    Give a storage option (``units``: a whole number; none = as many as needed, up to the
+    option's maximum, as in a plan), or a bandwidth and/or IOPS (they override the option's
+    figures, as ``storage_bytes_per_s``/``storage_iops`` do); none of them: the scenario's own
+    storage. 0 when even the smallest job is not fed.
+
+    Raises
+    ------
+    InputError
+        Bad arguments (naming them), no storage at all, or no limit: the caches serve every read
+        after the first epoch, or more than the largest job a plan takes (1,000,000 GPUs) is fed.
     """
+    from calc.sweep import evaluate_over
+
     s = _as_scenario(sc, overrides)
-    if units is not None and (not math.isfinite(float(units)) or units < 1 or units != math.floor(units)):
-        raise InputError("units", f"{units!r}; accepted: a whole number of storage units, at least 1")
+    n_units = None if units is None else _given("units", "storage_units", units)
     if storage is None and units is not None:
         raise InputError("units", "units need a storage option; accepted: storage=NAME with units=N")
-    # Demand per GPU from one model-parallel group of the job (one GPU without model parallelism).
-    p = plan(s.replace(gpus_per_job=s.tensor_parallel * s.pipeline_parallel, jobs=1))
-    v = p.values
-    miss = 1 - s.cache_fraction
-    bw_per_gpu = v["per_gpu_samples_per_s"] * p.inputs["example_bytes"] * miss
-    seeks = (
-        v["reads_per_example"]
-        if storage is not None and st.option(storage).counts_requests
-        else 1 / s.examples_per_file
-    )
-    iops_per_gpu = v["per_gpu_samples_per_s"] * (seeks if storage is not None else v["reads_per_example"]) * miss
-    bw, iops = math.inf, math.inf
-    if storage is not None:
-        o = st.option(storage)
-        n_units = units if units is not None else (o.max_units if math.isfinite(o.max_units) else 1.0)
-        sup = st.supply_of(o.name, n_units, v["request_bytes"], clients=math.inf)
-        bw, iops = sup.bytes_per_s, sup.iops
-    if read_bytes_per_s is not None:
-        bw = min(bw, parse(read_bytes_per_s, "bytes_per_s", "read_bytes_per_s"))
-    if read_iops is not None:
-        iops = min(iops, parse(read_iops, "count_per_s", "read_iops"))
-    if math.isinf(bw) and math.isinf(iops):
+    change: dict[str, Any] = {"jobs": 1}
+    if storage is not None or read_bytes_per_s is not None or read_iops is not None:
+        change |= {
+            "storage": None if storage is None else _given("storage", "storage", storage),
+            "storage_units": n_units,
+            "storage_bytes_per_s": None
+            if read_bytes_per_s is None
+            else _given("read_bytes_per_s", "storage_bytes_per_s", read_bytes_per_s),
+            "storage_iops": None if read_iops is None else _given("read_iops", "storage_iops", read_iops),
+        }
+        if storage is not None:
+            change["storage_latency_s"] = None  # the option's own latency, not the scenario's storage's
+    elif s.storage is None and s.storage_bytes_per_s is None and s.storage_iops is None:
         raise InputError("storage", "give a storage option, read_bytes_per_s or read_iops")
-    n = min(bw / bw_per_gpu if bw_per_gpu > 0 else math.inf, iops / iops_per_gpu if iops_per_gpu > 0 else math.inf)
-    if not math.isfinite(n):
-        raise InputError("storage", "the scenario reads nothing per GPU; no storage limit applies")
-    return math.floor(n + 1e-9)
+    mp = s.tensor_parallel * s.pipeline_parallel
+    k0 = max(1, math.ceil(s.state_shards / mp))
+    kmax = int(float(FIELDS["gpus_per_job"].maximum or 1e6) // mp)
+    base = s.replace(**change, gpus_per_job=k0 * mp)
+    plan(base)  # the smallest job is a valid plan (it raises, naming the input, if not)
+    # Every group count up to 2,048 more, then 2,000 steps of 0.3 % to the largest job.
+    ks = np.arange(k0, min(k0 + 2048, kmax + 1), dtype=float)
+    if kmax > ks[-1]:
+        ks = np.unique(np.concatenate([ks, np.round(np.geomspace(ks[-1] + 1, kmax, 2000))]))
+    out = evaluate_over(base, "gpus_per_job", ks * mp)
+    ok = _storage_fed(out)
+    i = _last_true(ok)
+    if i == len(ks) - 1:
+        remote = np.asarray(out["remote_fraction"], dtype=float)
+        what = storage or ("the given bandwidth/IOPS" if len(change) > 1 else s.storage or "the storage")
+        if np.all(remote == 0):
+            raise InputError(
+                "storage",
+                f"after the first epoch the page cache (or the local cache) serves every read (0 % reach storage): "
+                f"{what} limits no GPU count in steady state",
+            )
+        raise InputError("storage", f"{what} feeds more than {kmax * mp:,} GPUs, the largest job a plan takes")
+    if i < 0:
+        return 0
+    # Between the last fed grid point and the next: each group count.
+    between = np.arange(ks[i] + 1, ks[i + 1], dtype=float)
+    if between.size:
+        j = _last_true(_storage_fed(evaluate_over(base, "gpus_per_job", between * mp)))
+        if j >= 0:
+            return int(between[j]) * mp
+    return int(ks[i]) * mp
 
 
 def largest_example_bytes(sc: PlanLike, /, **overrides: Any) -> float:
-    """Largest on-disk example [bytes] the scenario's storage still serves at its GPU count."""
+    """Largest on-disk example [bytes] the scenario's storage still serves at its GPU count.
+
+    Read from the plan itself: the largest ``example_bytes`` whose plan has a storage stage of at
+    least the demand per GPU, so the page cache (the dataset grows with the example), the read
+    size, IOPS and latency count as in ``plan()``. Found on a log grid to 1e-9 relative. 0 when
+    even a 1-byte example is not served (IOPS or latency bound).
+
+    Raises
+    ------
+    InputError
+        No storage limit in the scenario, or none up to 1 PB per example.
+    """
+    from calc.sweep import evaluate_over
+
     s = _as_scenario(sc, overrides)
-    p = plan(s)
-    bw = p.storage_bytes_per_s
-    if not math.isfinite(bw):
+    plan(s)  # a valid plan (it raises, naming the input, if not)
+    if s.storage is None and s.storage_bytes_per_s is None and s.storage_iops is None:
         raise InputError(
-            "storage_units", "set storage with storage_units (or storage_bytes_per_s) to bound the example size"
+            "storage", "set storage (with storage_units) or storage_bytes_per_s to bound the example size"
         )
-    return bw / (p.values["samples_per_s"] * (1 - s.cache_fraction))
+    info = FIELDS["example_bytes"]
+    lo, hi = float(info.minimum or 1.0), float(info.maximum or 1e15)
+    grid = np.geomspace(lo, hi, 2001)
+    ok = _storage_fed(evaluate_over(s, "example_bytes", grid))
+    i = _last_true(ok)
+    if i == len(grid) - 1:
+        raise InputError("storage", f"the storage serves examples of every size up to {fmt(hi, 'bytes')}")
+    if i < 0:
+        return 0.0
+    for _ in range(3):  # each pass narrows the bracket 2,000-fold: to 1e-9 relative in three
+        grid = np.geomspace(grid[i], grid[i + 1], 2001)
+        i = _last_true(_storage_fed(evaluate_over(s, "example_bytes", grid)))
+    return float(grid[i])
 
 
 def fewest_workers(sc: PlanLike, /, most: int = 256, **overrides: Any) -> int:
-    """Fewest DataLoader workers per GPU that reach the target utilisation (-1 if none do)."""
-    from calc.sweep import sweep
+    """Fewest DataLoader workers per GPU that reach the target utilisation (-1 if none up to ``most`` do).
+
+    Each count is evaluated as ``plan()`` does (the workers stage, Little's law on reads, CPU
+    cores), in one vectorised evaluation.
+    """
+    from calc.sweep import evaluate_over
 
     s = _as_scenario(sc, overrides)
-    df = sweep(s, num_workers=list(range(1, most + 1)))
-    ok = df[df["gpu_utilization"] >= s.target_gpu_utilization - 1e-9]
-    return int(ok["num_workers"].min()) if len(ok) else -1
+    n = _given("most", "num_workers", most)
+    if n < 1:
+        raise InputError("most", f"{n}; accepted: a whole number of workers from 1 to 1024")
+    plan(s)
+    out = evaluate_over(s, "num_workers", np.arange(1, n + 1, dtype=float))
+    util = np.asarray(out["gpu_utilization"], dtype=float)
+    fed = np.flatnonzero(util >= s.target_gpu_utilization - 1e-9)
+    return int(fed[0]) + 1 if fed.size else -1
 
 
 _FLOAT = re.compile(r":(float32|float64|int64|int32|float16|bfloat16|int16)")
