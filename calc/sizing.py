@@ -565,49 +565,54 @@ _FLOAT = re.compile(r":(float32|float64|int64|int32|float16|bfloat16|int16)")
 
 
 def lever_changes(sc: Scenario) -> list[tuple[str, dict[str, Any]]]:
-    """The what-if levers the seeds name, as Scenario changes."""
+    """The what-if levers the seeds name, as Scenario changes; only those that apply to this plan.
+
+    Read from the plan: RAM / tmpfs only when the dataset fits in each node's free RAM
+    (``fits_in_ram``), a local NVMe tier only when one node reads (``clients``: a drive serves only
+    its own node), and no lever that changes nothing (a cache fraction already above 20 %, shards
+    already packed, GPU decode or pinned memory already on, tensors already uint8).
+    """
     p = plan(sc)
     from calc.catalog import model
 
     spec = sc.tensors or model(sc.model).tensors
-    out: list[tuple[str, dict[str, Any]]] = [
-        ("more workers", {"num_workers": max(2 * sc.num_workers, 8)}),
+    any_storage = {"storage_units": None, "storage_bytes_per_s": None, "storage_iops": None, "storage_latency_s": None}
+    out: list[tuple[str, dict[str, Any]]] = []
+    if sc.num_workers < int(FIELDS["num_workers"].maximum or 1024):
+        more = min(max(2 * sc.num_workers, 8), int(FIELDS["num_workers"].maximum or 1024))
+        out.append(("more workers", {"num_workers": more}))
+    out.append(
         (
             "prefetch (workers overlap loading with compute)",
             {"num_workers": 4} if sc.num_workers == 0 else {"prefetch_factor": 2 * sc.prefetch_factor},
-        ),
-        (
-            "RAM / tmpfs",
-            {
-                "storage": "ram-tmpfs",
-                "storage_units": None,
-                "storage_bytes_per_s": None,
-                "storage_iops": None,
-                "storage_latency_s": None,
-            },
-        ),
-        (
-            "faster storage (Gen4 NVMe, as many as needed)",
-            {
-                "storage": "nvme-gen4",
-                "storage_units": None,
-                "storage_bytes_per_s": None,
-                "storage_iops": None,
-                "storage_latency_s": None,
-            },
-        ),
-        ("pack into 1 MiB-read shards", {"examples_per_file": 1000, "request_bytes": "1 MiB"}),
-        ("cache 20 % locally", {"cache_fraction": 0.2}),
-        ("uint8 tensors", {"tensors": _FLOAT.sub(":uint8", spec)}),
+        )
+    )
+    if p.fits_in_ram:
+        out.append(("RAM / tmpfs", {"storage": "ram-tmpfs", **any_storage}))
+    if p.values["clients"] <= 1:
+        out.append(("faster storage (Gen4 NVMe, as many as needed)", {"storage": "nvme-gen4", **any_storage}))
+    if sc.examples_per_file < 1000:
+        # A read is at most one shard (1,000 examples).
+        request = min(2.0**20, 1000 * p.inputs["example_bytes"])
+        out.append(("pack into 1 MiB-read shards", {"examples_per_file": 1000, "request_bytes": request}))
+    if sc.cache_fraction < 0.2:
+        out.append(("cache 20 % locally", {"cache_fraction": 0.2}))
+    uint8 = _FLOAT.sub(":uint8", spec)
+    if uint8 != spec:
+        out.append(("uint8 tensors", {"tensors": uint8}))
+    out.append(
         (
             "offline preprocessing",
             {
+                # Stored as the tensors the loader emits; 10 % of the CPU work left (reading, batching).
+                # The input's CPU time, not the effective one: GPU decode would cut it a second time.
                 "example_bytes": p.values["example_tensor_bytes"],
-                "cpu_seconds_per_example": p.values["cpu_seconds_effective"] * 0.1,
+                "cpu_seconds_per_example": p.inputs["cpu_seconds_per_example"] * 0.1,
             },
-        ),
-        ("GPU decode (DALI)", {"gpu_decode": True}),
-    ]
+        )
+    )
+    if not sc.gpu_decode:
+        out.append(("GPU decode (DALI)", {"gpu_decode": True}))
     if not sc.pin_memory:
         out.append(("pinned memory", {"pin_memory": True}))
     return out
@@ -657,33 +662,54 @@ def storage_levers(
     """The storage-side levers next to a recommendation: shards, a local cache, RAM.
 
     Each row applies one lever and reports the demand it leaves (reads/s, file opens/s,
-    MB/s) and the first row ``recommend`` then gives (feasible, ready, cheapest known cost),
-    plus how many units of the scenario's own storage it needs, if it names one.
+    MB/s) and the first feasible row ``recommend`` then gives (cheapest known cost; "none"
+    when no option serves), plus how many units of the scenario's own storage it needs, if it
+    names one. Levers that change nothing here (shards no larger than an example, a cache
+    fraction the scenario already has) are left out; the RAM row leaves no reads on the store
+    only when RAM can hold the dataset.
     """
     p = _as_plan(x, overrides)
     sc = p.scenario
-    shard = parse(shard_bytes, "bytes", "shard_bytes")
+    shard = parse(_given("shard_bytes", "example_bytes", shard_bytes), "bytes", "shard_bytes")
+    fraction = _given("cache_fraction", "cache_fraction", cache_fraction)
     per_shard = max(1, int(shard // p.inputs["example_bytes"]))
     levers_: list[tuple[str, dict[str, Any]]] = [("as is", {})]
-    if per_shard > 1:  # examples as large as a shard gain nothing from packing
+    if per_shard > 1 and per_shard > sc.examples_per_file:  # examples as large as a shard gain nothing
+        request = min(2.0**20, per_shard * p.inputs["example_bytes"])  # a read is at most one shard
         levers_.append(
             (
-                f"pack into {fmt(shard, 'bytes', binary=True)} shards, 1 MiB reads",
-                {"examples_per_file": per_shard, "request_bytes": "1 MiB"},
+                f"pack into {fmt(shard, 'bytes', binary=True)} shards, {fmt(request, 'bytes', binary=True)} reads",
+                {"examples_per_file": per_shard, "request_bytes": request},
             )
         )
-    levers_ += [
-        (f"cache {cache_fraction:.0%} locally", {"cache_fraction": cache_fraction}),
-        ("keep the dataset in RAM (page cache / tmpfs)", {"storage": "ram-tmpfs", "storage_units": None}),
-    ]
+    if fraction > sc.cache_fraction:
+        levers_.append((f"cache {fraction:.0%} locally", {"cache_fraction": fraction}))
+    levers_.append(
+        (
+            "keep the dataset in RAM (page cache / tmpfs)",
+            {
+                "storage": "ram-tmpfs",
+                "storage_units": None,
+                "storage_bytes_per_s": None,
+                "storage_iops": None,
+                "storage_latency_s": None,
+            },
+        )
+    )
     rows = []
     for name, change in levers_:
         q = plan(sc.replace(**change)) if change else p
         rec = recommend(q)
-        best = rec.iloc[0]
+        ok = rec[rec["feasible"]]
         own = rec[rec["option"] == sc.storage]
         ram = rec[rec["option"] == "ram-tmpfs"].iloc[0]
-        in_ram = name.startswith("keep")
+        in_ram = name.startswith("keep") and bool(ram["feasible"])
+        if name.startswith("keep"):
+            best_option, best_units = ("ram-tmpfs" if ram["feasible"] else f"no: {ram['why_not']}"), int(ram["units"])
+        elif len(ok):
+            best_option, best_units = str(ok.iloc[0]["option"]), int(ok.iloc[0]["units"])
+        else:
+            best_option, best_units = "none: no option in the catalog serves this demand", None
         rows.append(
             {
                 "lever": name,
@@ -691,11 +717,9 @@ def storage_levers(
                 "read_iops": 0.0 if in_ram else q.read_iops,
                 "file_opens_per_s": 0.0 if in_ram else q.file_opens_per_s,
                 "read_bytes_per_s": 0.0 if in_ram else q.read_bytes_per_s,
-                "best_option": ("ram-tmpfs" if ram["feasible"] else f"no: {ram['why_not']}")
-                if in_ram
-                else best["option"],
-                "best_units": int(ram["units"] if in_ram else best["units"]),
-                "own_storage_units": int(own.iloc[0]["units"]) if len(own) and not in_ram else None,
+                "best_option": best_option,
+                "best_units": best_units,
+                "own_storage_units": int(own.iloc[0]["units"]) if len(own) and not name.startswith("keep") else None,
             }
         )
     return pd.DataFrame(rows)
