@@ -211,14 +211,19 @@ def evaluate_over(base: Scenario, name: str, values: Any) -> dict[str, Any]:
     arr = np.asarray(values, dtype=float).reshape(-1)
     if arr.size == 0:
         raise InputError(name, "needs at least one value")
+    if name not in FIELDS:
+        raise InputError(name, f"unknown input; accepted: {', '.join(FIELDS)}")
+
+    def value(v: float) -> Any:
+        return int(v) if FIELDS[name].kind == "int" else float(v)
+
     x0 = resolve(base).values
-    plain = True
+    plain = name in x0
     for v in (arr[0], arr[-1]):
-        vv: Any = int(v) if FIELDS[name].kind == "int" else float(v)
-        rv = resolve(base.replace(**{name: vv})).values
-        plain &= all(_same(rv[k], x0[k]) for k in rv if k != name) and _same(rv[name], float(v))
+        rv = resolve(base.replace(**{name: value(v)})).values
+        plain = plain and all(_same(rv[k], x0[k]) for k in rv if k != name) and _same(rv[name], float(v))
     if not plain:
-        rows = [resolve(base.replace(**{name: int(v) if FIELDS[name].kind == "int" else float(v)})).values for v in arr]
+        rows = [resolve(base.replace(**{name: value(v)})).values for v in arr]
         return evaluate({k: np.array([r[k] for r in rows], dtype=float) for k in rows[0]})
     x: dict[str, Any] = dict(x0)
     x[name] = arr

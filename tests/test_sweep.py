@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+
+import numpy as np
 import pytest
 
 import calc
@@ -60,3 +63,115 @@ def test_sweep_rejects_bad_axes() -> None:
         calc.sweep("beast-resnet50-v100", gpus_per_job=[1, -2])
     with pytest.raises(calc.InputError, match="at least one value"):
         calc.sweep("beast-resnet50-v100", gpus_per_job=[])
+
+
+# ---------------------------------------------------------------- issue 17: sweep = plan, every combination
+
+
+def _rows_equal_plans(base: calc.Scenario, axes: dict[str, list[object]], keys: tuple[str, ...]) -> None:
+    """Each sweep row equals plan() of the base with that row's axis values applied together."""
+    df = calc.sweep(base, **axes)
+    combos = list(itertools.product(*axes.values()))
+    assert len(df) == len(combos)
+    for (_, row), combo in zip(df.iterrows(), combos, strict=True):
+        p = calc.plan(base.replace(**dict(zip(axes, combo, strict=True))))
+        for k in keys:
+            assert row[k] == pytest.approx(p.values[k], rel=1e-12), (combo, k)
+        assert row["step_method"] == p.step_method and row["bottleneck"] == p.bottleneck, combo
+
+
+def test_sweep_measured_step_with_gpu_batch_and_precision_axes_equals_plan() -> None:
+    """Defect: a measured step swept beside a GPU axis was re-projected from the base's GPU
+    (0.244 s on an A100) while plan() of the same inputs takes it as measured on the A100 (100 ms)."""
+    base = calc.scenario("beast-resnet50-v100")  # measured 1,457 samples/s on V100 fp32
+    _rows_equal_plans(
+        base,
+        {
+            "gpu": ["V100-SXM2-16GB", "A100-SXM4-80GB"],
+            "step_time_s": ["100 ms", "77 ms"],
+            "batch_size": [None, 64],
+            "precision": ["fp32", "fp16"],
+        },
+        ("step_time_s", "batch_size", "samples_per_s", "gpu_utilization"),
+    )
+    # The measurement alone re-projected across GPUs, batches and precisions (no measurement axis).
+    _rows_equal_plans(
+        base,
+        {"gpu": ["V100-SXM2-16GB", "A100-SXM4-80GB"], "batch_size": [32, 128], "precision": ["fp32", "fp16"]},
+        ("step_time_s", "samples_per_s"),
+    )
+    df = calc.sweep(base, gpu=["A100-SXM4-80GB"], step_time_s=["100 ms"])
+    assert df.loc[0, "step_time_s"] == 0.1  # given on the A100: as measured, not re-projected
+
+
+def test_sweep_reprojects_a_measured_step_by_hand() -> None:
+    """A step of 100 ms measured on a V100 at fp32, batch 64, with the FLOPs-only model and a
+    given efficiency: t = n x F / (peak x e), so on an A100 at the same batch and precision
+    t = 100 ms x 15.7 / 19.5 TFLOP/s (fp32 peaks, presets/gpus.yaml) = 80.51 ms."""
+    base = calc.Scenario(
+        gpu="V100-SXM2-16GB",
+        model="resnet50",
+        precision="fp32",
+        step_model="flops",
+        efficiency=0.4,
+        batch_size=64,
+        step_time_s="100 ms",
+    )
+    df = calc.sweep(base, gpu=["V100-SXM2-16GB", "A100-SXM4-80GB"])
+    assert list(df["step_time_s"]) == pytest.approx([0.1, 0.1 * 15.7 / 19.5], rel=1e-12)
+    assert list(df["step_method"]) == ["measured step time", "re-projected measurement"]
+    # Half the batch on the A100: half the math, 40.26 ms.
+    df = calc.sweep(base, gpu=["A100-SXM4-80GB"], batch_size=[32])
+    assert df.loc[0, "step_time_s"] == pytest.approx(0.1 * 15.7 / 19.5 / 2, rel=1e-12)
+
+
+def test_sweep_refuses_what_plan_refuses() -> None:
+    """Defect: combinations plan() refuses came back as rows (a precision the GPU lacks beside a
+    peak override; tensor parallel not dividing the GPU count)."""
+    base = calc.Scenario(gpu="A100-SXM4-80GB", precision="bf16", peak_flops_per_s="300 TFLOP/s")
+    with pytest.raises(calc.InputError) as plan_err:
+        calc.plan(base, gpu="V100-SXM2-16GB")
+    with pytest.raises(calc.InputError) as sweep_err:
+        calc.sweep(base, gpu=["A100-SXM4-80GB", "V100-SXM2-16GB"], precision=["bf16", "fp32"])
+    assert sweep_err.value.field == plan_err.value.field == "precision"
+    with pytest.raises(calc.InputError) as e:
+        calc.sweep("beast-resnet50-v100", gpus_per_job=[4, 6], tensor_parallel=[1, 4])
+    assert e.value.field == "tensor_parallel" and "gpus_per_job=6" in e.value.message
+    with pytest.raises(calc.InputError, match="state_shards"):
+        calc.sweep("beast-resnet50-v100", gpus_per_job=[4, 8], state_shards=[8])
+
+
+def test_sweep_accepts_values_valid_only_together() -> None:
+    """tensor_parallel=4 is refused on the base's one GPU but valid beside gpus_per_job=8: each
+    combination is checked, not each value alone."""
+    _rows_equal_plans(
+        calc.scenario("beast-resnet50-v100"),
+        {"gpus_per_job": [4, 8], "tensor_parallel": [2, 4]},
+        ("samples_per_s", "read_bytes_per_s"),
+    )
+
+
+def test_sweep_array_axes() -> None:
+    """A 0-d NumPy array is one value (it escaped as a TypeError); a 2-D array is refused."""
+    df = calc.sweep("beast-small-files", jobs=np.array(5))
+    assert list(df["read_iops"]) == pytest.approx([25600], rel=1e-12)  # as test_sweep_hand_values
+    assert list(calc.sweep("beast-small-files", jobs=np.array([5, 10]))["read_iops"]) == pytest.approx([25600, 51200])
+    with pytest.raises(calc.InputError, match="2-D"):
+        calc.sweep("beast-small-files", jobs=np.array([[5, 10]]))
+    with pytest.raises(calc.InputError, match="mapping"):
+        calc.sweep("beast-small-files", jobs={5: 1})
+
+
+def test_evaluate_over_equals_plan() -> None:
+    """evaluate_over (one resolve, many values) gives plan()'s numbers, also for an input that
+    resolve does not pass on as a plain number (batch_size: each value resolved)."""
+    from calc.sweep import evaluate_over
+
+    base = calc.scenario("beast-imagenet-4xv100", storage="hdd-7200", storage_units=4)
+    out = evaluate_over(base, "gpus_per_job", [1, 8, 100])
+    for i, n in enumerate((1, 8, 100)):
+        p = calc.plan(base, gpus_per_job=n)
+        assert out["storage_samples_per_s_per_gpu"][i] == pytest.approx(p.stages["storage"], rel=1e-12)
+        assert out["per_gpu_samples_per_s"][i] == pytest.approx(p.per_gpu_samples_per_s, rel=1e-12)
+    out = evaluate_over(base, "batch_size", [32, 64])
+    assert list(out["step_time_s"]) == pytest.approx([calc.plan(base, batch_size=n).step_time_s for n in (32, 64)])
