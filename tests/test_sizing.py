@@ -437,3 +437,168 @@ def test_levers_chart_title_names_the_levers_that_lift_utilisation() -> None:
     assert round(2609 / 3522, 2) == 0.74
     title = plots.levers_chart(levers("resnet50-8xh100-imagenet")).layout.title.text.replace("<br>", " ")
     assert title == "Offline preprocessing or GPU decode (DALI) lifts GPU utilisation from 74% to 100%"
+
+
+# ---------------------------------------------------------------- issue 17: sizing reads the plan
+# Hand-worked figures for beast-imagenet-4xv100: 4 V100s at 128 / 87 ms = 1,471.26 samples/s each;
+# 64 KiB examples; 1,281,167 ImageNet images = 83,962,560,512 B; loader RAM per node 4 GPUs x
+# 128 x 602,120 B (3x224x224 float32 + an int64 label) x 8 workers x 2 prefetch x 2 (pinned)
+# = 9,865,134,080 B.
+BEAST_RATE = 128 / 0.087
+BEAST_DATASET = 1_281_167 * 65536
+BEAST_LOADER_RAM = 4 * 128 * 602_120 * 16 * 2
+
+
+def _fed(p: calc.Plan) -> bool:
+    return p.stages.get("storage", math.inf) >= p.per_gpu_samples_per_s * (1 - 1e-9)
+
+
+def test_max_gpus_reads_the_page_cache() -> None:
+    """Defect: max_gpus ignored the page cache. 64 GiB of RAM hold (64 GiB - loader RAM) / dataset
+    = 70.1 % of it, so 29.9 % of reads reach a 10 GB/s store: 10e9 / (65,536 x 0.299 x 1,471.26)
+    = 346.8 GPUs (it said 103, as if every read reached storage)."""
+    remote = 1 - (64 * 2**30 - BEAST_LOADER_RAM) / BEAST_DATASET
+    assert remote == pytest.approx(0.29904, abs=1e-5)
+    n = max_gpus("beast-imagenet-4xv100", page_cache=True, host_ram_bytes="64 GiB", read_bytes_per_s="10 GB/s")
+    assert n == math.floor(10e9 / (65536 * remote * BEAST_RATE)) == 346
+    # ... and the plan agrees: 346 GPUs are fed, 347 are not.
+    at = {"page_cache": True, "host_ram_bytes": "64 GiB", "storage_bytes_per_s": "10 GB/s"}
+    assert _fed(calc.plan("beast-imagenet-4xv100", gpus_per_job=346, **at))
+    assert not _fed(calc.plan("beast-imagenet-4xv100", gpus_per_job=347, **at))
+
+
+def test_max_gpus_when_the_page_cache_serves_every_read() -> None:
+    """Defect: with the page cache and one hdd-7200 the plan ran at 100 % while max_gpus said 0
+    GPUs; the 84 GB dataset fits in 512 GiB of RAM, so no read reaches the disk after epoch 1."""
+    p = calc.plan("beast-imagenet-4xv100", page_cache=True, storage="hdd-7200", storage_units=1)
+    assert p.gpu_utilization == 1.0 and p.remote_fraction == 0.0
+    with pytest.raises(calc.InputError) as e:
+        max_gpus("beast-imagenet-4xv100", page_cache=True, storage="hdd-7200", units=1)
+    assert e.value.field == "storage" and "page cache" in e.value.message
+
+
+def test_max_gpus_applies_scaling_at_the_gpu_count() -> None:
+    """Defect: max_gpus took the demand of one GPU; beyond one node each GPU runs at within x
+    across-node scaling of that (calc.calibrate's fit), so a 10 GB/s store feeds more of them."""
+    from calc.calibrate import fitted
+
+    f = fitted()
+    one = calc.plan("vit-b16-a100", page_cache=False, gpus_per_job=1).gpu_samples_per_s
+    per_gpu = one * f.scaling_within_node * f.scaling_across_nodes
+    expected = math.floor(10e9 / (114660 * per_gpu))  # 114,660 B per ImageNet record (models.yaml)
+    assert expected > 8  # several nodes: the across-node factor applies
+    assert max_gpus("vit-b16-a100", page_cache=False, read_bytes_per_s="10 GB/s") == expected
+    assert math.floor(10e9 / (114660 * one)) < expected  # what it said before
+
+
+def test_max_gpus_counts_the_per_client_cap() -> None:
+    """Defect: max_gpus gave 7 GPUs on EFS Elastic, ignoring that one node reads at most
+    1.5 GiB/s there (storage.yaml) while one H100 on 3D U-Net needs 19.5 x 146.6 MB = 2.86 GB/s."""
+    assert 1.5 * 2**30 / 146_600_628 < 7 / 0.323 * 0.9  # 10.7 < 19.5 examples/s
+    assert max_gpus("mlperf-unet3d-h100", storage="aws-efs-elastic") == 0
+    assert not _fed(calc.plan("mlperf-unet3d-h100", storage="aws-efs-elastic", gpus_per_job=1))
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs", "plan_kwargs"),
+    [
+        ("mlperf-unet3d-h100", {"storage": "nvme-gen4", "units": 4}, {"storage": "nvme-gen4", "storage_units": 4}),
+        ("mlperf-unet3d-h100", {"storage": "hdd-7200", "units": 24}, {"storage": "hdd-7200", "storage_units": 24}),
+        ("beast-imagenet-4xv100", {"read_iops": 10_000}, {"storage_iops": 10_000}),
+        ("beast-small-files", {"storage": "sata-ssd", "units": 2}, {"storage": "sata-ssd", "storage_units": 2}),
+    ],
+)
+def test_max_gpus_is_where_the_plan_stops_feeding(
+    name: str, kwargs: dict[str, object], plan_kwargs: dict[str, object]
+) -> None:
+    n = max_gpus(name, **kwargs)
+    assert n >= 1
+    assert _fed(calc.plan(name, gpus_per_job=n, jobs=1, **plan_kwargs))
+    assert not _fed(calc.plan(name, gpus_per_job=n + 1, jobs=1, **plan_kwargs))
+
+
+def test_max_gpus_arguments_are_validated() -> None:
+    """Defects: units="4" raised TypeError; a negative bandwidth gave -35 GPUs."""
+    # 4 Gen4 NVMe: each reads a 146.6 MB example in 1/900k - 4 KiB/6.5 GB/s + 146.6 MB/6.5 GB/s,
+    # 44.34 reads/s; 4 x 44.34 / 19.5 per GPU = 9.09 -> 9.
+    per_drive = 1 / (1 / 900e3 - 4096 / 6.5e9 + 146_600_628 / 6.5e9)
+    assert math.floor(4 * per_drive / (7 / 0.323 * 0.9)) == 9
+    assert max_gpus("mlperf-unet3d-h100", storage="nvme-gen4", units="4") == 9
+    assert max_gpus("mlperf-unet3d-h100", storage="nvme-gen4", units=4) == 9
+    for kwargs, field in [
+        ({"read_bytes_per_s": -100e9}, "read_bytes_per_s"),
+        ({"read_bytes_per_s": "-100 GB/s"}, "read_bytes_per_s"),
+        ({"read_iops": -10_000}, "read_iops"),
+        ({"storage": "nvme-gen4", "units": "four"}, "units"),
+        ({"storage": "nvme-gen4", "units": [4, 8]}, "units"),
+        ({"storage": "nvme-gen4", "units": 10**400}, "units"),
+        ({"storage": "no-such-store"}, "storage"),
+    ]:
+        with pytest.raises(calc.InputError) as e:
+            max_gpus("mlperf-unet3d-h100", **kwargs)  # type: ignore[arg-type]
+        assert e.value.field == field, kwargs
+
+
+def test_largest_example_reads_the_page_cache() -> None:
+    """Defect: largest_example_bytes ignored the page cache (1 GB/s / 5,885 samples/s = 169,920 B).
+    Larger examples make a larger dataset, of which free RAM holds free / (1,281,167 x E); the rest
+    reaches storage: 1 GB/s / (4 x E x remote) >= 1,471.26 with E x remote = E - free / 1,281,167
+    gives E = 1e9 / (4 x 1,471.26) + free / 1,281,167 = 169,922 + 421,406 = 591,327 B."""
+    free = 512 * 2**30 - BEAST_LOADER_RAM
+    expected = 1e9 / (4 * BEAST_RATE) + free / 1_281_167
+    s = calc.scenario("beast-imagenet-4xv100", page_cache=True, storage_bytes_per_s="1 GB/s")
+    assert largest_example_bytes(s) == pytest.approx(expected, rel=1e-8)
+    assert _fed(calc.plan(s, example_bytes=expected * (1 - 1e-6)))
+    assert not _fed(calc.plan(s, example_bytes=expected * (1 + 1e-6)))
+
+
+def test_fewest_workers_arguments() -> None:
+    """Defect: most="8" raised TypeError. 9 workers are needed (test_fewest_workers_and_largest_example)."""
+    assert fewest_workers("beast-resnet50-v100", most="16") == 9  # type: ignore[arg-type]
+    assert fewest_workers("beast-resnet50-v100", most=8) == -1
+    for most in ("eight", 0, -3, 2000, 2.5):
+        with pytest.raises(calc.InputError) as e:
+            fewest_workers("beast-resnet50-v100", most=most)  # type: ignore[arg-type]
+        assert e.value.field == "most", most
+
+
+def test_bottleneck_is_the_slowest_stage() -> None:
+    """Defect: beast-imagenet-4xv100 named cpu (1,739/s, above the GPU's 1,471/s) while 8 workers,
+    each reading (1 ms) then decoding (4.6 ms), set the pace: 8 / 5.6 ms = 1,428.6/s, not a stage."""
+    p = calc.plan("beast-imagenet-4xv100")
+    assert p.stages["workers"] == pytest.approx(8 / 0.0056, rel=1e-12)
+    assert p.stages["cpu"] == pytest.approx(8 / 0.0046, rel=1e-12)
+    assert p.bottleneck == "workers" and min(p.stages, key=lambda k: p.stages[k]) == "workers"
+    # No workers: the stages run in turn; the largest term of 1/storage + 1/cpu + ... is the CPU's
+    # 4.6 ms (storage 1 ms, GPU 0.68 ms), and no workers bound is counted twice.
+    serial = calc.plan("beast-imagenet-4xv100", num_workers=0)
+    assert serial.bottleneck == "cpu" and "workers" not in serial.stages
+    # An async reader overlaps read and decode: no workers stage; the CPU's 1,739/s is above the GPU's.
+    assert calc.plan("beast-imagenet-4xv100", loader="async").bottleneck == "gpu"
+
+
+def test_levers_read_the_plan() -> None:
+    from calc.sizing import lever_changes
+
+    # 84 GB of ImageNet does not fit in 32 GiB: no RAM lever; it does in 512 GiB.
+    small = dict(lever_changes(calc.scenario("beast-imagenet-4xv100", host_ram_bytes="32 GiB")))
+    assert "RAM / tmpfs" not in small
+    assert "RAM / tmpfs" in dict(lever_changes(calc.scenario("beast-imagenet-4xv100")))
+    # Ten jobs on ten nodes: a drive in one node feeds no other, so no local NVMe lever.
+    assert not any("NVMe" in k for k in dict(lever_changes(calc.scenario("beast-small-files", jobs=10))))
+    # Offline preprocessing keeps 10 % of the input's 4.6 ms, not 10 % of GPU decode's 0.46 ms.
+    gpu = dict(lever_changes(calc.scenario("beast-imagenet-4xv100", gpu_decode=True)))
+    assert gpu["offline preprocessing"]["cpu_seconds_per_example"] == pytest.approx(0.00046, rel=1e-12)
+    assert "GPU decode (DALI)" not in gpu
+
+
+def test_storage_levers_arguments_and_ram() -> None:
+    from calc.sizing import storage_levers
+
+    for kwargs, field in [({"cache_fraction": 2}, "cache_fraction"), ({"shard_bytes": "-1 MiB"}, "shard_bytes")]:
+        with pytest.raises(calc.InputError) as e:
+            storage_levers("beast-small-files", **kwargs)  # type: ignore[arg-type]
+        assert e.value.field == field
+    # 512 KiB shards of 64 KiB examples: 8 per shard, and reads of at most one shard (512 KiB, not 1 MiB).
+    df = storage_levers("beast-small-files", shard_bytes="512 KiB").set_index("lever")
+    assert df.loc["pack into 512 KiB shards, 512 KiB reads", "read_iops"] == pytest.approx(25600 / 8)
