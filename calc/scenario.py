@@ -674,7 +674,7 @@ class Scenario:
         if {"step_time_s", "samples_per_s_per_gpu"} & set(changes):
             for k in ("measured_gpu", "measured_batch_size", "measured_precision"):
                 changes.setdefault(k, None)
-        edits = {k for k, v in changes.items() if k not in ("name", "description") and v != getattr(self, k)}
+        edits = {k for k, v in changes.items() if k not in ("name", "description") and _differs(v, getattr(self, k))}
         if edits and "name" not in changes and self.name in catalog.scenario_files():
             changes["name"] = f"{self.name}-edited"
         return dataclasses.replace(self, **changes)
@@ -992,6 +992,15 @@ def check_field(name: str, value: object) -> Any:
     if isinstance(value, numbers.Real) and kind_of_value not in (int, float):
         return float(value)  # NumPy scalars (np.float64 too) become plain floats (YAML, JSON, equality)
     return value
+
+
+def _differs(new: object, old: object) -> bool:
+    """``new != old`` for any value given (a NumPy array compares element-wise: it differs, and
+    the constructor then refuses it naming the field)."""
+    try:
+        return bool(new != old)
+    except (ValueError, TypeError):
+        return True
 
 
 def _unicode(name: str, text: str) -> None:

@@ -7,6 +7,7 @@ hand from the preset files (presets/scenarios/*.yaml, presets/storage.yaml).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -672,3 +673,153 @@ def test_beast_reads_per_second_hand_value() -> None:
     assert p.formatted("read_iops") == "5,885 reads/s"
     assert p.read_bytes_per_s / 2**20 == pytest.approx(4 * 128 / 0.087 * 64 / 1024, rel=1e-12)
     assert math.isclose(p.read_bytes_per_s / 2**20, 367.8, rel_tol=1e-3)
+
+
+# ---------------------------------------------------------------- 10. odd values (issue 17)
+
+
+@pytest.mark.parametrize(
+    "value", [10**400, -(10**400), 10**5000, Fraction(10**400, 3)], ids=["1e400", "-1e400", "1e5000", "fraction"]
+)
+def test_huge_integers_are_input_errors(value: object) -> None:
+    """Defect: Scenario(jobs=10**400) raised OverflowError (and a 5,000-digit integer cannot even
+    be printed: the message gives its size instead)."""
+    with pytest.raises(calc.InputError) as e:
+        calc.Scenario(jobs=value)
+    assert e.value.field == "jobs" and "accepted: a whole number from 1 to 100000" in e.value.message
+    with pytest.raises(calc.InputError) as e:
+        calc.Scenario(example_bytes=value)
+    assert e.value.field == "example_bytes"
+
+
+def test_deeply_nested_yaml_is_a_preset_error() -> None:
+    """Defect: Scenario.from_yaml("[" * 1000) raised RecursionError."""
+    for text in ("[" * 1000, "{a: " * 1000, "- " * 1000 + "x"):
+        with pytest.raises(calc.PresetError, match="nested more than 16 levels"):
+            calc.Scenario.from_yaml(text)
+
+
+def _alias_bomb() -> str:
+    """209 bytes: each level lists the previous one 9 times, 9^6 = 531,441 strings in all."""
+    levels = ["&a [lol,lol,lol,lol,lol,lol,lol,lol,lol]"] + [
+        f"&{c} [{','.join(['*' + p] * 9)}]" for p, c in zip("abcde", "bcdef", strict=True)
+    ]
+    return "name: [" + ",".join(levels) + "]\n"
+
+
+def test_yaml_alias_bomb_is_refused_with_a_short_message() -> None:
+    """Defect: a 264-byte alias bomb built a 4.3 MB error message (the 9^6 strings quoted back)."""
+    bomb = _alias_bomb()
+    assert len(bomb) < 264
+    with pytest.raises(calc.PresetError) as e:
+        calc.Scenario.from_yaml(bomb)
+    assert "aliases" in e.value.message and len(str(e.value)) < 300
+    # A few aliases are fine, and a recursive one is refused.
+    assert calc.Scenario.from_yaml("name: &n my-run\ndescription: *n\n").description == "my-run"
+    with pytest.raises(calc.PresetError, match="aliases"):
+        calc.Scenario.from_yaml("name: &a [*a]\n")
+
+
+def test_error_messages_are_capped() -> None:
+    """Whatever value an error quotes, its message stays under 2,000 characters (+ the count cut)."""
+    with pytest.raises(calc.InputError) as e:
+        calc.Scenario(name=["x" * 100] * 100_000)  # type: ignore[arg-type]
+    assert e.value.field == "name" and len(str(e.value)) < 2100
+
+
+@pytest.mark.parametrize("field", ["name", "description", "model", "example_bytes", "tensors"])
+def test_lone_surrogates_are_input_errors(field: str) -> None:
+    """Defect: a lone surrogate was accepted and later raised UnicodeEncodeError (printing,
+    YAML, reports)."""
+    with pytest.raises(calc.InputError) as e:
+        calc.Scenario(**{field: "a\ud800b"})
+    assert e.value.field == field and "surrogate" in e.value.message
+    with pytest.raises(calc.InputError) as e:
+        calc.Scenario.from_yaml(f'{field}: "a\\ud800b"\n')
+    assert e.value.field.endswith(field)
+    with pytest.raises(calc.PresetError, match="surrogate"):
+        calc.Scenario.from_yaml(f"{field}: a\ud800b\n")
+    # The message itself is always printable.
+    str(e.value).encode("utf-8")
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("jobs", np.array([4])),
+        ("jobs", np.array(4)),
+        ("example_bytes", np.array([1000.0, 2.0])),
+        ("cache_fraction", np.array([0.5])),
+        ("pin_memory", np.array([True, False])),
+        ("gpu", np.array(["H100-SXM"])),
+        ("tensors", np.array(["image=3x224x224:uint8"])),
+    ],
+)
+def test_numpy_arrays_are_input_errors(field: str, value: object) -> None:
+    """NumPy arrays (not scalars) are refused naming the field, in Scenario and in plan()."""
+    with pytest.raises(calc.InputError) as e:
+        calc.Scenario(**{field: value})
+    assert e.value.field == field
+    with pytest.raises(calc.InputError):
+        calc.plan("beast-imagenet-4xv100", **{field: value})
+    # NumPy scalars are numbers: np.int64(4) jobs is 4 jobs.
+    assert calc.Scenario(jobs=np.int64(4)).jobs == 4
+
+
+def test_state_shards_above_the_gpu_count_is_refused() -> None:
+    """Defect: state_shards=64 on one GPU divided the state by 64 (4.8 MB for ResNet-50's 98 MB)."""
+    with pytest.raises(calc.InputError) as e:
+        calc.plan(state_shards=64)
+    assert e.value.field == "state_shards" and "1 to gpus_per_job (1)" in e.value.message
+    # As many shards as GPUs: 25,557,032 params x 12 B (SGD momentum) / 8.
+    p = calc.plan(state_shards=8, gpus_per_job=8)
+    assert p.model_state_bytes == pytest.approx(p.inputs["params"] * 12 / 8, rel=1e-12)
+
+
+def test_read_larger_than_a_shard_reads_the_shard() -> None:
+    """Defect: 64 MiB reads of 0.23 MB shards (3 x 76 kB) counted 6.7 reads/s for 5,885 samples/s, as
+    if one read spanned 880 examples; a read ends with its file: 5,885 / 3 = 1,962 reads/s."""
+    p = calc.plan(BEAST, examples_per_file=3, example_bytes="76 kB", request_bytes="64 MiB")
+    assert p.request_bytes == 3 * 76e3
+    assert p.read_iops == pytest.approx(4 * 128 / 0.087 / 3, rel=1e-12)
+    assert any("larger than one file" in w for w in p.warnings)
+    # A read within the shard is kept as given: 76 kB x 3 / 64 KiB = 3.48 reads per shard.
+    q = calc.plan(BEAST, examples_per_file=3, example_bytes="76 kB", request_bytes="64 KiB")
+    assert q.read_iops == pytest.approx(4 * 128 / 0.087 * 76e3 / 65536, rel=1e-12) and not q.warnings[1:]
+
+
+def test_cleared_tensors_round_trip() -> None:
+    """Defect: clearing a preset's tensors gave ``tensors: none`` in links, which read back as a
+    tensor spec and failed; ``none``/empty now clear an optional text input."""
+    sc = calc.scenario("mlperf-unet3d-h100")
+    cleared = sc.replace(tensors=None)
+    params = cleared.to_params(sc)
+    assert params["tensors"] == "none"
+    assert calc.Scenario.from_params(params, sc) == cleared
+    assert calc.Scenario.from_params({"tensors": ""}, sc).tensors is None
+    assert calc.Scenario.from_yaml(cleared.to_yaml()) == cleared
+
+
+def test_default_scenario_round_trips_through_yaml() -> None:
+    """Defect: from_yaml(Scenario().to_yaml()) was refused: the defaults wrote an empty document."""
+    assert calc.Scenario().to_yaml() == "name: custom\n"
+    assert calc.Scenario.from_yaml(calc.Scenario().to_yaml()) == calc.Scenario()
+    with pytest.raises(calc.PresetError):
+        calc.Scenario.from_yaml("{}\n")  # an empty document is still a likely mistake
+
+
+def test_measured_step_faster_than_the_gpu_peak_warns() -> None:
+    """Defect: beast-imagenet-4xv100's 87 ms at batch 128 implies 24.3 GFLOPs x 128 / 0.087 s =
+    35.75 TFLOP/s on a V100 whose fp32 peak is 15.7 TFLOP/s (2.28x), accepted without a word. The
+    plan warns; explain() and the CLI show it."""
+    assert 24.3e9 * 128 / 0.087 / 15.7e12 == pytest.approx(2.277, abs=1e-3)
+    p = calc.plan(BEAST)
+    w = [x for x in p.warnings if "implies" in x]
+    assert len(w) == 1 and "35.75 TFLOP/s" in w[0] and "2.28 x the 15.7 TFLOP/s fp32 peak" in w[0]
+    assert w[0] in p.explain()
+    assert "35.75 TFLOP/s" in calc.cli.run(["beast-imagenet-4xv100"])
+    # At fp16 (125 TFLOP/s tensor cores) the same measurement is plausible: no warning.
+    ok = calc.plan(BEAST, precision="fp16", step_time_s="87 ms")
+    assert not any("implies" in x for x in ok.warnings)
+    # Nor for a step the peak allows: 24.3 GFLOPs x 128 / 200 ms = 15.55 TFLOP/s < 15.7.
+    assert not any("implies" in x for x in calc.plan(BEAST, step_time_s="200 ms").warnings)
