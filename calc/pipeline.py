@@ -163,9 +163,7 @@ def achieved(
                 + 1.0 / np.asarray(decoder)
             )
         rate = np.where(n > 0, slowest, serial)
-    code = np.select(
-        [np.asarray(by_code[c]) <= slowest for c in TIE_ORDER], [float(c) for c in TIE_ORDER], default=4.0
-    )
+    code = np.select([np.asarray(by_code[c]) <= slowest for c in TIE_ORDER], [float(c) for c in TIE_ORDER], default=4.0)
     return rate, code
 
 

@@ -1010,7 +1010,8 @@ def _unicode(name: str, text: str) -> None:
         text.encode("utf-8")
     except UnicodeEncodeError as e:
         raise InputError(
-            name, f"contains a lone surrogate {text[e.start]!r} at character {e.start + 1}; accepted: valid Unicode text"
+            name,
+            f"contains a lone surrogate {text[e.start]!r} at character {e.start + 1}; accepted: valid Unicode text",
         ) from None
 
 

@@ -524,9 +524,7 @@ def largest_example_bytes(sc: PlanLike, /, **overrides: Any) -> float:
     s = _as_scenario(sc, overrides)
     plan(s)  # a valid plan (it raises, naming the input, if not)
     if s.storage is None and s.storage_bytes_per_s is None and s.storage_iops is None:
-        raise InputError(
-            "storage", "set storage (with storage_units) or storage_bytes_per_s to bound the example size"
-        )
+        raise InputError("storage", "set storage (with storage_units) or storage_bytes_per_s to bound the example size")
     info = FIELDS["example_bytes"]
     lo, hi = float(info.minimum or 1.0), float(info.maximum or 1e15)
     grid = np.geomspace(lo, hi, 2001)

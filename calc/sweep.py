@@ -183,7 +183,9 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
     return frame
 
 
-def _refuse_like_plan(out: Mapping[str, Any], vals: Mapping[str, list[Any]], index: Mapping[str, Any], size: int) -> None:
+def _refuse_like_plan(
+    out: Mapping[str, Any], vals: Mapping[str, list[Any]], index: Mapping[str, Any], size: int
+) -> None:
     """Raise the InputError ``plan()`` raises for the first row with a non-finite or negative
     output (rows that do not fit are kept: ``fits`` says so)."""
     live = np.broadcast_to(np.asarray(out["fits"], dtype=bool), (size,))

@@ -812,7 +812,6 @@ def test_measured_step_faster_than_the_gpu_peak_warns() -> None:
     """Defect: beast-imagenet-4xv100's 87 ms at batch 128 implies 24.3 GFLOPs x 128 / 0.087 s =
     35.75 TFLOP/s on a V100 whose fp32 peak is 15.7 TFLOP/s (2.28x), accepted without a word. The
     plan warns; explain() and the CLI show it."""
-    assert 24.3e9 * 128 / 0.087 / 15.7e12 == pytest.approx(2.277, abs=1e-3)
     p = calc.plan(BEAST)
     w = [x for x in p.warnings if "implies" in x]
     assert len(w) == 1 and "35.75 TFLOP/s" in w[0] and "2.28 x the 15.7 TFLOP/s fp32 peak" in w[0]
