@@ -190,7 +190,11 @@ def _refuse_like_plan(
     output (rows that do not fit are kept: ``fits`` says so)."""
     live = np.broadcast_to(np.asarray(out["fits"], dtype=bool), (size,))
     for k in OUTPUTS:
-        v = np.broadcast_to(np.asarray(out[k], dtype=float), (size,))
+        v = np.asarray(out[k], dtype=float)
+        low, high = v.min(), v.max()  # NaN propagates: the fast path below then fails
+        if low >= 0 and (high < np.inf or k in UNLIMITED):
+            continue  # the common case, two reductions and no masks over a million rows
+        v = np.broadcast_to(v, (size,))
         bad = live & (np.isnan(v) | (v < 0) | ((v == np.inf) & (k not in UNLIMITED)))
         if bad.any():
             row = int(np.argmax(bad))
