@@ -181,10 +181,12 @@ BATCH_LIMIT = 10_000_000
 def demand_vs_gpus(p: Plan, groups: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256)) -> go.Figure:
     """Read bandwidth and random reads/s against GPUs per job: two panels, one quantity each.
 
-    GPU counts step in whole model-parallel groups (tensor x pipeline parallel GPUs each).
+    GPU counts step in whole model-parallel groups (tensor x pipeline parallel GPUs each), from
+    the fewest that hold ``state_shards`` (a plan refuses fewer GPUs than shards), and the job's own.
     """
-    mp = p.scenario.tensor_parallel * p.scenario.pipeline_parallel
-    gpus = [g * mp for g in groups]
+    sc = p.scenario
+    mp = sc.tensor_parallel * sc.pipeline_parallel
+    gpus = sorted({g * mp for g in groups if g * mp >= sc.state_shards} | {sc.gpus_per_job})
     df = sweep(p.scenario, gpus_per_job=gpus)
     g = df["gpus_per_job"].astype(float)
     # A dataset the page cache holds is read only in the first epoch: show that load instead of 0.
