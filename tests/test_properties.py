@@ -121,3 +121,31 @@ def test_more_storage_units_never_lower_max_gpus(a: int, b: int) -> None:
         assert max_gpus("mlperf-unet3d-h100", storage=opt, units=hi) >= max_gpus(
             "mlperf-unet3d-h100", storage=opt, units=lo
         )
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.sampled_from(["beast-imagenet-4xv100", "mlperf-unet3d-h100", "vit-b16-a100", "beast-small-files"]),
+    st.floats(1e8, 1e12),
+    st.booleans(),
+)
+def test_max_gpus_is_where_the_plan_stops_feeding(name: str, bandwidth: float, page_cache: bool) -> None:
+    """max_gpus is read from the plan (issue 17): its GPU count is fed, one more group is not."""
+    from calc.sizing import max_gpus
+
+    try:
+        n = max_gpus(name, page_cache=page_cache, read_bytes_per_s=bandwidth)
+    except InputError as e:  # no limit in reach: the caches serve every read, or over 1e6 GPUs
+        assert e.field == "storage"
+        return
+    sc = calc.scenario(name, page_cache=page_cache, storage=None, storage_units=None, storage_iops=None)
+    sc = sc.replace(storage_bytes_per_s=bandwidth, jobs=1)
+    mp = sc.tensor_parallel * sc.pipeline_parallel
+
+    def fed(gpus: int) -> bool:
+        p = calc.plan(sc, gpus_per_job=gpus)
+        return p.stages.get("storage", math.inf) >= p.per_gpu_samples_per_s * (1 - 1e-9)
+
+    if n > 0:
+        assert fed(n)
+    assert not fed(n + mp)
