@@ -443,8 +443,9 @@ def max_gpus(
     readers' latency (Little's law) all count exactly as in ``plan()``.
 
     Give a storage option (``units``: a whole number; none = as many as needed, up to the
-    option's maximum, as in a plan), or a bandwidth and/or IOPS (they override the option's
-    figures, as ``storage_bytes_per_s``/``storage_iops`` do); none of them: the scenario's own
+    option's maximum, as in a plan); or a bandwidth and/or IOPS alone (no option: reads take the
+    scenario's ``storage_latency_s``, else 1 ms); or both (they override the option's figures, as
+    ``storage_bytes_per_s``/``storage_iops`` do in a plan); none of them: the scenario's own
     storage. 0 when even the smallest job is not fed.
 
     Raises
@@ -591,7 +592,7 @@ def lever_changes(sc: Scenario) -> list[tuple[str, dict[str, Any]]]:
         out.append(("faster storage (Gen4 NVMe, as many as needed)", {"storage": "nvme-gen4", **any_storage}))
     if sc.examples_per_file < 1000:
         # A read is at most one shard (1,000 examples).
-        request = min(2.0**20, 1000 * p.inputs["example_bytes"])
+        request = "1 MiB" if 1000 * p.inputs["example_bytes"] >= 2**20 else f"{1000 * p.inputs['example_bytes']:.0f} B"
         out.append(("pack into 1 MiB-read shards", {"examples_per_file": 1000, "request_bytes": request}))
     if sc.cache_fraction < 0.2:
         out.append(("cache 20 % locally", {"cache_fraction": 0.2}))
@@ -677,7 +678,7 @@ def storage_levers(
         levers_.append(
             (
                 f"pack into {fmt(shard, 'bytes', binary=True)} shards, {fmt(request, 'bytes', binary=True)} reads",
-                {"examples_per_file": per_shard, "request_bytes": request},
+                {"examples_per_file": per_shard, "request_bytes": "1 MiB" if request == 2**20 else f"{request:.0f} B"},
             )
         )
     if fraction > sc.cache_fraction:
