@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -1007,22 +1008,28 @@ def format_output(name: str, value: float) -> str:
     return fmt(value, out.kind, unit, out.binary)
 
 
-_INPUT_KINDS: dict[str, Kind] = {
-    "checkpoint_interval_s": "seconds",
-    "mtbf_s": "seconds",
-    "state_shards": "count",
-    "forward_flops_per_example": "flops",
-    "example_bytes": "bytes",
-    "cpu_seconds_per_example": "seconds",
-    "host_link_bytes_per_s": "bytes_per_s",
-    "host_ram_bytes": "bytes",
-    "compress_bytes_per_s_per_core": "bytes_per_s",
-    "transfer_link_bytes_per_s": "bytes_per_s",
-    "decompress_bytes_per_s": "bytes_per_s",
-    "launch_overhead_s": "seconds",
-    "storage_unit_bytes_per_s": "bytes_per_s",
-}
-"""Units of the resolved inputs a formula shows (the rest are plain numbers)."""
+_KINDS = typing.get_args(Kind)
+
+
+def input_kind(name: str) -> Kind:
+    """The unit kind of a resolved input a formula shows: its field's kind, else its name's unit suffix.
+
+    Names carry their unit (``_bytes``, ``_bytes_per_s``, ``_s``), so no second list of kinds is kept.
+    """
+    info = FIELDS.get(name)
+    if info is not None:
+        kind = info.kind
+        return typing.cast(Kind, kind) if kind in _KINDS else "count"
+    suffixes: tuple[tuple[str, Kind], ...] = (
+        ("_bytes_per_s", "bytes_per_s"),
+        ("_bytes", "bytes"),
+        ("_flops", "flops"),
+        ("_s", "seconds"),
+    )
+    for suffix, unit in suffixes:
+        if name.endswith(suffix):
+            return unit
+    return "count"
 
 
 def render_formula(p: Plan, template: str) -> tuple[str, str]:
@@ -1109,7 +1116,7 @@ def render_formula(p: Plan, template: str) -> tuple[str, str]:
             numbers[key] = p.formatted(key)
         elif key in p.values or key in p.inputs:
             value = float(p.values.get(key, p.inputs.get(key, math.nan)))
-            numbers[key] = fmt(value, _INPUT_KINDS.get(key, "count")) if math.isfinite(value) else "unlimited"
+            numbers[key] = fmt(value, input_kind(key)) if math.isfinite(value) else "unlimited"
     numbers["clients"] = fmt(p.values.get("clients", math.nan), "count")
     numeric = symbolic.format_map(_Keep(numbers))
     return symbolic.replace("{", "").replace("}", ""), numeric
