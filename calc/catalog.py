@@ -468,7 +468,9 @@ def servers() -> dict[str, Server]:
             local_nvme=f"{nvme.get('count', '?')} x {nvme.text('drive', '')}" if nvme else "",
             # Block volumes (EBS, managed disks) share one per-instance cap, apart from the NIC.
             block_bytes_per_s=(
-                e.quantity("block_storage_bandwidth", "bytes_per_s") if "block_storage_bandwidth" in e.data else math.inf
+                e.quantity("block_storage_bandwidth", "bytes_per_s")
+                if "block_storage_bandwidth" in e.data
+                else math.inf
             ),
         )
     return out

@@ -424,7 +424,7 @@ def _erasure(scheme: str) -> tuple[int, int]:
 def data_drives_needed(stored_bytes: float, drive_bytes: float, fill_limit: float) -> int:
     """Data drives that hold ``stored_bytes`` filled to at most ``fill_limit`` of each drive [drives].
 
-        data = ceil(stored / (drive capacity x fill_limit))
+    data = ceil(stored / (drive capacity x fill_limit))
     """
     if stored_bytes <= 0:
         return 1
