@@ -313,6 +313,10 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
                 f"read over the link from {o.site}: egress ${st.EGRESS_USD_PER_GB[o.site]:g}/GB out of {o.site}"
                 + ("; on-prem internet transit is not priced" if "on-prem" in (o.site, site) else "")
             )
+        if o.kind == "cloud-block" and 1 < clients <= o.attach_limit:
+            caveats.append(
+                f"multi-attached to {clients} nodes (at most {o.attach_limit:g}): needs a cluster-aware file system"
+            )
         if per_node:
             caveats.append(
                 f"a {o.unit} attaches to {o.attach_limit:g} node: one per node ({clients}), each holding a full copy "
@@ -984,10 +988,12 @@ class Answer:
 
 
 def _buyable(rec: pd.DataFrame, site: str | None, allow_other: bool = False) -> pd.Series:
-    """Rows of a ``recommend`` table that serve, have a price and are at ``site`` (node RAM is at
+    """Rows of a ``recommend`` table that serve, are ready, have a price and are at ``site`` (node RAM is at
     every site; other sites too when ``allow_other``, their egress priced in the row)."""
     here = rec["site"].isin([site, "any"]) if site is not None and not allow_other else rec["feasible"] | True
-    return rec["feasible"] & rec["monthly_total_usd"].notna() & here
+    # Ready: the loader's workers keep enough reads in flight (Little's law); a row that is not
+    # would leave the plan's storage stage short of the rate it was sized for.
+    return rec["feasible"] & rec["ready"] & rec["monthly_total_usd"].notna() & here
 
 
 def _cloud(name: str | None) -> str | None:

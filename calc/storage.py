@@ -421,16 +421,6 @@ def _erasure(scheme: str) -> tuple[int, int]:
     return int(k), int(m)
 
 
-def data_drives_needed(stored_bytes: float, drive_bytes: float, fill_limit: float) -> int:
-    """Data drives that hold ``stored_bytes`` filled to at most ``fill_limit`` of each drive [drives].
-
-    data = ceil(stored / (drive capacity x fill_limit))
-    """
-    if stored_bytes <= 0:
-        return 1
-    return max(1, math.ceil(stored_bytes / (drive_bytes * fill_limit) - 1e-9))
-
-
 def protected_drives(data_drives: int, scheme: str) -> int:
     """Raw drives that hold ``data_drives`` of data under ``scheme`` [drives].
 
