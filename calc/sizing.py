@@ -441,7 +441,8 @@ def _designs(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
                     "feasible": True,
                     "why_not": "",
                     **{k: float(r[k]) for k in _CHARGES},
-                    "purchase_usd": float(r["purchase_usd"]),
+                    # A rented option buys nothing: 0, not the catalog's "no purchase price".
+                    "purchase_usd": float(r["purchase_usd"]) if math.isfinite(r["purchase_usd"]) else 0.0,
                     "monthly_total_usd": float(r["monthly_total_usd"]),
                     "staging_s": 0.0,
                     "store": r["option"],

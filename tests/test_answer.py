@@ -260,3 +260,19 @@ def test_planning_with_the_answer_reaches_the_target_or_something_else_binds(ser
         if q.gpu_utilization < sc.target_gpu_utilization - 1e-6:
             # Something else binds, and the answer says what.
             assert f"The {q.bottleneck} bottleneck" in " ".join(a.lines()), name
+
+
+def test_storage_units_above_an_options_maximum_are_refused() -> None:
+    # A 60-bay JBOD holds 60 hdd-7200 (storage.yaml max_units): 61 is an error naming the field.
+    with pytest.raises(calc.InputError) as err:
+        calc.plan("luna-unet3d-1080ti", storage_units=61)
+    assert err.value.field == "storage_units" and "at most 60" in err.value.message
+    assert calc.plan("luna-unet3d-1080ti", storage_units=60).values["storage_units_used"] == 60
+
+
+def test_designs_markdown_has_no_nan_or_inf() -> None:
+    from calc.cli import run
+
+    for name in ("beast-imagenet-4xv100", "mlperf-checkpoint-llama3-70b"):
+        md = run(["designs", name, "--format", "markdown"])
+        assert "| nan" not in md and "| inf" not in md and "nan |" not in md, name
