@@ -432,13 +432,6 @@ def resolve(sc: Scenario) -> Resolved:
     src["storage_latency_s"] = "default 1 ms (calc.plan.DEFAULT_STORAGE_LATENCY_S)"
     if sc.storage:
         o = storage.option(sc.storage)
-        # One system's maximum; single-attach volumes may be one per node, each a copy (calc.sizing).
-        nodes = math.ceil(sc.gpus_per_job / sc.gpus_per_node) * sc.jobs
-        most = o.max_units * (nodes if o.kind == "cloud-block" and nodes > o.attach_limit else 1)
-        if sc.storage_units is not None and sc.storage_units > most:
-            raise InputError(
-                "storage_units", f"{sc.storage_units:,} {o.unit}s of {o.name}; accepted: at most {most:,.0f}"
-            )
         v |= {
             "storage_unit_bytes_per_s": o.read_bytes_per_s,
             "storage_unit_write_bytes_per_s": o.write_bytes_per_s,
