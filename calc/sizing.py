@@ -913,7 +913,7 @@ class Answer:
     def headline(self) -> str:
         """One sentence: what to buy and what it costs."""
         if self.site is None and self.site_lines:
-            return "Site not given (set site): " + "; ".join(
+            return "Buy: it depends on the site (not given: set site); " + "; ".join(
                 f"{SITE_WORDS[d['site']]}: {d['description']}"
                 + ("" if d["design"] == "one tier" else f", {fmt_usd(d['monthly_total_usd'])} a month all in")
                 for d in self.site_lines
