@@ -283,6 +283,9 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
             # A drive in one node cannot feed the others: designs() sizes drives per node instead.
             why = f"local drives serve only their own node; {clients} nodes read (see the per-node local cache design)"
             limiting = "one node"
+        if o.kind == "local" and o.site in st.CLOUDS and not why:
+            why = "instance storage is lost when the instance stops: a cache (the server NVMe design), not the store"
+            limiting = "ephemeral"
         if o.drive_class == "consumer" and not workstation and not why:
             why = (
                 "a consumer drive (no power-loss protection, rated for a fraction of a data-centre drive's writes): "
@@ -994,7 +997,9 @@ def _buyable(rec: pd.DataFrame, site: str | None, allow_other: bool = False) -> 
     here = rec["site"].isin([site, "any"]) if site is not None and not allow_other else rec["feasible"] | True
     # Ready: the loader's workers keep enough reads in flight (Little's law); a row that is not
     # would leave the plan's storage stage short of the rate it was sized for.
-    return rec["feasible"] & rec["ready"] & rec["monthly_total_usd"].notna() & here
+    # Node RAM is no store: the dataset must live somewhere durable (the page-cache design pairs them).
+    store = rec["option"].map(lambda n: st.option(n).kind != "ram")
+    return rec["feasible"] & rec["ready"] & rec["monthly_total_usd"].notna() & here & store
 
 
 def _cloud(name: str | None) -> str | None:
@@ -1056,7 +1061,7 @@ def describe_option(row: Mapping[str, Any], brief: bool | str = False) -> str:
 def _n(count: float, noun: str) -> str:
     """``1 drive``, ``3 drives``, ``1,024 GPUs``: a count with its noun, singular or plural."""
     n = int(count)
-    return f"{n:,} {noun}" + ("" if n == 1 or noun.endswith("s") else "s")
+    return f"{n:,} {noun}" + ("" if n == 1 or noun.endswith("s") else "es" if noun.endswith("x") else "s")
 
 
 def _deciding(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -> str:
