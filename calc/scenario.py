@@ -579,7 +579,7 @@ class Scenario:
         "choice",
         STORAGE,
         "Drive protection",
-        "How bought drives are protected: none, mirror, raid6 (groups of 10 + 2) or erasure k+m; "
+        "How bought drives are protected: raid0 (none), mirror, raid6 (groups of 10 + 2) or erasure k+m; "
         "empty = mirror for 1-2 data drives, raid6 above.",
         choices=PROTECTIONS,
     )

@@ -472,8 +472,12 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
     sc = p.scenario
     clients = _clients(sc)
     months = sc.amortization_months
-    # The store behind a cache is shared and durable: not a node's own drives or RAM.
-    shared = store_rank["option"].map(lambda n: st.option(n).kind not in ("local", "ram"))
+    # The store behind a cache is shared and durable: not RAM, and a node's own drives only when
+    # one node reads and they are bought as a protected array.
+    shared = store_rank["option"].map(
+        lambda n: st.option(n).kind != "ram"
+        and (st.option(n).kind != "local" or (clients == 1 and math.isfinite(st.option(n).purchase_price)))
+    )
     stores = store_rank[_buyable(store_rank, site) & shared]
     if not len(stores):
         return []

@@ -401,9 +401,9 @@ def read_service_time_s(latency_s: Numeric, request_bytes: Numeric, stream_bytes
 # the data drives hold the bytes at ``fill_limit``, parity or mirror drives are added by the
 # protection scheme, and the drives sit in enclosures of ``enclosure_bays``.
 
-PROTECTIONS = ("none", "mirror", "raid6", "erasure 4+2", "erasure 8+2", "erasure 8+3", "erasure 10+4", "erasure 16+4")
-"""Protection schemes for bought drives (Scenario ``protection``); ``erasure k+m`` stripes k data
-and m parity drives."""
+PROTECTIONS = ("raid0", "mirror", "raid6", "erasure 4+2", "erasure 8+2", "erasure 8+3", "erasure 10+4", "erasure 16+4")
+"""Protection schemes for bought drives (Scenario ``protection``): ``raid0`` is none (a stripe;
+"none" itself means "not given" in the text codec), ``erasure k+m`` stripes k data and m parity drives."""
 
 RAID6_DATA_PER_GROUP = 10
 """Data drives per RAID 6 group (10 + 2 parity): wider groups rebuild longer with two parity
@@ -424,11 +424,11 @@ def _erasure(scheme: str) -> tuple[int, int]:
 def protected_drives(data_drives: int, scheme: str) -> int:
     """Raw drives that hold ``data_drives`` of data under ``scheme`` [drives].
 
-    none: d; mirror: 2d; raid6: d + 2 per group of up to 10 data drives; erasure k+m: whole
+    raid0 (no protection): d; mirror: 2d; raid6: d + 2 per group of up to 10 data drives; erasure k+m: whole
     stripes, ceil(d / k) x (k + m) (a stripe needs all k + m drives even when d < k).
     """
     d = max(int(data_drives), 1)
-    if scheme == "none":
+    if scheme == "raid0":
         return d
     if scheme == "mirror":
         return 2 * d
@@ -440,7 +440,7 @@ def protected_drives(data_drives: int, scheme: str) -> int:
 
 def usable_drives(raw_drives: int, scheme: str) -> float:
     """Drives' worth of data that ``raw_drives`` hold under ``scheme`` (the inverse of protected_drives)."""
-    if scheme == "none":
+    if scheme == "raid0":
         return float(raw_drives)
     if scheme == "mirror":
         return raw_drives / 2

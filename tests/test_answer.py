@@ -149,7 +149,7 @@ def test_drive_system_formulas() -> None:
     # RAID 6 adds 2 parity drives per group of up to 10 data drives: 1 -> 3, 9 -> 11, 10 -> 12,
     # 11 -> 10 + 2 and 1 + 2 = 15, 20 -> 2 x 12 = 24.
     assert [st.protected_drives(d, "raid6") for d in (1, 9, 10, 11, 20)] == [3, 11, 12, 15, 24]
-    assert st.protected_drives(3, "mirror") == 6 and st.protected_drives(3, "none") == 3
+    assert st.protected_drives(3, "mirror") == 6 and st.protected_drives(3, "raid0") == 3
     assert st.protected_drives(3, "erasure 4+2") == 6 and st.protected_drives(9, "erasure 4+2") == 18
     assert st.usable_drives(11, "raid6") == 9 and st.usable_drives(15, "raid6") == 11 and st.usable_drives(18, "erasure 4+2") == 12
     assert st.default_protection(2) == "mirror" and st.default_protection(3) == "raid6"
