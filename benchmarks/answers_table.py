@@ -49,7 +49,7 @@ def block(name: str, **over: Any) -> list[str]:
     d = getattr(a, "deciding", "")
     if d:
         out.append(f"- deciding: {d}")
-    return out + [""]
+    return [*out, ""]
 
 
 def main() -> None:

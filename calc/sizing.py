@@ -475,8 +475,10 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
     # The store behind a cache is shared and durable: not RAM, and a node's own drives only when
     # one node reads and they are bought as a protected array.
     shared = store_rank["option"].map(
-        lambda n: st.option(n).kind != "ram"
-        and (st.option(n).kind != "local" or (clients == 1 and math.isfinite(st.option(n).purchase_price)))
+        lambda n: (
+            st.option(n).kind != "ram"
+            and (st.option(n).kind != "local" or (clients == 1 and math.isfinite(st.option(n).purchase_price)))
+        )
     )
     stores = store_rank[_buyable(store_rank, site) & shared]
     if not len(stores):
