@@ -1163,6 +1163,13 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
                 f"Your storage, {have}, delivers what the job needs "
                 f"({fmt(need_bw, 'bytes_per_s')}, {fmt(need_iops, 'count_per_s', 'reads/s')})."
             )
+        elif not math.isfinite(p.storage_bytes_per_s) or p.storage_bytes_per_s >= need_bw:
+            # Bandwidth to spare yet the bottleneck: its read time binds (Little's law), not its size.
+            own = (
+                f"Your storage, {have}, holds the job back by its read time "
+                f"({fmt(p.values['storage_latency_s'], 'seconds')} a read, {sc.num_workers} worker(s) per GPU), "
+                "not by its bandwidth: more workers or asynchronous reads lift it."
+            )
         else:
             would = f"; {mine['units']:,} would" if mine["feasible"] else f"; it cannot: {mine['why_not']}"
             own = (

@@ -271,3 +271,16 @@ def test_designs_markdown_has_no_nan_or_inf() -> None:
     for name in ("beast-imagenet-4xv100", "mlperf-checkpoint-llama3-70b"):
         md = run(["designs", name, "--format", "markdown"])
         assert "| nan" not in md and "| inf" not in md and "nan |" not in md, name
+
+
+def test_no_answer_sentence_prints_an_infinite_rate() -> None:
+    # One synchronous worker per GPU on HDDs: the storage stage is 1 worker / 12 ms = 83.3 samples/s
+    # per GPU, though 60 drives x 285 MB/s = 17.1 GB/s dwarf the 385.7 MB/s needed: read time binds.
+    for over in ({}, {"server": "DGX-H100"}):
+        for name in calc.scenarios():
+            text = " ".join(calc.answer(name, **over).lines())
+            assert "inf " not in text and "nan" not in text, (name, over)
+    a = calc.answer("beast-imagenet-4xv100", storage="hdd-7200", num_workers=1)
+    assert a.plan.bottleneck == "storage" and a.plan.stages["storage"] == pytest.approx(1 / 0.012)
+    assert a.plan.storage_bytes_per_s == pytest.approx(60 * 285e6)
+    assert "read time" in a.own and "17.1 GB/s" not in a.own
