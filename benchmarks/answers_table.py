@@ -46,9 +46,6 @@ def block(name: str, **over: Any) -> list[str]:
     out = [f"### `{head}`", ""]
     out += [f"- {line}" for line in a.lines()]
     out.append(f"- {charges(a)}")
-    d = getattr(a, "deciding", "")
-    if d:
-        out.append(f"- deciding: {d}")
     return [*out, ""]
 
 
