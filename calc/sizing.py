@@ -1222,4 +1222,22 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
         site=site,
         site_lines=site_lines,
     )
-    return dataclasses.replace(a, deciding=_deciding(p, a.design, rec))
+    return dataclasses.replace(a, deciding=_read_time_binds(p, a.design) or _deciding(p, a.design, rec))
+
+
+def _read_time_binds(p: Plan, d: Mapping[str, Any] | None) -> str:
+    """The deciding sentence when the chosen local cache serves the bandwidth but the loader's
+    reads in flight do not (Little's law): planned with those drives, read time still binds."""
+    if d is None or d["design"] != "local cache":
+        return ""
+    sc = p.scenario
+    q = plan(sc.replace(storage=d["local"], storage_units=None))
+    if q.bottleneck != "storage" or q.gpu_utilization >= sc.target_gpu_utilization - 1e-9:
+        return ""
+    v = q.values  # the plan's own figures: reads in flight = reads/s x read time (Little's law)
+    return (
+        f"Deciding: read time; the job needs {v['outstanding_reads']:,.1f} reads in flight "
+        f"({fmt(v['read_iops'], 'count_per_s', 'reads/s')} x {fmt(v['storage_latency_s'], 'seconds')} a read) and "
+        f"its {_n(sc.num_workers * sc.gpus_per_job * sc.jobs, 'worker')} keep fewer: the drives carry the bandwidth, "
+        f"but GPU utilisation stays at {q.gpu_utilization:.0%} until num_workers rises or reads go asynchronous."
+    )

@@ -284,3 +284,16 @@ def test_no_answer_sentence_prints_an_infinite_rate() -> None:
     assert a.plan.bottleneck == "storage" and a.plan.stages["storage"] == pytest.approx(1 / 0.012)
     assert a.plan.storage_bytes_per_s == pytest.approx(60 * 285e6)
     assert "read time" in a.own and "17.1 GB/s" not in a.own
+
+
+def test_dlrm_answer_says_read_time_binds_behind_its_local_cache() -> None:
+    # Before: "buy 2 drives, 1.3x headroom", yet planned with them storage bound GPU use at 39 %.
+    # The per-node cache carries 23.27 GB/s, but the loader must keep reads/s x read time in flight:
+    # 88,783 reads/s x 80 us (PM9A3) = 7.1 reads, above the 4 workers of one B200.
+    a = calc.answer("mlperf-dlrm-b200", site="on-prem")
+    assert a.design is not None and a.design["design"] == "local cache"
+    assert a.deciding.startswith("Deciding: read time")
+    assert "7.1 reads in flight" in a.deciding and "4 workers" in a.deciding
+    q = calc.plan("mlperf-dlrm-b200", storage=a.design["local"])
+    assert q.values["outstanding_reads"] == pytest.approx(q.values["read_iops"] * 80e-6, rel=1e-9)
+    assert f"{q.gpu_utilization:.0%}" in a.deciding
