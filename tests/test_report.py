@@ -42,10 +42,10 @@ def test_compare_chart_has_a_panel_per_requirement_and_two_for_cost() -> None:
     titles = [a.text for a in fig.layout.annotations]
     assert "worker RAM [GiB]" in titles and "storage to buy [USD]" in titles
     assert len(fig.data) == 2 * 8  # a bar per plan and panel
-    # mlperf-unet3d-h100 on-prem buys 2 PM9A3 (nvme-gen4) mirrored at $2,737.50 each in a 14-bay
-    # NVMe server with its NIC ($3,882.50): $9,357.50 (the catalog's figures)
+    # mlperf-unet3d-h100 on-prem: one PM9A3 (nvme-gen4, $2,737.50) caches the dataset in the node,
+    # two mirrored 24 TB HDDs (2 x $1,079.99) in a JBOD ($1,875) hold it: $6,772.48 (catalog figures)
     buy = next(b for b in fig.data if b.name == "b" and b.xaxis == "x8")
-    assert buy.x[0] == pytest.approx(2 * 2737.5 + 3882.5)
+    assert buy.x[0] == pytest.approx(2737.5 + 2 * 1079.99 + 1875)
 
 
 def test_compare_chart_title_states_which_plan_is_faster_and_which_storage_is_cheaper() -> None:
