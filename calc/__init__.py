@@ -13,7 +13,8 @@ Public API: ``scenario``, ``scenarios``, ``Scenario``, ``plan``, ``Plan``, ``swe
 from calc.calibrate import calibration
 from calc.catalog import gpus, models
 from calc.errors import DoesNotFitError, InputError, PresetError, UnitError
-from calc.plan import OUTPUTS, Plan, plan
+from calc.plan import Plan, plan
+from calc.registry import OUTPUTS
 from calc.scenario import FIELDS, Scenario, scenario, scenarios
 from calc.sizing import (
     answer,

@@ -366,7 +366,7 @@ def retained_capacity_bytes(checkpoint_bytes: Numeric, keep: Numeric) -> Numeric
 
 
 @formula(
-    "young_daly_interval_s", "sqrt(2 x ({checkpoint_bytes} / {storage_bytes_per_s}) x {mtbf_s}) (0 = no MTBF given)"
+    "young_daly_interval_s", "sqrt(2 x {checkpoint_write_s} x {mtbf_s}) (0 = no MTBF given)"
 )
 def young_daly_interval_s(checkpoint_write_s: Numeric, mtbf_s: Numeric) -> Numeric:
     """Checkpoint interval that minimises lost time [s]: ``sqrt(2 x write_time x MTBF)``.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -23,7 +24,9 @@ from calc._types import Numeric
 from calc.calibrate import fitted
 from calc.checkpoint import CHECKPOINT_LAYOUTS
 from calc.errors import DoesNotFitError, InputError
-from calc.formula import FORMULAS, note
+from calc.formula import FORMULAS
+from calc.registry import BY_STAGE, KEPT, OUTPUTS, STEPS, Output, stage
+from calc.registry import check as registry_check
 from calc.scenario import FIELDS, Scenario
 from calc.scenario import scenario as preset_scenario
 from calc.units import Kind, fmt, parse
@@ -36,112 +39,6 @@ DEFAULT_STORAGE_LATENCY_S = 1e-3
 """Read latency when no storage option or latency is given [s]: 1 ms, between local NVMe
 (60-115 µs) and networked file systems (~1 ms and up) in presets/storage.yaml."""
 
-
-@dataclass(frozen=True)
-class Output:
-    """How one result is labelled and formatted (its formula is in ``calc.formula.FORMULAS``)."""
-
-    kind: Kind
-    label: str
-    unit: str = ""
-    binary: bool = False
-
-
-note("gpu_memory_bytes", "{src_gpu_memory_bytes}")
-note("memory_bandwidth_bytes_per_s", "{src_memory_bandwidth_bytes_per_s}")
-note("reserved_bytes", "input (scenario)")
-note("activation_bytes_per_example", "{src_activation_bytes_per_example}")
-note("memory_traffic_bytes_per_example", "{src_memory_traffic_bytes_per_example}")
-note(
-    "storage_write_bytes_per_s",
-    "min({storage_units_used} x unit write rate, {clients} x client cap); "
-    "a storage given as one bandwidth: that figure",
-)
-note("step_traffic_bytes", "{src_step_traffic_bytes}")
-note("peak_flops_per_s", "{src_peak_flops_per_s}")
-note("efficiency", "{src_efficiency}")
-note("memory_efficiency", "{src_memory_efficiency}")
-note("step_time_s", "{step_rule}")
-note("storage_latency_s", "{latency_rule}")
-note("example_tensor_bytes", "{tensors}")
-note("node_network_bytes_per_s", "{src_node_network_bytes_per_s}")
-note("achieved_samples_per_s", "{achieved_rule} per GPU x {gpus_per_job} x {jobs}")
-
-OUTPUTS: dict[str, Output] = {
-    "gpu_memory_bytes": Output("bytes", "GPU memory", binary=True),
-    "reserved_bytes": Output("bytes", "Reserved (context, allocator)", binary=True),
-    "model_state_bytes": Output("bytes", "Model state", binary=True),
-    "activation_bytes_per_example": Output("bytes", "Activations per example", binary=True),
-    "max_batch_size": Output("count", "Largest batch that fits", "examples"),
-    "batch_size": Output("count", "Batch size per GPU", "examples"),
-    "memory_used_bytes": Output("bytes", "GPU memory used", binary=True),
-    "train_flops_per_example": Output("flops", "Training FLOPs per example"),
-    "peak_flops_per_s": Output("flops_per_s", "Peak FLOP/s"),
-    "efficiency": Output("count", "Compute efficiency"),
-    "memory_bandwidth_bytes_per_s": Output("bytes_per_s", "GPU memory bandwidth"),
-    "memory_traffic_bytes_per_example": Output("bytes", "GPU memory traffic per example"),
-    "step_traffic_bytes": Output("bytes", "GPU memory traffic per step (weights, optimizer)"),
-    "memory_efficiency": Output("count", "Memory efficiency"),
-    "compute_time_per_example_s": Output("seconds", "Math time per example"),
-    "memory_time_per_example_s": Output("seconds", "Memory time per example"),
-    "fixed_time_s": Output("seconds", "Fixed time per step"),
-    "model_step_time_s": Output("seconds", "Modelled step time"),
-    "step_time_s": Output("seconds", "Step time t"),
-    "scaling_efficiency": Output("count", "Data-parallel scaling efficiency"),
-    "gpu_samples_per_s": Output("count_per_s", "GPU rate per GPU", "samples/s"),
-    "per_gpu_samples_per_s": Output("count_per_s", "Demand per GPU", "samples/s"),
-    "samples_per_s": Output("count_per_s", "Samples/s, all GPUs and jobs", "samples/s"),
-    "read_bytes_per_s": Output("bytes_per_s", "Read bandwidth"),
-    "request_bytes": Output("bytes", "Read size", binary=True),
-    "read_iops": Output("count_per_s", "Random reads/s", "reads/s"),
-    "file_opens_per_s": Output("count_per_s", "File opens/s", "opens/s"),
-    "page_cache_hit": Output("count", "Page-cache hit rate after epoch 1"),
-    "remote_fraction": Output("count", "Share of reads reaching storage"),
-    "first_epoch_read_bytes_per_s": Output("bytes_per_s", "Read bandwidth in the first epoch"),
-    "node_read_bytes_per_s": Output("bytes_per_s", "Storage traffic per node"),
-    "node_network_bytes_per_s": Output("bytes_per_s", "Node link to storage"),
-    "latency_budget_s": Output("seconds", "Latency budget per example"),
-    "metadata_ops_per_s": Output("count_per_s", "Metadata operations/s", "ops/s"),
-    "p99_factor": Output("count", "99th-percentile batch / mean batch (size spread)"),
-    "p99_read_bytes_per_s": Output("bytes_per_s", "Read bandwidth for 99 % of batches on time"),
-    "p99_outstanding_reads": Output("count", "Reads in flight for 99 % of batches on time", "reads"),
-    "storage_bytes_per_s": Output("bytes_per_s", "Storage bandwidth supplied"),
-    "storage_iops": Output("count_per_s", "Storage reads/s supplied", "reads/s"),
-    "storage_latency_s": Output("seconds", "Storage read time"),
-    "outstanding_reads": Output("count", "Reads in flight (Little's law)", "reads"),
-    "example_tensor_bytes": Output("bytes", "Tensor bytes per example"),
-    "batch_bytes": Output("bytes", "Batch in host memory", binary=True),
-    "worker_ram_bytes": Output("bytes", "Worker RAM per GPU process", binary=True),
-    "host_ram_per_node_bytes": Output("bytes", "Loader RAM per node", binary=True),
-    "cpu_cores": Output("count", "CPU cores, all GPUs and jobs", "cores"),
-    "cpu_cores_per_node": Output("count", "CPU cores per node", "cores"),
-    "h2d_bytes_per_s_per_gpu": Output("bytes_per_s", "Host-to-GPU per GPU"),
-    "h2d_copy_time_s": Output("seconds", "Copy time per batch"),
-    "h2d_share_of_step": Output("count", "Copy time / step time"),
-    "dataset_bytes": Output("bytes", "Dataset size", binary=False),
-    "fits_in_ram": Output("count", "Dataset fits in free RAM (1 = yes)"),
-    "epoch_time_s": Output("seconds", "Epoch time per job"),
-    "compress_s": Output("seconds", "Compress"),
-    "send_s": Output("seconds", "Send"),
-    "decompress_s": Output("seconds", "Decompress"),
-    "transfer_time_s": Output("seconds", "Dataset transfer time"),
-    "transfer_direct_time_s": Output("seconds", "Plain copy, no compression"),
-    "checkpoint_bytes": Output("bytes", "Checkpoint size", binary=True),
-    "checkpoint_rank_bytes": Output("bytes", "Checkpoint bytes per writing rank", binary=True),
-    "checkpoint_writing_ranks": Output("count", "Ranks writing a checkpoint", "ranks"),
-    "checkpoint_write_bytes_per_s": Output("bytes_per_s", "Checkpoint write bandwidth"),
-    "checkpoint_host_ram_bytes": Output("bytes", "Host RAM per node for async saves", binary=True),
-    "checkpoint_restore_s": Output("seconds", "Checkpoint restore time"),
-    "checkpoint_write_s": Output("seconds", "Time to write one checkpoint"),
-    "checkpoint_stall_share": Output("count", "Share of training time blocked on saves"),
-    "storage_write_bytes_per_s": Output("bytes_per_s", "Storage write bandwidth supplied"),
-    "checkpoint_capacity_bytes": Output("bytes", "Checkpoints kept on storage", binary=True),
-    "young_daly_interval_s": Output("seconds", "Young-Daly checkpoint interval"),
-    "storage_need_bytes_per_s": Output("bytes_per_s", "Storage bandwidth: reads and checkpoint writes"),
-    "achieved_samples_per_s": Output("count_per_s", "Achieved samples/s, all GPUs", "samples/s"),
-    "gpu_utilization": Output("count", "GPU utilisation"),
-}
-"""Every number a Plan reports, with its unit kind and label (formulas: ``FORMULAS``)."""
 
 STAGE_KEYS = {s: f"{s}_samples_per_s_per_gpu" for s in pipeline.STAGES}
 
@@ -156,32 +53,6 @@ HEADLINE = (
     "gpu_utilization",
 )
 """The outputs a meeting looks at first: the dashboard's headline row, the report's summary."""
-
-CHECKPOINT_OUTPUTS = (
-    "checkpoint_bytes",
-    "checkpoint_rank_bytes",
-    "checkpoint_writing_ranks",
-    "checkpoint_write_bytes_per_s",
-    "checkpoint_write_s",
-    "checkpoint_stall_share",
-    "checkpoint_host_ram_bytes",
-    "checkpoint_restore_s",
-    "checkpoint_capacity_bytes",
-    "young_daly_interval_s",
-    "storage_need_bytes_per_s",
-)
-"""The checkpoint outputs, as the dashboard's Checkpoints section and the report list them."""
-
-_EXTRA = (
-    "reads_per_example",
-    "batches_in_flight",
-    "gpus_on_node",
-    "cpu_seconds_effective",
-    "clients",
-    "storage_units_used",
-    *STAGE_KEYS.values(),
-)
-"""Intermediate values a Plan keeps beside OUTPUTS (stage capacities may be infinite)."""
 
 
 def _nan(x: Any) -> float:
@@ -497,6 +368,21 @@ def _a(x: Any) -> Any:
     return np.asarray(x, dtype=float)
 
 
+@stage(
+    Output("gpu_memory_bytes", "bytes", "GPU memory", binary=True, formula="{src_gpu_memory_bytes}"),
+    Output("reserved_bytes", "bytes", "Reserved (context, allocator)", binary=True, formula="input (scenario)"),
+    Output("model_state_bytes", "bytes", "Model state", binary=True),
+    Output(
+        "activation_bytes_per_example",
+        "bytes",
+        "Activations per example",
+        binary=True,
+        formula="{src_activation_bytes_per_example}",
+    ),
+    Output("max_batch_size", "count", "Largest batch that fits", "examples", integer=True),
+    Output("batch_size", "count", "Batch size per GPU", "examples", integer=True),
+    Output("memory_used_bytes", "bytes", "GPU memory used", binary=True),
+)
 def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Model state, the largest batch that fits and the batch used."""
     for k in ("gpu_memory_bytes", "reserved_bytes", "activation_bytes_per_example"):
@@ -518,6 +404,38 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["fits"] = np.where(np.isfinite(fixed), out["memory_used_bytes"] <= _a(x["gpu_memory_bytes"]), n_max >= 1)
 
 
+@stage(
+    Output("train_flops_per_example", "flops", "Training FLOPs per example"),
+    Output("peak_flops_per_s", "flops_per_s", "Peak FLOP/s", formula="{src_peak_flops_per_s}"),
+    Output("efficiency", "count", "Compute efficiency", formula="{src_efficiency}", percent=True),
+    Output(
+        "memory_bandwidth_bytes_per_s",
+        "bytes_per_s",
+        "GPU memory bandwidth",
+        formula="{src_memory_bandwidth_bytes_per_s}",
+    ),
+    Output(
+        "memory_traffic_bytes_per_example",
+        "bytes",
+        "GPU memory traffic per example",
+        formula="{src_memory_traffic_bytes_per_example}",
+    ),
+    Output(
+        "step_traffic_bytes",
+        "bytes",
+        "GPU memory traffic per step (weights, optimizer)",
+        formula="{src_step_traffic_bytes}",
+    ),
+    Output("memory_efficiency", "count", "Memory efficiency", formula="{src_memory_efficiency}", percent=True),
+    Output("compute_time_per_example_s", "seconds", "Math time per example"),
+    Output("memory_time_per_example_s", "seconds", "Memory time per example"),
+    Output("fixed_time_s", "seconds", "Fixed time per step"),
+    Output("model_step_time_s", "seconds", "Modelled step time", zero_without_step=True),
+    Output("step_time_s", "seconds", "Step time t", formula="{step_rule}", zero_without_step=True),
+    Output("scaling_efficiency", "count", "Data-parallel scaling efficiency", percent=True),
+    Output("gpu_samples_per_s", "count_per_s", "GPU rate per GPU", "samples/s", zero_without_step=True),
+    keep=("anchor_batch_size",),
+)
 def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Step time: the model (compute + memory + fixed), or a measurement re-projected by it."""
     mult = _a(x["train_flops_multiplier"])
@@ -600,6 +518,17 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["gpu_samples_per_s"] = demand.gpu_samples_per_s(out["batch_size"], t, out["scaling_efficiency"])
 
 
+@stage(
+    Output("example_tensor_bytes", "bytes", "Tensor bytes per example", formula="{tensors}"),
+    Output("batch_bytes", "bytes", "Batch in host memory", binary=True),
+    Output("worker_ram_bytes", "bytes", "Worker RAM per GPU process", binary=True),
+    Output("host_ram_per_node_bytes", "bytes", "Loader RAM per node", binary=True),
+    Output("dataset_bytes", "bytes", "Dataset size"),
+    Output("fits_in_ram", "count", "Dataset fits in free RAM (1 = yes)", yes_no=True),
+    Output("page_cache_hit", "count", "Page-cache hit rate after epoch 1", percent=True),
+    Output("remote_fraction", "count", "Share of reads reaching storage", percent=True),
+    keep=("batches_in_flight", "gpus_on_node"),
+)
 def evaluate_cache(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Host RAM: batches in flight, the dataset against free RAM, the page-cache hit rate."""
     n = out["batch_size"]
@@ -619,6 +548,28 @@ def evaluate_cache(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["remote_fraction"] = demand.remote_fraction(x["cache_fraction"], out["page_cache_hit"])
 
 
+@stage(
+    Output("per_gpu_samples_per_s", "count_per_s", "Demand per GPU", "samples/s", zero_without_step=True),
+    Output("samples_per_s", "count_per_s", "Samples/s, all GPUs and jobs", "samples/s", zero_without_step=True),
+    Output("read_bytes_per_s", "bytes_per_s", "Read bandwidth", zero_without_step=True),
+    Output("first_epoch_read_bytes_per_s", "bytes_per_s", "Read bandwidth in the first epoch", zero_without_step=True),
+    Output(
+        "node_network_bytes_per_s",
+        "bytes_per_s",
+        "Node link to storage",
+        formula="{src_node_network_bytes_per_s}",
+        unlimited=True,
+    ),
+    Output("node_read_bytes_per_s", "bytes_per_s", "Storage traffic per node", zero_without_step=True),
+    Output("request_bytes", "bytes", "Read size", binary=True),
+    Output("read_iops", "count_per_s", "Random reads/s", "reads/s", zero_without_step=True),
+    Output("file_opens_per_s", "count_per_s", "File opens/s", "opens/s", zero_without_step=True),
+    Output("metadata_ops_per_s", "count_per_s", "Metadata operations/s", "ops/s", zero_without_step=True),
+    Output("p99_factor", "count", "99th-percentile batch / mean batch (size spread)"),
+    Output("p99_read_bytes_per_s", "bytes_per_s", "Read bandwidth for 99 % of batches on time", zero_without_step=True),
+    Output("latency_budget_s", "seconds", "Latency budget per example", zero_without_step=True),
+    keep=("reads_per_example",),
+)
 def evaluate_demand(x: Mapping[str, Numeric], out: Arrays) -> None:
     """What the data path must deliver: samples/s, bytes/s, reads/s, opens/s, latency.
 
@@ -648,6 +599,15 @@ def evaluate_demand(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["latency_budget_s"] = demand.latency_budget_s(out["step_time_s"])
 
 
+@stage(
+    Output("cpu_cores", "count", "CPU cores, all GPUs and jobs", "cores", zero_without_step=True),
+    Output("cpu_cores_per_node", "count", "CPU cores per node", "cores", zero_without_step=True),
+    Output("h2d_bytes_per_s_per_gpu", "bytes_per_s", "Host-to-GPU per GPU", zero_without_step=True),
+    Output("h2d_copy_time_s", "seconds", "Copy time per batch"),
+    Output("h2d_share_of_step", "count", "Copy time / step time", percent=True, zero_without_step=True),
+    Output("epoch_time_s", "seconds", "Epoch time per job", zero_without_step=True),
+    keep=("cpu_seconds_effective",),
+)
 def evaluate_host(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Host side: CPU cores, host-to-GPU copy, epoch time."""
     per_gpu, gpus_on_node = out["per_gpu_samples_per_s"], out["gpus_on_node"]
@@ -661,6 +621,28 @@ def evaluate_host(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["epoch_time_s"] = demand.epoch_time_s(x["dataset_examples"], per_gpu, x["gpus_per_job"])
 
 
+@stage(
+    Output("storage_bytes_per_s", "bytes_per_s", "Storage bandwidth supplied", unlimited=True),
+    Output(
+        "storage_write_bytes_per_s",
+        "bytes_per_s",
+        "Storage write bandwidth supplied",
+        formula="min({storage_units_used} x unit write rate, {clients} x client cap); "
+        "a storage given as one bandwidth: that figure",
+        unlimited=True,
+    ),
+    Output("storage_iops", "count_per_s", "Storage reads/s supplied", "reads/s", unlimited=True),
+    Output("storage_latency_s", "seconds", "Storage read time"),
+    Output("outstanding_reads", "count", "Reads in flight (Little's law)", "reads", zero_without_step=True),
+    Output(
+        "p99_outstanding_reads",
+        "count",
+        "Reads in flight for 99 % of batches on time",
+        "reads",
+        zero_without_step=True,
+    ),
+    keep=("clients", "storage_units_used"),
+)
 def evaluate_storage(x: Mapping[str, Numeric], out: Arrays) -> None:
     """What the storage supplies for its unit count, clients and read size.
 
@@ -701,6 +683,18 @@ def evaluate_storage(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["p99_outstanding_reads"] = _a(out["outstanding_reads"]) * out["p99_factor"]
 
 
+@stage(
+    Output(
+        "achieved_samples_per_s",
+        "count_per_s",
+        "Achieved samples/s, all GPUs",
+        "samples/s",
+        formula="{achieved_rule} per GPU x {gpus_per_job} x {jobs}",
+        zero_without_step=True,
+    ),
+    Output("gpu_utilization", "count", "GPU utilisation", percent=True, zero_without_step=True),
+    keep=tuple(STAGE_KEYS.values()),
+)
 def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Each stage's capacity per GPU, the achieved rate, utilisation and the bottleneck."""
     readers = _a(x["gpus_per_job"]) * x["jobs"]
@@ -766,6 +760,36 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["bottleneck"] = bottleneck
 
 
+@stage(
+    Output("checkpoint_bytes", "bytes", "Checkpoint size", binary=True),
+    Output("checkpoint_rank_bytes", "bytes", "Checkpoint bytes per writing rank", binary=True),
+    Output("checkpoint_writing_ranks", "count", "Ranks writing a checkpoint", "ranks"),
+    Output(
+        "checkpoint_write_bytes_per_s",
+        "bytes_per_s",
+        "Checkpoint write bandwidth",
+        not_given="0 (no checkpoints: give checkpoint_interval_s)",
+    ),
+    Output(
+        "checkpoint_write_s",
+        "seconds",
+        "Time to write one checkpoint",
+        not_given="n/a: no storage or node link limits the write (choose a storage)",
+    ),
+    Output("checkpoint_stall_share", "count", "Share of training time blocked on saves", percent=True),
+    Output("checkpoint_host_ram_bytes", "bytes", "Host RAM per node for async saves", binary=True),
+    Output(
+        "checkpoint_restore_s",
+        "seconds",
+        "Checkpoint restore time",
+        not_given="n/a: no storage or node link limits the read (choose a storage)",
+    ),
+    Output("checkpoint_capacity_bytes", "bytes", "Checkpoints kept on storage", binary=True),
+    Output(
+        "young_daly_interval_s", "seconds", "Young-Daly checkpoint interval", not_given="n/a: give mtbf_s and a storage"
+    ),
+    Output("storage_need_bytes_per_s", "bytes_per_s", "Storage bandwidth: reads and checkpoint writes"),
+)
 def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Checkpoints: size, per-rank split, write bandwidth (sync or async), host RAM, restore, retention.
 
@@ -820,6 +844,13 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     )
 
 
+@stage(
+    Output("compress_s", "seconds", "Compress"),
+    Output("send_s", "seconds", "Send"),
+    Output("decompress_s", "seconds", "Decompress"),
+    Output("transfer_time_s", "seconds", "Dataset transfer time"),
+    Output("transfer_direct_time_s", "seconds", "Plain copy, no compression"),
+)
 def evaluate_transfer(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Moving the dataset: compress, send, decompress, in turn or streamed."""
     dataset = out["dataset_bytes"]
@@ -836,44 +867,19 @@ def evaluate_transfer(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["transfer_direct_time_s"] = transfer.direct_time_s(dataset, x["transfer_link_bytes_per_s"])
 
 
-STEPS = (
-    evaluate_memory,
-    evaluate_compute,
-    evaluate_cache,
-    evaluate_demand,
-    evaluate_host,
-    evaluate_storage,
-    evaluate_pipeline,
-    evaluate_checkpoint,
-    evaluate_transfer,
-)
-"""The named steps of ``evaluate``, in order; each reads inputs and earlier outputs."""
+registry_check()
 
-_ZEROED = (
-    "metadata_ops_per_s",
-    "p99_read_bytes_per_s",
-    "p99_outstanding_reads",
-    "first_epoch_read_bytes_per_s",
-    "node_read_bytes_per_s",
-    "gpu_samples_per_s",
-    "per_gpu_samples_per_s",
-    "samples_per_s",
-    "read_bytes_per_s",
-    "read_iops",
-    "file_opens_per_s",
-    "outstanding_reads",
-    "cpu_cores",
-    "cpu_cores_per_node",
-    "h2d_bytes_per_s_per_gpu",
-    "h2d_share_of_step",
-    "step_time_s",
-    "latency_budget_s",
-    "epoch_time_s",
-    "achieved_samples_per_s",
-    "gpu_utilization",
-    "model_step_time_s",
-)
+CHECKPOINT_OUTPUTS = BY_STAGE["evaluate_checkpoint"]
+"""The checkpoint outputs, as the dashboard's Checkpoints section and the report list them."""
+
+UNLIMITED = tuple(k for k, o in OUTPUTS.items() if o.unlimited)
+"""Outputs that are infinite when nothing limits them (no storage option, no node link given)."""
+
+_ZEROED = tuple(k for k, o in OUTPUTS.items() if o.zero_without_step)
 """Outputs that are 0 where the model does not fit (no step runs)."""
+
+_EXTRA = tuple(KEPT)
+"""Intermediate values a Plan keeps beside OUTPUTS (stage capacities may be infinite)."""
 
 
 def evaluate(x: Mapping[str, Numeric]) -> dict[str, Numeric]:
@@ -889,23 +895,6 @@ def evaluate(x: Mapping[str, Numeric]) -> dict[str, Numeric]:
     for key in _ZEROED:
         out[key] = _a(out[key]) * live
     return out
-
-
-class _Out:
-    """A typed, read-only Plan attribute for one output [base units]."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: Any, objtype: type | None = None) -> float:
-        return float(obj.values[self.name])
-
-
-class _Count(_Out):
-    """A whole-number output (batch sizes) [examples]."""
-
-    def __get__(self, obj: Any, objtype: type | None = None) -> int:
-        return int(obj.values[self.name])
 
 
 @dataclass(frozen=True)
@@ -926,79 +915,13 @@ class Plan:
     stages: Mapping[str, float]
     warnings: tuple[str, ...] = field(default=())
 
-    # Typed outputs in base units (descriptors: mypy sees float/int; a typo is an error).
-    gpu_memory_bytes = _Out()
-    reserved_bytes = _Out()
-    model_state_bytes = _Out()
-    activation_bytes_per_example = _Out()
-    max_batch_size = _Count()
-    batch_size = _Count()
-    memory_used_bytes = _Out()
-    train_flops_per_example = _Out()
-    peak_flops_per_s = _Out()
-    efficiency = _Out()
-    memory_bandwidth_bytes_per_s = _Out()
-    memory_traffic_bytes_per_example = _Out()
-    step_traffic_bytes = _Out()
-    memory_efficiency = _Out()
-    compute_time_per_example_s = _Out()
-    memory_time_per_example_s = _Out()
-    fixed_time_s = _Out()
-    model_step_time_s = _Out()
-    step_time_s = _Out()
-    scaling_efficiency = _Out()
-    gpu_samples_per_s = _Out()
-    per_gpu_samples_per_s = _Out()
-    samples_per_s = _Out()
-    read_bytes_per_s = _Out()
-    request_bytes = _Out()
-    read_iops = _Out()
-    file_opens_per_s = _Out()
-    page_cache_hit = _Out()
-    remote_fraction = _Out()
-    first_epoch_read_bytes_per_s = _Out()
-    node_read_bytes_per_s = _Out()
-    node_network_bytes_per_s = _Out()
-    latency_budget_s = _Out()
-    metadata_ops_per_s = _Out()
-    p99_factor = _Out()
-    p99_read_bytes_per_s = _Out()
-    p99_outstanding_reads = _Out()
-    storage_bytes_per_s = _Out()
-    storage_iops = _Out()
-    storage_latency_s = _Out()
-    outstanding_reads = _Out()
-    example_tensor_bytes = _Out()
-    batch_bytes = _Out()
-    worker_ram_bytes = _Out()
-    host_ram_per_node_bytes = _Out()
-    cpu_cores = _Out()
-    cpu_cores_per_node = _Out()
-    h2d_bytes_per_s_per_gpu = _Out()
-    h2d_copy_time_s = _Out()
-    h2d_share_of_step = _Out()
-    dataset_bytes = _Out()
-    fits_in_ram = _Out()
-    epoch_time_s = _Out()
-    compress_s = _Out()
-    send_s = _Out()
-    decompress_s = _Out()
-    transfer_time_s = _Out()
-    transfer_direct_time_s = _Out()
-    checkpoint_bytes = _Out()
-    checkpoint_rank_bytes = _Out()
-    checkpoint_writing_ranks = _Out()
-    checkpoint_write_bytes_per_s = _Out()
-    checkpoint_host_ram_bytes = _Out()
-    checkpoint_restore_s = _Out()
-    checkpoint_write_s = _Out()
-    checkpoint_stall_share = _Out()
-    storage_write_bytes_per_s = _Out()
-    checkpoint_capacity_bytes = _Out()
-    young_daly_interval_s = _Out()
-    storage_need_bytes_per_s = _Out()
-    achieved_samples_per_s = _Out()
-    gpu_utilization = _Out()
+    def __getattr__(self, name: str) -> float:
+        # Every output of the registry is an attribute in base units (batch sizes are ints).
+        out = OUTPUTS.get(name)
+        if out is None or name.startswith("__"):
+            raise AttributeError(f"Plan has no output {name!r}; outputs: calc.OUTPUTS")
+        value = self.values[name]
+        return int(value) if out.integer else float(value)
 
     @property
     def title(self) -> str:
@@ -1065,39 +988,16 @@ class Plan:
         )
 
 
-UNLIMITED = ("storage_bytes_per_s", "storage_write_bytes_per_s", "storage_iops", "node_network_bytes_per_s")
-
-NOT_GIVEN_ZERO = {
-    "young_daly_interval_s": "n/a: give mtbf_s and a storage",
-    "checkpoint_write_bytes_per_s": "0 (no checkpoints: give checkpoint_interval_s)",
-    "checkpoint_restore_s": "n/a: no storage or node link limits the read (choose a storage)",
-    "checkpoint_write_s": "n/a: no storage or node link limits the write (choose a storage)",
-}
-"""Outputs whose 0 means "not asked for": shown as the reason, not as a number."""
-"""Outputs that are infinite when nothing limits them (no storage option, no node link given)."""
-
-_PERCENT = (
-    "gpu_utilization",
-    "checkpoint_stall_share",
-    "h2d_share_of_step",
-    "efficiency",
-    "memory_efficiency",
-    "scaling_efficiency",
-    "page_cache_hit",
-    "remote_fraction",
-)
-
-
 def format_output(name: str, value: float) -> str:
     """Format one output by its unit kind (GPU memory in GiB, rates in decimal units)."""
     out = OUTPUTS[name]
-    if name in _PERCENT:
+    if out.percent:
         return f"{value * 100:.1f} %"
-    if name == "fits_in_ram":
+    if out.yes_no:
         return "yes" if value else "no"
-    if value == 0 and name in NOT_GIVEN_ZERO:
-        return NOT_GIVEN_ZERO[name]
-    if name in ("batch_size", "max_batch_size"):
+    if value == 0 and out.not_given:
+        return out.not_given
+    if out.integer:
         n = int(value)
         return f"{n:,} example" + ("" if n == 1 else "s")
     if not math.isfinite(value):
@@ -1108,22 +1008,28 @@ def format_output(name: str, value: float) -> str:
     return fmt(value, out.kind, unit, out.binary)
 
 
-_INPUT_KINDS: dict[str, Kind] = {
-    "checkpoint_interval_s": "seconds",
-    "mtbf_s": "seconds",
-    "state_shards": "count",
-    "forward_flops_per_example": "flops",
-    "example_bytes": "bytes",
-    "cpu_seconds_per_example": "seconds",
-    "host_link_bytes_per_s": "bytes_per_s",
-    "host_ram_bytes": "bytes",
-    "compress_bytes_per_s_per_core": "bytes_per_s",
-    "transfer_link_bytes_per_s": "bytes_per_s",
-    "decompress_bytes_per_s": "bytes_per_s",
-    "launch_overhead_s": "seconds",
-    "storage_unit_bytes_per_s": "bytes_per_s",
-}
-"""Units of the resolved inputs a formula shows (the rest are plain numbers)."""
+_KINDS = typing.get_args(Kind)
+
+
+def input_kind(name: str) -> Kind:
+    """The unit kind of a resolved input a formula shows: its field's kind, else its name's unit suffix.
+
+    Names carry their unit (``_bytes``, ``_bytes_per_s``, ``_s``), so no second list of kinds is kept.
+    """
+    info = FIELDS.get(name)
+    if info is not None:
+        kind = info.kind
+        return typing.cast(Kind, kind) if kind in _KINDS else "count"
+    suffixes: tuple[tuple[str, Kind], ...] = (
+        ("_bytes_per_s", "bytes_per_s"),
+        ("_bytes", "bytes"),
+        ("_flops", "flops"),
+        ("_s", "seconds"),
+    )
+    for suffix, unit in suffixes:
+        if name.endswith(suffix):
+            return unit
+    return "count"
 
 
 def render_formula(p: Plan, template: str) -> tuple[str, str]:
@@ -1159,6 +1065,13 @@ def render_formula(p: Plan, template: str) -> tuple[str, str]:
         )
         if sc.compression_ratio > 1
         else "{send_s}",
+        # No compression (ratio 1): nothing is compressed or decompressed, so both take 0 s.
+        "compress_rule": "{dataset_bytes} / ({compress_cores} x {compress_bytes_per_s_per_core})"
+        if sc.compression_ratio > 1
+        else "0 (compression_ratio 1: nothing to compress)",
+        "decompress_rule": "{dataset_bytes} / {decompress_bytes_per_s}"
+        if sc.compression_ratio > 1
+        else "0 (compression_ratio 1: nothing to decompress)",
         "state_rule": "input (scenario)"
         if sc.model_state_bytes is not None
         else "{params} x {bytes_per_param} B / {state_shards}",
@@ -1203,7 +1116,7 @@ def render_formula(p: Plan, template: str) -> tuple[str, str]:
             numbers[key] = p.formatted(key)
         elif key in p.values or key in p.inputs:
             value = float(p.values.get(key, p.inputs.get(key, math.nan)))
-            numbers[key] = fmt(value, _INPUT_KINDS.get(key, "count")) if math.isfinite(value) else "unlimited"
+            numbers[key] = fmt(value, input_kind(key)) if math.isfinite(value) else "unlimited"
     numbers["clients"] = fmt(p.values.get("clients", math.nan), "count")
     numeric = symbolic.format_map(_Keep(numbers))
     return symbolic.replace("{", "").replace("}", ""), numeric

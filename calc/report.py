@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, cast
 import pandas as pd
 
 from calc.formula import FORMULAS
-from calc.plan import CHECKPOINT_OUTPUTS, HEADLINE, OUTPUTS, Plan, render_formula
+from calc.plan import CHECKPOINT_OUTPUTS, HEADLINE, Plan, render_formula
+from calc.registry import OUTPUTS
 from calc.scenario import FIELDS, Scenario, to_text
 from calc.units import Kind, fmt, fmt_usd
 

@@ -19,7 +19,8 @@ import pandas as pd
 
 from calc import compute, pipeline
 from calc.errors import InputError
-from calc.plan import OUTPUTS, as_scenario, evaluate, resolve
+from calc.plan import as_scenario, evaluate, resolve
+from calc.registry import OUTPUTS
 from calc.scenario import FIELDS, Scenario
 
 CATEGORICAL = tuple(k for k, f in FIELDS.items() if f.kind == "choice")

@@ -23,9 +23,9 @@ import numpy as np
 from calc._types import Numeric
 from calc.formula import formula, note
 
-note("compress_s", "{dataset_bytes} / ({compress_cores} x {compress_bytes_per_s_per_core})")
+note("compress_s", "{compress_rule}")
 note("send_s", "{dataset_bytes} / {compression_ratio} / {transfer_link_bytes_per_s}")
-note("decompress_s", "{dataset_bytes} / {decompress_bytes_per_s}")
+note("decompress_s", "{decompress_rule}")
 
 
 def transfer_stages_s(

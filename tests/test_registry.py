@@ -1,0 +1,134 @@
+"""The output registry and the guard on explained formulas.
+
+Every output is declared once (``calc.registry``), so adding one touches one declaration and
+its formula. The guard: every formula that ``explain()`` shows as arithmetic, re-evaluated
+from the numbers it shows (4 significant figures, as displayed), must give the value it shows.
+A formula text that drifted from the code (the Young-Daly text once divided the checkpoint by
+the read bandwidth while the code used the save time) fails here.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+
+import pytest
+
+import calc
+from calc.formula import FORMULAS
+from calc.plan import CHECKPOINT_OUTPUTS, UNLIMITED, Plan, render_formula
+from calc.registry import BY_STAGE, OUTPUTS, Output, stage
+
+FUNCS = {"sqrt": math.sqrt, "min": min, "max": max, "floor": math.floor, "ceil": math.ceil}
+# Words that annotate a term with its unit in a formula text ("x 16 batches", "x 2 kept").
+UNIT_WORDS = re.compile(r"\b(batches|pinned|GPUs|kept|reads/example|ranks|B)\b")
+# Trailing remarks in brackets that are prose, not arithmetic.
+REMARKS = re.compile(r"\((0 = no MTBF given|no cache is warm yet|the article's bound[^)]*)\)")
+
+
+def _shown(v: float) -> float:
+    """A number as the page shows it: 4 significant figures."""
+    return float(f"{v:.4g}")
+
+
+def arithmetic(p: Plan, name: str) -> tuple[str, float] | None:
+    """The formula of ``name`` evaluated from the plan's shown numbers; None when it is prose or a rule."""
+    symbolic, _ = render_formula(p, FORMULAS[name])
+    expr = REMARKS.sub("", UNIT_WORDS.sub("", symbolic)).replace(" x ", " * ").strip()
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        return None
+    allowed = (ast.Expression, ast.BinOp, ast.Call, ast.Name, ast.Constant, ast.Load, ast.UnaryOp)
+    allowed += (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.USub)
+    if not all(isinstance(n, allowed) for n in ast.walk(tree)):
+        return None
+    env: dict[str, float] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id not in FUNCS:
+            if node.id in p.values:
+                env[node.id] = _shown(float(p.values[node.id]))
+            elif node.id in p.inputs:
+                env[node.id] = _shown(float(p.inputs[node.id]))
+            else:
+                return None
+    if not all(math.isfinite(v) for v in env.values()):
+        return None
+    value = eval(compile(tree, name, "eval"), {"__builtins__": {}, **FUNCS}, env)
+    return expr, float(value)
+
+
+CASES = [
+    *[(name, {}) for name in calc.scenarios()],
+    ("mlperf-checkpoint-llama3-70b", {"storage": "aws-efs-elastic", "mtbf_s": "24 h"}),
+    ("mlperf-checkpoint-llama3-70b", {"storage": "aws-efs-elastic", "mtbf_s": "24 h", "checkpoint_mode": "async"}),
+    ("beast-imagenet-4xv100", {"compression_ratio": 2}),
+    ("beast-imagenet-4xv100", {"compression_ratio": 2, "streamed": True}),
+    ("beast-nfs-shop", {"storage": "nvme-gen4", "storage_units": 2}),
+]
+
+
+@pytest.mark.parametrize(("preset", "overrides"), CASES)
+def test_every_explained_formula_gives_the_value_shown(preset: str, overrides: dict[str, object]) -> None:
+    p = calc.plan(preset, **overrides)
+    checked, wrong = 0, []
+    for name in OUTPUTS:
+        got = arithmetic(p, name)
+        if got is None:
+            continue
+        checked += 1
+        expr, value = got
+        shown = float(p.values[name])
+        if not math.isclose(value, shown, rel_tol=0.01, abs_tol=1e-9):
+            wrong.append(f"{name}: {expr} = {value:.6g}, shown {shown:.6g}")
+    assert not wrong, "\n".join(wrong)
+    # Half the outputs are arithmetic; the rest are look-ups, rules or prose (sources).
+    assert checked >= 30
+
+
+def test_the_guard_catches_a_formula_that_drifted() -> None:
+    # The Young-Daly text as it once was: sqrt(2 x (checkpoint / read bandwidth) x MTBF).
+    # 70B (911.2 GiB = 978.4 GB) on EFS (12.58 GB/s read) with MTBF 24 h = 86,400 s:
+    # sqrt(2 x 77.78 s x 86,400 s) = 3,666 s = 61 min, but the plan (save time 3.04 min) shows 93.5 min.
+    p = calc.plan("mlperf-checkpoint-llama3-70b", storage="aws-efs-elastic", mtbf_s="24 h")
+    old = "sqrt(2 x ({checkpoint_bytes} / {storage_bytes_per_s}) x {mtbf_s})"
+    saved = FORMULAS["young_daly_interval_s"]
+    FORMULAS["young_daly_interval_s"] = old
+    try:
+        got = arithmetic(p, "young_daly_interval_s")
+    finally:
+        FORMULAS["young_daly_interval_s"] = saved
+    assert got is not None
+    assert got[1] == pytest.approx(3666, rel=0.01)
+    assert not math.isclose(got[1], p.young_daly_interval_s, rel_tol=0.01)
+
+
+def test_each_output_is_declared_once_with_one_formula() -> None:
+    assert len(OUTPUTS) == len(set(OUTPUTS))
+    assert set(OUTPUTS) <= set(FORMULAS)
+    # Every output belongs to exactly one stage.
+    owners = [name for names in BY_STAGE.values() for name in names]
+    assert sorted(owners) == sorted(OUTPUTS)
+    # Derived groups hold what their declarations say, nothing listed by hand.
+    assert {"checkpoint_bytes", "checkpoint_write_bytes_per_s", "young_daly_interval_s"} <= set(CHECKPOINT_OUTPUTS)
+    assert "read_iops" not in CHECKPOINT_OUTPUTS
+    assert set(UNLIMITED) == {
+        "storage_bytes_per_s",
+        "storage_write_bytes_per_s",
+        "storage_iops",
+        "node_network_bytes_per_s",
+    }
+
+
+def test_a_second_declaration_is_refused() -> None:
+    with pytest.raises(ValueError, match="declared twice"):
+        stage(Output("read_iops", "count_per_s", "Random reads/s again"))(lambda x, out: None)
+
+
+def test_plan_attributes_come_from_the_registry() -> None:
+    p = calc.plan("beast-imagenet-4xv100")
+    assert isinstance(p.batch_size, int)  # declared integer=True
+    assert p.read_iops == p.values["read_iops"]
+    with pytest.raises(AttributeError, match="no output 'read_iop'"):
+        _ = p.read_iop
