@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from calc import catalog, demand
@@ -435,12 +436,12 @@ def _designs(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
     full: Plan | None = None
     store_rank: pd.DataFrame | None = None
     for site in (known,) if known else st.SITES:
-        for _, r in one[_buyable(one, site)].head(3).iterrows():
+        for r in one[_buyable(one, site)].head(3).to_dict("records"):
             rows.append(
                 {
                     "design": "one tier",
                     "site": site,
-                    "description": describe_option(dict(r), brief=True),
+                    "description": describe_option({str(k): x for k, x in r.items()}, brief=True),
                     "feasible": True,
                     "why_not": "",
                     **{k: float(r[k]) for k in _CHARGES},
@@ -474,11 +475,14 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
     months = sc.amortization_months
     # The store behind a cache is shared and durable: not RAM, and a node's own drives only when
     # one node reads and they are bought as a protected array.
-    shared = store_rank["option"].map(
-        lambda n: (
-            st.option(n).kind != "ram"
-            and (st.option(n).kind != "local" or (clients == 1 and math.isfinite(st.option(n).purchase_price)))
-        )
+    opts = st.options()
+    shared = np.array(
+        [
+            opts[n].kind != "ram"
+            and (opts[n].kind != "local" or (clients == 1 and math.isfinite(opts[n].purchase_price)))
+            for n in store_rank["option"]
+        ],
+        dtype=bool,
     )
     stores = store_rank[_buyable(store_rank, site) & shared]
     if not len(stores):
@@ -997,21 +1001,24 @@ class Answer:
         return out
 
 
-def _buyable(rec: pd.DataFrame, site: str | None, allow_other: bool = False) -> pd.Series:
+def _buyable(rec: pd.DataFrame, site: str | None, allow_other: bool = False) -> npt.NDArray[np.bool_]:
     """Rows of a ``recommend`` table that serve, are ready, have a price and are at ``site`` (node RAM is at
     every site; other sites too when ``allow_other``, their egress priced in the row)."""
-    here = rec["site"].isin([site, "any"]) if site is not None and not allow_other else rec["feasible"] | True
+    opts = st.options()
+    sites = rec["site"].to_numpy()
+    here = (sites == site) | (sites == "any") if site is not None and not allow_other else np.ones(len(rec), bool)
     # Ready: the loader's workers keep enough reads in flight (Little's law); a row that is not
     # would leave the plan's storage stage short of the rate it was sized for.
     # Node RAM is no store: the dataset must live somewhere durable (the page-cache design pairs them).
-    store = rec["option"].map(lambda n: st.option(n).kind != "ram")
-    return rec["feasible"] & rec["ready"] & rec["monthly_total_usd"].notna() & here & store
-
-
-def _cloud(name: str | None) -> str | None:
-    """``aws``, ``gcp`` or ``azure`` for a cloud server or storage option by its name prefix; None otherwise."""
-    prefix = (name or "").split("-", 1)[0].lower()
-    return prefix if prefix in ("aws", "gcp", "azure") else None
+    store = np.array([opts[n].kind != "ram" for n in rec["option"]], dtype=bool)
+    ok: npt.NDArray[np.bool_] = (
+        rec["feasible"].to_numpy(dtype=bool)
+        & rec["ready"].to_numpy(dtype=bool)
+        & np.isfinite(rec["monthly_total_usd"].to_numpy(dtype=float))
+        & here
+        & store
+    )
+    return ok
 
 
 def _copy_s(dataset: float, clients: int, link: float, per_node: float, store_bw: float) -> float:
@@ -1125,8 +1132,8 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
     ok = rec[_buyable(rec, site, sc.allow_other_site)]
     # Ready rows (the loader's workers cover the latency) before those that need more workers.
     ok = ok.sort_values("ready", ascending=False, kind="stable")
-    rows = [dict(r) for _, r in ok.iterrows()]
-    designs_ = tuple(dict(r) for _, r in _designs(p, rec).iterrows())
+    rows = [{str(k): x for k, x in r.items()} for r in ok.to_dict("records")]
+    designs_ = tuple({str(k): x for k, x in r.items()} for r in _designs(p, rec).to_dict("records"))
     site_lines: tuple[dict[str, Any], ...] = ()
     if site is None:
         firsts = {}
