@@ -429,6 +429,13 @@ class Server:
     local_nvme_bytes: float = math.nan
     local_nvme_read_bytes_per_s: float = math.nan
     local_nvme: str = ""
+    block_bytes_per_s: float = math.inf
+
+    @property
+    def site(self) -> str:
+        """``aws``, ``gcp`` or ``azure`` for a cloud instance (its name prefix), else ``on-prem``."""
+        prefix = self.name.split("-", 1)[0].lower()
+        return prefix if prefix in ("aws", "gcp", "azure") else "on-prem"
 
 
 @functools.cache
@@ -459,6 +466,12 @@ def servers() -> dict[str, Server]:
                 nvme.quantity("read_bandwidth", "bytes_per_s") if nvme and "read_bandwidth" in nvme.data else math.nan
             ),
             local_nvme=f"{nvme.get('count', '?')} x {nvme.text('drive', '')}" if nvme else "",
+            # Block volumes (EBS, managed disks) share one per-instance cap, apart from the NIC.
+            block_bytes_per_s=(
+                e.quantity("block_storage_bandwidth", "bytes_per_s")
+                if "block_storage_bandwidth" in e.data
+                else math.inf
+            ),
         )
     return out
 

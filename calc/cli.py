@@ -174,7 +174,8 @@ def run(argv: Sequence[str]) -> str:
             return "No complete design: no priced option serves this job (python -m calc recommend says why)."
         if args.format == "table":
             return designs_table(d).to_string(index=False)
-        return _table(pd.DataFrame(list(d)), args.format)
+        # Markdown is read by people: the human table (no nan or inf); json/yaml write null for them.
+        return _table(designs_table(d) if args.format == "markdown" else pd.DataFrame(list(d)), args.format)
     if command == "recommend":
         df = sizing.recommend(sc())
         if args.format == "table":

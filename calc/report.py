@@ -253,6 +253,7 @@ def designs_table(designs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "Design": [d["design"] for d in designs],
+            "Site": [d.get("site", "") for d in designs],
             "What to buy": [d["description"] for d in designs],
             "Serves": ["yes" if d["feasible"] else f"no: {d['why_not']}" for d in designs],
             "Monthly, all in": [fmt_usd(d["monthly_total_usd"]) for d in designs],

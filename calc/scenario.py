@@ -27,6 +27,7 @@ from calc.checkpoint import CHECKPOINT_LAYOUTS
 from calc.errors import InputError, PresetError
 from calc.memory import BYTES_PER_PARAM, ROUNDINGS
 from calc.pipeline import LOADERS, MEDIA
+from calc.storage import PROTECTIONS, SITES
 from calc.units import Kind, fmt, parse
 
 Quantity = float | int | str
@@ -544,6 +545,52 @@ class Scenario:
         1e-7,
         100,
         unit="ms",
+    )
+    site: str | None = _in(
+        None,
+        "choice",
+        STORAGE,
+        "Site",
+        "Where the job runs and its storage is bought or rented: on-prem, aws, gcp or azure; "
+        "empty = the server preset's (DGX/HGX: on-prem, a cloud instance: its cloud), else the storage's, "
+        "else unknown (the answer gives one line per site).",
+        choices=SITES,
+    )
+    allow_other_site: bool = _in(
+        False,
+        "bool",
+        STORAGE,
+        "Allow storage at another site",
+        "Also offer storage at another site, read over site_link_bytes_per_s with egress priced per GB.",
+    )
+    site_link_bytes_per_s: Quantity | None = _in(
+        None,
+        "bytes_per_s",
+        STORAGE,
+        "Link to another site [Gb/s]",
+        "The WAN or interconnect between the job's site and storage at another site; "
+        "empty = none (other sites cannot serve).",
+        1,
+        _PB,
+        unit="Gb/s",
+    )
+    protection: str | None = _in(
+        None,
+        "choice",
+        STORAGE,
+        "Drive protection",
+        "How bought drives are protected: raid0 (none), mirror, raid6 (groups of 10 + 2) or erasure k+m; "
+        "empty = mirror for 1-2 data drives, raid6 above.",
+        choices=PROTECTIONS,
+    )
+    fill_limit: float = _in(
+        0.8,
+        "fraction",
+        STORAGE,
+        "Fill limit",
+        "Share of bought drives' usable capacity the data may fill (file systems slow down when nearly full).",
+        0.05,
+        1,
     )
     checkpoint_interval_s: Quantity | None = _in(
         None,

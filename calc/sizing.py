@@ -9,6 +9,7 @@ levers(): each fix the seeds name, applied alone, ranked by the GPU utilisation 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Mapping
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from calc import catalog, demand
@@ -46,14 +48,59 @@ def _clients(sc: Scenario) -> int:
 def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     """One row per storage option: can it serve the plan's demand, with how many units.
 
-    Columns: option, label, feasible, units, unit, limiting (iops, bandwidth, checkpoint writes, capacity,
-    minimum, per-client cap, system size, RAM), why_not, iops_headroom, bandwidth_headroom,
-    capacity_headroom (supply / need, >= 1 when feasible), latency_s, workers_per_gpu_needed
-    (Little's law), monthly_usd (storage + read and request charges if read 24/7 for 30 days),
-    monthly_read_usd, purchase_usd, ready (the loader's workers cover the
-    latency), caveats, verified. Feasible rows first, then ready ones, cheapest first.
+    Columns: option, label, site, feasible, units, unit, limiting (iops, bandwidth, checkpoint writes,
+    capacity, minimum, per-client cap, system size, RAM, site, site link, drive class, one node,
+    per-instance cap), why_not, iops_headroom, bandwidth_headroom, capacity_headroom (supply / need,
+    >= 1 when feasible), latency_s, workers_per_gpu_needed (Little's law), the charges of a month
+    of training around the clock: monthly_rent_usd (capacity + provisioned performance),
+    monthly_read_usd (per-GB reads + read requests), monthly_write_usd (checkpoint write requests by
+    part size + per-GB write or upload charges), monthly_egress_usd (data leaving a site),
+    purchase_usd (up front: drives, enclosures), monthly_total_usd (all of them, purchases spread
+    over amortization_months), monthly_usd (the monthly charges without purchases), capacity_bytes
+    (usable, after protection), protection, wear_out_years, price_note, ready (the loader's
+    workers cover the latency), caveats, verified. Feasible rows first, then cheapest.
     """
     return _rank(_as_plan(x, overrides), reads=True)
+
+
+CONSUMER_GPUS = ("GTX-1080Ti", "RTX-3090", "RTX-4090")
+"""Desktop GPUs (presets/gpus.yaml): a job on one of them, with no server preset, runs in a
+workstation, where consumer drives are fair; every other job gets data-centre parts only."""
+
+
+def job_site(sc: Scenario) -> str | None:
+    """Where the job runs: ``site``, else its server's site (DGX/HGX on-prem, a cloud instance its
+    cloud), else its storage's site; None when none of them says."""
+    if sc.site:
+        return sc.site
+    if sc.server:
+        return catalog.server(sc.server).site
+    if sc.storage:
+        s = st.option(sc.storage).site
+        return None if s == "any" else s
+    return None
+
+
+def _workstation(sc: Scenario) -> bool:
+    return sc.server is None and sc.gpu in CONSUMER_GPUS and job_site(sc) in (None, "on-prem")
+
+
+def checkpoint_writes_per_month(p: Plan) -> tuple[float, float]:
+    """Checkpoint bytes written in a month of training [bytes] and write requests [count].
+
+        bytes    = checkpoint size x MONTH_S / interval
+        requests = saves x writing ranks x ceil(bytes per rank / part size)
+
+    Each rank uploads its shard in parts of ``st.WRITE_REQUEST_BYTES`` (16 MiB multipart parts),
+    each part one PUT; an object store bills per request, a file system per GB.
+    """
+    interval = p.inputs.get("checkpoint_interval_s", math.nan)
+    if not (isinstance(interval, float | int) and math.isfinite(interval) and interval > 0):
+        return 0.0, 0.0
+    saves = MONTH_S / float(interval)
+    v = p.values
+    parts = math.ceil(v["checkpoint_rank_bytes"] / st.WRITE_REQUEST_BYTES - 1e-9)
+    return saves * v["checkpoint_bytes"], saves * v["checkpoint_writing_ranks"] * parts
 
 
 def _rank(p: Plan, reads: bool) -> pd.DataFrame:
@@ -67,6 +114,11 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
     clients = _clients(sc)
     gpus = sc.gpus_per_job * sc.jobs
     req = v["request_bytes"]
+    site = job_site(sc)
+    workstation = _workstation(sc)
+    months = sc.amortization_months
+    srv = catalog.server(sc.server) if sc.server else None
+    link = parse(sc.site_link_bytes_per_s, "bytes_per_s", "site_link_bytes_per_s") if sc.site_link_bytes_per_s else None
     # Reads and checkpoint writes together (calc.plan.evaluate_checkpoint); the dataset and
     # the kept checkpoints together when the job saves any.
     need_bw = v["storage_need_bytes_per_s"]
@@ -74,21 +126,32 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
     overlap = sc.checkpoint_mode == "async"
     saving = write_bw > 0
     need_cap = v["dataset_bytes"] + (v["checkpoint_capacity_bytes"] if saving else 0.0)
+    written, puts = checkpoint_writes_per_month(p)
     rows = []
     for o in st.options().values():
-        loads = st.unit_loads(
-            o, read_bw, v["read_iops"], req, need_cap, v["file_opens_per_s"], write_bw, writes_overlap_reads=overlap
-        )
         rnd = st.random_reads(o, v["read_iops"], v["file_opens_per_s"])
         why = ""
         caveats = []
+        bought = o.kind == "local" and math.isfinite(o.purchase_price)
+        per_node = o.kind == "cloud-block" and clients > o.attach_limit
+        scheme = ""
+        amp = 1.0
+        wear = math.inf
+        enclosures = 0
+        n_node = 1  # copies: one per node for single-attach volumes
         if o.kind == "ram":
-            units = float(clients)
+            units = perf_units = float(clients)
             limiting = "RAM"
+            loads = {"bandwidth": 0.0}
             if not v["fits_in_ram"]:
                 why = (
                     f"dataset {fmt(v['dataset_bytes'], 'bytes')} does not fit in free RAM "
                     f"({fmt(p.inputs['host_ram_bytes'], 'bytes', binary=True)} per node less loader RAM)"
+                )
+            elif need_bw > o.read_bytes_per_s * clients:
+                why = (
+                    f"each node must move {fmt(need_bw / clients, 'bytes_per_s')}; "
+                    f"its memory copies run at {fmt(o.read_bytes_per_s, 'bytes_per_s')}"
                 )
             else:
                 caveats.append(
@@ -96,13 +159,66 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
                     "tmpfs defaults to half of RAM and competes with loader workers; every node holds a copy"
                 )
         else:
-            n, limiting = st.size(loads)
+            if per_node:
+                # A volume attaches to one node (or its multi-attach limit): one per node, each a full copy.
+                n_node = clients
+                loads = st.unit_loads(
+                    o,
+                    read_bw / clients,
+                    v["read_iops"] / clients,
+                    req,
+                    need_cap,
+                    v["file_opens_per_s"] / clients,
+                    write_bw / clients,
+                    writes_overlap_reads=overlap,
+                )
+            else:
+                loads = st.unit_loads(
+                    o,
+                    read_bw,
+                    v["read_iops"],
+                    req,
+                    need_cap,
+                    v["file_opens_per_s"],
+                    write_bw,
+                    writes_overlap_reads=overlap,
+                )
+            if bought:
+                # Data drives hold the bytes below the fill limit; parity drives add writes.
+                loads["capacity"] = need_cap / (o.capacity_bytes * sc.fill_limit)
+                n_data, limiting = st.size(loads)
+                scheme = sc.protection or st.default_protection(n_data)
+                amp = st.protected_drives(n_data, scheme) / n_data
+                if amp > 1 and write_bw > 0:
+                    loads = st.unit_loads(
+                        o,
+                        read_bw,
+                        v["read_iops"],
+                        req,
+                        need_cap,
+                        v["file_opens_per_s"],
+                        write_bw * amp,
+                        writes_overlap_reads=overlap,
+                    )
+                    loads["capacity"] = need_cap / (o.capacity_bytes * sc.fill_limit)
+                    n_data, limiting = st.size(loads)
+                    scheme = sc.protection or st.default_protection(n_data)
+                    amp = st.protected_drives(n_data, scheme) / n_data
+                n = st.protected_drives(n_data, scheme)
+                enclosures = math.ceil(n / o.enclosure_bays) if math.isfinite(o.enclosure_bays) else 0
+                wear = st.wear_out_years(o.endurance_bytes, n, written * 365.25 / 30, amp)
+                perf_units = float(n_data)
+            else:
+                n, limiting = st.size(loads)
+                perf_units = float(n)
             if limiting == "bandwidth" and write_bw / o.write_bytes_per_s > read_bw / o.read_bytes_per_s:
                 limiting = "checkpoint writes"
             units = float(n)
-            if units > o.max_units:
-                why = f"needs {units:,.0f} {o.unit}s on {limiting}; one system allows {o.max_units:,.0f}"
+            most = min(o.max_units, MAX_UNITS)
+            if units > most:
+                why = f"needs {units:,.0f} {o.unit}s on {limiting}; one system allows {most:,.0f}"
                 limiting = "system size"
+            units *= n_node
             per_client = need_bw / clients
             if per_client > o.client_bytes_per_s:
                 why = why or (
@@ -110,15 +226,30 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
                     f"the per-client cap is {fmt(o.client_bytes_per_s, 'bytes_per_s')}"
                 )
                 limiting = "per-client cap"
+            if o.kind == "cloud-block" and srv is not None and per_client > srv.block_bytes_per_s and not why:
+                why = (
+                    f"each {srv.name} reaches block volumes at {fmt(srv.block_bytes_per_s, 'bytes_per_s')}; "
+                    f"the job needs {fmt(per_client, 'bytes_per_s')} per node"
+                )
+                limiting = "per-instance cap"
         units = max(units, 1.0)
-        supply_iops = units * o.iops_at(req) if o.kind != "ram" else math.inf
+        perf_units = max(perf_units, 1.0) * n_node
+        supply_iops = perf_units * o.iops_at(req) if o.kind != "ram" else math.inf
         supply_iops = min(supply_iops, o.aggregate_iops)
-        supply_bw = units * o.read_bytes_per_s if o.kind != "ram" else o.read_bytes_per_s * clients
+        supply_bw = perf_units * o.read_bytes_per_s if o.kind != "ram" else o.read_bytes_per_s * clients
         if o.kind != "ram" and supply_iops < rnd and not why:
             why = f"the system-wide cap of {fmt(o.aggregate_iops, 'count_per_s', 'reads/s')} is below the need"
             limiting = "system size"
-        # Capacity provisioned: block volumes are sized from the dataset, not their maximum.
-        cap = math.inf if o.kind == "ram" else need_cap if o.unit == "volume" else units * o.capacity_bytes
+        # Capacity provisioned: block volumes are sized from the dataset, not their maximum;
+        # bought drives hold the usable share that their protection leaves.
+        if o.kind == "ram":
+            cap = math.inf
+        elif o.unit == "volume":
+            cap = need_cap * n_node
+        elif bought:
+            cap = st.usable_drives(int(units), scheme) * o.capacity_bytes
+        else:
+            cap = units * o.capacity_bytes
         per_gpu_iops = v["read_iops"] / gpus
         service = o.service_time_s(req)
         workers = math.ceil(per_gpu_iops * service - 1e-9)
@@ -153,15 +284,77 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
             # A drive in one node cannot feed the others: designs() sizes drives per node instead.
             why = f"local drives serve only their own node; {clients} nodes read (see the per-node local cache design)"
             limiting = "one node"
-        cost = monthly_cost(o, units, need_cap, read_bw, v["read_iops"], rnd, clients, provisioned_bytes_per_s=need_bw)
-        purchase = units * o.purchase_price if o.kind != "ram" else clients * o.purchase_price
-        amortised = purchase / sc.amortization_months if math.isfinite(purchase) else 0.0
+        if o.kind == "local" and o.site in st.CLOUDS and not why:
+            why = "instance storage is lost when the instance stops: a cache (the server NVMe design), not the store"
+            limiting = "ephemeral"
+        if o.drive_class == "consumer" and not workstation and not why:
+            why = (
+                "a consumer drive (no power-loss protection, rated for a fraction of a data-centre drive's writes): "
+                "data-centre servers and clouds take data-centre parts"
+            )
+            limiting = "drive class"
+        egress = 0.0
+        other = site is not None and o.site not in ("any", site)
+        if other and not why:
+            if not sc.allow_other_site:
+                why = f"at another site ({o.site}) than the job ({site}); set allow_other_site to consider it"
+                limiting = "site"
+            elif link is None:
+                why = f"at another site ({o.site}): give site_link_bytes_per_s, the link between the sites"
+                limiting = "site link"
+            elif need_bw > link:
+                why = (
+                    f"at another site ({o.site}): the link carries {fmt(link, 'bytes_per_s')} of the "
+                    f"{fmt(need_bw, 'bytes_per_s')} needed"
+                )
+                limiting = "site link"
+        if other:
+            # Reads leave the store's site, checkpoint writes leave the job's: each priced per GB there.
+            egress = read_bw * MONTH_S / 1e9 * st.EGRESS_USD_PER_GB[o.site] + written / 1e9 * st.EGRESS_USD_PER_GB.get(
+                site or "on-prem", 0.0
+            )
+            caveats.append(
+                f"read over the link from {o.site}: egress ${st.EGRESS_USD_PER_GB[o.site]:g}/GB out of {o.site}"
+                + ("; on-prem internet transit is not priced" if "on-prem" in (o.site, site) else "")
+            )
+        if o.kind == "cloud-block" and 1 < clients <= o.attach_limit:
+            caveats.append(
+                f"multi-attached to {clients} nodes (at most {o.attach_limit:g}): needs a cluster-aware file system"
+            )
+        if per_node:
+            caveats.append(
+                f"a {o.unit} attaches to {o.attach_limit:g} node: one per node ({clients}), each holding a full copy "
+                "of the dataset; checkpoints written to them are not shared"
+            )
+        if bought:
+            caveats.append(
+                f"{_n(units, 'drive')} in {scheme} ({st.usable_drives(int(units), scheme):g} drives' worth usable, "
+                f"{fmt(cap, 'bytes')} = {fmt(cap, 'bytes', binary=True)}), filled to at most {sc.fill_limit:.0%}"
+            )
+            if enclosures and not math.isfinite(o.enclosure_price):
+                caveats.append(f"{_n(enclosures, 'enclosure')} ({o.enclosure}) not priced: no sourced figure")
+            if wear < months / 12:
+                caveats.append(
+                    f"checkpoint writes wear the drives out in {wear:.1f} years, before the {months}-month amortisation"
+                )
+        cost = monthly_cost(
+            o, units, need_cap * n_node, read_bw, v["read_iops"], rnd, clients, provisioned_bytes_per_s=need_bw
+        )
+        write_usd = written / 1e9 * o.price_per_gb_write + puts / 1e6 * o.price_per_million_writes
+        if o.kind == "ram":
+            purchase = clients * o.purchase_price
+        else:
+            box = enclosures * o.enclosure_price if enclosures and math.isfinite(o.enclosure_price) else 0.0
+            purchase = units * o.purchase_price + box
+        amortised = purchase / months if math.isfinite(purchase) else 0.0
         rented = cost["storage"] + cost["performance"] if math.isfinite(cost["storage"]) else 0.0
-        total = rented + cost["reads"] + amortised if o.priced else math.nan
+        monthly = rented + cost["reads"] + write_usd + egress
+        total = monthly + amortised if o.priced else math.nan
         rows.append(
             {
                 "option": o.name,
                 "label": o.label,
+                "site": o.site,
                 "feasible": not why,
                 "units": int(units),
                 "unit": o.unit,
@@ -169,7 +362,7 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
                 "why_not": why,
                 "iops_headroom": supply_iops / rnd if rnd > 0 else math.inf,
                 "bandwidth_headroom": (
-                    units / loads["bandwidth"]
+                    perf_units / n_node / loads["bandwidth"]
                     if o.kind != "ram" and loads["bandwidth"] > 0
                     else supply_bw / need_bw
                     if o.kind == "ram" and need_bw > 0
@@ -178,23 +371,32 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
                 "capacity_headroom": cap / need_cap if need_cap > 0 else math.inf,
                 "latency_s": o.latency_s,
                 "workers_per_gpu_needed": workers,
-                "monthly_usd": cost["storage"] + cost["performance"] + cost["reads"],
+                "monthly_usd": monthly,
+                "monthly_rent_usd": rented,
                 "monthly_read_usd": cost["reads"],
+                "monthly_write_usd": write_usd,
+                "monthly_egress_usd": egress,
                 "purchase_usd": purchase,
                 "monthly_total_usd": total,
                 "capacity_bytes": cap,
-                "price_note": price_note(o, sc.amortization_months),
+                "protection": scheme,
+                "wear_out_years": wear,
+                "price_note": price_note(o, months),
                 "ready": workers <= max(sc.num_workers, 1),
                 "caveats": "; ".join(caveats),
                 "verified": o.verified,
             }
         )
     df = pd.DataFrame(rows)
-    # One comparable figure ranks them: monthly rent + read charges + purchases spread over
+    # One comparable figure ranks them: every monthly charge + purchases spread over
     # amortization_months. Options with no public price come last, with the reason.
     df["_cost"] = df["monthly_total_usd"].fillna(np.inf)
     df = df.sort_values(["feasible", "_cost", "units"], ascending=[False, True, True]).drop(columns="_cost")
     return df.reset_index(drop=True)
+
+
+MAX_UNITS = 1e6
+"""The most units of one option an answer names (Scenario ``storage_units`` accepts up to 1e6)."""
 
 
 def designs(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
@@ -205,153 +407,200 @@ def designs(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
       it, read once per node; every later epoch comes from RAM;
     - ``server NVMe cache``: the scenario's server preset has its own NVMe (a DGX's cache drives,
       a cloud instance's instance store): it holds a copy per node at no extra cost;
-    - ``local cache``: drives bought for every node, each holding a full copy of the dataset
-      and sized for the node's full read rate (bandwidth, random reads, capacity), plus a store
-      that holds the dataset and takes the checkpoints. ``staging_s`` is the time to copy the
-      dataset onto every node before training: the slowest of the node's link, the store's
-      per-client cap, the drives' write rate and the store's aggregate rate shared by all nodes.
+    - ``local cache``: data-centre drives bought for every on-prem node, each holding a full copy
+      of the dataset below the fill limit (a cache copy: no protection) and sized for the node's full
+      read rate (bandwidth, random reads, capacity), plus a store that holds the dataset and takes
+      the checkpoints. ``staging_s`` is the time to copy the dataset onto every node before
+      training: the slowest of the node's link, the store's per-client cap, the drives' write
+      rate and the store's aggregate rate shared by all nodes.
 
-    Columns: design, description, feasible, why_not, monthly_total_usd, purchase_usd,
-    staging_s, store (option), local (option or ""), local_units_per_node.
+    Every design stays inside one site (``site``, the server's or the storage's); with the site
+    unknown, designs of every site are listed, each inside its own.
+
+    Columns: design, site, description, feasible, why_not, monthly_rent_usd, monthly_read_usd,
+    monthly_write_usd, monthly_egress_usd, purchase_usd, monthly_total_usd, staging_s (inf: the
+    node link is not given), store (option), local (option or ""), local_units_per_node.
     """
     p = _as_plan(x, overrides)
     return _designs(p, recommend(p))
 
 
+_CHARGES = ("monthly_rent_usd", "monthly_read_usd", "monthly_write_usd", "monthly_egress_usd")
+
+
 def _designs(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
     """``designs`` from the plan's ``recommend`` table ``one`` (the answer passes its own)."""
     sc = p.scenario
-    clients = _clients(sc)
-    months = sc.amortization_months
-    cloud = _cloud(sc.server)
+    known = job_site(sc)
     rows: list[dict[str, Any]] = []
-    for _, r in one[_buyable(one, cloud)].head(3).iterrows():
-        rows.append(
-            {
-                "design": "one tier",
-                "description": describe_option(dict(r), brief=True),
-                "feasible": True,
-                "why_not": "",
-                "monthly_total_usd": float(r["monthly_total_usd"]),
-                "purchase_usd": float(r["purchase_usd"]),
-                "staging_s": 0.0,
-                "store": r["option"],
-                "local": "",
-                "local_units_per_node": 0,
-            }
-        )
-    # Every read at full rate, nothing cached: what a local tier must serve per node.
-    full = plan(sc.replace(page_cache=False, cache_fraction=0.0))
-    store_rank = _rank(full, reads=False)
-    # The store behind a cache is shared and durable: not a node's own drives or RAM.
-    shared = store_rank["option"].map(lambda n: st.option(n).kind not in ("local", "ram"))
-    stores = store_rank[_buyable(store_rank, cloud) & shared]
-    store = dict(stores.iloc[0]) if len(stores) else None
-    link = p.inputs["node_network_bytes_per_s"]
-    dataset = p.dataset_bytes
-    if store is not None:
-        so = st.option(str(store["option"]))
-        store_bw = min(store["units"] * so.read_bytes_per_s, clients * so.client_bytes_per_s)
-        per_node_in = min(link, so.client_bytes_per_s)
-        if p.fits_in_ram and not sc.page_cache:
-            stage = _copy_s(dataset, clients, link, per_node_in, store_bw)
+    full: Plan | None = None
+    store_rank: pd.DataFrame | None = None
+    for site in (known,) if known else st.SITES:
+        for r in one[_buyable(one, site)].head(3).to_dict("records"):
             rows.append(
                 {
-                    "design": "page cache",
-                    "description": (
-                        "the page cache (the dataset fits in each node's RAM) + "
-                        + describe_option(store, brief="store")
-                    ),
+                    "design": "one tier",
+                    "site": site,
+                    "description": describe_option({str(k): x for k, x in r.items()}, brief=True),
                     "feasible": True,
                     "why_not": "",
-                    "monthly_total_usd": float(store["monthly_total_usd"]),
-                    "purchase_usd": float(store["purchase_usd"]),
-                    "staging_s": stage,
-                    "store": store["option"],
+                    **{k: float(r[k]) for k in _CHARGES},
+                    # A rented option buys nothing: 0, not the catalog's "no purchase price".
+                    "purchase_usd": float(r["purchase_usd"]) if math.isfinite(r["purchase_usd"]) else 0.0,
+                    "monthly_total_usd": float(r["monthly_total_usd"]),
+                    "staging_s": 0.0,
+                    "store": r["option"],
                     "local": "",
                     "local_units_per_node": 0,
                 }
             )
-        fv = full.values
-        node_bw = fv["read_bytes_per_s"] / clients
-        # When the page cache already serves every epoch after the first, a drive cache adds cost only.
-        cached = p.read_bytes_per_s == 0 and p.page_cache_hit >= 1
-        node_iops = fv["read_iops"] / clients
-        node_opens = fv["file_opens_per_s"] / clients
-        best_local: dict[str, Any] | None = None
-        for o in st.options().values():
-            # No drives are bought for cloud instances: their own instance store is the local tier.
-            if cached or cloud or o.kind != "local" or o.unit != "drive" or not math.isfinite(o.purchase_price):
-                continue
-            loads = st.unit_loads(o, node_bw, node_iops, fv["request_bytes"], dataset, node_opens)
-            k, limiting = st.size(loads)
-            why = (
-                f"needs {k} drives per node on {limiting}; a server holds {o.max_units:,.0f}" if k > o.max_units else ""
-            )
-            buy = clients * k * o.purchase_price
-            total = buy / months + float(store["monthly_total_usd"])
-            stage = _copy_s(dataset, clients, link, min(per_node_in, k * o.write_bytes_per_s), store_bw)
-            row = {
-                "design": "local cache",
-                "description": (
-                    f"{_n(k, 'drive')} of {o.name} per node on {_n(clients, 'node')} "
-                    f"({fmt_usd(buy)} to buy) + {describe_option(store, brief='store')}"
-                ),
-                "feasible": not why,
-                "why_not": why,
-                "monthly_total_usd": total,
-                "purchase_usd": buy + float(store["purchase_usd"]) if math.isfinite(store["purchase_usd"]) else buy,
-                "staging_s": stage,
-                "store": store["option"],
-                "local": o.name,
-                "local_units_per_node": k,
-            }
-            key = (not row["feasible"], total)
-            if best_local is None or key < (not best_local["feasible"], best_local["monthly_total_usd"]):
-                best_local = row
-        if best_local is not None:
-            rows.append(best_local)
-        srv = catalog.server(sc.server) if sc.server else None
-        if srv is not None and math.isfinite(srv.local_nvme_bytes) and not cached:
-            # The server's own NVMe (instance store on cloud GPUs): nothing to buy but the store.
-            fits = dataset <= srv.local_nvme_bytes
-            fast = not math.isfinite(srv.local_nvme_read_bytes_per_s) or node_bw <= srv.local_nvme_read_bytes_per_s
-            why = (
-                ""
-                if fits and fast
-                else f"the dataset ({fmt(dataset, 'bytes')}) exceeds the {fmt(srv.local_nvme_bytes, 'bytes')} of NVMe"
-                if not fits
-                else f"each node reads {fmt(node_bw, 'bytes_per_s')}; its NVMe delivers "
-                f"{fmt(srv.local_nvme_read_bytes_per_s, 'bytes_per_s')}"
-            )
-            rate = (
-                ""
-                if math.isfinite(srv.local_nvme_read_bytes_per_s)
-                else f" (its read rate is not published: check it against {fmt(node_bw, 'bytes_per_s')} per node)"
-            )
-            rows.append(
-                {
-                    "design": "server NVMe cache",
-                    "description": (
-                        f"the {srv.name} nodes' own NVMe ({srv.local_nvme}, {fmt(srv.local_nvme_bytes, 'bytes')}, "
-                        f"already in the server){rate} + {describe_option(store, brief='store')}"
-                    ),
-                    "feasible": not why,
-                    "why_not": why,
-                    "monthly_total_usd": float(store["monthly_total_usd"]),
-                    "purchase_usd": float(store["purchase_usd"]),
-                    "staging_s": _copy_s(dataset, clients, link, per_node_in, store_bw),
-                    "store": store["option"],
-                    "local": "server NVMe",
-                    "local_units_per_node": 0,
-                }
-            )
+        if full is None:
+            # Every read at full rate, nothing cached: what a local tier must serve per node.
+            full = plan(sc.replace(page_cache=False, cache_fraction=0.0))
+            store_rank = _rank(full, reads=False)
+        assert store_rank is not None
+        rows += _two_tier(p, full, store_rank, site)
     df = pd.DataFrame(rows)
     if df.empty:
         return df
     return df.sort_values(["feasible", "monthly_total_usd"], ascending=[False, True], kind="stable").reset_index(
         drop=True
     )
+
+
+def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[dict[str, Any]]:
+    """The page-cache, server-NVMe and local-cache designs of one site."""
+    sc = p.scenario
+    clients = _clients(sc)
+    months = sc.amortization_months
+    # The store behind a cache is shared and durable: not RAM, and a node's own drives only when
+    # one node reads and they are bought as a protected array.
+    opts = st.options()
+    shared = np.array(
+        [
+            opts[n].kind != "ram"
+            and (opts[n].kind != "local" or (clients == 1 and math.isfinite(opts[n].purchase_price)))
+            for n in store_rank["option"]
+        ],
+        dtype=bool,
+    )
+    stores = store_rank[_buyable(store_rank, site) & shared]
+    if not len(stores):
+        return []
+    store = dict(stores.iloc[0])
+    rows: list[dict[str, Any]] = []
+    link = p.inputs["node_network_bytes_per_s"]
+    dataset = p.dataset_bytes
+    so = st.option(str(store["option"]))
+    store_bw = min(store["units"] * so.read_bytes_per_s, clients * so.client_bytes_per_s)
+    per_node_in = min(link, so.client_bytes_per_s)
+    # The store's own charges; a copy onto every node is read from it once, not every epoch.
+    base = {k: float(store[k]) for k in _CHARGES}
+    store_buy = float(store["purchase_usd"]) if math.isfinite(store["purchase_usd"]) else 0.0
+
+    def row(design: str, description: str, why: str, buy: float, stage: float, local: str, k: int) -> dict[str, Any]:
+        purchase = store_buy + buy
+        total = sum(base.values()) + purchase / months
+        return {
+            "design": design,
+            "site": site,
+            "description": description,
+            "feasible": not why,
+            "why_not": why,
+            **base,
+            "purchase_usd": purchase,
+            "monthly_total_usd": total,
+            "staging_s": stage,
+            "store": store["option"],
+            "local": local,
+            "local_units_per_node": k,
+        }
+
+    if p.fits_in_ram and not sc.page_cache:
+        rows.append(
+            row(
+                "page cache",
+                "the page cache (the dataset fits in each node's RAM) + " + describe_option(store, brief="store"),
+                "",
+                0.0,
+                _copy_s(dataset, clients, link, per_node_in, store_bw),
+                "",
+                0,
+            )
+        )
+    fv = full.values
+    node_bw = fv["read_bytes_per_s"] / clients
+    # When the page cache already serves every epoch after the first, a drive cache adds cost only.
+    cached = p.read_bytes_per_s == 0 and p.page_cache_hit >= 1
+    node_iops = fv["read_iops"] / clients
+    node_opens = fv["file_opens_per_s"] / clients
+    best_local: dict[str, Any] | None = None
+    workstation = _workstation(sc)
+    for o in st.options().values():
+        # Drives are bought on-prem only: a cloud instance's own instance store is its local tier.
+        if (
+            cached
+            or site != "on-prem"
+            or o.kind != "local"
+            or o.unit != "drive"
+            or not math.isfinite(o.purchase_price)
+            or (o.drive_class == "consumer" and not workstation)
+        ):
+            continue
+        loads = st.unit_loads(o, node_bw, node_iops, fv["request_bytes"], dataset, node_opens)
+        loads["capacity"] = dataset / (o.capacity_bytes * sc.fill_limit)
+        k, limiting = st.size(loads)
+        why = f"needs {k} drives per node on {limiting}; a server holds {o.max_units:,.0f}" if k > o.max_units else ""
+        buy = clients * k * o.purchase_price
+        stage = _copy_s(dataset, clients, link, min(per_node_in, k * o.write_bytes_per_s), store_bw)
+        r = row(
+            "local cache",
+            f"{_n(k, 'drive')} of {o.name} per node on {_n(clients, 'node')} ({fmt_usd(buy)} to buy; "
+            f"a cache copy, filled to at most {sc.fill_limit:.0%}, in the node's own drive bays) + "
+            + describe_option(store, brief="store"),
+            why,
+            buy,
+            stage,
+            o.name,
+            k,
+        )
+        key = (not r["feasible"], r["monthly_total_usd"])
+        if best_local is None or key < (not best_local["feasible"], best_local["monthly_total_usd"]):
+            best_local = r
+    if best_local is not None:
+        rows.append(best_local)
+    srv = catalog.server(sc.server) if sc.server else None
+    if srv is not None and srv.site == site and math.isfinite(srv.local_nvme_bytes) and not cached:
+        # The server's own NVMe (instance store on cloud GPUs): nothing to buy but the store.
+        fits = dataset <= srv.local_nvme_bytes * sc.fill_limit
+        fast = not math.isfinite(srv.local_nvme_read_bytes_per_s) or node_bw <= srv.local_nvme_read_bytes_per_s
+        why = (
+            ""
+            if fits and fast
+            else f"the dataset ({fmt(dataset, 'bytes')}) exceeds {sc.fill_limit:.0%} of the "
+            f"{fmt(srv.local_nvme_bytes, 'bytes')} of NVMe"
+            if not fits
+            else f"each node reads {fmt(node_bw, 'bytes_per_s')}; its NVMe delivers "
+            f"{fmt(srv.local_nvme_read_bytes_per_s, 'bytes_per_s')}"
+        )
+        rate = (
+            ""
+            if math.isfinite(srv.local_nvme_read_bytes_per_s)
+            else f" (its read rate is not published: check it against {fmt(node_bw, 'bytes_per_s')} per node)"
+        )
+        rows.append(
+            row(
+                "server NVMe cache",
+                f"the {srv.name} nodes' own NVMe ({srv.local_nvme}, {fmt(srv.local_nvme_bytes, 'bytes')}, "
+                f"already in the server){rate} + {describe_option(store, brief='store')}",
+                why,
+                0.0,
+                _copy_s(dataset, clients, link, per_node_in, store_bw),
+                "server NVMe",
+                0,
+            )
+        )
+    return rows
 
 
 MONTH_S = 30 * 86400
@@ -727,15 +976,20 @@ def storage_levers(
 HOURS_PER_MONTH = 730.0
 """Hours in an average month (8,760 h / 12), for GPU-hours and monthly prices."""
 
+SITE_WORDS = {"on-prem": "buy on-prem", "aws": "rent on AWS", "gcp": "rent on GCP", "azure": "rent on Azure"}
+
 
 @dataclass(frozen=True)
 class Answer:
     """What to buy for this job and what it costs: the first thing a meeting reads.
 
-    ``best`` and ``runners_up`` are rows of ``recommend`` (feasible options, cheapest
-    comparable monthly cost first); ``own`` judges the scenario's own storage in words;
-    ``feeds_gpus`` is how many GPUs of this job that storage (or the best option) keeps fed;
-    ``idle_gpu_hours_per_month`` and ``idle_usd_per_month`` price what the bottleneck wastes.
+    ``best`` and ``runners_up`` are rows of ``recommend`` (feasible options of the job's site,
+    ready ones first, cheapest comparable monthly cost first); ``own`` judges the scenario's own
+    storage in words; ``feeds_gpus`` is how many GPUs of this job that storage (or the best option)
+    keeps fed; ``idle_gpu_hours_per_month`` and ``idle_usd_per_month`` price what the bottleneck
+    wastes. ``site`` is where the job runs (None: not known, and ``site_lines`` holds the cheapest
+    design of each site); ``charges`` and ``deciding`` are the chosen design's monthly charges and
+    the constraint that sized it. Every sentence reads these single values.
     """
 
     plan: Plan
@@ -749,29 +1003,72 @@ class Answer:
     gpu_price_per_hour: float
     gpu_price_source: str
     designs: tuple[dict[str, Any], ...] = ()
+    site: str | None = None
+    site_lines: tuple[dict[str, Any], ...] = ()
+    deciding: str = ""
 
     @property
     def design(self) -> dict[str, Any] | None:
-        """The cheapest feasible complete design (``designs``' first feasible row)."""
+        """The chosen design: the cheapest feasible one of the site (of all sites' lines when unknown)."""
+        if self.site is None and self.site_lines:
+            return min(self.site_lines, key=lambda d: d["monthly_total_usd"])
         return next((d for d in self.designs if d["feasible"]), None)
+
+    @property
+    def charges(self) -> dict[str, float]:
+        """The chosen design's charges [USD a month]: rent, reads, writes, egress and purchases
+        (amortised over ``amortization_months``); they add up to its ``monthly_total_usd``."""
+        d = self.design
+        if d is None:
+            return {}
+        months = self.plan.scenario.amortization_months
+        buy = d["purchase_usd"]
+        return {
+            "rent": d["monthly_rent_usd"],
+            "reads": d["monthly_read_usd"],
+            "writes": d["monthly_write_usd"],
+            "egress": d["monthly_egress_usd"],
+            "purchases": buy / months if math.isfinite(buy) else 0.0,
+        }
 
     @property
     def headline(self) -> str:
         """One sentence: what to buy and what it costs."""
+        if self.site is None and self.site_lines:
+            return "Buy: it depends on the site (not given: set site); " + "; ".join(
+                f"{SITE_WORDS[d['site']]}: {d['description']}"
+                + ("" if d["design"] == "one tier" else f", {fmt_usd(d['monthly_total_usd'])} a month all in")
+                for d in self.site_lines
+            )
         d = self.design
         if d is not None and d["design"] != "one tier":
             # An unknown copy time (no node link) is said in lines(), not in the one-sentence headline.
             copy = _staging(d) if math.isfinite(d["staging_s"]) else ""
             return f"Buy: {d['description']}; {fmt_usd(d['monthly_total_usd'])} a month all in{copy}"
         if self.best is None:
-            return "No storage option in the catalog serves this job: see the reasons per option."
+            where = f" at the job's site ({self.site})" if self.site else ""
+            return f"No storage option in the catalog serves this job{where}: see the reasons per option."
         return "Buy: " + describe_option(self.best)
+
+    def charges_line(self) -> str:
+        """``Monthly: rent $x, reads $y, writes $z, egress $0, purchases $w (amortised) = $t``."""
+        c = self.charges
+        d = self.design
+        if not c or d is None:
+            return ""
+        parts = ", ".join(f"{k} {fmt_usd(val)}" for k, val in c.items())
+        return f"A month of training costs {fmt_usd(d['monthly_total_usd'])}: {parts} (purchases amortised)."
 
     def lines(self) -> list[str]:
         """The answer as short sentences (for the CLI, the report and the page)."""
         p = self.plan
         out = [self.headline]
         chosen = self.design
+        if self.deciding:
+            out.append(self.deciding)
+        charges = self.charges_line()
+        if charges:
+            out.append(charges)
         # Under a two-tier headline the best single store is the first runner-up.
         runners = (
             (self.best, *self.runners_up[:1])
@@ -780,10 +1077,10 @@ class Answer:
         )
         if chosen is not None and not math.isfinite(chosen["staging_s"]):
             out.append("The time to copy the dataset to each node needs the node link: give node_network_bytes_per_s.")
-        if runners:
+        if runners and self.site is not None:
             out.append("Runners-up: " + "; ".join(describe_option(r, brief=True) for r in runners))
         for d in self.designs:
-            if d["design"] != "one tier" and d is not chosen and d["feasible"]:
+            if d["design"] != "one tier" and d is not chosen and d["feasible"] and self.site is not None:
                 out.append(
                     f"Or, a {d['design']} design: {d['description']}; "
                     f"{fmt_usd(d['monthly_total_usd'])} a month all in{_staging(d)}."
@@ -794,7 +1091,7 @@ class Answer:
                 f"The dataset fits in each node's RAM: keep it in the cheapest store and let the page cache serve "
                 f"every epoch after the first (which reads {fmt(p.first_epoch_read_bytes_per_s, 'bytes_per_s')})."
             )
-        if self.feeds_gpus is not None:
+        if self.feeds_gpus is not None and self.feeds_note:
             out.append(self.feeds_note)
         gpus = p.scenario.gpus_per_job * p.scenario.jobs
         if p.gpu_utilization < 1 - 1e-9:
@@ -813,17 +1110,24 @@ class Answer:
         return out
 
 
-def _buyable(rec: pd.DataFrame, cloud: str | None) -> pd.Series:
-    """Rows of a ``recommend`` table that serve, have a price and, on a cloud instance, are in
-    its cloud (egress between clouds is not priced here)."""
-    same = rec["option"].map(lambda n: cloud is None or _cloud(n) == cloud)
-    return rec["feasible"] & rec["monthly_total_usd"].notna() & same
-
-
-def _cloud(name: str | None) -> str | None:
-    """``aws``, ``gcp`` or ``azure`` for a cloud server or storage option by its name prefix; None otherwise."""
-    prefix = (name or "").split("-", 1)[0].lower()
-    return prefix if prefix in ("aws", "gcp", "azure") else None
+def _buyable(rec: pd.DataFrame, site: str | None, allow_other: bool = False) -> npt.NDArray[np.bool_]:
+    """Rows of a ``recommend`` table that serve, are ready, have a price and are at ``site`` (node RAM is at
+    every site; other sites too when ``allow_other``, their egress priced in the row)."""
+    opts = st.options()
+    sites = rec["site"].to_numpy()
+    here = (sites == site) | (sites == "any") if site is not None and not allow_other else np.ones(len(rec), bool)
+    # Ready: the loader's workers keep enough reads in flight (Little's law); a row that is not
+    # would leave the plan's storage stage short of the rate it was sized for.
+    # Node RAM is no store: the dataset must live somewhere durable (the page-cache design pairs them).
+    store = np.array([opts[n].kind != "ram" for n in rec["option"]], dtype=bool)
+    ok: npt.NDArray[np.bool_] = (
+        rec["feasible"].to_numpy(dtype=bool)
+        & rec["ready"].to_numpy(dtype=bool)
+        & np.isfinite(rec["monthly_total_usd"].to_numpy(dtype=float))
+        & here
+        & store
+    )
+    return ok
 
 
 def _copy_s(dataset: float, clients: int, link: float, per_node: float, store_bw: float) -> float:
@@ -845,13 +1149,17 @@ def _staging(d: Mapping[str, Any]) -> str:
 
 
 def describe_option(row: Mapping[str, Any], brief: bool | str = False) -> str:
-    """``3 drives of nvme-gen4 (23 TB), $1,234 to buy, $34 a month all in; 2.1x headroom...``.
+    """``3 drives of nvme-gen4 in mirror (23 TB usable), $1,234 to buy, $34 a month all in; 2.1x headroom...``.
 
     ``brief=True`` drops the headroom; ``brief="store"`` says only what holds the dataset.
+    Capacity is usable capacity (after protection), in decimal TB.
     """
     units, unit = int(row["units"]), str(row["unit"])
     cap = row.get("capacity_bytes", math.inf)
-    size = f" ({fmt(cap, 'bytes')})" if isinstance(cap, float) and math.isfinite(cap) else ""
+    scheme = row.get("protection", "")
+    usable = " usable" if scheme else ""
+    size = f" ({fmt(cap, 'bytes')}{usable})" if isinstance(cap, float) and math.isfinite(cap) else ""
+    how = f" in {scheme}" if scheme else ""
     cost = []
     if math.isfinite(row.get("purchase_usd", math.nan)):
         cost.append(f"{fmt_usd(row['purchase_usd'])} to buy")
@@ -866,38 +1174,101 @@ def describe_option(row: Mapping[str, Any], brief: bool | str = False) -> str:
         else "read once: the page cache holds the dataset after the first epoch"
     )
     if brief == "store":
-        return f"{_n(units, unit)} of {row['option']}{size} to hold the dataset"
+        return f"{_n(units, unit)} of {row['option']}{how}{size} to hold the dataset"
     if brief:
-        return f"{_n(units, unit)} of {row['option']}{size}, {', '.join(cost)}"
-    return f"{_n(units, unit)} of {row['option']}{size}, {', '.join(cost)}; {room}"
+        return f"{_n(units, unit)} of {row['option']}{how}{size}, {', '.join(cost)}"
+    return f"{_n(units, unit)} of {row['option']}{how}{size}, {', '.join(cost)}; {room}"
 
 
 def _n(count: float, noun: str) -> str:
     """``1 drive``, ``3 drives``, ``1,024 GPUs``: a count with its noun, singular or plural."""
     n = int(count)
-    return f"{n:,} {noun}" + ("" if n == 1 or noun.endswith("s") else "s")
+    return f"{n:,} {noun}" + ("" if n == 1 or noun.endswith("s") else "es" if noun.endswith("x") else "s")
+
+
+def _deciding(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -> str:
+    """One sentence: the constraint that sized the chosen design, with its number."""
+    if d is None:
+        return ""
+    v = p.values
+    clients = _clients(p.scenario)
+    if d["design"] != "one tier":
+        if d["design"] == "page cache":
+            return (
+                f"Deciding: the dataset ({fmt(p.dataset_bytes, 'bytes')}) fits in each node's free RAM, so the store "
+                "is read once per node and only holds it."
+            )
+        return (
+            f"Deciding: each of {_n(clients, 'node')} reads {fmt(v['read_bytes_per_s'] / clients, 'bytes_per_s')} "
+            f"from its own copy; the store only holds the dataset ({fmt(p.dataset_bytes, 'bytes')}) "
+            "and takes the checkpoints."
+        )
+    r = rec[rec["option"] == d["store"]].iloc[0]
+    lim = str(r["limiting"])
+    o = st.option(str(r["option"]))
+    if lim in ("bandwidth", "checkpoint writes", "iops"):
+        need = (
+            f"{fmt(v['storage_need_bytes_per_s'], 'bytes_per_s')} (reads {fmt(v['read_bytes_per_s'], 'bytes_per_s')}, "
+            f"checkpoint writes {fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')})"
+            if lim != "iops"
+            else fmt(st.random_reads(o, v["read_iops"], v["file_opens_per_s"]), "count_per_s", "random reads/s")
+        )
+        return f"Deciding: {lim}; the job needs {need}, which sets {_n(r['units'], str(r['unit']))} of {r['option']}."
+    if lim == "capacity":
+        cap_need = p.dataset_bytes + (v["checkpoint_capacity_bytes"] if v["checkpoint_write_bytes_per_s"] > 0 else 0.0)
+        fill = f" at most {p.scenario.fill_limit:.0%} full" if r["protection"] else ""
+        return (
+            f"Deciding: capacity; {fmt(cap_need, 'bytes')} (dataset and kept checkpoints) must fit{fill}, "
+            f"which sets {_n(r['units'], str(r['unit']))} of {r['option']}."
+        )
+    if lim == "write requests":
+        _, puts = checkpoint_writes_per_month(p)
+        return (
+            f"Deciding: checkpoint write requests; {fmt(puts / MONTH_S, 'count_per_s', 'PUTs/s')} on average "
+            f"(16 MiB parts; saves come in bursts), which sets {_n(r['units'], str(r['unit']))} of {r['option']}."
+        )
+    if lim == "RAM":
+        return f"Deciding: the dataset ({fmt(p.dataset_bytes, 'bytes')}) fits in each node's free RAM."
+    return f"Deciding: {lim}; it sets {_n(r['units'], str(r['unit']))} of {r['option']}."
 
 
 def answer(x: PlanLike, /, **overrides: Any) -> Answer:
     """The answer card: storage to buy, runners-up, the job's own storage judged, GPUs fed, idle cost."""
     p = _as_plan(x, overrides)
     sc = p.scenario
+    site = job_site(sc)
     rec = recommend(p)
-    ok = rec[_buyable(rec, _cloud(sc.server))]
-    rows = [dict(r) for _, r in ok.iterrows()]
+    ok = rec[_buyable(rec, site, sc.allow_other_site)]
+    # Ready rows (the loader's workers cover the latency) before those that need more workers.
+    ok = ok.sort_values("ready", ascending=False, kind="stable")
+    rows = [{str(k): x for k, x in r.items()} for r in ok.to_dict("records")]
+    designs_ = tuple({str(k): x for k, x in r.items()} for r in _designs(p, rec).to_dict("records"))
+    site_lines: tuple[dict[str, Any], ...] = ()
+    if site is None:
+        firsts = {}
+        for d in designs_:
+            if d["feasible"] and d["site"] not in firsts:
+                firsts[d["site"]] = d
+        site_lines = tuple(firsts[s] for s in st.SITES if s in firsts)
+        chosen = min(site_lines, key=lambda d: d["monthly_total_usd"]) if site_lines else None
+        rows = [r for r in rows if chosen is None or r["site"] in (chosen["site"], "any")]
     best = rows[0] if rows else None
     runners = tuple(rows[1:3])
     need_bw, need_iops = p.read_bytes_per_s, p.read_iops
+    gpus = sc.gpus_per_job * sc.jobs
     if sc.storage:
         mine = dict(rec[rec["option"] == sc.storage].iloc[0])
         units = sc.storage_units
+        o = st.option(sc.storage)
         have = (
             f"{units} x {sc.storage}"
             if units is not None
             else f"{sc.storage} (as many units as needed, up to its maximum)"
         )
         ok_now = p.gpu_utilization >= 1 - 1e-9 or p.bottleneck != "storage"
-        if need_bw == 0 and p.page_cache_hit >= 1:
+        if o.kind == "ram" and not p.fits_in_ram:
+            own = f"Your storage, {have}, cannot hold the dataset ({fmt(p.dataset_bytes, 'bytes')}): {mine['why_not']}."
+        elif need_bw == 0 and p.page_cache_hit >= 1:
             own = (
                 f"Your storage, {have}, is read once: the dataset ({fmt(p.dataset_bytes, 'bytes')}) fits in node RAM, "
                 f"so after the first epoch ({fmt(p.first_epoch_read_bytes_per_s, 'bytes_per_s')} while it lasts) "
@@ -908,15 +1279,25 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
                 f"Your storage, {have}, delivers what the job needs "
                 f"({fmt(need_bw, 'bytes_per_s')}, {fmt(need_iops, 'count_per_s', 'reads/s')})."
             )
+        elif not math.isfinite(p.storage_bytes_per_s) or p.storage_bytes_per_s >= need_bw:
+            # Bandwidth to spare yet the bottleneck: its read time binds (Little's law), not its size.
+            own = (
+                f"Your storage, {have}, holds the job back by its read time "
+                f"({fmt(p.values['storage_latency_s'], 'seconds')} a read, {sc.num_workers} worker(s) per GPU), "
+                "not by its bandwidth: more workers or asynchronous reads lift it."
+            )
         else:
             would = f"; {mine['units']:,} would" if mine["feasible"] else f"; it cannot: {mine['why_not']}"
             own = (
                 f"Your storage, {have}, delivers {fmt(p.storage_bytes_per_s, 'bytes_per_s')} of the "
                 f"{fmt(need_bw, 'bytes_per_s')} needed{would}."
             )
+        if not mine["feasible"] and ok_now and o.kind != "ram":
+            own += f" As a store to buy it does not fit: {mine['why_not']}."
         option: str | None = sc.storage
         n_units = units
     else:
+        ok_now = True
         own = (
             f"No storage chosen: the job needs {fmt(need_bw, 'bytes_per_s')} and "
             f"{fmt(need_iops, 'count_per_s', 'reads/s')} in steady state "
@@ -928,18 +1309,22 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
     if option is not None and need_bw > 0:
         try:
             feeds = max_gpus(sc, storage=option, units=n_units)
+        except InputError:
+            feeds = None
+        # One source per figure: a GPU count that contradicts the plan's own verdict is not shown.
+        fed_now = ok_now if sc.storage else True
+        if feeds is not None and (feeds >= gpus) == fed_now:
             size = f"{n_units:,} x {option}" if n_units is not None else f"{option} at its largest size"
             feeds_note = f"{size} can feed {_n(feeds, 'GPU')} of this job at its target utilisation."
-        except InputError:
+        else:
             feeds = None
     price = sc.gpu_price_per_hour
     gpu = catalog.gpu(sc.gpu)
     src = "scenario" if price is not None else gpu.price_source
     price_f = float(price) if price is not None else gpu.price_per_hour
-    gpus = sc.gpus_per_job * sc.jobs
     idle_h = gpus * (1 - p.gpu_utilization) * HOURS_PER_MONTH
-    return Answer(
-        designs=tuple(dict(r) for _, r in _designs(p, rec).iterrows()),
+    a = Answer(
+        designs=designs_,
         plan=p,
         best=best,
         runners_up=runners,
@@ -950,4 +1335,25 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
         idle_usd_per_month=idle_h * price_f,
         gpu_price_per_hour=price_f,
         gpu_price_source=src,
+        site=site,
+        site_lines=site_lines,
+    )
+    return dataclasses.replace(a, deciding=_read_time_binds(p, a.design) or _deciding(p, a.design, rec))
+
+
+def _read_time_binds(p: Plan, d: Mapping[str, Any] | None) -> str:
+    """The deciding sentence when the chosen local cache serves the bandwidth but the loader's
+    reads in flight do not (Little's law): planned with those drives, read time still binds."""
+    if d is None or d["design"] != "local cache":
+        return ""
+    sc = p.scenario
+    q = plan(sc.replace(storage=d["local"], storage_units=None))
+    if q.bottleneck != "storage" or q.gpu_utilization >= sc.target_gpu_utilization - 1e-9:
+        return ""
+    v = q.values  # the plan's own figures: reads in flight = reads/s x read time (Little's law)
+    return (
+        f"Deciding: read time; the job needs {v['outstanding_reads']:,.1f} reads in flight "
+        f"({fmt(v['read_iops'], 'count_per_s', 'reads/s')} x {fmt(v['storage_latency_s'], 'seconds')} a read) and "
+        f"its {_n(sc.num_workers * sc.gpus_per_job * sc.jobs, 'worker')} keep fewer: the drives carry the bandwidth, "
+        f"but GPU utilisation stays at {q.gpu_utilization:.0%} until num_workers rises or reads go asynchronous."
     )

@@ -66,6 +66,24 @@ class StorageOption:
     protocol: str = ""
     write_bytes_per_s: float = math.inf
     put_requests: float = math.inf
+    price_per_gb_write: float = 0.0
+    price_per_million_writes: float = 0.0
+    drive_class: str = ""
+    endurance_bytes: float = math.nan
+    endurance_years: float = math.nan
+    attach_limit: float = math.inf
+    enclosure: str = ""
+    enclosure_bays: float = math.inf
+    enclosure_price: float = math.nan
+
+    @property
+    def site(self) -> str:
+        """Where the option lives: ``aws``, ``gcp``, ``azure`` (name prefix), ``on-prem``, or
+        ``any`` for node RAM, which every site has."""
+        if self.kind == "ram":
+            return "any"
+        prefix = self.name.split("-", 1)[0].lower()
+        return prefix if prefix in CLOUDS else "on-prem"
 
     @property
     def priced(self) -> bool:
@@ -142,6 +160,15 @@ def options() -> dict[str, StorageOption]:
             protocol=e.text("protocol", ""),
             write_bytes_per_s=rate("write_bandwidth"),
             put_requests=opt("put_requests", "count_per_s", math.inf),
+            price_per_gb_write=opt("price_per_gb_write", "count", 0.0),
+            price_per_million_writes=opt("price_per_million_writes", "count", 0.0),
+            drive_class=_drive_class(e),
+            endurance_bytes=opt("endurance", "bytes", math.nan),
+            endurance_years=opt("endurance_years", "count", math.nan),
+            attach_limit=opt("attach_limit", "count", math.inf),
+            enclosure=e.text("enclosure", ""),
+            enclosure_bays=opt("enclosure_bays", "count", math.inf),
+            enclosure_price=opt("enclosure_price", "count", math.nan),
         )
         if not o.priced and not o.no_price_reason:
             raise PresetError(e.where("no_price_reason"), "an option with no price must say why")
@@ -166,6 +193,12 @@ def options() -> dict[str, StorageOption]:
                 "metadata_ops",
                 "write_bandwidth",
                 "put_requests",
+                "price_per_gb_write",
+                "price_per_million_writes",
+                "drive_class",
+                "endurance",
+                "attach_limit",
+                "enclosure_price",
             )
             if k in e.data
         ]
@@ -174,6 +207,27 @@ def options() -> dict[str, StorageOption]:
             raise PresetError(e.where("sources"), f"no source for {', '.join(missing)}")
         out[o.name] = o
     return out
+
+
+CLOUDS = ("aws", "gcp", "azure")
+"""Cloud sites, named by the prefix of their storage options and servers."""
+
+SITES = ("on-prem", *CLOUDS)
+"""Where a job runs and its storage lives (Scenario ``site``)."""
+
+DRIVE_CLASSES = ("consumer", "data-centre")
+"""A bought drive's class (storage.yaml ``drive_class``): consumer parts lack power-loss
+protection and are rated for a fraction of a data-centre drive's writes."""
+
+YEAR_S = 365.25 * 86400
+"""A year [s], for endurance ratings (TB written per year of warranty)."""
+
+
+def _drive_class(e: catalog._Entry) -> str:
+    c = e.text("drive_class", "")
+    if c and c not in DRIVE_CLASSES:
+        raise PresetError(e.where("drive_class"), f"unknown {c!r}; accepted: {', '.join(DRIVE_CLASSES)}")
+    return c
 
 
 def option(name: str) -> StorageOption:
@@ -340,3 +394,83 @@ def supply_iops(
 def read_service_time_s(latency_s: Numeric, request_bytes: Numeric, stream_bytes_per_s: Numeric) -> Numeric:
     """Time one synchronous reader spends per read: latency + bytes / stream rate [s]."""
     return np.asarray(latency_s, dtype=float) + np.asarray(request_bytes, dtype=float) / stream_bytes_per_s
+
+
+# ------------------------------------------------------------------ drives bought as a system
+# A storage lead buys drives as a protected array in an enclosure, filled below its size:
+# the data drives hold the bytes at ``fill_limit``, parity or mirror drives are added by the
+# protection scheme, and the drives sit in enclosures of ``enclosure_bays``.
+
+PROTECTIONS = ("raid0", "mirror", "raid6", "erasure 4+2", "erasure 8+2", "erasure 8+3", "erasure 10+4", "erasure 16+4")
+"""Protection schemes for bought drives (Scenario ``protection``): ``raid0`` is none (a stripe;
+"none" itself means "not given" in the text codec), ``erasure k+m`` stripes k data and m parity drives."""
+
+RAID6_DATA_PER_GROUP = 10
+"""Data drives per RAID 6 group (10 + 2 parity): wider groups rebuild longer with two parity
+drives; 8-10 data drives per double-parity group is the common practice (ZFS raidz2 and md
+RAID 6 guidance, R)."""
+
+
+def default_protection(data_drives: int) -> str:
+    """Protection by count: one or two data drives are mirrored, more go into RAID 6 groups."""
+    return "mirror" if data_drives <= 2 else "raid6"
+
+
+def _erasure(scheme: str) -> tuple[int, int]:
+    k, m = scheme.split()[1].split("+")
+    return int(k), int(m)
+
+
+def protected_drives(data_drives: int, scheme: str) -> int:
+    """Raw drives that hold ``data_drives`` of data under ``scheme`` [drives].
+
+    raid0 (no protection): d; mirror: 2d; raid6: d + 2 per group of up to 10 data drives; erasure k+m: whole
+    stripes, ceil(d / k) x (k + m) (a stripe needs all k + m drives even when d < k).
+    """
+    d = max(int(data_drives), 1)
+    if scheme == "raid0":
+        return d
+    if scheme == "mirror":
+        return 2 * d
+    if scheme == "raid6":
+        return d + 2 * math.ceil(d / RAID6_DATA_PER_GROUP)
+    k, m = _erasure(scheme)
+    return math.ceil(d / k) * (k + m)
+
+
+def usable_drives(raw_drives: int, scheme: str) -> float:
+    """Drives' worth of data that ``raw_drives`` hold under ``scheme`` (the inverse of protected_drives)."""
+    if scheme == "raid0":
+        return float(raw_drives)
+    if scheme == "mirror":
+        return raw_drives / 2
+    if scheme == "raid6":
+        groups = math.ceil(raw_drives / (RAID6_DATA_PER_GROUP + 2))
+        return float(raw_drives - 2 * groups)
+    k, m = _erasure(scheme)
+    return raw_drives * k / (k + m)
+
+
+def wear_out_years(
+    endurance_bytes: float, drives: float, written_bytes_per_year: float, write_amplification: float
+) -> float:
+    """Years until the drives reach their rated endurance [years] (inf when nothing is written).
+
+        years = endurance per drive / (bytes written a year x write amplification / drives)
+
+    ``write_amplification`` is raw bytes written per byte stored: 2 for a mirror, (k + m) / k
+    for parity. Controller-level amplification inside the drive is part of its rating.
+    """
+    per_drive = written_bytes_per_year * write_amplification / max(drives, 1.0)
+    return endurance_bytes / per_drive if per_drive > 0 else math.inf
+
+
+EGRESS_USD_PER_GB = {"aws": 0.09, "gcp": 0.12, "azure": 0.087, "on-prem": 0.0}
+"""Data sent out of a site to the internet or another cloud, first pricing tier [USD/GB].
+
+AWS $0.09 per GB for the first 10 TB a month, Azure $0.087, GCP Premium tier $0.12 for the
+first TB (dev.to "The hidden tax on your cloud bill", 2025, and cloudtoolstack.com "Cloud
+egress costs", early 2026, 3P; GCP's $0.12 also in cloud.google.com/storage/pricing-examples,
+V; read 2026-11-23). Later tiers are cheaper (AWS $0.085 to 50 TB, $0.07 to 150 TB), so large
+volumes are over-priced here. On-prem sends for free on the cloud side (ingress is free); the
+site's own internet transit is not priced."""

@@ -171,14 +171,16 @@ def test_the_first_run_sends_the_first_screen_and_leaves_the_charts_to_a_timer()
 @pytest.mark.parametrize(
     ("name", "buy", "cost"),
     [
-        # 2.86 GB/s / 560 MB/s per SATA SSD = 5.1 -> 6 drives; 6 x $139.99 = $839.94
-        ("mlperf-unet3d-h100", "Buy: 6 drives of sata-ssd", "$840 to buy"),
-        # one SATA SSD per node as a local cache on each of 5 nodes: 5 x $139.99 = $699.95
-        ("beast-nfs-shop", "Buy: 1 drive of sata-ssd per node on 5 nodes", "$700 to buy"),
-        # capacity-bound: 7 x 24 TB Exos X24 = 168 TB; 7 x $1,079.99 = $7,559.93
-        ("clip-vitl14-datacomp-webdataset", "Buy: 7 drives of hdd-7200", "$7,560 to buy"),
-        # the dataset fits in node RAM: the page cache serves it, a bucket holds it
-        ("beast-imagenet-4xv100", "Buy: the page cache", "a month all in"),
+        # No site given (no server, no storage): one line per site. On-prem, a PM9A3 ($2,737.50) per
+        # node as the cache in front of a mirrored pair of 24 TB HDDs (2 x $1,079.99 + a $1,875 JBOD).
+        ("mlperf-unet3d-h100", "Buy: it depends on the site", "$2,738 to buy"),
+        # nfs-10gbe puts the job on-prem; one nfs-25gbe server (a composed $38,437.50) carries the
+        # 320 MB/s for $38,437.50 / 36 = $1,067.71 a month
+        ("beast-nfs-shop", "Buy: 1 server of nfs-25gbe", "$38,438 to buy"),
+        # the data sits in S3: 160.5 TB x $0.023 = $3,691.50 a month + reads (storage.yaml)
+        ("clip-vitl14-datacomp-webdataset", "Buy: 1 prefix of aws-s3-standard", "a month all in"),
+        # the dataset fits in node RAM: per site, the page cache serves it, a store holds it
+        ("beast-imagenet-4xv100", "rent on GCP: the page cache", "a month all in"),
     ],
 )
 def test_the_answer_card_names_what_to_buy_and_its_cost(name: str, buy: str, cost: str) -> None:

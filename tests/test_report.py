@@ -37,19 +37,20 @@ def test_report_carries_the_pinned_scenarios() -> None:
 
 
 def test_compare_chart_has_a_panel_per_requirement_and_two_for_cost() -> None:
-    plans = [calc.plan("beast-imagenet-4xv100"), calc.plan("mlperf-unet3d-h100")]
+    plans = [calc.plan("beast-imagenet-4xv100"), calc.plan("mlperf-unet3d-h100", site="on-prem")]
     fig = plots.compare_chart(plans, ["a", "b"])
     titles = [a.text for a in fig.layout.annotations]
     assert "worker RAM [GiB]" in titles and "storage to buy [USD]" in titles
     assert len(fig.data) == 2 * 8  # a bar per plan and panel
-    # mlperf-unet3d-h100's answer buys 6 SATA SSDs at $139.99 each (the catalog's street price)
+    # mlperf-unet3d-h100 on-prem: one PM9A3 (nvme-gen4, $2,737.50) caches the dataset in the node,
+    # two mirrored 24 TB HDDs (2 x $1,079.99) in a JBOD ($1,875) hold it: $6,772.48 (catalog figures)
     buy = next(b for b in fig.data if b.name == "b" and b.xaxis == "x8")
-    assert buy.x[0] == pytest.approx(6 * 139.99)
+    assert buy.x[0] == pytest.approx(2737.5 + 2 * 1079.99 + 1875)
 
 
 def test_compare_chart_title_states_which_plan_is_faster_and_which_storage_is_cheaper() -> None:
     # the article's V100 job (5,885 samples/s, the page cache + a bucket) against 3D U-Net on an H100
     # (19.5 samples/s, six SATA SSDs bought: $839.94 over 36 months = $23 a month)
-    plans = [calc.plan("beast-imagenet-4xv100"), calc.plan("mlperf-unet3d-h100")]
+    plans = [calc.plan("beast-imagenet-4xv100"), calc.plan("mlperf-unet3d-h100", site="on-prem")]
     title = plots.compare_chart(plans, ["a", "b"]).layout.title.text.replace("<br>", " ")
     assert title.startswith("Fastest: a (5,885 samples/s); cheapest storage: a ")

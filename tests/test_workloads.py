@@ -38,7 +38,8 @@ def test_plans_and_renders(name: str) -> None:
     p = calc.plan(name)
     assert p.values["samples_per_s"] > 0
     a = calc.answer(name)
-    assert a.best is not None
+    # A single store, or (DLRM's 23 GB/s per node) a copy on every node behind one.
+    assert a.best is not None or (a.design is not None and a.design["design"] != "one tier")
     md = markdown_report(p)
     assert md.startswith("# Feedrate") and len(md) > 500
 

@@ -1,0 +1,63 @@
+"""Every preset's answer, as the CLI prints it, with the monthly cost split into its charges.
+
+    python benchmarks/answers_table.py > out.md
+
+For each scenario preset: the answer as it stands, with ``server=DGX-H100`` (an on-prem
+cluster), and for three presets with a cloud server. Used for docs/answers_before_after.md
+(issue 18's closing note).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import calc
+from calc.units import fmt_usd
+
+CLOUD = {
+    "clip-vitl14-datacomp-webdataset": "aws-p5.48xlarge",
+    "resnet50-8xh100-imagenet": "gcp-a3-highgpu-8g",
+    "mlperf-checkpoint-llama3-70b": "azure-ND-H100-v5",
+}
+
+
+def charges(a: Any) -> str:
+    """The chosen answer's monthly charges, when the Answer carries them."""
+    c = getattr(a, "charges", None)
+    if not c:
+        b = a.best
+        if b is None:
+            return "charges: none (no option serves)"
+        return (
+            f"charges (best one-tier row): {fmt_usd(b.get('monthly_usd', float('nan')))} a month rented and read "
+            f"(reads {fmt_usd(b.get('monthly_read_usd', float('nan')))}), "
+            f"{fmt_usd(b.get('purchase_usd', float('nan')))} to buy; writes and egress not charged"
+        )
+    return "charges a month: " + ", ".join(f"{k} {fmt_usd(v)}" for k, v in c.items())
+
+
+def block(name: str, **over: Any) -> list[str]:
+    head = name + "".join(f" --set {k}={v}" for k, v in over.items())
+    try:
+        a = calc.answer(name, **over)
+    except calc.InputError as exc:
+        return [f"### `{head}`", "", f"error: {exc}", ""]
+    out = [f"### `{head}`", ""]
+    out += [f"- {line}" for line in a.lines()]
+    out.append(f"- {charges(a)}")
+    return [*out, ""]
+
+
+def main() -> None:
+    lines: list[str] = []
+    for name in calc.scenarios():
+        lines += block(name)
+        lines += block(name, server="DGX-H100")
+        if name in CLOUD:
+            lines += block(name, server=CLOUD[name])
+    sys.stdout.write("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

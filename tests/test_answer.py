@@ -1,0 +1,299 @@
+"""Issue 18: answers a practitioner would sign (site, every charge, drives bought as a system,
+drive class, shared versus single-attach storage, and an answer that serves the job).
+
+Every expected figure is worked by hand in the comments from presets/storage.yaml prices.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import calc
+from calc import storage as st
+from calc.sizing import checkpoint_writes_per_month, job_site
+
+MONTH_S = 30 * 86400
+
+
+def _row(df, option):  # type: ignore[no-untyped-def]
+    return df[df["option"] == option].iloc[0]
+
+
+# ------------------------------------------------------------------ the site
+
+
+def test_an_on_prem_dgx_cluster_is_answered_on_prem() -> None:
+    # Before: "62 accounts of azure-blob" for a DGX cluster (460 GB/s over a WAN, egress unpriced).
+    a = calc.answer("mlperf-checkpoint-llama3-1t", server="DGX-H100")
+    assert a.site == "on-prem" and a.design is not None and a.design["site"] == "on-prem"
+    for r in (a.best, *a.runners_up):
+        assert r is not None and r["site"] in ("on-prem", "any"), r["option"]
+    # Cloud rows are refused with the reason, not silently dropped.
+    blob = _row(calc.recommend(a.plan), "azure-blob")
+    assert not blob["feasible"] and blob["limiting"] == "site" and "allow_other_site" in blob["why_not"]
+    # Before: "1 bucket of gcp-cloud-storage" for an on-prem DGX.
+    b = calc.answer("resnet50-8xh100-imagenet", server="DGX-H100")
+    assert b.design is not None and b.design["site"] == "on-prem"
+    assert "gcp" not in b.headline and "aws" not in b.headline and "azure" not in b.headline
+
+
+def test_a_cloud_job_is_answered_in_its_cloud() -> None:
+    # CLIP's data sits in S3 (storage aws-s3-standard): before, it was told to buy 7 HDDs.
+    a = calc.answer("clip-vitl14-datacomp-webdataset")
+    assert job_site(a.plan.scenario) == "aws" and a.design is not None and a.design["site"] == "aws"
+    assert "hdd" not in a.headline
+    # A p5 instance is in AWS too, whatever the storage.
+    b = calc.answer("resnet50-8xh100-imagenet", server="aws-p5.48xlarge")
+    assert b.site == "aws" and b.design is not None and b.design["site"] == "aws"
+    # ... and an explicit site wins over the server.
+    assert calc.answer("resnet50-8xh100-imagenet", server="aws-p5.48xlarge", site="gcp").site == "gcp"
+
+
+def test_an_unknown_site_gives_one_line_per_site_never_a_mix() -> None:
+    a = calc.answer("mlperf-checkpoint-llama3-70b")
+    assert a.site is None and [d["site"] for d in a.site_lines] == ["on-prem", "aws", "gcp", "azure"]
+    assert a.headline.startswith("Buy: it depends on the site")
+    for d in a.site_lines:
+        assert st.option(d["store"]).site in (d["site"], "any")
+        if d["local"]:
+            assert d["site"] == "on-prem"
+    # The chosen line is the cheapest of them, and its charges are the ones reported.
+    assert a.design is not None
+    assert a.design["monthly_total_usd"] == min(d["monthly_total_usd"] for d in a.site_lines)
+
+
+def test_storage_at_another_site_needs_the_link_and_pays_egress() -> None:
+    base = {"server": "DGX-H100", "allow_other_site": True}
+    # No link given: another site cannot serve.
+    r = _row(calc.recommend("gpt-1b-h100-tokens", **base), "aws-s3-standard")
+    assert not r["feasible"] and r["limiting"] == "site link"
+    # With a 100 Gb/s link, S3 serves the on-prem DGX and every byte read leaves AWS at $0.09/GB.
+    p = calc.plan("gpt-1b-h100-tokens", site_link_bytes_per_s="100 Gb/s", **base)
+    r = _row(calc.recommend(p), "aws-s3-standard")
+    assert r["feasible"]
+    # read_bytes_per_s x 30 days / 1e9 x $0.09 (no checkpoints in this preset)
+    assert checkpoint_writes_per_month(p) == (0.0, 0.0)
+    assert r["monthly_egress_usd"] == pytest.approx(p.read_bytes_per_s * MONTH_S / 1e9 * 0.09)
+    assert r["monthly_total_usd"] == pytest.approx(
+        r["monthly_rent_usd"] + r["monthly_read_usd"] + r["monthly_write_usd"] + r["monthly_egress_usd"]
+    )
+
+
+# ------------------------------------------------------------------ every charge
+
+
+def test_llama3_70b_checkpoint_write_charges_on_efs_and_s3() -> None:
+    # Llama 3 70B: 69,882,617,856 parameters x (2 + 12) B = 978,356,649,984 B per checkpoint
+    # (911.2 GiB), every 30 min: 30 x 86,400 / 1,800 = 1,440 saves a month = 1.4088e15 B written.
+    p = calc.plan("mlperf-checkpoint-llama3-70b", site="aws")
+    ckpt = 69_882_617_856 * 14
+    written = 1440 * ckpt
+    assert written == pytest.approx(1.408833576e15, rel=1e-9)
+    rec = calc.recommend(p)
+    # EFS Elastic: $0.06 per GB written: 1,408,833.6 GB x 0.06 = $84,530.01 a month.
+    efs = _row(rec, "aws-efs-elastic")
+    assert efs["monthly_write_usd"] == pytest.approx(written / 1e9 * 0.06, rel=1e-9)
+    assert efs["monthly_write_usd"] == pytest.approx(84530.01, abs=0.01)
+    # S3 Standard: 64 ranks write 978,356,649,984 / 64 = 15,286,822,656 B each, in 16 MiB parts:
+    # ceil(15,286,822,656 / 16,777,216) = ceil(911.17) = 912 PUTs per rank per save;
+    # 1,440 x 64 x 912 = 84,049,920 PUTs x $0.005 per 1,000 = $420.25 a month.
+    s3 = _row(rec, "aws-s3-standard")
+    assert s3["monthly_write_usd"] == pytest.approx(84_049_920 * 0.005 / 1000, rel=1e-9)
+    # S3 Express: 84,049,920 PUTs x $0.00113 per 1,000 = $94.98, plus the upload charge
+    # 1,408,833.6 GB x $0.0032 = $4,508.27: $4,603.24.
+    ex = _row(rec, "aws-s3-express")
+    assert ex["monthly_write_usd"] == pytest.approx(84_049_920 * 0.00113 / 1000 + written / 1e9 * 0.0032, rel=1e-9)
+    # The writes are in the monthly total, beside rent and reads.
+    for r in (efs, s3, ex):
+        assert r["monthly_total_usd"] == pytest.approx(
+            r["monthly_rent_usd"] + r["monthly_read_usd"] + r["monthly_write_usd"] + r["monthly_egress_usd"]
+        )
+
+
+def test_answer_charges_add_up_to_the_chosen_total() -> None:
+    for name in ("mlperf-checkpoint-llama3-70b", "clip-vitl14-datacomp-webdataset", "beast-nfs-shop"):
+        a = calc.answer(name)
+        d = a.design
+        assert d is not None
+        c = a.charges
+        assert set(c) == {"rent", "reads", "writes", "egress", "purchases"}
+        assert sum(c.values()) == pytest.approx(d["monthly_total_usd"], rel=1e-9)
+        assert a.deciding.startswith("Deciding:")
+
+
+# ------------------------------------------------------------------ drives bought as a system
+
+
+def test_clip_on_prem_hdds_with_parity_and_the_fill_limit() -> None:
+    # CLIP on-prem stores 160.5 TB. Before: 7 x 24 TB HDDs, 95.5 % full, no redundancy.
+    p = calc.plan("clip-vitl14-datacomp-webdataset", site="on-prem")
+    stored = p.dataset_bytes + (p.checkpoint_capacity_bytes if p.checkpoint_write_bytes_per_s > 0 else 0.0)
+    assert stored == pytest.approx(160.5e12, rel=1e-3)
+    # Data drives at 80 %: ceil(160.5 / (24 x 0.8)) = ceil(8.36) = 9; RAID 6 (groups of 10 + 2):
+    # 9 + 2 = 11 drives, 9 x 24 = 216 TB usable (196.4 TiB), 160.5 / 216 = 74 % full.
+    hdd = _row(calc.recommend(p), "hdd-7200")
+    assert hdd["feasible"] and hdd["units"] == 11 and hdd["protection"] == "raid6"
+    assert hdd["capacity_bytes"] == pytest.approx(216e12)
+    # 11 x $1,079.99 + one 60-bay JBOD ($1,875) = $13,754.89.
+    assert hdd["purchase_usd"] == pytest.approx(11 * 1079.99 + 1875)
+    assert "TiB" in hdd["caveats"] and "80%" in hdd["caveats"]
+    # Mirror instead: 9 data drives x 2 = 18.
+    assert _row(calc.recommend(p, protection="mirror"), "hdd-7200")["units"] == 18
+    # Erasure 8+2 in whole stripes: ceil(9 / 8) = 2 stripes x 10 = 20 drives.
+    assert _row(calc.recommend(p, protection="erasure 8+2"), "hdd-7200")["units"] == 20
+
+
+def test_drive_system_formulas() -> None:
+    # RAID 6 adds 2 parity drives per group of up to 10 data drives: 1 -> 3, 9 -> 11, 10 -> 12,
+    # 11 -> 10 + 2 and 1 + 2 = 15, 20 -> 2 x 12 = 24.
+    assert [st.protected_drives(d, "raid6") for d in (1, 9, 10, 11, 20)] == [3, 11, 12, 15, 24]
+    assert st.protected_drives(3, "mirror") == 6 and st.protected_drives(3, "raid0") == 3
+    assert st.protected_drives(3, "erasure 4+2") == 6 and st.protected_drives(9, "erasure 4+2") == 18
+    assert st.usable_drives(11, "raid6") == 9 and st.usable_drives(15, "raid6") == 11
+    assert st.usable_drives(18, "erasure 4+2") == 12
+    assert st.default_protection(2) == "mirror" and st.default_protection(3) == "raid6"
+    # 4 drives rated 14,016 TB each, 1,408.8 TB a month mirrored (x2) = 33,818 TB a year each way:
+    # 14,016 / (1,408.8 x 12.175 x 2 / 4) = 1.63 years.
+    yearly = 1.4088e15 * 365.25 / 30
+    assert st.wear_out_years(14016e12, 4, yearly, 2.0) == pytest.approx(14016e12 / (yearly * 2 / 4))
+    assert st.wear_out_years(14016e12, 4, 0.0, 2.0) == math.inf
+
+
+def test_checkpoint_writes_are_checked_against_endurance() -> None:
+    # Llama 3 70B on-prem, on PM9A3 drives (nvme-gen4, 14,016 TB rated): the row gives the years
+    # to wear out from 1.4088e15 B a month x 12.175 months a year x the write amplification.
+    r = _row(calc.recommend("mlperf-checkpoint-llama3-70b", site="on-prem"), "nvme-gen4")
+    amp = st.protected_drives(st.usable_drives(int(r["units"]), r["protection"]), r["protection"]) / st.usable_drives(
+        int(r["units"]), r["protection"]
+    )
+    yearly = 1440 * 69_882_617_856 * 14 * 365.25 / 30
+    assert r["wear_out_years"] == pytest.approx(14016e12 / (yearly * amp / r["units"]), rel=1e-9)
+
+
+def test_no_consumer_drive_for_a_dgx() -> None:
+    for name in calc.scenarios():
+        a = calc.answer(name, server="DGX-H100")
+        named = [a.best, *a.runners_up]
+        for r in named:
+            if r is not None:
+                assert st.option(r["option"]).drive_class != "consumer", (name, r["option"])
+        for d in a.designs:
+            if d["local"] and d["local"] != "server NVMe":
+                assert st.option(d["local"]).drive_class == "data-centre", (name, d["local"])
+    # A GTX 1080 Ti workstation may still take them.
+    r = _row(calc.recommend("luna-unet3d-1080ti-preprocessed"), "sata-ssd")
+    assert "consumer" not in r["why_not"]
+
+
+# ------------------------------------------------------------------ shared versus single-attach
+
+
+def test_beast_nfs_shop_gets_no_single_attach_volume_as_its_shared_store() -> None:
+    # 5 jobs on 5 nodes read one dataset (640.6 GB). A gp3 volume attaches to one instance.
+    a = calc.answer("beast-nfs-shop", site="aws")
+    for r in (a.best, *a.runners_up):
+        assert r is not None
+        o = st.option(r["option"])
+        if o.kind == "cloud-block" and o.attach_limit < 5:
+            assert r["units"] == 5 and "one per node" in r["caveats"], r["option"]
+        elif o.kind == "cloud-block":
+            assert "cluster-aware file system" in r["caveats"], r["option"]
+    gp3 = _row(calc.recommend(a.plan), "aws-ebs-gp3")
+    # One 640.6 GB volume per node: 5 volumes, 5 x 640.6 GB billed at $0.08/GB-month = $256.24.
+    assert gp3["units"] == 5 and gp3["capacity_bytes"] == pytest.approx(5 * a.plan.dataset_bytes)
+    assert gp3["monthly_rent_usd"] == pytest.approx(5 * a.plan.dataset_bytes / 1e9 * 0.08)
+    assert "each holding a full copy" in gp3["caveats"]
+    # io2 multi-attaches to 16 instances: one volume serves all 5 nodes.
+    assert _row(calc.recommend(a.plan), "aws-ebs-io2")["units"] == 1
+
+
+def test_per_instance_block_cap() -> None:
+    # An Azure ND H100 v5 reaches managed disks at 612 MB/s (servers.yaml): a job reading more per
+    # node cannot use a Premium SSD v2 volume, whatever its own limit.
+    p = calc.plan("mlperf-unet3d-h100", server="azure-ND-H100-v5")
+    per_node = p.values["storage_need_bytes_per_s"] / math.ceil(p.scenario.gpus_per_job / p.scenario.gpus_per_node)
+    assert per_node > 612e6
+    r = _row(calc.recommend(p), "azure-premium-ssd-v2")
+    assert not r["feasible"] and r["limiting"] in ("per-instance cap", "system size")
+
+
+# ------------------------------------------------------------------ limits (issue 17, item 4)
+
+
+def test_ram_is_not_ranked_below_the_bandwidth_it_must_move_nor_above_its_size() -> None:
+    r = _row(calc.recommend("mlperf-checkpoint-llama3-1t"), "ram-tmpfs")
+    assert not r["feasible"]
+    big = calc.answer("clip-vitl14-datacomp-webdataset", storage="ram-tmpfs")
+    assert "cannot hold the dataset" in big.own
+
+
+def test_no_answer_names_more_units_than_one_system_accepts() -> None:
+    for name in calc.scenarios():
+        p = calc.plan(name)
+        nodes = math.ceil(p.scenario.gpus_per_job / p.scenario.gpus_per_node) * p.scenario.jobs
+        rec = calc.recommend(p)
+        ok = rec[rec["feasible"]]
+        assert (ok["units"] <= 1e6).all(), name
+        for o, u in zip(ok["option"], ok["units"], strict=True):
+            opt = st.option(o)
+            copies = nodes if opt.kind == "cloud-block" and nodes > opt.attach_limit else 1
+            if opt.kind != "ram":
+                assert u <= opt.max_units * copies, (name, o, u)
+
+
+# ------------------------------------------------------------------ the answer serves the job
+
+
+@pytest.mark.parametrize("server", [None, "DGX-H100"])
+def test_planning_with_the_answer_reaches_the_target_or_something_else_binds(server: str | None) -> None:
+    for name in calc.scenarios():
+        a = calc.answer(name, server=server) if server else calc.answer(name)
+        p, d = a.plan, a.design
+        sc = p.scenario
+        assert d is not None, name
+        if d["design"] != "one tier":
+            continue  # a copy per node: sized per node from the full read rate (test_sizing)
+        r = _row(calc.recommend(p), d["store"])
+        ram = st.option(d["store"]).kind == "ram"
+        q = calc.plan(sc.replace(storage=d["store"], storage_units=None if ram else int(r["units"])))
+        goal = min(p.gpu_utilization, sc.target_gpu_utilization)
+        assert q.gpu_utilization >= goal - 1e-6 or q.bottleneck != "storage", (name, d["store"], q.gpu_utilization)
+        if q.gpu_utilization < sc.target_gpu_utilization - 1e-6:
+            # Something else binds, and the answer says what.
+            assert f"The {q.bottleneck} bottleneck" in " ".join(a.lines()), name
+
+
+def test_designs_markdown_has_no_nan_or_inf() -> None:
+    from calc.cli import run
+
+    for name in ("beast-imagenet-4xv100", "mlperf-checkpoint-llama3-70b"):
+        md = run(["designs", name, "--format", "markdown"])
+        assert "| nan" not in md and "| inf" not in md and "nan |" not in md, name
+
+
+def test_no_answer_sentence_prints_an_infinite_rate() -> None:
+    # One synchronous worker per GPU on HDDs: the storage stage is 1 worker / 12 ms = 83.3 samples/s
+    # per GPU, though 60 drives x 285 MB/s = 17.1 GB/s dwarf the 385.7 MB/s needed: read time binds.
+    for over in ({}, {"server": "DGX-H100"}):
+        for name in calc.scenarios():
+            text = " ".join(calc.answer(name, **over).lines())
+            assert "inf " not in text and "nan" not in text, (name, over)
+    a = calc.answer("beast-imagenet-4xv100", storage="hdd-7200", num_workers=1)
+    assert a.plan.bottleneck == "storage" and a.plan.stages["storage"] == pytest.approx(1 / 0.012)
+    assert a.plan.storage_bytes_per_s == pytest.approx(60 * 285e6)
+    assert "read time" in a.own and "17.1 GB/s" not in a.own
+
+
+def test_dlrm_answer_says_read_time_binds_behind_its_local_cache() -> None:
+    # Before: "buy 2 drives, 1.3x headroom", yet planned with them storage bound GPU use at 39 %.
+    # The per-node cache carries 23.27 GB/s, but the loader must keep reads/s x read time in flight:
+    # 88,783 reads/s x 80 us (PM9A3) = 7.1 reads, above the 4 workers of one B200.
+    a = calc.answer("mlperf-dlrm-b200", site="on-prem")
+    assert a.design is not None and a.design["design"] == "local cache"
+    assert a.deciding.startswith("Deciding: read time")
+    assert "7.1 reads in flight" in a.deciding and "4 workers" in a.deciding
+    q = calc.plan("mlperf-dlrm-b200", storage=a.design["local"])
+    assert q.values["outstanding_reads"] == pytest.approx(q.values["read_iops"] * 80e-6, rel=1e-9)
+    assert f"{q.gpu_utilization:.0%}" in a.deciding
