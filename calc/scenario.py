@@ -373,14 +373,7 @@ class Scenario:
         unit="KiB",
     )
     dataset_examples: Quantity | None = _in(
-        None,
-        "count",
-        DATA,
-        "Examples in the dataset",
-        "Training-set size (0: no dataset is stored or read).",
-        0,
-        1e13,
-        preset="model dataset_examples",
+        None, "count", DATA, "Examples in the dataset", "Training-set size.", 0, 1e13, preset="model dataset_examples"
     )
     tensors: str | None = _in(
         None,
