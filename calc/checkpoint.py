@@ -447,11 +447,12 @@ INTERRUPTIONS_PER_GPU_S = LLAMA3_UNEXPECTED_INTERRUPTIONS / (LLAMA3_SNAPSHOT_S *
 taken per GPU and scales with the job's GPU count."""
 SECONDS_PER_MONTH = 30 * 86400.0
 """A month for failure counts [s]: 30 days, as ``calc.sizing.MONTH_S`` prices a month."""
-DEFAULT_LOAD_BYTES_PER_S = 0.68e9
-"""Rate one rank turns a checkpoint file into tensors [bytes/s]: 0.68 GB/s, measured with
+DEFAULT_LOAD_BYTES_PER_S = 0.76e9
+"""Rate one rank turns a checkpoint file into tensors [bytes/s]: 0.76 GB/s, measured with
 ``calc.measure.checkpoint_load`` (``torch.load`` of a 1 GiB bf16 tensor from the page cache,
-PyTorch 2.13 CPU, median of 5; runs gave 0.52 to 1.46 GB/s) on a shared 2-vCPU AMD EPYC VM,
-2026-11-23. No published per-rank figure was found; measure your own node and pass it as
+PyTorch 2.13 CPU) on a shared 2-vCPU AMD EPYC VM, 2026-11-23: the median of six runs' medians
+(0.61, 0.68, 0.71, 0.81, 1.30, 1.48 GB/s; the machine's load average was 2 to 4, which is
+the spread). No published per-rank figure was found; measure your own node and pass it as
 ``checkpoint_load_bytes_per_s``."""
 
 

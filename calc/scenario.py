@@ -609,7 +609,7 @@ class Scenario:
         "bytes_per_s",
         CHECKPOINT,
         "Checkpoint load per rank [GB/s]",
-        "Rate one rank reads and deserialises its shard on a restore; empty = 0.68 GB/s measured "
+        "Rate one rank reads and deserialises its shard on a restore; empty = 0.76 GB/s measured "
         "(calc.checkpoint.DEFAULT_LOAD_BYTES_PER_S; calc.measure.checkpoint_load times yours).",
         1e6,
         1e13,
