@@ -498,7 +498,8 @@ def checkpoint_timeline(p: Plan, intervals: int = 2) -> go.Figure:
     at the burst rate; an asynchronous save drains at size / interval beside the reads.
     """
     v = p.values
-    interval = p.inputs.get("checkpoint_interval_s", math.nan)
+    interval = v["checkpoint_interval_used_s"] or math.nan  # the given or the optimal interval
+    is_async = v["checkpoint_async"] > 0  # the resolved mode (auto included)
     read = v["read_bytes_per_s"] / 1e9
     write = v["checkpoint_write_bytes_per_s"] / 1e9
     fig = go.Figure()
@@ -508,7 +509,7 @@ def checkpoint_timeline(p: Plan, intervals: int = 2) -> go.Figure:
         fig.update_yaxes(title="storage bandwidth [GB/s]", rangemode="tozero")
         return _layout(fig, "No checkpoints in this scenario: set checkpoint_interval_s to size their writes", 320)
     minutes = interval / 60
-    if p.scenario.checkpoint_mode == "async":
+    if is_async:
         x = [0, intervals * minutes]
         fig.add_scatter(x=x, y=[read, read], mode="lines", name="reads", line_color=COLORS["storage"], stackgroup="a")
         fig.add_scatter(
@@ -540,7 +541,7 @@ def checkpoint_timeline(p: Plan, intervals: int = 2) -> go.Figure:
         )
     took = v["checkpoint_write_s"]
     budget = p.scenario.checkpoint_stall_fraction * interval
-    if p.scenario.storage and took > 0 and p.scenario.checkpoint_mode != "async":
+    if p.scenario.storage and took > 0 and not is_async:
         # The chosen storage against the budget: the finding a meeting needs next.
         verdict = "within" if took <= budget else f"{took / budget:,.1f}x"
         title = (

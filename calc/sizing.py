@@ -71,7 +71,7 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
     # the kept checkpoints together when the job saves any.
     need_bw = v["storage_need_bytes_per_s"]
     read_bw, write_bw = v["read_bytes_per_s"], v["checkpoint_write_bytes_per_s"]
-    overlap = sc.checkpoint_mode == "async"
+    overlap = p.inputs["checkpoint_async"] > 0  # the resolved mode: auto is async for sharded state
     saving = write_bw > 0
     need_cap = v["dataset_bytes"] + (v["checkpoint_capacity_bytes"] if saving else 0.0)
     rows = []
