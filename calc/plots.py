@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -573,7 +573,7 @@ def checkpoint_interval_chart(p: Plan, points: int = 60) -> go.Figure:
     lo = max(min(anchors, default=1800.0) / 10, 60.0)
     hi = max(max(anchors, default=1800.0) * 10, lo * 10)
     grid = np.geomspace(lo, hi, points)
-    x = dict(p.inputs)
+    x: dict[str, Any] = dict(p.inputs)
     x["checkpoint_interval_s"], x["checkpoint_interval_optimal"] = grid, 0.0
     ref = used if used > 0 else young
     fixed = not is_async and not p.sources.get("storage") and not math.isfinite(v["storage_write_bytes_per_s"])

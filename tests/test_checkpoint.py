@@ -6,6 +6,7 @@ Every expected value is worked by hand in the comment beside it.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -366,7 +367,8 @@ def test_auto_mode_follows_the_sharding() -> None:
     import calc
 
     # plain DDP (ZeRO 0, no model parallelism) saves blocking; ZeRO-3 saves asynchronously
-    base = {"gpu": "H100-SXM", "model": "gpt_7b", "precision": "bf16", "state_shards": 8, "gpus_per_job": 8}
+    base: dict[str, Any] = {"gpu": "H100-SXM", "model": "gpt_7b", "precision": "bf16"}
+    base |= {"state_shards": 8, "gpus_per_job": 8}
     assert calc.plan(**base, zero_stage=0).checkpoint_async == 0.0
     assert calc.plan(**base, zero_stage=3).checkpoint_async == 1.0
     assert calc.plan(**base, zero_stage=3, checkpoint_mode="sync").checkpoint_async == 0.0
