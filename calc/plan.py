@@ -1283,8 +1283,8 @@ _PERCENT = (
 def format_output(name: str, value: float) -> str:
     """Format one output by its unit kind (GPU memory in GiB, rates in decimal units)."""
     out = OUTPUTS[name]
-    if value == 0 and name == "goodput":
-        return NOT_GIVEN_ZERO[name]
+    if name == "goodput":  # two decimals: 99.98 % is not 100 %
+        return NOT_GIVEN_ZERO[name] if value == 0 else f"{value * 100:.2f} %"
     if name in _PERCENT:
         return f"{value * 100:.1f} %"
     if name in ("fits_in_ram", "checkpoint_durable"):
