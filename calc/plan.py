@@ -1196,6 +1196,8 @@ class Plan:
 
     def formatted(self, name: str) -> str:
         """One output with its unit: ``"5,885 reads/s"``, ``"12.97 GiB"``."""
+        if name == "goodput" and self.values[name] == 0 and self.values["checkpoint_interval_used_s"] > 0:
+            return "0.00 % (interruptions cost more than the MTBF)"  # saving, yet nothing useful
         return format_output(name, self.values[name])
 
     def explain(self) -> str:

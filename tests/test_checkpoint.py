@@ -395,3 +395,19 @@ def test_checkpoint_chart_marks_the_optimum_where_goodput_peaks() -> None:
     minutes, good = np.asarray(fig.data[0].x), np.asarray(fig.data[0].y)
     assert minutes[good.argmax()] * 60 == pytest.approx(679.06, rel=0.05)
     assert "Young-Daly" in fig.layout.title.text and "goodput" in fig.layout.title.text
+
+
+def test_goodput_of_zero_is_not_mistaken_for_no_checkpoints() -> None:
+    import calc
+
+    # 70B blocking saves on one EFS (182 s each) every 3 min: the stall alone is 182 / 180 > 1,
+    # so goodput is 0, and it says so rather than "no checkpoints"
+    p = calc.plan(
+        "mlperf-checkpoint-llama3-70b",
+        storage="aws-efs-elastic",
+        storage_units=1,
+        checkpoint_mode="sync",
+        checkpoint_interval_s="3 min",
+    )
+    assert p.goodput == 0 and p.formatted("goodput").startswith("0.00 %")
+    assert "no checkpoints" in calc.plan("beast-imagenet-4xv100").formatted("goodput")
