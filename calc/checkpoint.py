@@ -6,10 +6,13 @@
                  = checkpoint / (DP x TP x PP)       ZeRO-3 / FSDP full sharding
     sync write   = checkpoint / (stall_fraction x interval)
     async drain  = checkpoint / interval,  host RAM = one pinned copy per node,
-                   blocking part = bytes_per_node / host_copy_bandwidth
-    restore      = max(checkpoint / storage_read, shard / per_rank_read)
-    retained     = checkpoint x keep
-    interval     = sqrt(2 x write_time x MTBF)       (Young 1974; Daly 2006, first order)
+                   blocking part = rank bytes / GPU-to-host link
+    restore      = max(total read / storage read, shard / min(per-rank read, per-rank load))
+    retained     = checkpoint x (keep + milestones)
+    job MTBF     = 1 / (interruptions per GPU-second x GPUs)     (Llama 3: 419 in 54 d on 16,384)
+    interval     = sqrt(2 x blocking save x MTBF)    (Young 1974; Daly 2006, first order)
+    lost/failure = restore + interval / 2 + durability lag
+    goodput      = 1 - stall share - lost per failure / MTBF
 
 References
 ----------
@@ -24,6 +27,12 @@ SC 2020, arXiv:1910.02054: stages 1/2/3 shard optimizer state / + gradients / + 
 Young, "A first order approximation to the optimum checkpoint interval", CACM 17(9), 1974.
 Daly, "A higher order estimate of the optimum checkpoint interval for restart dumps",
 Future Generation Computer Systems 22(3), 2006.
+Llama Team, AI @ Meta, "The Llama 3 Herd of Models", arXiv:2407.21783, 2024, section 3.3.4:
+466 job interruptions in a 54-day snapshot of pre-training, 419 of them unexpected, on up to
+16,384 H100 GPUs (section 3.3, Table 4).
+PyTorch, "Asynchronous Saving with Distributed Checkpoint (DCP)" recipe (2024, verified
+2024-11-05): ``torch.distributed.checkpoint.async_save`` first copies the state into CPU
+buffers, raising CPU memory by checkpoint_size_per_rank x ranks, then writes in the background.
 """
 
 from __future__ import annotations
@@ -43,7 +52,24 @@ note(
     "checkpoint_write_bytes_per_s",
     "{checkpoint_rule}",
 )
-note("checkpoint_host_ram_bytes", "async: {checkpoint_rank_bytes} x writing ranks on a node; sync: 0")
+note(
+    "checkpoint_host_ram_bytes",
+    "{checkpoint_rank_bytes} x writing ranks on a node (one pinned staging copy: what async saves need)",
+)
+note("checkpoint_async", "{mode_rule}")
+note("checkpoint_interval_used_s", "{interval_rule}")
+note(
+    "checkpoint_sync_write_bytes_per_s",
+    "{checkpoint_bytes} / ({checkpoint_stall_fraction} x {checkpoint_interval_used_s})",
+)
+note("checkpoint_async_write_bytes_per_s", "{checkpoint_bytes} / {checkpoint_interval_used_s}")
+note("checkpoint_lag_s", "{lag_rule}")
+note("checkpoint_restore_bytes", "{checkpoint_rank_bytes} x {gpus_per_job} (every GPU loads its own state)")
+note(
+    "checkpoint_durable",
+    "storage kind: a node's own drives or RAM die with it (no); shared, replicated or object stores (yes); "
+    "no storage chosen: yes, the sizing must pick a durable tier",
+)
 note(
     "storage_need_bytes_per_s",
     "sync: max({read_bytes_per_s}, {checkpoint_write_bytes_per_s}); async: their sum",
@@ -297,6 +323,21 @@ def async_blocking_s(bytes_per_node: Numeric, host_copy_bytes_per_s: Numeric) ->
     return _nonneg("bytes_per_node", bytes_per_node) / _positive("host_copy_bytes_per_s", host_copy_bytes_per_s)
 
 
+@formula(
+    "checkpoint_host_copy_s",
+    "{checkpoint_rank_bytes} / {host_link_bytes_per_s} (each GPU copies its shard over its own host link)",
+)
+def host_copy_s(rank_bytes: Numeric, host_link_bytes_per_s: Numeric) -> Numeric:
+    """Time to stage one rank's shard in pinned host RAM [s]: ``rank_bytes / host_link``.
+
+    The part of an asynchronous save that blocks training (``async_save`` returns once the
+    state is in CPU buffers; PyTorch DCP async recipe). Every GPU copies over its own PCIe
+    link at once, so the busiest rank sets the time: 70B on 64 ZeRO-3 ranks, 14.24 GiB
+    = 15.29e9 B at 63 GB/s (PCIe Gen5 x16) = 0.243 s.
+    """
+    return _nonneg("rank_bytes", rank_bytes) / _rate("host_link_bytes_per_s", host_link_bytes_per_s)
+
+
 def _parallel_io_s(
     total_bytes: Numeric, storage_bytes_per_s: Numeric, ranks: Numeric, per_rank: Numeric, verb: str
 ) -> Numeric:
@@ -311,25 +352,34 @@ def _parallel_io_s(
 
 @formula(
     "checkpoint_restore_s",
-    "max({checkpoint_bytes} / {storage_bytes_per_s}, {checkpoint_bytes} / {checkpoint_writing_ranks} / per-rank link)",
+    "max({checkpoint_restore_bytes} / {storage_bytes_per_s}, {checkpoint_rank_bytes} / "
+    "min({checkpoint_rank_read_bytes_per_s} per-rank read, {checkpoint_load_bytes_per_s} per-rank load))",
 )
 def restore_time_s(
-    checkpoint_bytes: Numeric, read_bytes_per_s: Numeric, ranks: Numeric, per_rank_read_bytes_per_s: Numeric
+    total_bytes: Numeric,
+    read_bytes_per_s: Numeric,
+    shard_bytes: Numeric,
+    per_rank_read_bytes_per_s: Numeric,
+    load_bytes_per_s: Numeric = np.inf,
 ) -> Numeric:
-    """Time to load a checkpoint when each of ``ranks`` reads its shard [s].
+    """Time to load a checkpoint when every rank reads its shard at once [s].
 
-    ``max(checkpoint / read_bytes_per_s, checkpoint / ranks / per_rank_read_bytes_per_s)``: the
-    storage's aggregate read rate or one rank's own rate, whichever binds. Replicas that read
-    the same shard (no ZeRO) read it again: pass checkpoint x replicas as the total.
+    ``max(total / read_bytes_per_s, shard / min(per_rank_read, load))``: the storage's
+    aggregate read rate, or one rank's own rate, whichever binds. One rank's rate is the lesser
+    of its share of the node's storage path (link, per-client cap) and the rate it turns bytes
+    into tensors (``load_bytes_per_s``: read + deserialise, ``torch.load``). ``total_bytes``
+    is what all ranks read: every GPU loads its own state, so replicas without ZeRO read the
+    same shard again (rank bytes x GPUs).
     """
-    return _parallel_io_s(checkpoint_bytes, read_bytes_per_s, ranks, per_rank_read_bytes_per_s, "read")
+    total = _nonneg("checkpoint_bytes", total_bytes)
+    aggregate = total / _rate("read_bytes_per_s", read_bytes_per_s)
+    per_rank = np.minimum(
+        _rate("per_rank_read_bytes_per_s", per_rank_read_bytes_per_s), _rate("load_bytes_per_s", load_bytes_per_s)
+    )
+    return np.maximum(aggregate, _nonneg("shard_bytes", shard_bytes) / per_rank)
 
 
-@formula(
-    "checkpoint_write_s",
-    "max({checkpoint_bytes} / {storage_write_bytes_per_s}, "
-    "{checkpoint_bytes} / {checkpoint_writing_ranks} / per-rank link)",
-)
+@formula("checkpoint_write_s", "{write_time_rule}")
 def save_time_s(
     checkpoint_bytes: Numeric, write_bytes_per_s: Numeric, ranks: Numeric, per_rank_write_bytes_per_s: Numeric
 ) -> Numeric:
@@ -341,39 +391,133 @@ def save_time_s(
     return _parallel_io_s(checkpoint_bytes, write_bytes_per_s, ranks, per_rank_write_bytes_per_s, "write")
 
 
-@formula(
-    "checkpoint_stall_share",
-    "blocking: {checkpoint_write_s} / interval; async: max({checkpoint_write_s} - interval, 0) / interval",
-)
-def stall_share(write_s: Numeric, interval_s: Numeric, is_async: Numeric) -> Numeric:
-    """Share of training time spent blocked on saves [1].
+@formula("checkpoint_blocking_s", "{blocking_rule}")
+def blocking_s(write_s: Numeric, interval_s: Numeric, host_copy_s: Numeric, is_async: Numeric) -> Numeric:
+    """Training stall per save [s].
 
-    A blocking save stops training for the whole write; an asynchronous one only when its
-    drain is slower than the interval, which holds the next save back.
+    A blocking save stops training for the whole write. An asynchronous one stops it for the
+    copy into host RAM, and again when its drain is slower than the interval: the next save
+    waits for the buffer, ``max(write_s - interval, 0)``.
     """
     w = _nonneg("checkpoint_write_s", write_s)
     i = _rate("checkpoint_interval_s", interval_s)
-    return np.where(np.asarray(is_async) > 0, np.maximum(w - i, 0.0), w) / i
+    h = _nonneg("checkpoint_host_copy_s", host_copy_s)
+    return np.where(np.asarray(is_async) > 0, h + np.maximum(w - i, 0.0), w)
 
 
-@formula("checkpoint_capacity_bytes", "{checkpoint_bytes} x {checkpoint_keep} kept")
-def retained_capacity_bytes(checkpoint_bytes: Numeric, keep: Numeric) -> Numeric:
-    """Storage the kept checkpoints occupy [bytes]: ``checkpoint x keep``.
-
-    Pass keep + 1 when the oldest is deleted only after a new one completes.
-    """
-    return _nonneg("checkpoint_bytes", checkpoint_bytes) * _nonneg("keep", keep)
+@formula("checkpoint_stall_share", "{checkpoint_blocking_s} / {checkpoint_interval_used_s}")
+def stall_share(blocking_s: Numeric, interval_s: Numeric) -> Numeric:
+    """Share of training time spent blocked on saves [1]: ``blocking_s / interval_s``."""
+    return _nonneg("checkpoint_blocking_s", blocking_s) / _rate("checkpoint_interval_s", interval_s)
 
 
 @formula(
-    "young_daly_interval_s", "sqrt(2 x {checkpoint_write_s} x {mtbf_s}) (0 = no MTBF given)"
+    "checkpoint_capacity_bytes",
+    "{checkpoint_bytes} x ({checkpoint_keep} recent + {checkpoint_milestones} milestones)",
 )
-def young_daly_interval_s(checkpoint_write_s: Numeric, mtbf_s: Numeric) -> Numeric:
-    """Checkpoint interval that minimises lost time [s]: ``sqrt(2 x write_time x MTBF)``.
+def retained_capacity_bytes(checkpoint_bytes: Numeric, keep: Numeric, milestones: Numeric = 0.0) -> Numeric:
+    """Storage the kept checkpoints occupy [bytes]: ``checkpoint x (keep + milestones)``.
 
-    Young's first-order optimum (Daly 2006 gives the same to first order; valid while the write
-    time is much shorter than the MTBF). ``mtbf_s`` is the whole job's: node MTBF / nodes.
-    Write 60 s, MTBF 24 h: sqrt(2 x 60 x 86400) = 3220 s.
+    ``keep`` recent saves rotate (pass keep + 1 when the oldest is deleted only after a new
+    one completes); milestone saves are never deleted during the run.
+    """
+    return _nonneg("checkpoint_bytes", checkpoint_bytes) * (_nonneg("keep", keep) + _nonneg("milestones", milestones))
+
+
+@formula("checkpoint_milestones", "{milestone_rule}")
+def milestone_count(run_length_s: Numeric, milestone_interval_s: Numeric) -> Numeric:
+    """Milestone checkpoints kept over a run [count]: ``floor(run_length / milestone_interval)``.
+
+    A 30-day run keeping one every 24 h: floor(720 h / 24 h) = 30.
+    """
+    return np.floor(_nonneg("run_length_s", run_length_s) / _positive("milestone_interval_s", milestone_interval_s))
+
+
+LLAMA3_UNEXPECTED_INTERRUPTIONS = 419
+"""Unexpected job interruptions in the Llama 3 405B pre-training snapshot [count] (Llama 3
+paper, arXiv:2407.21783, section 3.3.4: 466 interruptions, 47 planned, 419 unexpected)."""
+LLAMA3_SNAPSHOT_S = 54 * 86400.0
+"""Length of that snapshot [s]: 54 days (same section)."""
+LLAMA3_GPUS = 16384
+"""GPUs of that run [count]: up to 16,384 H100 (paper section 3.3, Table 4). Dividing by the
+largest count gives the lowest per-GPU rate the paper supports."""
+INTERRUPTIONS_PER_GPU_S = LLAMA3_UNEXPECTED_INTERRUPTIONS / (LLAMA3_SNAPSHOT_S * LLAMA3_GPUS)
+"""Unexpected interruptions per GPU-second [1/s]: 419 / (54 d x 16,384) = 4.736e-4 per GPU-day
+= 5.48e-9 /s, one per 2,111 GPU-days. Hardware made about 78 % of them (paper), so the rate is
+taken per GPU and scales with the job's GPU count."""
+SECONDS_PER_MONTH = 30 * 86400.0
+"""A month for failure counts [s]: 30 days, as ``calc.sizing.MONTH_S`` prices a month."""
+DEFAULT_LOAD_BYTES_PER_S = 0.76e9
+"""Rate one rank turns a checkpoint file into tensors [bytes/s]: 0.76 GB/s, measured with
+``calc.measure.checkpoint_load`` (``torch.load`` of a 1 GiB bf16 tensor from the page cache,
+PyTorch 2.13 CPU) on a shared 2-vCPU AMD EPYC VM, 2026-11-23: the median of six runs' medians
+(0.61, 0.68, 0.71, 0.81, 1.30, 1.48 GB/s; the machine's load average was 2 to 4, which is
+the spread). No published per-rank figure was found; measure your own node and pass it as
+``checkpoint_load_bytes_per_s``."""
+
+
+@formula("mtbf_job_s", "{mtbf_rule}")
+def job_mtbf_s(gpus: Numeric, interruptions_per_gpu_s: Numeric = INTERRUPTIONS_PER_GPU_S) -> Numeric:
+    """Mean time between interruptions of a synchronous job [s]: ``1 / (rate x gpus)``.
+
+    One GPU's failure stops the whole job (Llama 3 paper, section 3.3.4), so rates add over
+    GPUs. From the Llama 3 rate: 16,384 GPUs -> 54 d / 419 = 3.09 h; 64 GPUs -> 33.0 d.
+    """
+    return 1.0 / (
+        _positive("interruptions_per_gpu_s", interruptions_per_gpu_s) * _at_least("gpus", gpus, 1.0, "1 or more")
+    )
+
+
+@formula("failures_per_month", "30 d / {mtbf_job_s}")
+def failures_per_month(mtbf_s: Numeric, month_s: Numeric = SECONDS_PER_MONTH) -> Numeric:
+    """Expected interruptions in a month [count]: ``month_s / mtbf_s`` (30 days)."""
+    return _nonneg("month_s", month_s) / _positive("mtbf_s", mtbf_s)
+
+
+@formula("young_daly_interval_s", "{young_daly_rule}")
+def young_daly_interval_s(checkpoint_write_s: Numeric, mtbf_s: Numeric, lag_per_interval: Numeric = 0.0) -> Numeric:
+    """Checkpoint interval that minimises lost time [s]: ``sqrt(2 x save x MTBF / (1 + 2 k))``.
+
+    Young's first-order optimum (Daly 2006 gives the same to first order; valid while the save
+    is much shorter than the MTBF) with ``checkpoint_write_s`` the part of a save that blocks
+    training. It minimises ``save / T + (T / 2 + k T) / MTBF``, where ``k T`` is how long a
+    new save takes to become durable: k = 0 (Young's form) when that does not grow with the
+    interval, k = 1 for an asynchronous drain sized to take the whole interval.
+    ``mtbf_s`` is the whole job's. Save 60 s, MTBF 24 h, k = 0: sqrt(2 x 60 x 86400) = 3220 s.
     """
     w = _nonneg("checkpoint_write_s", checkpoint_write_s)
-    return np.sqrt(2.0 * w * _positive("mtbf_s", mtbf_s))
+    k = _nonneg("lag_per_interval", lag_per_interval)
+    return np.sqrt(2.0 * w * _positive("mtbf_s", mtbf_s) / (1.0 + 2.0 * k))
+
+
+@formula(
+    "checkpoint_lost_per_failure_s",
+    "{checkpoint_restore_s} + {checkpoint_interval_used_s} / 2 + {checkpoint_lag_s}",
+)
+def lost_per_failure_s(restore_s: Numeric, interval_s: Numeric, lag_s: Numeric = 0.0) -> Numeric:
+    """Training time one interruption costs [s]: ``restore + interval / 2 + lag``.
+
+    The job reloads the last durable checkpoint (``restore_s``) and recomputes the work since
+    it was taken: on average half an interval, plus ``lag_s`` when the newest save is not yet
+    durable (an asynchronous drain still running: a failure in that window falls back one
+    more save; averaged over the interval this adds the drain time). Scheduler requeue and
+    process start-up are not counted (no public figure was found).
+    """
+    return _nonneg("restore_s", restore_s) + _nonneg("interval_s", interval_s) / 2.0 + _nonneg("lag_s", lag_s)
+
+
+@formula(
+    "goodput",
+    "1 - {checkpoint_stall_share} - {checkpoint_lost_per_failure_s} / {mtbf_job_s}",
+)
+def goodput(stall_share: Numeric, lost_per_failure_s: Numeric, mtbf_s: Numeric) -> Numeric:
+    """Share of wall-clock time spent on useful training [1] (first order, clipped to 0..1).
+
+    ``1 - stall_share - lost_per_failure / MTBF``: saves block ``stall_share`` of the time and
+    each interruption, once every MTBF, costs ``lost_per_failure``. The Llama 3 paper reports
+    over 90 % effective training time for its 16K-GPU run (section 3.3.4).
+    """
+    waste = _nonneg("stall_share", stall_share) + _nonneg("lost_per_failure_s", lost_per_failure_s) / _positive(
+        "mtbf_s", mtbf_s
+    )
+    return np.clip(1.0 - waste, 0.0, 1.0)

@@ -750,3 +750,67 @@ def write_model_preset(
     path = Path(out)
     path.write_text(yaml.safe_dump(entry, sort_keys=False))
     return path
+
+
+# --------------------------------------------------------------------- checkpoint load
+
+
+@dataclass(frozen=True)
+class CheckpointLoadMeasurement:
+    """``torch.load`` of one tensor file of ``file_bytes``, timed ``repeats`` times after a warm-up."""
+
+    path: str
+    file_bytes: int
+    seconds: tuple[float, ...]
+    bytes_per_s: float
+    """File bytes / median load time [bytes/s]: one rank's read + deserialise rate."""
+
+    def as_inputs(self) -> dict[str, Any]:
+        """Scenario input: the per-rank checkpoint load rate a restore uses."""
+        return {"checkpoint_load_bytes_per_s": self.bytes_per_s}
+
+    def __str__(self) -> str:
+        return (
+            f"torch.load of {fmt(self.file_bytes, 'bytes', binary=True)}: {fmt(self.bytes_per_s, 'bytes_per_s')} "
+            f"(median of {len(self.seconds)}; "
+            f"{fmt(min(self.seconds), 'seconds')} to {fmt(max(self.seconds), 'seconds')})"
+        )
+
+
+def checkpoint_load(
+    path: str | os.PathLike[str] | None = None, size: str | float = "256 MiB", repeats: int = 5
+) -> CheckpointLoadMeasurement:
+    """Time ``torch.load`` of a checkpoint shard on this machine's CPU [bytes/s].
+
+    With ``path`` it loads that file (a shard saved by ``torch.save``); without, it saves a
+    bf16 tensor of ``size`` to a temporary file and loads that. The page cache is warm after
+    the first (untimed) load, so this is the deserialisation rate, not the storage's: a
+    restore takes the lesser of this and the rank's share of the storage path
+    (``calc.checkpoint.restore_time_s``). The median of ``repeats`` loads is reported.
+    """
+    import tempfile
+
+    torch = _torch()
+    if repeats < 1:
+        raise InputError("repeats", f"{repeats}; accepted: 1 or more")
+    with tempfile.TemporaryDirectory() as tmp:
+        if path is None:
+            n = int(parse(size, "bytes", "size")) // 2
+            if n < 1:
+                raise InputError("size", f"{size}; accepted: at least 2 B")
+            target = Path(tmp) / "shard.pt"
+            torch.save({"shard": torch.ones(n, dtype=torch.bfloat16)}, target)
+        else:
+            target = Path(path)
+            if not target.is_file():
+                raise InputError("path", f"{path}: no such file; accepted: a file written by torch.save")
+        size_bytes = target.stat().st_size
+        torch.load(target, weights_only=True)  # warm the page cache
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            loaded = torch.load(target, weights_only=True)
+            times.append(time.perf_counter() - t0)
+            del loaded
+    median = statistics.median(times)
+    return CheckpointLoadMeasurement(str(target), size_bytes, tuple(times), size_bytes / median)

@@ -336,17 +336,50 @@ def resolve(sc: Scenario) -> Resolved:
     w, opt = CHECKPOINT_LAYOUTS[sc.checkpoint_layout]
     v["checkpoint_weight_bytes_per_param"], v["checkpoint_optimizer_bytes_per_param"] = w, opt
     src["checkpoint_bytes"] = f"params x ({w:g} + {opt:g}) B, layout {sc.checkpoint_layout} (calc.checkpoint)"
+    optimal = sc.checkpoint_interval_s == "optimal"
+    v["checkpoint_interval_optimal"] = float(optimal)
     v["checkpoint_interval_s"] = _nan(
         None
-        if sc.checkpoint_interval_s is None
+        if sc.checkpoint_interval_s is None or optimal
         else parse(sc.checkpoint_interval_s, "seconds", "checkpoint_interval_s")
     )
-    v["checkpoint_async"] = float(sc.checkpoint_mode == "async")
+    sharded = sc.zero_stage > 0 or sc.tensor_parallel * sc.pipeline_parallel > 1
+    v["checkpoint_async"] = float(sc.checkpoint_mode == "async" or (sc.checkpoint_mode == "auto" and sharded))
+    src["checkpoint_async"] = (
+        f"auto: {'async' if sharded else 'sync'} ({'sharded' if sharded else 'unsharded'} training state; "
+        "torch.distributed.checkpoint async_save, Megatron/NeMo async distributed checkpoints)"
+        if sc.checkpoint_mode == "auto"
+        else f"input (scenario): {sc.checkpoint_mode}"
+    )
     v["checkpoint_stall_fraction"] = sc.checkpoint_stall_fraction
     v["checkpoint_keep"] = float(sc.checkpoint_keep)
     v["tensor_parallel"], v["pipeline_parallel"] = float(sc.tensor_parallel), float(sc.pipeline_parallel)
     v["zero_stage"] = float(sc.zero_stage)
     v["mtbf_s"] = _nan(None if sc.mtbf_s is None else parse(sc.mtbf_s, "seconds", "mtbf_s"))
+    v["checkpoint_load_bytes_per_s"] = (
+        checkpoint.DEFAULT_LOAD_BYTES_PER_S
+        if sc.checkpoint_load_bytes_per_s is None
+        else parse(sc.checkpoint_load_bytes_per_s, "bytes_per_s", "checkpoint_load_bytes_per_s")
+    )
+    src["checkpoint_load_bytes_per_s"] = (
+        "scenario" if sc.checkpoint_load_bytes_per_s is not None else "measured default (calc.checkpoint)"
+    )
+    v["checkpoint_milestone_interval_s"] = _nan(
+        None
+        if sc.checkpoint_milestone_interval_s is None
+        else parse(sc.checkpoint_milestone_interval_s, "seconds", "checkpoint_milestone_interval_s")
+    )
+    v["run_length_s"] = _nan(None if sc.run_length_s is None else parse(sc.run_length_s, "seconds", "run_length_s"))
+    if sc.checkpoint_milestone_interval_s is not None and sc.run_length_s is None:
+        raise InputError("run_length_s", "is needed to count milestone checkpoints; accepted: a time such as 30 d")
+    # A checkpoint on a node's own drives or RAM dies with the node: not a durable target.
+    kind = storage.option(sc.storage).kind if sc.storage else ""
+    v["checkpoint_durable_store"] = float(kind not in ("local", "ram"))
+    if kind in ("local", "ram") and sc.checkpoint_interval_s is not None:
+        warnings.append(
+            f"Checkpoints on {sc.storage} ({kind}) die with the node: drain them to a durable tier "
+            "(a shared file system or object store), priced beside it."
+        )
     mp = sc.tensor_parallel * sc.pipeline_parallel
     if sc.gpus_per_job % mp:
         raise InputError(
@@ -538,7 +571,7 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     Output("worker_ram_bytes", "bytes", "Worker RAM per GPU process", binary=True),
     Output("host_ram_per_node_bytes", "bytes", "Loader RAM per node", binary=True),
     Output("dataset_bytes", "bytes", "Dataset size"),
-    Output("fits_in_ram", "count", "Dataset fits in free RAM (1 = yes)", yes_no=True),
+    Output("fits_in_ram", "count", "Dataset fits in free RAM (1 = yes)", words=("no", "yes")),
     Output("page_cache_hit", "count", "Page-cache hit rate after epoch 1", percent=True),
     Output("remote_fraction", "count", "Share of reads reaching storage", percent=True),
     keep=("batches_in_flight", "gpus_on_node"),
@@ -787,7 +820,7 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         "checkpoint_write_s",
         "seconds",
         "Time to write one checkpoint",
-        not_given="n/a: no storage or node link limits the write (choose a storage)",
+        not_given="n/a: no checkpoints and no storage limits the write",
     ),
     Output("checkpoint_stall_share", "count", "Share of training time blocked on saves", percent=True),
     Output("checkpoint_host_ram_bytes", "bytes", "Host RAM per node for async saves", binary=True),
@@ -795,20 +828,59 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         "checkpoint_restore_s",
         "seconds",
         "Checkpoint restore time",
-        not_given="n/a: no storage or node link limits the read (choose a storage)",
+        not_given="n/a: nothing limits the read (choose a storage)",
     ),
     Output("checkpoint_capacity_bytes", "bytes", "Checkpoints kept on storage", binary=True),
     Output(
-        "young_daly_interval_s", "seconds", "Young-Daly checkpoint interval", not_given="n/a: give mtbf_s and a storage"
+        "young_daly_interval_s",
+        "seconds",
+        "Young-Daly checkpoint interval",
+        not_given="n/a: a save that blocks nothing needs no interval",
     ),
     Output("storage_need_bytes_per_s", "bytes_per_s", "Storage bandwidth: reads and checkpoint writes"),
+    Output("checkpoint_async", "count", "Checkpoint save mode", words=("sync", "async")),
+    Output(
+        "checkpoint_interval_used_s",
+        "seconds",
+        "Checkpoint interval used",
+        not_given="no checkpoints (give checkpoint_interval_s, or optimal)",
+    ),
+    Output("checkpoint_sync_write_bytes_per_s", "bytes_per_s", "Write bandwidth if saves block (stall budget)"),
+    Output("checkpoint_async_write_bytes_per_s", "bytes_per_s", "Write bandwidth if saves are async (drain)"),
+    Output("checkpoint_host_copy_s", "seconds", "GPU-to-host copy per async save"),
+    Output("checkpoint_blocking_s", "seconds", "Training stall per save"),
+    Output("checkpoint_lag_s", "seconds", "Time until a save is durable"),
+    Output("checkpoint_restore_bytes", "bytes", "Bytes read on a restore, all ranks", binary=True),
+    Output("checkpoint_milestones", "count", "Milestone checkpoints kept", "checkpoints"),
+    Output("checkpoint_durable", "count", "Checkpoints survive a node loss", words=("no", "yes")),
+    Output("mtbf_job_s", "seconds", "Job MTBF (time between interruptions)"),
+    Output("failures_per_month", "count", "Interruptions a month (30 days)", "interruptions"),
+    Output(
+        "checkpoint_lost_per_failure_s",
+        "seconds",
+        "Time lost per interruption",
+        not_given="n/a: no checkpoints (a failure restarts the run)",
+    ),
+    # Two decimals: 99.98 % is not 100 %.
+    Output(
+        "goodput",
+        "count",
+        "Goodput (useful share of training time)",
+        percent=True,
+        digits=2,
+        not_given="n/a: no checkpoints (a failure restarts the run)",
+    ),
+    keep=("checkpoint_rank_read_bytes_per_s",),
 )
 def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
-    """Checkpoints: size, per-rank split, write bandwidth (sync or async), host RAM, restore, retention.
+    """Checkpoints: size, per-rank split, both modes' write bandwidth, host RAM, restore,
+    retention, the failure rate, the Young-Daly interval and goodput (calc.checkpoint).
 
     With no interval given nothing is saved: sizes are still shown, rates are 0. The storage
     must then serve reads and writes together: a blocking save stops training (and its reads)
     while it runs, so the need is the larger of the two; an async drain runs beside the reads.
+    Without a storage the write takes what the plan asks for: the stall budget (sync) or the
+    whole interval (async drain).
     """
     c = checkpoint.checkpoint_bytes(
         x["params"], x["checkpoint_weight_bytes_per_param"], x["checkpoint_optimizer_bytes_per_param"]
@@ -823,38 +895,147 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
         c, dp, x["tensor_parallel"], x["pipeline_parallel"], x["zero_stage"], wf
     )
     out["checkpoint_rank_bytes"], out["checkpoint_writing_ranks"] = per_rank, ranks
-    interval = _a(x["checkpoint_interval_s"])
-    saving = np.isfinite(interval)
-    safe = np.where(saving, interval, 1.0)
-    sync = checkpoint.sync_write_bytes_per_s(c, safe, x["checkpoint_stall_fraction"])
-    drain = checkpoint.async_drain_bytes_per_s(c, safe)
     is_async = _a(x["checkpoint_async"]) > 0
+    out["checkpoint_async"] = is_async.astype(float)
+    # One rank's share of its node's path to storage: the node link and the per-client cap.
+    rank_link = np.minimum(_a(x["node_network_bytes_per_s"]), x["storage_client_bytes_per_s"]) / out["gpus_on_node"]
+    out["checkpoint_rank_read_bytes_per_s"] = rank_link
+    # Every GPU loads its own state: replicas without ZeRO read the same shard again.
+    out["checkpoint_restore_bytes"] = _a(per_rank) * x["gpus_per_job"]
+    restore = checkpoint.restore_time_s(
+        out["checkpoint_restore_bytes"],
+        out["storage_bytes_per_s"],
+        per_rank,
+        rank_link,
+        x["checkpoint_load_bytes_per_s"],
+    )
+    out["checkpoint_restore_s"] = restore
+    on_storage = checkpoint.save_time_s(c, out["storage_write_bytes_per_s"], ranks, rank_link)
+    limited = _a(on_storage) > 0  # a storage or a node link limits the write
+    host_copy = checkpoint.host_copy_s(per_rank, x["host_link_bytes_per_s"])
+    out["checkpoint_host_copy_s"] = host_copy
+    mtbf_given = _a(x["mtbf_s"])
+    mtbf = np.where(np.isfinite(mtbf_given), mtbf_given, checkpoint.job_mtbf_s(x["gpus_per_job"]))
+    out["mtbf_job_s"] = mtbf
+    out["failures_per_month"] = checkpoint.failures_per_month(mtbf)
+    # The interval: given, or Young-Daly from the blocking part of a save in the chosen mode.
+    f = _a(x["checkpoint_stall_fraction"])
+    interval = _a(x["checkpoint_interval_s"])
+    given = np.isfinite(interval)
+    yd_async = np.maximum(checkpoint.young_daly_interval_s(host_copy, mtbf, np.where(limited, 0.0, 1.0)), on_storage)
+    # Sync without a storage: the save takes the stall budget f x T; for "optimal" the interval
+    # that is Young-optimal for storage sized to its own budget, sqrt(2 f T M) = T -> T = 2 f M.
+    yd_sync = np.where(
+        limited,
+        checkpoint.young_daly_interval_s(on_storage, mtbf),
+        np.where(given, checkpoint.young_daly_interval_s(f * np.where(given, interval, 1.0), mtbf), 2.0 * f * mtbf),
+    )
+    young = np.where(is_async, yd_async, yd_sync)
+    out["young_daly_interval_s"] = young
+    used = np.where(given, interval, np.where(_a(x["checkpoint_interval_optimal"]) > 0, young, np.nan))
+    saving = np.isfinite(used) & (used > 0)
+    safe = np.where(saving, used, 1.0)
+    out["checkpoint_interval_used_s"] = np.where(saving, used, 0.0)
+    sync = checkpoint.sync_write_bytes_per_s(c, safe, f)
+    drain = checkpoint.async_drain_bytes_per_s(c, safe)
+    out["checkpoint_sync_write_bytes_per_s"] = np.where(saving, sync, 0.0)
+    out["checkpoint_async_write_bytes_per_s"] = np.where(saving, drain, 0.0)
     out["checkpoint_write_bytes_per_s"] = np.where(saving, np.where(is_async, drain, sync), 0.0)
     # Writers on one node: its GPUs' ranks, at most all writing ranks of the job.
     node_writers = np.minimum(ranks, out["gpus_on_node"])
-    out["checkpoint_host_ram_bytes"] = np.where(
-        saving & is_async, checkpoint.async_host_ram_bytes(per_rank * node_writers), 0.0
-    )
-    bw = _a(out["storage_bytes_per_s"])
-    per_rank_link = _a(x["node_network_bytes_per_s"]) / out["gpus_on_node"]
-    out["checkpoint_restore_s"] = checkpoint.restore_time_s(c, bw, ranks, per_rank_link)
-    out["checkpoint_capacity_bytes"] = checkpoint.retained_capacity_bytes(c, x["checkpoint_keep"])
-    write_bw = _a(out["storage_write_bytes_per_s"])
-    write_s = checkpoint.save_time_s(c, write_bw, ranks, per_rank_link)
+    out["checkpoint_host_ram_bytes"] = np.where(saving, checkpoint.async_host_ram_bytes(per_rank * node_writers), 0.0)
+    asked = np.where(is_async, safe, f * safe)  # the write at the bandwidth the plan asks for
+    write_s = np.where(limited, on_storage, np.where(saving, asked, 0.0))
     out["checkpoint_write_s"] = write_s
-    interval_or_inf = np.where(saving, interval, np.inf)
-    out["checkpoint_stall_share"] = np.where(saving, checkpoint.stall_share(write_s, interval_or_inf, is_async), 0.0)
-    mtbf = _a(x["mtbf_s"])
-    out["young_daly_interval_s"] = np.where(
-        np.isfinite(mtbf) & (write_s > 0),
-        checkpoint.young_daly_interval_s(np.maximum(write_s, 1e-9), np.where(np.isfinite(mtbf), mtbf, 1.0)),
-        0.0,
-    )
+    blocking = checkpoint.blocking_s(write_s, safe, host_copy, is_async)
+    out["checkpoint_blocking_s"] = np.where(saving, blocking, 0.0)
+    out["checkpoint_stall_share"] = np.where(saving, checkpoint.stall_share(blocking, safe), 0.0)
+    lag = np.where(saving & is_async, write_s, 0.0)
+    out["checkpoint_lag_s"] = lag
+    lost = checkpoint.lost_per_failure_s(restore, np.where(saving, used, 0.0), lag)
+    out["checkpoint_lost_per_failure_s"] = np.where(saving, lost, 0.0)
+    out["goodput"] = np.where(saving, checkpoint.goodput(out["checkpoint_stall_share"], lost, mtbf), 0.0)
+    run, every = _a(x["run_length_s"]), _a(x["checkpoint_milestone_interval_s"])
+    both = np.isfinite(run) & np.isfinite(every)
+    milestones = np.where(both, checkpoint.milestone_count(np.where(both, run, 0.0), np.where(both, every, 1.0)), 0.0)
+    out["checkpoint_milestones"] = milestones
+    out["checkpoint_capacity_bytes"] = checkpoint.retained_capacity_bytes(c, x["checkpoint_keep"], milestones)
+    out["checkpoint_durable"] = x["checkpoint_durable_store"]
     out["storage_need_bytes_per_s"] = np.where(
         is_async,
         _a(out["read_bytes_per_s"]) + out["checkpoint_write_bytes_per_s"],
         np.maximum(out["read_bytes_per_s"], out["checkpoint_write_bytes_per_s"]),
     )
+
+
+def _checkpoint_rules(p: Plan) -> dict[str, str]:
+    """Formula texts of the checkpoint outputs that depend on the mode, the storage and the inputs."""
+    sc, v, x = p.scenario, p.values, p.inputs
+    is_async = x.get("checkpoint_async", 0.0) > 0
+    limited = any(
+        math.isfinite(val)
+        for val in (v["storage_write_bytes_per_s"], x["node_network_bytes_per_s"], x["storage_client_bytes_per_s"])
+    )
+    given = sc.checkpoint_interval_s not in (None, "optimal")
+    on_storage = (
+        "max({checkpoint_bytes} / {storage_write_bytes_per_s}, "
+        "{checkpoint_bytes} / {checkpoint_writing_ranks} / {checkpoint_rank_read_bytes_per_s} per-rank link)"
+    )
+    if is_async:
+        young = (
+            "max(sqrt(2 x {checkpoint_host_copy_s} x {mtbf_job_s}), {checkpoint_write_s})"
+            if limited
+            else "sqrt(2 x {checkpoint_host_copy_s} x {mtbf_job_s} / 3) (the drain, sized to the interval, "
+            "makes a save durable one interval late)"
+        )
+    elif limited:
+        young = "sqrt(2 x {checkpoint_write_s} x {mtbf_job_s})"
+    elif given:
+        young = (
+            "sqrt(2 x {checkpoint_stall_fraction} x {checkpoint_interval_s} x {mtbf_job_s}) (save at the stall budget)"
+        )
+    else:
+        young = (
+            "2 x {checkpoint_stall_fraction} x {mtbf_job_s} (a save sized to its stall budget f x T: "
+            "sqrt(2 x f x T x MTBF) = T)"
+        )
+    per_gpu = checkpoint.INTERRUPTIONS_PER_GPU_S
+    return {
+        "checkpoint_rule": "no checkpoints (no interval given)"
+        if sc.checkpoint_interval_s is None
+        else "{checkpoint_async_write_bytes_per_s} (async: drained during training)"
+        if is_async
+        else "{checkpoint_sync_write_bytes_per_s} (sync: training waits)",
+        "write_time_rule": on_storage
+        if limited
+        else "no storage chosen: at the bandwidth asked, "
+        + (
+            "{checkpoint_interval_used_s} (async drain)"
+            if is_async
+            else "{checkpoint_stall_fraction} x {checkpoint_interval_used_s} (sync)"
+        ),
+        "blocking_rule": "{checkpoint_host_copy_s} + max({checkpoint_write_s} - {checkpoint_interval_used_s}, 0) "
+        "(async: the copy to host RAM, and waiting for a drain slower than the interval)"
+        if is_async
+        else "{checkpoint_write_s} (sync: training waits for the write)",
+        "young_daly_rule": young,
+        "interval_rule": "input (scenario)"
+        if given
+        else "{young_daly_interval_s} (checkpoint_interval_s = optimal)"
+        if sc.checkpoint_interval_s == "optimal"
+        else "no checkpoints (no interval given)",
+        "lag_rule": "{checkpoint_write_s} (async: the newest save is durable once drained)"
+        if is_async
+        else "0 (sync: a save is durable when training resumes)",
+        "mtbf_rule": "input (scenario)"
+        if sc.mtbf_s is not None
+        else f"1 / ({per_gpu * 86400:.3e} interruptions per GPU-day x {{gpus_per_job}} GPUs) "
+        "(Llama 3: 419 unexpected in 54 d on 16,384 H100, arXiv:2407.21783 section 3.3.4)",
+        "milestone_rule": "floor({run_length_s} / {checkpoint_milestone_interval_s})"
+        if sc.checkpoint_milestone_interval_s is not None
+        else "0 (no milestones: give checkpoint_milestone_interval_s and run_length_s)",
+        "mode_rule": p.sources.get("checkpoint_async", ""),
+    }
 
 
 @stage(
@@ -944,6 +1125,8 @@ class Plan:
 
     def formatted(self, name: str) -> str:
         """One output with its unit: ``"5,885 reads/s"``, ``"12.97 GiB"``."""
+        if name == "goodput" and self.values[name] == 0 and self.values["checkpoint_interval_used_s"] > 0:
+            return "0.00 % (interruptions cost more than the MTBF)"  # saving, yet nothing useful
         return format_output(name, self.values[name])
 
     def explain(self) -> str:
@@ -1004,12 +1187,12 @@ class Plan:
 def format_output(name: str, value: float) -> str:
     """Format one output by its unit kind (GPU memory in GiB, rates in decimal units)."""
     out = OUTPUTS[name]
-    if out.percent:
-        return f"{value * 100:.1f} %"
-    if out.yes_no:
-        return "yes" if value else "no"
     if value == 0 and out.not_given:
         return out.not_given
+    if out.percent:
+        return f"{value * 100:.{out.digits}f} %"
+    if out.words[1]:
+        return out.words[int(value != 0)]
     if out.integer:
         n = int(value)
         return f"{n:,} example" + ("" if n == 1 else "s")
@@ -1093,11 +1276,7 @@ def render_formula(p: Plan, template: str) -> tuple[str, str]:
         else "min(stages)"
         if sc.loader == "async"
         else f"min(stages, {sc.num_workers} workers / (read + decode time per example))",
-        "checkpoint_rule": "no checkpoints (no interval given)"
-        if sc.checkpoint_interval_s is None
-        else "{checkpoint_bytes} / {checkpoint_interval_s} (async: drained during training)"
-        if sc.checkpoint_mode == "async"
-        else "{checkpoint_bytes} / ({checkpoint_stall_fraction} x {checkpoint_interval_s}) (sync: training waits)",
+        **_checkpoint_rules(p),
         "scaling_rule": "input (scenario)"
         if sc.scaling_efficiency is not None
         else "1: a measured step already contains the job's all-reduce"

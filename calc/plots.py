@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -501,7 +501,8 @@ def checkpoint_timeline(p: Plan, intervals: int = 2) -> go.Figure:
     at the burst rate; an asynchronous save drains at size / interval beside the reads.
     """
     v = p.values
-    interval = p.inputs.get("checkpoint_interval_s", math.nan)
+    interval = v["checkpoint_interval_used_s"] or math.nan  # the given or the optimal interval
+    is_async = v["checkpoint_async"] > 0  # the resolved mode (auto included)
     read = v["read_bytes_per_s"] / 1e9
     write = v["checkpoint_write_bytes_per_s"] / 1e9
     fig = go.Figure()
@@ -511,7 +512,7 @@ def checkpoint_timeline(p: Plan, intervals: int = 2) -> go.Figure:
         fig.update_yaxes(title="storage bandwidth [GB/s]", rangemode="tozero")
         return _layout(fig, "No checkpoints in this scenario: set checkpoint_interval_s to size their writes", 320)
     minutes = interval / 60
-    if p.scenario.checkpoint_mode == "async":
+    if is_async:
         x = [0, intervals * minutes]
         fig.add_scatter(x=x, y=[read, read], mode="lines", name="reads", line_color=COLORS["storage"], stackgroup="a")
         fig.add_scatter(
@@ -543,7 +544,7 @@ def checkpoint_timeline(p: Plan, intervals: int = 2) -> go.Figure:
         )
     took = v["checkpoint_write_s"]
     budget = p.scenario.checkpoint_stall_fraction * interval
-    if p.scenario.storage and took > 0 and p.scenario.checkpoint_mode != "async":
+    if p.scenario.storage and took > 0 and not is_async:
         # The chosen storage against the budget: the finding a meeting needs next.
         verdict = "within" if took <= budget else f"{took / budget:,.1f}x"
         title = (
@@ -554,3 +555,83 @@ def checkpoint_timeline(p: Plan, intervals: int = 2) -> go.Figure:
     fig.update_xaxes(title="minutes")
     fig.update_yaxes(title="storage bandwidth [GB/s]", rangemode="tozero")
     return _layout(fig, title, 360)
+
+
+def checkpoint_interval_chart(p: Plan, points: int = 60) -> go.Figure:
+    """Goodput and write bandwidth against the checkpoint interval, the optimum marked.
+
+    One vectorised ``evaluate`` over a grid of intervals (the plan's resolved inputs with the
+    interval replaced): goodput [%] on the left axis, the write bandwidth an asynchronous drain
+    and a blocking save at the stall budget need [GB/s] on the right (log). The Young-Daly
+    interval and the interval the plan uses are marked. Blocking saves with no storage chosen
+    are drawn on storage sized for the plan's interval (the storage the plan asks for), which
+    is what their Young-Daly interval assumes; an async drain is sized to each interval.
+    """
+    from calc.plan import evaluate
+
+    v = p.values
+    young, used = v["young_daly_interval_s"], v["checkpoint_interval_used_s"]
+    is_async = v["checkpoint_async"] > 0
+    anchors = [t for t in (young, used) if t > 0]
+    lo = max(min(anchors, default=1800.0) / 10, 60.0)
+    hi = max(max(anchors, default=1800.0) * 10, lo * 10)
+    grid = np.geomspace(lo, hi, points)
+    x: dict[str, Any] = dict(p.inputs)
+    x["checkpoint_interval_s"], x["checkpoint_interval_optimal"] = grid, 0.0
+    ref = used if used > 0 else young
+    fixed = not is_async and not p.sources.get("storage") and not math.isfinite(v["storage_write_bytes_per_s"])
+    fixed = fixed and not math.isfinite(p.inputs["node_network_bytes_per_s"]) and ref > 0
+    if fixed:
+        # Only the writes are fixed: one unit writing what the reference interval asks for.
+        sized = v["checkpoint_bytes"] / (p.inputs["checkpoint_stall_fraction"] * ref)
+        x["storage_units_given"], x["storage_unit_write_bytes_per_s"] = 1.0, sized
+    out = evaluate(x)
+    minutes = grid / 60
+    good = np.asarray(out["goodput"], dtype=float) * 100
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_scatter(x=minutes, y=good, mode="lines", name="goodput", line_color=COLORS["gpu"])
+    for key, name, dash in (
+        ("checkpoint_async_write_bytes_per_s", "write bandwidth, async drain", "solid"),
+        ("checkpoint_sync_write_bytes_per_s", "write bandwidth, blocking save", "dash"),
+    ):
+        fig.add_scatter(
+            x=minutes,
+            y=np.asarray(out[key], dtype=float) / 1e9,
+            mode="lines",
+            name=name,
+            line={"color": COLORS["demand"], "dash": dash},
+            secondary_y=True,
+        )
+    g_lo, g_hi = float(np.min(good)), float(np.max(good))
+    marks = [("Young-Daly", young)] + ([("used", used)] if used > 0 and not math.isclose(used, young) else [])
+    for label, t in marks:
+        _marker_line(fig, [t / 60, t / 60], [g_lo, g_hi], f"{label} {fmt(t, 'seconds')}")
+    fig.update_xaxes(title="checkpoint interval [min]", type="log")
+    fig.update_yaxes(title="goodput [%]", secondary_y=False)
+    fig.update_yaxes(title="write bandwidth [GB/s]", type="log", secondary_y=True)
+
+    def pct(g: float) -> str:
+        return f"{g:.2f} %" if g > 99 else f"{g:.1f} %"
+
+    good_young = float(np.interp(young, grid, good)) if young > 0 else math.nan
+    head = (
+        f"Saving every {fmt(young, 'seconds')} (Young-Daly, {v['failures_per_month']:.3g} interruptions a month) "
+        f"keeps {pct(good_young)} goodput"
+    )
+    if fixed:
+        title = (
+            f"{head} on storage that writes {fmt(sized, 'bytes_per_s')}, "
+            f"sized for blocking saves every {fmt(ref, 'seconds')}"
+        )
+    else:
+        key = "checkpoint_async_write_bytes_per_s" if is_async else "checkpoint_sync_write_bytes_per_s"
+        need = float(np.interp(young, grid, np.asarray(out[key], dtype=float)))
+        title = f"{head} with {'an async drain' if is_async else 'blocking saves'} of {fmt(need, 'bytes_per_s')}"
+    if used > 0 and not math.isclose(used, young):
+        title += (
+            f"; every {fmt(used, 'seconds')}: {pct(v['goodput'] * 100)}, "
+            f"{fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')}"
+        )
+    elif used == 0:
+        title += " (no checkpoints now: set checkpoint_interval_s, or optimal)"
+    return _layout(fig, title, 380)

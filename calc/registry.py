@@ -36,6 +36,8 @@ class Output:
     """Formula text with ``{placeholders}``; empty when ``@formula`` on the computing function gives it."""
     percent: bool = False
     """A fraction shown as a percentage."""
+    digits: int = 1
+    """Decimals of a percentage."""
     unlimited: bool = False
     """Infinite when nothing limits it (no storage option, no node link): shown as "unlimited"."""
     zero_without_step: bool = False
@@ -44,8 +46,8 @@ class Output:
     """The words shown for a 0 that means "not asked for" (instead of the number)."""
     integer: bool = False
     """A whole number (batch sizes): the Plan attribute is an ``int``."""
-    yes_no: bool = False
-    """A 0/1 flag shown as yes or no."""
+    words: tuple[str, str] = ("", "")
+    """A 0/1 flag shown as words (for 0, for 1), e.g. ("no", "yes"); empty: a number."""
 
 
 OUTPUTS: dict[str, Output] = {}

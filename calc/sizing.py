@@ -123,7 +123,7 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
     # the kept checkpoints together when the job saves any.
     need_bw = v["storage_need_bytes_per_s"]
     read_bw, write_bw = v["read_bytes_per_s"], v["checkpoint_write_bytes_per_s"]
-    overlap = sc.checkpoint_mode == "async"
+    overlap = p.inputs["checkpoint_async"] > 0  # the resolved mode: auto is async for sharded state
     saving = write_bw > 0
     need_cap = v["dataset_bytes"] + (v["checkpoint_capacity_bytes"] if saving else 0.0)
     written, puts = checkpoint_writes_per_month(p)
@@ -287,6 +287,11 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
         if o.kind == "local" and o.site in st.CLOUDS and not why:
             why = "instance storage is lost when the instance stops: a cache (the server NVMe design), not the store"
             limiting = "ephemeral"
+        if o.kind in ("local", "ram") and v["checkpoint_write_bytes_per_s"] > 0 and not why:
+            # A checkpoint must survive the loss of a node (issue 19): node RAM or node-local drives die
+            # with it, so they are a first tier at most, never the checkpoint store.
+            why = "checkpoints on node-local storage die with the node: the checkpoint store must be shared"
+            limiting = "durability"
         if o.drive_class == "consumer" and not workstation and not why:
             why = (
                 "a consumer drive (no power-loss protection, rated for a fraction of a data-centre drive's writes): "
@@ -1265,7 +1270,9 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
             if units is not None
             else f"{sc.storage} (as many units as needed, up to its maximum)"
         )
-        ok_now = p.gpu_utilization >= 1 - 1e-9 or p.bottleneck != "storage"
+        # The storage is fine when its own stage keeps up with the GPUs, whatever else binds (a
+        # lone worker that both reads and decodes binds as "workers" while its read time is short).
+        ok_now = p.gpu_utilization >= 1 - 1e-9 or p.stages.get("storage", math.inf) >= p.stages["gpu"] * (1 - 1e-9)
         if o.kind == "ram" and not p.fits_in_ram:
             own = f"Your storage, {have}, cannot hold the dataset ({fmt(p.dataset_bytes, 'bytes')}): {mine['why_not']}."
         elif need_bw == 0 and p.page_cache_hit >= 1:

@@ -6,6 +6,7 @@ Every expected value is worked by hand in the comment beside it.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -82,18 +83,64 @@ def test_async_host_ram_and_blocking_part() -> None:
 def test_restore_time_storage_or_per_rank_bound() -> None:
     # 64 ranks, storage 100e9 B/s: 979.25e9 / 100e9 = 9.79 s; shard 15.30e9 B at 2e9 B/s = 7.65 s
     # -> storage binds, 9.79 s. At 1e9 B/s per rank the shard takes 15.30 s and binds instead.
-    assert ck.restore_time_s(C70, 100e9, 64, 2e9) == pytest.approx(9.79252543488)
-    assert ck.restore_time_s(C70, 100e9, 64, 1e9) == pytest.approx(15.300820992)
+    shard = C70 / 64  # 15,300,820,992 B
+    assert ck.restore_time_s(C70, 100e9, shard, 2e9) == pytest.approx(9.79252543488)
+    assert ck.restore_time_s(C70, 100e9, shard, 1e9) == pytest.approx(15.300820992)
+    # a rank that deserialises at 0.5e9 B/s (slower than its 2e9 B/s link): 15.30e9 / 0.5e9 = 30.60 s
+    assert ck.restore_time_s(C70, 100e9, shard, 2e9, 0.5e9) == pytest.approx(30.601641984)
 
 
 def test_retained_capacity() -> None:
-    # keep 3 of 912 GiB = 2736 GiB
+    # keep 3 of 912 GiB = 2736 GiB; with 30 milestones: 33 x 912 = 30,096 GiB
     assert ck.retained_capacity_bytes(C70, 3) == 2736 * GIB
+    assert ck.retained_capacity_bytes(C70, 3, 30) == 30_096 * GIB
+
+
+def test_milestones_over_a_run() -> None:
+    # a 30-day run keeping one every 24 h: floor(2,592,000 s / 86,400 s) = 30; every 7 d: floor(4.29) = 4
+    assert ck.milestone_count(30 * 86400, 86400) == 30
+    assert ck.milestone_count(30 * 86400, 7 * 86400) == 4
 
 
 def test_young_daly_60_s_write_24_h_mtbf() -> None:
     # sqrt(2 x 60 s x 86,400 s) = sqrt(10,368,000) = 3219.9 s, about 54 min
     assert ck.young_daly_interval_s(60, 86400) == pytest.approx(3219.94, abs=0.01)
+    # a drain that takes the whole interval (k = 1): sqrt(10,368,000 / 3) = 1859.0 s
+    assert ck.young_daly_interval_s(60, 86400, 1.0) == pytest.approx(1859.03, abs=0.01)
+
+
+def test_job_mtbf_from_the_llama3_interruption_rate() -> None:
+    # Llama 3 paper 3.3.4: 419 unexpected interruptions in 54 d on 16,384 H100s.
+    # The whole run: 54 d x 86,400 s / 419 = 4,665,600 / 419 = 11,135.1 s = 3.09 h
+    assert ck.job_mtbf_s(16384) == pytest.approx(11_135.08, abs=0.01)
+    # 64 GPUs: 4,665,600 x 16,384 / (419 x 64) = 1,194,393,600 / 419 = 2,850,581.4 s = 33.0 d
+    assert ck.job_mtbf_s(64) == pytest.approx(2_850_581.38, abs=0.01)
+    # per GPU-day: 419 / (54 x 16,384) = 419 / 884,736 = 4.736e-4
+    assert pytest.approx(4.7359e-4, rel=1e-4) == ck.INTERRUPTIONS_PER_GPU_S * 86400
+    # a month of 30 d at a 24 h MTBF: 30 interruptions
+    assert ck.failures_per_month(86400) == pytest.approx(30.0)
+
+
+def test_time_lost_per_failure_and_goodput() -> None:
+    # restore 15.29 s + half of a 1800 s interval + a 1800 s drain still running = 2715.29 s
+    lost = ck.lost_per_failure_s(15.286822656, 1800, 1800)
+    assert lost == pytest.approx(2715.286822656)
+    # stall 0.2426 s / 1800 s = 1.348e-4; failures 2715.29 / 86,400 = 0.031427
+    # goodput = 1 - 0.0001348 - 0.0314269 = 0.968438
+    assert ck.goodput(0.24264797866 / 1800, lost, 86400) == pytest.approx(0.968438, abs=1e-6)
+    # more lost than the MTBF: nothing useful, clipped to 0 (not negative)
+    assert ck.goodput(0.0, 2 * 86400, 86400) == 0.0
+
+
+def test_async_stall_is_the_host_copy_unless_the_drain_overruns() -> None:
+    # 70B ZeRO-3 on 64 ranks: 15,286,822,656 B per rank over a 63e9 B/s PCIe Gen5 link = 0.2426 s
+    copy = ck.host_copy_s(978_356_649_984 / 64, 63e9)
+    assert copy == pytest.approx(0.242648, abs=1e-6)
+    # drain 182 s in a 1800 s interval: only the copy blocks; a 2000 s drain adds 200 s of waiting
+    assert ck.blocking_s(182.0, 1800, copy, 1.0) == pytest.approx(0.242648, abs=1e-6)
+    assert ck.blocking_s(2000.0, 1800, copy, 1.0) == pytest.approx(200.242648, abs=1e-6)
+    # a blocking save stalls for the whole write: 182 s / 1800 s = 10.1 %
+    assert ck.stall_share(ck.blocking_s(182.0, 1800, copy, 0.0), 1800) == pytest.approx(0.101111, abs=1e-6)
 
 
 def test_zero3_over_64_data_parallel_ranks_divides_by_64() -> None:
@@ -132,6 +179,12 @@ def test_vectorised_over_zero_stage() -> None:
         (lambda: ck.bytes_per_rank(C70, 0.0), "data_parallel"),
         (lambda: ck.bytes_per_rank(C70, 8, zero_stage=4.0), "zero_stage"),
         (lambda: ck.restore_time_s(C70, 0.0, 64, 1e9), "read_bytes_per_s"),
+        (lambda: ck.restore_time_s(C70, 1e9, 64, 1e9, 0.0), "load_bytes_per_s"),
+        (lambda: ck.job_mtbf_s(0.0), "gpus"),
+        (lambda: ck.failures_per_month(0.0), "mtbf_s"),
+        (lambda: ck.milestone_count(86400, 0.0), "milestone_interval_s"),
+        (lambda: ck.goodput(0.0, 1.0, float("nan")), "mtbf_s"),
+        (lambda: ck.host_copy_s(1e9, 0.0), "host_link_bytes_per_s"),
         (lambda: ck.retained_capacity_bytes(C70, -1.0), "keep"),
         (lambda: ck.young_daly_interval_s(60, 0.0), "mtbf_s"),
         (lambda: ck.young_daly_interval_s(-60, 86400), "checkpoint_write_s"),
@@ -166,14 +219,17 @@ def test_plan_sizes_the_checkpoint_writes_by_hand() -> None:
         state_shards=8,
         gpus_per_job=8,
         checkpoint_interval_s="30 min",
+        checkpoint_mode="sync",
         zero_stage=3,
         storage_bytes_per_s="10 GB/s",
+        checkpoint_load_bytes_per_s="5 GB/s",
     )
     size = 6738415616 * 14
     assert p.checkpoint_bytes == pytest.approx(size, rel=1e-12)
     assert p.checkpoint_write_bytes_per_s == pytest.approx(size / 36, rel=1e-12)
     assert p.checkpoint_writing_ranks == 8 and p.checkpoint_rank_bytes == pytest.approx(size / 8, rel=1e-12)
-    # restore: the storage's 10 GB/s binds (no per-node link given): 94.34 GB / 10 GB/s = 9.43 s
+    # restore: the storage's 10 GB/s binds (no per-node link given; each rank loads its 11.79e9 B
+    # shard at 5 GB/s in 2.36 s): 94.34 GB / 10 GB/s = 9.43 s
     assert p.checkpoint_restore_s == pytest.approx(size / 10e9, rel=1e-12)
     assert p.checkpoint_capacity_bytes == pytest.approx(2 * size, rel=1e-12)  # keep 2
     # the storage must take the burst: training (and its reads) wait during a blocking save
@@ -197,3 +253,161 @@ def test_parallel_layout_must_divide_the_gpus() -> None:
 
     with pytest.raises(calc.InputError, match="tensor_parallel"):
         calc.plan(gpus_per_job=8, tensor_parallel=3)
+
+
+# ------------------------------------------------------------ issue 19: as teams run them
+
+
+def test_1t_async_drain_by_hand() -> None:
+    import calc
+
+    # 1,183,035,102,480 params x 14 B = 16,562,491,434,720 B = 15,425 GiB every 30 min:
+    # 16,562,491,434,720 / 1800 s = 9,201,384,130 B/s = 9.20 GB/s (the blocking save: / 36 s = 460 GB/s)
+    p = calc.plan("mlperf-checkpoint-llama3-1t")
+    assert p.checkpoint_async == 1.0  # auto: ZeRO-1 over TP 8 x PP 64 is sharded -> async
+    assert p.checkpoint_write_bytes_per_s == pytest.approx(9_201_384_130.4, rel=1e-9)
+    assert p.checkpoint_async_write_bytes_per_s == pytest.approx(9_201_384_130.4, rel=1e-9)
+    assert p.checkpoint_sync_write_bytes_per_s == pytest.approx(16_562_491_434_720 / 36, rel=1e-9)
+
+
+def test_young_daly_70b_on_64_gpus_from_the_llama3_rate() -> None:
+    import calc
+
+    # MTBF of 64 GPUs: 2,850,581.4 s (test above). Async saves block for the copy to host RAM:
+    # 978,356,649,984 B / 64 ranks = 15,286,822,656 B at 63e9 B/s = 0.242648 s.
+    # No storage chosen: the drain is sized to the interval, so a save is durable one interval
+    # late (k = 1): sqrt(2 x 0.242648 x 2,850,581.4 / 3) = sqrt(461,125) = 679.06 s = 11.3 min
+    p = calc.plan("mlperf-checkpoint-llama3-70b")
+    assert p.mtbf_job_s == pytest.approx(2_850_581.38, abs=0.01)
+    assert p.checkpoint_host_copy_s == pytest.approx(0.242648, abs=1e-6)
+    assert p.young_daly_interval_s == pytest.approx(679.06, abs=0.01)
+    # 30 d / 33.0 d = 0.909 interruptions a month
+    assert p.failures_per_month == pytest.approx(0.9092882, abs=1e-7)  # 2,592,000 / 2,850,581.38
+    # "optimal" uses it: 978,356,649,984 / 679.06 s = 1.4407e9 B/s of drain
+    q = calc.plan(p.scenario, checkpoint_interval_s="optimal")
+    assert q.checkpoint_interval_used_s == pytest.approx(679.06, abs=0.01)
+    assert q.checkpoint_write_bytes_per_s == pytest.approx(978_356_649_984 / 679.062, rel=1e-5)
+    # blocking saves with no storage: Young's interval for storage sized to its own 2 % budget,
+    # sqrt(2 x 0.02 T x M) = T -> T = 2 x 0.02 x 2,850,581.4 = 114,023.3 s (31.7 h)
+    s = calc.plan(p.scenario, checkpoint_mode="sync", checkpoint_interval_s="optimal")
+    assert s.checkpoint_interval_used_s == pytest.approx(114_023.26, abs=0.01)
+
+
+def test_young_daly_formula_text_agrees_with_its_value() -> None:
+    import calc
+
+    # issue 17: 70B on one EFS Elastic, 24 h MTBF. A blocking save takes 978,356,649,984 B /
+    # 5 GiB/s (5,368,709,120 B/s) = 182.23 s = 3.04 min; sqrt(2 x 182.23 x 86,400) = 5611.6 s = 93.5 min.
+    p = calc.plan(
+        "mlperf-checkpoint-llama3-70b",
+        storage="aws-efs-elastic",
+        storage_units=1,
+        mtbf_s="24 h",
+        checkpoint_mode="sync",
+    )
+    assert p.young_daly_interval_s == pytest.approx(5611.58, abs=0.05)
+    text = p.explain()
+    line = text[text.index("young_daly_interval_s =") :].splitlines()
+    assert line[1].strip() == "= sqrt(2 x 3.04 min x 24 h)"
+    assert line[2].strip() == "= 93.53 min"
+
+
+def test_8b_restore_on_a_stated_storage() -> None:
+    import calc
+
+    # 8B, 8 ZeRO-3 ranks on one node: 112,423,657,472 B, 14,052,957,184 B per rank. Storage 10 GB/s,
+    # node link 50 GB/s -> 6.25 GB/s per rank.
+    # load 2 GB/s: max(112.42e9 / 10e9 = 11.24 s, 14.05e9 / min(6.25, 2) GB/s = 7.03 s) = 11.24 s
+    kw = {"storage_bytes_per_s": "10 GB/s", "node_network_bytes_per_s": "50 GB/s"}
+    p = calc.plan("mlperf-checkpoint-llama3-8b", checkpoint_load_bytes_per_s="2 GB/s", **kw)
+    assert p.checkpoint_restore_s == pytest.approx(11.2423657472, rel=1e-9)
+    # load 1 GB/s: the rank binds, 14.05e9 / 1e9 = 14.05 s
+    p = calc.plan("mlperf-checkpoint-llama3-8b", checkpoint_load_bytes_per_s="1 GB/s", **kw)
+    assert p.checkpoint_restore_s == pytest.approx(14.052957184, rel=1e-9)
+    assert p.checkpoint_restore_bytes == pytest.approx(112_423_657_472, rel=1e-12)
+
+
+def test_goodput_70b_async_every_30_min() -> None:
+    import calc
+
+    # 70B async every 30 min, no storage (the drain takes the whole 1800 s), MTBF 24 h, load 1 GB/s:
+    # restore 15,286,822,656 B / 1e9 = 15.29 s; lost = 15.29 + 1800 / 2 + 1800 = 2715.29 s
+    # goodput = 1 - 0.242648 / 1800 - 2715.29 / 86,400 = 1 - 0.0001348 - 0.0314269 = 0.968438
+    p = calc.plan("mlperf-checkpoint-llama3-70b", mtbf_s="24 h", checkpoint_load_bytes_per_s="1 GB/s")
+    assert p.checkpoint_restore_s == pytest.approx(15.286822656, rel=1e-9)
+    assert p.checkpoint_lost_per_failure_s == pytest.approx(2715.286822656, rel=1e-9)
+    assert p.goodput == pytest.approx(0.968438, abs=1e-6)
+    assert p.checkpoint_host_ram_bytes == pytest.approx(8 * 15_286_822_656, rel=1e-12)  # 8 ranks a node
+
+
+def test_mlperf_checkpoint_presets_store_no_corpus() -> None:
+    import calc
+
+    # The benchmark never reads a dataset: only the kept checkpoints need capacity.
+    for size in ("8b", "70b", "405b", "1t"):
+        p = calc.plan(f"mlperf-checkpoint-llama3-{size}")
+        assert p.scenario.dataset_examples == 0 and p.dataset_bytes == 0, size
+        assert p.read_bytes_per_s == 0, size
+
+
+def test_pretraining_preset_sizes_data_by_tokens_read_and_keeps_milestones() -> None:
+    import calc
+
+    p = calc.plan("llama3-8b-pretrain-8xh100")
+    # 16,620,000 sequences x 8192 int32 tokens x 4 B = 544.6e9 B, not the 60 TB corpus
+    assert p.dataset_bytes == 16_620_000 * 32_768
+    # 2 recent + floor(30 d / 24 h) = 30 milestones = 32 x 112,423,657,472 B = 3.598e12 B
+    assert p.checkpoint_milestones == 30
+    assert p.checkpoint_capacity_bytes == pytest.approx(32 * 112_423_657_472, rel=1e-12)
+    # its checkpoints sit on the node's own NVMe: not durable, and the plan says so
+    assert p.checkpoint_durable == 0 and any("die with the node" in w for w in p.warnings)
+
+
+def test_auto_mode_follows_the_sharding() -> None:
+    import calc
+
+    # plain DDP (ZeRO 0, no model parallelism) saves blocking; ZeRO-3 saves asynchronously
+    base: dict[str, Any] = {"gpu": "H100-SXM", "model": "gpt_7b", "precision": "bf16"}
+    base |= {"state_shards": 8, "gpus_per_job": 8}
+    assert calc.plan(**base, zero_stage=0).checkpoint_async == 0.0
+    assert calc.plan(**base, zero_stage=3).checkpoint_async == 1.0
+    assert calc.plan(**base, zero_stage=3, checkpoint_mode="sync").checkpoint_async == 0.0
+
+
+def test_bad_checkpoint_inputs_name_the_field() -> None:
+    import calc
+
+    with pytest.raises(calc.InputError, match="run_length_s"):
+        calc.plan("mlperf-checkpoint-llama3-8b", checkpoint_milestone_interval_s="24 h")
+    with pytest.raises(calc.InputError, match="checkpoint_interval_s"):
+        calc.plan("mlperf-checkpoint-llama3-8b", checkpoint_interval_s="sometimes")
+    with pytest.raises(calc.InputError, match="checkpoint_load_bytes_per_s"):
+        calc.plan("mlperf-checkpoint-llama3-8b", checkpoint_load_bytes_per_s="0 GB/s")
+
+
+def test_checkpoint_chart_marks_the_optimum_where_goodput_peaks() -> None:
+    import calc
+    from calc import plots
+
+    # the grid's best goodput sits next to the Young-Daly interval (679 s for 70B, see above)
+    p = calc.plan("mlperf-checkpoint-llama3-70b")
+    fig = plots.checkpoint_interval_chart(p)
+    minutes, good = np.asarray(fig.data[0].x), np.asarray(fig.data[0].y)
+    assert minutes[good.argmax()] * 60 == pytest.approx(679.06, rel=0.05)
+    assert "Young-Daly" in fig.layout.title.text and "goodput" in fig.layout.title.text
+
+
+def test_goodput_of_zero_is_not_mistaken_for_no_checkpoints() -> None:
+    import calc
+
+    # 70B blocking saves on one EFS (182 s each) every 3 min: the stall alone is 182 / 180 > 1,
+    # so goodput is 0, and it says so rather than "no checkpoints"
+    p = calc.plan(
+        "mlperf-checkpoint-llama3-70b",
+        storage="aws-efs-elastic",
+        storage_units=1,
+        checkpoint_mode="sync",
+        checkpoint_interval_s="3 min",
+    )
+    assert p.goodput == 0 and p.formatted("goodput").startswith("0.00 %")
+    assert "no checkpoints" in calc.plan("beast-imagenet-4xv100").formatted("goodput")

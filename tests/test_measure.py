@@ -288,3 +288,24 @@ def test_byte_counter_counts_foreach_writes() -> None:
         with measure._byte_counter(torch) as counter:
             opt.step()
         assert counter.total == 3 * 8192
+
+
+def test_checkpoint_load_probe_feeds_the_restore(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    # 8 MiB of bf16 = 4,194,304 elements x 2 B = 8,388,608 B of tensor data, plus torch.save's
+    # zip headers and pickle (a few kB)
+    r = measure.checkpoint_load(size="8 MiB", repeats=3)
+    assert 8_388_608 <= r.file_bytes < 8_388_608 + 65_536
+    assert len(r.seconds) == 3 and r.bytes_per_s > 0
+    # a shard the caller saved is loaded as it is
+    shard = tmp_path / "shard.pt"
+    torch.save({"w": torch.zeros(1000, dtype=torch.float32)}, shard)
+    assert measure.checkpoint_load(shard, repeats=1).file_bytes == shard.stat().st_size
+    # the measured rate becomes the plan's per-rank load rate: 8B ZeRO-3 on 8 ranks, nothing else
+    # limiting the read, restores in 14,052,957,184 B / rate
+    p = calc.plan("mlperf-checkpoint-llama3-8b", **r.as_inputs())
+    assert p.checkpoint_restore_s == pytest.approx(14_052_957_184 / r.bytes_per_s, rel=1e-9)
+    with pytest.raises(InputError, match="path"):
+        measure.checkpoint_load(tmp_path / "missing.pt")
+    with pytest.raises(InputError, match="repeats"):
+        measure.checkpoint_load(shard, repeats=0)

@@ -215,10 +215,10 @@ def test_checkpoint_writes_are_sized_on_the_write_rate() -> None:
     # 70B every 30 min at 2 % stall: 912 GiB / 36 s = 27.2 GB/s of blocking writes. EFS Elastic
     # reads 20 GiB/s but writes 5 GiB/s per file system (storage.yaml): 27.2e9 / 5.369e9 = 5.07
     # file systems on writes, more than the 1 a system allows.
-    r = _row(recommend("mlperf-checkpoint-llama3-70b", storage=None), "aws-efs-elastic")
+    r = _row(recommend("mlperf-checkpoint-llama3-70b", storage=None, checkpoint_mode="sync"), "aws-efs-elastic")
     assert not r["feasible"] and "checkpoint writes" in r["why_not"]
     # A blocking save takes turns with reads; it takes 912 GiB / 5 GiB/s = 182.4 s on one EFS.
-    p = calc.plan("mlperf-checkpoint-llama3-70b", storage="aws-efs-elastic", storage_units=1)
+    p = calc.plan("mlperf-checkpoint-llama3-70b", storage="aws-efs-elastic", storage_units=1, checkpoint_mode="sync")
     assert p.storage_write_bytes_per_s == pytest.approx(5 * 2**30)
     assert p.checkpoint_write_s == pytest.approx(912 * 2**30 / (5 * 2**30), rel=2e-3)
     # 182.4 s of every 1800 s blocked: 10.1 %, five times the 2 % budget
@@ -415,7 +415,7 @@ def test_checkpoint_writes_to_s3_are_bounded_by_put_requests_per_prefix() -> Non
     # Llama 3 1T: 1,183,035,102,480 params x 14 B = 16,562,491,434,720 B every 30 min at 2 % stall
     # -> / 36 s = 460.07 GB/s; in 16 MiB parts 27,422 PUT/s; S3 takes 3,500 PUT/s per prefix:
     # 7.83 -> 8 prefixes, limited by write requests (S3 publishes no bandwidth limit).
-    r = _row(recommend("mlperf-checkpoint-llama3-1t", storage=None), "aws-s3-standard")
+    r = _row(recommend("mlperf-checkpoint-llama3-1t", storage=None, checkpoint_mode="sync"), "aws-s3-standard")
     puts = 1_183_035_102_480 * 14 / 36 / 2**24
     assert math.ceil(puts / 3500) == 8
     assert r["units"] == 8 and r["limiting"] == "write requests" and r["feasible"]
@@ -426,7 +426,7 @@ def test_checkpoint_chart_title_judges_the_chosen_storage() -> None:
     # 182.4 / 36 = 5.07x.
     from calc import plots
 
-    p = calc.plan("mlperf-checkpoint-llama3-70b", storage="aws-efs-elastic", storage_units=1)
+    p = calc.plan("mlperf-checkpoint-llama3-70b", storage="aws-efs-elastic", storage_units=1, checkpoint_mode="sync")
     title = plots.checkpoint_timeline(p).layout.title.text.replace("<br>", " ")
     assert "on aws-efs-elastic it takes" in title and "(5.1x the budget)" in title
 
