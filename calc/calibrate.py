@@ -53,6 +53,40 @@ DEFAULT_SCALING = (0.95, 0.95)
 an assumption, stated in the plan's sources."""
 
 
+TRANSFORMER_LAYER = {"hidden": 6144, "heads": 64, "seq_len": 2048, "micro_batch": 4, "tensor_parallel": 8, "time_s": 19.6e-3}
+"""One measured transformer layer: Korthikanti et al. 2022 (arXiv:2205.05198) Table 4, the 22B
+model's layer (Table 3: 64 heads, hidden 6144, TP 8, micro-batch 4, s 2048), forward 7.7 ms +
+backward 11.9 ms = 19.6 ms, no recompute, no sequence parallelism, A100 80GB, mixed precision."""
+
+TRANSFORMER_LAYER_SOURCE = (
+    "calibrated on one measured layer, Korthikanti et al. 2022 Table 4 (22B: h 6144, 64 heads, s 2048,"
+    " micro-batch 4, TP 8, A100 80GB fp16, forward + backward 19.6 ms): 19.6 ms less the fused memory"
+    " traffic and the TP all-reduces over NVLink (300 GB/s) leaves the math time"
+)
+
+
+def transformer_efficiency(memory_efficiency: float) -> float:
+    """Share of the A100's 312 TFLOP/s fp16 peak a transformer layer's math reaches [0-1].
+
+    ``e = F / (P x (t_layer - traffic / (W x e_m) - TP bytes / link))`` for the layer of
+    ``TRANSFORMER_LAYER`` with calc.transformer's own counts, so the step-time model reproduces
+    that measurement exactly. Applied to transformers by their architecture on every GPU in the
+    mixed-precision class (the CNN fit's compute efficiency sits at its bound of 1, because the
+    eager per-op traffic it is fitted with already carries the non-GEMM time).
+    """
+    from calc import transformer as tr
+
+    a = TRANSFORMER_LAYER
+    gpu = catalog.gpus()["A100-SXM4-80GB"]
+    h, s, b, t = a["hidden"], a["seq_len"], a["micro_batch"], a["tensor_parallel"]
+    flops = float(tr.train_flops_per_token(1, h, a["heads"], a["heads"], 4 * h, 0, s, 0)) * s * b / t
+    traffic = float(tr.traffic_bytes_per_sequence(1, h, a["heads"], a["heads"], 4 * h, 0, s, 0, 0, t)) * b
+    link = tr.GPU_LINKS["A100-SXM4-80GB"][0]
+    comm = float(tr.tensor_parallel_bytes_per_layer(b, s, h, t, 0)) / link
+    math_s = a["time_s"] - traffic / (gpu.memory_bandwidth_bytes_per_s * memory_efficiency) - comm
+    return flops / (gpu.peak("fp16") * math_s)
+
+
 @dataclass(frozen=True)
 class Fit:
     """Fitted step-time parameters (see the module docstring)."""
@@ -75,6 +109,19 @@ class Fit:
     def describe(self) -> str:
         return f"global fit on {self.rows} rows of calibration.yaml over {len(self.gpus)} GPUs" + (
             f", without {self.excluded_gpu}" if self.excluded_gpu else ""
+        )
+
+    @property
+    def transformer_efficiency(self) -> float:
+        """Transformer GEMM efficiency (share of the 16-bit peak) from one measured layer [0-1]."""
+        return transformer_efficiency(self.memory_efficiency)
+
+    @property
+    def transformer_efficiency_source(self) -> str:
+        return (
+            f"transformer compute efficiency {self.transformer_efficiency:.3f}: "
+            + TRANSFORMER_LAYER_SOURCE
+            + f" (fitted memory efficiency {self.memory_efficiency:.3f}); calc.calibrate.transformer_efficiency"
         )
 
     def stack_source(self, stack: str) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calc import catalog, checkpoint, compute, demand, host, memory, pipeline, storage, transfer
+from calc import catalog, checkpoint, compute, demand, host, memory, pipeline, storage, transfer, transformer
 from calc._types import Numeric
 from calc.calibrate import fitted
 from calc.checkpoint import CHECKPOINT_LAYOUTS
@@ -140,6 +140,10 @@ OUTPUTS: dict[str, Output] = {
     "storage_need_bytes_per_s": Output("bytes_per_s", "Storage bandwidth: reads and checkpoint writes"),
     "achieved_samples_per_s": Output("count_per_s", "Achieved samples/s, all GPUs", "samples/s"),
     "gpu_utilization": Output("count", "GPU utilisation"),
+    "recompute_flops_per_example": Output("flops", "Recompute FLOPs per example (activation checkpointing)"),
+    "pipeline_bubble": Output("count", "Pipeline bubble (share of the step idle)"),
+    "tensor_parallel_comm_s": Output("seconds", "Tensor/context/pipeline-parallel traffic per step"),
+    "data_parallel_comm_s": Output("seconds", "Exposed data-parallel gradient traffic per step"),
 }
 """Every number a Plan reports, with its unit kind and label (formulas: ``FORMULAS``)."""
 
@@ -277,6 +281,37 @@ def resolve(sc: Scenario) -> Resolved:
             "fp8 step time is an estimate: no fp8 training measurement calibrates it; the mixed-precision "
             "efficiency is applied to the fp8 peak (optimistic)."
         )
+
+    # A transformer by its architecture and parallel layout (calc.transformer).
+    tv, tsrc, twarn = transformer.resolve(sc, m.name, g.name, g.host_link_bytes_per_s)
+    v |= tv
+    src |= tsrc
+    warnings += twarn
+    v["flops_given"] = float(sc.forward_flops_per_example is not None)
+    v["traffic_given"] = float(sc.memory_traffic_bytes_per_example is not None)
+    v["activation_given"] = float(sc.activation_bytes_per_example is not None)
+    if tv["arch"]:
+        if sc.params is not None:
+            v["params"], src["params"] = parse(sc.params, "count", "params"), "scenario"
+        elif any(getattr(sc, k) is not None for k in transformer.ARCH_INPUTS) or sc.gated_mlp is not None:
+            v["params"] = float(
+                transformer.params_count(*(tv[k] for k in transformer.ARCH_INPUTS[:6]), tv["gated"])  # type: ignore[arg-type]
+            )
+            src["params"] = "derived from the architecture (calc.transformer.params_count, untied embeddings)"
+        if sc.efficiency is None:
+            v["efficiency"] = fit.transformer_efficiency
+            src["efficiency"] = fit.transformer_efficiency_source
+        arch_src = src["architecture"]
+        for k, what in (
+            ("activation_bytes_per_example", "calc.transformer.activation_bytes_per_sequence"),
+            ("memory_traffic_bytes_per_example", "calc.transformer.traffic_bytes_per_sequence (fused kernels)"),
+            ("step_traffic_bytes", "32 B per parameter per rank (calc.transformer.STEP_BYTES_PER_PARAM)"),
+        ):
+            if src.get(k) != "scenario":
+                src[k] = f"{what}; {arch_src}"
+        src["train_flops_per_example"] = f"calc.transformer.train_flops_per_token x seq_len; {arch_src}"
+    elif sc.params is not None:
+        v["params"], src["params"] = parse(sc.params, "count", "params"), "scenario"
 
     # A measurement and where it was taken (its GPU, batch, precision): the re-projection anchor.
     v["measured_step_time_s"] = math.nan if sc.step_time_s is None else parse(sc.step_time_s, "seconds", "step_time_s")
@@ -469,10 +504,11 @@ def resolve(sc: Scenario) -> Resolved:
     v["tensor_parallel"], v["pipeline_parallel"] = float(sc.tensor_parallel), float(sc.pipeline_parallel)
     v["zero_stage"] = float(sc.zero_stage)
     v["mtbf_s"] = _nan(None if sc.mtbf_s is None else parse(sc.mtbf_s, "seconds", "mtbf_s"))
-    mp = sc.tensor_parallel * sc.pipeline_parallel
+    mp = sc.tensor_parallel * sc.pipeline_parallel * sc.context_parallel
     if sc.gpus_per_job % mp:
         raise InputError(
-            "tensor_parallel", f"tensor x pipeline parallel = {mp} must divide gpus_per_job = {sc.gpus_per_job}"
+            "tensor_parallel",
+            f"tensor x pipeline x context parallel = {mp} must divide gpus_per_job = {sc.gpus_per_job}",
         )
     v["example_bytes_cv"] = sc.example_bytes_cv
     v["storage_units_given"] = _nan(sc.storage_units)
@@ -502,8 +538,23 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     for k in ("gpu_memory_bytes", "reserved_bytes", "activation_bytes_per_example"):
         out[k] = x[k]
     given = _a(x["model_state_given"])
-    state = memory.model_state_bytes(x["params"], x["bytes_per_param"], x["state_shards"])
+    # Tensor and pipeline ranks always split the state; state_shards counts every GPU holding a piece.
+    shards = np.maximum(_a(x["state_shards"]), _a(x["tensor_parallel"]) * x["pipeline_parallel"])
+    state = memory.model_state_bytes(x["params"], x["bytes_per_param"], shards)
     out["model_state_bytes"] = np.where(np.isfinite(given), given, state)
+    arch = _a(x["arch"]) > 0
+    act = transformer.activation_bytes_per_sequence(
+        *(x[k] for k in transformer.ARCH_INPUTS),
+        x["gated"],
+        x["checkpointing"],
+        x["tensor_parallel"],
+        x["context_parallel"],
+        x["pipeline_parallel"],
+        x["gradient_accumulation"],
+    )
+    act = np.where(arch & (_a(x["activation_given"]) == 0), act, x["activation_bytes_per_example"])
+    x = {**x, "activation_bytes_per_example": act}
+    out["activation_bytes_per_example"] = act
     n_max = memory.max_batch_size(
         x["gpu_memory_bytes"], x["reserved_bytes"], out["model_state_bytes"], x["activation_bytes_per_example"]
     )
@@ -591,13 +642,91 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
         n, t_model, x["measured_step_time_s"], x["measured_samples_per_s"], a_batch, t_anchor
     )
     out["step_time_s"], out["step_method"] = t, method
+    arch = _a(x["arch"]) > 0
+    evaluate_transformer(x, out, n)
+    t = np.where(arch & (method == 2.0), out["model_step_time_s"], t)
+    out["step_time_s"] = t
     given = _a(x["scaling_given"])
     scale = compute.scaling_efficiency(
         x["gpus_per_job"], x["gpus_per_node"], x["scaling_within_node"], x["scaling_across_nodes"]
     )
     # A measured step was taken in the job as configured: its all-reduce is already in it.
-    out["scaling_efficiency"] = np.where(np.isfinite(given), given, np.where(method == 2.0, scale, 1.0))
-    out["gpu_samples_per_s"] = demand.gpu_samples_per_s(out["batch_size"], t, out["scaling_efficiency"])
+    # A transformer's data-parallel traffic is in its step time (evaluate_transformer).
+    out["scaling_efficiency"] = np.where(
+        np.isfinite(given), given, np.where((method == 2.0) & ~arch, scale, 1.0)
+    )
+    ranks = _a(x["tensor_parallel"]) * x["pipeline_parallel"] * x["context_parallel"]
+    per_gpu_step = np.where(arch, _a(out["batch_size"]) * x["gradient_accumulation"] / ranks, out["batch_size"])
+    out["gpu_samples_per_s"] = demand.gpu_samples_per_s(per_gpu_step, t, out["scaling_efficiency"])
+
+
+def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> None:
+    """A transformer by its architecture: FLOPs, traffic, the parallel layout's terms, step time.
+
+    Per rank of t x p x c: a micro-batch of ``n`` sequences, ``gradient_accumulation`` of them
+    per step, the pipeline bubble, tensor/context/pipeline traffic over the GPU link and the
+    exposed data-parallel traffic (calc.transformer). Rows without an architecture keep the
+    generic terms and get zeros here.
+    """
+    arch = _a(x["arch"]) > 0
+    tp, pp, cp = _a(x["tensor_parallel"]), _a(x["pipeline_parallel"]), _a(x["context_parallel"])
+    ranks = tp * pp * cp
+    dims = [x[k] for k in transformer.ARCH_INPUTS]
+    layers, hidden, heads, kv_heads, _, vocab, seq = dims
+    mode, mb = x["checkpointing"], x["gradient_accumulation"]
+    per_token = transformer.train_flops_per_token(*dims, x["gated"])
+    recompute = _a(transformer.recompute_flops_per_token(per_token, layers, hidden, seq, mode)) * seq
+    flops = np.where(_a(x["flops_given"]) > 0, out["train_flops_per_example"], _a(per_token) * seq)
+    traffic = np.where(
+        _a(x["traffic_given"]) > 0,
+        _a(x["memory_traffic_bytes_per_example"]) / ranks,
+        transformer.traffic_bytes_per_sequence(*dims, x["gated"], mode, ranks),
+    )
+    bw, e_m = x["memory_bandwidth_bytes_per_s"], x["memory_efficiency"]
+    c = compute.compute_time_per_example_s((flops + recompute) / ranks, x["peak_flops_per_s"], x["efficiency"])
+    mem = compute.memory_time_per_example_s(traffic, bw, e_m)
+    fill = compute.fixed_time_s(0.0, bw, e_m, 0.0, x["fill_examples"], _a(c) + mem, (flops + recompute) / ranks)
+    step_bytes = _a(x["params"]) * transformer.STEP_BYTES_PER_PARAM / np.maximum(_a(x["state_shards"]), tp * pp)
+    fixed = compute.fixed_time_s(step_bytes, bw, e_m, x["launch_overhead_s"], 0.0, 0.0)
+    link, net, node = _a(x["gpu_link_bytes_per_s"]), _a(x["network_bytes_per_s_per_gpu"]), _a(x["gpus_per_node"])
+    layer_bytes = transformer.tensor_parallel_bytes_per_layer(n, seq, hidden, tp, mode, cp) + (
+        transformer.context_parallel_bytes_per_layer(n, seq, hidden, heads, kv_heads, cp, tp)
+    )
+    pp_link = np.where(tp * cp * pp > node, net, link)
+    pp_bytes = np.where(pp > 1, transformer.pipeline_bytes_per_micro_batch(n, seq, hidden, tp, cp), 0.0)
+    comm_mb = _a(layers) / pp * layer_bytes / link + pp_bytes / pp_link
+    bubble = transformer.pipeline_bubble(pp, mb, x["virtual_pipeline_stages"])
+    replicas = np.maximum(_a(x["gpus_per_job"]) / ranks, 1.0)
+    sharded = _a(x["state_shards"]) > tp * pp
+    dp_link = np.where(_a(x["gpus_per_job"]) > node, net, link)
+    dp_bytes = transformer.data_parallel_bytes(_a(x["params"]) / (tp * pp), replicas, sharded)
+    dp = (1 - _a(x["data_parallel_overlap"])) * _a(dp_bytes) / dp_link
+    full = _a(x["flops_only"]) == 0
+    t = transformer.step_time_s(
+        n,
+        mb,
+        np.where(full, _a(c) + mem, c),
+        np.where(full, fill, 0.0),
+        np.where(full, comm_mb, 0.0),
+        bubble,
+        np.where(full, fixed, 0.0),
+        np.where(full, dp, 0.0),
+        np.where(full, x["stack_factor"], 1.0),
+    )
+    out["recompute_flops_per_example"] = np.where(arch, recompute, 0.0)
+    out["pipeline_bubble"] = np.where(arch, bubble, 0.0)
+    out["tensor_parallel_comm_s"] = np.where(arch, _a(comm_mb) * _a(mb) / (1 - _a(bubble)), 0.0)
+    out["data_parallel_comm_s"] = np.where(arch, dp, 0.0)
+    for key, new in (
+        ("train_flops_per_example", flops),
+        ("compute_time_per_example_s", c),
+        ("memory_time_per_example_s", mem),
+        ("memory_traffic_bytes_per_example", traffic),
+        ("fixed_time_s", fixed),
+        ("step_traffic_bytes", step_bytes),
+        ("model_step_time_s", t),
+    ):
+        out[key] = np.where(arch, new, out[key])
 
 
 def evaluate_cache(x: Mapping[str, Numeric], out: Arrays) -> None:
@@ -999,6 +1128,10 @@ class Plan:
     storage_need_bytes_per_s = _Out()
     achieved_samples_per_s = _Out()
     gpu_utilization = _Out()
+    recompute_flops_per_example = _Out()
+    pipeline_bubble = _Out()
+    tensor_parallel_comm_s = _Out()
+    data_parallel_comm_s = _Out()
 
     @property
     def title(self) -> str:
