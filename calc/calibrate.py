@@ -417,3 +417,92 @@ def per_gpu(table: pd.DataFrame | None = None) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def _llm_measured(r: dict[str, float]) -> float:
+    """A held-out LLM row's published figure as tokens/s per GPU (validation.yaml ``llm``)."""
+    s, h, layers, v = r["seq_len"], r["hidden"], r["layers"], r["vocab"]
+    if "tokens_per_s_per_gpu" in r:
+        return float(r["tokens_per_s_per_gpu"])
+    if "iteration_time_s" in r:
+        return float(r["global_batch"] * s / (r["iteration_time_s"] * r["gpus"]))
+    # Narayanan et al. 2021 eq. (3) per sequence (B = 1): how the paper turned time into FLOP/s.
+    flops_per_seq = 96 * s * layers * h**2 * (1 + s / (6 * h) + v / (16 * layers * h))
+    return float(r["tflops_per_gpu"] * 1e12 / flops_per_seq * s)
+
+
+def size_band(params: float) -> str:
+    """Size band of a model: ``<5B``, ``5-20B`` or ``>20B`` parameters."""
+    return "<5B" if params < 5e9 else "5-20B" if params <= 20e9 else ">20B"
+
+
+def llm_validation() -> pd.DataFrame:
+    """Predicted vs published tokens/s per GPU on the held-out LLM rows (validation.yaml ``llm``).
+
+    Each row is planned as ``model="transformer"`` with its architecture and layout. Columns:
+    name, band, precision, layout (``none`` = data parallel / FSDP only, ``TP/PP`` otherwise),
+    measured and predicted tokens/s per GPU, error (predicted/measured - 1), source.
+    """
+    from calc.plan import plan
+
+    raw = catalog.load_yaml(catalog.presets_dir() / "validation.yaml")
+    rows = raw.get("llm", []) if isinstance(raw, dict) else []
+    out = []
+    for r in rows:
+        p = plan(
+            model="transformer",
+            gpu=r["gpu"],
+            precision=r["precision"],
+            optimizer="adamw",
+            params=float(r["params"]),
+            **{k: int(r[k]) for k in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len")},
+            gated_mlp=bool(r["gated"]),
+            batch_size=int(r["micro_batch"]),
+            gradient_accumulation=int(r["gradient_accumulation"]),
+            tensor_parallel=int(r.get("tensor_parallel", 1)),
+            pipeline_parallel=int(r.get("pipeline_parallel", 1)),
+            context_parallel=int(r.get("context_parallel", 1)),
+            virtual_pipeline_stages=int(r.get("virtual_pipeline_stages", 1)),
+            activation_checkpointing=r["activation_checkpointing"],
+            state_shards=int(r.get("state_shards", 1)),
+            gpus_per_job=int(r["gpus"]),
+            gpus_per_node=8,
+            reserved_bytes=0,
+            model_state_bytes=0,
+            activation_bytes_per_example=1,
+        )
+        measured = _llm_measured(r)
+        predicted = p.gpu_samples_per_s * r["seq_len"]
+        layout = "none" if r.get("tensor_parallel", 1) * r.get("pipeline_parallel", 1) == 1 else "TP/PP"
+        out.append(
+            {
+                "name": r["name"],
+                "band": size_band(float(r["params"])),
+                "precision": r["precision"],
+                "layout": layout,
+                "measured_tokens_per_s_per_gpu": measured,
+                "predicted_tokens_per_s_per_gpu": predicted,
+                "error": predicted / measured - 1,
+                "source": r["source"],
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def llm_summary(table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Geometric-mean error of ``llm_validation()`` per size band, precision and layout."""
+    t = llm_validation() if table is None else table
+    rows = []
+    for keys, g in t.groupby(["band", "precision", "layout"], sort=True):
+        band, precision, layout = keys
+        rows.append(
+            {
+                "band": band,
+                "precision": precision,
+                "layout": layout,
+                "rows": len(g),
+                "geomean_error": geomean_error(g["predicted_tokens_per_s_per_gpu"], g["measured_tokens_per_s_per_gpu"]),
+                "mean_ratio": float(np.exp(np.mean(np.log(g["predicted_tokens_per_s_per_gpu"] / g["measured_tokens_per_s_per_gpu"])))),
+            }
+        )
+    return pd.DataFrame(rows)

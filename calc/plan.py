@@ -685,7 +685,10 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     bw, e_m = x["memory_bandwidth_bytes_per_s"], x["memory_efficiency"]
     c = compute.compute_time_per_example_s((flops + recompute) / ranks, x["peak_flops_per_s"], x["efficiency"])
     mem = compute.memory_time_per_example_s(traffic, bw, e_m)
-    fill = compute.fixed_time_s(0.0, bw, e_m, 0.0, x["fill_examples"], _a(c) + mem, (flops + recompute) / ranks)
+    # No fill term: the transformer efficiency was measured on a layer at a real micro-batch
+    # (calc.calibrate.TRANSFORMER_LAYER), so under-filling is already in it; the CNN-fitted
+    # fill (about 10 examples) would charge 2-3 whole sequences per micro-batch.
+    fill = 0.0
     step_bytes = _a(x["params"]) * transformer.STEP_BYTES_PER_PARAM / np.maximum(_a(x["state_shards"]), tp * pp)
     fixed = compute.fixed_time_s(step_bytes, bw, e_m, x["launch_overhead_s"], 0.0, 0.0)
     link, net, node = _a(x["gpu_link_bytes_per_s"]), _a(x["network_bytes_per_s_per_gpu"]), _a(x["gpus_per_node"])
