@@ -506,3 +506,42 @@ def llm_summary(table: pd.DataFrame | None = None) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+FP8_SPEEDUP = math.sqrt(1.75 / 1.37 * 1.64 / 1.17)
+"""Transformer Engine fp8 training speed over bf16, GPT-175B on H100 [1]: Peng et al. 2023,
+"FP8-LM: Training FP8 Large Language Models" (arXiv:2310.18313), abstract. One version reports
+their framework 75 % faster than bf16 Megatron-LM and 37 % faster than Transformer Engine
+(TE = 1.75 / 1.37 = 1.28x bf16), another 64 % and 17 % (TE = 1.64 / 1.17 = 1.40x); the
+geometric mean, 1.34x, is taken."""
+
+FP8_SOURCE = (
+    "fp8 matrix-multiply efficiency calibrated so that GPT-175B (96 x 12288, s 2048, TP 8, PP 8,"
+    " 64 micro-batches, selective recompute) on H100 runs 1.34x its bf16 step: Transformer Engine fp8"
+    " over bf16 in FP8-LM (Peng et al. 2023, abstract: 1.28-1.40x); attention stays bf16;"
+    " calc.calibrate.fp8_efficiency"
+)
+
+
+@functools.cache
+def fp8_efficiency() -> float:
+    """Share of the fp8 peak a transformer's matrix multiplies reach [0-1] (``FP8_SOURCE``).
+
+    With ``G`` the bf16 matrix-multiply time of the step ``T``: fp8 changes only that part,
+    ``T / S = T - G + G x (P_bf16 e) / (P_fp8 e_fp8)``, solved for ``e_fp8``.
+    """
+    from calc import transformer as tr
+    from calc.plan import plan
+
+    arch = {"layers": 96, "hidden": 12288, "heads": 96, "kv_heads": 96, "ffn_hidden": 4 * 12288, "vocab": 51200}
+    layout = {"tensor_parallel": 8, "pipeline_parallel": 8, "gradient_accumulation": 64}
+    p = plan(
+        model="transformer", gpu="H100-SXM", precision="bf16", optimizer="adamw", seq_len=2048, gated_mlp=False,
+        batch_size=1, activation_checkpointing="selective", gpus_per_job=64, reserved_bytes=0, model_state_bytes=0,
+        activation_bytes_per_example=1, **arch, **layout,
+    )
+    gpu = catalog.gpus()["H100-SXM"]
+    dense = float(tr.dense_flops_per_token(*arch.values(), 0)) * 2048 / 64
+    gemm_s = dense / (gpu.peak("bf16") * p.efficiency) * 64 / (1 - p.pipeline_bubble)
+    step = p.model_step_time_s
+    return gemm_s * gpu.peak("bf16") * p.efficiency / (gpu.peak("fp8") * (step / FP8_SPEEDUP - step + gemm_s))

@@ -287,6 +287,7 @@ def resolve(sc: Scenario) -> Resolved:
     v |= tv
     src |= tsrc
     warnings += twarn
+    v["attention_peak_flops_per_s"] = v["peak_flops_per_s"]
     v["flops_given"] = float(sc.forward_flops_per_example is not None)
     v["traffic_given"] = float(sc.memory_traffic_bytes_per_example is not None)
     v["activation_given"] = float(sc.activation_bytes_per_example is not None)
@@ -301,6 +302,22 @@ def resolve(sc: Scenario) -> Resolved:
         if sc.efficiency is None:
             v["efficiency"] = fit.transformer_efficiency
             src["efficiency"] = fit.transformer_efficiency_source
+        e_attn = transformer.ATTENTION_EFFICIENCY.get(g.name)
+        v["attention_efficiency"] = e_attn[0] if e_attn and sc.efficiency is None else v["efficiency"]
+        src["attention_efficiency"] = e_attn[1] if e_attn and sc.efficiency is None else "as the matrix multiplies"
+        if sc.precision == "fp8":
+            # fp8 runs the matrix multiplies only (Transformer Engine); attention stays 16-bit.
+            v["attention_peak_flops_per_s"] = g.peak("bf16")
+            if sc.efficiency is None:
+                from calc.calibrate import FP8_SOURCE, fp8_efficiency
+
+                v["efficiency"], src["efficiency"] = fp8_efficiency(), FP8_SOURCE
+                warnings[:] = [w for w in warnings if not w.startswith("fp8 step time is an estimate")]
+                warnings.append(
+                    "fp8 step time is an estimate: the fp8 matrix-multiply efficiency is calibrated on one published "
+                    "end-to-end speedup (Transformer Engine fp8 1.28-1.40x bf16, GPT-175B on H100, FP8-LM), "
+                    "not on a measurement at this model's shapes."
+                )
         arch_src = src["architecture"]
         for k, what in (
             ("activation_bytes_per_example", "calc.transformer.activation_bytes_per_sequence"),
@@ -675,6 +692,7 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     layers, hidden, heads, kv_heads, _, vocab, seq = dims
     mode, mb = x["checkpointing"], x["gradient_accumulation"]
     per_token = transformer.train_flops_per_token(*dims, x["gated"])
+    attention = _a(transformer.attention_flops_per_token(layers, hidden, seq)) * seq
     recompute = _a(transformer.recompute_flops_per_token(per_token, layers, hidden, seq, mode)) * seq
     flops = np.where(_a(x["flops_given"]) > 0, out["train_flops_per_example"], _a(per_token) * seq)
     traffic = np.where(
@@ -683,7 +701,11 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
         transformer.traffic_bytes_per_sequence(*dims, x["gated"], mode, ranks),
     )
     bw, e_m = x["memory_bandwidth_bytes_per_s"], x["memory_efficiency"]
-    c = compute.compute_time_per_example_s((flops + recompute) / ranks, x["peak_flops_per_s"], x["efficiency"])
+    # The attention core (and its selective recompute) at its own efficiency; the rest at the GEMMs'.
+    attn = np.where(_a(x["flops_given"]) > 0, 0.0, attention + np.where(_a(mode) == 1, recompute, 0.0))
+    c = _a(
+        compute.compute_time_per_example_s((flops + recompute - attn) / ranks, x["peak_flops_per_s"], x["efficiency"])
+    ) + compute.compute_time_per_example_s(attn / ranks, x["attention_peak_flops_per_s"], x["attention_efficiency"])
     mem = compute.memory_time_per_example_s(traffic, bw, e_m)
     # No fill term: the transformer efficiency was measured on a layer at a real micro-batch
     # (calc.calibrate.TRANSFORMER_LAYER), so under-filling is already in it; the CNN-fitted

@@ -6,17 +6,19 @@ b micro-batch [sequences], t tensor-, p pipeline-, c context-parallel ranks, d d
 replicas, m micro-batches per step per replica (gradient accumulation), v interleaved pipeline
 chunks. 16-bit activations (bf16/fp16 mixed precision) throughout.
 
-FLOPs per token, training (model FLOPs, what MFU counts less the causal half)::
+FLOPs per token, training (as executed)::
 
-    F_tok = 6 (L w + V h) + 6 L h s
+    F_tok = 6 (L w + V h) + 7 L h s
     w     = 2 h^2 (1 + k/a) + n_mlp h f             (weights of one layer; n_mlp 3 gated, 2 plain)
 
 ``6 x weights`` is forward (2 per multiply-add) plus backward (4: input and weight gradients),
 with the output head (V h) and without the embedding look-up (no multiply). Attention scores
 and values are ``2 x 2 s h`` per token per layer forward over the full s x s; the causal mask
 leaves half of it to compute, and flash attention kernels skip the masked blocks, so the
-executed count is ``2 s h`` forward, ``6 L h s`` for training (the exact per-op count of
-QK^T and AV; published MFU figures count the full 12 L h s, which a causal kernel never runs).
+executed count is ``2 s h`` forward; flash attention's backward recomputes QK^T and runs 2.5x
+the forward, ``7 L h s`` for training (the exact per-op count of QK^T and AV; published MFU
+figures count the full 12 L h s, which a causal kernel never runs). The attention core runs at
+its own measured efficiency where one is published (``ATTENTION_EFFICIENCY``).
 Recompute adds a forward pass (full: F_tok / 3) or only the attention core (selective:
 ``2 L h s``, Korthikanti et al. 2022 section 5).
 
@@ -181,10 +183,37 @@ def train_flops_per_token(
     seq_len: Numeric,
     gated: Numeric,
 ) -> Numeric:
-    """Training FLOPs per token, no recompute [FLOPs]: ``6 (L w + V h) + 6 L h s`` (module docstring)."""
+    """Training FLOPs per token, no recompute [FLOPs]: ``6 (L w + V h) + 7 L h s`` (module docstring)."""
+    return _f(dense_flops_per_token(layers, hidden, heads, kv_heads, ffn_hidden, vocab, gated)) + _f(
+        attention_flops_per_token(layers, hidden, seq_len)
+    )
+
+
+def dense_flops_per_token(
+    layers: Numeric, hidden: Numeric, heads: Numeric, kv_heads: Numeric, ffn_hidden: Numeric, vocab: Numeric, gated: Numeric
+) -> Numeric:
+    """Matrix-multiply FLOPs per token for training [FLOPs]: ``6 (L w + V h)``."""
     w = layer_weights(hidden, heads, kv_heads, ffn_hidden, gated)
-    h, lay = _f(hidden), _f(layers)
-    return 6 * (lay * _f(w) + _f(vocab) * h) + 6 * lay * h * _f(seq_len)
+    return 6 * (_f(layers) * _f(w) + _f(vocab) * _f(hidden))
+
+
+def attention_flops_per_token(layers: Numeric, hidden: Numeric, seq_len: Numeric) -> Numeric:
+    """Attention-core FLOPs per token for training, as flash attention executes them [FLOPs].
+
+    Forward QK^T and AV over the causal half: ``2 x 2 s h / 2 = 2 s h`` per layer; the backward
+    pass recomputes QK^T and takes 2.5 x the forward (Dao 2023, FlashAttention-2, the FLOP
+    count of its benchmarks): ``7 L h s`` in all.
+    """
+    return 7 * _f(layers) * _f(hidden) * _f(seq_len)
+
+
+ATTENTION_EFFICIENCY: dict[str, tuple[float, str]] = {
+    "H100-SXM": (0.35, "FlashAttention-2 reaches 35 % of the H100's peak (Shah et al. 2024, FlashAttention-3, abstract)"),
+    "H100-PCIe": (0.35, "FlashAttention-2 reaches 35 % of the H100's peak (Shah et al. 2024, FlashAttention-3, abstract)"),
+    "H200": (0.35, "Hopper as H100: FlashAttention-2 at 35 % of peak (Shah et al. 2024, FlashAttention-3, abstract)"),
+}
+"""Share of the 16-bit peak the attention core reaches [0-1], where published. Elsewhere the
+attention runs at the transformer efficiency of the matrix multiplies (and the plan says so)."""
 
 
 @formula("recompute_flops_per_example", "{seq_len} x (full: forward pass = F_tok / 3; selective: 2 x {layers} x {hidden} x {seq_len}; none: 0)")
@@ -422,7 +451,9 @@ def resolve(sc: Any, model: str, gpu: str, host_link_bytes_per_s: float) -> tupl
     warnings: list[str] = []
     if preset is None and not given:
         v["arch"] = 0.0
-        v |= dict.fromkeys((*ARCH_INPUTS, "gated", "gpu_link_bytes_per_s", "network_bytes_per_s_per_gpu"), 1.0)
+        v |= dict.fromkeys(
+            (*ARCH_INPUTS, "gated", "gpu_link_bytes_per_s", "network_bytes_per_s_per_gpu", "attention_efficiency"), 1.0
+        )
         return v, src, warnings
     if preset is None:
         missing = [k for k in ARCH_INPUTS if k not in given]
