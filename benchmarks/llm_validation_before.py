@@ -27,12 +27,12 @@ PRESETS = ("gpt_1b", "gpt_7b", "llama3_8b", "llama3_70b", "llama3_405b", "llama3
 
 def measured_tokens_per_s_per_gpu(r: dict) -> float:
     """The published figure as tokens/s per GPU (see presets/validation.yaml ``llm``)."""
-    s, h, l, v = r["seq_len"], r["hidden"], r["layers"], r["vocab"]
+    s, h, n_layers, v = r["seq_len"], r["hidden"], r["layers"], r["vocab"]
     if "tokens_per_s_per_gpu" in r:
         return float(r["tokens_per_s_per_gpu"])
     if "iteration_time_s" in r:
         return r["global_batch"] * s / (r["iteration_time_s"] * r["gpus"])
-    flops_per_seq = 96 * s * l * h**2 * (1 + s / (6 * h) + v / (16 * l * h))  # Narayanan eq. (3), B = 1
+    flops_per_seq = 96 * s * n_layers * h**2 * (1 + s / (6 * h) + v / (16 * n_layers * h))  # Narayanan eq. (3), B = 1
     return r["tflops_per_gpu"] * 1e12 / flops_per_seq * s
 
 
@@ -62,7 +62,10 @@ def main() -> None:
     path = Path(__file__).parent / "results" / "llm_validation_before.json"
     path.write_text(json.dumps({"code": "commit 2cf14e3 (before calc.transformer)", "rows": out}, indent=1) + "\n")
     for o in out:
-        print(f"{o['name']:40s} {o['preset']:12s} pred {o['predicted']:10.1f} meas {o['measured']:10.1f} x{o['ratio']:.2f}")
+        print(
+            f"{o['name']:40s} {o['preset']:12s} pred {o['predicted']:10.1f} meas {o['measured']:10.1f}",
+            f"x{o['ratio']:.2f}",
+        )
 
 
 if __name__ == "__main__":

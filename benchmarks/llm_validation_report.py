@@ -16,7 +16,10 @@ from calc import calibrate
 
 
 def main() -> None:
-    before = {r["name"]: r["ratio"] for r in json.loads((Path(__file__).parent / "results" / "llm_validation_before.json").read_text())["rows"]}
+    before = {
+        r["name"]: r["ratio"]
+        for r in json.loads((Path(__file__).parent / "results" / "llm_validation_before.json").read_text())["rows"]
+    }
     t = calibrate.llm_validation()
     t["before_ratio"] = [before[n] for n in t["name"]]
     t["after_ratio"] = t["predicted_tokens_per_s_per_gpu"] / t["measured_tokens_per_s_per_gpu"]
@@ -27,7 +30,10 @@ def main() -> None:
     print("| band | precision | layout | rows | before | after |")
     print("|---|---|---|---|---|---|")
     for (band, prec, layout), g in t.groupby(["band", "precision", "layout"], sort=True):
-        print(f"| {band} | {prec} | {layout} | {len(g)} | {gm(g.before_ratio.to_numpy())} | {gm(g.after_ratio.to_numpy())} |")
+        print(
+            f"| {band} | {prec} | {layout} | {len(g)} | {gm(g.before_ratio.to_numpy())} |",
+            f"{gm(g.after_ratio.to_numpy())} |",
+        )
     for name, g in (("all 16-bit", t[t.precision != "fp8"]), ("all", t)):
         print(f"| {name} | | | {len(g)} | {gm(g.before_ratio.to_numpy())} | {gm(g.after_ratio.to_numpy())} |")
 

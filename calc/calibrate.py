@@ -33,6 +33,7 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -53,7 +54,14 @@ DEFAULT_SCALING = (0.95, 0.95)
 an assumption, stated in the plan's sources."""
 
 
-TRANSFORMER_LAYER = {"hidden": 6144, "heads": 64, "seq_len": 2048, "micro_batch": 4, "tensor_parallel": 8, "time_s": 19.6e-3}
+TRANSFORMER_LAYER = {
+    "hidden": 6144,
+    "heads": 64,
+    "seq_len": 2048,
+    "micro_batch": 4,
+    "tensor_parallel": 8,
+    "time_s": 19.6e-3,
+}
 """One measured transformer layer: Korthikanti et al. 2022 (arXiv:2205.05198) Table 4, the 22B
 model's layer (Table 3: 64 heads, hidden 6144, TP 8, micro-batch 4, s 2048), forward 7.7 ms +
 backward 11.9 ms = 19.6 ms, no recompute, no sequence parallelism, A100 80GB, mixed precision."""
@@ -449,13 +457,16 @@ def llm_validation() -> pd.DataFrame:
     rows = raw.get("llm", []) if isinstance(raw, dict) else []
     out = []
     for r in rows:
+        arch: dict[str, Any] = {
+            k: int(r[k]) for k in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len")
+        }
         p = plan(
             model="transformer",
             gpu=r["gpu"],
             precision=r["precision"],
             optimizer="adamw",
             params=float(r["params"]),
-            **{k: int(r[k]) for k in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len")},
+            **arch,
             gated_mlp=bool(r["gated"]),
             batch_size=int(r["micro_batch"]),
             gradient_accumulation=int(r["gradient_accumulation"]),
@@ -502,7 +513,9 @@ def llm_summary(table: pd.DataFrame | None = None) -> pd.DataFrame:
                 "layout": layout,
                 "rows": len(g),
                 "geomean_error": geomean_error(g["predicted_tokens_per_s_per_gpu"], g["measured_tokens_per_s_per_gpu"]),
-                "mean_ratio": float(np.exp(np.mean(np.log(g["predicted_tokens_per_s_per_gpu"] / g["measured_tokens_per_s_per_gpu"])))),
+                "mean_ratio": float(
+                    np.exp(np.mean(np.log(g["predicted_tokens_per_s_per_gpu"] / g["measured_tokens_per_s_per_gpu"])))
+                ),
             }
         )
     return pd.DataFrame(rows)
@@ -533,15 +546,26 @@ def fp8_efficiency() -> float:
     from calc import transformer as tr
     from calc.plan import plan
 
-    arch = {"layers": 96, "hidden": 12288, "heads": 96, "kv_heads": 96, "ffn_hidden": 4 * 12288, "vocab": 51200}
-    layout = {"tensor_parallel": 8, "pipeline_parallel": 8, "gradient_accumulation": 64}
+    arch: dict[str, Any] = {"layers": 96, "hidden": 12288, "heads": 96, "kv_heads": 96, "ffn_hidden": 4 * 12288}
+    layout: dict[str, Any] = {"vocab": 51200, "tensor_parallel": 8, "pipeline_parallel": 8, "gradient_accumulation": 64}
     p = plan(
-        model="transformer", gpu="H100-SXM", precision="bf16", optimizer="adamw", seq_len=2048, gated_mlp=False,
-        batch_size=1, activation_checkpointing="selective", gpus_per_job=64, reserved_bytes=0, model_state_bytes=0,
-        activation_bytes_per_example=1, **arch, **layout,
+        model="transformer",
+        gpu="H100-SXM",
+        precision="bf16",
+        optimizer="adamw",
+        seq_len=2048,
+        gated_mlp=False,
+        batch_size=1,
+        activation_checkpointing="selective",
+        gpus_per_job=64,
+        reserved_bytes=0,
+        model_state_bytes=0,
+        activation_bytes_per_example=1,
+        **arch,
+        **layout,
     )
     gpu = catalog.gpus()["H100-SXM"]
-    dense = float(tr.dense_flops_per_token(*arch.values(), 0)) * 2048 / 64
+    dense = float(tr.dense_flops_per_token(96, 12288, 96, 96, 4 * 12288, 51200, 0)) * 2048 / 64
     gemm_s = dense / (gpu.peak("bf16") * p.efficiency) * 64 / (1 - p.pipeline_bubble)
     step = p.model_step_time_s
     return gemm_s * gpu.peak("bf16") * p.efficiency / (gpu.peak("fp8") * (step / FP8_SPEEDUP - step + gemm_s))

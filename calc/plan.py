@@ -283,9 +283,9 @@ def resolve(sc: Scenario) -> Resolved:
         )
 
     # A transformer by its architecture and parallel layout (calc.transformer).
-    tv, tsrc, twarn = transformer.resolve(sc, m.name, g.name, g.host_link_bytes_per_s)
+    tv, t_src, twarn = transformer.resolve(sc, m.name, g.name, g.host_link_bytes_per_s)
     v |= tv
-    src |= tsrc
+    src |= t_src
     warnings += twarn
     v["attention_peak_flops_per_s"] = v["peak_flops_per_s"]
     v["flops_given"] = float(sc.forward_flops_per_example is not None)
@@ -295,9 +295,7 @@ def resolve(sc: Scenario) -> Resolved:
         if sc.params is not None:
             v["params"], src["params"] = parse(sc.params, "count", "params"), "scenario"
         elif any(getattr(sc, k) is not None for k in transformer.ARCH_INPUTS) or sc.gated_mlp is not None:
-            v["params"] = float(
-                transformer.params_count(*(tv[k] for k in transformer.ARCH_INPUTS[:6]), tv["gated"])  # type: ignore[arg-type]
-            )
+            v["params"] = float(transformer.params_count(*transformer.dims(tv)[:6], tv["gated"]))
             src["params"] = "derived from the architecture (calc.transformer.params_count, untied embeddings)"
         if sc.efficiency is None:
             v["efficiency"] = fit.transformer_efficiency
@@ -561,7 +559,7 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["model_state_bytes"] = np.where(np.isfinite(given), given, state)
     arch = _a(x["arch"]) > 0
     act = transformer.activation_bytes_per_sequence(
-        *(x[k] for k in transformer.ARCH_INPUTS),
+        *transformer.dims(x),
         x["gated"],
         x["checkpointing"],
         x["tensor_parallel"],
@@ -669,9 +667,7 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     )
     # A measured step was taken in the job as configured: its all-reduce is already in it.
     # A transformer's data-parallel traffic is in its step time (evaluate_transformer).
-    out["scaling_efficiency"] = np.where(
-        np.isfinite(given), given, np.where((method == 2.0) & ~arch, scale, 1.0)
-    )
+    out["scaling_efficiency"] = np.where(np.isfinite(given), given, np.where((method == 2.0) & ~arch, scale, 1.0))
     ranks = _a(x["tensor_parallel"]) * x["pipeline_parallel"] * x["context_parallel"]
     per_gpu_step = np.where(arch, _a(out["batch_size"]) * x["gradient_accumulation"] / ranks, out["batch_size"])
     out["gpu_samples_per_s"] = demand.gpu_samples_per_s(per_gpu_step, t, out["scaling_efficiency"])
@@ -688,8 +684,8 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     arch = _a(x["arch"]) > 0
     tp, pp, cp = _a(x["tensor_parallel"]), _a(x["pipeline_parallel"]), _a(x["context_parallel"])
     ranks = tp * pp * cp
-    dims = [x[k] for k in transformer.ARCH_INPUTS]
-    layers, hidden, heads, kv_heads, _, vocab, seq = dims
+    dims = transformer.dims(x)
+    layers, hidden, heads, kv_heads, _, _, seq = dims
     mode, mb = x["checkpointing"], x["gradient_accumulation"]
     per_token = transformer.train_flops_per_token(*dims, x["gated"])
     attention = _a(transformer.attention_flops_per_token(layers, hidden, seq)) * seq

@@ -600,7 +600,14 @@ class Scenario:
     hidden: int | None = _in(None, "int", GM, "Hidden size", "Model width h (architecture).", 1, 1e6, preset="model")
     heads: int | None = _in(None, "int", GM, "Attention heads", "Query heads (architecture).", 1, 1e5, preset="model")
     kv_heads: int | None = _in(
-        None, "int", GM, "KV heads", "Key/value heads (grouped-query attention; = heads for MHA).", 1, 1e5, preset="model"
+        None,
+        "int",
+        GM,
+        "KV heads",
+        "Key/value heads (grouped-query attention; = heads for MHA).",
+        1,
+        1e5,
+        preset="model",
     )
     ffn_hidden: int | None = _in(None, "int", GM, "FFN hidden size", "MLP inner width f.", 1, 1e7, preset="model")
     vocab: int | None = _in(None, "int", GM, "Vocabulary", "Tokens in the vocabulary.", 1, 1e8, preset="model")
@@ -625,7 +632,15 @@ class Scenario:
         0.0, "fraction", CLUSTER, "Gradient traffic overlap", "Share of data-parallel traffic hidden by compute.", 0, 1
     )
     gpu_link_bytes_per_s: Quantity | None = _in(
-        None, "bytes_per_s", CLUSTER, "GPU link [GB/s]", "NVLink per GPU, one direction.", 1, 1e14, unit="GB/s", preset="gpu"
+        None,
+        "bytes_per_s",
+        CLUSTER,
+        "GPU link [GB/s]",
+        "NVLink per GPU, one direction.",
+        1,
+        1e14,
+        unit="GB/s",
+        preset="gpu",
     )
     network_bytes_per_s_per_gpu: Quantity | None = _in(
         None,

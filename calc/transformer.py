@@ -48,10 +48,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from calc import catalog
 from calc._types import Numeric
@@ -146,7 +147,7 @@ def architectures() -> dict[str, Architecture]:
     return out
 
 
-def _f(x: Numeric) -> np.ndarray:  # type: ignore[type-arg]
+def _f(x: Numeric) -> npt.NDArray[np.float64]:
     return np.asarray(x, dtype=float)
 
 
@@ -170,7 +171,8 @@ def params_count(
     """Parameters [1]: L (w + 2h norms) + V h embedding + V h head (none if tied) + h final norm."""
     h = _f(hidden)
     w = layer_weights(hidden, heads, kv_heads, ffn_hidden, gated)
-    return _f(layers) * (_f(w) + 2 * h) + _f(vocab) * h * (2 - np.where(_f(tied) > 0, 1.0, 0.0)) + h
+    heads_and_embeddings = 2 - (_f(tied) > 0).astype(float)
+    return _f(_f(layers) * (_f(w) + 2 * h) + _f(vocab) * h * heads_and_embeddings + h)
 
 
 def train_flops_per_token(
@@ -190,7 +192,13 @@ def train_flops_per_token(
 
 
 def dense_flops_per_token(
-    layers: Numeric, hidden: Numeric, heads: Numeric, kv_heads: Numeric, ffn_hidden: Numeric, vocab: Numeric, gated: Numeric
+    layers: Numeric,
+    hidden: Numeric,
+    heads: Numeric,
+    kv_heads: Numeric,
+    ffn_hidden: Numeric,
+    vocab: Numeric,
+    gated: Numeric,
 ) -> Numeric:
     """Matrix-multiply FLOPs per token for training [FLOPs]: ``6 (L w + V h)``."""
     w = layer_weights(hidden, heads, kv_heads, ffn_hidden, gated)
@@ -208,16 +216,27 @@ def attention_flops_per_token(layers: Numeric, hidden: Numeric, seq_len: Numeric
 
 
 ATTENTION_EFFICIENCY: dict[str, tuple[float, str]] = {
-    "H100-SXM": (0.35, "FlashAttention-2 reaches 35 % of the H100's peak (Shah et al. 2024, FlashAttention-3, abstract)"),
-    "H100-PCIe": (0.35, "FlashAttention-2 reaches 35 % of the H100's peak (Shah et al. 2024, FlashAttention-3, abstract)"),
+    "H100-SXM": (
+        0.35,
+        "FlashAttention-2 reaches 35 % of the H100's peak (Shah et al. 2024, FlashAttention-3, abstract)",
+    ),
+    "H100-PCIe": (
+        0.35,
+        "FlashAttention-2 reaches 35 % of the H100's peak (Shah et al. 2024, FlashAttention-3, abstract)",
+    ),
     "H200": (0.35, "Hopper as H100: FlashAttention-2 at 35 % of peak (Shah et al. 2024, FlashAttention-3, abstract)"),
 }
 """Share of the 16-bit peak the attention core reaches [0-1], where published. Elsewhere the
 attention runs at the transformer efficiency of the matrix multiplies (and the plan says so)."""
 
 
-@formula("recompute_flops_per_example", "{seq_len} x (full: forward pass = F_tok / 3; selective: 2 x {layers} x {hidden} x {seq_len}; none: 0)")
-def recompute_flops_per_token(train_flops_per_token: Numeric, layers: Numeric, hidden: Numeric, seq_len: Numeric, mode: Numeric) -> Numeric:
+@formula(
+    "recompute_flops_per_example",
+    "{seq_len} x (full: forward pass = F_tok / 3; selective: 2 x {layers} x {hidden} x {seq_len}; none: 0)",
+)
+def recompute_flops_per_token(
+    train_flops_per_token: Numeric, layers: Numeric, hidden: Numeric, seq_len: Numeric, mode: Numeric
+) -> Numeric:
     """FLOPs re-run per token by activation checkpointing [FLOPs]; ``mode`` 0 none, 1 selective, 2 full.
 
     Full reruns the forward pass (a third of training FLOPs); selective reruns only the causal
@@ -316,11 +335,16 @@ def ring_all_reduce_bytes(size_bytes: Numeric, ranks: Numeric) -> Numeric:
 @formula(
     "tensor_parallel_comm_s",
     "{gradient_accumulation} x {layers} / {pipeline_parallel} x (TP: 4 (full recompute: 6) x 2 ({tensor_parallel} - 1)"
-    " / {tensor_parallel} x {batch_size} x {seq_len} / {context_parallel} x {hidden} x 2 B + CP: 3 ({context_parallel} - 1)"
-    " x K,V chunk) / {gpu_link_bytes_per_s} + pipeline sends / link",
+    " / {tensor_parallel} x {batch_size} x {seq_len} / {context_parallel} x {hidden} x 2 B"
+    " + CP: 3 ({context_parallel} - 1) x K,V chunk) / {gpu_link_bytes_per_s} + pipeline sends / link",
 )
 def tensor_parallel_bytes_per_layer(
-    micro_batch: Numeric, seq_len: Numeric, hidden: Numeric, tensor_parallel: Numeric, mode: Numeric, context_parallel: Numeric = 1.0
+    micro_batch: Numeric,
+    seq_len: Numeric,
+    hidden: Numeric,
+    tensor_parallel: Numeric,
+    mode: Numeric,
+    context_parallel: Numeric = 1.0,
 ) -> Numeric:
     """Bytes one rank sends per layer per micro-batch for tensor parallelism [bytes].
 
@@ -335,7 +359,13 @@ def tensor_parallel_bytes_per_layer(
 
 
 def context_parallel_bytes_per_layer(
-    micro_batch: Numeric, seq_len: Numeric, hidden: Numeric, heads: Numeric, kv_heads: Numeric, context_parallel: Numeric, tensor_parallel: Numeric = 1.0
+    micro_batch: Numeric,
+    seq_len: Numeric,
+    hidden: Numeric,
+    heads: Numeric,
+    kv_heads: Numeric,
+    context_parallel: Numeric,
+    tensor_parallel: Numeric = 1.0,
 ) -> Numeric:
     """Bytes one rank sends per layer per micro-batch for ring-attention context parallelism [bytes].
 
@@ -347,13 +377,17 @@ def context_parallel_bytes_per_layer(
     return 3 * (c - 1) * kv * ACTIVATION_BYTES
 
 
-def pipeline_bytes_per_micro_batch(micro_batch: Numeric, seq_len: Numeric, hidden: Numeric, tensor_parallel: Numeric, context_parallel: Numeric) -> Numeric:
+def pipeline_bytes_per_micro_batch(
+    micro_batch: Numeric, seq_len: Numeric, hidden: Numeric, tensor_parallel: Numeric, context_parallel: Numeric
+) -> Numeric:
     """Bytes one stage sends per micro-batch (activation forward, its gradient backward) [bytes].
 
     Scatter/gather over the tensor-parallel ranks (Narayanan et al. 2021, section 4.1) sends
     ``1/t`` of it per rank.
     """
-    return 2 * _f(micro_batch) * _f(seq_len) * _f(hidden) * ACTIVATION_BYTES / (_f(tensor_parallel) * _f(context_parallel))
+    return (
+        2 * _f(micro_batch) * _f(seq_len) * _f(hidden) * ACTIVATION_BYTES / (_f(tensor_parallel) * _f(context_parallel))
+    )
 
 
 @formula(
@@ -401,14 +435,22 @@ def links(gpu: str, host_link_bytes_per_s: float) -> tuple[float, str, float, st
     if gpu in GPU_LINKS:
         link, link_src = GPU_LINKS[gpu]
     else:
-        link, link_src = host_link_bytes_per_s, f"{gpu}: no NVLink figure; its host link (PCIe) carries GPU-to-GPU traffic"
-        warnings.append(f"{gpu} has no NVLink figure in calc.transformer.GPU_LINKS: tensor/context-parallel traffic uses its host link.")
+        link, link_src = (
+            host_link_bytes_per_s,
+            f"{gpu}: no NVLink figure; its host link (PCIe) carries GPU-to-GPU traffic",
+        )
+        warnings.append(
+            f"{gpu} has no NVLink figure in calc.transformer.GPU_LINKS: tensor/context-parallel traffic"
+            " uses its host link."
+        )
     if gpu in NETWORK_PER_GPU:
         net, net_src = NETWORK_PER_GPU[gpu]
     else:
         net, net_src = DEFAULT_NETWORK_PER_GPU, "assumed 100 Gb/s per GPU (calc.transformer.DEFAULT_NETWORK_PER_GPU)"
         if not math.isnan(net):
-            warnings.append(f"{gpu}: no inter-node bandwidth figure; 100 Gb/s per GPU assumed for data-parallel traffic.")
+            warnings.append(
+                f"{gpu}: no inter-node bandwidth figure; 100 Gb/s per GPU assumed for data-parallel traffic."
+            )
     return link, link_src, net, net_src, warnings
 
 
@@ -429,7 +471,9 @@ ARCH_INPUTS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "
 """Scenario inputs that state an architecture (with ``gated_mlp`` and ``params``)."""
 
 
-def resolve(sc: Any, model: str, gpu: str, host_link_bytes_per_s: float) -> tuple[dict[str, float], dict[str, str], list[str]]:
+def resolve(
+    sc: Any, model: str, gpu: str, host_link_bytes_per_s: float
+) -> tuple[dict[str, float], dict[str, str], list[str]]:
     """The architecture and layout inputs of a scenario as numbers (look-ups only).
 
     ``arch`` is 1 where the model is a transformer by its architecture: its preset has one or
@@ -469,9 +513,12 @@ def resolve(sc: Any, model: str, gpu: str, host_link_bytes_per_s: float) -> tupl
     v["gated"] = float(sc.gated_mlp if sc.gated_mlp is not None else (preset.gated if preset else True))
     if v["kv_heads"] > v["heads"] or v["heads"] % v["kv_heads"]:
         raise InputError("kv_heads", f"must divide heads ({v['heads']:g}), got {v['kv_heads']:g}")
-    src["architecture"] = ("scenario" if given else f"models.yaml {model}") + ": " + describe(
-        {**v, "gated": v["gated"]}
-    ) + (f" ({preset.source})" if preset else "")
+    src["architecture"] = (
+        ("scenario" if given else f"models.yaml {model}")
+        + ": "
+        + describe({**v, "gated": v["gated"]})
+        + (f" ({preset.source})" if preset else "")
+    )
     link, link_src, net, net_src, w = links(gpu, host_link_bytes_per_s)
     if sc.gpu_link_bytes_per_s is not None:
         link, link_src = parse(sc.gpu_link_bytes_per_s, "bytes_per_s", "gpu_link_bytes_per_s"), "scenario"
@@ -484,3 +531,12 @@ def resolve(sc: Any, model: str, gpu: str, host_link_bytes_per_s: float) -> tupl
     v["gpu_link_bytes_per_s"], v["network_bytes_per_s_per_gpu"] = link, net
     src["gpu_link_bytes_per_s"], src["network_bytes_per_s_per_gpu"] = link_src, net_src
     return v, src, warnings
+
+
+Dims = tuple[Numeric, Numeric, Numeric, Numeric, Numeric, Numeric, Numeric]
+"""layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len."""
+
+
+def dims(x: Mapping[str, Numeric]) -> Dims:
+    """The architecture inputs of resolved values, in ``ARCH_INPUTS`` order."""
+    return (x["layers"], x["hidden"], x["heads"], x["kv_heads"], x["ffn_hidden"], x["vocab"], x["seq_len"])

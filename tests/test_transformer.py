@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import calc
-from calc import transformer as T
+from calc import transformer as T  # noqa: N812 - the formulas read like the paper
 
 
 def test_llama_layer_flops_at_4096_tokens_by_hand() -> None:
@@ -57,7 +59,14 @@ def test_a_batch_fits_only_with_activation_checkpointing() -> None:
     # x 32 layers + 4 x 128,256 logits = 5,886,976 B per token x 8192 = 44.9 GiB. Batch 2:
     # 1 + 14.96 + 89.8 GiB > 79.65: does not fit. Full: 32 x 2 x 4096 + 167,936 + 513,024 = 943,104 B
     # per token x 8192 = 7.2 GiB; 2 sequences take 1 + 14.96 + 14.4 = 30.4 GiB: fits.
-    kw = dict(model="llama3_8b", gpu="H100-SXM", precision="bf16", optimizer="adamw", state_shards=8, gpus_per_job=8)
+    kw: dict[str, Any] = {
+        "model": "llama3_8b",
+        "gpu": "H100-SXM",
+        "precision": "bf16",
+        "optimizer": "adamw",
+        "state_shards": 8,
+        "gpus_per_job": 8,
+    }
     with pytest.raises(calc.DoesNotFitError):
         calc.plan(batch_size=2, **kw)
     p = calc.plan(batch_size=2, activation_checkpointing="full", **kw)
@@ -66,10 +75,26 @@ def test_a_batch_fits_only_with_activation_checkpointing() -> None:
 
 
 def test_plan_rederives_from_the_architecture_and_shows_terms() -> None:
-    p4 = calc.plan(model="llama3_8b", seq_len=4096, gpu="H100-SXM", precision="bf16", batch_size=1, state_shards=8,
-                   gpus_per_job=8, optimizer="adamw")
-    p8 = calc.plan(model="llama3_8b", seq_len=8192, gpu="H100-SXM", precision="bf16", batch_size=1, state_shards=8,
-                   gpus_per_job=8, optimizer="adamw")
+    p4 = calc.plan(
+        model="llama3_8b",
+        seq_len=4096,
+        gpu="H100-SXM",
+        precision="bf16",
+        batch_size=1,
+        state_shards=8,
+        gpus_per_job=8,
+        optimizer="adamw",
+    )
+    p8 = calc.plan(
+        model="llama3_8b",
+        seq_len=8192,
+        gpu="H100-SXM",
+        precision="bf16",
+        batch_size=1,
+        state_shards=8,
+        gpus_per_job=8,
+        optimizer="adamw",
+    )
     # FLOPs per sequence: 6 x (32 x 218,103,808 + 128,256 x 4096) + 7 x 32 x 4096 x s, times s.
     dense = 6 * (32 * 218_103_808 + 128_256 * 4096)
     assert p4.train_flops_per_example == pytest.approx((dense + 7 * 32 * 4096 * 4096) * 4096)
@@ -81,8 +106,17 @@ def test_plan_rederives_from_the_architecture_and_shows_terms() -> None:
 
 def test_pipeline_bubble_in_the_step() -> None:
     # Same per-rank work, pp 4 with 8 micro-batches: the step is 11/8 of the micro-batch time sum.
-    kw = dict(model="transformer", gpu="A100-SXM4-80GB", precision="bf16", optimizer="adamw", batch_size=1,
-              model_state_bytes=0, activation_bytes_per_example=1, gradient_accumulation=8, gpus_per_job=4)
+    kw: dict[str, Any] = {
+        "model": "transformer",
+        "gpu": "A100-SXM4-80GB",
+        "precision": "bf16",
+        "optimizer": "adamw",
+        "batch_size": 1,
+        "model_state_bytes": 0,
+        "activation_bytes_per_example": 1,
+        "gradient_accumulation": 8,
+        "gpus_per_job": 4,
+    }
     p = calc.plan(pipeline_parallel=4, **kw)
     assert p.pipeline_bubble == pytest.approx(3 / 11)
 
