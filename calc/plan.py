@@ -294,7 +294,7 @@ def resolve(sc: Scenario) -> Resolved:
     if tv["arch"]:
         if sc.params is not None:
             v["params"], src["params"] = parse(sc.params, "count", "params"), "scenario"
-        elif any(getattr(sc, k) is not None for k in transformer.ARCH_INPUTS) or sc.gated_mlp is not None:
+        elif any(getattr(sc, k) is not None for k in transformer.ARCH_INPUTS[:6]) or sc.gated_mlp is not None:
             v["params"] = float(transformer.params_count(*transformer.dims(tv)[:6], tv["gated"]))
             src["params"] = "derived from the architecture (calc.transformer.params_count, untied embeddings)"
         if sc.efficiency is None:
@@ -1303,6 +1303,20 @@ def render_formula(p: Plan, template: str) -> tuple[str, str]:
         "train_flops_rule": "{train_flops_multiplier} x {forward_flops_per_example}"
         if multiplier is not None or not measured_flops
         else "measured forward + backward FLOPs per example (" + p.sources.get("train_flops_per_example", "") + ")",
+        **(
+            {
+                "train_flops_rule": "{seq_len} x (6 x ({layers} x layer weights + {vocab} x {hidden}) + 7 x {layers}"
+                " x {hidden} x {seq_len}) (" + p.sources.get("train_flops_per_example", "") + ")",
+                "step_model_rule": "{stack_factor} x ({gradient_accumulation} / (1 - {pipeline_bubble}) x ({batch_size}"
+                " x per-example time on one of {tensor_parallel} x {pipeline_parallel} x {context_parallel} ranks"
+                " + TP/CP/PP traffic) + {fixed_time_s}) + {data_parallel_comm_s}; tensor/context/pipeline traffic"
+                " per step {tensor_parallel_comm_s}",
+            }
+            if p.inputs.get("arch", 0.0) and sc.forward_flops_per_example is None
+            else {"step_model_rule": "{stack_factor} x ({batch_size} x per-example time + {fixed_time_s})"}
+            if not p.inputs.get("arch", 0.0)
+            else {"step_model_rule": "(see tensor_parallel_comm_s, pipeline_bubble, data_parallel_comm_s)"}
+        ),
         "train_flops_multiplier": f"{multiplier if multiplier is not None else compute.TRAIN_FLOPS_MULTIPLIER:g}",
         "request_rule": "whole example per read"
         if sc.examples_per_file <= 1 and sc.request_bytes is None
