@@ -288,6 +288,13 @@ def resolve(sc: Scenario) -> Resolved:
     src |= t_src
     warnings += twarn
     v["attention_peak_flops_per_s"] = v["peak_flops_per_s"]
+    # calc.transformer counts 16-bit activations and gradients; fp32 and tf32 keep 4-byte ones.
+    v["element_scale"] = 2.0 if mclass == "fp32" else 1.0
+    if tv["arch"] and mclass == "fp32":
+        warnings.append(
+            f"{sc.precision} transformer: activations, traffic and communication are counted at 4 bytes, and the "
+            "transformer efficiency (calibrated at 16-bit) is applied to the fp32/tf32 peak (uncalibrated)."
+        )
     v["flops_given"] = float(sc.forward_flops_per_example is not None)
     v["traffic_given"] = float(sc.memory_traffic_bytes_per_example is not None)
     v["activation_given"] = float(sc.activation_bytes_per_example is not None)
@@ -567,7 +574,9 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
         x["pipeline_parallel"],
         x["gradient_accumulation"],
     )
-    act = np.where(arch & (_a(x["activation_given"]) == 0), act, x["activation_bytes_per_example"])
+    act = np.where(
+        arch & (_a(x["activation_given"]) == 0), _a(act) * x["element_scale"], x["activation_bytes_per_example"]
+    )
     x = {**x, "activation_bytes_per_example": act}
     out["activation_bytes_per_example"] = act
     n_max = memory.max_batch_size(
@@ -694,7 +703,7 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     traffic = np.where(
         _a(x["traffic_given"]) > 0,
         _a(x["memory_traffic_bytes_per_example"]) / ranks,
-        transformer.traffic_bytes_per_sequence(*dims, x["gated"], mode, ranks),
+        _a(transformer.traffic_bytes_per_sequence(*dims, x["gated"], mode, ranks)) * x["element_scale"],
     )
     bw, e_m = x["memory_bandwidth_bytes_per_s"], x["memory_efficiency"]
     # The attention core (and its selective recompute) at its own efficiency; the rest at the GEMMs'.
@@ -715,13 +724,13 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     )
     pp_link = np.where(tp * cp * pp > node, net, link)
     pp_bytes = np.where(pp > 1, transformer.pipeline_bytes_per_micro_batch(n, seq, hidden, tp, cp), 0.0)
-    comm_mb = _a(layers) / pp * layer_bytes / link + pp_bytes / pp_link
+    comm_mb = (_a(layers) / pp * layer_bytes / link + pp_bytes / pp_link) * x["element_scale"]
     bubble = transformer.pipeline_bubble(pp, mb, x["virtual_pipeline_stages"])
     replicas = np.maximum(_a(x["gpus_per_job"]) / ranks, 1.0)
     sharded = _a(x["state_shards"]) > tp * pp
     dp_link = np.where(_a(x["gpus_per_job"]) > node, net, link)
     dp_bytes = transformer.data_parallel_bytes(_a(x["params"]) / (tp * pp), replicas, sharded)
-    dp = (1 - _a(x["data_parallel_overlap"])) * _a(dp_bytes) / dp_link
+    dp = (1 - _a(x["data_parallel_overlap"])) * _a(dp_bytes) * x["element_scale"] / dp_link
     full = _a(x["flops_only"]) == 0
     t = transformer.step_time_s(
         n,
@@ -1472,8 +1481,9 @@ def _does_not_fit(sc: Scenario, v: Mapping[str, float]) -> DoesNotFitError:
         return fmt(b, "bytes", binary=True)
 
     helps = (
-        "What helps: mixed precision (bf16/fp16), activation checkpointing (set activation_bytes_per_example), "
-        "a smaller input, sharding the state (state_shards), or a GPU with more memory."
+        "What helps: mixed precision (bf16/fp16), activation checkpointing (activation_checkpointing for a "
+        "transformer by its architecture, else set activation_bytes_per_example), a smaller input, sharding the "
+        "state (state_shards), tensor/pipeline parallelism, or a GPU with more memory."
     )
     if sc.batch_size is not None:
         need = v["memory_used_bytes"]
