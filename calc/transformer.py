@@ -494,6 +494,23 @@ def resolve(
     src: dict[str, str] = {}
     warnings: list[str] = []
     if preset is None and not given:
+        layout = {
+            "gated_mlp": sc.gated_mlp is not None,
+            "activation_checkpointing": sc.activation_checkpointing != "none",
+            "gradient_accumulation": sc.gradient_accumulation != 1,
+            "context_parallel": sc.context_parallel != 1,
+            "virtual_pipeline_stages": sc.virtual_pipeline_stages != 1,
+            "data_parallel_overlap": sc.data_parallel_overlap != 0,
+            "gpu_link_bytes_per_s": sc.gpu_link_bytes_per_s is not None,
+            "network_bytes_per_s_per_gpu": sc.network_bytes_per_s_per_gpu is not None,
+        }
+        for name, set_ in layout.items():
+            if set_:
+                raise InputError(
+                    name,
+                    f"applies to a transformer by its architecture; model {model} has none (use a model with an "
+                    f"architecture, e.g. llama3_8b or transformer, or give {', '.join(ARCH_INPUTS)})",
+                )
         v["arch"] = 0.0
         v |= dict.fromkeys(
             (*ARCH_INPUTS, "gated", "gpu_link_bytes_per_s", "network_bytes_per_s_per_gpu", "attention_efficiency"), 1.0
