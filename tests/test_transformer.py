@@ -125,9 +125,14 @@ def test_unknown_architecture_input_is_an_error() -> None:
     with pytest.raises(calc.InputError, match="layers"):
         calc.plan(model="resnet50", hidden=1024)
     # Layout inputs a CNN cannot use are refused by name, not silently ignored.
-    for name, value in (("gradient_accumulation", 4), ("activation_checkpointing", "full"), ("context_parallel", 2)):
-        with pytest.raises(calc.InputError, match=name):
-            calc.plan(model="resnet50", gpus_per_job=2, **{name: value})
+    bad: tuple[dict[str, Any], ...] = (
+        {"gradient_accumulation": 4},
+        {"activation_checkpointing": "full"},
+        {"context_parallel": 2},
+    )
+    for inputs in bad:
+        with pytest.raises(calc.InputError, match=next(iter(inputs))):
+            calc.plan(model="resnet50", gpus_per_job=2, **inputs)
     with pytest.raises(calc.InputError, match="kv_heads"):
         calc.plan(model="transformer", heads=32, kv_heads=5)
 
