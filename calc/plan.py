@@ -301,7 +301,7 @@ def resolve(sc: Scenario) -> Resolved:
     if tv["arch"]:
         if sc.params is not None:
             v["params"], src["params"] = parse(sc.params, "count", "params"), "scenario"
-        elif any(getattr(sc, k) is not None for k in transformer.ARCH_INPUTS[:6]) or sc.gated_mlp is not None:
+        elif any(getattr(sc, k) is not None for k in transformer.ARCH_INPUTS[:6]) or sc.mlp is not None:
             v["params"] = float(transformer.params_count(*transformer.dims(tv)[:6], tv["gated"]))
             src["params"] = "derived from the architecture (calc.transformer.params_count, untied embeddings)"
         if sc.efficiency is None:

@@ -612,7 +612,15 @@ class Scenario:
     ffn_hidden: int | None = _in(None, "int", GM, "FFN hidden size", "MLP inner width f.", 1, 1e7, preset="model")
     vocab: int | None = _in(None, "int", GM, "Vocabulary", "Tokens in the vocabulary.", 1, 1e8, preset="model")
     seq_len: int | None = _in(None, "int", GM, "Sequence length", "Tokens per example.", 1, 1e8, preset="model")
-    gated_mlp: bool | None = _in(None, "bool", GM, "Gated MLP", "SwiGLU (3 matrices) vs GELU (2).", preset="model")
+    mlp: str | None = _in(
+        None,
+        "choice",
+        GM,
+        "MLP",
+        "gated: SwiGLU, 3 matrices; plain: GELU, 2.",
+        choices=("gated", "plain"),
+        preset="model",
+    )
     context_parallel: int = _in(1, "int", CLUSTER, "Context parallel", "Ranks splitting each sequence.", 1, 1024)
     virtual_pipeline_stages: int = _in(
         1, "int", CLUSTER, "Interleaved chunks", "Model chunks per pipeline stage (interleaved 1F1B).", 1, 64

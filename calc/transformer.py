@@ -468,7 +468,7 @@ def describe(a: Mapping[str, float]) -> str:
 
 
 ARCH_INPUTS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len")
-"""Scenario inputs that state an architecture (with ``gated_mlp`` and ``params``)."""
+"""Scenario inputs that state an architecture (with ``mlp`` and ``params``)."""
 
 
 def resolve(
@@ -495,7 +495,7 @@ def resolve(
     warnings: list[str] = []
     if preset is None and not given:
         layout = {
-            "gated_mlp": sc.gated_mlp is not None,
+            "mlp": sc.mlp is not None,
             "activation_checkpointing": sc.activation_checkpointing != "none",
             "gradient_accumulation": sc.gradient_accumulation != 1,
             "context_parallel": sc.context_parallel != 1,
@@ -527,7 +527,7 @@ def resolve(
     v["arch"] = 1.0
     for k in ARCH_INPUTS:
         v[k] = float(given[k]) if k in given else float(getattr(preset, k))
-    v["gated"] = float(sc.gated_mlp if sc.gated_mlp is not None else (preset.gated if preset else True))
+    v["gated"] = float(sc.mlp == "gated" if sc.mlp is not None else (preset.gated if preset else True))
     if v["kv_heads"] > v["heads"] or v["heads"] % v["kv_heads"]:
         raise InputError("kv_heads", f"must divide heads ({v['heads']:g}), got {v['kv_heads']:g}")
     src["architecture"] = (
