@@ -349,6 +349,8 @@ def calibration() -> pd.DataFrame:
     Columns: model, gpu, precision, batch_size, stack, measured_samples_per_s,
     predicted_samples_per_s (the global fit), error (predicted/measured - 1),
     logo_predicted_samples_per_s and logo_error (fitted without any row of that GPU), source.
+    ``attrs["llm_validation"]`` holds the held-out LLM error per size band, precision and
+    layout (``llm_summary()``; the rows themselves: ``llm_validation()``).
     """
     ms = list(catalog.measurements())
     full = fitted()
@@ -362,6 +364,7 @@ def calibration() -> pd.DataFrame:
     t = _frame(ms, predicted)
     t.insert(len(t.columns) - 1, "logo_predicted_samples_per_s", logo)
     t.insert(len(t.columns) - 1, "logo_error", logo / measured - 1)
+    t.attrs["llm_validation"] = llm_summary()
     return t
 
 

@@ -138,6 +138,8 @@ def test_unknown_architecture_input_is_an_error() -> None:
 
 
 def test_llm_validation_error_bands() -> None:
+    summary = calc.calibration().attrs["llm_validation"]
+    assert set(summary.band) == {"<5B", "5-20B", ">20B"} and set(summary.layout) == {"none", "TP/PP"}
     t = calc.calibrate.llm_validation()
     bf16 = t[t.precision != "fp8"]
     # Held-out rows (never fitted): the 16-bit rows at 2,048 tokens within -20 % .. +20 % each
