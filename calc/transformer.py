@@ -46,6 +46,7 @@ docs/model.md, "Transformers by their architecture".
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -120,6 +121,7 @@ class Architecture:
     source: str
 
 
+@functools.cache
 def architectures() -> dict[str, Architecture]:
     """Model presets that carry an ``architecture`` mapping, by name."""
     raw = catalog.load_mapping("models.yaml", "model")
