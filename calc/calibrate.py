@@ -33,6 +33,7 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -51,6 +52,47 @@ START = np.log([0.5, 0.4, 0.3, 0.6, 2e-3, 4.0, 1.0])
 DEFAULT_SCALING = (0.95, 0.95)
 """Within-node and across-node data-parallel efficiency when calibration.yaml has no table:
 an assumption, stated in the plan's sources."""
+
+
+TRANSFORMER_LAYER = {
+    "hidden": 6144,
+    "heads": 64,
+    "seq_len": 2048,
+    "micro_batch": 4,
+    "tensor_parallel": 8,
+    "time_s": 19.6e-3,
+}
+"""One measured transformer layer: Korthikanti et al. 2022 (arXiv:2205.05198) Table 4, the 22B
+model's layer (Table 3: 64 heads, hidden 6144, TP 8, micro-batch 4, s 2048), forward 7.7 ms +
+backward 11.9 ms = 19.6 ms, no recompute, no sequence parallelism, A100 80GB, mixed precision."""
+
+TRANSFORMER_LAYER_SOURCE = (
+    "calibrated on one measured layer, Korthikanti et al. 2022 Table 4 (22B: h 6144, 64 heads, s 2048,"
+    " micro-batch 4, TP 8, A100 80GB fp16, forward + backward 19.6 ms): 19.6 ms less the fused memory"
+    " traffic and the TP all-reduces over NVLink (300 GB/s) leaves the math time"
+)
+
+
+def transformer_efficiency(memory_efficiency: float) -> float:
+    """Share of the A100's 312 TFLOP/s fp16 peak a transformer layer's math reaches [0-1].
+
+    ``e = F / (P x (t_layer - traffic / (W x e_m) - TP bytes / link))`` for the layer of
+    ``TRANSFORMER_LAYER`` with calc.transformer's own counts, so the step-time model reproduces
+    that measurement exactly. Applied to transformers by their architecture on every GPU in the
+    mixed-precision class (the CNN fit's compute efficiency sits at its bound of 1, because the
+    eager per-op traffic it is fitted with already carries the non-GEMM time).
+    """
+    from calc import transformer as tr
+
+    a = TRANSFORMER_LAYER
+    gpu = catalog.gpus()["A100-SXM4-80GB"]
+    h, s, b, t = a["hidden"], a["seq_len"], a["micro_batch"], a["tensor_parallel"]
+    flops = float(tr.train_flops_per_token(1, h, a["heads"], a["heads"], 4 * h, 0, s, 0)) * s * b / t
+    traffic = float(tr.traffic_bytes_per_sequence(1, h, a["heads"], a["heads"], 4 * h, 0, s, 0, 0, t)) * b
+    link = tr.GPU_LINKS["A100-SXM4-80GB"][0]
+    comm = float(tr.tensor_parallel_bytes_per_layer(b, s, h, t, 0)) / link
+    math_s = a["time_s"] - traffic / (gpu.memory_bandwidth_bytes_per_s * memory_efficiency) - comm
+    return flops / (gpu.peak("fp16") * math_s)
 
 
 @dataclass(frozen=True)
@@ -75,6 +117,19 @@ class Fit:
     def describe(self) -> str:
         return f"global fit on {self.rows} rows of calibration.yaml over {len(self.gpus)} GPUs" + (
             f", without {self.excluded_gpu}" if self.excluded_gpu else ""
+        )
+
+    @property
+    def transformer_efficiency(self) -> float:
+        """Transformer GEMM efficiency (share of the 16-bit peak) from one measured layer [0-1]."""
+        return transformer_efficiency(self.memory_efficiency)
+
+    @property
+    def transformer_efficiency_source(self) -> str:
+        return (
+            f"transformer compute efficiency {self.transformer_efficiency:.3f}: "
+            + TRANSFORMER_LAYER_SOURCE
+            + f" (fitted memory efficiency {self.memory_efficiency:.3f}); calc.calibrate.transformer_efficiency"
         )
 
     def stack_source(self, stack: str) -> str:
@@ -294,6 +349,8 @@ def calibration() -> pd.DataFrame:
     Columns: model, gpu, precision, batch_size, stack, measured_samples_per_s,
     predicted_samples_per_s (the global fit), error (predicted/measured - 1),
     logo_predicted_samples_per_s and logo_error (fitted without any row of that GPU), source.
+    ``attrs["llm_validation"]`` holds the held-out LLM error per size band, precision and
+    layout (``llm_summary()``; the rows themselves: ``llm_validation()``).
     """
     ms = list(catalog.measurements())
     full = fitted()
@@ -307,6 +364,7 @@ def calibration() -> pd.DataFrame:
     t = _frame(ms, predicted)
     t.insert(len(t.columns) - 1, "logo_predicted_samples_per_s", logo)
     t.insert(len(t.columns) - 1, "logo_error", logo / measured - 1)
+    t.attrs["llm_validation"] = llm_summary()
     return t
 
 
@@ -370,3 +428,147 @@ def per_gpu(table: pd.DataFrame | None = None) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def _llm_measured(r: dict[str, float]) -> float:
+    """A held-out LLM row's published figure as tokens/s per GPU (validation.yaml ``llm``)."""
+    s, h, layers, v = r["seq_len"], r["hidden"], r["layers"], r["vocab"]
+    if "tokens_per_s_per_gpu" in r:
+        return float(r["tokens_per_s_per_gpu"])
+    if "iteration_time_s" in r:
+        return float(r["global_batch"] * s / (r["iteration_time_s"] * r["gpus"]))
+    # Narayanan et al. 2021 eq. (3) per sequence (B = 1): how the paper turned time into FLOP/s.
+    flops_per_seq = 96 * s * layers * h**2 * (1 + s / (6 * h) + v / (16 * layers * h))
+    return float(r["tflops_per_gpu"] * 1e12 / flops_per_seq * s)
+
+
+def size_band(params: float) -> str:
+    """Size band of a model: ``<5B``, ``5-20B`` or ``>20B`` parameters."""
+    return "<5B" if params < 5e9 else "5-20B" if params <= 20e9 else ">20B"
+
+
+def llm_validation() -> pd.DataFrame:
+    """Predicted vs published tokens/s per GPU on the held-out LLM rows (validation.yaml ``llm``).
+
+    Each row is planned as ``model="transformer"`` with its architecture and layout. Columns:
+    name, band, precision, layout (``none`` = data parallel / FSDP only, ``TP/PP`` otherwise),
+    measured and predicted tokens/s per GPU, error (predicted/measured - 1), source.
+    """
+    from calc.plan import plan
+
+    raw = catalog.load_yaml(catalog.presets_dir() / "validation.yaml")
+    rows = raw.get("llm", []) if isinstance(raw, dict) else []
+    out = []
+    for r in rows:
+        arch: dict[str, Any] = {
+            k: int(r[k]) for k in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len")
+        }
+        p = plan(
+            model="transformer",
+            gpu=r["gpu"],
+            precision=r["precision"],
+            optimizer="adamw",
+            params=float(r["params"]),
+            **arch,
+            mlp="gated" if r["gated"] else "plain",
+            batch_size=int(r["micro_batch"]),
+            gradient_accumulation=int(r["gradient_accumulation"]),
+            tensor_parallel=int(r.get("tensor_parallel", 1)),
+            pipeline_parallel=int(r.get("pipeline_parallel", 1)),
+            context_parallel=int(r.get("context_parallel", 1)),
+            virtual_pipeline_stages=int(r.get("virtual_pipeline_stages", 1)),
+            activation_checkpointing=r["activation_checkpointing"],
+            state_shards=int(r.get("state_shards", 1)),
+            gpus_per_job=int(r["gpus"]),
+            gpus_per_node=8,
+            reserved_bytes=0,
+            model_state_bytes=0,
+            activation_bytes_per_example=1,
+        )
+        measured = _llm_measured(r)
+        predicted = p.gpu_samples_per_s * r["seq_len"]
+        layout = "none" if r.get("tensor_parallel", 1) * r.get("pipeline_parallel", 1) == 1 else "TP/PP"
+        out.append(
+            {
+                "name": r["name"],
+                "band": size_band(float(r["params"])),
+                "precision": r["precision"],
+                "layout": layout,
+                "measured_tokens_per_s_per_gpu": measured,
+                "predicted_tokens_per_s_per_gpu": predicted,
+                "error": predicted / measured - 1,
+                "source": r["source"],
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def llm_summary(table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Geometric-mean error of ``llm_validation()`` per size band, precision and layout."""
+    t = llm_validation() if table is None else table
+    rows = []
+    for keys, g in t.groupby(["band", "precision", "layout"], sort=True):
+        band, precision, layout = keys
+        rows.append(
+            {
+                "band": band,
+                "precision": precision,
+                "layout": layout,
+                "rows": len(g),
+                "geomean_error": geomean_error(g["predicted_tokens_per_s_per_gpu"], g["measured_tokens_per_s_per_gpu"]),
+                "mean_ratio": float(
+                    np.exp(np.mean(np.log(g["predicted_tokens_per_s_per_gpu"] / g["measured_tokens_per_s_per_gpu"])))
+                ),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+FP8_SPEEDUP = math.sqrt(1.75 / 1.37 * 1.64 / 1.17)
+"""Transformer Engine fp8 training speed over bf16, GPT-175B on H100 [1]: Peng et al. 2023,
+"FP8-LM: Training FP8 Large Language Models" (arXiv:2310.18313), abstract. One version reports
+their framework 75 % faster than bf16 Megatron-LM and 37 % faster than Transformer Engine
+(TE = 1.75 / 1.37 = 1.28x bf16), another 64 % and 17 % (TE = 1.64 / 1.17 = 1.40x); the
+geometric mean, 1.34x, is taken."""
+
+FP8_SOURCE = (
+    "fp8 matrix-multiply efficiency calibrated so that GPT-175B (96 x 12288, s 2048, TP 8, PP 8,"
+    " 64 micro-batches, selective recompute) on H100 runs 1.34x its bf16 step: Transformer Engine fp8"
+    " over bf16 in FP8-LM (Peng et al. 2023, abstract: 1.28-1.40x); attention stays bf16;"
+    " calc.calibrate.fp8_efficiency"
+)
+
+
+@functools.cache
+def fp8_efficiency() -> float:
+    """Share of the fp8 peak a transformer's matrix multiplies reach [0-1] (``FP8_SOURCE``).
+
+    With ``G`` the bf16 matrix-multiply time of the step ``T``: fp8 changes only that part,
+    ``T / S = T - G + G x (P_bf16 e) / (P_fp8 e_fp8)``, solved for ``e_fp8``.
+    """
+    from calc import transformer as tr
+    from calc.plan import plan
+
+    arch: dict[str, Any] = {"layers": 96, "hidden": 12288, "heads": 96, "kv_heads": 96, "ffn_hidden": 4 * 12288}
+    layout: dict[str, Any] = {"vocab": 51200, "tensor_parallel": 8, "pipeline_parallel": 8, "gradient_accumulation": 64}
+    p = plan(
+        model="transformer",
+        gpu="H100-SXM",
+        precision="bf16",
+        optimizer="adamw",
+        seq_len=2048,
+        mlp="plain",
+        batch_size=1,
+        activation_checkpointing="selective",
+        gpus_per_job=64,
+        reserved_bytes=0,
+        model_state_bytes=0,
+        activation_bytes_per_example=1,
+        **arch,
+        **layout,
+    )
+    gpu = catalog.gpus()["H100-SXM"]
+    dense = float(tr.dense_flops_per_token(96, 12288, 96, 96, 4 * 12288, 51200, 0)) * 2048 / 64
+    gemm_s = dense / (gpu.peak("bf16") * p.efficiency) * 64 / (1 - p.pipeline_bubble)
+    step = p.model_step_time_s
+    return gemm_s * gpu.peak("bf16") * p.efficiency / (gpu.peak("fp8") * (step / FP8_SPEEDUP - step + gemm_s))

@@ -101,7 +101,7 @@ def fixed_time_s(
     return memory + launch_overhead_s + fill * per_example_s
 
 
-@formula("model_step_time_s", "{stack_factor} x ({batch_size} x per-example time + {fixed_time_s})")
+@formula("model_step_time_s", "{step_model_rule}")
 def model_step_time_s(batch_size: Numeric, per_example_s: Numeric, fixed_s: Numeric, stack_factor: Numeric) -> Numeric:
     """Modelled time of one training step at ``batch_size`` [s]."""
     return np.asarray(stack_factor, dtype=float) * (np.asarray(batch_size, dtype=float) * per_example_s + fixed_s)

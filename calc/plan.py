@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calc import catalog, checkpoint, compute, demand, host, memory, pipeline, storage, transfer
+from calc import catalog, checkpoint, compute, demand, host, memory, pipeline, storage, transfer, transformer
 from calc._types import Numeric
 from calc.calibrate import fitted
 from calc.checkpoint import CHECKPOINT_LAYOUTS
@@ -148,6 +148,59 @@ def resolve(sc: Scenario) -> Resolved:
             "fp8 step time is an estimate: no fp8 training measurement calibrates it; the mixed-precision "
             "efficiency is applied to the fp8 peak (optimistic)."
         )
+
+    # A transformer by its architecture and parallel layout (calc.transformer).
+    tv, t_src, twarn = transformer.resolve(sc, m.name, g.name, g.host_link_bytes_per_s)
+    v |= tv
+    src |= t_src
+    warnings += twarn
+    v["attention_peak_flops_per_s"] = v["peak_flops_per_s"]
+    # calc.transformer counts 16-bit activations and gradients; fp32 and tf32 keep 4-byte ones.
+    v["element_scale"] = 2.0 if mclass == "fp32" else 1.0
+    if tv["arch"] and mclass == "fp32":
+        warnings.append(
+            f"{sc.precision} transformer: activations, traffic and communication are counted at 4 bytes, and the "
+            "transformer efficiency (calibrated at 16-bit) is applied to the fp32/tf32 peak (uncalibrated)."
+        )
+    v["flops_given"] = float(sc.forward_flops_per_example is not None)
+    v["traffic_given"] = float(sc.memory_traffic_bytes_per_example is not None)
+    v["activation_given"] = float(sc.activation_bytes_per_example is not None)
+    if tv["arch"]:
+        if sc.params is not None:
+            v["params"], src["params"] = parse(sc.params, "count", "params"), "scenario"
+        elif any(getattr(sc, k) is not None for k in transformer.ARCH_INPUTS[:6]) or sc.mlp is not None:
+            v["params"] = float(transformer.params_count(*transformer.dims(tv)[:6], tv["gated"]))
+            src["params"] = "derived from the architecture (calc.transformer.params_count, untied embeddings)"
+        if sc.efficiency is None:
+            v["efficiency"] = fit.transformer_efficiency
+            src["efficiency"] = fit.transformer_efficiency_source
+        e_attn = transformer.ATTENTION_EFFICIENCY.get(g.name)
+        v["attention_efficiency"] = e_attn[0] if e_attn and sc.efficiency is None else v["efficiency"]
+        src["attention_efficiency"] = e_attn[1] if e_attn and sc.efficiency is None else "as the matrix multiplies"
+        if sc.precision == "fp8":
+            # fp8 runs the matrix multiplies only (Transformer Engine); attention stays 16-bit.
+            v["attention_peak_flops_per_s"] = g.peak("bf16")
+            if sc.efficiency is None:
+                from calc.calibrate import FP8_SOURCE, fp8_efficiency
+
+                v["efficiency"], src["efficiency"] = fp8_efficiency(), FP8_SOURCE
+                warnings[:] = [w for w in warnings if not w.startswith("fp8 step time is an estimate")]
+                warnings.append(
+                    "fp8 step time is an estimate: the fp8 matrix-multiply efficiency is calibrated on one published "
+                    "end-to-end speedup (Transformer Engine fp8 1.28-1.40x bf16, GPT-175B on H100, FP8-LM), "
+                    "not on a measurement at this model's shapes."
+                )
+        arch_src = src["architecture"]
+        for k, what in (
+            ("activation_bytes_per_example", "calc.transformer.activation_bytes_per_sequence"),
+            ("memory_traffic_bytes_per_example", "calc.transformer.traffic_bytes_per_sequence (fused kernels)"),
+            ("step_traffic_bytes", "32 B per parameter per rank (calc.transformer.STEP_BYTES_PER_PARAM)"),
+        ):
+            if src.get(k) != "scenario":
+                src[k] = f"{what}; {arch_src}"
+        src["train_flops_per_example"] = f"calc.transformer.train_flops_per_token x seq_len; {arch_src}"
+    elif sc.params is not None:
+        v["params"], src["params"] = parse(sc.params, "count", "params"), "scenario"
 
     # A measurement and where it was taken (its GPU, batch, precision): the re-projection anchor.
     v["measured_step_time_s"] = math.nan if sc.step_time_s is None else parse(sc.step_time_s, "seconds", "step_time_s")
@@ -380,10 +433,11 @@ def resolve(sc: Scenario) -> Resolved:
             f"Checkpoints on {sc.storage} ({kind}) die with the node: drain them to a durable tier "
             "(a shared file system or object store), priced beside it."
         )
-    mp = sc.tensor_parallel * sc.pipeline_parallel
+    mp = sc.tensor_parallel * sc.pipeline_parallel * sc.context_parallel
     if sc.gpus_per_job % mp:
         raise InputError(
-            "tensor_parallel", f"tensor x pipeline parallel = {mp} must divide gpus_per_job = {sc.gpus_per_job}"
+            "tensor_parallel",
+            f"tensor x pipeline x context parallel = {mp} must divide gpus_per_job = {sc.gpus_per_job}",
         )
     if sc.state_shards > sc.gpus_per_job:
         # ZeRO-3/FSDP shards the state over the job's GPUs: it cannot have more shards than GPUs.
@@ -435,8 +489,25 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     for k in ("gpu_memory_bytes", "reserved_bytes", "activation_bytes_per_example"):
         out[k] = x[k]
     given = _a(x["model_state_given"])
-    state = memory.model_state_bytes(x["params"], x["bytes_per_param"], x["state_shards"])
+    # Tensor and pipeline ranks always split the state; state_shards counts every GPU holding a piece.
+    shards = np.maximum(_a(x["state_shards"]), _a(x["tensor_parallel"]) * x["pipeline_parallel"])
+    state = memory.model_state_bytes(x["params"], x["bytes_per_param"], shards)
     out["model_state_bytes"] = np.where(np.isfinite(given), given, state)
+    arch = _a(x["arch"]) > 0
+    act = transformer.activation_bytes_per_sequence(
+        *transformer.dims(x),
+        x["gated"],
+        x["checkpointing"],
+        x["tensor_parallel"],
+        x["context_parallel"],
+        x["pipeline_parallel"],
+        x["gradient_accumulation"],
+    )
+    act = np.where(
+        arch & (_a(x["activation_given"]) == 0), _a(act) * x["element_scale"], x["activation_bytes_per_example"]
+    )
+    x = {**x, "activation_bytes_per_example": act}
+    out["activation_bytes_per_example"] = act
     n_max = memory.max_batch_size(
         x["gpu_memory_bytes"], x["reserved_bytes"], out["model_state_bytes"], x["activation_bytes_per_example"]
     )
@@ -481,7 +552,12 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     Output("step_time_s", "seconds", "Step time t", formula="{step_rule}", zero_without_step=True),
     Output("scaling_efficiency", "count", "Data-parallel scaling efficiency", percent=True),
     Output("gpu_samples_per_s", "count_per_s", "GPU rate per GPU", "samples/s", zero_without_step=True),
-    keep=("anchor_batch_size",),
+    # A transformer's layout terms (evaluate_transformer, called from here; 0 without an architecture).
+    Output("recompute_flops_per_example", "flops", "Recompute FLOPs per example (activation checkpointing)"),
+    Output("pipeline_bubble", "count", "Pipeline bubble (share of the step idle)", percent=True),
+    Output("tensor_parallel_comm_s", "seconds", "Tensor/context/pipeline-parallel traffic per step"),
+    Output("data_parallel_comm_s", "seconds", "Exposed data-parallel gradient traffic per step"),
+    keep=("anchor_batch_size", "attention_core_flops_per_example", "model_parallel_ranks"),
 )
 def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Step time: the model (compute + memory + fixed), or a measurement re-projected by it."""
@@ -556,13 +632,99 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
         n, t_model, x["measured_step_time_s"], x["measured_samples_per_s"], a_batch, t_anchor
     )
     out["step_time_s"], out["step_method"] = t, method
+    arch = _a(x["arch"]) > 0
+    evaluate_transformer(x, out, n)
+    t = np.where(arch & (method == 2.0), out["model_step_time_s"], t)
+    out["step_time_s"] = t
     given = _a(x["scaling_given"])
     scale = compute.scaling_efficiency(
         x["gpus_per_job"], x["gpus_per_node"], x["scaling_within_node"], x["scaling_across_nodes"]
     )
     # A measured step was taken in the job as configured: its all-reduce is already in it.
-    out["scaling_efficiency"] = np.where(np.isfinite(given), given, np.where(method == 2.0, scale, 1.0))
-    out["gpu_samples_per_s"] = demand.gpu_samples_per_s(out["batch_size"], t, out["scaling_efficiency"])
+    # A transformer's data-parallel traffic is in its step time (evaluate_transformer).
+    out["scaling_efficiency"] = np.where(np.isfinite(given), given, np.where((method == 2.0) & ~arch, scale, 1.0))
+    ranks = _a(x["tensor_parallel"]) * x["pipeline_parallel"] * x["context_parallel"]
+    per_gpu_step = np.where(arch, _a(out["batch_size"]) * x["gradient_accumulation"] / ranks, out["batch_size"])
+    out["gpu_samples_per_s"] = demand.gpu_samples_per_s(per_gpu_step, t, out["scaling_efficiency"])
+
+
+def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> None:
+    """A transformer by its architecture: FLOPs, traffic, the parallel layout's terms, step time.
+
+    Per rank of t x p x c: a micro-batch of ``n`` sequences, ``gradient_accumulation`` of them
+    per step, the pipeline bubble, tensor/context/pipeline traffic over the GPU link and the
+    exposed data-parallel traffic (calc.transformer). Rows without an architecture keep the
+    generic terms and get zeros here.
+    """
+    arch = _a(x["arch"]) > 0
+    tp, pp, cp = _a(x["tensor_parallel"]), _a(x["pipeline_parallel"]), _a(x["context_parallel"])
+    ranks = tp * pp * cp
+    dims = transformer.dims(x)
+    layers, hidden, heads, kv_heads, _, _, seq = dims
+    mode, mb = x["checkpointing"], x["gradient_accumulation"]
+    per_token = transformer.train_flops_per_token(*dims, x["gated"])
+    attention = _a(transformer.attention_flops_per_token(layers, hidden, seq)) * seq
+    recompute = _a(transformer.recompute_flops_per_token(per_token, layers, hidden, seq, mode)) * seq
+    flops = np.where(_a(x["flops_given"]) > 0, out["train_flops_per_example"], _a(per_token) * seq)
+    traffic = np.where(
+        _a(x["traffic_given"]) > 0,
+        _a(x["memory_traffic_bytes_per_example"]) / ranks,
+        _a(transformer.traffic_bytes_per_sequence(*dims, x["gated"], mode, ranks)) * x["element_scale"],
+    )
+    bw, e_m = x["memory_bandwidth_bytes_per_s"], x["memory_efficiency"]
+    # The attention core (and its selective recompute) at its own efficiency; the rest at the GEMMs'.
+    attn = np.where(_a(x["flops_given"]) > 0, 0.0, attention + np.where(_a(mode) == 1, recompute, 0.0))
+    c = _a(
+        compute.compute_time_per_example_s((flops + recompute - attn) / ranks, x["peak_flops_per_s"], x["efficiency"])
+    ) + compute.compute_time_per_example_s(attn / ranks, x["attention_peak_flops_per_s"], x["attention_efficiency"])
+    mem = compute.memory_time_per_example_s(traffic, bw, e_m)
+    # No fill term: the transformer efficiency was measured on a layer at a real micro-batch
+    # (calc.calibrate.TRANSFORMER_LAYER), so under-filling is already in it; the CNN-fitted
+    # fill (about 10 examples) would charge 2-3 whole sequences per micro-batch.
+    fill = 0.0
+    step_bytes = _a(x["params"]) * transformer.STEP_BYTES_PER_PARAM / np.maximum(_a(x["state_shards"]), tp * pp)
+    fixed = compute.fixed_time_s(step_bytes, bw, e_m, x["launch_overhead_s"], 0.0, 0.0)
+    link, net, node = _a(x["gpu_link_bytes_per_s"]), _a(x["network_bytes_per_s_per_gpu"]), _a(x["gpus_per_node"])
+    layer_bytes = transformer.tensor_parallel_bytes_per_layer(n, seq, hidden, tp, mode, cp) + (
+        transformer.context_parallel_bytes_per_layer(n, seq, hidden, heads, kv_heads, cp, tp)
+    )
+    pp_link = np.where(tp * cp * pp > node, net, link)
+    pp_bytes = np.where(pp > 1, transformer.pipeline_bytes_per_micro_batch(n, seq, hidden, tp, cp), 0.0)
+    comm_mb = (_a(layers) / pp * layer_bytes / link + pp_bytes / pp_link) * x["element_scale"]
+    bubble = transformer.pipeline_bubble(pp, mb, x["virtual_pipeline_stages"])
+    replicas = np.maximum(_a(x["gpus_per_job"]) / ranks, 1.0)
+    sharded = _a(x["state_shards"]) > tp * pp
+    dp_link = np.where(_a(x["gpus_per_job"]) > node, net, link)
+    dp_bytes = transformer.data_parallel_bytes(_a(x["params"]) / (tp * pp), replicas, sharded)
+    dp = (1 - _a(x["data_parallel_overlap"])) * _a(dp_bytes) * x["element_scale"] / dp_link
+    full = _a(x["flops_only"]) == 0
+    t = transformer.step_time_s(
+        n,
+        mb,
+        np.where(full, _a(c) + mem, c),
+        np.where(full, fill, 0.0),
+        np.where(full, comm_mb, 0.0),
+        bubble,
+        np.where(full, fixed, 0.0),
+        np.where(full, dp, 0.0),
+        np.where(full, x["stack_factor"], 1.0),
+    )
+    out["attention_core_flops_per_example"] = np.where(arch, attn, 0.0)
+    out["model_parallel_ranks"] = ranks
+    out["recompute_flops_per_example"] = np.where(arch, recompute, 0.0)
+    out["pipeline_bubble"] = np.where(arch, bubble, 0.0)
+    out["tensor_parallel_comm_s"] = np.where(arch, _a(comm_mb) * _a(mb) / (1 - _a(bubble)), 0.0)
+    out["data_parallel_comm_s"] = np.where(arch, dp, 0.0)
+    for key, new in (
+        ("train_flops_per_example", flops),
+        ("compute_time_per_example_s", c),
+        ("memory_time_per_example_s", mem),
+        ("memory_traffic_bytes_per_example", traffic),
+        ("fixed_time_s", fixed),
+        ("step_traffic_bytes", step_bytes),
+        ("model_step_time_s", t),
+    ):
+        out[key] = np.where(arch, new, out[key])
 
 
 @stage(
@@ -1133,7 +1295,7 @@ class Plan:
         """Each formula, then the same with the numbers plugged in, and the result."""
         lines = [f"Plan for {self.title}"]
         for name in OUTPUTS:
-            symbolic, numeric = render_formula(self, FORMULAS[name])
+            symbolic, numeric = render_formula(self, formula(self, name))
             lines.append(f"{name} = {symbolic}")
             if numeric != symbolic:
                 lines.append(f"    = {numeric}")
@@ -1157,7 +1319,7 @@ class Plan:
                 "label": o.label,
                 "value": float(self.values[k]),
                 "display": self.formatted(k),
-                "formula": render_formula(self, FORMULAS[k])[0],
+                "formula": render_formula(self, formula(self, k))[0],
             }
             for k, o in OUTPUTS.items()
         ]
@@ -1228,6 +1390,15 @@ def input_kind(name: str) -> Kind:
     return "count"
 
 
+def formula(p: Plan, name: str) -> str:
+    """The formula template of output ``name`` as this plan computes it (a transformer given by
+    its architecture has its own compute and fixed-time terms: calc.transformer.ARCH_FORMULAS)."""
+    flops_only = p.inputs.get("flops_only", 0.0) != 0  # FLOPs alone: no fixed time at all
+    if p.inputs.get("arch", 0.0) and name in transformer.ARCH_FORMULAS and not (flops_only and name == "fixed_time_s"):
+        return transformer.ARCH_FORMULAS[name]
+    return FORMULAS[name]
+
+
 def render_formula(p: Plan, template: str) -> tuple[str, str]:
     """The formula with names, and with the plan's numbers (units included)."""
     sc = p.scenario
@@ -1251,6 +1422,20 @@ def render_formula(p: Plan, template: str) -> tuple[str, str]:
         "train_flops_rule": "{train_flops_multiplier} x {forward_flops_per_example}"
         if multiplier is not None or not measured_flops
         else "measured forward + backward FLOPs per example (" + p.sources.get("train_flops_per_example", "") + ")",
+        **(
+            {
+                "train_flops_rule": "{seq_len} x (6 x ({layers} x layer weights + {vocab} x {hidden}) + 7 x {layers}"
+                " x {hidden} x {seq_len}) (" + p.sources.get("train_flops_per_example", "") + ")",
+                "step_model_rule": "{stack_factor} x ({gradient_accumulation} / (1 - {pipeline_bubble}) x ({batch_size}"
+                " x per-example time on one of {tensor_parallel} x {pipeline_parallel} x {context_parallel} ranks"
+                " + TP/CP/PP traffic) + {fixed_time_s}) + {data_parallel_comm_s}; tensor/context/pipeline traffic"
+                " per step {tensor_parallel_comm_s}",
+            }
+            if p.inputs.get("arch", 0.0) and sc.forward_flops_per_example is None
+            else {"step_model_rule": "{stack_factor} x ({batch_size} x per-example time + {fixed_time_s})"}
+            if not p.inputs.get("arch", 0.0)
+            else {"step_model_rule": "(see tensor_parallel_comm_s, pipeline_bubble, data_parallel_comm_s)"}
+        ),
         "train_flops_multiplier": f"{multiplier if multiplier is not None else compute.TRAIN_FLOPS_MULTIPLIER:g}",
         "request_rule": "whole example per read"
         if sc.examples_per_file <= 1 and sc.request_bytes is None
@@ -1432,8 +1617,9 @@ def _does_not_fit(sc: Scenario, v: Mapping[str, float]) -> DoesNotFitError:
         return fmt(b, "bytes", binary=True)
 
     helps = (
-        "What helps: mixed precision (bf16/fp16), activation checkpointing (set activation_bytes_per_example), "
-        "a smaller input, sharding the state (state_shards), or a GPU with more memory."
+        "What helps: mixed precision (bf16/fp16), activation checkpointing (activation_checkpointing for a "
+        "transformer by its architecture, else set activation_bytes_per_example), a smaller input, sharding the "
+        "state (state_shards), tensor/pipeline parallelism, or a GPU with more memory."
     )
     if sc.batch_size is not None:
         need = v["memory_used_bytes"]

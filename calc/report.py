@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
-from calc.formula import FORMULAS
-from calc.plan import CHECKPOINT_OUTPUTS, HEADLINE, Plan, render_formula
+from calc.plan import CHECKPOINT_OUTPUTS, HEADLINE, Plan, formula, render_formula
 from calc.registry import OUTPUTS
 from calc.scenario import FIELDS, Scenario, to_text
 from calc.units import Kind, fmt, fmt_usd
@@ -234,7 +233,7 @@ def sections(
         )
     formulas = pd.DataFrame(
         [
-            {"Output": OUTPUTS[k].label, "Value": p.formatted(k), "Formula": render_formula(p, FORMULAS[k])[1]}
+            {"Output": OUTPUTS[k].label, "Value": p.formatted(k), "Formula": render_formula(p, formula(p, k))[1]}
             for k in OUTPUTS
         ]
     )

@@ -640,6 +640,75 @@ class Scenario:
         0,
         3,
     )
+    # A dense decoder transformer by its architecture (calc.transformer); None = the model preset's.
+    params: Quantity | None = _in(
+        None, "count", GM, "Parameters", "Overrides the preset's count (else derived from the architecture).", 1, 1e14
+    )
+    layers: int | None = _in(None, "int", GM, "Layers", "Transformer layers (architecture).", 1, 1e4, preset="model")
+    hidden: int | None = _in(None, "int", GM, "Hidden size", "Model width h (architecture).", 1, 1e6, preset="model")
+    heads: int | None = _in(None, "int", GM, "Attention heads", "Query heads (architecture).", 1, 1e5, preset="model")
+    kv_heads: int | None = _in(
+        None,
+        "int",
+        GM,
+        "KV heads",
+        "Key/value heads (grouped-query attention; = heads for MHA).",
+        1,
+        1e5,
+        preset="model",
+    )
+    ffn_hidden: int | None = _in(None, "int", GM, "FFN hidden size", "MLP inner width f.", 1, 1e7, preset="model")
+    vocab: int | None = _in(None, "int", GM, "Vocabulary", "Tokens in the vocabulary.", 1, 1e8, preset="model")
+    seq_len: int | None = _in(None, "int", GM, "Sequence length", "Tokens per example.", 1, 1e8, preset="model")
+    mlp: str | None = _in(
+        None,
+        "choice",
+        GM,
+        "MLP",
+        "gated: SwiGLU, 3 matrices; plain: GELU, 2.",
+        choices=("gated", "plain"),
+        preset="model",
+    )
+    context_parallel: int = _in(1, "int", CLUSTER, "Context parallel", "Ranks splitting each sequence.", 1, 1024)
+    virtual_pipeline_stages: int = _in(
+        1, "int", CLUSTER, "Interleaved chunks", "Model chunks per pipeline stage (interleaved 1F1B).", 1, 64
+    )
+    gradient_accumulation: int = _in(
+        1, "int", CLUSTER, "Micro-batches per step", "Gradient accumulation (= pipeline micro-batches).", 1, 1e6
+    )
+    activation_checkpointing: str = _in(
+        "none",
+        "choice",
+        GM,
+        "Activation checkpointing",
+        "none, selective (attention core recomputed) or full (the forward pass recomputed).",
+        choices=("none", "selective", "full"),
+    )
+    data_parallel_overlap: float = _in(
+        0.0, "fraction", CLUSTER, "Gradient traffic overlap", "Share of data-parallel traffic hidden by compute.", 0, 1
+    )
+    gpu_link_bytes_per_s: Quantity | None = _in(
+        None,
+        "bytes_per_s",
+        CLUSTER,
+        "GPU link [GB/s]",
+        "NVLink per GPU, one direction.",
+        1,
+        1e14,
+        unit="GB/s",
+        preset="gpu",
+    )
+    network_bytes_per_s_per_gpu: Quantity | None = _in(
+        None,
+        "bytes_per_s",
+        CLUSTER,
+        "Compute network per GPU [GB/s]",
+        "Inter-node fabric per GPU, one direction.",
+        1,
+        1e14,
+        unit="GB/s",
+        preset="gpu",
+    )
     mtbf_s: Quantity | None = _in(
         None,
         "seconds",

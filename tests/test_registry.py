@@ -17,7 +17,7 @@ import pytest
 
 import calc
 from calc.formula import FORMULAS
-from calc.plan import CHECKPOINT_OUTPUTS, UNLIMITED, Plan, render_formula
+from calc.plan import CHECKPOINT_OUTPUTS, UNLIMITED, Plan, formula, render_formula
 from calc.registry import BY_STAGE, OUTPUTS, Output, stage
 
 FUNCS = {"sqrt": math.sqrt, "min": min, "max": max, "floor": math.floor, "ceil": math.ceil}
@@ -34,7 +34,7 @@ def _shown(v: float) -> float:
 
 def arithmetic(p: Plan, name: str) -> tuple[str, float] | None:
     """The formula of ``name`` evaluated from the plan's shown numbers; None when it is prose or a rule."""
-    symbolic, _ = render_formula(p, FORMULAS[name])
+    symbolic, _ = render_formula(p, formula(p, name))
     expr = REMARKS.sub("", UNIT_WORDS.sub("", symbolic)).replace(" x ", " * ").strip()
     try:
         tree = ast.parse(expr, mode="eval")

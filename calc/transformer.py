@@ -1,0 +1,578 @@
+"""A dense decoder transformer by its architecture: FLOPs, traffic, memory and parallel layout.
+
+Symbols (per model replica unless said): L layers, h hidden, a heads, k KV heads (grouped-query
+attention; k = a is plain multi-head), f FFN hidden, V vocabulary, s sequence length [tokens],
+b micro-batch [sequences], t tensor-, p pipeline-, c context-parallel ranks, d data-parallel
+replicas, m micro-batches per step per replica (gradient accumulation), v interleaved pipeline
+chunks. 16-bit activations (bf16/fp16 mixed precision) throughout.
+
+FLOPs per token, training (as executed)::
+
+    F_tok = 6 (L w + V h) + 7 L h s
+    w     = 2 h^2 (1 + k/a) + n_mlp h f             (weights of one layer; n_mlp 3 gated, 2 plain)
+
+``6 x weights`` is forward (2 per multiply-add) plus backward (4: input and weight gradients),
+with the output head (V h) and without the embedding look-up (no multiply). Attention scores
+and values are ``2 x 2 s h`` per token per layer forward over the full s x s; the causal mask
+leaves half of it to compute, and flash attention kernels skip the masked blocks, so the
+executed count is ``2 s h`` forward; flash attention's backward recomputes QK^T and runs 2.5x
+the forward, ``7 L h s`` for training (the exact per-op count of QK^T and AV; published MFU
+figures count the full 12 L h s, which a causal kernel never runs). The attention core runs at
+its own measured efficiency where one is published (``ATTENTION_EFFICIENCY``).
+Recompute adds a forward pass (full: F_tok / 3) or only the attention core (selective:
+``2 L h s``, Korthikanti et al. 2022 section 5).
+
+Activations saved per token per layer (flash attention, no dropout, sequence parallelism with
+tensor parallelism so every term divides by t)::
+
+    a = 2h (norm 1 in) + 2h (QKV in) + 2h (Q) + 4h k/a (K, V) + 2h (attention out)
+      + 2h (norm 2 in) + 2h (MLP in) + 8f gated (gate, up, act, product) | 4f plain (fc1 out, act)
+
+For GPT (k = a, f = 4h) that is 32 h bytes against Korthikanti's 34 h, whose 2 h are dropout
+masks; their 5 a s / h attention-matrix term is not stored by flash attention, which is why
+``selective`` saves nothing more here. ``full`` keeps only each layer's input (2 h) plus one
+layer's working set. Pipeline 1F1B keeps min(p, m) micro-batches in flight on the first stage.
+
+References
+----------
+Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters Using
+Megatron-LM", SC21, arXiv:2104.04473 (tensor-parallel all-reduces, pipeline bubble, eq. 3).
+Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models", MLSys 2023,
+arXiv:2205.05198 (activation bytes, selective recompute, Tables 4-5).
+Kaplan et al., "Scaling laws for neural language models", 2020, section 2.1 (6 N per token).
+Dao et al., "FlashAttention", NeurIPS 2022 (no s x s matrix stored).
+docs/model.md, "Transformers by their architecture".
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from calc import catalog
+from calc._types import Numeric
+from calc.errors import PresetError
+from calc.formula import formula
+
+CHECKPOINTING = ("none", "selective", "full")
+"""Activation checkpointing modes, by code 0..2."""
+
+ACTIVATION_BYTES = 2.0
+"""Bytes per activation element: bf16/fp16 mixed precision [bytes]."""
+
+LOGIT_BYTES = 4.0
+"""Bytes per logit kept for the loss: fp32 cross-entropy input [bytes per vocabulary entry]."""
+
+TRAFFIC_PER_ACTIVATION_BYTE = catalog.TRAFFIC_PER_ACTIVATION_BYTE
+"""GPU-memory traffic per saved activation byte: written and read once each, its gradient
+written and read once (2 + 2), the fused-kernel count (calc.catalog)."""
+
+STEP_BYTES_PER_PARAM = 32.0
+"""GPU-memory traffic per parameter per optimizer step [bytes]: the estimate calc.catalog uses
+(weights read twice, gradients written, Adam state read and written)."""
+
+GRAD_BYTES = 2.0
+"""Bytes per gradient element on the wire: bf16 reduction (PyTorch FSDP MixedPrecision and
+Megatron-Core's default grad_reduce_in_fp32=False) [bytes]."""
+
+GPU_LINKS: dict[str, tuple[float, str]] = {
+    "V100-SXM2-16GB": (150e9, "NVLink 2: 300 GB/s per GPU both directions (NVIDIA V100 datasheet)"),
+    "V100-SXM2-32GB": (150e9, "NVLink 2: 300 GB/s per GPU both directions (NVIDIA V100 datasheet)"),
+    "A100-SXM4-80GB": (300e9, "NVLink 3: 600 GB/s per GPU both directions (NVIDIA A100 datasheet)"),
+    "A100-SXM4-40GB": (300e9, "NVLink 3: 600 GB/s per GPU both directions (NVIDIA A100 datasheet)"),
+    "H100-SXM": (450e9, "NVLink 4: 900 GB/s per GPU both directions (NVIDIA H100 datasheet; servers.yaml HGX-H100)"),
+    "H200": (450e9, "NVLink 4: 900 GB/s per GPU both directions (NVIDIA H200 datasheet)"),
+}
+"""GPU-to-GPU bandwidth inside a node, one direction [bytes/s]: half the datasheet's
+bidirectional NVLink figure (a ring all-reduce sends and receives at once). GPUs not listed
+talk over their host link (PCIe), and the plan says so."""
+
+NETWORK_PER_GPU: dict[str, tuple[float, str]] = {
+    "A100-SXM4-80GB": (25e9, "one 200 Gb/s HDR InfiniBand HCA per GPU (DGX A100, Selene; servers.yaml DGX-A100)"),
+    "A100-SXM4-40GB": (25e9, "one 200 Gb/s HDR InfiniBand HCA per GPU (DGX A100; servers.yaml DGX-A100)"),
+    "H100-SXM": (50e9, "one 400 Gb/s ConnectX-7 per GPU (DGX H100; servers.yaml DGX-H100)"),
+    "H200": (50e9, "one 400 Gb/s ConnectX-7 per GPU (DGX H200 / HGX H200; servers.yaml)"),
+}
+"""Compute-fabric bandwidth per GPU between nodes, one direction [bytes/s]. GPUs not listed
+get 100 Gb/s (12.5 GB/s) and a warning."""
+
+DEFAULT_NETWORK_PER_GPU = 12.5e9
+"""Assumed inter-node bandwidth per GPU when the GPU has no entry in NETWORK_PER_GPU [bytes/s]."""
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """A dense decoder transformer (presets/models.yaml ``architecture``)."""
+
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    ffn_hidden: int
+    vocab: int
+    seq_len: int
+    gated: bool
+    source: str
+
+
+@functools.cache
+def architectures() -> dict[str, Architecture]:
+    """Model presets that carry an ``architecture`` mapping, by name."""
+    raw = catalog.load_mapping("models.yaml", "model")
+    out: dict[str, Architecture] = {}
+    for name, data in raw.items():
+        if not isinstance(data, dict) or "architecture" not in data:
+            continue
+        a = data["architecture"]
+        where = f"models.yaml: {name}: architecture"
+        if not isinstance(a, dict):
+            raise PresetError(where, "expected a mapping")
+        vals: dict[str, int] = {}
+        for key in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len"):
+            v = a.get(key)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise PresetError(f"{where}: {key}", f"expected a positive whole number, got {v!r}")
+            vals[key] = v
+        gated = a.get("gated")
+        if not isinstance(gated, bool):
+            raise PresetError(f"{where}: gated", f"expected true or false, got {gated!r}")
+        src = a.get("source")
+        if not isinstance(src, str) or not src:
+            raise PresetError(f"{where}: source", "expected the source of the architecture")
+        out[str(name)] = Architecture(gated=gated, source=src, **vals)
+    return out
+
+
+def _f(x: Numeric) -> npt.NDArray[np.float64]:
+    return np.asarray(x, dtype=float)
+
+
+def layer_weights(hidden: Numeric, heads: Numeric, kv_heads: Numeric, ffn_hidden: Numeric, gated: Numeric) -> Numeric:
+    """Weights of one layer's matrix multiplies [parameters]: ``2h^2 (1 + k/a) + n_mlp h f``."""
+    h = _f(hidden)
+    n_mlp = np.where(_f(gated) > 0, 3.0, 2.0)
+    return 2 * h * h * (1 + _f(kv_heads) / _f(heads)) + n_mlp * h * _f(ffn_hidden)
+
+
+def params_count(
+    layers: Numeric,
+    hidden: Numeric,
+    heads: Numeric,
+    kv_heads: Numeric,
+    ffn_hidden: Numeric,
+    vocab: Numeric,
+    gated: Numeric,
+    tied: Numeric = 0.0,
+) -> Numeric:
+    """Parameters [1]: L (w + 2h norms) + V h embedding + V h head (none if tied) + h final norm."""
+    h = _f(hidden)
+    w = layer_weights(hidden, heads, kv_heads, ffn_hidden, gated)
+    heads_and_embeddings = 2 - (_f(tied) > 0).astype(float)
+    return _f(_f(layers) * (_f(w) + 2 * h) + _f(vocab) * h * heads_and_embeddings + h)
+
+
+def train_flops_per_token(
+    layers: Numeric,
+    hidden: Numeric,
+    heads: Numeric,
+    kv_heads: Numeric,
+    ffn_hidden: Numeric,
+    vocab: Numeric,
+    seq_len: Numeric,
+    gated: Numeric,
+) -> Numeric:
+    """Training FLOPs per token, no recompute [FLOPs]: ``6 (L w + V h) + 7 L h s`` (module docstring)."""
+    return _f(dense_flops_per_token(layers, hidden, heads, kv_heads, ffn_hidden, vocab, gated)) + _f(
+        attention_flops_per_token(layers, hidden, seq_len)
+    )
+
+
+def dense_flops_per_token(
+    layers: Numeric,
+    hidden: Numeric,
+    heads: Numeric,
+    kv_heads: Numeric,
+    ffn_hidden: Numeric,
+    vocab: Numeric,
+    gated: Numeric,
+) -> Numeric:
+    """Matrix-multiply FLOPs per token for training [FLOPs]: ``6 (L w + V h)``."""
+    w = layer_weights(hidden, heads, kv_heads, ffn_hidden, gated)
+    return 6 * (_f(layers) * _f(w) + _f(vocab) * _f(hidden))
+
+
+def attention_flops_per_token(layers: Numeric, hidden: Numeric, seq_len: Numeric) -> Numeric:
+    """Attention-core FLOPs per token for training, as flash attention executes them [FLOPs].
+
+    Forward QK^T and AV over the causal half: ``2 x 2 s h / 2 = 2 s h`` per layer; the backward
+    pass recomputes QK^T and takes 2.5 x the forward (Dao 2023, FlashAttention-2, the FLOP
+    count of its benchmarks): ``7 L h s`` in all.
+    """
+    return 7 * _f(layers) * _f(hidden) * _f(seq_len)
+
+
+ATTENTION_EFFICIENCY: dict[str, tuple[float, str]] = {
+    "H100-SXM": (
+        0.35,
+        "FlashAttention-2 reaches 35 % of the H100's peak (Shah et al. 2024, FlashAttention-3, abstract)",
+    ),
+    "H100-PCIe": (
+        0.35,
+        "FlashAttention-2 reaches 35 % of the H100's peak (Shah et al. 2024, FlashAttention-3, abstract)",
+    ),
+    "H200": (0.35, "Hopper as H100: FlashAttention-2 at 35 % of peak (Shah et al. 2024, FlashAttention-3, abstract)"),
+}
+"""Share of the 16-bit peak the attention core reaches [0-1], where published. Elsewhere the
+attention runs at the transformer efficiency of the matrix multiplies (and the plan says so)."""
+
+
+@formula(
+    "recompute_flops_per_example",
+    "{seq_len} x (full: forward pass = F_tok / 3; selective: 2 x {layers} x {hidden} x {seq_len}; none: 0)",
+)
+def recompute_flops_per_token(
+    train_flops_per_token: Numeric, layers: Numeric, hidden: Numeric, seq_len: Numeric, mode: Numeric
+) -> Numeric:
+    """FLOPs re-run per token by activation checkpointing [FLOPs]; ``mode`` 0 none, 1 selective, 2 full.
+
+    Full reruns the forward pass (a third of training FLOPs); selective reruns only the causal
+    attention core, ``2 s h`` per layer (Korthikanti et al. 2022, section 5).
+    """
+    m = _f(mode)
+    attention = 2 * _f(layers) * _f(hidden) * _f(seq_len)
+    return np.where(m == 2, _f(train_flops_per_token) / 3, np.where(m == 1, attention, 0.0))
+
+
+def activation_bytes_per_token_layer(
+    hidden: Numeric, heads: Numeric, kv_heads: Numeric, ffn_hidden: Numeric, gated: Numeric
+) -> Numeric:
+    """Bytes one layer saves per token with no recompute (flash attention, 16-bit) [bytes].
+
+    ``2 x (6h + 2h k/a) + (8f gated | 4f plain)`` (module docstring).
+    """
+    h, f = _f(hidden), _f(ffn_hidden)
+    mlp = np.where(_f(gated) > 0, 8.0, 4.0) * f
+    return ACTIVATION_BYTES * (6 * h + 2 * h * _f(kv_heads) / _f(heads)) + mlp
+
+
+def activation_bytes_per_sequence(
+    layers: Numeric,
+    hidden: Numeric,
+    heads: Numeric,
+    kv_heads: Numeric,
+    ffn_hidden: Numeric,
+    vocab: Numeric,
+    seq_len: Numeric,
+    gated: Numeric,
+    mode: Numeric,
+    tensor_parallel: Numeric = 1.0,
+    context_parallel: Numeric = 1.0,
+    pipeline_parallel: Numeric = 1.0,
+    micro_batches: Numeric = 1.0,
+) -> Numeric:
+    """Activation memory one sequence of a micro-batch takes on the busiest rank [bytes].
+
+    The first pipeline stage holds ``min(p, m)`` micro-batches of ``L / p`` layers (1F1B);
+    with one stage the logits (fp32, ``4 V`` per token) are on it too. Tensor parallelism with
+    sequence parallelism and context parallelism split every tensor (Korthikanti et al. 2022,
+    Table 2: ``34 s b h L / t`` with selective recompute).
+    """
+    per_layer = _f(activation_bytes_per_token_layer(hidden, heads, kv_heads, ffn_hidden, gated))
+    full = _f(mode) == 2
+    kept = np.where(full, ACTIVATION_BYTES * _f(hidden), per_layer)
+    p = _f(pipeline_parallel)
+    held = _f(layers) / p * np.minimum(p, _f(micro_batches))
+    tokens = _f(seq_len) / (_f(tensor_parallel) * _f(context_parallel))
+    logits = np.where(p <= 1, LOGIT_BYTES * _f(vocab), 0.0)
+    return tokens * (held * kept + np.where(full, per_layer, 0.0) + logits)
+
+
+def traffic_bytes_per_sequence(
+    layers: Numeric,
+    hidden: Numeric,
+    heads: Numeric,
+    kv_heads: Numeric,
+    ffn_hidden: Numeric,
+    vocab: Numeric,
+    seq_len: Numeric,
+    gated: Numeric,
+    mode: Numeric,
+    ranks: Numeric = 1.0,
+) -> Numeric:
+    """GPU-memory traffic of one sequence on one rank, fused kernels [bytes].
+
+    Each saved activation byte is written and read, and its gradient written and read (4x);
+    a full recompute writes the forward activations once more (x 1.5); the fp32 logits are
+    written and read. ``ranks`` = t x c x p shares it out.
+    """
+    per_layer = _f(activation_bytes_per_token_layer(hidden, heads, kv_heads, ffn_hidden, gated))
+    again = np.where(_f(mode) == 2, 1.5, 1.0)
+    per_token = TRAFFIC_PER_ACTIVATION_BYTE * _f(layers) * per_layer * again + 2 * LOGIT_BYTES * _f(vocab)
+    return _f(seq_len) * per_token / _f(ranks)
+
+
+@formula("pipeline_bubble", "({pipeline_parallel} - 1) / v / ({gradient_accumulation} + ({pipeline_parallel} - 1) / v)")
+def pipeline_bubble(pipeline_parallel: Numeric, micro_batches: Numeric, virtual_stages: Numeric = 1.0) -> Numeric:
+    """Share of a pipelined step spent idle [0-1]: ``(p - 1) / (m + p - 1)`` for 1F1B.
+
+    With ``v`` interleaved chunks per stage the idle time shrinks v-fold:
+    ``((p - 1) / v) / (m + (p - 1) / v)`` (Narayanan et al. 2021, sections 2.2.1-2.2.2).
+    """
+    idle = (_f(pipeline_parallel) - 1) / _f(virtual_stages)
+    return idle / (_f(micro_batches) + idle)
+
+
+def ring_all_reduce_bytes(size_bytes: Numeric, ranks: Numeric) -> Numeric:
+    """Bytes each rank sends in a ring all-reduce of ``size_bytes``: ``2 (n - 1) / n x size``."""
+    n = _f(ranks)
+    return 2 * (n - 1) / n * _f(size_bytes)
+
+
+@formula(
+    "tensor_parallel_comm_s",
+    "{gradient_accumulation} x {layers} / {pipeline_parallel} x (TP: 4 (full recompute: 6) x 2 ({tensor_parallel} - 1)"
+    " / {tensor_parallel} x {batch_size} x {seq_len} / {context_parallel} x {hidden} x 2 B"
+    " + CP: 3 ({context_parallel} - 1) x K,V chunk) / {gpu_link_bytes_per_s} + pipeline sends / link",
+)
+def tensor_parallel_bytes_per_layer(
+    micro_batch: Numeric,
+    seq_len: Numeric,
+    hidden: Numeric,
+    tensor_parallel: Numeric,
+    mode: Numeric,
+    context_parallel: Numeric = 1.0,
+) -> Numeric:
+    """Bytes one rank sends per layer per micro-batch for tensor parallelism [bytes].
+
+    Megatron's layer does 2 all-reduces of ``b s h`` 16-bit values forward and 2 backward
+    (one after attention, one after the MLP; with sequence parallelism the same bytes as
+    all-gather + reduce-scatter); a full recompute reruns the 2 forward ones. Each moves
+    ``2 (t - 1) / t`` of its size per rank (ring). Context parallelism splits s.
+    """
+    count = np.where(_f(mode) == 2, 6.0, 4.0)
+    size = _f(micro_batch) * _f(seq_len) / _f(context_parallel) * _f(hidden) * ACTIVATION_BYTES
+    return count * ring_all_reduce_bytes(size, tensor_parallel)
+
+
+def context_parallel_bytes_per_layer(
+    micro_batch: Numeric,
+    seq_len: Numeric,
+    hidden: Numeric,
+    heads: Numeric,
+    kv_heads: Numeric,
+    context_parallel: Numeric,
+    tensor_parallel: Numeric = 1.0,
+) -> Numeric:
+    """Bytes one rank sends per layer per micro-batch for ring-attention context parallelism [bytes].
+
+    Forward passes its K and V chunk (``b s/c x 2 h k/a`` values) round the ring (c - 1 hops);
+    backward passes K, V and their gradients: 3 x that in all.
+    """
+    c = _f(context_parallel)
+    kv = _f(micro_batch) * _f(seq_len) / c * 2 * _f(hidden) * _f(kv_heads) / _f(heads) / _f(tensor_parallel)
+    return 3 * (c - 1) * kv * ACTIVATION_BYTES
+
+
+def pipeline_bytes_per_micro_batch(
+    micro_batch: Numeric, seq_len: Numeric, hidden: Numeric, tensor_parallel: Numeric, context_parallel: Numeric
+) -> Numeric:
+    """Bytes one stage sends per micro-batch (activation forward, its gradient backward) [bytes].
+
+    Scatter/gather over the tensor-parallel ranks (Narayanan et al. 2021, section 4.1) sends
+    ``1/t`` of it per rank.
+    """
+    return (
+        2 * _f(micro_batch) * _f(seq_len) * _f(hidden) * ACTIVATION_BYTES / (_f(tensor_parallel) * _f(context_parallel))
+    )
+
+
+@formula(
+    "data_parallel_comm_s",
+    "(1 - {data_parallel_overlap}) x (2, or 3 sharded) x (d - 1) / d x {params} / ({tensor_parallel} x"
+    " {pipeline_parallel}) x 2 B / (GPU link in a node, else {network_bytes_per_s_per_gpu})",
+)
+def data_parallel_bytes(params_per_rank: Numeric, replicas: Numeric, sharded: Numeric) -> Numeric:
+    """Bytes one rank sends per step for data parallelism [bytes].
+
+    Replicated state: a ring all-reduce of the gradients, ``2 (d - 1)/d x P x 2 B``. Sharded
+    (ZeRO-3 / FSDP): weights all-gathered forward and backward and gradients reduce-scattered,
+    ``3 (d - 1)/d x P x 2 B`` (Rajbhandari et al. 2020, ZeRO, section 7).
+    """
+    d = _f(replicas)
+    ring = (d - 1) / d * _f(params_per_rank) * GRAD_BYTES
+    return np.where(_f(sharded) > 0, 3 * ring, 2 * ring)
+
+
+ARCH_FORMULAS: dict[str, str] = {
+    # Per rank of tensor x pipeline x context parallel; the attention core (with its selective
+    # recompute) runs at its own measured efficiency, every other FLOP at the GEMMs'.
+    "compute_time_per_example_s": "({train_flops_per_example} + {recompute_flops_per_example}"
+    " - {attention_core_flops_per_example}) / {model_parallel_ranks} / ({peak_flops_per_s} x {efficiency})"
+    " + {attention_core_flops_per_example} / {model_parallel_ranks}"
+    " / ({attention_peak_flops_per_s} x {attention_efficiency})",
+    # No fill term: the layer efficiency was measured at a real micro-batch, under-filling included.
+    # A GPU's share of a replica's step: the micro-batch x micro-batches over its model-parallel ranks.
+    "gpu_samples_per_s": "{batch_size} x {gradient_accumulation} / {model_parallel_ranks} / {step_time_s}"
+    " x {scaling_efficiency}",
+    "fixed_time_s": "{step_traffic_bytes} / ({memory_bandwidth_bytes_per_s} x {memory_efficiency})"
+    " + {launch_overhead_s}",
+}
+"""Formulas that replace the generic ones (calc.compute) for a model given by its architecture."""
+
+
+def step_time_s(
+    micro_batch: Numeric,
+    micro_batches: Numeric,
+    per_example_s: Numeric,
+    fill_s: Numeric,
+    comm_per_micro_batch_s: Numeric,
+    bubble: Numeric,
+    fixed_s: Numeric,
+    data_parallel_exposed_s: Numeric,
+    stack_factor: Numeric,
+) -> Numeric:
+    """One training step of a pipelined, micro-batched replica [s].
+
+    A micro-batch takes ``b x per-example + fill + communication`` on a stage; ``m`` of them
+    plus the bubble, ``m / (1 - bubble)`` micro-batch times in all, then the per-step part
+    (optimizer traffic, launch) and the exposed gradient traffic.
+    """
+    t_mb = _f(micro_batch) * _f(per_example_s) + _f(fill_s) + _f(comm_per_micro_batch_s)
+    pipe = _f(micro_batches) / (1 - _f(bubble)) * t_mb
+    return _f(stack_factor) * (pipe + _f(fixed_s)) + _f(data_parallel_exposed_s)
+
+
+def links(gpu: str, host_link_bytes_per_s: float) -> tuple[float, str, float, str, list[str]]:
+    """The GPU-to-GPU link and the inter-node bandwidth per GPU [bytes/s], sources and warnings."""
+    warnings: list[str] = []
+    if gpu in GPU_LINKS:
+        link, link_src = GPU_LINKS[gpu]
+    else:
+        link, link_src = (
+            host_link_bytes_per_s,
+            f"{gpu}: no NVLink figure; its host link (PCIe) carries GPU-to-GPU traffic",
+        )
+        warnings.append(
+            f"{gpu} has no NVLink figure in calc.transformer.GPU_LINKS: tensor/context-parallel traffic"
+            " uses its host link."
+        )
+    if gpu in NETWORK_PER_GPU:
+        net, net_src = NETWORK_PER_GPU[gpu]
+    else:
+        net, net_src = DEFAULT_NETWORK_PER_GPU, "assumed 100 Gb/s per GPU (calc.transformer.DEFAULT_NETWORK_PER_GPU)"
+        if not math.isnan(net):
+            warnings.append(
+                f"{gpu}: no inter-node bandwidth figure; 100 Gb/s per GPU assumed for data-parallel traffic."
+            )
+    return link, link_src, net, net_src, warnings
+
+
+def checkpointing_code(mode: str) -> float:
+    """Index of an activation-checkpointing mode in ``CHECKPOINTING``."""
+    return float(CHECKPOINTING.index(mode))
+
+
+def describe(a: Mapping[str, float]) -> str:
+    """One line naming an architecture (for sources)."""
+    return (
+        f"{a['layers']:g} layers x {a['hidden']:g} hidden, {a['heads']:g} heads ({a['kv_heads']:g} KV),"
+        f" FFN {a['ffn_hidden']:g} {'gated' if a['gated'] else 'plain'}, vocab {a['vocab']:g}, seq {a['seq_len']:g}"
+    )
+
+
+ARCH_INPUTS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len")
+"""Scenario inputs that state an architecture (with ``mlp`` and ``params``)."""
+
+
+def resolve(
+    sc: Any, model: str, gpu: str, host_link_bytes_per_s: float
+) -> tuple[dict[str, float], dict[str, str], list[str]]:
+    """The architecture and layout inputs of a scenario as numbers (look-ups only).
+
+    ``arch`` is 1 where the model is a transformer by its architecture: its preset has one or
+    the scenario states every field. Returns values, sources and warnings for calc.plan.
+    """
+    from calc.errors import InputError
+    from calc.units import parse
+
+    preset = architectures().get(model)
+    given = {k: getattr(sc, k) for k in ARCH_INPUTS if getattr(sc, k) is not None}
+    v: dict[str, float] = {
+        "context_parallel": float(sc.context_parallel),
+        "virtual_pipeline_stages": float(sc.virtual_pipeline_stages),
+        "gradient_accumulation": float(sc.gradient_accumulation),
+        "checkpointing": checkpointing_code(sc.activation_checkpointing),
+        "data_parallel_overlap": float(sc.data_parallel_overlap),
+    }
+    src: dict[str, str] = {}
+    warnings: list[str] = []
+    if preset is None and not given:
+        layout = {
+            "mlp": sc.mlp is not None,
+            "activation_checkpointing": sc.activation_checkpointing != "none",
+            "gradient_accumulation": sc.gradient_accumulation != 1,
+            "context_parallel": sc.context_parallel != 1,
+            "virtual_pipeline_stages": sc.virtual_pipeline_stages != 1,
+            "data_parallel_overlap": sc.data_parallel_overlap != 0,
+            "gpu_link_bytes_per_s": sc.gpu_link_bytes_per_s is not None,
+            "network_bytes_per_s_per_gpu": sc.network_bytes_per_s_per_gpu is not None,
+        }
+        for name, set_ in layout.items():
+            if set_:
+                raise InputError(
+                    name,
+                    f"applies to a transformer by its architecture; model {model} has none (use a model with an "
+                    f"architecture, e.g. llama3_8b or transformer, or give {', '.join(ARCH_INPUTS)})",
+                )
+        v["arch"] = 0.0
+        v |= dict.fromkeys(
+            (*ARCH_INPUTS, "gated", "gpu_link_bytes_per_s", "network_bytes_per_s_per_gpu", "attention_efficiency"), 1.0
+        )
+        return v, src, warnings
+    if preset is None:
+        missing = [k for k in ARCH_INPUTS if k not in given]
+        if missing:
+            raise InputError(
+                missing[0],
+                f"model {model} has no architecture preset: give all of {', '.join(ARCH_INPUTS)}"
+                " (or use model='transformer')",
+            )
+    v["arch"] = 1.0
+    for k in ARCH_INPUTS:
+        v[k] = float(given[k]) if k in given else float(getattr(preset, k))
+    v["gated"] = float(sc.mlp == "gated" if sc.mlp is not None else (preset.gated if preset else True))
+    if v["kv_heads"] > v["heads"] or v["heads"] % v["kv_heads"]:
+        raise InputError("kv_heads", f"must divide heads ({v['heads']:g}), got {v['kv_heads']:g}")
+    src["architecture"] = (
+        ("scenario" if given else f"models.yaml {model}")
+        + ": "
+        + describe({**v, "gated": v["gated"]})
+        + (f" ({preset.source})" if preset else "")
+    )
+    link, link_src, net, net_src, w = links(gpu, host_link_bytes_per_s)
+    if sc.gpu_link_bytes_per_s is not None:
+        link, link_src = parse(sc.gpu_link_bytes_per_s, "bytes_per_s", "gpu_link_bytes_per_s"), "scenario"
+    elif sc.tensor_parallel * sc.context_parallel > 1 or sc.gpus_per_job > 1:
+        warnings += w[:1]
+    if sc.network_bytes_per_s_per_gpu is not None:
+        net, net_src = parse(sc.network_bytes_per_s_per_gpu, "bytes_per_s", "network_bytes_per_s_per_gpu"), "scenario"
+    elif sc.gpus_per_job > sc.gpus_per_node:
+        warnings += w[1:]
+    v["gpu_link_bytes_per_s"], v["network_bytes_per_s_per_gpu"] = link, net
+    src["gpu_link_bytes_per_s"], src["network_bytes_per_s_per_gpu"] = link_src, net_src
+    return v, src, warnings
+
+
+Dims = tuple[Numeric, Numeric, Numeric, Numeric, Numeric, Numeric, Numeric]
+"""layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len."""
+
+
+def dims(x: Mapping[str, Numeric]) -> Dims:
+    """The architecture inputs of resolved values, in ``ARCH_INPUTS`` order."""
+    return (x["layers"], x["hidden"], x["heads"], x["kv_heads"], x["ffn_hidden"], x["vocab"], x["seq_len"])
