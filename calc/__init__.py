@@ -7,16 +7,17 @@
 
 Public API: ``scenario``, ``scenarios``, ``Scenario``, ``plan``, ``Plan``, ``sweep``,
 ``recommend``, ``designs``, ``answer``, ``max_gpus``, ``levers``, ``calibration``, the presets (``gpus``, ``models``,
-``storage_options``), units (``parse``, ``fmt``) and the errors.
+``storage_options``), ``cluster`` (many jobs on one storage; ``answer`` takes its plan too),
+units (``parse``, ``fmt``) and the errors.
 """
 
 from calc.calibrate import calibration
 from calc.catalog import gpus, models
+from calc.cluster import Cluster, ClusterAnswer, ClusterPlan, answer, cluster, cluster_answer
 from calc.errors import DoesNotFitError, InputError, PresetError, UnitError
 from calc.plan import OUTPUTS, Plan, plan
 from calc.scenario import FIELDS, Scenario, scenario, scenarios
 from calc.sizing import (
-    answer,
     designs,
     fewest_workers,
     largest_example_bytes,
@@ -32,6 +33,9 @@ from calc.units import fmt, parse
 __all__ = [
     "FIELDS",
     "OUTPUTS",
+    "Cluster",
+    "ClusterAnswer",
+    "ClusterPlan",
     "DoesNotFitError",
     "InputError",
     "Plan",
@@ -40,6 +44,8 @@ __all__ = [
     "UnitError",
     "answer",
     "calibration",
+    "cluster",
+    "cluster_answer",
     "designs",
     "fewest_workers",
     "fmt",
