@@ -55,6 +55,9 @@ SAVES = ("aligned", "staggered")
 POLICIES = ("demand", "max-min")
 """How a short storage system's capacity is shared: in proportion to demand, or max-min per GPU."""
 
+STORAGE_INPUTS = ("storage", "storage_units", "storage_bytes_per_s", "storage_iops", "storage_latency_s")
+"""The storage inputs: one value for the whole cluster (a job's own storage is replaced by it)."""
+
 CUSTOM = "custom"
 """A job not derived from a preset scenario (its inputs differ from the defaults) in links."""
 
@@ -549,12 +552,15 @@ def cluster(jobs: Any, /, **inputs: Any) -> ClusterPlan:
         Each job's Plan on the shared storage and the combined demand.
     """
     c = as_cluster(jobs, **inputs)
+    # One storage for all: the shared inputs', else none (unconstrained: the answer says what to buy).
+    storage = {k: None for k in STORAGE_INPUTS} | {k: v for k, v in c.shared.items() if k in STORAGE_INPUTS}
     plans, copies = [], []
     for j in c.jobs:
         sc = j.scenario
         n = sc.jobs * j.count
+        changes = {**c.shared, **storage, "jobs": n}
         try:
-            run = sc.replace(**c.shared, jobs=n, name=sc.name) if (c.shared or n != sc.jobs) else sc
+            run = sc.replace(**changes, name=sc.name) if any(getattr(sc, k) != v for k, v in changes.items()) else sc
         except InputError as e:
             raise InputError(f"{sc.name}: {e.field}", e.message) from None
         plans.append(plan(run))
@@ -816,7 +822,7 @@ def share(loads: Sequence[float], gpus: Sequence[float], policy: str) -> list[fl
     if total <= 1:
         return [1.0] * len(loads)
     if policy == "demand":
-        return [1.0 / total] * len(loads)
+        return [1.0 / total if x > 0 else 1.0 for x in loads]
     # Water-filling: raise λ through the jobs in order of load per GPU.
     order = sorted(range(len(loads)), key=lambda j: loads[j] / gpus[j])
     left, weight = 1.0, float(sum(gpus))
@@ -840,10 +846,8 @@ def cluster_answer(x: ClusterPlan | Cluster | Any, /, **inputs: Any) -> ClusterA
     rows = [dict(r) for _, r in ok.iterrows()]
     best = rows[0] if rows else None
     loads = [_entry_load(cp, i) for i in range(len(cp.plans))]
-    total = _Load(cp.read_bytes_per_s, cp.write_need_bytes_per_s, cp.read_iops, cp.file_opens_per_s, cp.stored_bytes)
-    served, axis, own, per_axis = _shortfall(cp, loads, total)
+    served, axis, own, fractions = _shortfall(cp, loads)
     gpus = [p.scenario.gpus_per_job * n for p, n in zip(cp.plans, cp.copies, strict=True)]
-    fractions = share(per_axis, gpus, cp.cluster.policy) if axis else [1.0] * len(cp.plans)
     charged = _charged_row(cp, rec, best)
     charge = chargeback(cp, charged, loads) if charged is not None else [math.nan] * len(cp.plans)
     rows_out = []
@@ -904,56 +908,61 @@ def _entry_load(cp: ClusterPlan, i: int) -> _Load:
     return _Load(p.read_bytes_per_s, w, p.read_iops, p.file_opens_per_s, stored)
 
 
-def _shortfall(cp: ClusterPlan, loads: Sequence[_Load], total: _Load) -> tuple[float, str, str, list[float]]:
+def _shortfall(cp: ClusterPlan, loads: Sequence[_Load]) -> tuple[float, str, str, list[float]]:
     """The share of the combined demand the given shared storage serves, its binding axis, the
-    sentence, and each entry's load on that axis (fractions of its capacity)."""
+    sentence, and the fraction of its demand each entry is served.
+
+    Every axis whose loads add past its capacity is shared by ``policy`` among the jobs that
+    load it (a job that does not use an axis is not slowed by it); a job gets the smallest of
+    its shares over the short axes.
+    """
     first = cp.plans[0].scenario
     bps: Kind = "bytes_per_s"
+    n = len(loads)
+    gpus = [p.scenario.gpus_per_job * c for p, c in zip(cp.plans, cp.copies, strict=True)]
     if first.storage is None and first.storage_bytes_per_s is None:
-        return (
-            1.0,
-            "",
-            (
-                f"No shared storage given: the cluster needs {fmt(cp.storage_need_bytes_per_s, bps)} and "
-                f"{fmt(cp.read_iops, 'count_per_s', 'reads/s')} in steady state."
-            ),
-            [],
+        text = (
+            f"No shared storage given: the cluster needs {fmt(cp.storage_need_bytes_per_s, bps)} and "
+            f"{fmt(cp.read_iops, 'count_per_s', 'reads/s')} in steady state."
         )
+        return 1.0, "", text, [1.0] * n
+    room = ""
     if first.storage is None:
         bw = float(parse(first.storage_bytes_per_s, "bytes_per_s", "storage_bytes_per_s"))
-        per = [(x.read + x.write) / bw for x in loads]
-        axis, have = "bandwidth", fmt(bw, bps)
+        table = [{"bandwidth": (x.read + x.write) / bw} for x in loads]
+        have = fmt(bw, bps)
     else:
         o = st.option(first.storage)
         units = float(first.storage_units) if first.storage_units is not None else o.max_units
         if not math.isfinite(units):
-            return 1.0, "", f"Shared storage {o.name}, as many units as needed: see the answer above.", []
+            return 1.0, "", f"Shared storage {o.name}, as many units as needed: see the answer above.", [1.0] * n
         table = [axis_loads(o, x, units, cp.clients) for x in loads]
-        whole = axis_loads(o, total, units, cp.clients)
-        axis = max(whole, key=lambda k: whole[k])
-        per = [t[axis] for t in table]
         have = f"{int(units):,} x {o.name}"
-    need = sum(per)
+        if cp.stored_bytes > units * o.capacity_bytes:
+            room = (
+                f" It holds {fmt(units * o.capacity_bytes, 'bytes')}; the cluster stores "
+                f"{fmt(cp.stored_bytes, 'bytes')}: too small."
+            )
+    totals = {a: sum(t[a] for t in table) for a in table[0]}
+    axis = max(totals, key=lambda k: totals[k])
+    need = totals[axis]
     if need <= 1 + 1e-9:
-        return (
-            1.0,
-            "",
-            (
-                f"Your shared storage, {have}, serves the combined load with {1 / need:.1f}x headroom."
-                if need > 0
-                else f"Your shared storage, {have}, carries no load."
-            ),
-            per,
+        text = (
+            f"Your shared storage, {have}, serves the combined load with {1 / need:.1f}x headroom."
+            if need > 0
+            else f"Your shared storage, {have}, carries no load."
         )
-    return (
-        1.0 / need,
-        axis,
-        (
-            f"Your shared storage, {have}, serves {1 / need:.0%} of the combined demand (limited by {axis}); "
-            f"the shortfall is shared by {cp.cluster.policy}."
-        ),
-        per,
+        return 1.0, "", text + room, [1.0] * n
+    fractions = [1.0] * n
+    for a, total in totals.items():
+        if total > 1 + 1e-9:
+            got = share([t[a] for t in table], gpus, cp.cluster.policy)
+            fractions = [min(f, g) for f, g in zip(fractions, got, strict=True)]
+    text = (
+        f"Your shared storage, {have}, serves {1 / need:.0%} of the combined demand (limited by {axis}); "
+        f"the shortfall is shared by {cp.cluster.policy} among the jobs that load it."
     )
+    return 1.0 / need, axis, text + room, fractions
 
 
 def _charged_row(cp: ClusterPlan, rec: pd.DataFrame, best: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -1075,3 +1084,117 @@ def answer(x: Any, /, **overrides: Any) -> sz.Answer | ClusterAnswer:
     if isinstance(x, (ClusterPlan, Cluster)):
         return cluster_answer(x, **overrides)
     return sz.answer(x, **overrides)
+
+
+# ------------------------------------------------------------------ presets and the command line
+
+
+def cluster_files() -> dict[str, Any]:
+    """Cluster presets by name (presets/clusters/NAME.yaml)."""
+    folder = catalog.presets_dir() / "clusters"
+    return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
+
+
+def clusters() -> list[str]:
+    """Names of the cluster presets."""
+    return list(cluster_files())
+
+
+def load(target: str) -> Cluster:
+    """A cluster from a YAML file path or a preset name (presets/clusters)."""
+    from pathlib import Path
+
+    path = Path(target)
+    if path.suffix.lower() in (".yaml", ".yml") or path.exists():
+        if not path.is_file():
+            raise InputError("cluster", f"no file {target!r}; accepted: a cluster YAML file or {', '.join(clusters())}")
+        return Cluster.from_dict(catalog.load_yaml(path, 100_000), path.name)
+    files = cluster_files()
+    key = catalog.lookup(target, files, "cluster", "cluster")
+    return Cluster.from_dict(catalog.load_yaml(files[key]), files[key].name)
+
+
+def from_command_line(target: str | None, jobs: Sequence[str], sets: Mapping[str, str]) -> Cluster:
+    """``python -m calc cluster [FILE|PRESET] [--job preset:count ...] [--set key=value ...]``.
+
+    ``--job`` adds job types (``preset:count``, ``|key=value`` pairs as in links); ``--set``
+    gives shared inputs or the cluster options (saves, policy, horizon_months, growth rates).
+    """
+    base = load(target) if target else None
+    extra = [_job_from_text(j) for j in jobs]
+    if base is None and not extra:
+        raise InputError("cluster", "give a cluster YAML file, a cluster preset or --job preset:count")
+    params: dict[str, str] = {}
+    shared: dict[str, Any] = dict(base.shared) if base else {}
+    for key, value in sets.items():
+        if key in _OPTIONS[:5]:
+            params[f"cluster_{key}"] = value
+        else:
+            shared[key] = _read_input(key, value)
+    opts = Cluster.from_params({"cluster": "custom:1", **params})
+    given = {k: getattr(opts, k) for k in _OPTIONS[:5] if f"cluster_{k}" in params}
+    if base is None:
+        return Cluster(jobs=tuple(extra), shared=shared, **given)
+    return dataclasses.replace(base, jobs=base.jobs + tuple(extra), shared=shared, **given)
+
+
+def command_output(c: Cluster, form: str) -> str:
+    """The CLI's text: table (answer, per-job rows, totals), json, yaml or markdown (the report)."""
+    a = cluster_answer(c)
+    if form == "markdown":
+        from calc.report import cluster_markdown
+
+        return cluster_markdown(a)
+    jobs = a.plan.to_frame().merge(a.jobs.drop(columns=["count", "gpus", "gpu_utilization_alone"]), on="job")
+    if form == "table":
+        shown = pd.DataFrame(
+            {
+                "job": jobs["job"],
+                "count": jobs["count"],
+                "gpus": jobs["gpus"],
+                "reads": [fmt(v, "bytes_per_s") for v in jobs["read_bytes_per_s"]],
+                "reads/s": [fmt(v, "count_per_s") for v in jobs["read_iops"]],
+                "save burst": [fmt(v, "bytes_per_s") for v in jobs["peak_write_bytes_per_s"]],
+                "utilisation": [f"{v:.0%}" for v in jobs["gpu_utilization"]],
+                "monthly": [fmt_usd(v) if math.isfinite(v) else "n/a" for v in jobs["monthly_usd"]],
+            }
+        )
+        body = "\n".join(a.lines())
+        totals = "\n".join(f"{k:<32} {_fmt_total(k, v)}" for k, v in a.plan.totals().items())
+        return f"{a.plan.title}\n{c.description}\n\n{body}\n\n{shown.to_string(index=False)}\n\n{totals}"
+    data = {
+        "cluster": c.to_dict(),
+        "totals": a.plan.totals(),
+        "answer": a.lines(),
+        "best": {k: a.best[k] for k in ("option", "units", "unit", "monthly_total_usd")} if a.best else None,
+        "growth": {k: v for k, v in a.growth.items() if k != "months"},
+        "jobs": [{k: _plain(v) for k, v in r.items()} for r in jobs.to_dict("records")],
+    }
+    if form == "json":
+        import json
+
+        return json.dumps(data, indent=1, default=_plain)
+    return yaml.safe_dump(json_safe(data), sort_keys=False)
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, (np.integer, np.floating)):
+        return v.item()
+    return v
+
+
+def json_safe(data: Any) -> Any:
+    """Plain Python data for yaml.safe_dump (NumPy scalars become numbers)."""
+    if isinstance(data, Mapping):
+        return {str(k): json_safe(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [json_safe(v) for v in data]
+    return _plain(data)
+
+
+def _fmt_total(key: str, value: float) -> str:
+    if key.endswith("bytes_per_s"):
+        return fmt(value, "bytes_per_s")
+    if key.endswith("_bytes"):
+        return fmt(value, "bytes")
+    return fmt(value, "count_per_s", "ops/s" if "metadata" in key else "reads/s" if "iops" in key else "/s")
