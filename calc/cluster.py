@@ -618,7 +618,7 @@ def timeline(cp: ClusterPlan, seconds: float = 86400.0) -> pd.DataFrame:
 
     Columns: time_s (start of a segment; the rate holds until the next row), then
     ``<job> reads`` and ``<job> checkpoints`` per entry. Saves start at t = 0 (aligned) or are
-    spread evenly over each interval by a global index of all saving jobs (staggered); a sync
+    spread evenly over the shortest interval by a global index of all saving jobs (staggered); a sync
     save pauses its job's reads for C / w seconds; an async drain writes C / T all the time.
     """
     saving = [
@@ -628,13 +628,16 @@ def timeline(cp: ClusterPlan, seconds: float = 86400.0) -> pd.DataFrame:
         if p.checkpoint_write_bytes_per_s > 0 and p.scenario.checkpoint_mode == "sync"
     ]
     index = {ik: g for g, ik in enumerate(saving)}
+    # Staggered: save g starts at g / N of the shortest interval, so saves whose intervals are
+    # multiples of it never meet while each lasts less than shortest / N.
+    shortest = min((cp.plans[i].inputs["checkpoint_interval_s"] for i, _ in saving), default=1.0)
     edges = {0.0, float(seconds)}
     bursts: list[tuple[int, float, float]] = []  # entry, start, end of one copy's sync save
     for (i, _copy), g in index.items():
         p = cp.plans[i]
         interval = p.inputs["checkpoint_interval_s"]
         dur = min(p.checkpoint_bytes / p.checkpoint_write_bytes_per_s, interval)
-        phase = 0.0 if cp.saves == "aligned" else interval * g / len(saving)
+        phase = 0.0 if cp.saves == "aligned" else shortest * g / len(saving)
         t = phase
         while t < seconds:
             bursts.append((i, t, min(t + dur, seconds)))
