@@ -206,7 +206,10 @@ class Cluster:
         for j in self.jobs:
             base, _ = _base_and_changes(j.scenario)
             ref = Scenario() if base == CUSTOM else preset_scenario(base)
-            pairs = [f"{k}={_safe(v, k)}" for k, v in j.scenario.to_params(ref).items()]
+            text = j.scenario.to_params(ref)
+            if text.get("name") == f"{base}-edited":
+                del text["name"]  # an edit of a preset is named so again when read back
+            pairs = [f"{k}={_safe(v, k)}" for k, v in text.items()]
             entries.append("|".join([f"{base}:{j.count}", *pairs]))
         out = {"cluster": ";".join(entries)}
         if self.shared:
