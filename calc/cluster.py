@@ -556,7 +556,7 @@ def cluster(jobs: Any, /, **inputs: Any) -> ClusterPlan:
     """
     c = as_cluster(jobs, **inputs)
     # One storage for all: the shared inputs', else none (unconstrained: the answer says what to buy).
-    storage = {k: None for k in STORAGE_INPUTS} | {k: v for k, v in c.shared.items() if k in STORAGE_INPUTS}
+    storage = dict.fromkeys(STORAGE_INPUTS) | {k: v for k, v in c.shared.items() if k in STORAGE_INPUTS}
     plans, copies = [], []
     for j in c.jobs:
         sc = j.scenario
