@@ -39,7 +39,16 @@ HEADLINE_LABELS = {
     "cpu_cores": "CPU cores for loading",
     "gpu_utilization": "GPU utilisation",
 }
-SECTIONS = ("Requirements", "Storage", "Pipeline", "Checkpoints", "Moving the data", "Compare", "Formulas and sources")
+SECTIONS = (
+    "Requirements",
+    "Storage",
+    "Pipeline",
+    "Checkpoints",
+    "Moving the data",
+    "Compare",
+    "Cluster",
+    "Formulas and sources",
+)
 GROUPS = ("scenario", "GPU and model", "measured", "data", "loader", "cluster", "storage", "checkpoints", "transfer")
 KEY = "f_"
 """Widget keys. Streamlit forgets a widget's value when the widget is not drawn (a closed group)."""
@@ -151,8 +160,9 @@ def first_run() -> None:
     base = calc.scenario(preset)
     st.session_state["preset"] = preset
     load_into_state(base)
+    st.session_state["cluster_params"] = {k: str(v) for k, v in qp.items() if k.startswith("cluster")}
     for key, value in qp.items():
-        if key == "pins":
+        if key == "pins" or key.startswith("cluster"):
             continue
         try:
             v = check_field(key, from_text(key, value)) if key in FIELDS else from_text(key, value)
@@ -284,6 +294,7 @@ def share_params(sc: Scenario, preset: str) -> dict[str, str]:
     pins = st.session_state.get("pins", [])
     if pins:
         params["pins"] = ";".join(pins)
+    params |= st.session_state.get("cluster_params", {})
     return params
 
 
@@ -616,10 +627,122 @@ def page(values: dict[str, Any], errors: dict[str, str]) -> dict[str, str]:
         transfer_tab(p)
     elif section == "Compare":
         compare_tab(p)
+    elif section == "Cluster":
+        cluster_view(sc, link)
     else:
         formulas_tab(p)
     exports(p, yaml_text, link)
     return {}
+
+
+# ------------------------------------------------------------------ the Cluster view (issue 22)
+
+CLUSTER_EXAMPLE = "this:2\nresnet50-8xh100-imagenet:3\nvideo-vivit-kinetics:1\ngpt-1b-h100-tokens:4"
+"""The job list a first visit shows: the scenario in the sidebar and three preset job types."""
+
+
+def cluster_view(sc: Scenario, link: str) -> None:
+    """Many job types on this scenario's storage: jobs from presets or the scenario being edited,
+    one answer, per-job utilisation and chargeback, the day's load, reports; all kept in the link.
+
+    Job lines read ``preset:count`` (``this`` = the scenario in the sidebar; ``|key=value`` pairs
+    as in links); the storage inputs (storage, storage_units ...) are the sidebar's.
+    """
+    from calc.cluster import STORAGE_INPUTS, Cluster, Job, cluster, cluster_answer
+    from calc.report import cluster_html, cluster_jobs_table, cluster_markdown
+
+    ss = st.session_state
+    kept: dict[str, str] = ss.setdefault("cluster_params", {})
+    if "cluster_text" not in ss:
+        ss["cluster_text"] = kept.get("cluster", "").replace(";", "\n") or CLUSTER_EXAMPLE
+        ss["cluster_saves"] = kept.get("cluster_saves", "aligned")
+        ss["cluster_policy"] = kept.get("cluster_policy", "demand")
+        ss["cluster_horizon"] = kept.get("cluster_horizon_months", "0")
+        ss["cluster_job_growth"] = kept.get("cluster_job_growth_per_year", "0")
+        ss["cluster_data_growth"] = kept.get("cluster_data_growth_per_year", "0")
+
+    def add() -> None:
+        pick = "this" if ss["cluster_add"] == "this scenario" else ss["cluster_add"]
+        ss["cluster_text"] = ss["cluster_text"].rstrip() + f"\n{pick}:{int(ss['cluster_add_count'])}"
+
+    st.markdown("**Cluster: many job types on this scenario's storage**")
+    c1, c2, c3 = st.columns([3, 1, 1])
+    c1.selectbox("Add a job type", ["this scenario", *calc.scenarios()], key="cluster_add")
+    c2.number_input("Count", min_value=1, max_value=100_000, value=1, step=1, key="cluster_add_count")
+    c3.button("Add", on_click=add, key="cluster_add_button")
+    st.text_area(
+        "Jobs, one per line: preset:count ('this' is the scenario in the sidebar)", key="cluster_text", height=130
+    )
+    o1, o2, o3, o4, o5 = st.columns(5)
+    o1.selectbox("Checkpoint saves", ("aligned", "staggered"), key="cluster_saves")
+    o2.selectbox("Shortfall shared by", ("demand", "max-min"), key="cluster_policy")
+    o3.text_input("Horizon [months]", key="cluster_horizon")
+    o4.text_input("Job growth [per year, 0.5 = +50 %]", key="cluster_job_growth")
+    o5.text_input("Data growth [per year]", key="cluster_data_growth")
+    lines = [ln.strip() for ln in ss["cluster_text"].replace(";", "\n").splitlines() if ln.strip()]
+    params = {
+        "cluster": ";".join(lines),
+        "cluster_saves": ss["cluster_saves"],
+        "cluster_policy": ss["cluster_policy"],
+        "cluster_horizon_months": ss["cluster_horizon"].strip() or "0",
+        "cluster_job_growth_per_year": ss["cluster_job_growth"].strip() or "0",
+        "cluster_data_growth_per_year": ss["cluster_data_growth"].strip() or "0",
+    }
+    try:
+        parsed = Cluster.from_params({**params, "cluster": "custom:1"})  # the options
+        jobs: list[Job] = []
+        for ln in lines:  # in the order written
+            if ln.split(":", 1)[0].strip().lower() == "this":
+                count = ln.split(":", 1)[1].split("|")[0] if ":" in ln else "1"
+                jobs.append(Job(sc, int(calc.parse(count.strip(), "count", "this"))))
+            else:
+                jobs += Cluster.from_params({"cluster": ln}).jobs
+        shared = {k: getattr(sc, k) for k in STORAGE_INPUTS}
+        c = Cluster(
+            jobs=tuple(jobs),
+            shared=shared,
+            name=f"{sc.name}-cluster",
+            saves=parsed.saves,
+            policy=parsed.policy,
+            horizon_months=parsed.horizon_months,
+            job_growth_per_year=parsed.job_growth_per_year,
+            data_growth_per_year=parsed.data_growth_per_year,
+        )
+        a = cluster_answer(cluster(c))
+    except (InputError, ValueError) as exc:
+        st.error(f"Cluster: {exc}")
+        return
+    if kept != params:  # the link holds the whole cluster
+        ss["cluster_params"] = params
+        st.query_params.update(params)
+    box = st.container(border=True)
+    shown = a.lines()
+    box.markdown(f"#### {shown[0]}")
+    for line in shown[1:]:
+        box.markdown(f"- {line}")
+    st.dataframe(cluster_jobs_table(a), hide_index=True, width="stretch")
+    st.plotly_chart(plots.cluster_day(a.plan), width="stretch", key="cluster_day")
+    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in c.name)
+    d1, d2, d3 = st.columns(3)
+    d1.download_button(
+        "Cluster report (Markdown)",
+        lambda: cluster_markdown(a, link),
+        f"{stem}.md",
+        "text/markdown",
+        key="dl_cluster_md",
+        on_click="ignore",
+    )
+    d2.download_button(
+        "Cluster report (HTML)",
+        lambda: cluster_html(a, link),
+        f"{stem}.html",
+        "text/html",
+        key="dl_cluster_html",
+        on_click="ignore",
+    )
+    d3.download_button(
+        "Cluster YAML", c.to_yaml(), f"{stem}.yaml", "application/x-yaml", key="dl_cluster_yaml", on_click="ignore"
+    )
 
 
 try:

@@ -7,17 +7,18 @@
 
 Public API: ``scenario``, ``scenarios``, ``Scenario``, ``plan``, ``Plan``, ``sweep``,
 ``recommend``, ``designs``, ``answer``, ``max_gpus``, ``levers``, ``calibration``, the presets (``gpus``, ``models``,
-``storage_options``), units (``parse``, ``fmt``) and the errors.
+``storage_options``), ``cluster`` (many jobs on one storage; ``answer`` takes its plan too),
+units (``parse``, ``fmt``) and the errors.
 """
 
 from calc.calibrate import calibration
 from calc.catalog import gpus, models
+from calc.cluster import Cluster, ClusterAnswer, ClusterPlan, answer, cluster, cluster_answer
 from calc.errors import DoesNotFitError, InputError, PresetError, UnitError
 from calc.plan import Plan, plan
 from calc.registry import OUTPUTS
 from calc.scenario import FIELDS, Scenario, scenario, scenarios
 from calc.sizing import (
-    answer,
     designs,
     fewest_workers,
     largest_example_bytes,
@@ -33,6 +34,9 @@ from calc.units import fmt, parse
 __all__ = [
     "FIELDS",
     "OUTPUTS",
+    "Cluster",
+    "ClusterAnswer",
+    "ClusterPlan",
     "DoesNotFitError",
     "InputError",
     "Plan",
@@ -41,6 +45,8 @@ __all__ = [
     "UnitError",
     "answer",
     "calibration",
+    "cluster",
+    "cluster_answer",
     "designs",
     "fewest_workers",
     "fmt",

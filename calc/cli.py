@@ -11,6 +11,7 @@ Commands:
   python -m calc sweep SCENARIO --axis key=v1,v2,...
   python -m calc calibration                 predicted vs measured throughput
   python -m calc measure-storage PATH        random-read IOPS, MB/s, latency of real files
+  python -m calc cluster [FILE.yaml|PRESET] [--job preset:count ...]   many jobs on one storage
 
 Bad input prints one line naming the field and exits with status 2.
 """
@@ -39,6 +40,7 @@ COMMANDS = (
     "calibration",
     "measure-storage",
     "plan",
+    "cluster",
 )
 DEFAULT_SCENARIO = "beast-imagenet-4xv100"
 
@@ -96,6 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--concurrency", type=int, default=8, help="measure-storage: reads in flight")
     ap.add_argument("--seconds", type=float, default=5.0, help="measure-storage: duration")
     ap.add_argument("--write-preset", metavar="FILE", help="measure-storage: write a storage preset YAML here")
+    ap.add_argument("--job", action="append", default=[], metavar="PRESET:COUNT", help="cluster: add a job type")
     return ap
 
 
@@ -166,6 +169,10 @@ def run(argv: Sequence[str]) -> str:
         return json.dumps(data, indent=1) if args.format == "json" else yaml.safe_dump(data, sort_keys=False)
     if command == "explain":
         return calc.plan(sc()).explain()
+    if command == "cluster":
+        from calc.cluster import command_output, from_command_line
+
+        return command_output(from_command_line(target, args.job, sets), args.format)
     if command == "designs":
         from calc.report import designs_table
 

@@ -22,6 +22,7 @@ from calc.sweep import sweep
 from calc.units import fmt, fmt_usd
 
 if TYPE_CHECKING:
+    from calc.cluster import ClusterPlan
     from calc.sizing import Answer
 
 COLORS = {
@@ -635,3 +636,51 @@ def checkpoint_interval_chart(p: Plan, points: int = 60) -> go.Figure:
     elif used == 0:
         title += " (no checkpoints now: set checkpoint_interval_s, or optimal)"
     return _layout(fig, title, 380)
+
+
+def cluster_day(cp: ClusterPlan, seconds: float = 86400.0) -> go.Figure:
+    """A cluster's storage load over a day, stacked per job type: steady reads, checkpoint bursts on top [GB/s].
+
+    From ``calc.cluster.timeline``: sync saves pause their job's reads while they write; aligned
+    saves start together, staggered ones are spread over each interval; async drains run all day.
+    """
+    from calc.cluster import timeline
+
+    t = timeline(cp, seconds)
+    hours = [*(t["time_s"] / 3600), seconds / 3600]
+    palette = ("#4f8bc9", "#d08c3c", "#5a9e6f", "#8e6c8a", "#c44e52", "#6b8e9e", "#9e8a5a", "#8c8c8c")
+    fig = go.Figure()
+    for i, p in enumerate(cp.plans):
+        color = palette[i % len(palette)]
+        name = p.scenario.name
+        for part, dash in (("reads", None), ("checkpoints", "dot")):
+            y = list(t[f"{name} {part}"] / 1e9)
+            if max(y, default=0.0) <= 0:
+                continue
+            fig.add_scatter(
+                x=hours,
+                y=[*y, y[-1]],
+                mode="lines",
+                line={"shape": "hv", "color": color, "width": 0.5, "dash": dash},
+                fillpattern={"shape": "/"} if part == "checkpoints" else None,
+                stackgroup="load",
+                name=f"{name} {'x' + str(cp.copies[i])} {part}",
+            )
+    total = t.drop(columns="time_s").sum(axis=1)
+    peak = float(total.max()) if len(total) else 0.0
+    fig.add_hline(
+        y=cp.storage_need_bytes_per_s / 1e9,
+        line_dash="dash",
+        line_color="#333",
+        annotation_text=f"sized for {fmt(cp.storage_need_bytes_per_s, 'bytes_per_s')} ({cp.saves} saves)",
+    )
+    reads = cp.read_bytes_per_s
+    ratio = f", {peak / reads:,.1f}x the reads" if reads > 0 else ""
+    title = (
+        f"{cp.name}: {fmt(reads, 'bytes_per_s')} of reads all day; {cp.saves} saves peak at "
+        f"{fmt(peak, 'bytes_per_s')}{ratio} (aligned {fmt(cp.peak_write_bytes_per_s, 'bytes_per_s')} of writes, "
+        f"average {fmt(cp.average_write_bytes_per_s, 'bytes_per_s')})"
+    )
+    fig.update_xaxes(title="hours", range=[0, seconds / 3600])
+    fig.update_yaxes(title="storage bandwidth [GB/s]", rangemode="tozero")
+    return _layout(fig, title, 420)

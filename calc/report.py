@@ -337,3 +337,107 @@ def html_report(
         f"<!doctype html><html><head><meta charset='utf-8'><title>Feedrate: {html.escape(p.scenario.name)}</title>"
         f"<style>{style}</style></head><body>{''.join(body)}</body></html>"
     )
+
+
+# ------------------------------------------------------------------ the cluster report
+
+if TYPE_CHECKING:  # calc.cluster imports sizing and plan; only the type is needed here
+    from calc.cluster import ClusterAnswer
+
+
+def cluster_jobs_table(a: ClusterAnswer) -> pd.DataFrame:
+    """One row per job type: count, GPUs, reads, save bursts, utilisation (shared and alone), cost."""
+    f = a.plan.to_frame()
+    j = a.jobs
+    return pd.DataFrame(
+        {
+            "Job": f["job"],
+            "Count": f["count"],
+            "GPUs": f["gpus"],
+            "Dataset": f["dataset"],
+            "Reads": [fmt(v, "bytes_per_s") for v in f["read_bytes_per_s"]],
+            "Reads/s": [fmt(v, "count_per_s") for v in f["read_iops"]],
+            "Save bursts (all copies)": [fmt(v, "bytes_per_s") for v in f["peak_write_bytes_per_s"]],
+            "Utilisation (shared)": [f"{v:.0%}" for v in j["gpu_utilization"]],
+            "Utilisation (alone)": [f"{v:.0%}" for v in j["gpu_utilization_alone"]],
+            "Idle GPU cost / month": [_usd(v) if math.isfinite(v) else "no price" for v in j["idle_usd_per_month"]],
+            "Storage chargeback / month": [_usd(v) if math.isfinite(v) else "n/a" for v in j["monthly_usd"]],
+        }
+    )
+
+
+def cluster_sections(a: ClusterAnswer, link: str = "", charts: bool = False) -> list[Section]:
+    """The cluster report's sections: answer, load, jobs, the day's load chart, storage options, inputs."""
+    cp = a.plan
+    out = [Section("Answer", text=a.lines())]
+    totals = pd.DataFrame([{"Figure": k, "Value": _cluster_total(k, v)} for k, v in cp.totals().items()])
+    out.append(Section("Combined load", text=cp.explain().splitlines()[1:], tables=[totals]))
+    out.append(Section("Jobs: utilisation and chargeback", tables=[cluster_jobs_table(a)]))
+    if charts:
+        from calc.plots import cluster_day
+
+        out.append(Section("A day of load", figures=[cluster_day(cp)]))
+    out.append(Section("Storage options for the combined load", tables=[storage_table(a.recommendation)]))
+    g = a.growth.get("months")
+    if isinstance(g, pd.DataFrame) and len(g):
+        out.append(Section("Growth", text=[a.growth["text"]], tables=[g]))
+    head = [f"Link: {link}", ""] if link else []
+    out.append(Section("The cluster (YAML)", text=[*head, "```yaml", *cp.to_yaml().splitlines(), "```"]))
+    return out
+
+
+def _cluster_total(key: str, value: float) -> str:
+    from calc.cluster import _fmt_total
+
+    return _fmt_total(key, value)
+
+
+def cluster_markdown(a: ClusterAnswer, link: str = "") -> str:
+    """The cluster report as Markdown (answer first)."""
+    cp = a.plan
+    lines = [f"# Feedrate cluster: {cp.title}", ""]
+    if cp.cluster.description:
+        lines += [cp.cluster.description, ""]
+    for s in cluster_sections(a, link):
+        lines += [f"## {s.title}", ""]
+        if s.title == "The cluster (YAML)":
+            lines += s.text
+        else:
+            lines += [f"- {t}" for t in s.text]
+        for t in s.tables:
+            lines += ["", markdown_table(t)]
+        lines.append("")
+    lines.append(FOOTER)
+    return "\n".join(lines) + "\n"
+
+
+def cluster_html(a: ClusterAnswer, link: str = "") -> str:
+    """The cluster report as one self-contained HTML file (its day chart inlined)."""
+    import plotly.io as pio
+
+    cp = a.plan
+    body = [f"<h1>Feedrate cluster: {html.escape(cp.title)}</h1>"]
+    if cp.cluster.description:
+        body.append(f"<p>{html.escape(cp.cluster.description)}</p>")
+    first = True
+    for s in cluster_sections(a, link, charts=True):
+        body.append(f"<h2>{html.escape(s.title)}</h2>")
+        if s.title == "The cluster (YAML)":
+            body.append("<pre>" + html.escape("\n".join(t for t in s.text if not t.startswith("```"))) + "</pre>")
+        elif s.text:
+            body.append("<ul>" + "".join(f"<li>{_md_inline(t)}</li>" for t in s.text) + "</ul>")
+        for t in s.tables:
+            body.append(t.to_html(index=False, border=0, classes="t", escape=True))
+        for fig in s.figures:
+            body.append(pio.to_html(fig, full_html=False, include_plotlyjs=first, default_width="100%"))
+            first = False
+    body.append(f"<p><small>{_md_inline(FOOTER)}</small></p>")
+    style = (
+        "body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
+        "table.t{border-collapse:collapse;font-size:13px;margin:.5em 0}"
+        "table.t td,table.t th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}"
+    )
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>Feedrate cluster: {html.escape(cp.name)}</title>"
+        f"<style>{style}</style></head><body>{''.join(body)}</body></html>"
+    )

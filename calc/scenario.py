@@ -376,6 +376,13 @@ class Scenario:
     dataset_examples: Quantity | None = _in(
         None, "count", DATA, "Examples in the dataset", "Training-set size.", 0, 1e13, preset="model dataset_examples"
     )
+    dataset: str | None = _in(
+        None,
+        "text",
+        DATA,
+        "Dataset name",
+        "Jobs of a cluster naming the same dataset store it once (calc.cluster); empty = the scenario's name.",
+    )
     tensors: str | None = _in(
         None,
         "text",

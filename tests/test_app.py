@@ -187,3 +187,31 @@ def test_the_answer_card_names_what_to_buy_and_its_cost(name: str, buy: str, cos
     at = _app(scenario=name)
     card = next(m.value for m in at.markdown if m.value.startswith("#### "))
     assert buy in card and cost in card
+
+
+def test_cluster_view_answers_for_the_job_mix_in_the_link() -> None:
+    at = _app(
+        scenario="llama3-8b-pretrain-8xh100",
+        cluster="this:2;resnet50-8xh100-imagenet:3",
+        cluster_saves="staggered",
+    )
+    at.radio(key="section").set_value("Cluster").run()
+    assert not at.exception and not [e.value for e in at.error]
+    # The page's numbers are calc.cluster's for the same mix on the sidebar's storage (nvme-gen4).
+    expected = calc.cluster(
+        {"llama3-8b-pretrain-8xh100": 2, "resnet50-8xh100-imagenet": 3}, storage="nvme-gen4", saves="staggered"
+    )
+    card = [m.value for m in at.markdown]
+    assert any(m.startswith("#### Buy for the cluster") for m in card)
+    load = next(m for m in card if "Combined load (staggered saves)" in m)
+    assert calc.fmt(expected.storage_need_bytes_per_s, "bytes_per_s") in load
+    assert at.dataframe[0].value["Job"].tolist() == ["llama3-8b-pretrain-8xh100", "resnet50-8xh100-imagenet"]
+    # Adding a job updates the list, the answer and the link.
+    at.selectbox(key="cluster_add").set_value("video-vivit-kinetics")
+    at.button(key="cluster_add_button").click().run()
+    assert "video-vivit-kinetics:1" in at.session_state["cluster_text"]
+    link = at.query_params["cluster"]
+    assert "video-vivit-kinetics:1" in (link if isinstance(link, str) else link[0])
+    assert at.query_params["scenario"] in ("llama3-8b-pretrain-8xh100", ["llama3-8b-pretrain-8xh100"])
+    at.text_area(key="cluster_text").set_value("nope:2").run()
+    assert any("nope" in e.value for e in at.error)

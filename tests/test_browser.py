@@ -300,3 +300,27 @@ def test_uploading_a_scenario_yaml_restores_it(server: str, browser_page: Page, 
     page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(str(bad))
     expect(page.get_by_text("malformed YAML").first).to_be_visible()
     expect(page.locator("[data-testid='stException']")).to_have_count(0)
+
+
+def test_cluster_view_from_a_link(server: str, browser_page: Page) -> None:
+    """The worked cluster (presets/clusters/lab-168-gpus.yaml) opened from a link: answer, jobs, day chart."""
+    from urllib.parse import urlencode
+
+    from calc.cluster import load
+
+    c = load("lab-168-gpus")
+    query = {"scenario": "llama3-8b-pretrain-8xh100", **{k: str(v) for k, v in c.shared.items()}, **c.to_params()}
+    page = browser_page
+    page.goto(f"{server}/?{urlencode(query)}")
+    _wait(page)
+    page.locator("[data-testid='stRadio']").get_by_text("Cluster", exact=True).click()
+    _wait(page)
+    _no_errors(page)
+    expect(page.get_by_text("Buy for the cluster").first).to_be_visible()
+    expect(page.get_by_text("clip-vitl14-datacomp-webdataset-edited").first).to_be_visible()
+    page.wait_for_selector(".js-plotly-plot")
+    page.wait_for_timeout(800)
+    out = ROOT / "docs" / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    _save(page.locator(".js-plotly-plot").first.screenshot(), out / "cluster-day.png")
+    _save(page.screenshot(full_page=True), out / "cluster-view.png")

@@ -1,0 +1,1223 @@
+"""The cluster plan: many different jobs on one storage system, one answer, what each job gets.
+
+``cluster(jobs, **inputs)`` evaluates each job type's Plan on the shared storage settings and adds
+their demands (docs/model.md, "The cluster plan")::
+
+    read_bytes_per_s     = sum_j read_j                  (each entry's Plan counts its copies)
+    peak writes, aligned = sum_j n_j x w_j               (every job saves at once)
+    average writes       = sum_j n_j x C_j / T_j         (checkpoint bytes per interval)
+    write need, aligned  = sum_async n_j w_j + sum_sync max(n_j w_j - read_j, 0)
+    write need, staggered= sum_async n_j w_j + max(max_sync (w_j - read_j / n_j), sum_sync n_j C_j / T_j)
+    stored_bytes         = sum over distinct dataset names of the dataset + sum_j n_j x checkpoints kept
+
+A blocking (sync) save stops that job's reads while it writes, so its write adds only what exceeds
+its reads (calc.plan.evaluate_checkpoint does the same for one job); an async drain runs beside
+the reads all the time, aligned or not.
+
+``answer(cluster_plan)`` (re-exported as ``calc.cluster_answer``; ``calc.answer`` dispatches here)
+sizes every storage option for the combined load with ``calc.sizing.recommend``'s own ranking,
+shares a shortfall of the given storage between the jobs (``policy``: ``demand`` gives every job
+the same fraction of its demand; ``max-min`` gives every GPU an equal share of the binding axis,
+water-filling, so small jobs are served in full), projects growth, and splits the monthly cost.
+
+References
+----------
+.. [1] Young, J. W. "A first order approximation to the optimum checkpoint interval",
+   Communications of the ACM 17(9), 1974 (why saves are periodic, interval T).
+.. [2] Bertsekas, D. and Gallager, R. "Data Networks", 2nd ed., section 6.5.2: max-min fairness
+   (the water-filling share used by ``policy="max-min"``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, overload
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from calc import catalog, demand
+from calc import sizing as sz
+from calc import storage as st
+from calc.errors import InputError, PresetError
+from calc.plan import Plan, plan
+from calc.scenario import FIELDS, Scenario, to_text
+from calc.scenario import scenario as preset_scenario
+from calc.units import Kind, fmt, fmt_usd, parse
+
+SAVES = ("aligned", "staggered")
+"""How the jobs' checkpoint saves fall in time: all at once, or spread so they overlap least."""
+
+POLICIES = ("demand", "max-min")
+"""How a short storage system's capacity is shared: in proportion to demand, or max-min per GPU."""
+
+STORAGE_INPUTS = ("storage", "storage_units", "storage_bytes_per_s", "storage_iops", "storage_latency_s")
+"""The storage inputs: one value for the whole cluster (a job's own storage is replaced by it)."""
+
+CUSTOM = "custom"
+"""A job not derived from a preset scenario (its inputs differ from the defaults) in links."""
+
+
+# ------------------------------------------------------------------ the cluster: inputs
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job type of the cluster: its scenario and how many such jobs run at once."""
+
+    scenario: Scenario
+    count: int = 1
+
+    @property
+    def name(self) -> str:
+        return self.scenario.name
+
+    @property
+    def dataset(self) -> str:
+        """The dataset's name: jobs naming the same one store it once."""
+        return self.scenario.dataset or self.scenario.name
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """The inputs of a cluster plan: the job mix, the shared inputs and the cluster-only options.
+
+    ``shared`` holds Scenario inputs applied to every job (storage, storage_units, server...).
+    ``saves``: aligned or staggered checkpoint saves; ``policy``: how a shortfall is shared;
+    ``horizon_months``, ``job_growth_per_year``, ``data_growth_per_year`` (fractions: 0.5 = +50 %
+    a year, compounded monthly) project the load for the next purchase.
+    """
+
+    jobs: tuple[Job, ...]
+    shared: Mapping[str, Any] = field(default_factory=dict)
+    name: str = "cluster"
+    description: str = ""
+    saves: str = "aligned"
+    policy: str = "demand"
+    horizon_months: int = 0
+    job_growth_per_year: float = 0.0
+    data_growth_per_year: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.jobs:
+            raise InputError("jobs", "no jobs; accepted: at least one scenario (a preset name) with a count")
+        for j in self.jobs:
+            if not isinstance(j.count, int) or isinstance(j.count, bool) or not 1 <= j.count <= 100_000:
+                raise InputError(f"jobs: {j.name}", f"count {j.count!r}; accepted: a whole number from 1 to 100000")
+        unknown = sorted(set(self.shared) - set(FIELDS))
+        if unknown:
+            raise InputError(unknown[0], f"unknown shared input; accepted: {', '.join(FIELDS)}")
+        if self.saves not in SAVES:
+            raise InputError("saves", f"{self.saves!r}; accepted: {', '.join(SAVES)}")
+        if self.policy not in POLICIES:
+            raise InputError("policy", f"{self.policy!r}; accepted: {', '.join(POLICIES)}")
+        h = self.horizon_months
+        if not isinstance(h, int) or isinstance(h, bool) or not 0 <= h <= 240:
+            raise InputError("horizon_months", f"{h!r}; accepted: a whole number of months from 0 to 240")
+        for key in ("job_growth_per_year", "data_growth_per_year"):
+            g = getattr(self, key)
+            if not isinstance(g, (int, float)) or isinstance(g, bool) or not (-0.9 <= g <= 100):
+                raise InputError(key, f"{g!r}; accepted: a yearly fraction from -0.9 to 100 (0.5 = +50 % a year)")
+            object.__setattr__(self, key, float(g))
+        object.__setattr__(self, "shared", dict(self.shared))
+
+    # ---------------------------------------------------------------- YAML
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (YAML-safe): preset jobs by name with their changes, others in full."""
+        jobs = []
+        for j in self.jobs:
+            base, changes = _base_and_changes(j.scenario)
+            entry: dict[str, Any] = {"scenario": base if base != CUSTOM else j.scenario.to_dict(changed_only=True)}
+            entry["count"] = j.count
+            if base != CUSTOM and changes:
+                entry["set"] = changes
+            jobs.append(entry)
+        out: dict[str, Any] = {"name": self.name}
+        if self.description:
+            out["description"] = self.description
+        defaults = Cluster(jobs=self.jobs)
+        for key in ("saves", "policy", "horizon_months", "job_growth_per_year", "data_growth_per_year"):
+            if getattr(self, key) != getattr(defaults, key):
+                out[key] = getattr(self, key)
+        if self.shared:
+            out["shared"] = dict(self.shared)
+        out["jobs"] = jobs
+        return out
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "cluster") -> Cluster:
+        """Read a cluster document (name, jobs: [{scenario, count, set}], shared, options)."""
+        if not isinstance(data, Mapping):
+            raise PresetError(source, f"expected a mapping with jobs:, got {type(data).__name__}")
+        allowed = {"name", "description", "jobs", "shared", "saves", "policy", "horizon_months"}
+        allowed |= {"job_growth_per_year", "data_growth_per_year"}
+        unknown = sorted(str(k) for k in data if k not in allowed)
+        if unknown:
+            raise InputError(f"{source}: {unknown[0]}", f"unknown key; accepted: {', '.join(sorted(allowed))}")
+        raw = data.get("jobs")
+        if not isinstance(raw, list) or not raw:
+            raise InputError(f"{source}: jobs", "expected a list of {scenario: NAME, count: N, set: {...}}")
+        jobs = []
+        for i, entry in enumerate(raw):
+            where = f"{source}: jobs[{i}]"
+            if not isinstance(entry, Mapping):
+                raise InputError(where, f"expected a mapping with scenario: and count:, got {entry!r}")
+            extra = sorted(str(k) for k in entry if k not in ("scenario", "count", "set"))
+            if extra:
+                raise InputError(f"{where}: {extra[0]}", "unknown key; accepted: scenario, count, set")
+            spec, sets = entry.get("scenario"), entry.get("set") or {}
+            if not isinstance(sets, Mapping):
+                raise InputError(f"{where}: set", f"expected a mapping of inputs, got {sets!r}")
+            if isinstance(spec, str):
+                sc = preset_scenario(spec)
+                sc = _with(sc, {str(k): v for k, v in sets.items()}, where)
+            elif isinstance(spec, Mapping):
+                sc = _with(Scenario.from_dict(spec, where), {str(k): v for k, v in sets.items()}, where)
+            else:
+                raise InputError(f"{where}: scenario", "expected a preset name or a mapping of inputs")
+            jobs.append(Job(sc, _count(entry.get("count", 1), where)))
+        shared = data.get("shared") or {}
+        if not isinstance(shared, Mapping):
+            raise InputError(f"{source}: shared", f"expected a mapping of inputs, got {shared!r}")
+        opts = {k: data[k] for k in allowed - {"jobs", "shared"} if k in data}
+        return cls(jobs=tuple(jobs), shared={str(k): v for k, v in shared.items()}, **opts)
+
+    @classmethod
+    def from_yaml(cls, text: str, source: str = "cluster.yaml", max_bytes: int = 100_000) -> Cluster:
+        """Read a cluster YAML (``yaml.safe_load``, size-limited, validated)."""
+        return cls.from_dict(catalog.parse_yaml(text, source, max_bytes), source)
+
+    # ---------------------------------------------------------------- link text
+
+    def to_params(self) -> dict[str, str]:
+        """The cluster as link text: ``cluster=preset:count|key=value;...`` plus shared and options.
+
+        ``Cluster.from_params(c.to_params()) == c``.
+        """
+        entries = []
+        for j in self.jobs:
+            base, _ = _base_and_changes(j.scenario)
+            ref = Scenario() if base == CUSTOM else preset_scenario(base)
+            text = j.scenario.to_params(ref)
+            if text.get("name") == f"{base}-edited":
+                del text["name"]  # an edit of a preset is named so again when read back
+            pairs = [f"{k}={_safe(v, k)}" for k, v in text.items()]
+            entries.append("|".join([f"{base}:{j.count}", *pairs]))
+        out = {"cluster": ";".join(entries)}
+        if self.shared:
+            out["cluster_shared"] = "|".join(f"{k}={_safe(to_text(v), k)}" for k, v in self.shared.items())
+        defaults = Cluster(jobs=self.jobs)
+        for key in ("saves", "policy", "horizon_months", "job_growth_per_year", "data_growth_per_year"):
+            if getattr(self, key) != getattr(defaults, key):
+                out[f"cluster_{key}"] = to_text(getattr(self, key))
+        return out
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, str]) -> Cluster:
+        """Read ``to_params`` text back (a link, the CLI's ``--job``)."""
+        text = str(params.get("cluster", "")).strip()
+        if not text:
+            raise InputError("cluster", "no jobs; accepted: preset:count;preset:count")
+        jobs = [_job_from_text(part) for part in text.split(";") if part.strip()]
+        shared: dict[str, Any] = {}
+        for pair in filter(None, str(params.get("cluster_shared", "")).split("|")):
+            key, value = _pair(pair, "cluster_shared")
+            shared[key] = _read_input(key, value)
+        opts: dict[str, Any] = {}
+        for key in ("saves", "policy"):
+            if f"cluster_{key}" in params:
+                opts[key] = str(params[f"cluster_{key}"]).strip()
+        if "cluster_horizon_months" in params:
+            opts["horizon_months"] = _whole(params["cluster_horizon_months"], "horizon_months")
+        for key in ("job_growth_per_year", "data_growth_per_year"):
+            if f"cluster_{key}" in params:
+                opts[key] = parse(str(params[f"cluster_{key}"]), "count", key)
+        return cls(jobs=tuple(jobs), shared=shared, **opts)
+
+
+def _with(sc: Scenario, changes: Mapping[str, Any], where: str) -> Scenario:
+    try:
+        return sc.replace(**changes) if changes else sc
+    except InputError as e:
+        raise InputError(f"{where}: {e.field}", e.message) from None
+
+
+def _count(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise InputError(f"{where}: count", f"{value!r}; accepted: a whole number from 1 to 100000")
+    return _whole(value, f"{where}: count", 1)
+
+
+def _whole(value: Any, name: str, lo: int = 0) -> int:
+    n = parse(value, "count", name) if isinstance(value, str) else float(value)
+    if n != math.floor(n) or not lo <= n <= 100_000:
+        raise InputError(name, f"{value!r}; accepted: a whole number from {lo} to 100000")
+    return int(n)
+
+
+def _safe(text: str, key: str) -> str:
+    if any(c in text for c in "|;"):
+        raise InputError(key, f"{text!r} holds '|' or ';', which separate a cluster link's jobs and inputs")
+    return text
+
+
+def _pair(text: str, where: str) -> tuple[str, str]:
+    if "=" not in text:
+        raise InputError(where, f"expected key=value, got {text!r}")
+    k, v = text.split("=", 1)
+    return k.strip(), v.strip()
+
+
+def _read_input(key: str, value: str) -> Any:
+    from calc.scenario import check_field, from_text
+
+    v = from_text(key, value)
+    return v if v is None else check_field(key, v)
+
+
+def _job_from_text(part: str) -> Job:
+    """``preset:count|key=value|...`` (``custom`` for a scenario built from the defaults)."""
+    head, *pairs = part.strip().split("|")
+    name, _, count = head.partition(":")
+    name = name.strip()
+    base = Scenario() if name.lower() == CUSTOM else preset_scenario(name)
+    params = dict(_pair(p, f"cluster: {name}") for p in pairs)
+    sc = Scenario.from_params(params, base, f"cluster: {name}") if params else base
+    return Job(sc, _count(count.strip() or "1", f"cluster: {name}"))
+
+
+def _base_and_changes(sc: Scenario) -> tuple[str, dict[str, Any]]:
+    """The preset a scenario was derived from (by its name) and its inputs that differ from it."""
+    files = catalog.scenario_files()
+    stem = sc.name.removesuffix("-edited")
+    if stem in files:
+        ref = preset_scenario(stem)
+        changes = {k: getattr(sc, k) for k in FIELDS if getattr(sc, k) != getattr(ref, k)}
+        if sc.name == f"{stem}-edited":
+            changes.pop("name", None)  # replace() names an edit so again
+        return stem, changes
+    return CUSTOM, sc.to_dict(changed_only=True)
+
+
+def as_cluster(jobs: Any, **inputs: Any) -> Cluster:
+    """A ``Cluster`` from ``jobs`` (a Cluster, a mapping scenario -> count, or (scenario, count)
+    pairs; a scenario is a preset name or a Scenario) and ``inputs`` (shared Scenario inputs and
+    the cluster options saves, policy, horizon_months, job_growth_per_year, data_growth_per_year,
+    name, description)."""
+    opts = {k: inputs.pop(k) for k in list(inputs) if k in _OPTIONS}
+    if isinstance(jobs, Cluster):
+        shared = {**jobs.shared, **inputs}
+        return dataclasses.replace(jobs, shared=shared, **opts) if (opts or inputs) else jobs
+    pairs: Iterable[Any] = jobs.items() if isinstance(jobs, Mapping) else jobs
+    out = []
+    for item in pairs:
+        if isinstance(item, Job):
+            out.append(item)
+            continue
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise InputError("jobs", f"{item!r}; accepted: (scenario, count) pairs or a mapping scenario -> count")
+        spec, count = item
+        sc = spec if isinstance(spec, Scenario) else preset_scenario(str(spec))
+        out.append(Job(sc, _count(count, f"jobs: {sc.name}")))
+    return Cluster(jobs=tuple(out), shared=inputs, **opts)
+
+
+_OPTIONS = ("saves", "policy", "horizon_months", "job_growth_per_year", "data_growth_per_year", "name", "description")
+
+
+# ------------------------------------------------------------------ the cluster plan
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    """Each job's Plan on the shared storage and the combined demand [base units].
+
+    Each entry's Plan runs ``count`` copies (its ``jobs`` input times ``count``), so its rates
+    are the entry's totals; ``copies[i]`` is that number.
+    """
+
+    cluster: Cluster
+    plans: tuple[Plan, ...]
+    copies: tuple[int, ...]
+    read_bytes_per_s: float
+    read_iops: float
+    file_opens_per_s: float
+    metadata_ops_per_s: float
+    first_epoch_read_bytes_per_s: float
+    start_burst_read_bytes_per_s: float
+    peak_write_bytes_per_s: float
+    average_write_bytes_per_s: float
+    write_need_bytes_per_s: float
+    storage_need_bytes_per_s: float
+    dataset_bytes: float
+    checkpoint_capacity_bytes: float
+    stored_bytes: float
+    datasets: Mapping[str, float]
+    clients: int
+    gpus: int
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.cluster.name
+
+    @property
+    def saves(self) -> str:
+        return self.cluster.saves
+
+    @property
+    def request_bytes(self) -> float:
+        """Mean bytes per read over all jobs [bytes] (total bytes / total reads)."""
+        return self.read_bytes_per_s / self.read_iops if self.read_iops > 0 else 0.0
+
+    @property
+    def title(self) -> str:
+        kinds = len(self.plans)
+        types = f"{kinds} type{'s' if kinds != 1 else ''}"
+        return f"{self.name}: {sum(self.copies):,} jobs of {types} on {self.gpus:,} GPUs"
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per job type: count, GPUs, reads, writes, metadata, stored bytes, alone utilisation."""
+        rows = []
+        for p, n, w in zip(self.plans, self.copies, _entry_writes(self), strict=True):
+            sc = p.scenario
+            rows.append(
+                {
+                    "job": sc.name,
+                    "count": n,
+                    "gpus": sc.gpus_per_job * n,
+                    "dataset": sc.dataset or sc.name,
+                    "read_bytes_per_s": p.read_bytes_per_s,
+                    "read_iops": p.read_iops,
+                    "metadata_ops_per_s": p.metadata_ops_per_s,
+                    "first_epoch_read_bytes_per_s": p.first_epoch_read_bytes_per_s,
+                    "peak_write_bytes_per_s": w["peak"],
+                    "average_write_bytes_per_s": w["average"],
+                    "checkpoint_capacity_bytes": w["kept"],
+                    "checkpoint_mode": sc.checkpoint_mode if w["peak"] > 0 else "none",
+                    "gpu_utilization_alone": p.gpu_utilization,
+                    "bottleneck_alone": p.bottleneck,
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def totals(self) -> dict[str, float]:
+        """The combined figures by name [base units]."""
+        keys = (
+            "read_bytes_per_s",
+            "read_iops",
+            "file_opens_per_s",
+            "metadata_ops_per_s",
+            "first_epoch_read_bytes_per_s",
+            "start_burst_read_bytes_per_s",
+            "peak_write_bytes_per_s",
+            "average_write_bytes_per_s",
+            "write_need_bytes_per_s",
+            "storage_need_bytes_per_s",
+            "dataset_bytes",
+            "checkpoint_capacity_bytes",
+            "stored_bytes",
+        )
+        return {k: float(getattr(self, k)) for k in keys}
+
+    def explain(self) -> str:
+        """How each combined figure is added up, with the numbers."""
+        bps: Kind = "bytes_per_s"
+        f = self.to_frame()
+        lines = [f"Cluster plan for {self.title}", f"saves: {self.saves}; shortfall shared by: {self.cluster.policy}"]
+        for r in f.to_dict("records"):
+            lines.append(
+                f"  {r['job']}: {r['count']} x, {r['gpus']} GPUs, reads {fmt(float(r['read_bytes_per_s']), bps)}, "
+                f"{fmt(float(r['read_iops']), 'count_per_s', 'reads/s')}, checkpoint writes "
+                f"{fmt(float(r['peak_write_bytes_per_s']), bps)} ({r['checkpoint_mode']}), dataset {r['dataset']}"
+            )
+
+        def total(col: str, kind: Kind = bps, unit: str = "") -> str:
+            values = [float(v) for v in f[col]]
+            return " + ".join(fmt(v, kind, unit) for v in values) + f" = {fmt(sum(values), kind, unit)}"
+
+        lines.append(f"read_bytes_per_s = sum of reads = {total('read_bytes_per_s')}")
+        lines.append(f"read_iops = {total('read_iops', 'count_per_s', 'reads/s')}")
+        lines.append(f"metadata_ops_per_s = {total('metadata_ops_per_s', 'count_per_s', 'ops/s')}")
+        lines.append(f"first_epoch_read_bytes_per_s (all start together) = {total('first_epoch_read_bytes_per_s')}")
+        lines.append(
+            "start_burst_read_bytes_per_s (one job starts, the others run) = reads + largest (first epoch - steady) = "
+            + fmt(self.start_burst_read_bytes_per_s, bps)
+        )
+        lines.append(f"peak_write_bytes_per_s (saves aligned) = sum n x w = {total('peak_write_bytes_per_s')}")
+        lines.append(f"average_write_bytes_per_s (staggered) = sum n x C / T = {total('average_write_bytes_per_s')}")
+        lines.append(
+            f"write_need_bytes_per_s ({self.saves}) = {fmt(self.write_need_bytes_per_s, bps)}: what the saves add "
+            "to the reads (a sync save pauses its own reads)"
+        )
+        lines.append(
+            f"storage_need_bytes_per_s = reads + write need = {fmt(self.read_bytes_per_s, bps)} + "
+            f"{fmt(self.write_need_bytes_per_s, bps)} = {fmt(self.storage_need_bytes_per_s, bps)}"
+        )
+        lines.append(
+            "stored_bytes = datasets once each ("
+            + ", ".join(f"{k} {fmt(v, 'bytes')}" for k, v in self.datasets.items())
+            + f") + checkpoints kept {fmt(self.checkpoint_capacity_bytes, 'bytes')} = {fmt(self.stored_bytes, 'bytes')}"
+        )
+        lines += [f"Warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+    def to_yaml(self) -> str:
+        return self.cluster.to_yaml()
+
+    @classmethod
+    def from_yaml(cls, text: str, source: str = "cluster.yaml") -> ClusterPlan:
+        return cluster(Cluster.from_yaml(text, source))
+
+    def to_params(self) -> dict[str, str]:
+        return self.cluster.to_params()
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, str]) -> ClusterPlan:
+        return cluster(Cluster.from_params(params))
+
+    def __repr__(self) -> str:
+        return (
+            f"ClusterPlan({self.title}; reads {fmt(self.read_bytes_per_s, 'bytes_per_s')}, "
+            f"writes {fmt(self.peak_write_bytes_per_s, 'bytes_per_s')} aligned / "
+            f"{fmt(self.average_write_bytes_per_s, 'bytes_per_s')} average, stored {fmt(self.stored_bytes, 'bytes')})"
+        )
+
+
+def _entry_writes(cp: ClusterPlan) -> list[dict[str, float]]:
+    return [_writes(p, n) for p, n in zip(cp.plans, cp.copies, strict=True)]
+
+
+def _writes(p: Plan, n: int) -> dict[str, float]:
+    """One entry's checkpoint figures for its ``n`` copies [bytes/s, bytes].
+
+    ``w`` is one job's write rate while it saves (a sync burst, or an async drain that runs all
+    the time); ``peak`` all copies at once; ``average`` n x C / T; ``extra_aligned`` what the saves
+    add over the entry's reads when all copies save at once; ``extra_one`` what one copy's save adds.
+    """
+    w = p.checkpoint_write_bytes_per_s
+    saving = w > 0
+    interval = p.inputs.get("checkpoint_interval_s", math.inf) if saving else math.inf
+    average = n * p.checkpoint_bytes / interval if saving and math.isfinite(interval) else 0.0
+    reads = p.read_bytes_per_s
+    is_async = p.scenario.checkpoint_mode == "async"
+    return {
+        "w": w,
+        "peak": n * w,
+        "average": average,
+        "async": float(is_async),
+        "extra_aligned": n * w if is_async else max(n * w - reads, 0.0),
+        "extra_one": w if is_async else max(w - reads / n, 0.0),
+        "kept": n * p.checkpoint_capacity_bytes if saving else 0.0,
+    }
+
+
+def write_need_bytes_per_s(writes: Sequence[Mapping[str, float]], saves: str) -> float:
+    """Bandwidth the checkpoint saves add to the reads [bytes/s], aligned or staggered.
+
+    Async drains run all the time (their sum counts in both modes). Aligned: every sync job saves
+    at once, each pausing its reads. Staggered: sync saves spread out, so the storage carries the
+    largest single save beyond its job's reads, or, when saves are so frequent that they must
+    overlap, their time average (sum of n x C / T).
+    """
+    drains = sum(w["extra_aligned"] for w in writes if w["async"])
+    sync = [w for w in writes if not w["async"]]
+    if saves == "aligned":
+        return drains + sum(w["extra_aligned"] for w in sync)
+    one = max((w["extra_one"] for w in sync), default=0.0)
+    return drains + max(one, sum(w["average"] for w in sync))
+
+
+def cluster(jobs: Any, /, **inputs: Any) -> ClusterPlan:
+    """Plan many different jobs on one storage system.
+
+    Parameters
+    ----------
+    jobs
+        A mapping scenario -> count (a scenario is a preset name or a Scenario), a sequence of
+        (scenario, count) pairs, or a ``Cluster``.
+    **inputs
+        Shared Scenario inputs applied to every job (storage, storage_units, server, ...), and the
+        cluster options ``saves`` (aligned | staggered), ``policy`` (demand | max-min),
+        ``horizon_months``, ``job_growth_per_year``, ``data_growth_per_year``, ``name``, ``description``.
+
+    Returns
+    -------
+    ClusterPlan
+        Each job's Plan on the shared storage and the combined demand.
+    """
+    c = as_cluster(jobs, **inputs)
+    # One storage for all: the shared inputs', else none (unconstrained: the answer says what to buy).
+    storage = dict.fromkeys(STORAGE_INPUTS) | {k: v for k, v in c.shared.items() if k in STORAGE_INPUTS}
+    plans, copies = [], []
+    for j in c.jobs:
+        sc = j.scenario
+        n = sc.jobs * j.count
+        changes = {**c.shared, **storage, "jobs": n}
+        try:
+            run = sc.replace(**changes, name=sc.name) if any(getattr(sc, k) != v for k, v in changes.items()) else sc
+        except InputError as e:
+            raise InputError(f"{sc.name}: {e.field}", e.message) from None
+        plans.append(plan(run))
+        copies.append(n)
+    return _combine(c, tuple(plans), tuple(copies))
+
+
+def _combine(c: Cluster, plans: tuple[Plan, ...], copies: tuple[int, ...]) -> ClusterPlan:
+    writes = [_writes(p, n) for p, n in zip(plans, copies, strict=True)]
+    reads = sum(p.read_bytes_per_s for p in plans)
+    datasets: dict[str, float] = {}
+    warnings: list[str] = []
+    for p in plans:
+        key = p.scenario.dataset or p.scenario.name
+        if key in datasets and not math.isclose(datasets[key], p.dataset_bytes, rel_tol=1e-6):
+            warnings.append(
+                f"dataset {key!r} has different sizes in its jobs ({fmt(datasets[key], 'bytes')} and "
+                f"{fmt(p.dataset_bytes, 'bytes')}): the larger is stored"
+            )
+        datasets[key] = max(datasets.get(key, 0.0), p.dataset_bytes)
+    need_w = write_need_bytes_per_s(writes, c.saves)
+    data = sum(datasets.values())
+    kept = sum(w["kept"] for w in writes)
+    first = [p.first_epoch_read_bytes_per_s for p in plans]
+    return ClusterPlan(
+        cluster=c,
+        plans=plans,
+        copies=copies,
+        read_bytes_per_s=reads,
+        read_iops=sum(p.read_iops for p in plans),
+        file_opens_per_s=sum(p.file_opens_per_s for p in plans),
+        metadata_ops_per_s=sum(p.metadata_ops_per_s for p in plans),
+        first_epoch_read_bytes_per_s=sum(first),
+        start_burst_read_bytes_per_s=reads
+        + max((f - p.read_bytes_per_s for f, p in zip(first, plans, strict=True)), default=0.0),
+        peak_write_bytes_per_s=sum(w["peak"] for w in writes),
+        average_write_bytes_per_s=sum(w["average"] for w in writes),
+        write_need_bytes_per_s=need_w,
+        storage_need_bytes_per_s=reads + need_w,
+        dataset_bytes=data,
+        checkpoint_capacity_bytes=kept,
+        stored_bytes=data + kept,
+        datasets=datasets,
+        clients=sum(math.ceil(p.scenario.gpus_per_job / p.scenario.gpus_per_node) * p.scenario.jobs for p in plans),
+        gpus=sum(p.scenario.gpus_per_job * p.scenario.jobs for p in plans),
+        warnings=tuple(warnings),
+    )
+
+
+# ------------------------------------------------------------------ timeline (the day chart)
+
+
+def timeline(cp: ClusterPlan, seconds: float = 86400.0) -> pd.DataFrame:
+    """Each job type's reads and checkpoint writes over ``seconds`` [bytes/s], as step segments.
+
+    Columns: time_s (start of a segment; the rate holds until the next row), then
+    ``<job> reads`` and ``<job> checkpoints`` per entry. Saves start at t = 0 (aligned) or are
+    spread evenly over the shortest interval by a global index of all saving jobs (staggered); a sync
+    save pauses its job's reads for C / w seconds; an async drain writes C / T all the time.
+    """
+    saving = [
+        (i, k)
+        for i, (p, n) in enumerate(zip(cp.plans, cp.copies, strict=True))
+        for k in range(n)
+        if p.checkpoint_write_bytes_per_s > 0 and p.scenario.checkpoint_mode == "sync"
+    ]
+    index = {ik: g for g, ik in enumerate(saving)}
+    # Staggered: save g starts at g / N of the shortest interval, so saves whose intervals are
+    # multiples of it never meet while each lasts less than shortest / N.
+    shortest = min((cp.plans[i].inputs["checkpoint_interval_s"] for i, _ in saving), default=1.0)
+    edges = {0.0, float(seconds)}
+    bursts: list[tuple[int, float, float]] = []  # entry, start, end of one copy's sync save
+    for (i, _copy), g in index.items():
+        p = cp.plans[i]
+        interval = p.inputs["checkpoint_interval_s"]
+        dur = min(p.checkpoint_bytes / p.checkpoint_write_bytes_per_s, interval)
+        phase = 0.0 if cp.saves == "aligned" else shortest * g / len(saving)
+        t = phase
+        while t < seconds:
+            bursts.append((i, t, min(t + dur, seconds)))
+            edges.update((t, min(t + dur, seconds)))
+            t += interval
+    times = np.array(sorted(edges))
+    starts = times[:-1]
+    cols: dict[str, Any] = {"time_s": starts}
+    for i, (p, n) in enumerate(zip(cp.plans, cp.copies, strict=True)):
+        w = p.checkpoint_write_bytes_per_s
+        saving_now = np.zeros(len(starts))
+        for e, a, b in bursts:
+            if e == i:
+                saving_now += (starts >= a) & (starts < b)
+        is_async = p.scenario.checkpoint_mode == "async" and w > 0
+        per_copy = p.read_bytes_per_s / n
+        cols[f"{p.scenario.name} reads"] = per_copy * (n - saving_now)
+        cols[f"{p.scenario.name} checkpoints"] = np.full(len(starts), n * w) if is_async else saving_now * w
+    return pd.DataFrame(cols)
+
+
+# ------------------------------------------------------------------ the answer for the cluster
+
+
+@dataclass(frozen=True)
+class ClusterAnswer:
+    """One answer for the shared storage: what to buy, what it costs, what each job gets.
+
+    ``recommendation`` is ``calc.sizing.recommend``'s table for the combined load; ``best`` its
+    cheapest buyable row; ``jobs`` one row per job type (demand share, utilisation, idle cost,
+    chargeback); ``shortfall`` the fraction of the combined demand the given storage serves
+    (1 = all); ``growth`` the projection (month the next purchase is due, units then).
+    """
+
+    plan: ClusterPlan
+    recommendation: pd.DataFrame
+    best: dict[str, Any] | None
+    runners_up: tuple[dict[str, Any], ...]
+    served_fraction: float
+    binding_axis: str
+    own: str
+    jobs: pd.DataFrame
+    growth: dict[str, Any]
+    charged_option: str
+
+    @property
+    def headline(self) -> str:
+        if self.best is None:
+            return "No storage option in the catalog serves this cluster: see the reasons per option."
+        return "Buy for the cluster: " + sz.describe_option(self.best)
+
+    @property
+    def monthly_usd(self) -> float:
+        return float(self.jobs["monthly_usd"].sum())
+
+    def lines(self) -> list[str]:
+        cp = self.plan
+        bps: Kind = "bytes_per_s"
+        out = [self.headline]
+        if self.runners_up:
+            out.append("Runners-up: " + "; ".join(sz.describe_option(r, brief=True) for r in self.runners_up))
+        out.append(
+            f"Combined load ({cp.saves} saves): reads {fmt(cp.read_bytes_per_s, bps)} "
+            f"({fmt(cp.read_iops, 'count_per_s', 'reads/s')}, "
+            f"{fmt(cp.metadata_ops_per_s, 'count_per_s', 'metadata ops/s')}) "
+            f"+ checkpoint writes {fmt(cp.write_need_bytes_per_s, bps)} = {fmt(cp.storage_need_bytes_per_s, bps)}; "
+            f"write peaks {fmt(cp.peak_write_bytes_per_s, bps)} aligned, {fmt(cp.average_write_bytes_per_s, bps)} on "
+            f"average; first epochs {fmt(cp.first_epoch_read_bytes_per_s, bps)} if all start together; "
+            f"stored {fmt(cp.stored_bytes, 'bytes')} (each dataset once)."
+        )
+        out.append(self.own)
+        g = self.growth
+        if g.get("text"):
+            out.append(g["text"])
+        if self.charged_option and math.isfinite(self.monthly_usd):
+            out.append(
+                f"Chargeback ({self.charged_option}, {fmt_usd(self.monthly_usd)} a month): "
+                + "; ".join(f"{r['job']} {fmt_usd(float(r['monthly_usd']))}" for r in self.jobs.to_dict("records"))
+                + " (capacity rent by stored bytes, read charges by each job's reads, provisioned performance and "
+                "the rest by bandwidth, bought units by the axis that sized them)."
+            )
+        idle = self.jobs[self.jobs["gpu_utilization"] < self.jobs["gpu_utilization_alone"] - 1e-9]
+        for r in idle.itertuples():
+            usd = float(r.idle_usd_per_month)  # type: ignore[arg-type]
+            money = f", {fmt_usd(usd)} a month" if math.isfinite(usd) else ""
+            out.append(
+                f"{r.job}: its {r.gpus:,} GPUs run at {r.gpu_utilization:.0%} on the shared storage "
+                f"({r.gpu_utilization_alone:.0%} alone){money}."
+            )
+        return out
+
+
+def recommend_cluster(cp: ClusterPlan) -> pd.DataFrame:
+    """``calc.sizing.recommend``'s table for the combined load (every option, units, cost).
+
+    The ranking is ``sizing.recommend``'s own: it is given one Plan that carries the combined
+    demand (``combined_plan``), so every feasibility rule and price applies unchanged.
+    """
+    return sz.recommend(combined_plan(cp))
+
+
+def combined_plan(cp: ClusterPlan) -> Plan:
+    """A Plan whose demand is the cluster's, for ``sizing.recommend`` (the one place the cluster
+    re-uses the single-job ranking; re-wire here when the answer's inputs change).
+
+    Its scenario has ``clients`` nodes of one GPU group each; the saves' write need runs beside
+    the reads (``checkpoint_mode=async``: writes add to the bandwidth axis); the mean read size
+    keeps every read's transfer time (n x (seek + mean size / bandwidth)); capacity holds the
+    datasets once and every job's kept checkpoints.
+    """
+    first = cp.plans[0]
+    node = max(p.scenario.gpus_per_node for p in cp.plans)
+    sc = Scenario(
+        name=cp.name,
+        gpus_per_job=node,
+        gpus_per_node=node,
+        jobs=max(cp.clients, 1),
+        num_workers=min(p.scenario.num_workers for p in cp.plans),
+        examples_per_file=min(p.scenario.examples_per_file for p in cp.plans),
+        checkpoint_mode="async",
+        server=first.scenario.server,
+        storage=first.scenario.storage,
+        storage_units=first.scenario.storage_units,
+        amortization_months=first.scenario.amortization_months,
+        # The shared inputs that decide what may be bought, and where (issue 18's rules).
+        site=sz.job_site(first.scenario),
+        allow_other_site=first.scenario.allow_other_site,
+        site_link_bytes_per_s=first.scenario.site_link_bytes_per_s,
+        protection=first.scenario.protection,
+        fill_limit=first.scenario.fill_limit,
+    )
+    # Write charges: every job's saves in a month (bytes and PUT requests), summed over copies,
+    # carried as one save a month of that many bytes by that many single-part writers, so the
+    # ranking's checkpoint_writes_per_month charges the cluster's real total.
+    written = puts = 0.0
+    for p, n in zip(cp.plans, cp.copies, strict=True):
+        b, r = sz.checkpoint_writes_per_month(p)
+        written, puts = written + n * b, puts + n * r
+    inputs = dict(first.inputs) | {"checkpoint_async": 1.0, "checkpoint_interval_s": sz.MONTH_S if written else 0.0}
+    v = dict(first.values)
+    v |= {
+        "checkpoint_bytes": written,
+        "checkpoint_writing_ranks": puts,
+        "checkpoint_rank_bytes": float(st.WRITE_REQUEST_BYTES),
+        "read_bytes_per_s": cp.read_bytes_per_s,
+        "read_iops": cp.read_iops,
+        "file_opens_per_s": cp.file_opens_per_s,
+        "metadata_ops_per_s": cp.metadata_ops_per_s,
+        "request_bytes": cp.request_bytes if cp.read_iops > 0 else first.request_bytes,
+        "checkpoint_write_bytes_per_s": cp.write_need_bytes_per_s,
+        "storage_need_bytes_per_s": cp.storage_need_bytes_per_s,
+        # All capacity in one figure: the ranking adds checkpoints only while writes are non-zero.
+        "dataset_bytes": cp.stored_bytes,
+        "checkpoint_capacity_bytes": 0.0,
+        "fits_in_ram": float(all(p.fits_in_ram for p in cp.plans)),
+        "latency_budget_s": min(p.latency_budget_s for p in cp.plans),
+        "first_epoch_read_bytes_per_s": cp.first_epoch_read_bytes_per_s,
+    }
+    return dataclasses.replace(first, scenario=sc, values=v, inputs=inputs)
+
+
+@dataclass(frozen=True)
+class _Load:
+    """One demand on the storage: bytes/s read and written beside, reads, opens, metadata, stored."""
+
+    read: float
+    write: float
+    iops: float
+    opens: float
+    stored: float
+
+
+def axis_loads(o: st.StorageOption, load: _Load, units: float, clients: int) -> dict[str, float]:
+    """Share of the given system each axis of ``load`` uses (> 1: short) [fraction].
+
+    ``busy``: seeks and transfers of ``units`` units (``storage.unit_loads``, the sizing's own
+    per-unit math); ``client cap``: bytes over the clients' caps; ``system IOPS``: random reads
+    over the aggregate cap; ``metadata``: opens x ops per open over the metadata service.
+    """
+    req = load.read / load.iops if load.iops > 0 else 1.0
+    u = st.unit_loads(o, load.read, load.iops, req, load.stored, load.opens, load.write, writes_overlap_reads=True)
+    rnd = st.random_reads(o, load.iops, load.opens)
+    meta = load.opens * demand.METADATA_OPS_PER_OPEN.get(o.protocol, 0.0)
+    return {
+        "busy": (u["iops"] + u["bandwidth"]) / units,
+        "client cap": (load.read + load.write) / (clients * o.client_bytes_per_s),
+        "system IOPS": rnd / o.aggregate_iops,
+        "metadata": meta / o.metadata_ops,
+        "write requests": u["puts"] / units,
+    }
+
+
+def share(loads: Sequence[float], gpus: Sequence[float], policy: str) -> list[float]:
+    """Fraction of its demand each job is served when their loads (fractions of the binding
+    axis's capacity) sum past 1.
+
+    ``demand``: every job gets 1 / sum(loads). ``max-min``: water-filling [2]: every GPU gets an
+    equal share λ; a job needing less than λ x its GPUs gets all it needs, the rest is shared
+    again; λ solves sum min(load_j, λ g_j) = 1.
+    """
+    total = sum(loads)
+    if total <= 1:
+        return [1.0] * len(loads)
+    if policy == "demand":
+        return [1.0 / total if x > 0 else 1.0 for x in loads]
+    # Water-filling: raise λ through the jobs in order of load per GPU.
+    order = sorted(range(len(loads)), key=lambda j: loads[j] / gpus[j])
+    left, weight = 1.0, float(sum(gpus))
+    lam = 0.0
+    for j in order:
+        if loads[j] <= left * gpus[j] / weight:
+            left -= loads[j]
+            weight -= gpus[j]
+        else:
+            lam = left / weight
+            break
+    return [min(1.0, lam * g / x) if x > 0 and lam > 0 else 1.0 for x, g in zip(loads, gpus, strict=True)]
+
+
+def cluster_answer(x: ClusterPlan | Cluster | Any, /, **inputs: Any) -> ClusterAnswer:
+    """One answer for the shared system at the combined load; each job's utilisation and cost."""
+    cp = _as_cluster_plan(x, inputs)
+    rec = recommend_cluster(cp)
+    first = cp.plans[0].scenario
+    ok = rec[sz._buyable(rec, sz.job_site(first), first.allow_other_site)]
+    rows = [dict(r) for _, r in ok.iterrows()]
+    best = rows[0] if rows else None
+    loads = [_entry_load(cp, i) for i in range(len(cp.plans))]
+    served, axis, own, fractions = _shortfall(cp, loads)
+    gpus = [p.scenario.gpus_per_job * n for p, n in zip(cp.plans, cp.copies, strict=True)]
+    charged = _charged_row(cp, rec, best)
+    charge = chargeback(cp, charged, loads) if charged is not None else [math.nan] * len(cp.plans)
+    rows_out = []
+    for p, n, g, f, usd in zip(cp.plans, cp.copies, gpus, fractions, charge, strict=True):
+        sc = p.scenario
+        target = sc.target_gpu_utilization
+        util = min(p.gpu_utilization, f * target) if f < 1 else p.gpu_utilization
+        price = sc.gpu_price_per_hour if sc.gpu_price_per_hour is not None else catalog.gpu(sc.gpu).price_per_hour
+        idle_h = g * (1 - util) * sz.HOURS_PER_MONTH
+        rows_out.append(
+            {
+                "job": sc.name,
+                "count": n,
+                "gpus": g,
+                "served_fraction": f,
+                "gpu_utilization_alone": p.gpu_utilization,
+                "gpu_utilization": util,
+                "idle_gpu_hours_per_month": idle_h,
+                "idle_usd_per_month": idle_h * price,
+                "monthly_usd": usd,
+            }
+        )
+    return ClusterAnswer(
+        plan=cp,
+        recommendation=rec,
+        best=best,
+        runners_up=tuple(rows[1:3]),
+        served_fraction=served,
+        binding_axis=axis,
+        own=own,
+        jobs=pd.DataFrame(rows_out),
+        growth=growth(cp, best),
+        charged_option=str(charged["option"]) if charged is not None else "",
+    )
+
+
+def _as_cluster_plan(x: Any, inputs: dict[str, Any]) -> ClusterPlan:
+    if isinstance(x, ClusterPlan):
+        return cluster(x.cluster, **inputs) if inputs else x
+    return cluster(x, **inputs)
+
+
+def _entry_load(cp: ClusterPlan, i: int) -> _Load:
+    """Entry i's share of the combined load (its write need: its part of the cluster's)."""
+    p, n = cp.plans[i], cp.copies[i]
+    writes = _entry_writes(cp)
+    mine = writes[i]
+    if cp.saves == "aligned" or mine["async"]:
+        w = mine["extra_aligned"]
+    else:
+        sync = [x for x in writes if not x["async"]]
+        sync_need = cp.write_need_bytes_per_s - sum(x["extra_aligned"] for x in writes if x["async"])
+        avg = sum(x["average"] for x in sync)
+        w = sync_need * (mine["average"] / avg) if avg > 0 else 0.0
+    key = p.scenario.dataset or p.scenario.name
+    sharers = sum(c for q, c in zip(cp.plans, cp.copies, strict=True) if (q.scenario.dataset or q.scenario.name) == key)
+    stored = cp.datasets[key] * n / sharers + mine["kept"]
+    return _Load(p.read_bytes_per_s, w, p.read_iops, p.file_opens_per_s, stored)
+
+
+def _shortfall(cp: ClusterPlan, loads: Sequence[_Load]) -> tuple[float, str, str, list[float]]:
+    """The share of the combined demand the given shared storage serves, its binding axis, the
+    sentence, and the fraction of its demand each entry is served.
+
+    Every axis whose loads add past its capacity is shared by ``policy`` among the jobs that
+    load it (a job that does not use an axis is not slowed by it); a job gets the smallest of
+    its shares over the short axes.
+    """
+    first = cp.plans[0].scenario
+    bps: Kind = "bytes_per_s"
+    n = len(loads)
+    gpus = [p.scenario.gpus_per_job * c for p, c in zip(cp.plans, cp.copies, strict=True)]
+    if first.storage is None and first.storage_bytes_per_s is None:
+        text = (
+            f"No shared storage given: the cluster needs {fmt(cp.storage_need_bytes_per_s, bps)} and "
+            f"{fmt(cp.read_iops, 'count_per_s', 'reads/s')} in steady state."
+        )
+        return 1.0, "", text, [1.0] * n
+    room = ""
+    if first.storage is None:
+        bw = float(parse(first.storage_bytes_per_s, "bytes_per_s", "storage_bytes_per_s"))
+        table = [{"bandwidth": (x.read + x.write) / bw} for x in loads]
+        have = fmt(bw, bps)
+    else:
+        o = st.option(first.storage)
+        units = float(first.storage_units) if first.storage_units is not None else o.max_units
+        if not math.isfinite(units):
+            return 1.0, "", f"Shared storage {o.name}, as many units as needed: see the answer above.", [1.0] * n
+        table = [axis_loads(o, x, units, cp.clients) for x in loads]
+        have = f"{int(units):,} x {o.name}"
+        if cp.stored_bytes > units * o.capacity_bytes:
+            room = (
+                f" It holds {fmt(units * o.capacity_bytes, 'bytes')}; the cluster stores "
+                f"{fmt(cp.stored_bytes, 'bytes')}: too small."
+            )
+    totals = {a: sum(t[a] for t in table) for a in table[0]}
+    axis = max(totals, key=lambda k: totals[k])
+    need = totals[axis]
+    if need <= 1 + 1e-9:
+        text = (
+            f"Your shared storage, {have}, serves the combined load with {1 / need:.1f}x headroom."
+            if need > 0
+            else f"Your shared storage, {have}, carries no load."
+        )
+        return 1.0, "", text + room, [1.0] * n
+    fractions = [1.0] * n
+    for a, total in totals.items():
+        if total > 1 + 1e-9:
+            got = share([t[a] for t in table], gpus, cp.cluster.policy)
+            fractions = [min(f, g) for f, g in zip(fractions, got, strict=True)]
+    text = (
+        f"Your shared storage, {have}, serves {1 / need:.0%} of the combined demand (limited by {axis}); "
+        f"the shortfall is shared by {cp.cluster.policy} among the jobs that load it."
+    )
+    return 1.0 / need, axis, text + room, fractions
+
+
+def _charged_row(cp: ClusterPlan, rec: pd.DataFrame, best: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The option whose cost is charged back: the shared storage given, else the one to buy."""
+    name = cp.plans[0].scenario.storage
+    if name is not None:
+        mine = rec[rec["option"] == name]
+        if len(mine) and math.isfinite(float(mine.iloc[0]["monthly_total_usd"])):
+            return dict(mine.iloc[0])
+    return best
+
+
+def chargeback(cp: ClusterPlan, row: Mapping[str, Any], loads: Sequence[_Load] | None = None) -> list[float]:
+    """Each entry's monthly USD of the storage option ``row`` (a ``recommend`` row).
+
+    Rule: capacity rent by each job's stored bytes (a shared dataset split by the jobs reading
+    it); read charges by each job's own GB read and requests; bought units (amortised) by the
+    axis that sized them (bandwidth, random reads or capacity; equally per GPU for a minimum
+    size); provisioned performance and anything else by bandwidth (reads + write need).
+    The parts add up to the row's ``monthly_total_usd``.
+    """
+    o = st.option(str(row["option"]))
+    units = float(row["units"])
+    loads = loads or [_entry_load(cp, i) for i in range(len(cp.plans))]
+    total = float(row["monthly_total_usd"])
+    stored = [x.stored for x in loads]
+    bw = [x.read + x.write for x in loads]
+    rnd = [st.random_reads(o, x.iops, x.opens) for x in loads]
+    gpus = [p.scenario.gpus_per_job * n for p, n in zip(cp.plans, cp.copies, strict=True)]
+    cap_usd = 0.0
+    if math.isfinite(o.price_per_gb_month):
+        elastic = o.unit == "volume" or not math.isfinite(o.capacity_bytes)
+        billed = cp.stored_bytes if elastic else units * o.capacity_bytes
+        cap_usd = o.price_per_gb_month * billed / 1e9
+    read_usd = [
+        (x.read / 1e9 * o.price_per_gb_read + x.iops / 1e6 * o.price_per_million_requests) * sz.MONTH_S for x in loads
+    ]
+    months = cp.plans[0].scenario.amortization_months
+    bought = units * o.purchase_price / months if math.isfinite(o.purchase_price) else 0.0
+    limiting = str(row["limiting"])
+    axes: dict[str, Sequence[float]] = {"capacity": stored, "iops": rnd, "minimum": gpus}
+    by_axis = axes.get(limiting, bw)
+    rest = total - cap_usd - sum(read_usd) - bought
+
+    def part(weights: Sequence[float], usd: float) -> list[float]:
+        s = float(sum(weights))
+        return [usd * w / s for w in weights] if s > 0 else [usd / len(weights)] * len(weights)
+
+    return [
+        a + b + c + d
+        for a, b, c, d in zip(part(stored, cap_usd), read_usd, part(by_axis, bought), part(bw, rest), strict=True)
+    ]
+
+
+def growth(cp: ClusterPlan, best: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What to buy now and when the next purchase is due, month by month to the horizon.
+
+    Job counts scale reads, writes, requests, metadata and kept checkpoints by
+    (1 + job_growth_per_year)^(m / 12); datasets scale by (1 + data_growth_per_year)^(m / 12).
+    The option bought now (``best``) is re-sized each month with ``storage.unit_loads`` and
+    ``storage.size``; the next purchase is due in the first month that needs more units.
+    """
+    c = cp.cluster
+    if best is None or c.horizon_months == 0:
+        return {"text": "", "next_purchase_month": None, "units_now": None, "units_at_horizon": None}
+    o = st.option(str(best["option"]))
+    now = int(best["units"])
+    if o.kind == "ram":
+        return {"text": "", "next_purchase_month": None, "units_now": now, "units_at_horizon": None}
+    req = cp.request_bytes if cp.read_iops > 0 else 1.0
+    due, units_m = None, now
+    months = []
+    for m in range(c.horizon_months + 1):
+        fj = (1 + c.job_growth_per_year) ** (m / 12)
+        fd = (1 + c.data_growth_per_year) ** (m / 12)
+        cap = cp.dataset_bytes * fd + cp.checkpoint_capacity_bytes * fj
+        loads = st.unit_loads(
+            o,
+            cp.read_bytes_per_s * fj,
+            cp.read_iops * fj,
+            req,
+            cap,
+            cp.file_opens_per_s * fj,
+            cp.write_need_bytes_per_s * fj,
+            writes_overlap_reads=True,
+        )
+        units_m, limiting = st.size(loads)
+        months.append({"month": m, "units": units_m, "limiting": limiting})
+        if due is None and units_m > now:
+            due = m
+    grow = f"jobs +{c.job_growth_per_year:.0%} and data +{c.data_growth_per_year:.0%} a year"
+    if due is None:
+        text = f"Growth ({grow}): {now:,} x {o.name} still serve in {c.horizon_months} months; no purchase due."
+    else:
+        text = (
+            f"Growth ({grow}): buy {now:,} x {o.name} now; the next purchase is due in month {due} "
+            f"({months[due]['units']:,} needed, limited by {months[due]['limiting']}); "
+            f"{units_m:,} by month {c.horizon_months}."
+        )
+        if units_m > o.max_units:
+            text += f" One {o.name} system allows {o.max_units:,.0f}: plan a second system."
+    return {
+        "text": text,
+        "next_purchase_month": due,
+        "units_now": now,
+        "units_at_horizon": units_m,
+        "option": o.name,
+        "months": pd.DataFrame(months),
+    }
+
+
+@overload
+def answer(x: ClusterPlan | Cluster, /, **overrides: Any) -> ClusterAnswer: ...
+@overload
+def answer(x: sz.PlanLike, /, **overrides: Any) -> sz.Answer: ...
+def answer(x: Any, /, **overrides: Any) -> sz.Answer | ClusterAnswer:
+    """``calc.answer``: a cluster plan's answer (``cluster_answer``), else the single job's
+    (``calc.sizing.answer``, unchanged)."""
+    if isinstance(x, (ClusterPlan, Cluster)):
+        return cluster_answer(x, **overrides)
+    return sz.answer(x, **overrides)
+
+
+# ------------------------------------------------------------------ presets and the command line
+
+
+def cluster_files() -> dict[str, Any]:
+    """Cluster presets by name (presets/clusters/NAME.yaml)."""
+    folder = catalog.presets_dir() / "clusters"
+    return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
+
+
+def clusters() -> list[str]:
+    """Names of the cluster presets."""
+    return list(cluster_files())
+
+
+def load(target: str) -> Cluster:
+    """A cluster from a YAML file path or a preset name (presets/clusters)."""
+    from pathlib import Path
+
+    path = Path(target)
+    if path.suffix.lower() in (".yaml", ".yml") or path.exists():
+        if not path.is_file():
+            raise InputError("cluster", f"no file {target!r}; accepted: a cluster YAML file or {', '.join(clusters())}")
+        return Cluster.from_dict(catalog.load_yaml(path, 100_000), path.name)
+    files = cluster_files()
+    key = catalog.lookup(target, files, "cluster", "cluster")
+    return Cluster.from_dict(catalog.load_yaml(files[key]), files[key].name)
+
+
+def from_command_line(target: str | None, jobs: Sequence[str], sets: Mapping[str, str]) -> Cluster:
+    """``python -m calc cluster [FILE|PRESET] [--job preset:count ...] [--set key=value ...]``.
+
+    ``--job`` adds job types (``preset:count``, ``|key=value`` pairs as in links); ``--set``
+    gives shared inputs or the cluster options (saves, policy, horizon_months, growth rates).
+    """
+    base = load(target) if target else None
+    extra = [_job_from_text(j) for j in jobs]
+    if base is None and not extra:
+        raise InputError("cluster", "give a cluster YAML file, a cluster preset or --job preset:count")
+    params: dict[str, str] = {}
+    shared: dict[str, Any] = dict(base.shared) if base else {}
+    for key, value in sets.items():
+        if key in _OPTIONS[:5]:
+            params[f"cluster_{key}"] = value
+        else:
+            shared[key] = _read_input(key, value)
+    opts = Cluster.from_params({"cluster": "custom:1", **params})
+    given = {k: getattr(opts, k) for k in _OPTIONS[:5] if f"cluster_{k}" in params}
+    if base is None:
+        return Cluster(jobs=tuple(extra), shared=shared, **given)
+    return dataclasses.replace(base, jobs=base.jobs + tuple(extra), shared=shared, **given)
+
+
+def command_output(c: Cluster, form: str) -> str:
+    """The CLI's text: table (answer, per-job rows, totals), json, yaml or markdown (the report)."""
+    a = cluster_answer(c)
+    if form == "markdown":
+        from calc.report import cluster_markdown
+
+        return cluster_markdown(a)
+    jobs = a.plan.to_frame().merge(a.jobs.drop(columns=["count", "gpus", "gpu_utilization_alone"]), on="job")
+    if form == "table":
+        shown = pd.DataFrame(
+            {
+                "job": jobs["job"],
+                "count": jobs["count"],
+                "gpus": jobs["gpus"],
+                "reads": [fmt(v, "bytes_per_s") for v in jobs["read_bytes_per_s"]],
+                "reads/s": [fmt(v, "count_per_s") for v in jobs["read_iops"]],
+                "save burst": [fmt(v, "bytes_per_s") for v in jobs["peak_write_bytes_per_s"]],
+                "utilisation": [f"{v:.0%}" for v in jobs["gpu_utilization"]],
+                "monthly": [fmt_usd(v) if math.isfinite(v) else "n/a" for v in jobs["monthly_usd"]],
+            }
+        )
+        body = "\n".join(a.lines())
+        totals = "\n".join(f"{k:<32} {_fmt_total(k, v)}" for k, v in a.plan.totals().items())
+        return f"{a.plan.title}\n{c.description}\n\n{body}\n\n{shown.to_string(index=False)}\n\n{totals}"
+    data = {
+        "cluster": c.to_dict(),
+        "totals": a.plan.totals(),
+        "answer": a.lines(),
+        "best": {k: a.best[k] for k in ("option", "units", "unit", "monthly_total_usd")} if a.best else None,
+        "growth": {k: v for k, v in a.growth.items() if k != "months"},
+        "jobs": [{k: _plain(v) for k, v in r.items()} for r in jobs.to_dict("records")],
+    }
+    if form == "json":
+        import json
+
+        return json.dumps(data, indent=1, default=_plain)
+    return yaml.safe_dump(json_safe(data), sort_keys=False)
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, (np.integer, np.floating)):
+        return v.item()
+    return v
+
+
+def json_safe(data: Any) -> Any:
+    """Plain Python data for yaml.safe_dump (NumPy scalars become numbers)."""
+    if isinstance(data, Mapping):
+        return {str(k): json_safe(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [json_safe(v) for v in data]
+    return _plain(data)
+
+
+def _fmt_total(key: str, value: float) -> str:
+    if key.endswith("bytes_per_s"):
+        return fmt(value, "bytes_per_s")
+    if key.endswith("_bytes"):
+        return fmt(value, "bytes")
+    return fmt(value, "count_per_s", "ops/s" if "metadata" in key else "reads/s" if "iops" in key else "/s")
