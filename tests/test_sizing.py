@@ -59,7 +59,8 @@ def test_nfs_shop_iops() -> None:
 def test_mlperf_unet3d_h100_on_100_gb_per_s_feeds_34() -> None:
     # 2,726.9 MiB/s per accelerator at 90 %: 100e9 / (2726.9 x 2^20) = 34.97 -> 34
     assert max_gpus("mlperf-unet3d-h100", read_bytes_per_s="100 GB/s") == 34
-    assert max_gpus("mlperf-unet3d-h100", read_bytes_per_s=100e9 / 35) == 0 or True
+    # 100e9 / 35 = 2.857 GB/s is just short of one GPU's 2,726.9 MiB/s = 2.859 GB/s: none is fed
+    assert max_gpus("mlperf-unet3d-h100", read_bytes_per_s=100e9 / 35) == 0
     assert max_gpus("mlperf-unet3d-h100", read_bytes_per_s=35 * 2726.9 * 2**20 * 1.0001) == 35
 
 
@@ -186,8 +187,6 @@ def test_local_cache_design_is_sized_per_node_from_the_full_read_rate() -> None:
     # than a server holds.
     d = calc.designs("mlperf-unet3d-h100", gpus_per_job=64)
     local = d[d["design"] == "local cache"].iloc[0]
-    per_node = 8 * 7 / 0.323 * 0.9 * 146_600_628
-    assert math.ceil(per_node / 14.8e9) == 2 and math.ceil(per_node / 560e6) == 41
     assert local["local"] == "nvme-gen5-prosumer" and local["local_units_per_node"] == 2 and local["feasible"]
     assert local["purchase_usd"] == pytest.approx(16 * 999.99)
     sata = calc.designs("mlperf-unet3d-h100", gpus_per_job=64, storage=None)
@@ -344,7 +343,6 @@ def test_gpu_decode_is_capped_by_the_hardware_decoders() -> None:
     # Video on NVDEC: 7 engines x 771 frames/s at 1860 MHz x 1545 / 1860 = 4,483 1080p frames/s;
     # at 1920 x 1080 with 64 frames per clip: 70.0 clips/s per GPU.
     v = calc.plan("video-vivit-kinetics", gpu_decode=True, frame_pixels=1920 * 1080, batch_size=None)
-    assert round(7 * 771 * 1545 / 1860) == 4483
     assert v.values["decoder_samples_per_s_per_gpu"] == pytest.approx(4483 / 64)
     # A job faster than that is held by the decoder: 4 frames per clip on an H100 at 1080p would
     # allow 1,121 clips/s; 2,000 frames per clip allow 2.24, below the GPU's own rate.
@@ -402,8 +400,6 @@ def test_checkpoint_writes_to_s3_are_bounded_by_put_requests_per_prefix() -> Non
     # -> / 36 s = 460.07 GB/s; in 16 MiB parts 27,422 PUT/s; S3 takes 3,500 PUT/s per prefix:
     # 7.83 -> 8 prefixes, limited by write requests (S3 publishes no bandwidth limit).
     r = _row(recommend("mlperf-checkpoint-llama3-1t", storage=None), "aws-s3-standard")
-    puts = 1_183_035_102_480 * 14 / 36 / 2**24
-    assert math.ceil(puts / 3500) == 8
     assert r["units"] == 8 and r["limiting"] == "write requests" and r["feasible"]
 
 
@@ -428,6 +424,5 @@ def test_levers_chart_title_names_the_levers_that_lift_utilisation() -> None:
     from calc import plots
     from calc.sizing import levers
 
-    assert round(2609 / 3522, 2) == 0.74
     title = plots.levers_chart(levers("resnet50-8xh100-imagenet")).layout.title.text.replace("<br>", " ")
     assert title == "Offline preprocessing or GPU decode (DALI) lifts GPU utilisation from 74% to 100%"
