@@ -183,3 +183,28 @@ def test_supply_of_a_preset() -> None:
     # as many as needed: unconstrained
     auto = storage.supply_of("nvme-gen4", None, 64 * KIB)
     assert (auto.bytes_per_s, auto.iops) == (inf, inf)
+
+
+def test_supply_of_an_object_store_read_by_several_nodes() -> None:
+    # S3 per prefix (presets): 5,500 GETs/s, no bandwidth limit, 12.5 GB/s per client, 30 ms + 85 MB/s
+    # per stream. 2 prefixes read by 3 nodes: 3 x 12.5 = 37.5 GB/s; 2 x 5,500 = 11,000 GETs/s;
+    # a 64 KiB read takes 0.030 + 65,536 / 85e6 = 0.0307710 s
+    o = storage.option("aws-s3-standard")
+    assert (o.iops, o.read_bytes_per_s, o.client_bytes_per_s) == (5500.0, inf, 12.5e9)
+    assert (o.latency_s, o.stream_bytes_per_s) == (0.030, 85e6)
+    s = storage.supply_of("aws-s3-standard", 2, 64 * KIB, clients=3)
+    assert (s.bytes_per_s, s.iops) == (37.5e9, 11_000.0)
+    assert s.latency_s == pytest.approx(0.0307710, rel=1e-6) and s.counts_requests
+    assert s.source == f"{o.label} ({o.verified}); latency {o.sources['latency']} + read size / 85 MB/s per stream"
+    # one client by default: 12.5 GB/s
+    assert storage.supply_of("aws-s3-standard", 2, 64 * KIB).bytes_per_s == 12.5e9
+    nvme = storage.option("nvme-gen4")
+    assert storage.supply_of("nvme-gen4", 1, 64 * KIB).source == (
+        f"{nvme.label} ({nvme.verified}); latency {nvme.sources['latency']}"
+    )
+
+
+def test_unknown_option_names_the_storage_field() -> None:
+    with pytest.raises(InputError) as err:
+        storage.option("floppy")
+    assert err.value.field == "storage"
