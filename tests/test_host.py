@@ -65,6 +65,9 @@ def test_parse_tensors_refuses_a_non_string_naming_the_field() -> None:
     with pytest.raises(InputError) as err:
         host.tensor_bytes("x", "other")
     assert err.value.field == "other"
+    with pytest.raises(InputError) as err:
+        host.tensor_bytes("x")
+    assert err.value.field == "tensors"
 
 
 def test_tensor_bytes() -> None:
@@ -143,6 +146,7 @@ def test_dataset_size_and_whether_it_fits_in_ram() -> None:
     [
         # a sweep axis passed as integers must not wrap around in int64 (max 9.2e18): 3e9 x 4e9 = 1.2e19
         (host.batch_bytes, (np.array([3_000_000_000]), np.array([4_000_000_000]))),
+        (host.batches_in_flight, (np.array([3_000_000_000]), np.array([4_000_000_000]))),
         (host.worker_ram_bytes, (np.array([3_000_000_000]), np.array([4_000_000_000]), 0)),
         (host.cpu_cores, (np.array([3_000_000_000]), np.array([4_000_000_000]))),
         (host.host_ram_per_node_bytes, (np.array([3_000_000_000]), np.array([4_000_000_000]))),
