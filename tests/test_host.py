@@ -47,6 +47,16 @@ def test_parse_tensors_names_shapes_and_dtypes() -> None:
         ),
         ("3x0:uint8", "tensors: every dimension of '3x0:uint8' must be positive"),
         (
+            # 1e15 + 1 = 7 x 11 x 13 x 211 x 241 x 2,161 x 9,091 = 1,001 x 50,851 x 19,645,651 bytes: one over
+            "1001x50851x19645651:uint8",
+            "tensors: '1001x50851x19645651:uint8' is over 1 PB per example; accepted: shapes of real examples",
+        ),
+        (
+            # 2e14 float64 elements x 8 B = 1.6e15 B (the element count alone is under 1e15)
+            "1000000x1000000x200:float64",
+            "tensors: '1000000x1000000x200:float64' is over 1 PB per example; accepted: shapes of real examples",
+        ),
+        (
             "1000000x1000000x1001:uint8",
             "tensors: '1000000x1000000x1001:uint8' is over 1 PB per example; accepted: shapes of real examples",
         ),
