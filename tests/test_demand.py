@@ -114,8 +114,9 @@ def test_epoch_time() -> None:
     assert d.epoch_time_s(1_281_167, 1457.0, 8) == pytest.approx(109.9148, rel=1e-6)
     # below one sample/s the time is still dataset / rate: 10 / (0.25 x 2) = 20 s
     assert d.epoch_time_s(10.0, 0.25, 2) == pytest.approx(20.0, rel=1e-12)
-    # nothing runs: 0, with no division warning
+    # nothing runs: 0, with no division or overflow warning (1e9 / 1e-300 would overflow)
     assert d.epoch_time_s(1_281_167, 0.0, 8) == 0.0
+    assert d.epoch_time_s(1e9, 0.0, 8) == 0.0
     got = d.epoch_time_s(np.array([100.0, 100.0]), np.array([0.0, 10.0]), 1)
     assert list(got) == [0.0, 10.0]
 
@@ -130,6 +131,9 @@ def test_epoch_time() -> None:
         (1000e9, 1000e9, 1000, 1, 1.0),  # exactly fits
         (84e9, 512e9, 1, 0, 0.0),  # page cache off (the articles, MLPerf)
         (0.0, 512e9, 1, 1, 1.0),  # no dataset: nothing to miss
+        (0.0, 0.0, 1, 1, 1.0),  # nor with no RAM free (0 / 0 is not computed)
+        (1.0, 0.5, 1, 1, 0.5),  # a 1-byte dataset is still a dataset
+        (1000e9, 250e9, 2, 1, 0.0),  # two examples per file is a shard scan
         (1000e9, -5e9, 1, 1, 0.0),  # the loader took more than the RAM: nothing left
     ],
 )

@@ -118,6 +118,8 @@ BASE = {"storage": 5000.0, "network": 6000.0, "cpu": 7000.0, "pcie": 8000.0, "gp
         ("workers, equal", {"workers": 500.0, "read_s_per_example": 0.005, "cpu_seconds_per_example": 0.005}, 2),
         # a workers bound given alone (no read time): decode is blamed
         ("workers alone", {"workers": 500.0}, 2),
+        # a read time and no CPU time (0 by default): reading is blamed
+        ("workers, read only", {"workers": 500.0, "read_s_per_example": 0.01}, 0),
         # a tie with the GPU: the GPU is named, a stage as fast does not hold it back
         ("tie", {"storage": 1000.0}, 4),
     ],
@@ -147,9 +149,9 @@ def test_achieved_without_workers_adds_the_stage_times() -> None:
 
 
 def test_achieved_vectorised_over_workers() -> None:
-    # no workers: 1 / (1/1000 + 1/1000) = 500; with workers the slower stage: 1000
-    rate, code = pl.achieved(1000.0, inf, inf, inf, 1000.0, np.array([0.0, 8.0]))
-    assert list(rate) == pytest.approx([500.0, 1000.0], rel=1e-12)
+    # no workers: 1 / (1/1000 + 1/1000) = 500; with one worker or eight the slower stage: 1000
+    rate, code = pl.achieved(1000.0, inf, inf, inf, 1000.0, np.array([0.0, 1.0, 8.0]))
+    assert list(rate) == pytest.approx([500.0, 1000.0, 1000.0], rel=1e-12)
     assert code == 4.0  # the stages are scalars: one code
 
 

@@ -66,6 +66,8 @@ def test_iops_at_request_edge_cases() -> None:
     assert storage.iops_at_request(math.nan, 285e6, 64 * KIB) == pytest.approx(285e6 / 65536, rel=1e-12)
     # a fixed cost below the quoted transfer is clamped at 0: 1e9 / 65,536 = 15,258.8 reads/s
     assert storage.iops_at_request(1e9, 1e9, 64 * KIB) == pytest.approx(1e9 / 65536, rel=1e-12)
+    # no IOPS and no bandwidth limit published: unlimited, without a division warning
+    assert storage.iops_at_request(math.nan, inf, 64 * KIB) == inf
 
 
 def test_supply_bandwidth_is_units_capped_by_clients() -> None:
@@ -87,8 +89,8 @@ def test_supply_iops_is_the_smallest_of_three_limits() -> None:
     assert storage.supply_iops(4, 98_000.0, 560e6, 64 * KIB, 20_000.0, 2.24e9) == 20_000.0
     # a client link of 1 GB/s binds: 1e9 / 65,536 = 15,258.8
     assert storage.supply_iops(4, 98_000.0, 560e6, 64 * KIB, inf, 1e9) == pytest.approx(1e9 / 65536, rel=1e-12)
-    # IOPS quoted at 64 KiB: 2 x 10,000
-    assert storage.supply_iops(2, 10_000.0, inf, 64 * KIB, inf, inf, 64 * KIB) == 20_000.0
+    # IOPS quoted at 64 KiB and read at 64 KiB: 2 x 10,000 (the transfer is in the quoted figure)
+    assert storage.supply_iops(2, 10_000.0, 1e9, 64 * KIB, inf, inf, 64 * KIB) == pytest.approx(20_000.0, rel=1e-12)
     # unconstrained units: inf, no warning
     assert storage.supply_iops(inf, 98_000.0, 560e6, 64 * KIB, inf, inf) == inf
     assert storage.supply_iops(0.0, math.nan, inf, 64 * KIB, inf, inf) == inf
@@ -108,6 +110,9 @@ def test_option_iops_at() -> None:
     o = _option(iops=168.0, read_bytes_per_s=285e6)
     assert o.iops_at(64 * KIB) == pytest.approx(162.13, abs=0.01)
     assert isinstance(o.iops_at(64 * KIB), float)
+    # quoted at 64 KiB (an NFS server): 10,000 at 64 KiB, not less
+    nfs = _option(iops=10_000.0, read_bytes_per_s=1e9, iops_request_bytes=64 * KIB)
+    assert nfs.iops_at(64 * KIB) == pytest.approx(10_000.0, rel=1e-12)
 
 
 def test_option_lookup() -> None:
@@ -202,6 +207,25 @@ def test_supply_of_an_object_store_read_by_several_nodes() -> None:
     assert storage.supply_of("nvme-gen4", 1, 64 * KIB).source == (
         f"{nvme.label} ({nvme.verified}); latency {nvme.sources['latency']}"
     )
+
+
+def test_supply_of_an_nfs_server_quoted_at_64_kib() -> None:
+    # nfs-25gbe (presets): 100,000 IOPS quoted at 64 KiB, 2.8 GB/s; at 64 KiB one server does
+    # 100,000 reads/s (2.8e9 / 65,536 = 42,725 reads/s of bandwidth bind first)
+    o = storage.option("nfs-25gbe")
+    assert (o.iops, o.iops_request_bytes, o.read_bytes_per_s) == (100_000.0, 65_536.0, 2.8e9)
+    s = storage.supply_of("nfs-25gbe", 1, 64 * KIB)
+    assert s.iops == pytest.approx(2.8e9 / 65536, rel=1e-12)
+    # at 4 KiB: 1 / (1/100,000 - 65,536/2.8e9 + 4,096/2.8e9) = 1 / (1e-5 - 2.3406e-5 + 1.4629e-6) < 0:
+    # the fixed cost is clamped at 0, the transfer alone: 2.8e9 / 4,096 = 683,594 reads/s
+    assert storage.supply_of("nfs-25gbe", 1, 4096).iops == pytest.approx(2.8e9 / 4096, rel=1e-12)
+
+
+def test_integer_inputs_do_not_overflow() -> None:
+    # a sweep axis passed as integers must not wrap around in int64 (max 9.2e18): 3e9 x 4e9 = 1.2e19
+    three, four = np.array([3_000_000_000]), np.array([4_000_000_000])
+    assert float(storage.supply_bytes_per_s(three, four, 1, inf)[0]) == pytest.approx(1.2e19, rel=1e-12)
+    assert float(storage.supply_bytes_per_s(1, inf, three, four)[0]) == pytest.approx(1.2e19, rel=1e-12)
 
 
 def test_unknown_option_names_the_storage_field() -> None:
