@@ -196,6 +196,8 @@ def test_fmt_usd_edges() -> None:
 )
 def test_fmt_by_kind(kind: str, unit: str, text: str) -> None:
     assert fmt(1500, kind, unit) == text  # type: ignore[arg-type]
+    if kind.startswith("count"):
+        assert fmt(1500, kind) == "1,500"  # type: ignore[arg-type]  # no unit given, none shown
     if kind == "bytes":
         assert fmt(1536, kind, binary=True) == "1.5 KiB"  # type: ignore[arg-type]
         assert fmt(1536, "bytes_per_s", binary=True) == "1.5 KiB/s"
@@ -217,6 +219,7 @@ def test_parse_numbers_and_separators() -> None:
     assert parse("100 ns", "seconds") == pytest.approx(1e-7, rel=1e-12)
     assert parse("1 EiB", "bytes") == 2**60
     assert parse("-3", "count") == -3.0  # ranges are the scenario's to check
+    assert parse("1 GB /s", "bytes_per_s") == 1e9  # spaces inside the unit are dropped
 
 
 @pytest.mark.parametrize(
@@ -243,6 +246,12 @@ def test_parse_numbers_and_separators() -> None:
             "f: unknown unit 'GB' in '1 GB' ('GB' is a unit of bytes); accepted: s, ms, us, µs, ns, min, h, d",
         ),
         ("3 parsecs", "seconds", "f: unknown unit 'parsecs' in '3 parsecs'; accepted: s, ms, us, µs, ns, min, h, d"),
+        # a line break inside the unit: the pattern cannot match it at all
+        (
+            "64 Ki\nB",
+            "bytes",
+            f"f: cannot read '64 Ki\\nB' as a number with a unit; accepted: {accepted_units('bytes')}",
+        ),
     ],
 )
 def test_parse_error_messages(value: object, kind: str, message: str) -> None:
