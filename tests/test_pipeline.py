@@ -148,6 +148,12 @@ def test_achieved_without_workers_adds_the_stage_times() -> None:
     assert rate == pytest.approx(500.0, rel=1e-12)
 
 
+def test_a_stage_at_zero_stops_the_serial_pipeline() -> None:
+    # no storage bandwidth at all and no workers: 1 / (1/0 + 1/1000) = 0 samples/s, without a warning
+    rate, code = pl.achieved(0.0, inf, inf, inf, 1000.0, 0)
+    assert rate == 0.0 and pl.STAGES[int(code)] == "storage"
+
+
 def test_achieved_vectorised_over_workers() -> None:
     # no workers: 1 / (1/1000 + 1/1000) = 500; with one worker or eight the slower stage: 1000
     rate, code = pl.achieved(1000.0, inf, inf, inf, 1000.0, np.array([0.0, 1.0, 8.0]))
