@@ -241,7 +241,7 @@ def fmt_usd(x: float) -> str:
     """``$1,234``; a cost that rounds to nothing but is not zero reads ``under $1``, not ``$0``."""
     if not math.isfinite(x):
         return ""
-    if 0 < abs(x) < 0.5:
+    if 0 < abs(x) <= 0.5:  # 0.5 itself prints "$0": format rounds half to even
         return "under $1"
     return f"${x:,.0f}"
 

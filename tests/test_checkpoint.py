@@ -24,8 +24,7 @@ def test_llama3_70b_param_count_by_hand() -> None:
     # per layer: 2h 16,384 + QKV 8192 x 9216 = 75,497,472 + out 8192^2 = 67,108,864
     #            + SwiGLU 3 x 8192 x 28672 = 704,643,072                  = 847,265,792
     # x 80 = 67,781,263,360; + embedding and lm_head 2 x 128256 x 8192 = 2,101,346,304; + 8192
-    expected = 67_781_263_360 + 2_101_346_304 + 8_192
-    assert expected == 69_882_617_856
+    expected = 69_882_617_856  # = 67,781,263,360 + 2,101,346,304 + 8,192
     assert ck.llama_params(128256, 8192, 80, 28672, 128, 8) == expected
     assert ck.MLPERF_CHECKPOINT["llama3-70b"]["params"] == expected
 

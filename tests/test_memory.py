@@ -1,0 +1,84 @@
+"""Batch size from GPU memory (calc/memory.py, docs/model.md section 3), values worked by hand.
+
+The article "Feeding the beast": ResNet-50 on a 16 GiB V100, 98 MiB of fp32 weights, 103 MiB of
+activations per image (convnet-burden), no reserve: floor((16,384 - 98) / 103) = 158, rounded
+to the power of two 128, which takes 128 x 103 + 98 = 13,282 MiB = 12.97 GiB.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from calc import memory
+
+MIB = 2**20
+GIB = 2**30
+
+
+def test_model_state_by_optimizer_and_shards() -> None:
+    # ResNet-50's 25,557,032 parameters with Adam: x 16 B = 408,912,512 B
+    assert memory.model_state_bytes(25_557_032, memory.BYTES_PER_PARAM["adam"]) == 408_912_512
+    # Llama-2-7B (6,738,415,616 params) with Adam sharded over 8 GPUs (ZeRO-3): x 16 / 8 = 13,476,831,232 B
+    assert memory.model_state_bytes(6_738_415_616, 16.0, 8) == 13_476_831_232
+    # the article's count: fp32 weights only, 4 B each
+    assert memory.model_state_bytes(25_557_032, memory.BYTES_PER_PARAM["weights_only"]) == 102_228_128
+
+
+def test_bytes_per_param_table() -> None:
+    # weights 4, + gradients 4, + momentum 4, + Adam m and v 8 (ZeRO paper: 2 + 2 + 12 mixed = 16)
+    assert memory.BYTES_PER_PARAM == {
+        "weights_only": 4.0,
+        "sgd": 8.0,
+        "sgd_momentum": 12.0,
+        "adam": 16.0,
+        "adamw": 16.0,
+    }
+
+
+def test_the_articles_v100_batch() -> None:
+    # floor((16,384 MiB - 0 - 98 MiB) / 103 MiB) = floor(158.1) = 158
+    assert memory.max_batch_size(16 * GIB, 0.0, 98 * MIB, 103 * MIB) == 158
+    # a 1 GiB reserve: floor((16,384 - 1,024 - 98) / 103) = floor(148.2) = 148
+    assert memory.max_batch_size(16 * GIB, 1 * GIB, 98 * MIB, 103 * MIB) == 148
+    # state larger than the GPU: 0, never negative
+    assert memory.max_batch_size(16 * GIB, 1 * GIB, 20 * GIB, 103 * MIB) == 0
+
+
+@pytest.mark.parametrize(
+    ("n_max", "rule", "n"),
+    [
+        (158, 0, 128),  # pow2: 2^floor(log2 158) = 2^7
+        (158, 1, 152),  # multiple of 8: floor(158 / 8) x 8 = 19 x 8
+        (158, 2, 158),  # none
+        (128, 0, 128),  # a power of two stays
+        (1, 0, 1),  # 2^0
+        (0, 0, 0),  # does not fit: 0, not 2^0
+        (7, 1, 7),  # below 8 a multiple of 8 is impossible: kept
+        (15, 1, 8),
+        (3, 0, 2),
+    ],
+)
+def test_round_batch(n_max: float, rule: int, n: float) -> None:
+    assert memory.round_batch(n_max, rule) == n
+
+
+def test_round_batch_is_vectorised() -> None:
+    got = memory.round_batch(np.array([158.0, 158.0, 158.0, 0.0]), np.array([0, 1, 2, 0]))
+    assert list(got) == [128.0, 152.0, 158.0, 0.0]
+
+
+def test_memory_used() -> None:
+    # 0 reserve + 98 MiB + 128 x 103 MiB = 13,282 MiB (12.97 GiB)
+    assert memory.memory_used_bytes(128, 0.0, 98 * MIB, 103 * MIB) == 13_282 * MIB
+    # with a 1 GiB reserve: 14,306 MiB
+    assert memory.memory_used_bytes(128, 1 * GIB, 98 * MIB, 103 * MIB) == 14_306 * MIB
+
+
+def test_integer_inputs_do_not_overflow() -> None:
+    # a sweep axis passed as integers must not wrap around in int64 (max 9.2e18): 3e9 x 4e9 = 1.2e19
+    got = memory.model_state_bytes(np.array([3_000_000_000]), np.array([4_000_000_000]))
+    assert float(got[0]) == pytest.approx(1.2e19, rel=1e-12)
+    # 6e18 B reserved + 6e18 B of state + 1 x 1 B: 1.2e19, not a wrapped negative number
+    six = np.array([6_000_000_000_000_000_000])
+    assert float(memory.memory_used_bytes(1, six, six, 1)[0]) == pytest.approx(1.2e19, rel=1e-12)

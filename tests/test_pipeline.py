@@ -1,0 +1,180 @@
+"""The pipeline and GPU utilisation (calc/pipeline.py, docs/model.md section 8), values by hand.
+
+Each stage's capacity in samples/s per GPU, then the pace: the slowest stage with loader
+workers, the harmonic sum without. NumPy warnings are errors here: an unlimited stage (a zero
+cost, nothing read remotely) is inf without one.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from calc import pipeline as pl
+
+pytestmark = pytest.mark.filterwarnings("error")
+inf = math.inf
+
+
+def _storage(**kw: float) -> float:
+    # 1 GB/s and 1M IOPS shared by 4 GPUs, 1 ms per read, 1 MB examples read in one read, 8 in flight
+    args = {
+        "storage_bytes_per_s": 1e9,
+        "storage_iops": 1e6,
+        "storage_latency_s": 1e-3,
+        "example_bytes": 1e6,
+        "reads_per_example": 1.0,
+        "seeks_per_example": 1.0,
+        "remote_fraction": 1.0,
+        "readers": 4.0,
+        "in_flight": 8.0,
+    }
+    args.update(kw)
+    return float(pl.storage_stage(**args))
+
+
+def test_storage_stage_bandwidth_bound() -> None:
+    # 1 GB/s / 1 MB / 4 GPUs = 250 samples/s per GPU (IOPS allow 250,000, latency 8 / 1 ms = 8,000)
+    assert _storage() == 250.0
+    # half the examples hit a cache: storage serves twice as many: 500
+    assert _storage(remote_fraction=0.5) == 500.0
+
+
+def test_storage_stage_iops_bound() -> None:
+    # 400 reads/s / 1 seek per example / 4 GPUs = 100; 4 seeks per example: 25
+    assert _storage(storage_iops=400.0) == 100.0
+    assert _storage(storage_iops=400.0, seeks_per_example=4.0) == 25.0
+
+
+def test_storage_stage_latency_bound_is_littles_law() -> None:
+    # 8 reads in flight / (100 ms x 2 reads per example) = 40 samples/s per GPU
+    assert _storage(storage_latency_s=0.1, reads_per_example=2.0) == 40.0
+    # with no workers one read is still in flight: 1 / 10 ms = 100
+    assert _storage(storage_latency_s=0.01, in_flight=0.0, storage_bytes_per_s=inf) == 100.0
+    # a quarter read remotely: 8 / (0.1 x 1 x 0.25) = 320; bandwidth 1e9 / (1e6 x 0.25) / 4 = 1,000
+    assert _storage(storage_latency_s=0.1, remote_fraction=0.25) == 320.0
+
+
+def test_storage_stage_unlimited() -> None:
+    # nothing read from storage (all cached): no bound, and no division warning
+    assert _storage(remote_fraction=0.0) == inf
+    assert _storage(storage_bytes_per_s=inf, storage_iops=inf, storage_latency_s=0.0) == inf
+
+
+def test_network_stage() -> None:
+    # a 100 Gb/s link (12.5 GB/s) shared by 8 GPUs, 146,600,628 B per example:
+    # 12.5e9 / 8 = 1.5625e9 / 146,600,628 = 10.6582 samples/s per GPU; half cached: 21.3164
+    assert pl.network_stage(12.5e9, 8, 146_600_628, 1.0) == pytest.approx(10.65821, rel=1e-6)
+    assert pl.network_stage(12.5e9, 8, 146_600_628, 0.5) == pytest.approx(21.31642, rel=1e-6)
+    assert pl.network_stage(12.5e9, 8, 146_600_628, 0.0) == inf
+
+
+def test_cpu_stage() -> None:
+    # 4.6 ms of CPU per image (ImageNet): 8 workers but 4 cores per GPU -> 4 / 0.0046 = 869.57/s
+    assert pl.cpu_stage(0.0046, 8, 4) == pytest.approx(869.5652, rel=1e-7)
+    # 2 workers on 4 cores: 2 / 0.0046 = 434.78; no workers: the main process, 1 / 0.0046 = 217.39
+    assert pl.cpu_stage(0.0046, 2, 4) == pytest.approx(434.7826, rel=1e-7)
+    assert pl.cpu_stage(0.0046, 0, 4) == pytest.approx(217.3913, rel=1e-7)
+    assert pl.cpu_stage(0.0, 8, 4) == inf  # no CPU work
+
+
+def test_worker_bound() -> None:
+    # LUNA: 4 workers each read a CT image (12 ms) then spend 15.2 s of CPU on it:
+    # 4 / 15.212 = 0.26295 images/s (the article saw 3.8 s per image)
+    assert pl.worker_bound(4, 0.012, 15.2, 0) == pytest.approx(0.262951, rel=1e-5)
+    # one worker reading 1 ms and decoding 4.6 ms: 1 / 5.6 ms = 178.5714 samples/s
+    assert pl.worker_bound(1, 0.001, 0.0046, 0) == pytest.approx(178.5714, rel=1e-6)
+    # no workers: the training process does it all in turn, which achieved()'s serial sum
+    # counts; a bound here would count read and decode twice
+    assert pl.worker_bound(0, 0.001, 0.0046, 0) == inf
+    # an async reader overlaps reading and decoding: no such bound
+    assert pl.worker_bound(4, 0.012, 15.2, 1) == inf
+    assert pl.worker_bound(4, 0.0, 0.0, 0) == inf
+
+
+def test_pcie_stage_pinned_and_pageable() -> None:
+    # PCIe Gen3 x16, 15.75 GB/s / 602,120 B per ImageNet example = 26,157.58 samples/s pinned
+    assert pl.pcie_stage(15.75e9, 602_120, 1) == pytest.approx(26_157.58, rel=1e-6)
+    assert pl.pcie_stage(15.75e9, 602_120, True) == pytest.approx(26_157.58, rel=1e-6)
+    # pageable: 7.4437 / 54.869 GB/s measured on an H100 host = 0.135663 of it: 26,157.58 x 0.135663 = 3,548.62
+    assert abs(pl.PAGEABLE_FRACTION - 0.135663) < 1e-6
+    assert pl.pcie_stage(15.75e9, 602_120, 0) == pytest.approx(3548.62, rel=1e-5)
+
+
+BASE = {"storage": 5000.0, "network": 6000.0, "cpu": 7000.0, "pcie": 8000.0, "gpu": 1000.0}
+
+
+@pytest.mark.parametrize(
+    ("slow", "kw", "code"),
+    [
+        ("gpu", {}, 4),
+        ("storage", {"storage": 500.0}, 0),
+        ("network", {"network": 500.0}, 1),
+        ("cpu", {"cpu": 500.0}, 2),
+        ("pcie", {"pcie": 500.0}, 3),
+        ("decoder", {"decoder": 500.0}, 5),
+        # the synchronous workers' read + decode bound is a stage of its own, named "workers"
+        ("workers", {"workers": 500.0}, 6),
+        # a tie between a resource and the workers bound: the resource is what the workers wait for
+        ("storage tied with workers", {"workers": 500.0, "storage": 500.0}, 0),
+        # a tie with the GPU: the GPU is named, a stage as fast does not hold it back
+        ("tie", {"storage": 1000.0}, 4),
+    ],
+)
+def test_achieved_is_the_slowest_stage_and_names_it(slow: str, kw: dict[str, float], code: int) -> None:
+    args = {**BASE, **kw}
+    rate, got = pl.achieved(num_workers=8, **args)  # type: ignore[arg-type]
+    assert rate == (500.0 if slow not in ("gpu", "tie") else 1000.0), slow
+    assert got == code, slow
+    assert pl.STAGES[int(got)] == slow.split(maxsplit=1)[0] if slow != "tie" else pl.STAGES[int(got)] == "gpu"
+
+
+def test_achieved_without_workers_adds_the_stage_times() -> None:
+    # beast-resnet50-v100 with num_workers = 0: 1 / (1/1457 + 0.0046 + 1/26,157.58 + 1/1000)
+    # = 1 / (0.00068634 + 0.0046 + 0.00003823 + 0.001) = 1 / 0.00632457 = 158.113
+    gpu, cpu, pcie, storage = 1457.0, 1 / 0.0046, 15.75e9 / 602_120, 1000.0
+    rate, code = pl.achieved(storage, inf, cpu, pcie, gpu, 0)
+    assert rate == pytest.approx(158.113, rel=1e-5)
+    assert code == 2  # the CPU is the slowest part
+    # the decoder's time adds too: 1 / (1/1000 + 1/1000) = 500 from two equal stages
+    rate, _ = pl.achieved(inf, inf, inf, inf, 1000.0, 0, decoder=1000.0)
+    assert rate == pytest.approx(500.0, rel=1e-12)
+    rate, _ = pl.achieved(1000.0, inf, inf, inf, inf, 0)
+    assert rate == 1000.0
+    rate, _ = pl.achieved(inf, 1000.0, inf, 1000.0, inf, 0)
+    assert rate == pytest.approx(500.0, rel=1e-12)
+
+
+def test_a_stage_at_zero_stops_the_serial_pipeline() -> None:
+    # no storage bandwidth at all and no workers: 1 / (1/0 + 1/1000) = 0 samples/s, without a warning
+    rate, code = pl.achieved(0.0, inf, inf, inf, 1000.0, 0)
+    assert rate == 0.0 and pl.STAGES[int(code)] == "storage"
+
+
+def test_achieved_vectorised_over_workers() -> None:
+    # no workers: 1 / (1/1000 + 1/1000) = 500; with one worker or eight the slower stage: 1000
+    rate, code = pl.achieved(1000.0, inf, inf, inf, 1000.0, np.array([0.0, 1.0, 8.0]))
+    assert list(rate) == pytest.approx([500.0, 1000.0, 1000.0], rel=1e-12)
+    assert code == 4.0  # the stages are scalars: one code
+
+
+def test_decoder_stage() -> None:
+    # JPEG on the GPU's NVJPG engines: 7,000 images/s (H100: 7 engines x A100's 5,000 / 5)
+    assert pl.decoder_stage(1, 0, 7000.0, 4483.0, 1920 * 1080, 64) == 7000.0
+    # video: 4,483 1080p frames/s / 64 frames per clip = 70.05 clips/s
+    assert pl.decoder_stage(1, 1, 7000.0, 4483.0, 1920 * 1080, 64) == pytest.approx(70.046875, rel=1e-12)
+    # 640 x 360 frames have 1/9 of the pixels: 9 x 4,483 / 64 = 630.42 clips/s
+    assert pl.decoder_stage(1, 1, 7000.0, 4483.0, 640 * 360, 64) == pytest.approx(630.421875, rel=1e-12)
+    # no figure for the GPU (NaN), or decoding on the CPU: unbounded
+    assert pl.decoder_stage(1, 0, math.nan, 4483.0, 1920 * 1080, 64) == inf
+    assert pl.decoder_stage(0, 0, 7000.0, 4483.0, 1920 * 1080, 64) == inf
+    assert pl.REFERENCE_FRAME_PIXELS == 2_073_600
+
+
+def test_cpu_seconds_left_with_gpu_decode() -> None:
+    # decoding on the GPU leaves 10 % of the CPU work (reading and batching): 4.6 ms -> 0.46 ms
+    assert pl.cpu_seconds_effective(0.0046, 0) == 0.0046
+    assert pl.cpu_seconds_effective(0.0046, 1) == pytest.approx(0.00046, rel=1e-12)
+    assert pl.cpu_seconds_effective(0.0046, True) == pytest.approx(0.00046, rel=1e-12)

@@ -1,0 +1,234 @@
+"""Storage supply (calc/storage.py, docs/model.md section 7), each formula called directly.
+
+Per-unit figures of docs/model.md 7.1: a 7,200 rpm HDD (168 IOPS at 4 KiB, 285 MB/s), a SATA SSD
+(98,000 IOPS, 560 MB/s), a Gen4 datacenter NVMe drive (900,000 IOPS, 6.5 GB/s); object-store
+figures of S3 (30 ms first byte, 85 MB/s per connection, 3,500 PUT/s per prefix). Options are
+built here from these figures (``dataclasses.replace``), so a preset's edit cannot move them.
+NumPy warnings are errors: "as many units as needed" is inf without one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from calc import storage
+from calc.errors import InputError
+
+pytestmark = pytest.mark.filterwarnings("error")
+inf = math.inf
+KIB = 1024
+
+
+def _option(**kw: object) -> storage.StorageOption:
+    """A drive with round figures: 100 IOPS, 200 MB/s read, 100 MB/s write, 10 TB, at least 2."""
+    base = dataclasses.replace(
+        storage.option("hdd-7200"),
+        kind="block",
+        iops=100.0,
+        iops_request_bytes=4096.0,
+        read_bytes_per_s=200e6,
+        write_bytes_per_s=100e6,
+        latency_s=0.01,
+        stream_bytes_per_s=inf,
+        capacity_bytes=10e12,
+        min_units=2.0,
+        put_requests=inf,
+    )
+    return dataclasses.replace(base, **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("iops", "bandwidth", "at_64k"),
+    [
+        # 1 / (1/168 - 4,096/285e6 + 65,536/285e6) = 1 / (5.95238e-3 - 1.4372e-5 + 2.29951e-4) = 162.13
+        (168.0, 285e6, 162.13),
+        # 1 / (1.020408e-5 - 7.3143e-6 + 1.170286e-4) = 1 / 1.199184e-4 = 8,339.0
+        (98_000.0, 560e6, 8339.0),
+        # 1 / (1.11111e-6 - 6.3015e-7 + 1.008246e-5) = 1 / 1.056342e-5 = 94,666
+        (900_000.0, 6.5e9, 94_666.0),
+    ],
+)
+def test_iops_at_64_kib_pays_the_transfer(iops: float, bandwidth: float, at_64k: float) -> None:
+    assert storage.iops_at_request(iops, bandwidth, 64 * KIB) == pytest.approx(at_64k, abs=0.5)
+    assert storage.iops_at_request(iops, bandwidth, 64 * KIB, 4096.0) == pytest.approx(at_64k, abs=0.5)
+    # at the quoted 4 KiB read the datasheet figure comes back
+    assert storage.iops_at_request(iops, bandwidth, 4096.0) == pytest.approx(iops, rel=1e-12)
+
+
+def test_iops_at_request_edge_cases() -> None:
+    # quoted at 64 KiB (NFS servers): not charged the transfer twice
+    assert storage.iops_at_request(10_000.0, 1e9, 64 * KIB, 64 * KIB) == pytest.approx(10_000.0, rel=1e-12)
+    # no IOPS published (NaN): only the transfer, 285e6 / 65,536 = 4,348.8
+    assert storage.iops_at_request(math.nan, 285e6, 64 * KIB) == pytest.approx(285e6 / 65536, rel=1e-12)
+    # a fixed cost below the quoted transfer is clamped at 0: 1e9 / 65,536 = 15,258.8 reads/s
+    assert storage.iops_at_request(1e9, 1e9, 64 * KIB) == pytest.approx(1e9 / 65536, rel=1e-12)
+    # no IOPS and no bandwidth limit published: unlimited, without a division warning
+    assert storage.iops_at_request(math.nan, inf, 64 * KIB) == inf
+
+
+def test_supply_bandwidth_is_units_capped_by_clients() -> None:
+    # 4 NVMe drives x 6.5 GB/s = 26 GB/s, read by 2 nodes capped at 12.5 GB/s each = 25 GB/s
+    assert storage.supply_bytes_per_s(4, 6.5e9, 2, 12.5e9) == 25e9
+    assert storage.supply_bytes_per_s(3, 6.5e9, 2, 12.5e9) == pytest.approx(19.5e9, rel=1e-12)
+    # no per-unit limit and 0 units (inf x 0): unconstrained, no warning
+    assert storage.supply_bytes_per_s(0.0, inf, 1, inf) == inf
+    assert storage.supply_bytes_per_s(np.inf, 6.5e9, 1, inf) == inf
+
+
+def test_supply_iops_is_the_smallest_of_three_limits() -> None:
+    per_drive = 1 / (1 / 98_000 - 4096 / 560e6 + 65536 / 560e6)  # 8,339.0 reads/s at 64 KiB
+    # 4 SATA SSDs: 4 x 8,339.0 = 33,356; their 2.24 GB/s allow 2.24e9 / 65,536 = 34,180
+    got = storage.supply_iops(4, 98_000.0, 560e6, 64 * KIB, inf, 2.24e9)
+    assert got == pytest.approx(4 * per_drive, rel=1e-12)
+    assert got == pytest.approx(33_356, abs=1)
+    # a system cap of 20,000 reads/s binds
+    assert storage.supply_iops(4, 98_000.0, 560e6, 64 * KIB, 20_000.0, 2.24e9) == 20_000.0
+    # a client link of 1 GB/s binds: 1e9 / 65,536 = 15,258.8
+    assert storage.supply_iops(4, 98_000.0, 560e6, 64 * KIB, inf, 1e9) == pytest.approx(1e9 / 65536, rel=1e-12)
+    # IOPS quoted at 64 KiB and read at 64 KiB: 2 x 10,000 (the transfer is in the quoted figure)
+    assert storage.supply_iops(2, 10_000.0, 1e9, 64 * KIB, inf, inf, 64 * KIB) == pytest.approx(20_000.0, rel=1e-12)
+    # unconstrained units: inf, no warning
+    assert storage.supply_iops(inf, 98_000.0, 560e6, 64 * KIB, inf, inf) == inf
+    assert storage.supply_iops(0.0, math.nan, inf, 64 * KIB, inf, inf) == inf
+
+
+def test_read_service_time() -> None:
+    # S3: 30 ms to the first byte + 146,600,628 B / 85 MB/s per connection = 0.030 + 1.724713 = 1.754713 s
+    assert storage.read_service_time_s(0.030, 146_600_628, 85e6) == pytest.approx(1.754713, rel=1e-6)
+    # drives and file systems publish no per-stream cap: the latency alone
+    assert storage.read_service_time_s(80e-6, 65_536, inf) == 80e-6
+    o = _option(latency_s=0.030, stream_bytes_per_s=85e6)
+    assert o.service_time_s(146_600_628) == pytest.approx(1.754713, rel=1e-6)
+
+
+def test_option_iops_at() -> None:
+    # the HDD of docs/model.md 7.1 built from its figures: 162.13 reads/s at 64 KiB
+    o = _option(iops=168.0, read_bytes_per_s=285e6)
+    assert o.iops_at(64 * KIB) == pytest.approx(162.13, abs=0.01)
+    assert isinstance(o.iops_at(64 * KIB), float)
+    # quoted at 64 KiB (an NFS server): 10,000 at 64 KiB, not less
+    nfs = _option(iops=10_000.0, read_bytes_per_s=1e9, iops_request_bytes=64 * KIB)
+    assert nfs.iops_at(64 * KIB) == pytest.approx(10_000.0, rel=1e-12)
+
+
+def test_option_lookup() -> None:
+    assert storage.option("NVME-GEN4").name == "nvme-gen4"
+    with pytest.raises(InputError, match="unknown storage option 'floppy'"):
+        storage.option("floppy")
+
+
+def test_random_reads_are_requests_on_object_stores_and_opens_elsewhere() -> None:
+    assert storage.random_reads(_option(kind="object"), 5000.0, 100.0) == 5000.0
+    assert storage.random_reads(_option(kind="block"), 5000.0, 100.0) == 100.0
+
+
+def test_unit_loads() -> None:
+    o = _option()
+    # 300 opens/s / 100 IOPS = 3; 400 MB/s / 200 MB/s + 50 MB/s written / 100 MB/s = 2.5;
+    # 25 TB / 10 TB = 2.5; at least 2 units; no PUT limit
+    loads = storage.unit_loads(o, 400e6, 500.0, 64 * KIB, 25e12, 300.0, 50e6)
+    assert loads == {"iops": 3.0, "bandwidth": 2.5, "capacity": 2.5, "minimum": 2.0, "puts": 0.0}
+    # a blocking save takes turns with reads: the larger, 2
+    assert storage.unit_loads(o, 400e6, 500.0, 64 * KIB, 25e12, 300.0, 50e6, False)["bandwidth"] == 2.0
+    assert storage.unit_loads(o, 100e6, 500.0, 64 * KIB, 25e12, 300.0, 500e6, False)["bandwidth"] == 5.0
+    # opens not given: every read seeks, 500 / 100 = 5; nothing written: reads alone
+    plain = storage.unit_loads(o, 400e6, 500.0, 64 * KIB, 25e12)
+    assert plain["iops"] == 5.0 and plain["bandwidth"] == 2.0
+    # no IOPS or capacity published: those axes cost nothing
+    free = storage.unit_loads(_option(iops=math.nan, capacity_bytes=inf), 400e6, 500.0, 64 * KIB, 25e12, 300.0)
+    assert free["iops"] == 0.0 and free["capacity"] == 0.0
+
+
+def test_unit_loads_put_requests_of_a_checkpoint_to_s3() -> None:
+    # Llama 3 1T every 30 min at 2 % stall: 1,183,035,102,480 x 14 B / 36 s = 460.07 GB/s; in 16 MiB
+    # parts 460.07e9 / 16,777,216 = 27,422 PUT/s over 3,500 per prefix = 7.83 prefixes
+    write = 1_183_035_102_480 * 14 / 36
+    o = _option(kind="object", put_requests=3500.0, write_bytes_per_s=inf)
+    loads = storage.unit_loads(o, 0.0, 0.0, 64 * KIB, 0.0, 0.0, write)
+    assert loads["puts"] == pytest.approx(7.835, abs=0.001)
+    assert storage.WRITE_REQUEST_BYTES == 16 * 2**20
+    assert storage.size(loads) == (8, "write requests")
+
+
+@pytest.mark.parametrize(
+    ("loads", "units", "limiting"),
+    [
+        # a unit spends its time on seeks and transfers: 3 + 2.5 = 5.5 -> 6, seeks the larger part
+        ({"iops": 3.0, "bandwidth": 2.5, "capacity": 2.5, "minimum": 2.0, "puts": 0.0}, 6, "iops"),
+        ({"iops": 1.0, "bandwidth": 2.0, "capacity": 0.0, "minimum": 1.0, "puts": 0.0}, 3, "bandwidth"),
+        ({"iops": 1.0, "bandwidth": 1.0, "capacity": 0.0, "minimum": 1.0, "puts": 0.0}, 2, "iops"),  # a tie
+        ({"iops": 1.0, "bandwidth": 1.0, "capacity": 7.2, "minimum": 1.0, "puts": 0.0}, 8, "capacity"),
+        ({"iops": 0.5, "bandwidth": 0.2, "capacity": 0.1, "minimum": 4.0, "puts": 0.0}, 4, "minimum"),
+        # the need also rounds to 4: the need is named, not the minimum size
+        ({"iops": 0.5, "bandwidth": 3.0, "capacity": 0.0, "minimum": 4.0, "puts": 0.0}, 4, "bandwidth"),
+        # 2 + 1e-12 of rounding noise is 2 units, not 3
+        ({"iops": 1.0, "bandwidth": 1.0 + 1e-12, "capacity": 0.0, "minimum": 1.0, "puts": 0.0}, 2, "bandwidth"),
+        # nothing to carry: one unit still
+        ({"iops": 0.0, "bandwidth": 0.0, "capacity": 0.0, "minimum": 0.0, "puts": 0.0}, 1, "iops"),
+    ],
+)
+def test_size(loads: dict[str, float], units: int, limiting: str) -> None:
+    assert storage.size(loads) == (units, limiting)
+
+
+def test_supply_of_a_preset() -> None:
+    # 2 Gen4 NVMe drives (presets: 900,000 IOPS at 4 KiB, 6.5 GB/s): 13 GB/s and
+    # 2 x 94,666 = 189,332 reads/s at 64 KiB (13e9 / 65,536 = 198,364 does not bind)
+    s = storage.supply_of("nvme-gen4", 2, 64 * KIB)
+    o = storage.option("nvme-gen4")
+    assert (o.iops, o.read_bytes_per_s) == (900_000.0, 6.5e9)
+    assert s.bytes_per_s == 13e9
+    assert s.iops == pytest.approx(189_332, abs=2)
+    assert s.latency_s == o.latency_s and not s.counts_requests
+    assert s.option == "nvme-gen4" and s.source.startswith(o.label)
+    # as many as needed: unconstrained
+    auto = storage.supply_of("nvme-gen4", None, 64 * KIB)
+    assert (auto.bytes_per_s, auto.iops) == (inf, inf)
+
+
+def test_supply_of_an_object_store_read_by_several_nodes() -> None:
+    # S3 per prefix (presets): 5,500 GETs/s, no bandwidth limit, 12.5 GB/s per client, 30 ms + 85 MB/s
+    # per stream. 2 prefixes read by 3 nodes: 3 x 12.5 = 37.5 GB/s; 2 x 5,500 = 11,000 GETs/s;
+    # a 64 KiB read takes 0.030 + 65,536 / 85e6 = 0.0307710 s
+    o = storage.option("aws-s3-standard")
+    assert (o.iops, o.read_bytes_per_s, o.client_bytes_per_s) == (5500.0, inf, 12.5e9)
+    assert (o.latency_s, o.stream_bytes_per_s) == (0.030, 85e6)
+    s = storage.supply_of("aws-s3-standard", 2, 64 * KIB, clients=3)
+    assert (s.bytes_per_s, s.iops) == (37.5e9, 11_000.0)
+    assert s.latency_s == pytest.approx(0.0307710, rel=1e-6) and s.counts_requests
+    assert s.source == f"{o.label} ({o.verified}); latency {o.sources['latency']} + read size / 85 MB/s per stream"
+    # one client by default: 12.5 GB/s
+    assert storage.supply_of("aws-s3-standard", 2, 64 * KIB).bytes_per_s == 12.5e9
+    nvme = storage.option("nvme-gen4")
+    assert storage.supply_of("nvme-gen4", 1, 64 * KIB).source == (
+        f"{nvme.label} ({nvme.verified}); latency {nvme.sources['latency']}"
+    )
+
+
+def test_supply_of_an_nfs_server_quoted_at_64_kib() -> None:
+    # nfs-25gbe (presets): 100,000 IOPS quoted at 64 KiB, 2.8 GB/s; at 64 KiB one server does
+    # 100,000 reads/s (2.8e9 / 65,536 = 42,725 reads/s of bandwidth bind first)
+    o = storage.option("nfs-25gbe")
+    assert (o.iops, o.iops_request_bytes, o.read_bytes_per_s) == (100_000.0, 65_536.0, 2.8e9)
+    s = storage.supply_of("nfs-25gbe", 1, 64 * KIB)
+    assert s.iops == pytest.approx(2.8e9 / 65536, rel=1e-12)
+    # at 4 KiB: 1 / (1/100,000 - 65,536/2.8e9 + 4,096/2.8e9) = 1 / (1e-5 - 2.3406e-5 + 1.4629e-6) < 0:
+    # the fixed cost is clamped at 0, the transfer alone: 2.8e9 / 4,096 = 683,594 reads/s
+    assert storage.supply_of("nfs-25gbe", 1, 4096).iops == pytest.approx(2.8e9 / 4096, rel=1e-12)
+
+
+def test_integer_inputs_do_not_overflow() -> None:
+    # a sweep axis passed as integers must not wrap around in int64 (max 9.2e18): 3e9 x 4e9 = 1.2e19
+    three, four = np.array([3_000_000_000]), np.array([4_000_000_000])
+    assert float(storage.supply_bytes_per_s(three, four, 1, inf)[0]) == pytest.approx(1.2e19, rel=1e-12)
+    assert float(storage.supply_bytes_per_s(1, inf, three, four)[0]) == pytest.approx(1.2e19, rel=1e-12)
+
+
+def test_unknown_option_names_the_storage_field() -> None:
+    with pytest.raises(InputError) as err:
+        storage.option("floppy")
+    assert err.value.field == "storage"
