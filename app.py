@@ -55,6 +55,13 @@ KEY = "f_"
 KEPT = "v_"
 """Every input's text, kept in the session whether or not its widget is drawn: read_inputs reads these."""
 GROUP_KEY = "group_"
+GEN = "gen"
+"""How many times a whole scenario was loaded (link, preset, upload). Widget keys carry it, so a browser
+that has not yet seen the new widgets cannot send the old ones' values over the new scenario: Streamlit
+takes a widget's value from the browser's last message, and on a slow server that message can predate
+the load (a click during the run that loaded a preset reverted every field to the old preset)."""
+UPLOADED = " (uploaded)"
+"""The picker's entry for a scenario loaded from a file: it names that scenario, not the last preset."""
 BASE_UNIT = {"bytes": "B", "bytes_per_s": "B/s", "seconds": "s", "flops": "FLOPs", "flops_per_s": "FLOP/s"}
 
 
@@ -109,25 +116,71 @@ def widget_text(name: str, value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def wkey(name: str) -> str:
+    """The widget key of an input in the scenario loaded now (``f_gpu`` until the first load after the link)."""
+    gen = st.session_state.get(GEN, 0)
+    return KEY + name if not gen else f"{KEY}{gen}_{name}"
+
+
 def set_input(name: str, value: Any) -> None:
-    """Set an input's kept value and its widget's (drawn next run if its group is open)."""
+    """Set an input's kept value: its widget starts from it when drawn (as its default, never through
+    the widget's session state: a browser that had the widget but not yet its value sent '' back, which
+    emptied fields nobody touched)."""
     st.session_state[KEPT + name] = value
-    st.session_state[KEY + name] = value
 
 
-def keep(name: str) -> None:
-    """A widget's on_change: keep what the user entered, so closing its group does not lose it."""
-    st.session_state[KEPT + name] = st.session_state.get(KEY + name)
+def keep(name: str, gen: int) -> None:
+    """A widget's on_change: keep what the user entered, so closing its group does not lose it.
+
+    A change to a widget of an earlier load (a browser message that crossed the load) is dropped."""
+    if gen == st.session_state.get(GEN, 0):
+        st.session_state[KEPT + name] = st.session_state.get(wkey(name))
 
 
-def load_into_state(sc: Scenario) -> None:
+def load_into_state(sc: Scenario, preset: str | None, first: bool = False) -> None:
+    """Load a whole scenario: a preset (``preset`` names it) or an uploaded file (``preset`` None).
+
+    Each load after the session's first gives the widgets new keys (GEN)."""
+    if not first:
+        st.session_state[GEN] = st.session_state.get(GEN, 0) + 1
     for name in FIELDS:
         set_input(name, to_widget(name, getattr(sc, name)))
     st.session_state["base"] = sc
+    st.session_state["preset"] = preset
 
 
-def on_preset() -> None:
-    load_into_state(calc.scenario(st.session_state["preset"]))
+def preset_key() -> str:
+    return f"preset_{st.session_state.get(GEN, 0)}"
+
+
+def on_preset(gen: int) -> None:
+    choice = st.session_state.get(preset_key())
+    if gen != st.session_state.get(GEN, 0) or not isinstance(choice, str) or choice.endswith(UPLOADED):
+        return
+    st.session_state.pop("upload_errors", None)
+    load_into_state(calc.scenario(choice), choice)
+
+
+def upload_errors(text: str, source: str) -> list[str]:
+    """Every error in an uploaded scenario, not only the first: each input is read on its own."""
+    try:
+        data = catalog.parse_yaml(text, source, MAX_UPLOAD_BYTES)
+    except InputError as exc:
+        return [str(exc)]  # malformed YAML: nothing more can be read
+    try:
+        Scenario.from_dict(data, source)
+        return []
+    except InputError as exc:
+        first = str(exc)
+    if not isinstance(data, dict) or not data:
+        return [first]
+    errors = []
+    for key, value in data.items():
+        try:
+            Scenario.from_dict({key: value}, source)
+        except InputError as exc:
+            errors.append(str(exc))
+    return errors or [first]  # no single input is wrong: the inputs together are (the first error says how)
 
 
 def on_upload() -> None:
@@ -136,15 +189,15 @@ def on_upload() -> None:
         return
     data = up.getvalue()
     if len(data) > MAX_UPLOAD_BYTES:
-        st.session_state["upload_error"] = f"upload: {len(data):,} bytes; accepted: at most {MAX_UPLOAD_BYTES:,}"
+        st.session_state["upload_errors"] = [f"{up.name}: {len(data):,} bytes; accepted: at most {MAX_UPLOAD_BYTES:,}"]
         return
-    try:
-        sc = Scenario.from_yaml(data.decode("utf-8", errors="replace"), up.name, max_bytes=MAX_UPLOAD_BYTES)
-    except InputError as exc:
-        st.session_state["upload_error"] = str(exc)
+    text = data.decode("utf-8", errors="replace")
+    errors = upload_errors(text, up.name)
+    if errors:
+        st.session_state["upload_errors"] = errors
         return
-    st.session_state.pop("upload_error", None)
-    load_into_state(sc)
+    st.session_state.pop("upload_errors", None)
+    load_into_state(Scenario.from_yaml(text, up.name, max_bytes=MAX_UPLOAD_BYTES), None)
 
 
 def first_run() -> None:
@@ -158,14 +211,13 @@ def first_run() -> None:
         errors.append(str(exc))
         preset = DEFAULT_PRESET
     base = calc.scenario(preset)
-    st.session_state["preset"] = preset
-    load_into_state(base)
+    load_into_state(base, preset, first=True)
     st.session_state["cluster_params"] = {k: str(v) for k, v in qp.items() if k.startswith("cluster")}
     for key, value in qp.items():
         if key == "pins" or key.startswith("cluster"):
             continue
         try:
-            v = check_field(key, from_text(key, value)) if key in FIELDS else from_text(key, value)
+            v = check_or_none(key, from_text(key, value)) if key in FIELDS else from_text(key, value)
             if v is not None and FIELDS[key].kind not in ("choice", "bool", "text") and isinstance(value, str):
                 v = value  # keep the text as written ("64 KiB"): the widget shows it
             set_input(key, to_widget(key, v))
@@ -202,14 +254,21 @@ def sidebar(values: dict[str, Any], errors: dict[str, str]) -> None:
     sb = st.sidebar
     sb.title("Feedrate")
     sb.caption("How much storage, CPU and PCIe your training job needs to keep its GPUs fed.")
+    base: Scenario = st.session_state["base"]
+    preset = st.session_state["preset"]
+    options = list(calc.scenarios())
+    if preset is None:  # an uploaded file: the picker names it
+        options.insert(0, base.name + UPLOADED)
+    gen = st.session_state.get(GEN, 0)
     sb.selectbox(
         "Scenario preset",
-        calc.scenarios(),
-        key="preset",
+        options,
+        index=0 if preset is None else options.index(preset),
+        key=preset_key(),
         on_change=on_preset,
+        args=(gen,),
         help="Fills every input from presets/scenarios/NAME.yaml; change any field after.",
     )
-    base: Scenario = st.session_state["base"]
     if base.description:
         sb.caption(base.description)
     sb.file_uploader(
@@ -219,8 +278,8 @@ def sidebar(values: dict[str, Any], errors: dict[str, str]) -> None:
         on_change=on_upload,
         help=f"A file downloaded from this page (at most {MAX_UPLOAD_BYTES:,} bytes).",
     )
-    if st.session_state.get("upload_error"):
-        sb.error(st.session_state["upload_error"])
+    for e in st.session_state.get("upload_errors", []):
+        sb.error(e)
     # Only an open group draws its fields: about 80 widgets drawn at once delayed the first screen.
     # A group holding an invalid input opens, so the message next to the field is seen.
     bad_groups = {FIELDS[name].group for name in errors}
@@ -239,28 +298,37 @@ def sidebar(values: dict[str, Any], errors: dict[str, str]) -> None:
             for name, info in FIELDS.items():
                 if info.group != group:
                     continue
-                key = KEY + name
-                if st.session_state.get(key) != st.session_state.get(KEPT + name):
-                    st.session_state[key] = st.session_state.get(KEPT + name)  # set while its group was closed
+                key = wkey(name)
+                # A closed group's widgets are forgotten: reopened, each starts again from the kept value.
+                kept = st.session_state.get(KEPT + name)
                 if info.kind == "choice":
                     opts = list(choices(name))
                     if info.optional:
                         opts = [NONE, *opts]
-                    if st.session_state.get(key) not in opts:
+                    if kept not in opts:
                         # A value the list lacks (a bad link): show it and say why, never fall back.
-                        opts = [str(st.session_state.get(key)), *opts]
-                    st.selectbox(label(name), opts, key=key, help=info.help, on_change=keep, args=(name,))
+                        opts = [str(kept), *opts]
+                    st.selectbox(
+                        label(name),
+                        opts,
+                        index=opts.index(kept) if kept in opts else 0,
+                        key=key,
+                        help=info.help,
+                        on_change=keep,
+                        args=(name, gen),
+                    )
                 elif info.kind == "bool":
-                    st.checkbox(label(name), key=key, help=info.help, on_change=keep, args=(name,))
+                    st.checkbox(label(name), bool(kept), key=key, help=info.help, on_change=keep, args=(name, gen))
                 else:
                     hint = "empty = " + ((info.preset and f"from the preset ({info.preset})") or "automatic")
                     st.text_input(
                         label(name),
+                        "" if kept is None else str(kept),
                         key=key,
                         help=f"{info.help} ({hint if info.optional else 'required'}; units accepted, e.g. 64 KiB)",
                         placeholder=hint if info.optional else "",
                         on_change=keep,
-                        args=(name,),
+                        args=(name, gen),
                     )
                 if name in errors:
                     st.error(errors[name])
@@ -283,8 +351,11 @@ def same(name: str, a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def share_params(sc: Scenario, preset: str) -> dict[str, str]:
-    """The link: the preset, and each input that differs from it, as text (Scenario.to_params)."""
+def share_params(sc: Scenario, preset: str | None) -> dict[str, str]:
+    """The link: the preset, and each input that differs from it, as text (Scenario.to_params).
+
+    An uploaded scenario has no preset: its link starts from the default one and names every difference."""
+    preset = preset or DEFAULT_PRESET
     base = calc.scenario(preset)
     params = {"scenario": preset}
     for name, text in sc.to_params(base).items():
@@ -551,24 +622,6 @@ def exports(p: calc.Plan, yaml_text: str, link: str) -> None:
     )
 
 
-PAGE_DRAWN = "page_drawn"
-REST_AFTER_S = 1.0
-"""A session's first run draws the first screen only (answer, headline, inputs); the sections and
-exports follow this long after, from the browser's timer. Their charts and tables load about 7 MB of
-script (Plotly, the data grid, the code highlighter) that held back the headline until they were
-drawn: 3-4 s on a 2-core machine instead of 1.5-2 s (benchmarks/dashboard_timing.py)."""
-
-
-@st.fragment(run_every=REST_AFTER_S)
-def draw_the_rest_soon() -> None:
-    """Called by the first run; the browser reruns it after REST_AFTER_S, which reruns the whole page."""
-    if st.session_state.get("first_screen_sent"):
-        st.session_state[PAGE_DRAWN] = True
-        st.rerun()  # the whole page, now with its sections; this fragment is not called again
-    st.session_state["first_screen_sent"] = True
-    st.caption("Drawing the charts and tables...")
-
-
 def main() -> None:
     st.set_page_config(page_title="Feedrate", page_icon="⛽", layout="wide")
     if not st.session_state.get("ready"):
@@ -584,6 +637,12 @@ def page(values: dict[str, Any], errors: dict[str, str]) -> dict[str, str]:
     st.caption("Feedrate: what to buy so the GPUs stay fed")
     for e in st.session_state.get("url_errors", []):
         st.error(f"Link: {e}")
+    upload = st.session_state.get("upload_errors", [])
+    if upload:
+        st.error(
+            f"The uploaded file was not loaded ({len(upload)} error{'s' if len(upload) > 1 else ''}); "
+            "the page still shows the scenario before it:\n\n" + "\n".join(f"- {e}" for e in upload)
+        )
     if errors:
         st.error(
             "No numbers shown until these inputs are fixed (marked in the sidebar): "
@@ -611,9 +670,8 @@ def page(values: dict[str, Any], errors: dict[str, str]) -> dict[str, str]:
     # A section selector rather than st.tabs: only the chosen section is computed and drawn,
     # which keeps the first render and every re-render fast.
     section = st.radio("Section", SECTIONS, horizontal=True, key="section", label_visibility="collapsed")
-    if not st.session_state.get(PAGE_DRAWN):
-        draw_the_rest_soon()
-        return {}
+    # The chosen section is drawn in this same run, after the answer and the headline (no timer-driven
+    # second run: one raced the user's clicks and could reload another scenario's widgets).
     yaml_text = sc.to_yaml()
     if section == "Requirements":
         requirements_tab(p)

@@ -14,9 +14,8 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
 def _app(**query: str) -> AppTest:
-    """The page as a browser has it a second after opening: the sections drawn (AppTest runs no timers)."""
+    """The page as a browser opens it from a link (?key=value...)."""
     at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state["page_drawn"] = True
     for k, v in query.items():
         at.query_params[k] = v
     return at.run()
@@ -27,6 +26,16 @@ def _open(at: AppTest, *groups: str) -> AppTest:
     for group in groups:
         at.session_state["group_" + group.replace(" ", "_")] = True
     return at.run()
+
+
+def _key(at: AppTest, name: str) -> str:
+    """An input's widget key: ``f_NAME`` as opened, ``f_GEN_NAME`` after a preset or a file was loaded."""
+    gen = at.session_state["gen"] if "gen" in at.session_state else 0  # noqa: SIM401 (AppTest state has no .get)
+    return f"f_{name}" if not gen else f"f_{gen}_{name}"
+
+
+def _picker(at: AppTest) -> str:
+    return str(next(s for s in at.sidebar.selectbox if (s.key or "").startswith("preset_")).value)
 
 
 def _shown(p: calc.Plan) -> list[str]:
@@ -68,9 +77,10 @@ def test_changing_the_gpu_updates_the_numbers_and_the_url() -> None:
 
 def test_choosing_a_preset_fills_the_fields() -> None:
     at = _app()
-    at.selectbox(key="preset").set_value("beast-small-files").run()
+    at.selectbox(key="preset_0").set_value("beast-small-files").run()
     _open(at, "measured")
-    assert at.text_input(key="f_step_time_s").value == "0.2 s"
+    assert at.text_input(key=_key(at, "step_time_s")).value == "0.2 s"  # presets/scenarios/beast-small-files.yaml
+    assert _picker(at) == "beast-small-files"
     assert _metrics(at)[3] == _shown(calc.plan("beast-small-files"))[3]
 
 
@@ -155,17 +165,76 @@ def test_only_open_groups_draw_their_fields_and_closed_ones_keep_their_values() 
     assert at.query_params["example_bytes"] in ("1 MB", ["1 MB"])
 
 
-def test_the_first_run_sends_the_first_screen_and_leaves_the_charts_to_a_timer() -> None:
+def test_one_run_draws_the_headline_then_the_section_with_no_timer() -> None:
+    """No timer-driven second run (it raced the user's clicks): the first run draws everything, in order."""
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert not at.exception
     p = calc.plan("beast-imagenet-4xv100")
-    assert _metrics(at) == [*_shown(p), p.bottleneck]  # the headline is in the first run
-    assert any("Buy:" in m.value for m in at.markdown)  # and the answer
-    assert not at.get("plotly_chart") and not at.dataframe  # the charts and tables are not
-    # the browser's timer reruns the fragment once, which reruns the whole page with its sections
-    at.session_state["page_drawn"] = True
-    at.run()
-    assert len(at.get("plotly_chart")) == 3 and at.dataframe
+    assert _metrics(at) == [*_shown(p), p.bottleneck]
+    assert any("Buy:" in m.value for m in at.markdown)
+    assert len(at.get("plotly_chart")) == 3 and at.dataframe  # the Requirements section, in the same run
+    source = Path(APP).read_text()
+    assert "run_every" not in source and "st.rerun()" not in source.split("def compare_tab")[0]
+
+
+def _reopen(at: AppTest) -> AppTest:
+    """Open the link the page shows (its query parameters) in a new session."""
+    return _app(
+        **{
+            k: at.query_params[k][0] if isinstance(at.query_params[k], list) else at.query_params[k]
+            for k in at.query_params
+        }
+    )
+
+
+def test_a_cleared_optional_field_reopens_cleared() -> None:
+    # beast-small-files gives a measured step time of 0.2 s; cleared, the model predicts it instead
+    at = _open(_app(scenario="beast-small-files"), "measured")
+    at.text_input(key=_key(at, "step_time_s")).set_value("").run()
+    assert not at.exception and not [e.value for e in at.error]
+    assert at.query_params["step_time_s"] in ("none", ["none"])
+    again = _open(_reopen(at), "measured")
+    assert not [e.value for e in again.error], [e.value for e in again.error]
+    assert again.text_input(key=_key(again, "step_time_s")).value == ""
+    p = calc.plan("beast-small-files", step_time_s=None)
+    assert p.step_time_s != 0.2  # the model's step time, not the measurement
+    assert _metrics(again) == _metrics(at) == [*_shown(p), p.bottleneck]
+
+
+def test_an_edited_preset_reopens_exactly() -> None:
+    at = _open(_app(scenario="mlperf-unet3d-h100"), "data", "cluster")
+    at.text_input(key=_key(at, "example_bytes")).set_value("64 MiB").run()
+    at.selectbox(key=_key(at, "gpu")).set_value("A100-SXM4-80GB").run()
+    again = _reopen(at)
+    p = calc.plan("mlperf-unet3d-h100", example_bytes="64 MiB", gpu="A100-SXM4-80GB")
+    assert _metrics(again) == _metrics(at) == [*_shown(p), p.bottleneck]
+    assert _picker(again) == "mlperf-unet3d-h100"
+    _open(again, "data")
+    assert again.text_input(key=_key(again, "example_bytes")).value == "64 MiB"  # as typed, not 67108864
+
+
+def test_pins_reopen_from_the_link() -> None:
+    at = _app()
+    at.radio(key="section").set_value("Compare").run()
+    at.button(key="pin").click().run()
+    at.selectbox(key="f_gpu").set_value("H100-SXM").run()
+    again = _reopen(at)
+    again.radio(key="section").set_value("Compare").run()
+    assert not at.exception and not [e.value for e in again.error]
+    assert again.session_state["pins"] == at.session_state["pins"] and len(again.session_state["pins"]) == 1
+    assert list(again.dataframe[0].value.columns) == list(at.dataframe[0].value.columns)
+
+
+def test_a_preset_chosen_after_a_link_is_not_reverted_by_an_old_widget_value() -> None:
+    """A browser message that crossed the preset change (it carries the old widgets' values) must not
+    put the old scenario's values back: the new preset's widgets have new keys."""
+    at = _app(scenario="beast-nfs-shop")
+    old_gpu = at.selectbox(key="f_gpu").value
+    at.selectbox(key="preset_0").set_value("llama3-8b-pretrain-8xh100").run()
+    assert at.selectbox(key=_key(at, "gpu")).value == calc.scenario("llama3-8b-pretrain-8xh100").gpu != old_gpu
+    p = calc.plan("llama3-8b-pretrain-8xh100")
+    assert _metrics(at) == [*_shown(p), p.bottleneck]
+    assert at.query_params["scenario"] in ("llama3-8b-pretrain-8xh100", ["llama3-8b-pretrain-8xh100"])
 
 
 @pytest.mark.parametrize(
