@@ -27,7 +27,7 @@ from calc.errors import DoesNotFitError, InputError
 from calc.formula import FORMULAS
 from calc.registry import BY_STAGE, KEPT, OUTPUTS, STEPS, Output, stage
 from calc.registry import check as registry_check
-from calc.scenario import FIELDS, Scenario
+from calc.scenario import FIELDS, Scenario, ask
 from calc.scenario import scenario as preset_scenario
 from calc.units import Kind, fmt, parse
 
@@ -976,7 +976,7 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         "checkpoint_write_bytes_per_s",
         "bytes_per_s",
         "Checkpoint write bandwidth",
-        not_given="0 (no checkpoints: give checkpoint_interval_s)",
+        not_given=f"0 (no checkpoints: {ask('checkpoint_interval_s')})",
     ),
     Output(
         "checkpoint_write_s",
@@ -1005,7 +1005,7 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         "checkpoint_interval_used_s",
         "seconds",
         "Checkpoint interval used",
-        not_given="no checkpoints (give checkpoint_interval_s, or optimal)",
+        not_given=f"no checkpoints ({ask('checkpoint_interval_s')}, a time or optimal)",
     ),
     Output("checkpoint_sync_write_bytes_per_s", "bytes_per_s", "Write bandwidth if saves block (stall budget)"),
     Output("checkpoint_async_write_bytes_per_s", "bytes_per_s", "Write bandwidth if saves are async (drain)"),
@@ -1195,7 +1195,7 @@ def _checkpoint_rules(p: Plan) -> dict[str, str]:
         "(Llama 3: 419 unexpected in 54 d on 16,384 H100, arXiv:2407.21783 section 3.3.4)",
         "milestone_rule": "floor({run_length_s} / {checkpoint_milestone_interval_s})"
         if sc.checkpoint_milestone_interval_s is not None
-        else "0 (no milestones: give checkpoint_milestone_interval_s and run_length_s)",
+        else f"0 (no milestones: {ask('checkpoint_milestone_interval_s')} and {ask('run_length_s')})",
         "mode_rule": p.sources.get("checkpoint_async", ""),
     }
 

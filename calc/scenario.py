@@ -1224,3 +1224,10 @@ def _preset(key: str) -> Scenario:
         path = catalog.scenario_files()[key]
         _PRESETS[key] = Scenario.from_dict(catalog.load_yaml(path) or {}, path.name)
     return _PRESETS[key]
+
+
+def ask(name: str) -> str:
+    """How a sentence asks for input ``name``: by the label the page shows, its group, and the
+    name a notebook passes (``set "Node link to storage" (Cluster inputs: node_network_bytes_per_s)``)."""
+    f = FIELDS[name]
+    return f'set "{f.title}" ({f.group.capitalize()} inputs: {name})'

@@ -24,7 +24,7 @@ from calc import catalog, demand
 from calc import storage as st
 from calc.errors import InputError
 from calc.plan import Plan, as_scenario, plan
-from calc.scenario import FIELDS, Scenario, check_field
+from calc.scenario import FIELDS, Scenario, ask, check_field
 from calc.units import fmt, fmt_usd, parse
 
 PlanLike = Plan | Scenario | str
@@ -302,10 +302,10 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
         other = site is not None and o.site not in ("any", site)
         if other and not why:
             if not sc.allow_other_site:
-                why = f"at another site ({o.site}) than the job ({site}); set allow_other_site to consider it"
+                why = f"at another site ({o.site}) than the job ({site}); {ask('allow_other_site')} to consider it"
                 limiting = "site"
             elif link is None:
-                why = f"at another site ({o.site}): give site_link_bytes_per_s, the link between the sites"
+                why = f"at another site ({o.site}): {ask('site_link_bytes_per_s')}, the link between the sites"
                 limiting = "site link"
             elif need_bw > link:
                 why = (
@@ -982,6 +982,7 @@ HOURS_PER_MONTH = 730.0
 """Hours in an average month (8,760 h / 12), for GPU-hours and monthly prices."""
 
 SITE_WORDS = {"on-prem": "buy on-prem", "aws": "rent on AWS", "gcp": "rent on GCP", "azure": "rent on Azure"}
+SITE_NAMES = {"on-prem": "on-prem", "aws": "AWS", "gcp": "GCP", "azure": "Azure"}
 
 
 @dataclass(frozen=True)
@@ -1040,10 +1041,13 @@ class Answer:
     def headline(self) -> str:
         """One sentence: what to buy and what it costs."""
         if self.site is None and self.site_lines:
-            return "Buy: it depends on the site (not given: set site); " + "; ".join(
-                f"{SITE_WORDS[d['site']]}: {d['description']}"
-                + ("" if d["design"] == "one tier" else f", {fmt_usd(d['monthly_total_usd'])} a month all in")
-                for d in self.site_lines
+            # No site: one line per site follows (lines()); the headline compares their totals.
+            return (
+                "Buy: it depends on the site (not given: "
+                + ask("site")
+                + "): "
+                + ", ".join(f"{SITE_WORDS[d['site']]} {fmt_usd(d['monthly_total_usd'])}" for d in self.site_lines)
+                + " a month all in"
             )
         d = self.design
         if d is not None and d["design"] != "one tier":
@@ -1062,13 +1066,20 @@ class Answer:
         if not c or d is None:
             return ""
         parts = ", ".join(f"{k} {fmt_usd(val)}" for k, val in c.items())
-        return f"A month of training costs {fmt_usd(d['monthly_total_usd'])}: {parts} (purchases amortised)."
+        where = f"At the cheapest site ({SITE_NAMES[d['site']]}), a" if self.site is None and self.site_lines else "A"
+        return f"{where} month of training costs {fmt_usd(d['monthly_total_usd'])}: {parts} (purchases amortised)."
 
     def lines(self) -> list[str]:
         """The answer as short sentences (for the CLI, the report and the page)."""
         p = self.plan
         out = [self.headline]
         chosen = self.design
+        if self.site is None:
+            out += [
+                f"{SITE_WORDS[d['site']][0].upper()}{SITE_WORDS[d['site']][1:]}: {d['description']}"
+                + ("" if d["design"] == "one tier" else f", {fmt_usd(d['monthly_total_usd'])} a month all in")
+                for d in self.site_lines
+            ]
         if self.deciding:
             out.append(self.deciding)
         charges = self.charges_line()
@@ -1081,7 +1092,9 @@ class Answer:
             else self.runners_up
         )
         if chosen is not None and not math.isfinite(chosen["staging_s"]):
-            out.append("The time to copy the dataset to each node needs the node link: give node_network_bytes_per_s.")
+            out.append(
+                f"The time to copy the dataset to each node needs the node link: {ask('node_network_bytes_per_s')}."
+            )
         if runners and self.site is not None:
             out.append("Runners-up: " + "; ".join(describe_option(r, brief=True) for r in runners))
         for d in self.designs:
@@ -1103,7 +1116,7 @@ class Answer:
             money = (
                 f", ${self.idle_usd_per_month:,.0f} a month at ${self.gpu_price_per_hour:,.2f} per GPU-hour"
                 if math.isfinite(self.idle_usd_per_month)
-                else f" (no GPU price: {self.gpu_price_source}; set gpu_price_per_hour)"
+                else f" (no GPU price: {self.gpu_price_source}; {ask('gpu_price_per_hour')})"
             )
             out.append(
                 f"The {p.bottleneck} bottleneck idles {gpus:,} x {p.scenario.gpu} "
@@ -1149,7 +1162,7 @@ def _staging(d: Mapping[str, Any]) -> str:
     if d["design"] == "one tier" or t <= 0:
         return ""
     if not math.isfinite(t):
-        return "; the time to copy the dataset to each node needs the node link: give node_network_bytes_per_s"
+        return f"; the time to copy the dataset to each node needs the node link: {ask('node_network_bytes_per_s')}"
     return f"; copying the dataset to each node takes {fmt(t, 'seconds')}"
 
 
@@ -1173,10 +1186,18 @@ def describe_option(row: Mapping[str, Any], brief: bool | str = False) -> str:
     else:
         cost.append("no public price")
     head = min(row.get("iops_headroom", math.inf), row.get("bandwidth_headroom", math.inf))
+    times = "over 100x" if head > 100 else f"{head:.1f}x"
+    lim = str(row["limiting"])
     room = (
-        ("over 100x" if head > 100 else f"{head:.1f}x") + f" headroom, limited by {row['limiting']}"
-        if math.isfinite(head)
-        else "read once: the page cache holds the dataset after the first epoch"
+        "read once: the page cache holds the dataset after the first epoch"
+        if not math.isfinite(head)
+        # Sized by the rate: its headroom is on that rate (2x and more only at the smallest size).
+        else f"sized by {lim}, {times} headroom"
+        if lim in ("bandwidth", "iops", "checkpoint writes", "write requests") and head < 2
+        else f"its smallest size serves the job, {times} headroom"
+        if lim in ("bandwidth", "iops", "checkpoint writes", "write requests")
+        # Sized by something else (capacity, a minimum size): the rate it delivers is a bonus.
+        else f"sized by {lim}; it delivers {times} the reads and bandwidth needed"
     )
     if brief == "store":
         return f"{_n(units, unit)} of {row['option']}{how}{size} to hold the dataset"
@@ -1313,6 +1334,13 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
         option, n_units = (best["option"], best["units"]) if best else (None, None)
     feeds: int | None = None
     feeds_note = ""
+    # The card names a design's description, not best, when a two-tier design or another site won.
+    chosen = (
+        min(site_lines, key=lambda d: d["monthly_total_usd"])
+        if site is None and site_lines
+        else next((d for d in designs_ if d["feasible"]), None)
+    )
+    _headline_is_best = chosen is None or (chosen["design"] == "one tier" and site is not None)
     if option is not None and need_bw > 0:
         try:
             feeds = max_gpus(sc, storage=option, units=n_units)
@@ -1320,9 +1348,11 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
             feeds = None
         # One source per figure: a GPU count that contradicts the plan's own verdict is not shown.
         fed_now = ok_now if sc.storage else True
-        if feeds is not None and (feeds >= gpus) == fed_now:
+        named = sc.storage is not None or (best is not None and _headline_is_best)
+        if feeds is not None and (feeds >= gpus) == fed_now and named:
             size = f"{n_units:,} x {option}" if n_units is not None else f"{option} at its largest size"
-            feeds_note = f"{size} can feed {_n(feeds, 'GPU')} of this job at its target utilisation."
+            many = f"more than 100 times this job's {_n(gpus, 'GPU')}" if feeds > 100 * gpus else _n(feeds, "GPU")
+            feeds_note = f"{size} can feed {many} of this job at its target utilisation."
         else:
             feeds = None
     price = sc.gpu_price_per_hour

@@ -7,6 +7,7 @@ Every expected figure is worked by hand in the comments from presets/storage.yam
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -300,3 +301,28 @@ def test_dlrm_answer_says_read_time_binds_behind_its_local_cache() -> None:
     q = calc.plan("mlperf-dlrm-b200", storage=a.design["local"])
     assert q.values["outstanding_reads"] == pytest.approx(q.values["read_iops"] * 80e-6, rel=1e-9)
     assert f"{q.gpu_utilization:.0%}" in a.deciding
+
+
+def test_the_card_speaks_one_voice_in_a_rooms_words() -> None:
+    # Before: "34.3x headroom, limited by capacity", "4 x azure-blob can feed 14,083,781 GPUs",
+    # "give node_network_bytes_per_s", "set gpu_price_per_hour".
+    jargon = re.compile(r"\b(give|set) [a-z0-9]+_[a-z0-9_]+\b")
+    for over in ({}, {"server": "DGX-H100"}, {"site": "azure"}):
+        for name in calc.scenarios():
+            a = calc.answer(name, **over)
+            text = "\n".join(a.lines())
+            assert not jargon.search(text), (name, over, jargon.search(text))
+            assert "headroom, limited by" not in text, (name, over)
+            gpus = a.plan.scenario.gpus_per_job * a.plan.scenario.jobs
+            for m in re.finditer(r"can feed ([\d,]+) GPU", text):
+                assert int(m.group(1).replace(",", "")) <= 100 * gpus, (name, over, m.group(0))
+
+
+def test_no_site_gives_one_line_per_site_and_says_which_the_cost_is_for() -> None:
+    a = calc.answer("mlperf-unet3d-h100")
+    lines = a.lines()
+    # Headline compares totals; each site's purchase on its own line; the charges name the site.
+    # On-prem: a PM9A3 ($2,737.50) + 2 x $1,079.99 HDDs + a $1,875 JBOD = $6,772.48 / 36 = $188.12.
+    assert lines[0].startswith("Buy: it depends on the site") and "buy on-prem $188" in lines[0]
+    assert [x.split(":")[0] for x in lines[1:5]] == ["Buy on-prem", "Rent on AWS", "Rent on GCP", "Rent on Azure"]
+    assert any(x.startswith("At the cheapest site (on-prem), a month of training costs $188") for x in lines)

@@ -240,22 +240,27 @@ def test_a_preset_chosen_after_a_link_is_not_reverted_by_an_old_widget_value() -
 @pytest.mark.parametrize(
     ("name", "buy", "cost"),
     [
-        # No site given (no server, no storage): one line per site. On-prem, a PM9A3 ($2,737.50) per
-        # node as the cache in front of a mirrored pair of 24 TB HDDs (2 x $1,079.99 + a $1,875 JBOD).
-        ("mlperf-unet3d-h100", "Buy: it depends on the site", "$2,738 to buy"),
+        # No site given (no server, no storage): the headline compares the sites. On-prem, a PM9A3
+        # ($2,737.50) per node as the cache in front of a mirrored pair of 24 TB HDDs (2 x $1,079.99
+        # + a $1,875 JBOD): $6,772.48 / 36 months = $188.12 a month.
+        ("mlperf-unet3d-h100", "Buy: it depends on the site", "buy on-prem $188"),
         # nfs-10gbe puts the job on-prem; one nfs-25gbe server (a composed $38,437.50) carries the
         # 320 MB/s for $38,437.50 / 36 = $1,067.71 a month
         ("beast-nfs-shop", "Buy: 1 server of nfs-25gbe", "$38,438 to buy"),
         # the data sits in S3: 160.5 TB x $0.023 = $3,691.50 a month + reads (storage.yaml)
         ("clip-vitl14-datacomp-webdataset", "Buy: 1 prefix of aws-s3-standard", "a month all in"),
         # the dataset fits in node RAM: per site, the page cache serves it, a store holds it
-        ("beast-imagenet-4xv100", "rent on GCP: the page cache", "a month all in"),
+        ("beast-imagenet-4xv100", "Buy: it depends on the site", "rent on GCP $2"),
     ],
 )
 def test_the_answer_card_names_what_to_buy_and_its_cost(name: str, buy: str, cost: str) -> None:
     at = _app(scenario=name)
     card = next(m.value for m in at.markdown if m.value.startswith("#### "))
     assert buy in card and cost in card
+    if "depends on the site" in card:  # then each site's purchase on its own line, under it
+        shown = [m.value for m in at.markdown]
+        assert any(v.startswith("- Buy on-prem: ") for v in shown), shown
+        assert any(v.startswith("- Rent on AWS: ") for v in shown), shown
 
 
 def test_cluster_view_answers_for_the_job_mix_in_the_link() -> None:
