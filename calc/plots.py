@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
+from calc import sizing
 from calc import storage as st
 from calc.plan import Plan
 from calc.sweep import sweep
@@ -222,15 +223,8 @@ def storage_map(p: Plan, recommendation: pd.DataFrame | None = None, labelled: i
     opts = list(st.options().values())
     rec = recommendation
     feasible = {} if rec is None else dict(zip(rec["option"], rec["feasible"], strict=True))
-    order = (
-        []
-        if rec is None
-        else [
-            o
-            for o, ok, c in zip(rec["option"], rec["feasible"], rec["monthly_total_usd"], strict=True)
-            if ok and math.isfinite(c)
-        ]
-    )
+    # The answer card's own order (its site, ready, data-centre parts): the map cannot name another.
+    order = [] if rec is None else sizing.buyable_order(p, rec)
     marked = order[:labelled] + ([p.scenario.storage] if p.scenario.storage else [])
     # Object stores publish no bandwidth limit: drawn at the right edge and said so, not dropped.
     edge = 3 * max(o.read_bytes_per_s for o in opts if math.isfinite(o.read_bytes_per_s)) / 1e6
@@ -261,7 +255,11 @@ def storage_map(p: Plan, recommendation: pd.DataFrame | None = None, labelled: i
             mode="markers+text",
             name=f"{name} ({role}){note(o)}",
             text=[name],
-            textposition="top left" if not math.isfinite(o.read_bytes_per_s) else "top center",
+            # Neighbours (nvme-gen5 and its prosumer twin) sit close: their labels take turns
+            # above and below, and to the side, so none overprints another.
+            textposition="top left"
+            if not math.isfinite(o.read_bytes_per_s)
+            else ("top center", "bottom center", "middle right", "middle left", "top right")[i % 5],
             marker={"size": 13, "color": PLAN_COLORS[i % len(PLAN_COLORS)]},
         )
     busy = p.read_bytes_per_s > 0
@@ -275,7 +273,8 @@ def storage_map(p: Plan, recommendation: pd.DataFrame | None = None, labelled: i
             textposition="bottom center",
             marker={"size": 20, "symbol": "star", "color": COLORS["demand"]},
         )
-    lo = min(x_of(o) for o in opts)
+    # The workload's star stays on the map even when it reads far less than any one unit gives.
+    lo = min([x_of(o) for o in opts] + ([p.read_bytes_per_s / 1e6] if busy else []))
     fig.update_xaxes(
         title="read bandwidth of one unit [MB/s]", type="log", range=[math.log10(lo / 2), math.log10(edge * 2)]
     )

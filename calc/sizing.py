@@ -1128,6 +1128,14 @@ class Answer:
         return out
 
 
+def buyable_order(p: Plan, rec: pd.DataFrame) -> list[str]:
+    """Options of ``rec`` the answer may buy for ``p``, in the answer's order (ready first, then
+    ``recommend``'s cheapest-first order): the same rule the card uses, for charts and reports."""
+    sc = p.scenario
+    ok = rec[_buyable(rec, job_site(sc), sc.allow_other_site)].sort_values("ready", ascending=False, kind="stable")
+    return [str(o) for o in ok["option"]]
+
+
 def _buyable(rec: pd.DataFrame, site: str | None, allow_other: bool = False) -> npt.NDArray[np.bool_]:
     """Rows of a ``recommend`` table that serve, are ready, have a price and are at ``site`` (node RAM is at
     every site; other sites too when ``allow_other``, their egress priced in the row)."""

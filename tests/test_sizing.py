@@ -610,3 +610,21 @@ def test_storage_levers_arguments_and_ram() -> None:
     # 512 KiB shards of 64 KiB examples: 8 per shard, and reads of at most one shard (512 KiB, not 1 MiB).
     df = storage_levers("beast-small-files", shard_bytes="512 KiB").set_index("lever")
     assert df.loc["pack into 512 KiB shards, 512 KiB reads", "read_iops"] == pytest.approx(25600 / 8)
+
+
+def test_storage_map_names_what_the_card_buys_and_keeps_the_workload_on_the_map() -> None:
+    from calc import plots
+
+    # Before: the map titled "nvme-gen5-prosumer is the cheapest option that serves" under a card
+    # that bought an nfs-25gbe server (an H100 job gets data-centre parts, and checkpoints need a
+    # shared store); and the job's 247.6 kB/s star sat left of the axis (lowest unit: 40 MB/s).
+    p = calc.plan("llama3-8b-pretrain-8xh100")
+    fig = plots.storage_map(p, recommend(p))
+    assert calc.answer(p).best["option"] == "nfs-25gbe"
+    assert fig.layout.title.text.startswith("nfs-25gbe is the cheapest option that serves")
+    star = next(t for t in fig.data if t.name == "this workload")
+    lo, _ = fig.layout.xaxis.range
+    assert math.log10(star.x[0]) > lo  # 0.2476 MB/s: log10 = -0.61, inside the axis
+    labelled = [t for t in fig.data if t.mode == "markers+text" and t.name != "this workload"]
+    positions = [t.textposition for t in labelled]
+    assert len(set(positions)) == len(positions)  # no two labels share a position
