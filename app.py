@@ -17,12 +17,11 @@ import streamlit as st
 import calc
 from calc import catalog, plots
 from calc.errors import InputError
-from calc.formula import FORMULAS
-from calc.plan import CHECKPOINT_OUTPUTS, HEADLINE
+from calc.plan import CHECKPOINT_OUTPUTS, HEADLINE, formula, render_formula
 from calc.report import compare_table, designs_table, html_report, markdown_report, pin_name
 from calc.scenario import FIELDS, Scenario, check_field, choices, from_text
 from calc.sizing import levers, recommend, storage_levers
-from calc.units import parse
+from calc.units import parse, plain
 
 DEFAULT_PRESET = "beast-imagenet-4xv100"
 MAX_UPLOAD_BYTES = 1024 * 1024
@@ -32,7 +31,7 @@ QUANTITY_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "co
 HEADLINE_LABELS = {
     "batch_size": "Batch per GPU",
     "step_time_s": "Step time",
-    "samples_per_s": "Samples/s, all GPUs",
+    "samples_per_s": "Samples/s needed, all GPUs",
     "read_iops": "Random reads/s",
     "read_bytes_per_s": "Read bandwidth",
     "worker_ram_bytes": "Loader RAM per GPU",
@@ -103,8 +102,8 @@ def to_widget(name: str, value: Any) -> Any:
         return value
     factor, unit = _label_unit(name)
     if unit and kind in BASE_UNIT:
-        return f"{value / factor:g} {unit}"
-    return f"{value:g}" if isinstance(value, float) else str(value)
+        return f"{plain(value / factor)} {unit}"
+    return plain(value) if isinstance(value, float) else str(value)
 
 
 def widget_text(name: str, value: Any) -> str:
@@ -410,7 +409,17 @@ def answer_card(p: calc.Plan) -> None:
 def headline(p: calc.Plan) -> None:
     cols = [*st.columns(5), *st.columns(5)]
     for col, key in zip(cols, HEADLINE, strict=False):
-        col.metric(HEADLINE_LABELS[key], short(p, key), help=f"{calc.OUTPUTS[key].label}: {FORMULAS[key]}")
+        # Demand beside what the pipeline delivers, when it falls short (a room reads both).
+        short_of = key == "samples_per_s" and p.gpu_utilization < 1 - 1e-6
+        col.metric(
+            HEADLINE_LABELS[key],
+            short(p, key),
+            delta=f"{short(p, 'achieved_samples_per_s')} delivered" if short_of else None,
+            delta_color="off",
+            delta_arrow="off",
+            # The formula with this plan's numbers, as the Formulas section shows it (no {names}).
+            help=f"{calc.OUTPUTS[key].label} = {render_formula(p, formula(p, key))[1]}",
+        )
     cols[len(HEADLINE)].metric(
         "Bottleneck", p.bottleneck, help="Slowest pipeline stage: storage, network, cpu, pcie, gpu, decoder or workers"
     )
@@ -463,8 +472,11 @@ def storage_tab(p: calc.Plan, rec: pd.DataFrame) -> None:
             "bandwidth_headroom",
             "capacity_headroom",
             "workers_per_gpu_needed",
-            "monthly_usd",
+            "monthly_total_usd",
+            "monthly_rent_usd",
             "monthly_read_usd",
+            "monthly_write_usd",
+            "monthly_egress_usd",
             "purchase_usd",
             "why_not",
             "caveats",
@@ -472,8 +484,12 @@ def storage_tab(p: calc.Plan, rec: pd.DataFrame) -> None:
         ]
     ]
     st.markdown("**Every option as one tier** (headroom: supply / need; blank = no limit published).")
+    shown = shown.replace([math.inf], float("nan"))
+    # A room reads "over 100x", not 69,741,059,510.38x (a need of a few bytes a second).
+    for col in ("iops_headroom", "bandwidth_headroom", "capacity_headroom"):
+        shown[col] = shown[col].map(lambda x: "" if not math.isfinite(x) else "over 100x" if x > 100 else f"{x:.1f}x")
     st.dataframe(
-        shown.replace([math.inf], float("nan")),
+        shown,
         width="stretch",
         height=520,
         hide_index=True,
@@ -484,12 +500,15 @@ def storage_tab(p: calc.Plan, rec: pd.DataFrame) -> None:
             "units": st.column_config.NumberColumn("Units", format="%d"),
             "unit": "Unit",
             "limiting": "Limited by",
-            "iops_headroom": st.column_config.NumberColumn("Reads/s headroom", format="%.2fx"),
-            "bandwidth_headroom": st.column_config.NumberColumn("Bandwidth headroom", format="%.2fx"),
-            "capacity_headroom": st.column_config.NumberColumn("Capacity headroom", format="%.1fx"),
+            "iops_headroom": "Reads/s headroom",
+            "bandwidth_headroom": "Bandwidth headroom",
+            "capacity_headroom": "Capacity headroom",
             "workers_per_gpu_needed": st.column_config.NumberColumn("Reads in flight per GPU", format="%d"),
-            "monthly_usd": st.column_config.NumberColumn("Monthly [USD]", format="$%.0f"),
-            "monthly_read_usd": st.column_config.NumberColumn("Of which reads [USD]", format="$%.0f"),
+            "monthly_total_usd": st.column_config.NumberColumn("A month, all in [USD]", format="$%.0f"),
+            "monthly_rent_usd": st.column_config.NumberColumn("Rent [USD/month]", format="$%.0f"),
+            "monthly_read_usd": st.column_config.NumberColumn("Reads [USD/month]", format="$%.0f"),
+            "monthly_write_usd": st.column_config.NumberColumn("Writes [USD/month]", format="$%.0f"),
+            "monthly_egress_usd": st.column_config.NumberColumn("Egress [USD/month]", format="$%.0f"),
             "purchase_usd": st.column_config.NumberColumn("Purchase [USD]", format="$%.0f"),
             "why_not": "Why not",
             "caveats": "Caveats",
@@ -523,8 +542,18 @@ def pipeline_tab(p: calc.Plan, lev: pd.DataFrame) -> None:
 
 
 def checkpoint_tab(p: calc.Plan) -> None:
+    sc = p.scenario
+    d = cached_answer(sc).design if sc.storage is None else None
+    if d is not None and d["store"]:
+        # Judged on the storage the card buys, not on "no storage": the saves land on its store.
+        p = calc.plan(sc, storage=d["store"], storage_units=int(d["store_units"]))
+        st.caption(
+            f"No storage chosen: checkpoints judged on the store the answer buys, "
+            f"{int(d['store_units']):,} x {d['store']} ({d['description']})."
+        )
     if p.checkpoint_write_bytes_per_s > 0:
         st.plotly_chart(plots.checkpoint_timeline(p), key="chart_checkpoint")
+        st.plotly_chart(plots.checkpoint_interval_chart(p), key="chart_checkpoint_interval")
     else:  # a flat line says nothing to a room: say why there is no chart
         st.info("No checkpoints in this scenario: set the interval in the Checkpoints inputs to size their writes.")
     output_table(p, CHECKPOINT_OUTPUTS)

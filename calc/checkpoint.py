@@ -223,7 +223,10 @@ def llama_params(
     return 2 * _positive("vocab_size", vocab_size) * h + h + _nonneg("num_layers", num_layers) * layer
 
 
-@formula("checkpoint_bytes", "{params} x (weight + optimizer bytes per parameter of the layout)")
+@formula(
+    "checkpoint_bytes",
+    "{checkpoint_params} x ({checkpoint_weight_bytes_per_param} + {checkpoint_optimizer_bytes_per_param})",
+)
 def checkpoint_bytes(
     params: Numeric, weight_bytes_per_param: Numeric = 2.0, optimizer_bytes_per_param: Numeric = 12.0
 ) -> Numeric:

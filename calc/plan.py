@@ -388,7 +388,13 @@ def resolve(sc: Scenario) -> Resolved:
     # Checkpoints: the layout's bytes per parameter, the parallel layout, the save policy.
     w, opt = CHECKPOINT_LAYOUTS[sc.checkpoint_layout]
     v["checkpoint_weight_bytes_per_param"], v["checkpoint_optimizer_bytes_per_param"] = w, opt
-    src["checkpoint_bytes"] = f"params x ({w:g} + {opt:g}) B, layout {sc.checkpoint_layout} (calc.checkpoint)"
+    src["checkpoint_bytes"] = (
+        f"params x ({w:g} + {opt:g}) B, layout {sc.checkpoint_layout} (calc.checkpoint)"
+        if sc.model_state_bytes is None
+        else f"params held in the typed model state (model_state_bytes x GPUs holding a piece / "
+        f"{memory.BYTES_PER_PARAM[sc.optimizer]:g} B per parameter for {sc.optimizer}) x ({w:g} + {opt:g}) B, "
+        f"layout {sc.checkpoint_layout}"
+    )
     optimal = sc.checkpoint_interval_s == "optimal"
     v["checkpoint_interval_optimal"] = float(optimal)
     v["checkpoint_interval_s"] = _nan(
@@ -1032,7 +1038,7 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         digits=2,
         not_given="n/a: no checkpoints (a failure restarts the run)",
     ),
-    keep=("checkpoint_rank_read_bytes_per_s",),
+    keep=("checkpoint_rank_read_bytes_per_s", "checkpoint_params"),
 )
 def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Checkpoints: size, per-rank split, both modes' write bandwidth, host RAM, restore,
@@ -1044,8 +1050,14 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     Without a storage the write takes what the plan asks for: the stall budget (sync) or the
     whole interval (async drain).
     """
+    # A model state typed per GPU is the model in use: the parameters it holds, not the preset's
+    # (state x GPUs holding a piece / training bytes per parameter).
+    given = _a(x["model_state_given"])
+    shards = np.maximum(_a(x["state_shards"]), _a(x["tensor_parallel"]) * x["pipeline_parallel"])
+    params = np.where(np.isfinite(given), given * shards / _a(x["bytes_per_param"]), x["params"])
+    out["checkpoint_params"] = params
     c = checkpoint.checkpoint_bytes(
-        x["params"], x["checkpoint_weight_bytes_per_param"], x["checkpoint_optimizer_bytes_per_param"]
+        params, x["checkpoint_weight_bytes_per_param"], x["checkpoint_optimizer_bytes_per_param"]
     )
     out["checkpoint_bytes"] = c
     mp = _a(x["tensor_parallel"]) * x["pipeline_parallel"]

@@ -328,7 +328,24 @@ def pipeline_stages(p: Plan) -> go.Figure:
     fig.update_traces(cliponaxis=True, selector={"type": "bar"})
     fig.update_yaxes(autorange="reversed")
     achieved = p.achieved_samples_per_s / max(p.scenario.gpus_per_job * p.scenario.jobs, 1)
-    if p.bottleneck == "gpu":
+    if achieved < demand * (1 - 1e-6):
+        # Demand and delivered side by side: the gap is what the fix buys.
+        fig.add_scatter(
+            x=[achieved, achieved],
+            y=[names[0], names[-1]],
+            mode="lines",
+            name=f"delivered: {fmt(achieved, 'count_per_s', 'samples/s')}",
+            line={"dash": "dot", "color": "#333333"},
+        )
+    if p.scenario.num_workers == 0:
+        # No workers: the training process reads, decodes and copies in turn, so the rate is
+        # 1 / sum(1 / stage), below every bar; the title says so rather than naming one bar.
+        title = (
+            f"No loader workers: the stages run in turn, {fmt(achieved, 'count_per_s')} of "
+            f"{fmt(p.gpu_samples_per_s, 'count_per_s', 'samples/s')} per GPU "
+            f"({p.gpu_utilization:.0%} GPU utilisation); {p.bottleneck} takes the most time"
+        )
+    elif p.bottleneck == "gpu":
         rate = fmt(p.gpu_samples_per_s, "count_per_s", "samples/s")
         title = f"The GPU sets the pace: every stage delivers at least its {rate}"
     else:

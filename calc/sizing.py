@@ -455,6 +455,7 @@ def _designs(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
                     "monthly_total_usd": float(r["monthly_total_usd"]),
                     "staging_s": 0.0,
                     "store": r["option"],
+                    "store_units": float(r["units"]),
                     "local": "",
                     "local_units_per_node": 0,
                 }
@@ -517,6 +518,7 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
             "monthly_total_usd": total,
             "staging_s": stage,
             "store": store["option"],
+            "store_units": float(store["units"]),
             "local": local,
             "local_units_per_node": k,
         }

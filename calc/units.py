@@ -24,6 +24,8 @@ import numbers
 import re
 from typing import Literal
 
+import numpy as np
+
 from calc.errors import UnitError
 
 Kind = Literal["bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "count", "count_per_s"]
@@ -259,3 +261,9 @@ def fmt(value: float, kind: Kind, unit: str = "", binary: bool = False) -> str:
     if kind == "flops_per_s":
         return fmt_flops(value, rate=True)
     return fmt_count(value, unit)
+
+
+def plain(x: float) -> str:
+    """A number with every digit and no exponent, as a widget or a link carries it:
+    ``210100`` not ``2.101e+05``, ``1234.567`` not ``1234.57`` (``:g`` keeps 6 digits and loses the rest)."""
+    return str(np.format_float_positional(x, trim="-")) if math.isfinite(x) else str(x)

@@ -289,3 +289,17 @@ def test_cluster_view_answers_for_the_job_mix_in_the_link() -> None:
     assert at.query_params["scenario"] in ("llama3-8b-pretrain-8xh100", ["llama3-8b-pretrain-8xh100"])
     at.text_area(key="cluster_text").set_value("nope:2").run()
     assert any("nope" in e.value for e in at.error)
+
+
+def test_checkpoints_are_judged_on_the_store_the_card_buys() -> None:
+    # Before: with no storage chosen the section judged the saves against "no storage" under a
+    # card that bought one. 70B: 69.88e9 params x 14 B = 978.4 GB every 30 min; async drain
+    # 978.4 GB / 1,800 s = 543.5 MB/s onto the store the answer buys.
+    at = _app(scenario="mlperf-checkpoint-llama3-70b")
+    at.radio(key="section").set_value("Checkpoints").run()
+    assert not at.exception and not [e.value for e in at.error]
+    store = calc.answer("mlperf-checkpoint-llama3-70b").design["store"]
+    captions = " ".join(c.value for c in at.caption)
+    assert f"checkpoints judged on the store the answer buys, 1 x {store}" in captions
+    values = " ".join(str(t.value) for t in at.table)
+    assert "543.5 MB/s" in values

@@ -410,3 +410,14 @@ def test_goodput_of_zero_is_not_mistaken_for_no_checkpoints() -> None:
     )
     assert p.goodput == 0 and p.formatted("goodput").startswith("0.00 %")
     assert "no checkpoints" in calc.plan("beast-imagenet-4xv100").formatted("goodput")
+
+
+def test_checkpoint_is_sized_from_the_model_state_typed() -> None:
+    # Before: a typed model state left the checkpoint at the preset model's size. 8 GiB per GPU
+    # on 64 GPUs holding a piece, with mixed-precision Adam's 16 B per parameter in training:
+    # 8 x 2^30 x 64 / 16 = 34,359,738,368 parameters; saved at 2 + 12 B each = 481,036,337,152 B.
+    import calc
+
+    p = calc.plan("mlperf-checkpoint-llama3-70b", model_state_bytes="8 GiB")
+    assert p.checkpoint_bytes == pytest.approx(34_359_738_368 * 14, rel=1e-12)
+    assert "typed model state" in p.sources["checkpoint_bytes"]

@@ -178,3 +178,17 @@ def test_cpu_seconds_left_with_gpu_decode() -> None:
     assert pl.cpu_seconds_effective(0.0046, 0) == 0.0046
     assert pl.cpu_seconds_effective(0.0046, 1) == pytest.approx(0.00046, rel=1e-12)
     assert pl.cpu_seconds_effective(0.0046, True) == pytest.approx(0.00046, rel=1e-12)
+
+
+def test_pipeline_chart_without_workers_says_the_stages_run_in_turn() -> None:
+    import calc
+    from calc import plots
+
+    # Before: "CPU is the bottleneck: 158.3 of 1,471" over a CPU bar of 217.4. With no workers the
+    # stages run in turn: 1 / (1 ms storage + 4.6 ms decode + 602,120 B / 15.75 GB/s + 87 ms / 128)
+    # = 1 / (0.001 + 0.0046 + 0.0000382 + 0.0006797) s = 158.3 samples/s per GPU.
+    p = calc.plan("beast-imagenet-4xv100", num_workers=0)
+    fig = plots.pipeline_stages(p)
+    assert fig.layout.title.text.startswith("No loader workers: the stages run in turn, 158.3 of 1,471")
+    delivered = next(t for t in fig.data if (t.name or "").startswith("delivered"))
+    assert delivered.x[0] == pytest.approx(158.28, rel=1e-4)

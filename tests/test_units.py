@@ -265,3 +265,13 @@ def test_accepted_units_are_listed_per_kind() -> None:
     assert accepted_units("flops_per_s") == "TFLOPS, TFLOP/s, GFLOPS, PFLOPS"
     with pytest.raises(UnitError, match=r"value: unknown unit 'x'"):
         parse("1 x", "bytes")  # the field's default name
+
+
+def test_plain_keeps_every_digit_for_widgets_and_links() -> None:
+    from calc.units import plain
+
+    # 1,234,567 B shown in kB: 1234.567; ":g" printed 1234.57 and the link lost 3 bytes.
+    assert plain(1_234_567 / 1000) == "1234.567"
+    assert plain(210_100.0) == "210100"  # not 2.101e+05
+    assert plain(0.02) == "0.02"
+    assert plain(float("inf")) == "inf"
