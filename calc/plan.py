@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 import math
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -68,6 +68,21 @@ class Resolved:
     warnings: list[str]
 
 
+class _Ctx(NamedTuple):
+    """What every resolve step reads (the scenario, its presets, the fit) and fills (values,
+    sources, warnings; ``put`` takes an input or its preset)."""
+
+    sc: Scenario
+    g: catalog.GPU
+    m: catalog.Model
+    mclass: str
+    fit: Any
+    v: dict[str, float]
+    src: dict[str, str]
+    warnings: list[str]
+    put: Callable[[str, Any, Kind, float, str], None]
+
+
 def resolve(sc: Scenario) -> Resolved:
     """Look up the presets and parse every input into base units; no formulas here.
 
@@ -88,6 +103,22 @@ def resolve(sc: Scenario) -> Resolved:
         else:
             v[name], src[name] = parse(given, kind, name), "scenario"
 
+    c = _Ctx(sc, g, m, mclass, fit, v, src, warnings, put)
+    _resolve_memory(c)
+    _resolve_compute(c)
+    _resolve_transformer(c)
+    _resolve_measurement(c)
+    _resolve_data(c)
+    _resolve_node(c)
+    _resolve_storage(c)
+    _resolve_checkpoint(c)
+    _resolve_layout(c)
+    return Resolved(v, src, warnings)
+
+
+def _resolve_memory(c: _Ctx) -> None:
+    """GPU memory, model state and activations: the GPU and model presets or the inputs."""
+    sc, g, m, mclass, v, src, put = c.sc, c.g, c.m, c.mclass, c.v, c.src, c.put
     gsrc = f"gpus.yaml {g.name}: {g.source}"
     put("gpu_memory_bytes", sc.gpu_memory_bytes, "bytes", g.memory_bytes, gsrc)
     put(
@@ -115,7 +146,11 @@ def resolve(sc: Scenario) -> Resolved:
     v["fixed_batch"] = _nan(sc.batch_size)
     v["rounding"] = float(memory.ROUNDINGS.index(sc.batch_rounding))
 
-    # Compute: training FLOPs, memory traffic, peak, efficiencies (calc.calibrate's fit).
+
+def _resolve_compute(c: _Ctx) -> None:
+    """Compute: training FLOPs, memory traffic, peak, efficiencies (calc.calibrate's fit)."""
+    sc, g, m, mclass, fit, v, src, warnings, put = c.sc, c.g, c.m, c.mclass, c.fit, c.v, c.src, c.warnings, c.put
+    gsrc = f"gpus.yaml {g.name}: {g.source}"
     put(
         "forward_flops_per_example",
         sc.forward_flops_per_example,
@@ -149,7 +184,10 @@ def resolve(sc: Scenario) -> Resolved:
             "efficiency is applied to the fp8 peak (optimistic)."
         )
 
-    # A transformer by its architecture and parallel layout (calc.transformer).
+
+def _resolve_transformer(c: _Ctx) -> None:
+    """A transformer by its architecture and parallel layout (calc.transformer)."""
+    sc, g, m, mclass, fit, v, src, warnings = c.sc, c.g, c.m, c.mclass, c.fit, c.v, c.src, c.warnings
     tv, t_src, twarn = transformer.resolve(sc, m.name, g.name, g.host_link_bytes_per_s)
     v |= tv
     src |= t_src
@@ -202,7 +240,10 @@ def resolve(sc: Scenario) -> Resolved:
     elif sc.params is not None:
         v["params"], src["params"] = parse(sc.params, "count", "params"), "scenario"
 
-    # A measurement and where it was taken (its GPU, batch, precision): the re-projection anchor.
+
+def _resolve_measurement(c: _Ctx) -> None:
+    """A measurement and where it was taken (its GPU, batch, precision): the re-projection anchor."""
+    sc, g, m, fit, v, src = c.sc, c.g, c.m, c.fit, c.v, c.src
     v["measured_step_time_s"] = math.nan if sc.step_time_s is None else parse(sc.step_time_s, "seconds", "step_time_s")
     v["measured_samples_per_s"] = (
         math.nan
@@ -237,6 +278,10 @@ def resolve(sc: Scenario) -> Resolved:
     v["scaling_within_node"], v["scaling_across_nodes"] = fit.scaling_within_node, fit.scaling_across_nodes
     src["scaling_efficiency"] = "scenario" if sc.scaling_efficiency is not None else fit.scaling_source
 
+
+def _resolve_data(c: _Ctx) -> None:
+    """The job, the loader and the data: counts, decode, example and read sizes, tensors."""
+    sc, g, m, v, src, warnings, put = c.sc, c.g, c.m, c.v, c.src, c.warnings, c.put
     for name in (
         "gpus_per_job",
         "jobs",
@@ -299,6 +344,11 @@ def resolve(sc: Scenario) -> Resolved:
         m.cpu_seconds_per_example,
         f"models.yaml {m.name}: {m.sources['cpu_seconds_per_example']}",
     )
+
+
+def _resolve_node(c: _Ctx) -> None:
+    """The node: its server preset or inputs for cores, network, host link and RAM; the copy link."""
+    sc, g, v, src, warnings, put = c.sc, c.g, c.v, c.src, c.warnings, c.put
     srv = catalog.server(sc.server) if sc.server else None
     if srv and srv.gpu != g.name:
         warnings.append(
@@ -345,7 +395,10 @@ def resolve(sc: Scenario) -> Resolved:
     for name in ("transfer_link_bytes_per_s", "compress_bytes_per_s_per_core", "decompress_bytes_per_s"):
         v[name], src[name] = parse(getattr(sc, name), "bytes_per_s", name), "scenario"
 
-    # Storage: the option's per-unit figures; supply for a unit count is computed in evaluate.
+
+def _resolve_storage(c: _Ctx) -> None:
+    """Storage: the option's per-unit figures; supply for a unit count is computed in evaluate."""
+    sc, v, src = c.sc, c.v, c.src
     v |= {
         "storage_unit_bytes_per_s": math.inf,
         "storage_unit_write_bytes_per_s": math.inf,
@@ -385,7 +438,11 @@ def resolve(sc: Scenario) -> Resolved:
         src["storage"] = src["storage_latency_s"] = (
             f"storage.yaml {o.name}: {o.label} ({o.verified}); latency {o.sources.get('latency', '')}{stream}"
         )
-    # Checkpoints: the layout's bytes per parameter, the parallel layout, the save policy.
+
+
+def _resolve_checkpoint(c: _Ctx) -> None:
+    """Checkpoints: the layout's bytes per parameter, the parallel layout, the save policy."""
+    sc, v, src, warnings = c.sc, c.v, c.src, c.warnings
     w, opt = CHECKPOINT_LAYOUTS[sc.checkpoint_layout]
     v["checkpoint_weight_bytes_per_param"], v["checkpoint_optimizer_bytes_per_param"] = w, opt
     src["checkpoint_bytes"] = (
@@ -439,6 +496,11 @@ def resolve(sc: Scenario) -> Resolved:
             f"Checkpoints on {sc.storage} ({kind}) die with the node: drain them to a durable tier "
             "(a shared file system or object store), priced beside it."
         )
+
+
+def _resolve_layout(c: _Ctx) -> None:
+    """The parallel layout must divide the job; storage figures given directly."""
+    sc, v, src = c.sc, c.v, c.src
     mp = sc.tensor_parallel * sc.pipeline_parallel * sc.context_parallel
     if sc.gpus_per_job % mp:
         raise InputError(
@@ -465,7 +527,6 @@ def resolve(sc: Scenario) -> Resolved:
     )
     if sc.storage_latency_s is not None:
         src["storage_latency_s"] = "scenario"
-    return Resolved(v, src, warnings)
 
 
 Arrays = dict[str, Numeric]
