@@ -17,10 +17,12 @@ import streamlit as st
 import calc
 from calc import catalog, plots
 from calc.errors import InputError
-from calc.plan import CHECKPOINT_OUTPUTS, HEADLINE, formula, render_formula
+from calc.explain import formula, render_formula
+from calc.plan import HEADLINE
 from calc.report import compare_table, designs_table, html_report, markdown_report, pin_name
 from calc.scenario import FIELDS, Scenario, check_field, choices, from_text
 from calc.sizing import levers, recommend, storage_levers
+from calc.stages import CHECKPOINT_OUTPUTS
 from calc.units import parse, plain
 
 DEFAULT_PRESET = "beast-imagenet-4xv100"

@@ -11,7 +11,9 @@ from __future__ import annotations
 import timeit
 
 import calc
-from calc.plan import _plan, evaluate, resolve
+from calc.plan import _plan
+from calc.resolve import resolve
+from calc.stages import evaluate
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ formulas. Two timings, and 20 random rows checked against calc.plan():
 
 * calc.sweep: validation, the grid, every output (demand, host, pipeline, transfer) and a
   DataFrame of 1,000,000 rows.
-* bare NumPy, same formulas: calc.plan.evaluate on prebuilt arrays - the formula functions
+* bare NumPy, same formulas: calc.stages.evaluate on prebuilt arrays - the formula functions
   themselves, which are plain NumPy, with no grid, validation or DataFrame.
 """
 
@@ -18,7 +18,8 @@ import time
 import numpy as np
 
 import calc
-from calc.plan import evaluate, resolve
+from calc.resolve import resolve
+from calc.stages import evaluate
 
 
 def main() -> None:
@@ -76,7 +77,7 @@ def main() -> None:
         f"({t_calc / len(df) * 1e9:.0f} ns per scenario)"
     )
     print(
-        f"bare NumPy, same formulas (calc.plan.evaluate on arrays): {t_eval:.3f} s -> sweep is {t_calc / t_eval:.1f}x"
+        f"bare NumPy, same formulas (calc.stages.evaluate on arrays): {t_eval:.3f} s -> sweep is {t_calc / t_eval:.1f}x"
     )
     print(
         f"target: under 1 s ({'met' if t_calc < 1 else 'MISSED'}) and within 5x of the same formulas "

@@ -11,7 +11,7 @@ their demands (docs/model.md, "The cluster plan")::
     stored_bytes         = sum over distinct dataset names of the dataset + sum_j n_j x checkpoints kept
 
 A blocking (sync) save stops that job's reads while it writes, so its write adds only what exceeds
-its reads (calc.plan.evaluate_checkpoint does the same for one job); an async drain runs beside
+its reads (calc.stages.evaluate_checkpoint does the same for one job); an async drain runs beside
 the reads all the time, aligned or not.
 
 ``answer(cluster_plan)`` (re-exported as ``calc.cluster_answer``; ``calc.answer`` dispatches here)

@@ -3,7 +3,7 @@
 ``explain()``, ``to_frame()`` and the dashboard's formula table read ``FORMULAS``; because the
 text sits on the function (``@formula("read_iops", "...")``), it cannot drift from the code
 without the diff showing both. Placeholders in braces are outputs or inputs, filled with the
-plan's numbers by ``calc.plan.render_formula``.
+plan's numbers by ``calc.explain.render_formula``.
 """
 
 from __future__ import annotations

@@ -584,7 +584,7 @@ def checkpoint_interval_chart(p: Plan, points: int = 60) -> go.Figure:
     are drawn on storage sized for the plan's interval (the storage the plan asks for), which
     is what their Young-Daly interval assumes; an async drain is sized to each interval.
     """
-    from calc.plan import evaluate
+    from calc.stages import evaluate
 
     v = p.values
     young, used = v["young_daly_interval_s"], v["checkpoint_interval_used_s"]

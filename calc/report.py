@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
-from calc.plan import CHECKPOINT_OUTPUTS, HEADLINE, Plan, formula, render_formula
+from calc.explain import formula, render_formula
+from calc.plan import HEADLINE, Plan
 from calc.registry import OUTPUTS
 from calc.scenario import FIELDS, Scenario, to_text
+from calc.stages import CHECKPOINT_OUTPUTS
 from calc.units import Kind, fmt, fmt_usd
 
 if TYPE_CHECKING:  # sizing imports plan and storage; only the type is needed here

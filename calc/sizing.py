@@ -119,7 +119,7 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
     months = sc.amortization_months
     srv = catalog.server(sc.server) if sc.server else None
     link = parse(sc.site_link_bytes_per_s, "bytes_per_s", "site_link_bytes_per_s") if sc.site_link_bytes_per_s else None
-    # Reads and checkpoint writes together (calc.plan.evaluate_checkpoint); the dataset and
+    # Reads and checkpoint writes together (calc.stages.evaluate_checkpoint); the dataset and
     # the kept checkpoints together when the job saves any.
     need_bw = v["storage_need_bytes_per_s"]
     read_bw, write_bw = v["read_bytes_per_s"], v["checkpoint_write_bytes_per_s"]

@@ -24,9 +24,11 @@ import pandas as pd
 
 from calc import compute, pipeline
 from calc.errors import InputError
-from calc.plan import UNLIMITED, as_scenario, evaluate, resolve
+from calc.plan import as_scenario
 from calc.registry import OUTPUTS
+from calc.resolve import resolve
 from calc.scenario import FIELDS, Scenario
+from calc.stages import UNLIMITED, evaluate
 
 CATEGORICAL = tuple(k for k, f in FIELDS.items() if f.kind == "choice")
 """Axes that name presets or choices (gpu, model, precision, storage ...)."""

@@ -15,7 +15,7 @@ import pytest
 import calc
 import calc.cli
 import calc.plots
-from calc.plan import OUTPUTS
+from calc.registry import OUTPUTS
 from calc.scenario import check_field, from_text
 
 BEAST = "beast-imagenet-4xv100"

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import calc
 from calc.errors import InputError
-from calc.plan import UNLIMITED
+from calc.stages import UNLIMITED
 
 GPU_NAMES = [g for g, spec in calc.gpus().items() if "fp32" in spec.peak_flops_per_s]
 MODEL_NAMES = ["resnet18", "resnet50", "resnet152", "vit_b16", "efficientnet_b0", "bert_base_512"]

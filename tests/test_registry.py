@@ -16,9 +16,11 @@ import re
 import pytest
 
 import calc
+from calc.explain import formula, render_formula
 from calc.formula import FORMULAS
-from calc.plan import CHECKPOINT_OUTPUTS, UNLIMITED, Plan, formula, render_formula
+from calc.plan import Plan
 from calc.registry import BY_STAGE, OUTPUTS, Output, stage
+from calc.stages import CHECKPOINT_OUTPUTS, UNLIMITED
 
 FUNCS = {"sqrt": math.sqrt, "min": min, "max": max, "floor": math.floor, "ceil": math.ceil}
 # Words that annotate a term with its unit in a formula text ("x 16 batches", "x 2 kept").

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import calc
 import calc.cli
-from calc.plan import OUTPUTS
+from calc.registry import OUTPUTS
 from calc.scenario import FIELDS, check_field, from_text
 
 BEAST = "beast-imagenet-4xv100"

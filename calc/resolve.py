@@ -1,0 +1,498 @@
+"""resolve(): a Scenario reduced to base-unit numbers with the source of each (look-ups and
+parsing only, no formulas), one step per family of inputs."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from calc import catalog, checkpoint, demand, host, memory, pipeline, storage, transformer
+from calc.calibrate import fitted
+from calc.checkpoint import CHECKPOINT_LAYOUTS
+from calc.errors import InputError
+from calc.scenario import Scenario
+from calc.units import Kind, fmt, parse
+
+DEFAULT_HOST_RAM_BYTES = 512 * 2.0**30
+"""Host RAM per node when neither an input nor a server preset gives it [bytes]: 512 GiB, a
+common 8-GPU node (DGX A100 has 1 TiB, DGX H100 2 TiB; presets/servers.yaml)."""
+
+DEFAULT_STORAGE_LATENCY_S = 1e-3
+"""Read latency when no storage option or latency is given [s]: 1 ms, between local NVMe
+(60-115 µs) and networked file systems (~1 ms and up) in presets/storage.yaml."""
+
+
+def _nan(x: Any) -> float:
+    return math.nan if x is None else float(x)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A scenario reduced to numbers (base units) with the source of each."""
+
+    values: dict[str, float]
+    sources: dict[str, str]
+    warnings: list[str]
+
+
+class _Ctx(NamedTuple):
+    """What every resolve step reads (the scenario, its presets, the fit) and fills (values,
+    sources, warnings; ``put`` takes an input or its preset)."""
+
+    sc: Scenario
+    g: catalog.GPU
+    m: catalog.Model
+    mclass: str
+    fit: Any
+    v: dict[str, float]
+    src: dict[str, str]
+    warnings: list[str]
+    put: Callable[[str, Any, Kind, float, str], None]
+
+
+def resolve(sc: Scenario) -> Resolved:
+    """Look up the presets and parse every input into base units; no formulas here.
+
+    NaN means "not given" (the formula in ``evaluate`` then takes its default).
+    """
+    g = catalog.gpu(sc.gpu)
+    m = catalog.model(sc.model)
+    g.peak(sc.precision)  # a precision the GPU lacks is an error even with a measured step
+    mclass = catalog.memory_class(sc.precision)
+    fit = fitted()
+    v: dict[str, float] = {}
+    src: dict[str, str] = {}
+    warnings: list[str] = []
+
+    def put(name: str, given: Any, kind: Kind, preset: float, preset_source: str) -> None:
+        if given is None:
+            v[name], src[name] = preset, preset_source
+        else:
+            v[name], src[name] = parse(given, kind, name), "scenario"
+
+    c = _Ctx(sc, g, m, mclass, fit, v, src, warnings, put)
+    _resolve_memory(c)
+    _resolve_compute(c)
+    _resolve_transformer(c)
+    _resolve_measurement(c)
+    _resolve_data(c)
+    _resolve_node(c)
+    _resolve_storage(c)
+    _resolve_checkpoint(c)
+    _resolve_layout(c)
+    return Resolved(v, src, warnings)
+
+
+def _resolve_memory(c: _Ctx) -> None:
+    """GPU memory, model state and activations: the GPU and model presets or the inputs."""
+    sc, g, m, mclass, v, src, put = c.sc, c.g, c.m, c.mclass, c.v, c.src, c.put
+    gsrc = f"gpus.yaml {g.name}: {g.source}"
+    put("gpu_memory_bytes", sc.gpu_memory_bytes, "bytes", g.memory_bytes, gsrc)
+    put(
+        "memory_bandwidth_bytes_per_s",
+        sc.memory_bandwidth_bytes_per_s,
+        "bytes_per_s",
+        g.memory_bandwidth_bytes_per_s,
+        gsrc,
+    )
+    v["reserved_bytes"], src["reserved_bytes"] = parse(sc.reserved_bytes, "bytes", "reserved_bytes"), "scenario"
+    v["params"], src["params"] = m.params, f"models.yaml {m.name}: {m.sources['params']}"
+    v["bytes_per_param"] = memory.BYTES_PER_PARAM[sc.optimizer]
+    src["bytes_per_param"] = f"optimizer {sc.optimizer} (calc.memory.BYTES_PER_PARAM)"
+    v["state_shards"] = float(sc.state_shards)
+    v["model_state_given"] = (
+        math.nan if sc.model_state_bytes is None else parse(sc.model_state_bytes, "bytes", "model_state_bytes")
+    )
+    put(
+        "activation_bytes_per_example",
+        sc.activation_bytes_per_example,
+        "bytes",
+        m.activation_bytes[mclass],
+        f"models.yaml {m.name} ({mclass}): {m.sources['activation_bytes']}",
+    )
+    v["fixed_batch"] = _nan(sc.batch_size)
+    v["rounding"] = float(memory.ROUNDINGS.index(sc.batch_rounding))
+
+
+def _resolve_compute(c: _Ctx) -> None:
+    """Compute: training FLOPs, memory traffic, peak, efficiencies (calc.calibrate's fit)."""
+    sc, g, m, mclass, fit, v, src, warnings, put = c.sc, c.g, c.m, c.mclass, c.fit, c.v, c.src, c.warnings, c.put
+    gsrc = f"gpus.yaml {g.name}: {g.source}"
+    put(
+        "forward_flops_per_example",
+        sc.forward_flops_per_example,
+        "flops",
+        m.forward_flops,
+        f"models.yaml {m.name}: {m.sources['forward_flops']}",
+    )
+    v["train_flops_multiplier"] = _nan(sc.train_flops_multiplier)
+    v["train_flops_measured"] = m.train_flops if sc.forward_flops_per_example is None else math.nan
+    src["train_flops_per_example"] = (
+        f"models.yaml {m.name}: {m.sources.get('train_flops', '')}" if math.isfinite(m.train_flops) else ""
+    )
+    traffic, step_traffic, tsrc = m.traffic(mclass)
+    put("memory_traffic_bytes_per_example", sc.memory_traffic_bytes_per_example, "bytes", traffic, tsrc)
+    v["step_traffic_bytes"], src["step_traffic_bytes"] = step_traffic, tsrc
+    put("peak_flops_per_s", sc.peak_flops_per_s, "flops_per_s", g.peak(sc.precision), gsrc)
+    pclass = catalog.precision_class(sc.precision)
+    if sc.efficiency is not None:
+        v["efficiency"], src["efficiency"] = sc.efficiency, "scenario"
+    else:
+        v["efficiency"] = fit.compute_efficiency[pclass] * fit.family_factors[m.family]
+        src["efficiency"] = f"fitted {pclass} compute efficiency, {m.family} ({fit.describe})"
+    v["memory_efficiency"], src["memory_efficiency"] = fit.memory_efficiency, f"fitted ({fit.describe})"
+    v["launch_overhead_s"], v["fill_examples"] = fit.launch_overhead_s, fit.fill_examples
+    v["flops_only"] = float(sc.step_model == "flops")
+    v["stack_factor"] = fit.stack_factors[sc.stack][pclass]
+    src["stack_factor"] = f"stack {sc.stack}: {fit.stack_source(sc.stack)}"
+    if sc.precision == "fp8" and sc.efficiency is None:
+        warnings.append(
+            "fp8 step time is an estimate: no fp8 training measurement calibrates it; the mixed-precision "
+            "efficiency is applied to the fp8 peak (optimistic)."
+        )
+
+
+def _resolve_transformer(c: _Ctx) -> None:
+    """A transformer by its architecture and parallel layout (calc.transformer)."""
+    sc, g, m, mclass, fit, v, src, warnings = c.sc, c.g, c.m, c.mclass, c.fit, c.v, c.src, c.warnings
+    tv, t_src, twarn = transformer.resolve(sc, m.name, g.name, g.host_link_bytes_per_s)
+    v |= tv
+    src |= t_src
+    warnings += twarn
+    v["attention_peak_flops_per_s"] = v["peak_flops_per_s"]
+    # calc.transformer counts 16-bit activations and gradients; fp32 and tf32 keep 4-byte ones.
+    v["element_scale"] = 2.0 if mclass == "fp32" else 1.0
+    if tv["arch"] and mclass == "fp32":
+        warnings.append(
+            f"{sc.precision} transformer: activations, traffic and communication are counted at 4 bytes, and the "
+            "transformer efficiency (calibrated at 16-bit) is applied to the fp32/tf32 peak (uncalibrated)."
+        )
+    v["flops_given"] = float(sc.forward_flops_per_example is not None)
+    v["traffic_given"] = float(sc.memory_traffic_bytes_per_example is not None)
+    v["activation_given"] = float(sc.activation_bytes_per_example is not None)
+    if tv["arch"]:
+        if sc.params is not None:
+            v["params"], src["params"] = parse(sc.params, "count", "params"), "scenario"
+        elif any(getattr(sc, k) is not None for k in transformer.ARCH_INPUTS[:6]) or sc.mlp is not None:
+            v["params"] = float(transformer.params_count(*transformer.dims(tv)[:6], tv["gated"]))
+            src["params"] = "derived from the architecture (calc.transformer.params_count, untied embeddings)"
+        if sc.efficiency is None:
+            v["efficiency"] = fit.transformer_efficiency
+            src["efficiency"] = fit.transformer_efficiency_source
+        e_attn = transformer.ATTENTION_EFFICIENCY.get(g.name)
+        v["attention_efficiency"] = e_attn[0] if e_attn and sc.efficiency is None else v["efficiency"]
+        src["attention_efficiency"] = e_attn[1] if e_attn and sc.efficiency is None else "as the matrix multiplies"
+        if sc.precision == "fp8":
+            # fp8 runs the matrix multiplies only (Transformer Engine); attention stays 16-bit.
+            v["attention_peak_flops_per_s"] = g.peak("bf16")
+            if sc.efficiency is None:
+                from calc.calibrate import FP8_SOURCE, fp8_efficiency
+
+                v["efficiency"], src["efficiency"] = fp8_efficiency(), FP8_SOURCE
+                warnings[:] = [w for w in warnings if not w.startswith("fp8 step time is an estimate")]
+                warnings.append(
+                    "fp8 step time is an estimate: the fp8 matrix-multiply efficiency is calibrated on one published "
+                    "end-to-end speedup (Transformer Engine fp8 1.28-1.40x bf16, GPT-175B on H100, FP8-LM), "
+                    "not on a measurement at this model's shapes."
+                )
+        arch_src = src["architecture"]
+        for k, what in (
+            ("activation_bytes_per_example", "calc.transformer.activation_bytes_per_sequence"),
+            ("memory_traffic_bytes_per_example", "calc.transformer.traffic_bytes_per_sequence (fused kernels)"),
+            ("step_traffic_bytes", "32 B per parameter per rank (calc.transformer.STEP_BYTES_PER_PARAM)"),
+        ):
+            if src.get(k) != "scenario":
+                src[k] = f"{what}; {arch_src}"
+        src["train_flops_per_example"] = f"calc.transformer.train_flops_per_token x seq_len; {arch_src}"
+    elif sc.params is not None:
+        v["params"], src["params"] = parse(sc.params, "count", "params"), "scenario"
+
+
+def _resolve_measurement(c: _Ctx) -> None:
+    """A measurement and where it was taken (its GPU, batch, precision): the re-projection anchor."""
+    sc, g, m, fit, v, src = c.sc, c.g, c.m, c.fit, c.v, c.src
+    v["measured_step_time_s"] = math.nan if sc.step_time_s is None else parse(sc.step_time_s, "seconds", "step_time_s")
+    v["measured_samples_per_s"] = (
+        math.nan
+        if sc.samples_per_s_per_gpu is None
+        else parse(sc.samples_per_s_per_gpu, "count_per_s", "samples_per_s_per_gpu")
+    )
+    ag = catalog.gpu(sc.measured_gpu or sc.gpu)
+    aprec = sc.measured_precision or sc.precision
+    if sc.step_time_s is not None or sc.samples_per_s_per_gpu is not None:
+        ag.peak(aprec)  # refuse a measurement at a precision its GPU lacks
+    aclass = catalog.memory_class(aprec)
+    same_gpu = ag.name == g.name
+    same_prec = aprec == sc.precision
+    v["anchor_gpu_memory_bytes"] = v["gpu_memory_bytes"] if same_gpu else ag.memory_bytes
+    v["anchor_memory_bandwidth_bytes_per_s"] = (
+        v["memory_bandwidth_bytes_per_s"] if same_gpu else ag.memory_bandwidth_bytes_per_s
+    )
+    v["anchor_peak_flops_per_s"] = v["peak_flops_per_s"] if same_gpu and same_prec else ag.peak(aprec)
+    v["anchor_efficiency"] = (
+        v["efficiency"]
+        if same_prec
+        else fit.compute_efficiency[catalog.precision_class(aprec)] * fit.family_factors[m.family]
+    )
+    a_traffic, a_step, _ = m.traffic(aclass)
+    v["anchor_memory_traffic_bytes_per_example"] = v["memory_traffic_bytes_per_example"] if same_prec else a_traffic
+    v["anchor_step_traffic_bytes"] = v["step_traffic_bytes"] if same_prec else a_step
+    v["anchor_activation_bytes_per_example"] = (
+        v["activation_bytes_per_example"] if same_prec else m.activation_bytes[aclass]
+    )
+    v["anchor_batch"] = _nan(sc.measured_batch_size)
+    v["scaling_given"] = _nan(sc.scaling_efficiency)
+    v["scaling_within_node"], v["scaling_across_nodes"] = fit.scaling_within_node, fit.scaling_across_nodes
+    src["scaling_efficiency"] = "scenario" if sc.scaling_efficiency is not None else fit.scaling_source
+
+
+def _resolve_data(c: _Ctx) -> None:
+    """The job, the loader and the data: counts, decode, example and read sizes, tensors."""
+    sc, g, m, v, src, warnings, put = c.sc, c.g, c.m, c.v, c.src, c.warnings, c.put
+    for name in (
+        "gpus_per_job",
+        "jobs",
+        "gpus_per_node",
+        "target_gpu_utilization",
+        "examples_per_file",
+        "cache_fraction",
+        "num_workers",
+        "prefetch_factor",
+        "compression_ratio",
+        "compress_cores",
+    ):
+        v[name], src[name] = float(getattr(sc, name)), "scenario"
+    v["pin_memory"] = float(sc.pin_memory)
+    v["gpu_decode"] = float(sc.gpu_decode)
+    v["media_video"] = float(sc.media == "video")
+    v["frames_per_example"], v["frame_pixels"] = float(sc.frames_per_example), float(sc.frame_pixels)
+    v["gpu_jpeg_images_per_s"] = g.jpeg_decode_images_per_s
+    v["gpu_video_fps_1080p"] = g.video_decode_fps_1080p
+    src["decoder_samples_per_s_per_gpu"] = f"gpus.yaml {g.name}: {g.decoder_source or 'no decoder figure'}"
+    rate = g.video_decode_fps_1080p if sc.media == "video" else g.jpeg_decode_images_per_s
+    if sc.gpu_decode and not math.isfinite(rate):
+        warnings.append(
+            f"GPU decode: gpus.yaml has no hardware {'video' if sc.media == 'video' else 'JPEG'} decoder figure "
+            f"for {g.name}, so the decoder stage is not capped (on GPUs without NVJPG, nvJPEG decodes on the "
+            "SMs, which this plan does not add to the step)."
+        )
+    v["streamed"] = float(sc.streamed)
+    put(
+        "example_bytes",
+        sc.example_bytes,
+        "bytes",
+        m.example_bytes,
+        f"models.yaml {m.name}: {m.sources['example_bytes']}",
+    )
+    v["request_bytes_given"] = _nan(
+        None if sc.request_bytes is None else parse(sc.request_bytes, "bytes", "request_bytes")
+    )
+    file_bytes = v["example_bytes"] * sc.examples_per_file
+    if v["request_bytes_given"] > file_bytes:
+        warnings.append(
+            f"The read size {fmt(v['request_bytes_given'], 'bytes', binary=True)} is larger than one file "
+            f"({sc.examples_per_file:,} x {fmt(v['example_bytes'], 'bytes')} = {fmt(file_bytes, 'bytes')}): "
+            "each read takes the whole file, so the plan reads in files of that size."
+        )
+    put(
+        "dataset_examples",
+        sc.dataset_examples,
+        "count",
+        m.dataset_examples,
+        f"models.yaml {m.name}: {m.sources['dataset_examples']}",
+    )
+    tensors = sc.tensors or m.tensors
+    v["example_tensor_bytes"] = host.tensor_bytes(tensors)
+    src["example_tensor_bytes"] = "scenario" if sc.tensors else f"models.yaml {m.name}: {m.sources['tensors']}"
+    put(
+        "cpu_seconds_per_example",
+        sc.cpu_seconds_per_example,
+        "seconds",
+        m.cpu_seconds_per_example,
+        f"models.yaml {m.name}: {m.sources['cpu_seconds_per_example']}",
+    )
+
+
+def _resolve_node(c: _Ctx) -> None:
+    """The node: its server preset or inputs for cores, network, host link and RAM; the copy link."""
+    sc, g, v, src, warnings, put = c.sc, c.g, c.v, c.src, c.warnings, c.put
+    srv = catalog.server(sc.server) if sc.server else None
+    if srv and srv.gpu != g.name:
+        warnings.append(
+            f"Server {srv.name} carries {srv.gpu}, not {g.name}: its network, RAM and cores are used as given."
+        )
+    if sc.cpu_cores_per_node is not None:
+        v["cpu_cores_per_node"], src["cpu_cores_per_node"] = float(sc.cpu_cores_per_node), "scenario"
+    elif srv and math.isfinite(srv.cpu_cores):
+        # One core per GPU runs its training process; the rest are free for loading.
+        v["cpu_cores_per_node"] = max(srv.cpu_cores - srv.gpus_per_node, 1.0)
+        src["cpu_cores_per_node"] = f"servers.yaml {srv.name}: {srv.cpu_cores:g} cores less one per GPU"
+    else:
+        v["cpu_cores_per_node"] = math.inf
+    if sc.node_network_bytes_per_s is not None:
+        v["node_network_bytes_per_s"] = parse(sc.node_network_bytes_per_s, "bytes_per_s", "node_network_bytes_per_s")
+        src["node_network_bytes_per_s"] = "scenario"
+    elif srv and math.isfinite(srv.storage_network_bytes_per_s):
+        v["node_network_bytes_per_s"] = srv.storage_network_bytes_per_s
+        src["node_network_bytes_per_s"] = f"servers.yaml {srv.name}: {srv.storage_network}"
+    else:
+        v["node_network_bytes_per_s"], src["node_network_bytes_per_s"] = math.inf, "unlimited (no server or link given)"
+    v["page_cache"] = float(sc.page_cache)
+    v["loader"] = float(pipeline.LOADERS.index(sc.loader))
+    v["reader_concurrency"] = float(sc.reader_concurrency)
+    put(
+        "host_link_bytes_per_s",
+        sc.host_link_bytes_per_s,
+        "bytes_per_s",
+        g.host_link_bytes_per_s,
+        f"gpus.yaml {g.name}: {g.host_link}",
+    )
+    if sc.host_ram_bytes is not None:
+        v["host_ram_bytes"], src["host_ram_bytes"] = parse(sc.host_ram_bytes, "bytes", "host_ram_bytes"), "scenario"
+    elif srv and math.isfinite(srv.ram_bytes):
+        v["host_ram_bytes"], src["host_ram_bytes"] = (
+            srv.ram_bytes,
+            f"servers.yaml {srv.name}: {srv.sources.get('ram', '')}",
+        )
+    else:
+        v["host_ram_bytes"], src["host_ram_bytes"] = (
+            DEFAULT_HOST_RAM_BYTES,
+            "default 512 GiB (calc.resolve.DEFAULT_HOST_RAM_BYTES)",
+        )
+    for name in ("transfer_link_bytes_per_s", "compress_bytes_per_s_per_core", "decompress_bytes_per_s"):
+        v[name], src[name] = parse(getattr(sc, name), "bytes_per_s", name), "scenario"
+
+
+def _resolve_storage(c: _Ctx) -> None:
+    """Storage: the option's per-unit figures; supply for a unit count is computed in evaluate."""
+    sc, v, src = c.sc, c.v, c.src
+    v |= {
+        "storage_unit_bytes_per_s": math.inf,
+        "storage_unit_write_bytes_per_s": math.inf,
+        "storage_unit_iops": math.nan,
+        "storage_iops_request_bytes": 4096.0,
+        "storage_max_units": math.inf,
+        "storage_client_bytes_per_s": math.inf,
+        "storage_aggregate_iops": math.inf,
+        "storage_base_latency_s": DEFAULT_STORAGE_LATENCY_S,
+        "storage_stream_bytes_per_s": math.inf,
+        "storage_counts_requests": 0.0,
+        "storage_metadata_ops": math.inf,
+        "metadata_ops_per_open": 0.0,
+    }
+    src["storage_latency_s"] = "default 1 ms (calc.resolve.DEFAULT_STORAGE_LATENCY_S)"
+    if sc.storage:
+        o = storage.option(sc.storage)
+        v |= {
+            "storage_unit_bytes_per_s": o.read_bytes_per_s,
+            "storage_unit_write_bytes_per_s": o.write_bytes_per_s,
+            "storage_unit_iops": o.iops,
+            "storage_iops_request_bytes": o.iops_request_bytes,
+            "storage_max_units": o.max_units,
+            "storage_client_bytes_per_s": o.client_bytes_per_s,
+            "storage_aggregate_iops": o.aggregate_iops,
+            "storage_base_latency_s": o.latency_s,
+            "storage_stream_bytes_per_s": o.stream_bytes_per_s,
+            "storage_counts_requests": float(o.counts_requests),
+            "storage_metadata_ops": o.metadata_ops,
+            "metadata_ops_per_open": demand.METADATA_OPS_PER_OPEN.get(o.protocol, 0.0),
+        }
+        stream = (
+            f" + read size / {o.stream_bytes_per_s / 1e6:g} MB/s per stream"
+            if math.isfinite(o.stream_bytes_per_s)
+            else ""
+        )
+        src["storage"] = src["storage_latency_s"] = (
+            f"storage.yaml {o.name}: {o.label} ({o.verified}); latency {o.sources.get('latency', '')}{stream}"
+        )
+
+
+def _resolve_checkpoint(c: _Ctx) -> None:
+    """Checkpoints: the layout's bytes per parameter, the parallel layout, the save policy."""
+    sc, v, src, warnings = c.sc, c.v, c.src, c.warnings
+    w, opt = CHECKPOINT_LAYOUTS[sc.checkpoint_layout]
+    v["checkpoint_weight_bytes_per_param"], v["checkpoint_optimizer_bytes_per_param"] = w, opt
+    src["checkpoint_bytes"] = (
+        f"params x ({w:g} + {opt:g}) B, layout {sc.checkpoint_layout} (calc.checkpoint)"
+        if sc.model_state_bytes is None
+        else f"params held in the typed model state (model_state_bytes x GPUs holding a piece / "
+        f"{memory.BYTES_PER_PARAM[sc.optimizer]:g} B per parameter for {sc.optimizer}) x ({w:g} + {opt:g}) B, "
+        f"layout {sc.checkpoint_layout}"
+    )
+    optimal = sc.checkpoint_interval_s == "optimal"
+    v["checkpoint_interval_optimal"] = float(optimal)
+    v["checkpoint_interval_s"] = _nan(
+        None
+        if sc.checkpoint_interval_s is None or optimal
+        else parse(sc.checkpoint_interval_s, "seconds", "checkpoint_interval_s")
+    )
+    sharded = sc.zero_stage > 0 or sc.tensor_parallel * sc.pipeline_parallel > 1
+    v["checkpoint_async"] = float(sc.checkpoint_mode == "async" or (sc.checkpoint_mode == "auto" and sharded))
+    src["checkpoint_async"] = (
+        f"auto: {'async' if sharded else 'sync'} ({'sharded' if sharded else 'unsharded'} training state; "
+        "torch.distributed.checkpoint async_save, Megatron/NeMo async distributed checkpoints)"
+        if sc.checkpoint_mode == "auto"
+        else f"input (scenario): {sc.checkpoint_mode}"
+    )
+    v["checkpoint_stall_fraction"] = sc.checkpoint_stall_fraction
+    v["checkpoint_keep"] = float(sc.checkpoint_keep)
+    v["tensor_parallel"], v["pipeline_parallel"] = float(sc.tensor_parallel), float(sc.pipeline_parallel)
+    v["zero_stage"] = float(sc.zero_stage)
+    v["mtbf_s"] = _nan(None if sc.mtbf_s is None else parse(sc.mtbf_s, "seconds", "mtbf_s"))
+    v["checkpoint_load_bytes_per_s"] = (
+        checkpoint.DEFAULT_LOAD_BYTES_PER_S
+        if sc.checkpoint_load_bytes_per_s is None
+        else parse(sc.checkpoint_load_bytes_per_s, "bytes_per_s", "checkpoint_load_bytes_per_s")
+    )
+    src["checkpoint_load_bytes_per_s"] = (
+        "scenario" if sc.checkpoint_load_bytes_per_s is not None else "measured default (calc.checkpoint)"
+    )
+    v["checkpoint_milestone_interval_s"] = _nan(
+        None
+        if sc.checkpoint_milestone_interval_s is None
+        else parse(sc.checkpoint_milestone_interval_s, "seconds", "checkpoint_milestone_interval_s")
+    )
+    v["run_length_s"] = _nan(None if sc.run_length_s is None else parse(sc.run_length_s, "seconds", "run_length_s"))
+    if sc.checkpoint_milestone_interval_s is not None and sc.run_length_s is None:
+        raise InputError("run_length_s", "is needed to count milestone checkpoints; accepted: a time such as 30 d")
+    # A checkpoint on a node's own drives or RAM dies with the node: not a durable target.
+    kind = storage.option(sc.storage).kind if sc.storage else ""
+    v["checkpoint_durable_store"] = float(kind not in ("local", "ram"))
+    if kind in ("local", "ram") and sc.checkpoint_interval_s is not None:
+        warnings.append(
+            f"Checkpoints on {sc.storage} ({kind}) die with the node: drain them to a durable tier "
+            "(a shared file system or object store), priced beside it."
+        )
+
+
+def _resolve_layout(c: _Ctx) -> None:
+    """The parallel layout must divide the job; storage figures given directly."""
+    sc, v, src = c.sc, c.v, c.src
+    mp = sc.tensor_parallel * sc.pipeline_parallel * sc.context_parallel
+    if sc.gpus_per_job % mp:
+        raise InputError(
+            "tensor_parallel",
+            f"tensor x pipeline x context parallel = {mp} must divide gpus_per_job = {sc.gpus_per_job}",
+        )
+    if sc.state_shards > sc.gpus_per_job:
+        # ZeRO-3/FSDP shards the state over the job's GPUs: it cannot have more shards than GPUs.
+        raise InputError(
+            "state_shards",
+            f"{sc.state_shards:,} shards over a job of {sc.gpus_per_job:,} GPU(s); "
+            f"accepted: 1 to gpus_per_job ({sc.gpus_per_job:,})",
+        )
+    v["example_bytes_cv"] = sc.example_bytes_cv
+    v["storage_units_given"] = _nan(sc.storage_units)
+    v["storage_bytes_per_s_given"] = _nan(
+        None if sc.storage_bytes_per_s is None else parse(sc.storage_bytes_per_s, "bytes_per_s", "storage_bytes_per_s")
+    )
+    v["storage_iops_given"] = _nan(
+        None if sc.storage_iops is None else parse(sc.storage_iops, "count_per_s", "storage_iops")
+    )
+    v["storage_latency_given"] = _nan(
+        None if sc.storage_latency_s is None else parse(sc.storage_latency_s, "seconds", "storage_latency_s")
+    )
+    if sc.storage_latency_s is not None:
+        src["storage_latency_s"] = "scenario"

@@ -1,0 +1,745 @@
+"""The evaluate stages: every formula of a plan, vectorised, in named steps (memory, compute,
+cache, demand, host, storage, pipeline, checkpoint, transfer). Each stage declares the outputs it
+computes (calc.registry); ``evaluate`` runs them in order on numbers or NumPy arrays."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from calc import checkpoint, compute, demand, host, memory, pipeline, storage, transfer, transformer
+from calc._types import Numeric
+from calc.registry import BY_STAGE, KEPT, OUTPUTS, STEPS, Output, stage
+from calc.registry import check as registry_check
+from calc.scenario import ask
+
+STAGE_KEYS = {s: f"{s}_samples_per_s_per_gpu" for s in pipeline.STAGES}
+
+
+Arrays = dict[str, Numeric]
+
+
+def _a(x: Any) -> Any:
+    return np.asarray(x, dtype=float)
+
+
+@stage(
+    Output("gpu_memory_bytes", "bytes", "GPU memory", binary=True, formula="{src_gpu_memory_bytes}"),
+    Output("reserved_bytes", "bytes", "Reserved (context, allocator)", binary=True, formula="input (scenario)"),
+    Output("model_state_bytes", "bytes", "Model state", binary=True),
+    Output(
+        "activation_bytes_per_example",
+        "bytes",
+        "Activations per example",
+        binary=True,
+        formula="{src_activation_bytes_per_example}",
+    ),
+    Output("max_batch_size", "count", "Largest batch that fits", "examples", integer=True),
+    Output("batch_size", "count", "Batch size per GPU", "examples", integer=True),
+    Output("memory_used_bytes", "bytes", "GPU memory used", binary=True),
+)
+def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """Model state, the largest batch that fits and the batch used."""
+    for k in ("gpu_memory_bytes", "reserved_bytes", "activation_bytes_per_example"):
+        out[k] = x[k]
+    given = _a(x["model_state_given"])
+    # Tensor and pipeline ranks always split the state; state_shards counts every GPU holding a piece.
+    shards = np.maximum(_a(x["state_shards"]), _a(x["tensor_parallel"]) * x["pipeline_parallel"])
+    state = memory.model_state_bytes(x["params"], x["bytes_per_param"], shards)
+    out["model_state_bytes"] = np.where(np.isfinite(given), given, state)
+    arch = _a(x["arch"]) > 0
+    act = transformer.activation_bytes_per_sequence(
+        *transformer.dims(x),
+        x["gated"],
+        x["checkpointing"],
+        x["tensor_parallel"],
+        x["context_parallel"],
+        x["pipeline_parallel"],
+        x["gradient_accumulation"],
+    )
+    act = np.where(
+        arch & (_a(x["activation_given"]) == 0), _a(act) * x["element_scale"], x["activation_bytes_per_example"]
+    )
+    x = {**x, "activation_bytes_per_example": act}
+    out["activation_bytes_per_example"] = act
+    n_max = memory.max_batch_size(
+        x["gpu_memory_bytes"], x["reserved_bytes"], out["model_state_bytes"], x["activation_bytes_per_example"]
+    )
+    out["max_batch_size"] = n_max
+    fixed = _a(x["fixed_batch"])
+    n = np.where(np.isfinite(fixed), fixed, memory.round_batch(n_max, x["rounding"]))
+    out["batch_size"] = np.where((n_max >= 1) | np.isfinite(fixed), n, 0.0)
+    out["memory_used_bytes"] = memory.memory_used_bytes(
+        out["batch_size"], x["reserved_bytes"], out["model_state_bytes"], x["activation_bytes_per_example"]
+    )
+    # Fits: at batch 1 with an automatic batch; the whole fixed batch when one is given.
+    out["fits"] = np.where(np.isfinite(fixed), out["memory_used_bytes"] <= _a(x["gpu_memory_bytes"]), n_max >= 1)
+
+
+@stage(
+    Output("train_flops_per_example", "flops", "Training FLOPs per example"),
+    Output("peak_flops_per_s", "flops_per_s", "Peak FLOP/s", formula="{src_peak_flops_per_s}"),
+    Output("efficiency", "count", "Compute efficiency", formula="{src_efficiency}", percent=True),
+    Output(
+        "memory_bandwidth_bytes_per_s",
+        "bytes_per_s",
+        "GPU memory bandwidth",
+        formula="{src_memory_bandwidth_bytes_per_s}",
+    ),
+    Output(
+        "memory_traffic_bytes_per_example",
+        "bytes",
+        "GPU memory traffic per example",
+        formula="{src_memory_traffic_bytes_per_example}",
+    ),
+    Output(
+        "step_traffic_bytes",
+        "bytes",
+        "GPU memory traffic per step (weights, optimizer)",
+        formula="{src_step_traffic_bytes}",
+    ),
+    Output("memory_efficiency", "count", "Memory efficiency", formula="{src_memory_efficiency}", percent=True),
+    Output("compute_time_per_example_s", "seconds", "Math time per example"),
+    Output("memory_time_per_example_s", "seconds", "Memory time per example"),
+    Output("fixed_time_s", "seconds", "Fixed time per step"),
+    Output("model_step_time_s", "seconds", "Modelled step time", zero_without_step=True),
+    Output("step_time_s", "seconds", "Step time t", formula="{step_rule}", zero_without_step=True),
+    Output("scaling_efficiency", "count", "Data-parallel scaling efficiency", percent=True),
+    Output("gpu_samples_per_s", "count_per_s", "GPU rate per GPU", "samples/s", zero_without_step=True),
+    # A transformer's layout terms (evaluate_transformer, called from here; 0 without an architecture).
+    Output("recompute_flops_per_example", "flops", "Recompute FLOPs per example (activation checkpointing)"),
+    Output("pipeline_bubble", "count", "Pipeline bubble (share of the step idle)", percent=True),
+    Output("tensor_parallel_comm_s", "seconds", "Tensor/context/pipeline-parallel traffic per step"),
+    Output("data_parallel_comm_s", "seconds", "Exposed data-parallel gradient traffic per step"),
+    keep=("anchor_batch_size", "attention_core_flops_per_example", "model_parallel_ranks"),
+)
+def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """Step time: the model (compute + memory + fixed), or a measurement re-projected by it."""
+    mult = _a(x["train_flops_multiplier"])
+    measured = _a(x["train_flops_measured"])
+    by_ratio = compute.train_flops(
+        x["forward_flops_per_example"], np.where(np.isfinite(mult), mult, compute.TRAIN_FLOPS_MULTIPLIER)
+    )
+    out["train_flops_per_example"] = np.where(np.isfinite(measured) & ~np.isfinite(mult), measured, by_ratio)
+    for k in (
+        "peak_flops_per_s",
+        "efficiency",
+        "memory_bandwidth_bytes_per_s",
+        "memory_traffic_bytes_per_example",
+        "memory_efficiency",
+    ):
+        out[k] = x[k]
+    n = np.maximum(_a(out["batch_size"]), 1.0)  # keeps t finite; rates are zeroed where n = 0
+
+    def modelled(
+        peak: Numeric, bw: Numeric, eff: Numeric, traffic: Numeric, step_bytes: Numeric, batch: Numeric
+    ) -> tuple[Numeric, Numeric, Numeric, Numeric]:
+        return compute.model_terms(
+            batch,
+            out["train_flops_per_example"],
+            peak,
+            eff,
+            traffic,
+            bw,
+            x["memory_efficiency"],
+            step_bytes,
+            x["launch_overhead_s"],
+            x["fill_examples"],
+            x["stack_factor"],
+            x["flops_only"],
+        )
+
+    # Sharded state (ZeRO-3/FSDP) also shards the optimizer's per-step reads and writes.
+    step_bytes = _a(x["step_traffic_bytes"]) / x["state_shards"]
+    out["step_traffic_bytes"] = step_bytes
+    c, mem, fixed, t_model = modelled(
+        x["peak_flops_per_s"],
+        x["memory_bandwidth_bytes_per_s"],
+        x["efficiency"],
+        x["memory_traffic_bytes_per_example"],
+        step_bytes,
+        n,
+    )
+    out["compute_time_per_example_s"], out["memory_time_per_example_s"] = c, mem
+    out["fixed_time_s"], out["model_step_time_s"] = fixed, t_model
+    # The anchor: the batch the measurement was taken at (given, or the automatic batch on its GPU).
+    a_max = memory.max_batch_size(
+        x["anchor_gpu_memory_bytes"],
+        x["reserved_bytes"],
+        out["model_state_bytes"],
+        x["anchor_activation_bytes_per_example"],
+    )
+    a_given = _a(x["anchor_batch"])
+    # A measurement with no batch recorded was taken at the automatic batch of its own GPU.
+    a_auto = np.maximum(memory.round_batch(a_max, x["rounding"]), 1.0)
+    a_batch = np.where(np.isfinite(a_given), a_given, a_auto)
+    out["anchor_batch_size"] = a_batch
+    *_, t_anchor = modelled(
+        x["anchor_peak_flops_per_s"],
+        x["anchor_memory_bandwidth_bytes_per_s"],
+        x["anchor_efficiency"],
+        x["anchor_memory_traffic_bytes_per_example"],
+        _a(x["anchor_step_traffic_bytes"]) / x["state_shards"],
+        a_batch,
+    )
+    t, method = compute.step_time_s(
+        n, t_model, x["measured_step_time_s"], x["measured_samples_per_s"], a_batch, t_anchor
+    )
+    out["step_time_s"], out["step_method"] = t, method
+    arch = _a(x["arch"]) > 0
+    evaluate_transformer(x, out, n)
+    t = np.where(arch & (method == 2.0), out["model_step_time_s"], t)
+    out["step_time_s"] = t
+    given = _a(x["scaling_given"])
+    scale = compute.scaling_efficiency(
+        x["gpus_per_job"], x["gpus_per_node"], x["scaling_within_node"], x["scaling_across_nodes"]
+    )
+    # A measured step was taken in the job as configured: its all-reduce is already in it.
+    # A transformer's data-parallel traffic is in its step time (evaluate_transformer).
+    out["scaling_efficiency"] = np.where(np.isfinite(given), given, np.where((method == 2.0) & ~arch, scale, 1.0))
+    ranks = _a(x["tensor_parallel"]) * x["pipeline_parallel"] * x["context_parallel"]
+    per_gpu_step = np.where(arch, _a(out["batch_size"]) * x["gradient_accumulation"] / ranks, out["batch_size"])
+    out["gpu_samples_per_s"] = demand.gpu_samples_per_s(per_gpu_step, t, out["scaling_efficiency"])
+
+
+def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> None:
+    """A transformer by its architecture: FLOPs, traffic, the parallel layout's terms, step time.
+
+    Per rank of t x p x c: a micro-batch of ``n`` sequences, ``gradient_accumulation`` of them
+    per step, the pipeline bubble, tensor/context/pipeline traffic over the GPU link and the
+    exposed data-parallel traffic (calc.transformer). Rows without an architecture keep the
+    generic terms and get zeros here.
+    """
+    arch = _a(x["arch"]) > 0
+    tp, pp, cp = _a(x["tensor_parallel"]), _a(x["pipeline_parallel"]), _a(x["context_parallel"])
+    ranks = tp * pp * cp
+    dims = transformer.dims(x)
+    layers, hidden, heads, kv_heads, _, _, seq = dims
+    mode, mb = x["checkpointing"], x["gradient_accumulation"]
+    per_token = transformer.train_flops_per_token(*dims, x["gated"])
+    attention = _a(transformer.attention_flops_per_token(layers, hidden, seq)) * seq
+    recompute = _a(transformer.recompute_flops_per_token(per_token, layers, hidden, seq, mode)) * seq
+    flops = np.where(_a(x["flops_given"]) > 0, out["train_flops_per_example"], _a(per_token) * seq)
+    traffic = np.where(
+        _a(x["traffic_given"]) > 0,
+        _a(x["memory_traffic_bytes_per_example"]) / ranks,
+        _a(transformer.traffic_bytes_per_sequence(*dims, x["gated"], mode, ranks)) * x["element_scale"],
+    )
+    bw, e_m = x["memory_bandwidth_bytes_per_s"], x["memory_efficiency"]
+    # The attention core (and its selective recompute) at its own efficiency; the rest at the GEMMs'.
+    attn = np.where(_a(x["flops_given"]) > 0, 0.0, attention + np.where(_a(mode) == 1, recompute, 0.0))
+    c = _a(
+        compute.compute_time_per_example_s((flops + recompute - attn) / ranks, x["peak_flops_per_s"], x["efficiency"])
+    ) + compute.compute_time_per_example_s(attn / ranks, x["attention_peak_flops_per_s"], x["attention_efficiency"])
+    mem = compute.memory_time_per_example_s(traffic, bw, e_m)
+    # No fill term: the transformer efficiency was measured on a layer at a real micro-batch
+    # (calc.calibrate.TRANSFORMER_LAYER), so under-filling is already in it; the CNN-fitted
+    # fill (about 10 examples) would charge 2-3 whole sequences per micro-batch.
+    fill = 0.0
+    step_bytes = _a(x["params"]) * transformer.STEP_BYTES_PER_PARAM / np.maximum(_a(x["state_shards"]), tp * pp)
+    fixed = compute.fixed_time_s(step_bytes, bw, e_m, x["launch_overhead_s"], 0.0, 0.0)
+    link, net, node = _a(x["gpu_link_bytes_per_s"]), _a(x["network_bytes_per_s_per_gpu"]), _a(x["gpus_per_node"])
+    layer_bytes = transformer.tensor_parallel_bytes_per_layer(n, seq, hidden, tp, mode, cp) + (
+        transformer.context_parallel_bytes_per_layer(n, seq, hidden, heads, kv_heads, cp, tp)
+    )
+    pp_link = np.where(tp * cp * pp > node, net, link)
+    pp_bytes = np.where(pp > 1, transformer.pipeline_bytes_per_micro_batch(n, seq, hidden, tp, cp), 0.0)
+    comm_mb = (_a(layers) / pp * layer_bytes / link + pp_bytes / pp_link) * x["element_scale"]
+    bubble = transformer.pipeline_bubble(pp, mb, x["virtual_pipeline_stages"])
+    replicas = np.maximum(_a(x["gpus_per_job"]) / ranks, 1.0)
+    sharded = _a(x["state_shards"]) > tp * pp
+    dp_link = np.where(_a(x["gpus_per_job"]) > node, net, link)
+    dp_bytes = transformer.data_parallel_bytes(_a(x["params"]) / (tp * pp), replicas, sharded)
+    dp = (1 - _a(x["data_parallel_overlap"])) * _a(dp_bytes) * x["element_scale"] / dp_link
+    full = _a(x["flops_only"]) == 0
+    t = transformer.step_time_s(
+        n,
+        mb,
+        np.where(full, _a(c) + mem, c),
+        np.where(full, fill, 0.0),
+        np.where(full, comm_mb, 0.0),
+        bubble,
+        np.where(full, fixed, 0.0),
+        np.where(full, dp, 0.0),
+        np.where(full, x["stack_factor"], 1.0),
+    )
+    out["attention_core_flops_per_example"] = np.where(arch, attn, 0.0)
+    out["model_parallel_ranks"] = ranks
+    out["recompute_flops_per_example"] = np.where(arch, recompute, 0.0)
+    out["pipeline_bubble"] = np.where(arch, bubble, 0.0)
+    out["tensor_parallel_comm_s"] = np.where(arch, _a(comm_mb) * _a(mb) / (1 - _a(bubble)), 0.0)
+    out["data_parallel_comm_s"] = np.where(arch, dp, 0.0)
+    for key, new in (
+        ("train_flops_per_example", flops),
+        ("compute_time_per_example_s", c),
+        ("memory_time_per_example_s", mem),
+        ("memory_traffic_bytes_per_example", traffic),
+        ("fixed_time_s", fixed),
+        ("step_traffic_bytes", step_bytes),
+        ("model_step_time_s", t),
+    ):
+        out[key] = np.where(arch, new, out[key])
+
+
+@stage(
+    Output("example_tensor_bytes", "bytes", "Tensor bytes per example", formula="{tensors}"),
+    Output("batch_bytes", "bytes", "Batch in host memory", binary=True),
+    Output("worker_ram_bytes", "bytes", "Worker RAM per GPU process", binary=True),
+    Output("host_ram_per_node_bytes", "bytes", "Loader RAM per node", binary=True),
+    Output("dataset_bytes", "bytes", "Dataset size"),
+    Output("fits_in_ram", "count", "Dataset fits in free RAM (1 = yes)", words=("no", "yes")),
+    Output("page_cache_hit", "count", "Page-cache hit rate after epoch 1", percent=True),
+    Output("remote_fraction", "count", "Share of reads reaching storage", percent=True),
+    keep=("batches_in_flight", "gpus_on_node"),
+)
+def evaluate_cache(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """Host RAM: batches in flight, the dataset against free RAM, the page-cache hit rate."""
+    n = out["batch_size"]
+    out["example_tensor_bytes"] = x["example_tensor_bytes"]
+    bb = host.batch_bytes(n, x["example_tensor_bytes"])
+    out["batch_bytes"] = bb
+    in_flight = host.batches_in_flight(x["num_workers"], x["prefetch_factor"])
+    out["batches_in_flight"] = in_flight
+    out["worker_ram_bytes"] = host.worker_ram_bytes(bb, in_flight, x["pin_memory"])
+    gpus_on_node = np.minimum(x["gpus_per_job"], x["gpus_per_node"])
+    out["gpus_on_node"] = gpus_on_node
+    out["host_ram_per_node_bytes"] = host.host_ram_per_node_bytes(out["worker_ram_bytes"], gpus_on_node)
+    out["dataset_bytes"] = host.dataset_bytes(x["dataset_examples"], x["example_bytes"])
+    out["fits_in_ram"] = host.fits_in_ram(out["dataset_bytes"], x["host_ram_bytes"], out["host_ram_per_node_bytes"])
+    free = _a(x["host_ram_bytes"]) - out["host_ram_per_node_bytes"]
+    out["page_cache_hit"] = demand.page_cache_hit(out["dataset_bytes"], free, x["examples_per_file"], x["page_cache"])
+    out["remote_fraction"] = demand.remote_fraction(x["cache_fraction"], out["page_cache_hit"])
+
+
+@stage(
+    Output("per_gpu_samples_per_s", "count_per_s", "Demand per GPU", "samples/s", zero_without_step=True),
+    Output("samples_per_s", "count_per_s", "Samples/s, all GPUs and jobs", "samples/s", zero_without_step=True),
+    Output("read_bytes_per_s", "bytes_per_s", "Read bandwidth", zero_without_step=True),
+    Output("first_epoch_read_bytes_per_s", "bytes_per_s", "Read bandwidth in the first epoch", zero_without_step=True),
+    Output(
+        "node_network_bytes_per_s",
+        "bytes_per_s",
+        "Node link to storage",
+        formula="{src_node_network_bytes_per_s}",
+        unlimited=True,
+    ),
+    Output("node_read_bytes_per_s", "bytes_per_s", "Storage traffic per node", zero_without_step=True),
+    Output("request_bytes", "bytes", "Read size", binary=True),
+    Output("read_iops", "count_per_s", "Random reads/s", "reads/s", zero_without_step=True),
+    Output("file_opens_per_s", "count_per_s", "File opens/s", "opens/s", zero_without_step=True),
+    Output("metadata_ops_per_s", "count_per_s", "Metadata operations/s", "ops/s", zero_without_step=True),
+    Output("p99_factor", "count", "99th-percentile batch / mean batch (size spread)"),
+    Output("p99_read_bytes_per_s", "bytes_per_s", "Read bandwidth for 99 % of batches on time", zero_without_step=True),
+    Output("latency_budget_s", "seconds", "Latency budget per example", zero_without_step=True),
+    keep=("reads_per_example",),
+)
+def evaluate_demand(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """What the data path must deliver: samples/s, bytes/s, reads/s, opens/s, latency.
+
+    Steady state (after the first epoch, caches warm) sizes storage; the first epoch reads
+    every example from storage and is shown beside it.
+    """
+    per_gpu = demand.per_gpu_demand(out["gpu_samples_per_s"], x["target_gpu_utilization"])
+    out["per_gpu_samples_per_s"] = per_gpu
+    total = demand.samples_per_s(per_gpu, x["gpus_per_job"], x["jobs"])
+    out["samples_per_s"] = total
+    remote = out["remote_fraction"]
+    out["read_bytes_per_s"] = demand.read_bytes_per_s(total, x["example_bytes"], remote)
+    out["first_epoch_read_bytes_per_s"] = demand.first_epoch_read_bytes_per_s(total, x["example_bytes"])
+    out["node_network_bytes_per_s"] = x["node_network_bytes_per_s"]
+    out["node_read_bytes_per_s"] = demand.node_read_bytes_per_s(
+        per_gpu, out["gpus_on_node"], x["example_bytes"], remote
+    )
+    req = demand.request_bytes(x["example_bytes"], x["examples_per_file"], x["request_bytes_given"])
+    out["request_bytes"] = req
+    out["read_iops"] = demand.read_iops(total, x["example_bytes"], x["examples_per_file"], req, remote)
+    out["reads_per_example"] = demand.read_iops(1.0, x["example_bytes"], x["examples_per_file"], req)
+    out["file_opens_per_s"] = demand.file_opens_per_s(total, x["examples_per_file"], remote)
+    out["metadata_ops_per_s"] = demand.metadata_ops_per_s(out["file_opens_per_s"], x["metadata_ops_per_open"])
+    tail = demand.p99_factor(x["example_bytes_cv"], out["batch_size"])
+    out["p99_factor"] = tail
+    out["p99_read_bytes_per_s"] = _a(out["read_bytes_per_s"]) * tail
+    out["latency_budget_s"] = demand.latency_budget_s(out["step_time_s"])
+
+
+@stage(
+    Output("cpu_cores", "count", "CPU cores, all GPUs and jobs", "cores", zero_without_step=True),
+    Output("cpu_cores_per_node", "count", "CPU cores per node", "cores", zero_without_step=True),
+    Output("h2d_bytes_per_s_per_gpu", "bytes_per_s", "Host-to-GPU per GPU", zero_without_step=True),
+    Output("h2d_copy_time_s", "seconds", "Copy time per batch"),
+    Output("h2d_share_of_step", "count", "Copy time / step time", percent=True, zero_without_step=True),
+    Output("epoch_time_s", "seconds", "Epoch time per job", zero_without_step=True),
+    keep=("cpu_seconds_effective",),
+)
+def evaluate_host(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """Host side: CPU cores, host-to-GPU copy, epoch time."""
+    per_gpu, gpus_on_node = out["per_gpu_samples_per_s"], out["gpus_on_node"]
+    cpu_s = pipeline.cpu_seconds_effective(x["cpu_seconds_per_example"], x["gpu_decode"])
+    out["cpu_seconds_effective"] = cpu_s
+    out["cpu_cores"] = host.cpu_cores(out["samples_per_s"], cpu_s)
+    out["cpu_cores_per_node"] = host.cpu_cores_per_node(per_gpu, gpus_on_node, cpu_s)
+    out["h2d_bytes_per_s_per_gpu"] = host.h2d_bytes_per_s(per_gpu, x["example_tensor_bytes"])
+    out["h2d_copy_time_s"] = host.copy_time_s(out["batch_bytes"], x["host_link_bytes_per_s"])
+    out["h2d_share_of_step"] = host.copy_share(out["h2d_copy_time_s"], out["step_time_s"])
+    out["epoch_time_s"] = demand.epoch_time_s(x["dataset_examples"], per_gpu, x["gpus_per_job"])
+
+
+@stage(
+    Output("storage_bytes_per_s", "bytes_per_s", "Storage bandwidth supplied", unlimited=True),
+    Output(
+        "storage_write_bytes_per_s",
+        "bytes_per_s",
+        "Storage write bandwidth supplied",
+        formula="min({storage_units_used} x unit write rate, {clients} x client cap); "
+        "a storage given as one bandwidth: that figure",
+        unlimited=True,
+    ),
+    Output("storage_iops", "count_per_s", "Storage reads/s supplied", "reads/s", unlimited=True),
+    Output("storage_latency_s", "seconds", "Storage read time"),
+    Output("outstanding_reads", "count", "Reads in flight (Little's law)", "reads", zero_without_step=True),
+    Output(
+        "p99_outstanding_reads",
+        "count",
+        "Reads in flight for 99 % of batches on time",
+        "reads",
+        zero_without_step=True,
+    ),
+    keep=("clients", "storage_units_used"),
+)
+def evaluate_storage(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """What the storage supplies for its unit count, clients and read size.
+
+    No unit count means "as many as needed, up to the option's maximum": the pipeline then
+    shows the option's limit when even its largest size cannot serve (as the storage table does).
+    """
+    clients = np.ceil(_a(x["gpus_per_job"]) / x["gpus_per_node"]) * x["jobs"]
+    out["clients"] = clients
+    given = _a(x["storage_units_given"])
+    units = np.where(np.isfinite(given), given, x["storage_max_units"])
+    out["storage_units_used"] = units
+    bw = storage.supply_bytes_per_s(units, x["storage_unit_bytes_per_s"], clients, x["storage_client_bytes_per_s"])
+    bw_given = _a(x["storage_bytes_per_s_given"])
+    bw = np.where(np.isfinite(bw_given), bw_given, bw)
+    out["storage_bytes_per_s"] = bw
+    # A storage given only as a bandwidth (no option) has one figure for reads and writes.
+    write = storage.supply_bytes_per_s(
+        units, x["storage_unit_write_bytes_per_s"], clients, x["storage_client_bytes_per_s"]
+    )
+    out["storage_write_bytes_per_s"] = np.where(np.isfinite(bw_given), bw_given, write)
+    iops = storage.supply_iops(
+        units,
+        x["storage_unit_iops"],
+        x["storage_unit_bytes_per_s"],
+        out["request_bytes"],
+        x["storage_aggregate_iops"],
+        bw,
+        x["storage_iops_request_bytes"],
+    )
+    iops_given = _a(x["storage_iops_given"])
+    out["storage_iops"] = np.where(np.isfinite(iops_given), iops_given, iops)
+    lat = storage.read_service_time_s(
+        x["storage_base_latency_s"], out["request_bytes"], x["storage_stream_bytes_per_s"]
+    )
+    lat_given = _a(x["storage_latency_given"])
+    out["storage_latency_s"] = np.where(np.isfinite(lat_given), lat_given, lat)
+    out["outstanding_reads"] = demand.outstanding_reads(out["read_iops"], out["storage_latency_s"])
+    out["p99_outstanding_reads"] = _a(out["outstanding_reads"]) * out["p99_factor"]
+
+
+@stage(
+    Output(
+        "achieved_samples_per_s",
+        "count_per_s",
+        "Achieved samples/s, all GPUs",
+        "samples/s",
+        formula="{achieved_rule} per GPU x {gpus_per_job} x {jobs}",
+        zero_without_step=True,
+    ),
+    Output("gpu_utilization", "count", "GPU utilisation", percent=True, zero_without_step=True),
+    keep=tuple(STAGE_KEYS.values()),
+)
+def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """Each stage's capacity per GPU, the achieved rate, utilisation and the bottleneck."""
+    readers = _a(x["gpus_per_job"]) * x["jobs"]
+    # Reads that cost a seek or a request: all of them on object stores, else one per file.
+    seeks = np.where(_a(x["storage_counts_requests"]) > 0, out["reads_per_example"], 1.0 / _a(x["examples_per_file"]))
+    gpu_rate = out["gpu_samples_per_s"]
+    remote = out["remote_fraction"]
+    is_async = _a(x["loader"]) > 0
+    in_flight = np.where(is_async, x["reader_concurrency"], x["num_workers"])
+    stages = {
+        "storage": pipeline.storage_stage(
+            out["storage_bytes_per_s"],
+            out["storage_iops"],
+            out["storage_latency_s"],
+            x["example_bytes"],
+            out["reads_per_example"],
+            seeks,
+            remote,
+            readers,
+            in_flight,
+        ),
+        "network": pipeline.network_stage(
+            x["node_network_bytes_per_s"], out["gpus_on_node"], x["example_bytes"], remote
+        ),
+        "cpu": pipeline.cpu_stage(
+            out["cpu_seconds_effective"], x["num_workers"], _a(x["cpu_cores_per_node"]) / out["gpus_on_node"]
+        ),
+        "pcie": pipeline.pcie_stage(x["host_link_bytes_per_s"], x["example_tensor_bytes"], x["pin_memory"]),
+        "gpu": gpu_rate,
+        "decoder": pipeline.decoder_stage(
+            x["gpu_decode"],
+            x["media_video"],
+            x["gpu_jpeg_images_per_s"],
+            x["gpu_video_fps_1080p"],
+            x["frame_pixels"],
+            x["frames_per_example"],
+        ),
+    }
+    # The metadata service caps file opens: ops per open x opens per example, shared by readers.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ops_per_example = _a(x["metadata_ops_per_open"]) * remote / _a(x["examples_per_file"])
+        by_metadata = np.where(ops_per_example > 0, _a(x["storage_metadata_ops"]) / ops_per_example / readers, np.inf)
+    stages["storage"] = np.minimum(stages["storage"], by_metadata)
+    # Synchronous workers read then decode each example: a bound of its own, so a stage.
+    read_s = _a(out["storage_latency_s"]) * out["reads_per_example"] * remote
+    stages["workers"] = pipeline.worker_bound(x["num_workers"], read_s, out["cpu_seconds_effective"], x["loader"])
+    for name, cap in stages.items():
+        out[STAGE_KEYS[name]] = cap
+    rate, bottleneck = pipeline.achieved(
+        stages["storage"],
+        stages["network"],
+        stages["cpu"],
+        stages["pcie"],
+        gpu_rate,
+        x["num_workers"],
+        stages["workers"],
+        stages["decoder"],
+    )
+    out["achieved_samples_per_s"] = _a(rate) * readers
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["gpu_utilization"] = np.where(_a(gpu_rate) > 0, _a(rate) / gpu_rate, 0.0)
+    out["bottleneck"] = bottleneck
+
+
+@stage(
+    Output("checkpoint_bytes", "bytes", "Checkpoint size", binary=True),
+    Output("checkpoint_rank_bytes", "bytes", "Checkpoint bytes per writing rank", binary=True),
+    Output("checkpoint_writing_ranks", "count", "Ranks writing a checkpoint", "ranks"),
+    Output(
+        "checkpoint_write_bytes_per_s",
+        "bytes_per_s",
+        "Checkpoint write bandwidth",
+        not_given=f"0 (no checkpoints: {ask('checkpoint_interval_s')})",
+    ),
+    Output(
+        "checkpoint_write_s",
+        "seconds",
+        "Time to write one checkpoint",
+        not_given="n/a: no checkpoints and no storage limits the write",
+    ),
+    Output("checkpoint_stall_share", "count", "Share of training time blocked on saves", percent=True),
+    Output("checkpoint_host_ram_bytes", "bytes", "Host RAM per node for async saves", binary=True),
+    Output(
+        "checkpoint_restore_s",
+        "seconds",
+        "Checkpoint restore time",
+        not_given="n/a: nothing limits the read (choose a storage)",
+    ),
+    Output("checkpoint_capacity_bytes", "bytes", "Checkpoints kept on storage", binary=True),
+    Output(
+        "young_daly_interval_s",
+        "seconds",
+        "Young-Daly checkpoint interval",
+        not_given="n/a: a save that blocks nothing needs no interval",
+    ),
+    Output("storage_need_bytes_per_s", "bytes_per_s", "Storage bandwidth: reads and checkpoint writes"),
+    Output("checkpoint_async", "count", "Checkpoint save mode", words=("sync", "async")),
+    Output(
+        "checkpoint_interval_used_s",
+        "seconds",
+        "Checkpoint interval used",
+        not_given=f"no checkpoints ({ask('checkpoint_interval_s')}, a time or optimal)",
+    ),
+    Output("checkpoint_sync_write_bytes_per_s", "bytes_per_s", "Write bandwidth if saves block (stall budget)"),
+    Output("checkpoint_async_write_bytes_per_s", "bytes_per_s", "Write bandwidth if saves are async (drain)"),
+    Output("checkpoint_host_copy_s", "seconds", "GPU-to-host copy per async save"),
+    Output("checkpoint_blocking_s", "seconds", "Training stall per save"),
+    Output("checkpoint_lag_s", "seconds", "Time until a save is durable"),
+    Output("checkpoint_restore_bytes", "bytes", "Bytes read on a restore, all ranks", binary=True),
+    Output("checkpoint_milestones", "count", "Milestone checkpoints kept", "checkpoints"),
+    Output("checkpoint_durable", "count", "Checkpoints survive a node loss", words=("no", "yes")),
+    Output("mtbf_job_s", "seconds", "Job MTBF (time between interruptions)"),
+    Output("failures_per_month", "count", "Interruptions a month (30 days)", "interruptions"),
+    Output(
+        "checkpoint_lost_per_failure_s",
+        "seconds",
+        "Time lost per interruption",
+        not_given="n/a: no checkpoints (a failure restarts the run)",
+    ),
+    # Two decimals: 99.98 % is not 100 %.
+    Output(
+        "goodput",
+        "count",
+        "Goodput (useful share of training time)",
+        percent=True,
+        digits=2,
+        not_given="n/a: no checkpoints (a failure restarts the run)",
+    ),
+    keep=("checkpoint_rank_read_bytes_per_s", "checkpoint_params"),
+)
+def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """Checkpoints: size, per-rank split, both modes' write bandwidth, host RAM, restore,
+    retention, the failure rate, the Young-Daly interval and goodput (calc.checkpoint).
+
+    With no interval given nothing is saved: sizes are still shown, rates are 0. The storage
+    must then serve reads and writes together: a blocking save stops training (and its reads)
+    while it runs, so the need is the larger of the two; an async drain runs beside the reads.
+    Without a storage the write takes what the plan asks for: the stall budget (sync) or the
+    whole interval (async drain).
+    """
+    # A model state typed per GPU is the model in use: the parameters it holds, not the preset's
+    # (state x GPUs holding a piece / training bytes per parameter).
+    given = _a(x["model_state_given"])
+    shards = np.maximum(_a(x["state_shards"]), _a(x["tensor_parallel"]) * x["pipeline_parallel"])
+    params = np.where(np.isfinite(given), given * shards / _a(x["bytes_per_param"]), x["params"])
+    out["checkpoint_params"] = params
+    c = checkpoint.checkpoint_bytes(
+        params, x["checkpoint_weight_bytes_per_param"], x["checkpoint_optimizer_bytes_per_param"]
+    )
+    out["checkpoint_bytes"] = c
+    mp = _a(x["tensor_parallel"]) * x["pipeline_parallel"]
+    dp = np.maximum(_a(x["gpus_per_job"]) / mp, 1.0)
+    wf = _a(x["checkpoint_weight_bytes_per_param"]) / (
+        _a(x["checkpoint_weight_bytes_per_param"]) + x["checkpoint_optimizer_bytes_per_param"]
+    )
+    per_rank, ranks = checkpoint.bytes_per_rank(
+        c, dp, x["tensor_parallel"], x["pipeline_parallel"], x["zero_stage"], wf
+    )
+    out["checkpoint_rank_bytes"], out["checkpoint_writing_ranks"] = per_rank, ranks
+    is_async = _a(x["checkpoint_async"]) > 0
+    out["checkpoint_async"] = is_async.astype(float)
+    # One rank's share of its node's path to storage: the node link and the per-client cap.
+    rank_link = np.minimum(_a(x["node_network_bytes_per_s"]), x["storage_client_bytes_per_s"]) / out["gpus_on_node"]
+    out["checkpoint_rank_read_bytes_per_s"] = rank_link
+    # Every GPU loads its own state: replicas without ZeRO read the same shard again.
+    out["checkpoint_restore_bytes"] = _a(per_rank) * x["gpus_per_job"]
+    restore = checkpoint.restore_time_s(
+        out["checkpoint_restore_bytes"],
+        out["storage_bytes_per_s"],
+        per_rank,
+        rank_link,
+        x["checkpoint_load_bytes_per_s"],
+    )
+    out["checkpoint_restore_s"] = restore
+    on_storage = checkpoint.save_time_s(c, out["storage_write_bytes_per_s"], ranks, rank_link)
+    limited = _a(on_storage) > 0  # a storage or a node link limits the write
+    host_copy = checkpoint.host_copy_s(per_rank, x["host_link_bytes_per_s"])
+    out["checkpoint_host_copy_s"] = host_copy
+    mtbf_given = _a(x["mtbf_s"])
+    mtbf = np.where(np.isfinite(mtbf_given), mtbf_given, checkpoint.job_mtbf_s(x["gpus_per_job"]))
+    out["mtbf_job_s"] = mtbf
+    out["failures_per_month"] = checkpoint.failures_per_month(mtbf)
+    # The interval: given, or Young-Daly from the blocking part of a save in the chosen mode.
+    f = _a(x["checkpoint_stall_fraction"])
+    interval = _a(x["checkpoint_interval_s"])
+    given = np.isfinite(interval)
+    yd_async = np.maximum(checkpoint.young_daly_interval_s(host_copy, mtbf, np.where(limited, 0.0, 1.0)), on_storage)
+    # Sync without a storage: the save takes the stall budget f x T; for "optimal" the interval
+    # that is Young-optimal for storage sized to its own budget, sqrt(2 f T M) = T -> T = 2 f M.
+    yd_sync = np.where(
+        limited,
+        checkpoint.young_daly_interval_s(on_storage, mtbf),
+        np.where(given, checkpoint.young_daly_interval_s(f * np.where(given, interval, 1.0), mtbf), 2.0 * f * mtbf),
+    )
+    young = np.where(is_async, yd_async, yd_sync)
+    out["young_daly_interval_s"] = young
+    used = np.where(given, interval, np.where(_a(x["checkpoint_interval_optimal"]) > 0, young, np.nan))
+    saving = np.isfinite(used) & (used > 0)
+    safe = np.where(saving, used, 1.0)
+    out["checkpoint_interval_used_s"] = np.where(saving, used, 0.0)
+    sync = checkpoint.sync_write_bytes_per_s(c, safe, f)
+    drain = checkpoint.async_drain_bytes_per_s(c, safe)
+    out["checkpoint_sync_write_bytes_per_s"] = np.where(saving, sync, 0.0)
+    out["checkpoint_async_write_bytes_per_s"] = np.where(saving, drain, 0.0)
+    out["checkpoint_write_bytes_per_s"] = np.where(saving, np.where(is_async, drain, sync), 0.0)
+    # Writers on one node: its GPUs' ranks, at most all writing ranks of the job.
+    node_writers = np.minimum(ranks, out["gpus_on_node"])
+    out["checkpoint_host_ram_bytes"] = np.where(saving, checkpoint.async_host_ram_bytes(per_rank * node_writers), 0.0)
+    asked = np.where(is_async, safe, f * safe)  # the write at the bandwidth the plan asks for
+    write_s = np.where(limited, on_storage, np.where(saving, asked, 0.0))
+    out["checkpoint_write_s"] = write_s
+    blocking = checkpoint.blocking_s(write_s, safe, host_copy, is_async)
+    out["checkpoint_blocking_s"] = np.where(saving, blocking, 0.0)
+    out["checkpoint_stall_share"] = np.where(saving, checkpoint.stall_share(blocking, safe), 0.0)
+    lag = np.where(saving & is_async, write_s, 0.0)
+    out["checkpoint_lag_s"] = lag
+    lost = checkpoint.lost_per_failure_s(restore, np.where(saving, used, 0.0), lag)
+    out["checkpoint_lost_per_failure_s"] = np.where(saving, lost, 0.0)
+    out["goodput"] = np.where(saving, checkpoint.goodput(out["checkpoint_stall_share"], lost, mtbf), 0.0)
+    run, every = _a(x["run_length_s"]), _a(x["checkpoint_milestone_interval_s"])
+    both = np.isfinite(run) & np.isfinite(every)
+    milestones = np.where(both, checkpoint.milestone_count(np.where(both, run, 0.0), np.where(both, every, 1.0)), 0.0)
+    out["checkpoint_milestones"] = milestones
+    out["checkpoint_capacity_bytes"] = checkpoint.retained_capacity_bytes(c, x["checkpoint_keep"], milestones)
+    out["checkpoint_durable"] = x["checkpoint_durable_store"]
+    out["storage_need_bytes_per_s"] = np.where(
+        is_async,
+        _a(out["read_bytes_per_s"]) + out["checkpoint_write_bytes_per_s"],
+        np.maximum(out["read_bytes_per_s"], out["checkpoint_write_bytes_per_s"]),
+    )
+
+
+@stage(
+    Output("compress_s", "seconds", "Compress"),
+    Output("send_s", "seconds", "Send"),
+    Output("decompress_s", "seconds", "Decompress"),
+    Output("transfer_time_s", "seconds", "Dataset transfer time"),
+    Output("transfer_direct_time_s", "seconds", "Plain copy, no compression"),
+)
+def evaluate_transfer(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """Moving the dataset: compress, send, decompress, in turn or streamed."""
+    dataset = out["dataset_bytes"]
+    c, s, d = transfer.transfer_stages_s(
+        dataset,
+        x["transfer_link_bytes_per_s"],
+        x["compression_ratio"],
+        x["compress_bytes_per_s_per_core"],
+        x["compress_cores"],
+        x["decompress_bytes_per_s"],
+    )
+    out["compress_s"], out["send_s"], out["decompress_s"] = c, s, d
+    out["transfer_time_s"] = transfer.transfer_time_s(c, s, d, x["streamed"])
+    out["transfer_direct_time_s"] = transfer.direct_time_s(dataset, x["transfer_link_bytes_per_s"])
+
+
+registry_check()
+
+CHECKPOINT_OUTPUTS = BY_STAGE["evaluate_checkpoint"]
+"""The checkpoint outputs, as the dashboard's Checkpoints section and the report list them."""
+
+UNLIMITED = tuple(k for k, o in OUTPUTS.items() if o.unlimited)
+"""Outputs that are infinite when nothing limits them (no storage option, no node link given)."""
+
+_ZEROED = tuple(k for k, o in OUTPUTS.items() if o.zero_without_step)
+"""Outputs that are 0 where the model does not fit (no step runs)."""
+
+_EXTRA = tuple(KEPT)
+"""Intermediate values a Plan keeps beside OUTPUTS (stage capacities may be infinite)."""
+
+
+def evaluate(x: Mapping[str, Numeric]) -> dict[str, Numeric]:
+    """Every formula, on numbers or arrays, in the named ``STEPS``.
+
+    ``x`` holds the keys ``resolve`` produces. Rows whose model does not fit (``fits`` = 0)
+    get zero rates: nothing runs there.
+    """
+    out: Arrays = {}
+    for step in STEPS:
+        step(x, out)
+    live = _a(out["fits"]) * (_a(out["batch_size"]) > 0)
+    for key in _ZEROED:
+        out[key] = _a(out[key]) * live
+    return out
