@@ -74,21 +74,59 @@ class Section:
     text: list[str] = field(default_factory=list)
     tables: list[pd.DataFrame] = field(default_factory=list)
     figures: list[Any] = field(default_factory=list)
+    link: str = ""
+    """A share link, shown after the text (HTML: a link element that wraps on narrow pages)."""
 
 
 def changes_from_preset(sc: Scenario) -> pd.DataFrame:
     """Inputs that differ from the preset the scenario was built on (or from the defaults)."""
-    from calc.scenario import scenario as preset
-    from calc.scenario import scenarios
-
-    base_name = sc.name.removesuffix("-edited")
-    base = preset(base_name) if base_name in scenarios() else Scenario()
+    base = preset_of(sc) or Scenario()
     rows = [
-        {"Input": FIELDS[k].label, "Name": k, "Value": text, "Preset": str(getattr(base, k))}
+        {"Input": FIELDS[k].label, "Name": k, "Value": text, "Preset": _preset_text(getattr(base, k))}
         for k, text in sc.to_params(base).items()
         if k not in ("name", "description")
     ]
     return pd.DataFrame(rows, columns=["Input", "Name", "Value", "Preset"])
+
+
+def _preset_text(value: Any) -> str:
+    """A preset's value as the changes table shows it: an unset optional input is "not set"."""
+    return "not set" if value is None else str(value)
+
+
+def preset_of(sc: Scenario) -> Scenario | None:
+    """The preset ``sc`` was built on (its name less ``-edited``), or None when it names none."""
+    from calc.scenario import scenario as preset
+    from calc.scenario import scenarios
+
+    base_name = sc.name.removesuffix("-edited")
+    return preset(base_name) if base_name in scenarios() else None
+
+
+def subtitle(p: Plan) -> list[str]:
+    """The lines under the report's title: what this plan runs, built from its own inputs.
+
+    The first line names the model, GPU count x GPU (and jobs), precision, storage and site. The
+    scenario's description follows only when it still describes this plan: the user's own text,
+    or a preset's text while no input differs from that preset. A preset's
+    description names the preset's hardware ("4 x V100"), which an edited plan may not run; it
+    is then quoted, attributed, under "What changed from the preset" instead.
+    """
+    from calc.sizing import SITE_NAMES, job_site
+
+    sc = p.scenario
+    gpus = sc.gpus_per_job * sc.jobs
+    jobs = "one job" if sc.jobs == 1 else f"{sc.jobs:,} jobs of {sc.gpus_per_job:,} GPUs"
+    site = job_site(sc)
+    out = [
+        f"Reported plan: {sc.model} on {gpus:,} x {sc.gpu} ({jobs}), {sc.precision}; "
+        f"storage: {sc.storage or 'none chosen'}; site: {SITE_NAMES.get(site, site) if site else 'not given'}."
+    ]
+    base = preset_of(sc)
+    own_text = base is None or sc.description != base.description
+    if sc.description and (own_text or not len(changes_from_preset(sc))):
+        out.append(sc.description)
+    return out
 
 
 COMPARED_INPUTS = ("gpu", "model", "precision", "gpus_per_job", "jobs", "storage", "example_bytes")
@@ -156,9 +194,7 @@ def sections(
     rec = recommend(p) if recommendation is None else recommendation
     lev = levers_of(sc) if levers is None else levers
     a = answer(p)
-    out = [Section("What to buy, and what it costs", text=a.lines())]
-    if link:
-        out[0].text.append(f"Link back to this scenario: {link}")
+    out = [Section("What to buy, and what it costs", text=a.lines(), link=link)]
     head = Section("Requirements", text=[f"**{OUTPUTS[k].label}**: {p.formatted(k)}" for k in HEADLINE])
     head.text.append(f"**Bottleneck**: {p.bottleneck}; step time from {p.step_method}")
     head.text += [f"Warning: {w}" for w in p.warnings]
@@ -176,21 +212,14 @@ def sections(
         ],
     )
     out.append(node)
-    if p.checkpoint_write_bytes_per_s > 0:
-        out.append(
-            Section(
-                "Checkpoints",
-                text=[f"**{OUTPUTS[k].label}**: {p.formatted(k)}" for k in CHECKPOINT_OUTPUTS],
-            )
-        )
+    out.append(checkpoint_section(p, charts))
     ch = changes_from_preset(sc)
-    out.append(
-        Section(
-            "What changed from the preset",
-            text=[] if len(ch) else ["Nothing: the preset as it is."],
-            tables=[ch] if len(ch) else [],
-        )
-    )
+    base = preset_of(sc)
+    said = [] if len(ch) else ["Nothing: the preset as it is."]
+    if len(ch) and base is not None and base.description and sc.description == base.description:
+        # the subtitle leaves out the preset's own words once an input differs (they may name other hardware)
+        said.append(f"The preset `{base.name}` describes itself as: {base.description}")
+    out.append(Section("What changed from the preset", text=said, tables=[ch] if len(ch) else []))
     if a.designs:
         out.append(Section("Complete designs, cheapest first", tables=[designs_table(a.designs)]))
     out.append(Section("Storage options, cheapest comparable monthly cost first", tables=[storage_table(rec)]))
@@ -225,7 +254,6 @@ def sections(
                 "Charts",
                 figures=[
                     plots.pipeline_stages(p),
-                    plots.checkpoint_timeline(p),
                     plots.demand_vs_batch(p),
                     plots.demand_vs_gpus(p),
                     plots.storage_map(p, rec),
@@ -242,6 +270,39 @@ def sections(
     out.append(Section("Every formula, with its numbers", tables=[formulas]))
     out.append(Section("Sources", text=[f"`{k}`: {v}" for k, v in sorted(p.sources.items()) if v]))
     return out
+
+
+def checkpoint_section(p: Plan, charts: bool = False) -> Section:
+    """The checkpoint figures and, with ``charts``, the save timeline and the interval chart.
+
+    A plan that saves nothing gets one sentence saying so and how to plan saves, not empty charts.
+    """
+    from calc.scenario import ask
+
+    interval = p.values["checkpoint_interval_used_s"]
+    if p.checkpoint_write_bytes_per_s > 0:
+        s = Section("Checkpoints", text=[f"**{OUTPUTS[k].label}**: {p.formatted(k)}" for k in CHECKPOINT_OUTPUTS])
+        if charts:
+            from calc import plots
+
+            s.figures += [plots.checkpoint_timeline(p), plots.checkpoint_interval_chart(p)]
+        return s
+    if interval > 0:  # saves are planned, but of an empty state
+        return Section(
+            "Checkpoints",
+            text=[
+                f"Saves every {fmt(interval, 'seconds')} are planned, but the checkpoint is "
+                f"{p.formatted('checkpoint_bytes')} ({p.sources.get('checkpoint_bytes', 'its source')}), "
+                "so they write nothing and no checkpoint chart is drawn."
+            ],
+        )
+    return Section(
+        "Checkpoints",
+        text=[
+            "No checkpoints are planned, so no checkpoint chart is drawn: to size their writes, "
+            f"{ask('checkpoint_interval_s')} to a time between saves, or to optimal (the Young-Daly interval)."
+        ],
+    )
 
 
 def designs_table(designs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
@@ -284,11 +345,13 @@ def markdown_report(
 ) -> str:
     """The report as Markdown: answer first, then requirements, storage, levers, formulas, sources."""
     lines = [f"# Feedrate: {p.title}", ""]
-    if p.scenario.description:
-        lines += [p.scenario.description, ""]
+    for line in subtitle(p):
+        lines += [line, ""]
     for s in sections(p, recommendation, levers, link, compared=compared):
         lines += [f"## {s.title}", ""]
         lines += [f"- {t}" for t in s.text]
+        if s.link:
+            lines.append(f"- {LINK_WORDS}: <{s.link}>")
         for t in s.tables:
             lines += ["", markdown_table(t)]
         lines.append("")
@@ -305,6 +368,20 @@ def _md_inline(text: str) -> str:
     return "".join(f"<code>{x}</code>" if i % 2 else x for i, x in enumerate(parts))
 
 
+LINK_WORDS = "Link back to this scenario"
+WRAP = "overflow-wrap:anywhere;word-break:break-all"
+"""CSS that lets a long unbroken string (a share link) wrap instead of running off the page."""
+
+
+def link_html(url: str) -> str:
+    """A share link as an element that wraps on any page width (its style inline, so it survives
+    a mail client that strips ``<style>``); only http(s) addresses become clickable."""
+    text = html.escape(url)
+    if not url.startswith(("http://", "https://")):
+        return f"<span class='link' style='{WRAP}'>{text}</span>"
+    return f"<a class='link' href='{html.escape(url, quote=True)}' style='{WRAP}'>{text}</a>"
+
+
 def html_report(
     p: Plan,
     recommendation: pd.DataFrame | None = None,
@@ -316,13 +393,15 @@ def html_report(
     import plotly.io as pio
 
     body = [f"<h1>Feedrate: {html.escape(p.title)}</h1>"]
-    if p.scenario.description:
-        body.append(f"<p>{html.escape(p.scenario.description)}</p>")
+    body += [f"<p class='subtitle'>{html.escape(t)}</p>" for t in subtitle(p)]
     first_figure = True
     for s in sections(p, recommendation, levers, link, charts=True, compared=compared):
         body.append(f"<h2>{html.escape(s.title)}</h2>")
-        if s.text:
-            body.append("<ul>" + "".join(f"<li>{_md_inline(t)}</li>" for t in s.text) + "</ul>")
+        items = [f"<li>{_md_inline(t)}</li>" for t in s.text]
+        if s.link:
+            items.append(f"<li>{LINK_WORDS}: {link_html(s.link)}</li>")
+        if items:
+            body.append("<ul>" + "".join(items) + "</ul>")
         for t in s.tables:
             body.append(t.to_html(index=False, border=0, classes="t", escape=True))
         for fig in s.figures:
@@ -333,7 +412,8 @@ def html_report(
         "body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
         "table.t{border-collapse:collapse;font-size:13px;margin:.5em 0}"
         "table.t td,table.t th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}"
-        "h2{margin-top:1.6em}"
+        "h2{margin-top:1.6em}p.subtitle{color:#555;margin:.2em 0}"
+        f"li,p{{overflow-wrap:anywhere}}.link{{{WRAP}}}"  # a word wraps only where it would overflow
     )
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><title>Feedrate: {html.escape(p.scenario.name)}</title>"
@@ -438,6 +518,7 @@ def cluster_html(a: ClusterAnswer, link: str = "") -> str:
         "body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
         "table.t{border-collapse:collapse;font-size:13px;margin:.5em 0}"
         "table.t td,table.t th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}"
+        "pre{white-space:pre-wrap;overflow-wrap:anywhere}li{overflow-wrap:anywhere}"  # its link wraps
     )
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><title>Feedrate cluster: {html.escape(cp.name)}</title>"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import calc
 from calc import plots
-from calc.report import compare_table, html_report, markdown_report, pin_name
+from calc.report import cluster_html, compare_table, html_report, markdown_report, pin_name, sections
 
 
 def test_compare_table_lists_the_differing_input_first_then_requirements_and_cost() -> None:
@@ -54,3 +56,152 @@ def test_compare_chart_title_states_which_plan_is_faster_and_which_storage_is_ch
     plans = [calc.plan("beast-imagenet-4xv100"), calc.plan("mlperf-unet3d-h100", site="on-prem")]
     title = plots.compare_chart(plans, ["a", "b"]).layout.title.text.replace("<br>", " ")
     assert title.startswith("Fastest: a (5,885 samples/s); cheapest storage: a ")
+
+
+# ------------------------------------------------------------------ issue 20: a report a meeting can trust
+
+
+def _head(report_html: str) -> str:
+    """What the HTML report shows between its title and its first section: the subtitle."""
+    return report_html.split("</h1>", 1)[1].split("<h2>", 1)[0]
+
+
+def test_report_compares_the_plan_against_every_pinned_scenario() -> None:
+    # two pins, the current plan last: one column each, the GPU row naming all three in order
+    p = calc.plan("beast-imagenet-4xv100", gpu="A100-SXM4-80GB")
+    pinned = [calc.scenario("beast-imagenet-4xv100"), calc.scenario("beast-imagenet-4xv100", gpu="H100-SXM")]
+    md = markdown_report(p, compared=pinned)
+    section = md.split("## Compared scenarios", 1)[1].split("\n## ", 1)[0]
+    assert "|  | gpu=V100-SXM2-16GB | gpu=H100-SXM | this scenario |" in section
+    assert "| Input: GPU | V100-SXM2-16GB | H100-SXM | A100-SXM4-80GB |" in section
+    # the article's V100 pin: 128 examples per GPU, 5,885 reads/s x 64 KiB = 385,679,360 B/s
+    row = next(line for line in section.splitlines() if line.startswith("| Read bandwidth |"))
+    assert row.split(" | ")[1] == "385.7 MB/s"
+
+
+def test_subtitle_describes_the_plan_not_the_preset_it_was_edited_from() -> None:
+    # the preset says "4 x V100" in its description; the user runs it on H100s
+    p = calc.plan("beast-imagenet-4xv100", gpu="H100-SXM")
+    head = _head(html_report(p))
+    assert "v100" not in head.lower()
+    assert "resnet50 on 4 x H100-SXM (one job), fp32; storage: none chosen; site: not given." in head
+    md = markdown_report(p)
+    md_head = md.split("\n## ", 1)[0]
+    assert "v100" not in md_head.split("\n", 1)[1].lower()  # below the title, which carries the name
+    # the preset's words are kept, attributed, beside the change that makes them stale
+    changed = md.split("## What changed from the preset", 1)[1].split("\n## ", 1)[0]
+    assert "The preset `beast-imagenet-4xv100` describes itself as: Feeding the beast" in changed
+    assert "| GPU | gpu | H100-SXM | V100-SXM2-16GB |" in changed
+    # the preset as it is: its description still describes it, so the subtitle carries it
+    head = _head(html_report(calc.plan("beast-imagenet-4xv100")))
+    assert "4 x V100-SXM2-16GB (one job)" in head and "Feeding the beast - ImageNet on ResNet-50, 4 x V100" in head
+
+
+def test_subtitle_counts_every_job_and_names_storage_and_site() -> None:
+    # 3 jobs of 8 GPUs = 24 GPUs; nvme-gen4 is a drive, so the site is the user's on-prem
+    p = calc.plan("beast-imagenet-4xv100", gpus_per_job=8, jobs=3, storage="nvme-gen4", site="on-prem")
+    md = markdown_report(p)
+    assert "Reported plan: resnet50 on 24 x V100-SXM2-16GB (3 jobs of 8 GPUs), fp32; " in md
+    assert "storage: nvme-gen4; site: on-prem." in md
+
+
+def test_share_link_wraps_instead_of_running_off_the_page() -> None:
+    link = "https://feedrate.example/?scenario=beast-imagenet-4xv100&gpu=H100-SXM&" + "&".join(
+        f"k{i}=v{i}" for i in range(40)
+    )
+    page = html_report(calc.plan("beast-imagenet-4xv100"), link=link)
+    anchor = re.search(r"<a class='link' href='([^']*)' style='([^']*)'>", page)
+    assert anchor is not None, "the link is an element a style can wrap"
+    assert anchor.group(1) == link.replace("&", "&amp;")
+    assert "overflow-wrap:anywhere" in anchor.group(2) and "word-break:break-all" in anchor.group(2)
+    assert ".link{overflow-wrap:anywhere;word-break:break-all}" in page  # also in the page's style sheet
+    md = markdown_report(calc.plan("beast-imagenet-4xv100"), link=link)
+    assert f"- Link back to this scenario: <{link}>" in md
+    # an address that is not http(s) is shown, wrapped, but not made clickable
+    page = html_report(calc.plan("beast-imagenet-4xv100"), link="javascript:alert(1)")
+    assert "href='javascript" not in page and "<span class='link'" in page
+
+
+def test_cluster_report_link_wraps() -> None:
+    a = calc.cluster_answer(calc.cluster({"beast-imagenet-4xv100": 2}))
+    page = cluster_html(a, link="https://feedrate.example/?" + "x" * 400)
+    assert "pre{white-space:pre-wrap;overflow-wrap:anywhere" in page
+    assert "https://feedrate.example/?" + "x" * 400 in page
+
+
+def _figure_titles(p: calc.Plan) -> dict[str, list[str]]:
+    return {s.title: [f.layout.title.text for f in s.figures] for s in sections(p, charts=True)}
+
+
+def test_no_checkpoints_no_empty_chart_but_a_sentence_how_to_plan_them() -> None:
+    p = calc.plan("beast-imagenet-4xv100")  # the preset gives no checkpoint interval
+    assert p.checkpoint_write_bytes_per_s == 0
+    titles = _figure_titles(p)
+    assert not any("heckpoint" in t for ts in titles.values() for t in ts)
+    assert titles["Checkpoints"] == []
+    md = markdown_report(p)
+    section = md.split("## Checkpoints", 1)[1].split("\n## ", 1)[0].strip().splitlines()
+    assert section == [
+        '- No checkpoints are planned, so no checkpoint chart is drawn: to size their writes, set "Checkpoint '
+        'interval" (Checkpoints inputs: checkpoint_interval_s) to a time between saves, or to optimal '
+        "(the Young-Daly interval)."
+    ]
+
+
+def test_checkpoints_planned_get_the_timeline_and_the_interval_chart() -> None:
+    # Llama 3 8B, 8,030,261,248 params x 14 B (mlperf_mixed_adam) = 112,423,657,472 B, saved every
+    # 30 min asynchronously (ZeRO-3 sharded): the drain is 112,423,657,472 B / 1,800 s = 62.46 MB/s
+    p = calc.plan("llama3-8b-pretrain-8xh100")
+    titles = _figure_titles(p)["Checkpoints"]
+    assert len(titles) == 2
+    assert titles[0].startswith("Async saves drain 62.46 MB/s")  # plots.checkpoint_timeline
+    assert titles[1] == plots.checkpoint_interval_chart(p).layout.title.text
+    assert not any("heckpoint" in t or "saves" in t for t in _figure_titles(p)["Charts"])  # not twice
+    assert "**Checkpoint write bandwidth**: 62.46 MB/s" in markdown_report(p)
+
+
+def test_saves_of_an_empty_state_say_so_without_a_chart() -> None:
+    # a typed model state of 0 B: saves every 30 min write nothing; the sentence must not ask for an interval
+    p = calc.plan("llama3-8b-pretrain-8xh100", model_state_bytes="0 B")
+    assert _figure_titles(p)["Checkpoints"] == []
+    md = markdown_report(p)
+    section = md.split("## Checkpoints", 1)[1].split("\n## ", 1)[0]
+    assert "- Saves every 30 min are planned, but the checkpoint is 0 B (" in section
+    assert "Checkpoint interval" not in section
+
+
+def test_what_to_buy_carries_every_answer_line_and_the_monthly_charges() -> None:
+    # mlperf-unet3d-h100 on-prem: one PM9A3 cache drive ($2,737.50) + two mirrored 24 TB HDDs
+    # (2 x $1,079.99) in a JBOD ($1,875) = $6,772.48 bought, / 36 months = $188.12 a month
+    p = calc.plan("mlperf-unet3d-h100", site="on-prem")
+    section = markdown_report(p).split("## What to buy, and what it costs", 1)[1].split("\n## ", 1)[0]
+    bullets = [line.removeprefix("- ") for line in section.strip().splitlines()]
+    assert bullets == calc.answer(p).lines()  # all of them, in order
+    assert (
+        "A month of training costs $188: rent $0, reads $0, writes $0, egress $0, purchases $188 "
+        "(purchases amortised)." in bullets
+    )
+    # no site given: a line per site, then the charges at the cheapest site (on-prem, $188)
+    q = calc.plan("mlperf-unet3d-h100")
+    section = markdown_report(q).split("## What to buy, and what it costs", 1)[1].split("\n## ", 1)[0]
+    assert "- Buy on-prem: 1 drive of nvme-gen4 per node" in section and "- Rent on AWS: " in section
+    assert "- At the cheapest site (on-prem), a month of training costs $188: " in section
+    page = html_report(q)
+    assert "At the cheapest site (on-prem), a month of training costs $188: rent $0" in page
+
+
+_NOT_A_NUMBER = re.compile(r"(?<![A-Za-z])(nan|inf|infinity)(?![A-Za-z])", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("name", calc.scenarios())
+def test_markdown_tables_have_no_nan_or_inf(name: str) -> None:
+    md = markdown_report(calc.plan(name))
+    cells = [c.strip() for line in md.splitlines() if line.startswith("|") for c in line.strip("|").split("|")]
+    assert len(cells) > 50  # the tables are there
+    bad = [c for c in cells if _NOT_A_NUMBER.search(c) or c == "None"]
+    assert not bad, f"{name}: {bad[:5]}"
+
+
+def test_changes_table_says_not_set_for_an_input_the_preset_leaves_empty() -> None:
+    md = markdown_report(calc.plan("beast-imagenet-4xv100", site="aws"))
+    assert "| Site | site | aws | not set |" in md
