@@ -628,13 +628,16 @@ def exports(p: calc.Plan, yaml_text: str, link: str) -> None:
     c1, c2, c3, c4 = st.columns(4)
     stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in p.scenario.name)
 
+    # Read now: a deferred download runs outside the script, where session_state is empty.
+    pinned = pinned_scenarios()
+
     def report() -> str:  # built when clicked, not on every run
         rec, lev = cached_tables(yaml_text)
-        return markdown_report(p, rec, lev, link, compared=pinned_scenarios())
+        return markdown_report(p, rec, lev, link, compared=pinned)
 
     def report_html() -> str:
         rec, lev = cached_tables(yaml_text)
-        return html_report(p, rec, lev, link, compared=pinned_scenarios())
+        return html_report(p, rec, lev, link, compared=pinned)
 
     c1.download_button(
         "Report (Markdown)", report, f"{stem}-report.md", "text/markdown", key="dl_md", on_click="ignore"
