@@ -33,7 +33,7 @@ QUANTITY_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "co
 HEADLINE_LABELS = {
     "batch_size": "Batch per GPU",
     "step_time_s": "Step time",
-    "samples_per_s": "Samples/s needed, all GPUs",
+    "samples_per_s": "Samples/s needed",
     "read_iops": "Random reads/s",
     "read_bytes_per_s": "Read bandwidth",
     "worker_ram_bytes": "Loader RAM per GPU",

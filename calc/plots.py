@@ -252,14 +252,11 @@ def storage_map(p: Plan, recommendation: pd.DataFrame | None = None, labelled: i
         fig.add_scatter(
             x=[x_of(o)],
             y=[o.iops_at(req)],
-            mode="markers+text",
+            # Named in the legend, not beside the point: neighbours (nvme-gen5 and its prosumer
+            # twin, nfs-25gbe and nvme-gen4) sit too close for labels that do not overprint.
+            mode="markers",
             name=f"{name} ({role}){note(o)}",
-            text=[name],
-            # Neighbours (nvme-gen5 and its prosumer twin) sit close: their labels take turns
-            # above and below, and to the side, so none overprints another.
-            textposition="top left"
-            if not math.isfinite(o.read_bytes_per_s)
-            else ("top center", "bottom center", "middle right", "middle left", "top right")[i % 5],
+            hovertemplate=f"{name}<br>%{{x:,.0f}} MB/s<br>%{{y:,.0f}} reads/s<extra></extra>",
             marker={"size": 13, "color": PLAN_COLORS[i % len(PLAN_COLORS)]},
         )
     busy = p.read_bytes_per_s > 0
@@ -267,10 +264,8 @@ def storage_map(p: Plan, recommendation: pd.DataFrame | None = None, labelled: i
         fig.add_scatter(
             x=[p.read_bytes_per_s / 1e6],
             y=[max(p.read_iops, 1e-3)],
-            mode="markers+text",
+            mode="markers",
             name="this workload",
-            text=["this workload"],
-            textposition="bottom center",
             marker={"size": 20, "symbol": "star", "color": COLORS["demand"]},
         )
     # The workload's star stays on the map even when it reads far less than any one unit gives.

@@ -229,7 +229,28 @@ def test_every_section_renders_at_meeting_widths(server: str, browser_page: Page
     page.wait_for_selector(".js-plotly-plot")
     page.wait_for_timeout(800)
     _no_errors(page)
-    _save(page.locator(".js-plotly-plot").first.screenshot(), out / f"checkpoints-1-{width}.png")
+    charts = page.locator(".js-plotly-plot")
+    expect(charts).to_have_count(2)  # the save timeline and the interval trade-off
+    for i in range(charts.count()):
+        _save(charts.nth(i).screenshot(), out / f"checkpoints-{i + 1}-{width}.png")
+    # the default page, and three presets' sections as a meeting opens them
+    page.goto(server)
+    _wait(page)
+    _settled(page)
+    _save(page.screenshot(), out / f"default-first-screen-{width}.png")
+    for preset, section in (
+        ("beast-imagenet-4xv100", "Storage"),
+        ("llama3-8b-pretrain-8xh100", "Storage"),
+        ("mlperf-unet3d-h100", "Pipeline"),
+    ):
+        page.goto(f"{server}/?scenario={preset}")
+        _wait(page)
+        page.locator("[data-testid='stRadio']").get_by_text(section, exact=True).click()
+        _wait(page)
+        page.wait_for_selector(".js-plotly-plot")
+        page.wait_for_timeout(800)
+        _no_errors(page)
+        _save(page.locator(".js-plotly-plot").first.screenshot(), out / f"{preset}-{section.lower()}-{width}.png")
     page.set_viewport_size({"width": 1600, "height": 1100})
 
 
