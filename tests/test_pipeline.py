@@ -218,6 +218,9 @@ def test_storage_at_another_site_is_read_over_the_site_link() -> None:
     assert p.values["network_samples_per_s_per_gpu"] == pytest.approx(47.6837, rel=1e-5)
     assert p.bottleneck == "network"
     assert p.gpu_utilization == pytest.approx(0.032410, rel=1e-4)
+    # Two such jobs share the one link (8 GPUs, still 4 on each node): 12.5e6 / 8 / 65,536 = 23.8419.
+    two = calc.plan("beast-imagenet-4xv100", site_link_bytes_per_s="100 Mb/s", jobs=2, **kw)
+    assert two.values["network_samples_per_s_per_gpu"] == pytest.approx(23.8419, rel=1e-5)
     # 1 Gb/s = 125e6 B/s: 125e6 / 4 / 65,536 = 476.837 samples/s per GPU (S3 then binds first).
     q = calc.plan("beast-imagenet-4xv100", site_link_bytes_per_s="1 Gb/s", **kw)
     assert q.values["network_samples_per_s_per_gpu"] == pytest.approx(476.837, rel=1e-5)
