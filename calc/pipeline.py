@@ -82,17 +82,33 @@ def storage_stage(
     return np.minimum(np.minimum(by_bw, by_iops), by_latency)
 
 
-@formula("network_samples_per_s_per_gpu", "{node_network_bytes_per_s} / {gpus_on_node} / ({example_bytes} x remote)")
+@formula(
+    "network_samples_per_s_per_gpu",
+    "min({node_network_bytes_per_s} / {gpus_on_node}, {site_link_bytes_per_s} / ({gpus_per_job} x {jobs})) "
+    "/ ({example_bytes} x {remote_fraction})",
+)
 def network_stage(
-    node_network_bytes_per_s: Numeric, gpus_on_node: Numeric, example_bytes: Numeric, remote_fraction: Numeric
+    node_network_bytes_per_s: Numeric,
+    gpus_on_node: Numeric,
+    example_bytes: Numeric,
+    remote_fraction: Numeric,
+    site_link_bytes_per_s: Numeric = np.inf,
+    readers: Numeric = 1.0,
 ) -> Numeric:
-    """Samples/s per GPU the node's link to storage carries, shared by the GPUs on the node."""
+    """Samples/s per GPU the links to storage carry [1/s].
+
+    Two links in series: the node's link, shared by the GPUs on the node, and, for storage at
+    another site than the job, the link between the sites (a WAN or cloud interconnect,
+    ``site_link_bytes_per_s``), shared by all ``readers`` GPUs of every job. The narrower share
+    sets the rate: min(node / gpus_on_node, site link / readers) / (example_bytes x remote).
+    ``inf`` for a link means none (one site, or no server preset).
+    """
     with np.errstate(divide="ignore", invalid="ignore"):
-        rate: Numeric = (
-            np.asarray(node_network_bytes_per_s, dtype=float)
-            / gpus_on_node
-            / (np.asarray(example_bytes, dtype=float) * remote_fraction)
+        share = np.minimum(
+            np.asarray(node_network_bytes_per_s, dtype=float) / gpus_on_node,
+            np.asarray(site_link_bytes_per_s, dtype=float) / readers,
         )
+        rate: Numeric = share / (np.asarray(example_bytes, dtype=float) * remote_fraction)
     return rate
 
 

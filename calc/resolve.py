@@ -12,7 +12,7 @@ from calc import catalog, checkpoint, demand, host, memory, pipeline, storage, t
 from calc.calibrate import fitted
 from calc.checkpoint import CHECKPOINT_LAYOUTS
 from calc.errors import InputError
-from calc.scenario import Scenario
+from calc.scenario import Scenario, ask
 from calc.units import Kind, fmt, parse
 
 DEFAULT_HOST_RAM_BYTES = 512 * 2.0**30
@@ -80,6 +80,7 @@ def resolve(sc: Scenario) -> Resolved:
     _resolve_data(c)
     _resolve_node(c)
     _resolve_storage(c)
+    _resolve_site_link(c)
     _resolve_checkpoint(c)
     _resolve_layout(c)
     return Resolved(v, src, warnings)
@@ -406,6 +407,36 @@ def _resolve_storage(c: _Ctx) -> None:
         )
         src["storage"] = src["storage_latency_s"] = (
             f"storage.yaml {o.name}: {o.label} ({o.verified}); latency {o.sources.get('latency', '')}{stream}"
+        )
+
+
+def _resolve_site_link(c: _Ctx) -> None:
+    """The link between the job's site and its storage's (``inf`` at one site): every byte read
+    from storage at another site crosses it (calc.pipeline.network_stage)."""
+    from calc.sizing import job_site  # calc.sizing imports the plan: look it up at call time
+
+    sc, v, src, warnings = c.sc, c.v, c.src, c.warnings
+    v["site_link_bytes_per_s"] = math.inf
+    src["site_link_bytes_per_s"] = "storage at the job's site: no link between sites"
+    if not sc.storage:
+        return
+    where, job = storage.option(sc.storage).site, job_site(sc)
+    if job is None or where in ("any", job):
+        return
+    if sc.site_link_bytes_per_s is not None:
+        v["site_link_bytes_per_s"] = parse(sc.site_link_bytes_per_s, "bytes_per_s", "site_link_bytes_per_s")
+        src["site_link_bytes_per_s"] = "scenario"
+    else:
+        src["site_link_bytes_per_s"] = "not given: unlimited"
+        warnings.append(
+            f"{sc.storage} is at another site ({where}) than the job ({job}): every byte read crosses the link "
+            f"between them, which this plan does not limit until you {ask('site_link_bytes_per_s')}."
+        )
+    if not sc.allow_other_site:
+        warnings.append(
+            f"{sc.storage} is at another site ({where}) than the job ({job}): the answer (calc.answer, recommend) "
+            f"will not buy it unless you {ask('allow_other_site')}; it is then read over the link between the sites "
+            f"({ask('site_link_bytes_per_s')}) with egress out of {where} priced per GB."
         )
 
 

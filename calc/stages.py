@@ -482,7 +482,12 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
             in_flight,
         ),
         "network": pipeline.network_stage(
-            x["node_network_bytes_per_s"], out["gpus_on_node"], x["example_bytes"], remote
+            x["node_network_bytes_per_s"],
+            out["gpus_on_node"],
+            x["example_bytes"],
+            remote,
+            x["site_link_bytes_per_s"],
+            readers,
         ),
         "cpu": pipeline.cpu_stage(
             out["cpu_seconds_effective"], x["num_workers"], _a(x["cpu_cores_per_node"]) / out["gpus_on_node"]

@@ -135,6 +135,31 @@ def test_mlperf_per_accelerator(name: str, batch: int, ct: float, au: float, mib
     assert full.read_bytes_per_s / MiB == pytest.approx(mib_full, abs=0.05)
 
 
+@pytest.mark.parametrize(
+    ("name", "read_size", "reads_per_s"),
+    [
+        # TFRecord through TensorFlow's default 256 KiB read buffer (DLIO sets no transfer_size):
+        # 1 / 0.0035 s x 0.7 = 200 samples/s x ceil(2,828,486 / 262,144) = 11 reads = 2,200 reads/s
+        ("mlperf-cosmoflow-h100", 262_144, 2200.0),
+        # 1 / 0.00551 x 0.7 = 127.042 x 11 = 1,397.46 reads/s
+        ("mlperf-cosmoflow-a100", 262_144, 1397.46),
+        # shards of 1,251 records: 400 / 0.224 x 0.9 = 1,607.14 samples/s x 114,660.07 / 262,144 = 702.95
+        ("mlperf-resnet50-h100", 262_144, 702.95),
+        # 400 / 0.435 x 0.9 = 827.586 x 0.437393 = 361.98
+        ("mlperf-resnet50-a100", 262_144, 361.98),
+        # npz: numpy streams the file in sequence, kept as one read of the whole example:
+        # 7 / 0.323 x 0.9 = 19.505 reads/s of 146,600,628 B
+        ("mlperf-unet3d-h100", 146_600_628, 19.505),
+        # JPEG via Pillow, the same: 24 / 0.04755 x 0.85 = 429.02 reads/s of 322,957 B
+        ("mlperf-retinanet-b200", 322_957, 429.02),
+    ],
+)
+def test_mlperf_presets_read_in_the_sizes_their_benchmark_issues(name: str, read_size: int, reads_per_s: float) -> None:
+    p = calc.plan(name)
+    assert p.request_bytes == read_size
+    assert p.read_iops == pytest.approx(reads_per_s, rel=1e-4)
+
+
 def test_unet3d_h100_samples_per_second() -> None:
     assert calc.plan("mlperf-unet3d-h100", target_gpu_utilization=1).samples_per_s == pytest.approx(21.67, abs=0.005)
 

@@ -71,6 +71,17 @@ def test_network_stage() -> None:
     assert pl.network_stage(12.5e9, 8, 146_600_628, 0.0) == inf
 
 
+def test_network_stage_takes_the_narrower_of_the_node_link_and_the_site_link() -> None:
+    # The 100 Gb/s node link above, 8 GPUs on the node, and a 10 Gb/s link between sites
+    # (1.25e9 B/s) shared by 16 GPUs of the job: 1.25e9 / 16 = 7.8125e7 B/s per GPU, below the
+    # node share 1.5625e9, so 7.8125e7 / 146,600,628 = 0.532910 samples/s per GPU.
+    assert pl.network_stage(12.5e9, 8, 146_600_628, 1.0, 1.25e9, 16) == pytest.approx(0.532910, rel=1e-5)
+    # A site link wider than the node's share changes nothing: 1e12 / 16 = 6.25e10 > 1.5625e9.
+    assert pl.network_stage(12.5e9, 8, 146_600_628, 1.0, 1e12, 16) == pytest.approx(10.65821, rel=1e-6)
+    # One site (no link, inf) and no server (inf): unlimited, no warning.
+    assert pl.network_stage(inf, 8, 146_600_628, 1.0, inf, 16) == inf
+
+
 def test_cpu_stage() -> None:
     # 4.6 ms of CPU per image (ImageNet): 8 workers but 4 cores per GPU -> 4 / 0.0046 = 869.57/s
     assert pl.cpu_stage(0.0046, 8, 4) == pytest.approx(869.5652, rel=1e-7)
@@ -192,3 +203,50 @@ def test_pipeline_chart_without_workers_says_the_stages_run_in_turn() -> None:
     assert fig.layout.title.text.startswith("No loader workers: the stages run in turn, 158.3 of 1,471")
     delivered = next(t for t in fig.data if (t.name or "").startswith("delivered"))
     assert delivered.x[0] == pytest.approx(158.28, rel=1e-4)
+
+
+def test_storage_at_another_site_is_read_over_the_site_link() -> None:
+    """Issue 18: an on-prem job reading S3 over a 100 Mb/s WAN link; the link is a pipeline stage."""
+    import calc
+
+    kw = {"site": "on-prem", "storage": "aws-s3-standard", "allow_other_site": True}
+    p = calc.plan("beast-imagenet-4xv100", site_link_bytes_per_s="100 Mb/s", **kw)
+    # 100 Mb/s = 12.5e6 B/s shared by 4 GPUs x 1 job, 64 KiB = 65,536 B per example, no cache:
+    # 12.5e6 / 4 / 65,536 = 47.6837 samples/s per GPU. The GPU eats 128 / 0.087 s = 1,471.26/s,
+    # S3 (about 260/s per GPU here) and the workers (226/s) are faster than the link, so the
+    # network stage binds: utilisation 47.6837 / 1,471.26 = 3.2410 %.
+    assert p.values["network_samples_per_s_per_gpu"] == pytest.approx(47.6837, rel=1e-5)
+    assert p.bottleneck == "network"
+    assert p.gpu_utilization == pytest.approx(0.032410, rel=1e-4)
+    # Two such jobs share the one link (8 GPUs, still 4 on each node): 12.5e6 / 8 / 65,536 = 23.8419.
+    two = calc.plan("beast-imagenet-4xv100", site_link_bytes_per_s="100 Mb/s", jobs=2, **kw)
+    assert two.values["network_samples_per_s_per_gpu"] == pytest.approx(23.8419, rel=1e-5)
+    # 1 Gb/s = 125e6 B/s: 125e6 / 4 / 65,536 = 476.837 samples/s per GPU (S3 then binds first).
+    q = calc.plan("beast-imagenet-4xv100", site_link_bytes_per_s="1 Gb/s", **kw)
+    assert q.values["network_samples_per_s_per_gpu"] == pytest.approx(476.837, rel=1e-5)
+    assert q.bottleneck != "network"
+    # The same link with the storage at the job's site: no link crossed, the stage is unlimited.
+    same = calc.plan("beast-imagenet-4xv100", site="aws", storage="aws-s3-standard", site_link_bytes_per_s="100 Mb/s")
+    assert same.values["network_samples_per_s_per_gpu"] == inf
+    assert not any("another site" in w for w in same.warnings)
+
+
+def test_storage_at_another_site_not_allowed_is_warned() -> None:
+    import calc
+
+    p = calc.plan("beast-imagenet-4xv100", site="on-prem", storage="aws-s3-standard")
+    said = [w for w in p.warnings if "another site (aws) than the job (on-prem)" in w]
+    # One warning that the link is not limited (none given), one that the answer will not buy it.
+    assert len(said) == 2
+    assert any("will not buy it" in w and "allow_other_site" in w for w in said)
+    assert any("site_link_bytes_per_s" in w and "does not limit" in w for w in said)
+    assert p.values["network_samples_per_s_per_gpu"] == inf
+    # Allowed, with a link: neither warning.
+    q = calc.plan(
+        "beast-imagenet-4xv100",
+        site="on-prem",
+        storage="aws-s3-standard",
+        allow_other_site=True,
+        site_link_bytes_per_s="1 Gb/s",
+    )
+    assert not any("another site" in w for w in q.warnings)

@@ -71,6 +71,11 @@ CASES = [
     ("beast-imagenet-4xv100", {"compression_ratio": 2}),
     ("beast-imagenet-4xv100", {"compression_ratio": 2, "streamed": True}),
     ("beast-nfs-shop", {"storage": "nvme-gen4", "storage_units": 2}),
+    # Storage at another site, read over the link between sites (the network stage's site-link share).
+    (
+        "beast-imagenet-4xv100",
+        {"site": "on-prem", "storage": "aws-s3-standard", "allow_other_site": True, "site_link_bytes_per_s": "1 Gb/s"},
+    ),
 ]
 
 
@@ -139,3 +144,20 @@ def test_plan_attributes_come_from_the_registry() -> None:
     assert p.read_iops == p.values["read_iops"]
     with pytest.raises(AttributeError, match="no output 'read_iop'"):
         _ = p.read_iop
+
+
+def test_the_network_stage_formula_gives_its_value_with_a_site_link() -> None:
+    # Stage capacities are kept values, not outputs, so the guard above skips them: check this one.
+    # DGX-A100's storage link is finite, so both shares show; 1 Gb/s / 4 GPUs is the narrower:
+    # 125e6 / 4 / 65,536 B = 476.84 samples/s per GPU.
+    p = calc.plan(
+        "beast-imagenet-4xv100",
+        server="DGX-A100",
+        storage="aws-s3-standard",
+        allow_other_site=True,
+        site_link_bytes_per_s="1 Gb/s",
+    )
+    got = arithmetic(p, "network_samples_per_s_per_gpu")
+    assert got is not None
+    assert got[1] == pytest.approx(p.values["network_samples_per_s_per_gpu"], rel=0.01)
+    assert got[1] == pytest.approx(476.84, rel=0.001)
