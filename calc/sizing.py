@@ -250,13 +250,12 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
             cap = st.usable_drives(int(units), scheme) * o.capacity_bytes
         else:
             cap = units * o.capacity_bytes
-        per_gpu_iops = v["read_iops"] / gpus
         service = o.service_time_s(req)
-        workers = math.ceil(per_gpu_iops * service - 1e-9)
+        workers = reads_in_flight(v["read_iops"] / gpus, service)
         if workers > max(sc.num_workers, 1):
             caveats.append(
                 f"at {fmt(service, 'seconds')} per read, each GPU needs {workers} reads in flight "
-                f"(Little's law); it has {sc.num_workers} worker(s): raise num_workers or read asynchronously"
+                f"(Little's law); it has {sc.num_workers} worker(s): {ask('num_workers')} higher or read asynchronously"
             )
         if o.latency_s > v["latency_budget_s"]:
             caveats.append(
@@ -404,6 +403,19 @@ MAX_UNITS = 1e6
 """The most units of one option an answer names (Scenario ``storage_units`` accepts up to 1e6)."""
 
 
+def reads_in_flight(reads_per_s_per_gpu: float, service_s: float) -> int:
+    """Reads each GPU's loader must keep in flight [count]: reads/s x time a read takes, rounded up.
+
+    Little's law (L = lambda W): a loader whose workers each wait for one read at a time needs this
+    many workers per GPU to sustain ``reads_per_s_per_gpu`` at ``service_s`` a read.
+
+    References
+    ----------
+    Little, J. D. C. (1961). A proof for the queuing formula L = lambda W. Operations Research 9(3).
+    """
+    return math.ceil(reads_per_s_per_gpu * service_s - 1e-9)
+
+
 def designs(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     """Complete storage designs for the job, cheapest comparable monthly cost first.
 
@@ -424,7 +436,9 @@ def designs(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
 
     Columns: design, site, description, feasible, why_not, monthly_rent_usd, monthly_read_usd,
     monthly_write_usd, monthly_egress_usd, purchase_usd, monthly_total_usd, staging_s (inf: the
-    node link is not given), store (option), local (option or ""), local_units_per_node.
+    node link is not given), store (option), local (option or ""), local_units_per_node, ready
+    (the loader's workers keep enough reads in flight at the tier that serves the reads; ready
+    designs come first among the feasible ones, as in ``recommend``).
     """
     p = _as_plan(x, overrides)
     return _designs(p, recommend(p))
@@ -458,6 +472,7 @@ def _designs(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
                     "store_units": float(r["units"]),
                     "local": "",
                     "local_units_per_node": 0,
+                    "ready": True,  # _buyable keeps ready rows only
                 }
             )
         if full is None:
@@ -469,9 +484,9 @@ def _designs(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     if df.empty:
         return df
-    return df.sort_values(["feasible", "monthly_total_usd"], ascending=[False, True], kind="stable").reset_index(
-        drop=True
-    )
+    return df.sort_values(
+        ["feasible", "ready", "monthly_total_usd"], ascending=[False, False, True], kind="stable"
+    ).reset_index(drop=True)
 
 
 def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[dict[str, Any]]:
@@ -504,7 +519,9 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
     base = {k: float(store[k]) for k in _CHARGES}
     store_buy = float(store["purchase_usd"]) if math.isfinite(store["purchase_usd"]) else 0.0
 
-    def row(design: str, description: str, why: str, buy: float, stage: float, local: str, k: int) -> dict[str, Any]:
+    def row(
+        design: str, description: str, why: str, buy: float, stage: float, local: str, k: int, ready: bool = True
+    ) -> dict[str, Any]:
         purchase = store_buy + buy
         total = sum(base.values()) + purchase / months
         return {
@@ -521,6 +538,7 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
             "store_units": float(store["units"]),
             "local": local,
             "local_units_per_node": k,
+            "ready": ready,
         }
 
     if p.fits_in_ram and not sc.page_cache:
@@ -559,6 +577,10 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
         k, limiting = st.size(loads)
         why = f"needs {k} drives per node on {limiting}; a server holds {o.max_units:,.0f}" if k > o.max_units else ""
         buy = clients * k * o.purchase_price
+        # Every read now comes from these drives: the loader must keep enough of them in flight.
+        per_gpu = fv["read_iops"] / (sc.gpus_per_job * sc.jobs)
+        in_flight = reads_in_flight(per_gpu, o.service_time_s(fv["request_bytes"]))
+        ready = in_flight <= max(sc.num_workers, 1)
         stage = _copy_s(dataset, clients, link, min(per_node_in, k * o.write_bytes_per_s), store_bw)
         r = row(
             "local cache",
@@ -570,9 +592,15 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
             stage,
             o.name,
             k,
+            ready,
         )
-        key = (not r["feasible"], r["monthly_total_usd"])
-        if best_local is None or key < (not best_local["feasible"], best_local["monthly_total_usd"]):
+        # A drive whose read time leaves the GPUs waiting loses to a dearer one that does not.
+        key = (not r["feasible"], not ready, r["monthly_total_usd"])
+        if best_local is None or key < (
+            not best_local["feasible"],
+            not best_local["ready"],
+            best_local["monthly_total_usd"],
+        ):
             best_local = r
     if best_local is not None:
         rows.append(best_local)
@@ -1402,5 +1430,6 @@ def _read_time_binds(p: Plan, d: Mapping[str, Any] | None) -> str:
         f"Deciding: read time; the job needs {v['outstanding_reads']:,.1f} reads in flight "
         f"({fmt(v['read_iops'], 'count_per_s', 'reads/s')} x {fmt(v['storage_latency_s'], 'seconds')} a read) and "
         f"its {_n(sc.num_workers * sc.gpus_per_job * sc.jobs, 'worker')} keep fewer: the drives carry the bandwidth, "
-        f"but GPU utilisation stays at {q.gpu_utilization:.0%} until num_workers rises or reads go asynchronous."
+        f"but GPU utilisation stays at {q.gpu_utilization:.0%} until the loader has more workers "
+        f"({ask('num_workers')}) or reads go asynchronous."
     )

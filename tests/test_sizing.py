@@ -629,3 +629,31 @@ def test_storage_map_names_what_the_card_buys_and_keeps_the_workload_on_the_map(
     assert all("text" not in (t.mode or "") for t in fig.data)
     named = [t.name for t in fig.data]
     assert "nfs-25gbe (cheapest that serves)" in named and "nvme-gen4 (your storage)" in named
+
+
+def test_reads_in_flight_is_littles_law_rounded_up() -> None:
+    from calc.sizing import reads_in_flight
+
+    # 703 reads/s x 12 ms (a 7,200 rpm disk's seek + rotation) = 8.44 -> 9 workers per GPU.
+    assert reads_in_flight(703.0, 0.012) == 9
+    # 88,783 reads/s x 80 us (NVMe) = 7.10 -> 8.
+    assert reads_in_flight(88_783.0, 80e-6) == 8
+    # Exactly 1.0 in flight needs 1 worker, not 2 (100 reads/s x 10 ms).
+    assert reads_in_flight(100.0, 0.01) == 1
+
+
+def test_local_cache_drive_keeps_the_gpus_fed_not_only_the_bandwidth() -> None:
+    # MLPerf ResNet-50 on one H100 reads 703 reads/s of 256 KiB from its cache copy with 8 workers.
+    # A 7,200 rpm disk would carry the bytes (703 x 262,144 B = 184 MB/s < 285 MB/s) but needs
+    # 703 x 12 ms = 8.4 reads in flight, more than the 8 workers keep: the GPU would wait (85 %).
+    # An NVMe drive needs 703 x 80 us = 0.06: one worker. The answer buys the NVMe cache.
+    d = calc.designs("mlperf-resnet50-h100", site="on-prem")
+    best = d.iloc[0]
+    assert best["feasible"] and best["ready"]
+    local = d[d["design"] == "local cache"].iloc[0]
+    assert local["local"] != "hdd-7200" and local["ready"]
+    a = calc.answer("mlperf-resnet50-h100", site="on-prem")
+    assert "hdd-7200 per node" not in a.lines()[0]
+    # Planned with the drive it names, the job reaches its target utilisation.
+    q = calc.plan("mlperf-resnet50-h100", site="on-prem", storage=str(local["local"]), storage_units=None)
+    assert q.gpu_utilization >= q.scenario.target_gpu_utilization - 1e-9
