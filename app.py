@@ -381,6 +381,13 @@ def cached_answer(sc: Scenario) -> calc.sizing.Answer:
     return calc.answer(sc)
 
 
+@st.cache_resource(max_entries=256, show_spinner=False)  # a figure, shared read-only (plotly_chart copies it)
+def cached_chart(name: str, sc: Scenario) -> Any:
+    """A chart of ``calc.plots`` that takes the plan only: built once per scenario for every viewer
+    (a meeting opens the same link; building a figure costs 50-90 ms of Python per chart)."""
+    return getattr(plots, name)(calc.plan(sc))
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def cached_storage_levers(yaml_text: str) -> pd.DataFrame:
     return storage_levers(Scenario.from_yaml(yaml_text))
@@ -441,10 +448,10 @@ def headline(p: calc.Plan) -> None:
 
 
 def requirements_tab(p: calc.Plan) -> None:
-    st.plotly_chart(plots.memory_breakdown(p), key="chart_memory")
+    st.plotly_chart(cached_chart("memory_breakdown", p.scenario), key="chart_memory")
     # One chart per row: side by side, titles and axis labels get cut at meeting widths.
-    st.plotly_chart(plots.demand_vs_batch(p), key="chart_batch")
-    st.plotly_chart(plots.demand_vs_gpus(p), key="chart_gpus")
+    st.plotly_chart(cached_chart("demand_vs_batch", p.scenario), key="chart_batch")
+    st.plotly_chart(cached_chart("demand_vs_gpus", p.scenario), key="chart_gpus")
     t = p.to_frame()[["label", "display", "formula"]]
     st.dataframe(t, width="stretch", height=560)
 
@@ -530,7 +537,7 @@ def storage_tab(p: calc.Plan, rec: pd.DataFrame) -> None:
 
 
 def pipeline_tab(p: calc.Plan, lev: pd.DataFrame) -> None:
-    st.plotly_chart(plots.pipeline_stages(p), key="chart_pipeline")
+    st.plotly_chart(cached_chart("pipeline_stages", p.scenario), key="chart_pipeline")
     st.plotly_chart(plots.levers_chart(lev), key="chart_levers")
     st.dataframe(
         lev,
@@ -554,8 +561,8 @@ def checkpoint_tab(p: calc.Plan) -> None:
             f"{int(d['store_units']):,} x {d['store']} ({d['description']})."
         )
     if p.checkpoint_write_bytes_per_s > 0:
-        st.plotly_chart(plots.checkpoint_timeline(p), key="chart_checkpoint")
-        st.plotly_chart(plots.checkpoint_interval_chart(p), key="chart_checkpoint_interval")
+        st.plotly_chart(cached_chart("checkpoint_timeline", p.scenario), key="chart_checkpoint")
+        st.plotly_chart(cached_chart("checkpoint_interval_chart", p.scenario), key="chart_checkpoint_interval")
     else:  # a flat line says nothing to a room: say why there is no chart
         st.info("No checkpoints in this scenario: set the interval in the Checkpoints inputs to size their writes.")
     output_table(p, CHECKPOINT_OUTPUTS)
@@ -567,7 +574,7 @@ def checkpoint_tab(p: calc.Plan) -> None:
 
 
 def transfer_tab(p: calc.Plan) -> None:
-    st.plotly_chart(plots.transfer_timeline(p), key="chart_transfer")
+    st.plotly_chart(cached_chart("transfer_timeline", p.scenario), key="chart_transfer")
     output_table(
         p, ("dataset_bytes", "compress_s", "send_s", "decompress_s", "transfer_time_s", "transfer_direct_time_s")
     )
@@ -650,7 +657,9 @@ def exports(p: calc.Plan, yaml_text: str, link: str) -> None:
         key="dl_html",
         on_click="ignore",
     )
-    c3.download_button("CSV", p.to_frame().to_csv(), f"{stem}.csv", "text/csv", key="dl_csv", on_click="ignore")
+    c3.download_button(
+        "CSV", lambda: p.to_frame().to_csv(), f"{stem}.csv", "text/csv", key="dl_csv", on_click="ignore"
+    )
     c4.download_button(
         "Scenario YAML", p.scenario.to_yaml(), f"{stem}.yaml", "application/x-yaml", key="dl_yaml", on_click="ignore"
     )
