@@ -421,3 +421,155 @@ def test_checkpoint_is_sized_from_the_model_state_typed() -> None:
     p = calc.plan("mlperf-checkpoint-llama3-70b", model_state_bytes="8 GiB")
     assert p.checkpoint_bytes == pytest.approx(34_359_738_368 * 14, rel=1e-12)
     assert "typed model state" in p.sources["checkpoint_bytes"]
+
+
+# ------------------------------------------- issue 17: mutants of calc/checkpoint.py that survived
+# benchmarks/mutation.py calc/checkpoint.py listed changes no test above noticed: defaults, the
+# edges of each accepted range, vectorised inputs, and errors naming the wrong field. Each test
+# below fails for one of them; the values are worked by hand in the comments.
+
+
+def test_default_zero_stage_is_plain_ddp() -> None:
+    # no zero_stage given: plain DDP (stage 0), one replica writes. TP 8 x DP 8: 912 GiB / 8 =
+    # 114 GiB on 8 ranks (stage 1 would be 2/14 x 912 / 8 + 12/14 x 912 / 64 = 16.29 + 12.21 GiB).
+    per_rank, ranks = ck.bytes_per_rank(C70, 8, 8)
+    assert per_rank == 114 * GIB and ranks == 8
+
+
+def test_a_single_data_parallel_replica_writes_everything() -> None:
+    # DP 1 is the smallest layout, not an error: ZeRO-3 over 1 rank = the whole 800 B on 1 rank
+    per_rank, ranks = ck.bytes_per_rank(800.0, 1, zero_stage=3)
+    assert per_rank == 800.0 and ranks == 1
+    # vectorised over DP [1, 4]: 800 / 1 = 800 on 1 rank, 800 / 4 = 200 on 4 ranks
+    per_rank, ranks = ck.bytes_per_rank(800.0, np.array([1.0, 4.0]), zero_stage=3)
+    assert np.asarray(per_rank).tolist() == [800.0, 200.0] and np.asarray(ranks).tolist() == [1.0, 4.0]
+
+
+def test_zero2_writes_what_zero1_writes() -> None:
+    # ZeRO-2 also shards gradients, which a checkpoint does not hold: same as stage 1 above,
+    # 2e9 / 256 + 12e9 / 512 = 7.8125e6 + 23.4375e6 = 31.25e6 B on 512 ranks
+    per_rank, ranks = ck.bytes_per_rank(14e9, 2, 8, 32, zero_stage=2)
+    assert per_rank == pytest.approx(31.25e6) and ranks == 512
+
+
+def test_weight_fraction_edges() -> None:
+    # ZeRO-1, 1400 B over DP 2: all optimizer state (fraction 0) is sharded, 1400 / 2 = 700 B;
+    # weights only (fraction 1): replica 0 writes all 1400 B
+    assert ck.bytes_per_rank(1400.0, 2, zero_stage=1, weight_fraction=0.0)[0] == 700.0
+    assert ck.bytes_per_rank(1400.0, 2, zero_stage=1, weight_fraction=1.0)[0] == 1400.0
+    # 2/14 of 1400 = 200 B of weights whole + 1200 / 2 = 600 B of optimizer = 800 B
+    assert ck.bytes_per_rank(1400.0, 2, zero_stage=1)[0] == pytest.approx(800.0)
+    for bad in (1.5, -0.1):
+        with pytest.raises(InputError) as e:
+            ck.bytes_per_rank(1400.0, 2, zero_stage=1, weight_fraction=bad)
+        assert e.value.field == "weight_fraction" and e.value.message.endswith("accepted: 0 to 1")
+
+
+def test_save_time_storage_or_one_rank_binds() -> None:
+    # 979,252,543,488 B at 100e9 B/s aggregate = 9.79 s; over 64 ranks each writes 15,300,820,992 B
+    # at 1e9 B/s = 15.30 s, which binds
+    assert ck.save_time_s(C70, 100e9, 64, 1e9) == pytest.approx(15.300820992)
+    # at 2e9 B/s per rank, 7.65 s: the storage's 9.79 s binds
+    assert ck.save_time_s(C70, 100e9, 64, 2e9) == pytest.approx(9.79252543488)
+    # one rank writes it all: 979.25e9 / 1e9 = 979.25 s
+    assert ck.save_time_s(C70, 100e9, 1, 1e9) == pytest.approx(979.252543488)
+
+
+def test_job_mtbf_of_one_gpu_and_vectorised_rates() -> None:
+    # one GPU: 54 d x 86,400 s x 16,384 / 419 = 76,441,190,400 / 419 = 182,437,208.6 s (5.8 years)
+    assert ck.job_mtbf_s(1) == pytest.approx(182_437_208.59, abs=0.01)
+    # 64 GPUs at the Llama 3 rate and at twice it: 2,850,581.38 s (above) and half that, 1,425,290.69 s
+    rate = ck.INTERRUPTIONS_PER_GPU_S
+    assert np.asarray(ck.job_mtbf_s(64, np.array([rate, 2 * rate]))) == pytest.approx([2_850_581.38, 1_425_290.69])
+
+
+def test_young_daly_vectorised_over_short_mtbfs() -> None:
+    # save 2 s: MTBF 0.25 s -> sqrt(2 x 2 x 0.25) = 1 s; MTBF 24 h -> sqrt(345,600) = 587.88 s
+    got = ck.young_daly_interval_s(2.0, np.array([0.25, 86400.0]))
+    assert np.asarray(got) == pytest.approx([1.0, 587.88], abs=0.01)
+
+
+def test_lost_per_failure_without_lag() -> None:
+    # no durability lag by default: restore 10 s + half of a 100 s interval = 60 s
+    assert ck.lost_per_failure_s(10.0, 100.0) == 60.0
+
+
+def test_whole_numbers_do_not_wrap_around() -> None:
+    # Python ints are read as floats: 10^18 parameters x (2 + 12) B = 1.4e19 B, above int64's
+    # 9.22e18 (as int64 it would wrap to a negative size)
+    assert ck.checkpoint_bytes(10**18, 2, 12) == pytest.approx(1.4e19)
+
+
+def test_rates_below_one_byte_per_second_are_still_rates() -> None:
+    # 1 B over a 0.5 B/s link: 2 s; vectorised [0.5, 2] B/s: [2, 0.5] s
+    assert ck.host_copy_s(1.0, 0.5) == 2.0
+    assert np.asarray(ck.host_copy_s(1.0, np.array([0.5, 2.0]))).tolist() == [2.0, 0.5]
+
+
+_LINK = "host_link_bytes_per_s"
+
+
+@pytest.mark.parametrize(
+    ("call", "field", "accepted"),
+    [
+        # every argument of every formula, refused by its own name with what is accepted
+        (lambda: ck.llama_params(0, 8, 1, 8, 1, 1), "vocab_size", "more than 0"),
+        (lambda: ck.llama_params(8, 0, 1, 8, 1, 1), "hidden_size", "more than 0"),
+        (lambda: ck.llama_params(8, 8, -1, 8, 1, 1), "num_layers", "0 or more"),
+        (lambda: ck.llama_params(8, 8, 1, 0, 1, 1), "ffn_hidden_size", "more than 0"),
+        (lambda: ck.llama_params(8, 8, 1, 8, 0, 1), "num_attention_heads", "more than 0"),
+        (lambda: ck.llama_params(8, 8, 1, 8, 1, 0), "num_kv_heads", "more than 0"),
+        (lambda: ck.checkpoint_bytes(float("nan")), "params", "a finite number"),
+        (lambda: ck.checkpoint_bytes(np.array([1.0, np.inf])), "params", "a finite number"),
+        (lambda: ck.checkpoint_bytes(1.0, -2.0), "weight_bytes_per_param", "0 or more"),
+        (lambda: ck.checkpoint_bytes(1.0, 2.0, -12.0), "optimizer_bytes_per_param", "0 or more"),
+        (lambda: ck.bytes_per_rank(-1.0, 8), "checkpoint_bytes", "0 or more"),
+        (lambda: ck.bytes_per_rank(C70, 0.5), "data_parallel", "1 or more"),
+        (lambda: ck.bytes_per_rank(C70, 8, 0.0), "tensor_parallel", "1 or more"),
+        (lambda: ck.bytes_per_rank(C70, 8, 1, 0.0), "pipeline_parallel", "1 or more"),
+        (lambda: ck.bytes_per_rank(C70, 8, zero_stage=float("nan")), "zero_stage", "a finite number"),
+        (lambda: ck.bytes_per_rank(C70, 8, zero_stage=1.5), "zero_stage", "0, 1, 2 or 3"),
+        (lambda: ck.bytes_per_rank(C70, 8, weight_fraction=float("inf")), "weight_fraction", "a finite number"),
+        (lambda: ck.sync_write_bytes_per_s(-1.0, 1800, 0.02), "checkpoint_bytes", "0 or more"),
+        (lambda: ck.sync_write_bytes_per_s(C70, 0.0, 0.02), "interval_s", "more than 0"),
+        (lambda: ck.sync_write_bytes_per_s(C70, np.array([1800.0, 0.0]), 0.02), "interval_s", "more than 0"),
+        (lambda: ck.sync_write_bytes_per_s(C70, 1800, float("nan")), "stall_fraction", "a finite number"),
+        (lambda: ck.sync_write_bytes_per_s(C70, 1800, 1.5), "stall_fraction", "more than 0, at most 1"),
+        (lambda: ck.async_host_ram_bytes(-1.0), "bytes_per_node", "0 or more"),
+        (lambda: ck.async_host_ram_bytes(1.0, 0.5), "copies", "1 or more"),
+        (lambda: ck.async_blocking_s(-1.0, 1e9), "bytes_per_node", "0 or more"),
+        (lambda: ck.async_blocking_s(1.0, 0.0), "host_copy_bytes_per_s", "more than 0"),
+        (lambda: ck.host_copy_s(-1.0, 1e9), "rank_bytes", "0 or more"),
+        (lambda: ck.host_copy_s(1.0, 0.0), _LINK, "more than 0 (inf = unlimited)"),
+        (lambda: ck.host_copy_s(1.0, np.array([1.0, 0.0])), _LINK, "more than 0 (inf = unlimited)"),
+        (lambda: ck.save_time_s(-1.0, 1e9, 8, 1e9), "checkpoint_bytes", "0 or more"),
+        (lambda: ck.save_time_s(C70, 0.0, 8, 1e9), "write_bytes_per_s", "more than 0 (inf = unlimited)"),
+        (lambda: ck.save_time_s(C70, 1e9, 0.0, 1e9), "ranks", "1 or more"),
+        (lambda: ck.save_time_s(C70, 1e9, 8, 0.0), "per_rank_write_bytes_per_s", "more than 0 (inf = unlimited)"),
+        (lambda: ck.restore_time_s(-1.0, 1e9, 1.0, 1e9), "checkpoint_bytes", "0 or more"),
+        (lambda: ck.restore_time_s(C70, 1e9, 1.0, 0.0), "per_rank_read_bytes_per_s", "more than 0 (inf = unlimited)"),
+        (lambda: ck.restore_time_s(C70, 1e9, -1.0, 1e9), "shard_bytes", "0 or more"),
+        (lambda: ck.blocking_s(-1.0, 1800, 0.0, 0.0), "checkpoint_write_s", "0 or more"),
+        (lambda: ck.blocking_s(1.0, 0.0, 0.0, 0.0), "checkpoint_interval_s", "more than 0 (inf = unlimited)"),
+        (lambda: ck.blocking_s(1.0, 1800, -1.0, 1.0), "checkpoint_host_copy_s", "0 or more"),
+        (lambda: ck.stall_share(-1.0, 1800), "checkpoint_blocking_s", "0 or more"),
+        (lambda: ck.stall_share(1.0, 0.0), "checkpoint_interval_s", "more than 0 (inf = unlimited)"),
+        (lambda: ck.retained_capacity_bytes(-1.0, 2), "checkpoint_bytes", "0 or more"),
+        (lambda: ck.retained_capacity_bytes(C70, 2, -1.0), "milestones", "0 or more"),
+        (lambda: ck.milestone_count(-1.0, 86400), "run_length_s", "0 or more"),
+        (lambda: ck.job_mtbf_s(64, 0.0), "interruptions_per_gpu_s", "more than 0"),
+        (lambda: ck.job_mtbf_s(0.5), "gpus", "1 or more"),
+        (lambda: ck.failures_per_month(86400, -1.0), "month_s", "0 or more"),
+        (lambda: ck.young_daly_interval_s(60, 86400, -1.0), "lag_per_interval", "0 or more"),
+        (lambda: ck.lost_per_failure_s(-1.0, 1800), "restore_s", "0 or more"),
+        (lambda: ck.lost_per_failure_s(1.0, -1.0), "interval_s", "0 or more"),
+        (lambda: ck.lost_per_failure_s(1.0, 1800, -1.0), "lag_s", "0 or more"),
+        (lambda: ck.goodput(-0.1, 1.0, 86400), "stall_share", "0 or more"),
+        (lambda: ck.goodput(0.0, -1.0, 86400), "lost_per_failure_s", "0 or more"),
+    ],
+)
+def test_each_argument_is_refused_by_its_own_name(call, field, accepted) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(InputError) as e:
+        call()
+    assert e.value.field == field
+    assert e.value.message.endswith(f"accepted: {accepted}"), e.value.message

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 import calc
 from calc import transformer as T  # noqa: N812 - the formulas read like the paper
+from calc.errors import InputError
 
 
 def test_llama_layer_flops_at_4096_tokens_by_hand() -> None:
@@ -147,3 +149,275 @@ def test_llm_validation_error_bands() -> None:
     short = bf16[~bf16.name.str.contains("8192")]
     assert ((short.error > -0.2) & (short.error < 0.2)).all()
     assert calc.calibrate.geomean_error(bf16.predicted_tokens_per_s_per_gpu, bf16.measured_tokens_per_s_per_gpu) < 0.12
+
+
+# ----------------------------------------- issue 17: mutants of calc/transformer.py that survived
+# benchmarks/mutation.py calc/transformer.py listed changes no test above noticed. Each test below
+# calls the pure function with values worked by hand (comments) or published parameter counts.
+
+
+def test_parameter_counts_match_the_published_llama_counts() -> None:
+    # Llama 3.1 8B, untied: L (w + 2h) + 2 V h + h = 32 x (218,103,808 + 8,192) + 2 x 128,256 x 4096
+    # + 4096 = 6,979,584,000 + 1,050,673,152 + 4,096 = 8,030,261,248 (Hugging Face's count)
+    assert float(T.params_count(32, 4096, 32, 8, 14336, 128256, 1)) == 8_030_261_248
+    # Llama 3.3 70B: w = 2 x 8192^2 x (1 + 8/64) + 3 x 8192 x 28672 = 150,994,944 + 704,643,072
+    # = 855,638,016; 80 x (w + 16,384) = 68,452,352,000; + 2 x 128,256 x 8192 = 2,101,346,304; + 8192
+    # = 70,553,706,496 (Hugging Face's count)
+    assert float(T.params_count(80, 8192, 64, 8, 28672, 128256, 1, 0)) == 70_553_706_496
+    # Llama 3.2 1B ties the head to the embedding: 16 x (2 x 2048^2 x 1.25 + 3 x 2048 x 8192 + 4096)
+    # = 16 x 60,821,504 = 973,144,064; + 128,256 x 2048 once = 262,668,288; + 2048 = 1,235,814,400
+    # (GPTQModel's test LLAMA_3_2_1B_PARAMETER_COUNT); untied it would be 262,668,288 more
+    assert float(T.params_count(16, 2048, 32, 8, 8192, 128256, 1, 1)) == 1_235_814_400
+    assert float(T.params_count(16, 2048, 32, 8, 8192, 128256, 1, 0)) == 1_235_814_400 + 262_668_288
+
+
+def test_plain_mlp_layer_is_12_h_squared() -> None:
+    # GPT layer (k = a, f = 4h, two MLP matrices): 4 h^2 attention + 8 h^2 MLP = 12 h^2
+    # (Narayanan et al. 2021, section 5.1); h 2048: 12 x 4,194,304 = 50,331,648
+    assert float(T.layer_weights(2048, 16, 16, 8192, 0)) == 50_331_648
+    # gpt_1b, tied, no biases or position table: 24 x (50,331,648 + 4096) + 50,257 x 2048 + 2048
+    # = 1,208,057,856 + 102,926,336 + 2,048 = 1,310,986,240
+    assert float(T.params_count(24, 2048, 16, 16, 8192, 50257, 0, 1)) == 1_310_986_240
+
+
+def test_dense_and_attention_flops_with_every_term() -> None:
+    # Llama 3 8B: 6 x (32 x 218,103,808 + 128,256 x 4096) = 6 x 7,504,658,432 = 45,027,950,592
+    assert float(T.dense_flops_per_token(32, 4096, 32, 8, 14336, 128256, 1)) == 45_027_950_592
+    # attention core, 32 layers at 8192 tokens: 7 x 32 x 4096 x 8192 = 7,516,192,768
+    assert float(T.attention_flops_per_token(32, 4096, 8192)) == 7_516_192_768
+    # selective recompute reruns the causal core forward: 2 x 32 x 4096 x 8192 = 2,147,483,648;
+    # no recompute: nothing
+    assert float(T.recompute_flops_per_token(1e12, 32, 4096, 8192, 1)) == 2_147_483_648
+    assert float(T.recompute_flops_per_token(1e12, 32, 4096, 8192, 0)) == 0.0
+
+
+def test_whole_numbers_do_not_wrap_around() -> None:
+    # Python ints are read as floats: 7 x 2^21 x 2^20 x 2^20 = 7 x 2^61 = 1.614e19, above int64
+    assert float(T.attention_flops_per_token(2**21, 2**20, 2**20)) == pytest.approx(7 * 2.0**61)
+
+
+def test_gated_gqa_activations_per_token_layer() -> None:
+    # Llama 3 8B: 2 x (6 x 4096 + 2 x 4096 x 8/32) + 8 x 14336 = 53,248 + 114,688 = 167,936 B
+    assert float(T.activation_bytes_per_token_layer(4096, 32, 8, 14336, 1)) == 167_936
+
+
+def test_activations_split_by_tensor_context_and_pipeline() -> None:
+    # GPT layer h 1000 (32,000 B per token, test above), 8 layers, vocab 50, s 100.
+    gpt = (8, 1000, 10, 10, 4000, 50, 100, 0)
+    # p 4, m 8, t 2: the first stage holds 8/4 layers x min(4, 8) = 8 layer-micro-batches of
+    # 100/2 = 50 tokens; no logits on it: 50 x 8 x 32,000 = 12,800,000 B
+    assert float(T.activation_bytes_per_sequence(*gpt, 0, 2, 1, 4, 8)) == pytest.approx(12_800_000, rel=1e-12)
+    # one micro-batch (the default): 2 layers x min(4, 1) = 2 -> 50 x 2 x 32,000 = 3,200,000 B
+    assert float(T.activation_bytes_per_sequence(*gpt, 0, 2, 1, 4)) == pytest.approx(3_200_000, rel=1e-12)
+    # p 2, m 2, c 2: 8/2 x 2 = 8 of 100/2 = 50 tokens, still no logits: 12,800,000 B
+    assert float(T.activation_bytes_per_sequence(*gpt, 0, 1, 2, 2, 2)) == pytest.approx(12_800_000, rel=1e-12)
+    # selective recompute stores what no recompute does (flash attention keeps no s x s matrix):
+    # one stage, 100 x (8 x 32,000 + 4 x 50) = 25,620,000 B
+    assert float(T.activation_bytes_per_sequence(*gpt, 1)) == pytest.approx(25_620_000, rel=1e-12)
+
+
+def test_traffic_per_sequence_by_hand() -> None:
+    # GPT layer h 1000 (32,000 B per token), 2 layers, vocab 50, s 100: each saved byte moves 4 times,
+    # the fp32 logits are written and read: 4 x 2 x 32,000 + 2 x 4 x 50 = 256,400 B per token
+    gpt = (2, 1000, 10, 10, 4000, 50, 100, 0)
+    assert float(T.traffic_bytes_per_sequence(*gpt, 0)) == pytest.approx(25_640_000, rel=1e-12)
+    assert float(T.traffic_bytes_per_sequence(*gpt, 1)) == pytest.approx(25_640_000, rel=1e-12)
+    # full recompute writes the forward activations again: 256,000 x 1.5 + 400 = 384,400 per token
+    assert float(T.traffic_bytes_per_sequence(*gpt, 2)) == pytest.approx(38_440_000, rel=1e-12)
+    # shared over 4 ranks: 25,640,000 / 4 = 6,410,000
+    assert float(T.traffic_bytes_per_sequence(*gpt, 0, 4)) == pytest.approx(6_410_000, rel=1e-12)
+    # one Llama 3 8B layer, one token, no vocabulary: 4 x 167,936 = 671,744 B
+    assert float(T.traffic_bytes_per_sequence(1, 4096, 32, 8, 14336, 0, 1, 1, 0)) == 671_744
+
+
+def test_tensor_parallel_bytes_with_context_parallel() -> None:
+    # the case above (352,321,536 B) with the sequence split over c 2: half, 176,160,768 B
+    assert float(T.tensor_parallel_bytes_per_layer(1, 2048, 12288, 8, 0, 2)) == pytest.approx(176_160_768)
+
+
+def test_context_parallel_ring_bytes() -> None:
+    # b 2, s 8192 over c 4: 4096 tokens a rank; K and V are 2 x 4096 x 8/32 = 2048 wide, over t 2
+    # 1024: 4,194,304 values. Forward passes them c - 1 = 3 hops, backward K, V and their
+    # gradients (2 x): 3 x 3 = 9 x 4,194,304 x 2 B = 75,497,472 B
+    assert float(T.context_parallel_bytes_per_layer(2, 8192, 4096, 32, 8, 4, 2)) == pytest.approx(75_497_472)
+    # no tensor parallelism (the default): twice that
+    assert float(T.context_parallel_bytes_per_layer(2, 8192, 4096, 32, 8, 4)) == pytest.approx(150_994_944)
+    assert float(T.context_parallel_bytes_per_layer(2, 8192, 4096, 32, 8, 1)) == 0.0
+
+
+def test_pipeline_send_bytes() -> None:
+    # activation forward + its gradient back, b 2 x s 2048 x h 12288 x 2 B, over t 8 x c 2:
+    # 2 x 2 x 2048 x 12288 x 2 / 16 = 201,326,592 / 16 = 12,582,912 B
+    assert float(T.pipeline_bytes_per_micro_batch(2, 2048, 12288, 8, 2)) == pytest.approx(12_582_912)
+
+
+def test_data_parallel_bytes_replicated_and_sharded() -> None:
+    # 1e9 parameters over 8 replicas, bf16 gradients: (8 - 1)/8 x 1e9 x 2 B = 1.75e9 B per pass;
+    # ring all-reduce 2 passes = 3.5e9 B; ZeRO-3 all-gather x 2 + reduce-scatter = 3 passes = 5.25e9 B
+    # (Rajbhandari et al. 2020, section 7: 2 psi vs 3 psi)
+    got = T.data_parallel_bytes(1e9, 8, np.array([0.0, 1.0]))
+    assert np.asarray(got) == pytest.approx([3.5e9, 5.25e9])
+    assert float(T.data_parallel_bytes(1e9, 1, 0)) == 0.0  # one replica sends nothing
+
+
+def test_step_time_of_a_pipelined_replica() -> None:
+    # micro-batch 2 x 0.1 s + fill 0.01 + communication 0.02 = 0.23 s; 8 of them with bubble 3/11:
+    # 8 / (8/11) x 0.23 = 11 x 0.23 = 2.53 s; + fixed 0.5 s = 3.03 s; + exposed gradients 0.3 = 3.33 s
+    assert float(T.step_time_s(2, 8, 0.1, 0.01, 0.02, 3 / 11, 0.5, 0.3, 1)) == pytest.approx(3.33)
+    # two jobs stacked on the GPU double the replica's part, not the exposed gradient traffic:
+    # 2 x 3.03 + 0.3 = 6.36 s
+    assert float(T.step_time_s(2, 8, 0.1, 0.01, 0.02, 3 / 11, 0.5, 0.3, 2)) == pytest.approx(6.36)
+
+
+def test_links_from_the_datasheets_or_the_host_link() -> None:
+    # H100 SXM: NVLink 4, 900 GB/s both directions -> 450e9 B/s one way; one 400 Gb/s NIC = 50e9 B/s
+    link, link_src, net, net_src, warnings = T.links("H100-SXM", 64e9)
+    assert (link, net, warnings) == (450e9, 50e9, [])
+    assert "NVLink 4" in link_src and "400 Gb/s" in net_src
+    # V100 SXM2: NVLink 2, 300 GB/s -> 150e9; no network figure: 100 Gb/s = 12.5e9 B/s, said so
+    link, _, net, net_src, warnings = T.links("V100-SXM2-16GB", 16e9)
+    assert (link, net) == (150e9, 12.5e9)
+    assert net_src == "assumed 100 Gb/s per GPU (calc.transformer.DEFAULT_NETWORK_PER_GPU)"
+    assert warnings == [
+        "V100-SXM2-16GB: no inter-node bandwidth figure; 100 Gb/s per GPU assumed for data-parallel traffic."
+    ]
+    # no NVLink: the host link carries GPU-to-GPU traffic, and both gaps are said
+    link, link_src, net, _, warnings = T.links("L4", 32e9)
+    assert (link, net) == (32e9, 12.5e9)
+    assert link_src == "L4: no NVLink figure; its host link (PCIe) carries GPU-to-GPU traffic"
+    assert len(warnings) == 2
+    assert warnings[0].startswith("L4 has no NVLink figure") and warnings[0].endswith(" uses its host link.")
+
+
+def test_describe_names_the_mlp() -> None:
+    arch = {
+        "layers": 12,
+        "hidden": 768,
+        "heads": 12,
+        "kv_heads": 12,
+        "ffn_hidden": 3072,
+        "vocab": 50257,
+        "seq_len": 1024,
+    }
+    assert (
+        T.describe({**arch, "gated": 0})
+        == "12 layers x 768 hidden, 12 heads (12 KV), FFN 3072 plain, vocab 50257, seq 1024"
+    )
+    assert "FFN 3072 gated," in T.describe({**arch, "gated": 1})
+
+
+# ------------------------------------------------------------- resolve: look-ups of a scenario
+
+_ALL = ", ".join(T.ARCH_INPUTS)  # layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len
+
+
+def _resolve(model: str, gpu: str = "H100-SXM", **kw: Any) -> tuple[dict[str, float], dict[str, str], list[str]]:
+    return T.resolve(calc.Scenario(model=model, **kw), model, gpu, 32e9)
+
+
+def test_resolve_a_model_without_architecture() -> None:
+    v, src, warnings = _resolve("resnet50", gpus_per_job=16)
+    # not a transformer: the layout keeps its defaults, every architecture value a neutral 1
+    assert v["arch"] == 0.0 and src == {} and warnings == []
+    layout = {"context_parallel": 1.0, "virtual_pipeline_stages": 1.0, "gradient_accumulation": 1.0}
+    assert {k: v[k] for k in layout} == layout and v["checkpointing"] == 0.0 and v["data_parallel_overlap"] == 0.0
+    neutral = (*T.ARCH_INPUTS, "gated", "gpu_link_bytes_per_s", "network_bytes_per_s_per_gpu", "attention_efficiency")
+    assert {k: v[k] for k in neutral} == dict.fromkeys(neutral, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("mlp", "plain"),
+        ("activation_checkpointing", "full"),
+        ("gradient_accumulation", 4),
+        ("context_parallel", 2),
+        ("virtual_pipeline_stages", 2),
+        ("data_parallel_overlap", 0.5),
+        ("gpu_link_bytes_per_s", "100 GB/s"),
+        ("network_bytes_per_s_per_gpu", "10 GB/s"),
+    ],
+)
+def test_resolve_refuses_layout_inputs_a_cnn_cannot_use(field: str, value: Any) -> None:
+    with pytest.raises(InputError) as e:
+        _resolve("resnet50", **{field: value})
+    assert e.value.field == field
+    assert e.value.message.startswith("applies to a transformer by its architecture; model resnet50 has none")
+    assert e.value.message.endswith(f"or give {_ALL})")
+
+
+def test_resolve_names_the_first_missing_architecture_input() -> None:
+    cases: tuple[tuple[dict[str, Any], str], ...] = (
+        ({"hidden": 1024}, "layers"),
+        ({"layers": 2, "hidden": 1024}, "heads"),
+    )
+    for given, first in cases:
+        with pytest.raises(InputError) as e:
+            _resolve("resnet50", **given)
+        assert e.value.field == first
+        assert e.value.message.endswith(f"give all of {_ALL} (or use model='transformer')")
+
+
+def test_resolve_an_architecture_given_in_full() -> None:
+    arch: dict[str, Any] = {
+        "layers": 2,
+        "hidden": 64,
+        "heads": 4,
+        "kv_heads": 2,
+        "ffn_hidden": 256,
+        "vocab": 100,
+        "seq_len": 32,
+    }
+    v, src, _ = _resolve("resnet50", **arch)
+    # no preset and no mlp: gated (the Llama default); the source is the scenario alone
+    assert v["arch"] == 1.0 and v["gated"] == 1.0 and {k: v[k] for k in arch} == arch
+    assert src["architecture"] == "scenario: 2 layers x 64 hidden, 4 heads (2 KV), FFN 256 gated, vocab 100, seq 32"
+    v, src, _ = _resolve("resnet50", mlp="plain", **arch)
+    assert v["gated"] == 0.0 and "FFN 256 plain" in src["architecture"]
+
+
+def test_resolve_a_preset_architecture() -> None:
+    preset = T.architectures()["llama3_8b"]
+    v, src, _ = _resolve("llama3_8b")
+    assert v["arch"] == 1.0 and v["gated"] == 1.0 and (v["layers"], v["kv_heads"], v["seq_len"]) == (32, 8, 8192)
+    assert src["architecture"] == (
+        "models.yaml llama3_8b: 32 layers x 4096 hidden, 32 heads (8 KV), FFN 14336 gated, vocab 128256, seq 8192"
+        f" ({preset.source})"
+    )
+    # a changed field: the scenario is the source, the rest still the preset's
+    v, src, _ = _resolve("llama3_8b", seq_len=4096)
+    assert v["seq_len"] == 4096 and src["architecture"].startswith("scenario: 32 layers x 4096 hidden")
+    assert src["architecture"].endswith(f" ({preset.source})")
+    # gpt_1b's preset is a plain MLP; mlp = "gated" overrides it
+    assert _resolve("gpt_1b")[0]["gated"] == 0.0
+    assert _resolve("gpt_1b", mlp="gated")[0]["gated"] == 1.0
+
+
+def test_resolve_kv_heads_must_divide_heads() -> None:
+    assert _resolve("transformer", heads=32, kv_heads=32)[0]["kv_heads"] == 32  # plain multi-head attention
+    with pytest.raises(InputError) as e:
+        _resolve("transformer", heads=32, kv_heads=5)
+    assert e.value.field == "kv_heads" and e.value.message == "must divide heads (32), got 5"
+
+
+def test_resolve_warns_only_where_a_link_is_used() -> None:
+    # L4: no NVLink and no network figure (links() above)
+    assert _resolve("transformer", "L4")[2] == []  # one GPU, no model parallelism: no GPU-to-GPU traffic
+    one = _resolve("transformer", "L4", context_parallel=2)[2]  # c 2 on one GPU: the host link is used
+    assert len(one) == 1 and one[0].startswith("L4 has no NVLink figure")
+    # 2 GPUs filling a 2-GPU node: data-parallel traffic stays in the node, no network warning
+    assert _resolve("transformer", "L4", gpus_per_job=2, gpus_per_node=2)[2] == one
+    # 16 GPUs on 8-GPU nodes: both
+    v, src, both = _resolve("transformer", "L4", gpus_per_job=16)
+    assert len(both) == 2 and both[0] == one[0] and "inter-node" in both[1]
+    assert (v["gpu_link_bytes_per_s"], v["network_bytes_per_s_per_gpu"]) == (32e9, 12.5e9)
+    assert src["network_bytes_per_s_per_gpu"].startswith("assumed 100 Gb/s")
+    # both given: 100 GB/s and 25 GB/s from the scenario, no warning
+    kw: dict[str, Any] = {
+        "gpus_per_job": 16,
+        "gpu_link_bytes_per_s": "100 GB/s",
+        "network_bytes_per_s_per_gpu": "25 GB/s",
+    }
+    v, src, warnings = _resolve("transformer", "L4", **kw)
+    assert (v["gpu_link_bytes_per_s"], v["network_bytes_per_s_per_gpu"]) == (100e9, 25e9) and warnings == []
+    assert src["gpu_link_bytes_per_s"] == src["network_bytes_per_s_per_gpu"] == "scenario"
