@@ -307,6 +307,8 @@ def test_report_carries_the_pinned_comparison(server: str, browser_page: Page, t
     page.locator("[data-testid='stRadio']").get_by_text("Compare", exact=True).click()
     _wait(page)
     page.get_by_role("button", name="Pin this scenario").click()
+    # The pin's run ends in st.rerun(): wait for the run that shows it, not the gap between the two.
+    expect(page.get_by_role("button", name="Clear pinned")).to_be_enabled()
     _wait(page)
     with page.expect_download() as info:
         page.get_by_role("button", name="Report (Markdown)").click()
