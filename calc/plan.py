@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calc import compute, pipeline
+from calc import compute, pipeline, storage
 from calc.errors import DoesNotFitError, InputError
 from calc.explain import format_output, formula, render_formula
 from calc.registry import OUTPUTS
@@ -169,6 +169,29 @@ def plan(scenario: Scenario | str | None = None, **inputs: Any) -> Plan:
     return _plan(as_scenario(scenario, **inputs))
 
 
+def _too_small(sc: Scenario, values: Mapping[str, float]) -> list[str]:
+    """A warning when the named storage, at the units given, cannot hold what is stored on it.
+
+    RAM holds a copy of the dataset on every node (its capacity is per node); other options hold
+    the dataset and the kept checkpoints in units x capacity per unit (raw, before protection).
+    """
+    o = storage.options().get(sc.storage or "")
+    if o is None or sc.storage_units is None or not math.isfinite(o.capacity_bytes):
+        return []
+    if o.kind == "ram":
+        have, stored, what = o.capacity_bytes, values["dataset_bytes"], "the dataset"
+        where = f"{fmt(have, 'bytes')} per node (each node holds its own copy)"
+    else:
+        have = sc.storage_units * o.capacity_bytes
+        stored = values["dataset_bytes"] + values["checkpoint_capacity_bytes"]
+        what = "the dataset and the kept checkpoints"
+        where = f"{fmt(have, 'bytes')} in {sc.storage_units:g} x {o.name} (raw, before protection)"
+    if stored <= have:
+        return []
+    fix = "choose a store that holds it" if o.kind == "ram" else "add units or choose a larger store"
+    return [f"{o.name} holds {where}, less than {what} ({fmt(stored, 'bytes')}): the rates above assume it fits; {fix}."]
+
+
 @functools.lru_cache(maxsize=512)
 def _plan(sc: Scenario) -> Plan:
     """``plan`` of one Scenario, uncached (``plan`` caches it)."""
@@ -191,6 +214,7 @@ def _plan(sc: Scenario) -> Plan:
         )
     if method in ("measured step time", "measured throughput", "re-projected measurement"):
         warnings += _faster_than_peak(sc, r.values, values)
+    warnings += _too_small(sc, values)
     stages = {s: values[STAGE_KEYS[s]] for s in pipeline.STAGES if math.isfinite(values[STAGE_KEYS[s]])}
     bad = [
         k for k in OUTPUTS if math.isnan(values[k]) or values[k] < 0 or (values[k] == math.inf and k not in UNLIMITED)

@@ -822,3 +822,18 @@ def test_measured_step_faster_than_the_gpu_peak_warns() -> None:
     assert not any("implies" in x for x in ok.warnings)
     # Nor for a step the peak allows: 24.3 GFLOPs x 128 / 200 ms = 15.55 TFLOP/s < 15.7.
     assert not any("implies" in x for x in calc.plan(BEAST, step_time_s="200 ms").warnings)
+
+
+def test_a_named_store_too_small_for_the_dataset_is_said() -> None:
+    """Defect: ram-tmpfs (256 GiB per node) was planned to hold CLIP's 160.5 TB without a word."""
+    import calc
+
+    # RAM: each node keeps its own copy in 256 GiB = 274.9 GB < 160.5 TB, whatever the units.
+    w = calc.plan("clip-vitl14-datacomp-webdataset", storage="ram-tmpfs", storage_units=4).warnings
+    assert any("ram-tmpfs holds 274.9 GB per node" in x and "160.5 TB" in x for x in w)
+    # Drives: 2 x 7.68 TB = 15.36 TB raw < 160.5 TB.
+    w = calc.plan("clip-vitl14-datacomp-webdataset", storage="nvme-gen4", storage_units=2).warnings
+    assert any("15.36 TB in 2 x nvme-gen4" in x for x in w)
+    # 30 x 7.68 TB = 230.4 TB raw holds 160.5 TB and the few kept ViT-L checkpoints: no warning.
+    w = calc.plan("clip-vitl14-datacomp-webdataset", storage="nvme-gen4", storage_units=30).warnings
+    assert not any("holds" in x and "less than" in x for x in w)
