@@ -47,6 +47,10 @@ def test_request_size_of_files_and_shards() -> None:
     assert d.request_bytes(64 * KIB, 1, nan) == 64 * KIB
     assert d.request_bytes(100_000, 1, 16 * KIB) == 16 * KIB
     assert d.request_bytes(100_000, 1, 1024 * KIB) == 100_000  # never more than the file
+    # a file per example larger than the 256 KiB shard default, no read size given: still one read of
+    # the whole example (MLPerf 3D U-Net: 146,600,628 B), not 256 KiB pieces; at 1 MiB, 1 MiB reads
+    assert d.request_bytes(146_600_628, 1, nan) == 146_600_628
+    assert d.request_bytes(146_600_628, 1, 1024 * KIB) == 1024 * KIB
     # shards: the given read size, even above one example; else DLIO's 256 KiB
     assert d.request_bytes(64 * KIB, 1000, 1024 * KIB) == 1024 * KIB
     assert d.request_bytes(64 * KIB, 1000, nan) == 256 * KIB
@@ -175,6 +179,8 @@ def test_p99_factor() -> None:
         (d.read_iops, (np.array([3_000_000_000]), 1, 1, 1, np.array([4_000_000_000])), 1.2e19),
         (d.file_opens_per_s, (np.array([3_000_000_000]), 1, np.array([4_000_000_000])), 1.2e19),
         (d.epoch_time_s, (1.2e19, np.array([3_000_000_000]), np.array([4_000_000_000])), 1.0),
+        # a shard of 3e9 examples x 4e9 B = 1.2e19 B is far above the 256 KiB default read: 262,144 B
+        (d.request_bytes, (np.array([4_000_000_000]), np.array([3_000_000_000]), np.array([math.nan])), 262_144.0),
     ],
 )
 def test_integer_inputs_do_not_overflow(fn, args, expected) -> None:  # type: ignore[no-untyped-def]
