@@ -179,8 +179,9 @@ def test_p99_factor() -> None:
         (d.read_iops, (np.array([3_000_000_000]), 1, 1, 1, np.array([4_000_000_000])), 1.2e19),
         (d.file_opens_per_s, (np.array([3_000_000_000]), 1, np.array([4_000_000_000])), 1.2e19),
         (d.epoch_time_s, (1.2e19, np.array([3_000_000_000]), np.array([4_000_000_000])), 1.0),
-        # a shard of 3e9 examples x 4e9 B = 1.2e19 B is far above the 256 KiB default read: 262,144 B
-        (d.request_bytes, (np.array([4_000_000_000]), np.array([3_000_000_000]), np.array([math.nan])), 262_144.0),
+        # Scenario's largest shard, 1e9 examples (its examples_per_file limit) of 10 GB = 1e19 B, is far
+        # above the 256 KiB default read: 262,144 B
+        (d.request_bytes, (np.array([10_000_000_000]), np.array([1_000_000_000]), np.array([math.nan])), 262_144.0),
     ],
 )
 def test_integer_inputs_do_not_overflow(fn, args, expected) -> None:  # type: ignore[no-untyped-def]
