@@ -62,7 +62,7 @@ def test_request_size_of_files_and_shards() -> None:
 
 def test_request_size_is_vectorised() -> None:
     got = d.request_bytes(np.array([64.0 * KIB, 64.0 * KIB]), np.array([1.0, 1000.0]), np.array([math.nan, 16 * KIB]))
-    assert list(got) == [64 * KIB, 16 * KIB]
+    assert list(np.asarray(got)) == [64 * KIB, 16 * KIB]
 
 
 def test_read_iops_counts_whole_reads_per_file_and_fractions_in_shards() -> None:
@@ -124,7 +124,7 @@ def test_epoch_time() -> None:
     assert d.epoch_time_s(1_281_167, 0.0, 8) == 0.0
     assert d.epoch_time_s(1e9, 0.0, 8) == 0.0
     got = d.epoch_time_s(np.array([100.0, 100.0]), np.array([0.0, 10.0]), 1)
-    assert list(got) == [0.0, 10.0]
+    assert list(np.asarray(got)) == [0.0, 10.0]
 
 
 @pytest.mark.parametrize(

@@ -224,8 +224,8 @@ def test_supply_of_an_nfs_server_quoted_at_64_kib() -> None:
 def test_integer_inputs_do_not_overflow() -> None:
     # a sweep axis passed as integers must not wrap around in int64 (max 9.2e18): 3e9 x 4e9 = 1.2e19
     three, four = np.array([3_000_000_000]), np.array([4_000_000_000])
-    assert float(storage.supply_bytes_per_s(three, four, 1, inf)[0]) == pytest.approx(1.2e19, rel=1e-12)
-    assert float(storage.supply_bytes_per_s(1, inf, three, four)[0]) == pytest.approx(1.2e19, rel=1e-12)
+    assert float(np.asarray(storage.supply_bytes_per_s(three, four, 1, inf))[0]) == pytest.approx(1.2e19, rel=1e-12)
+    assert float(np.asarray(storage.supply_bytes_per_s(1, inf, three, four))[0]) == pytest.approx(1.2e19, rel=1e-12)
 
 
 def test_unknown_option_names_the_storage_field() -> None:
