@@ -47,6 +47,10 @@ def test_request_size_of_files_and_shards() -> None:
     assert d.request_bytes(64 * KIB, 1, nan) == 64 * KIB
     assert d.request_bytes(100_000, 1, 16 * KIB) == 16 * KIB
     assert d.request_bytes(100_000, 1, 1024 * KIB) == 100_000  # never more than the file
+    # a file per example larger than the 256 KiB shard default, no read size given: still one read of
+    # the whole example (MLPerf 3D U-Net: 146,600,628 B), not 256 KiB pieces; at 1 MiB, 1 MiB reads
+    assert d.request_bytes(146_600_628, 1, nan) == 146_600_628
+    assert d.request_bytes(146_600_628, 1, 1024 * KIB) == 1024 * KIB
     # shards: the given read size, even above one example; else DLIO's 256 KiB
     assert d.request_bytes(64 * KIB, 1000, 1024 * KIB) == 1024 * KIB
     assert d.request_bytes(64 * KIB, 1000, nan) == 256 * KIB
@@ -58,7 +62,7 @@ def test_request_size_of_files_and_shards() -> None:
 
 def test_request_size_is_vectorised() -> None:
     got = d.request_bytes(np.array([64.0 * KIB, 64.0 * KIB]), np.array([1.0, 1000.0]), np.array([math.nan, 16 * KIB]))
-    assert list(got) == [64 * KIB, 16 * KIB]
+    assert list(np.asarray(got)) == [64 * KIB, 16 * KIB]
 
 
 def test_read_iops_counts_whole_reads_per_file_and_fractions_in_shards() -> None:
@@ -120,7 +124,7 @@ def test_epoch_time() -> None:
     assert d.epoch_time_s(1_281_167, 0.0, 8) == 0.0
     assert d.epoch_time_s(1e9, 0.0, 8) == 0.0
     got = d.epoch_time_s(np.array([100.0, 100.0]), np.array([0.0, 10.0]), 1)
-    assert list(got) == [0.0, 10.0]
+    assert list(np.asarray(got)) == [0.0, 10.0]
 
 
 @pytest.mark.parametrize(
@@ -175,6 +179,9 @@ def test_p99_factor() -> None:
         (d.read_iops, (np.array([3_000_000_000]), 1, 1, 1, np.array([4_000_000_000])), 1.2e19),
         (d.file_opens_per_s, (np.array([3_000_000_000]), 1, np.array([4_000_000_000])), 1.2e19),
         (d.epoch_time_s, (1.2e19, np.array([3_000_000_000]), np.array([4_000_000_000])), 1.0),
+        # Scenario's largest shard, 1e9 examples (its examples_per_file limit) of 10 GB = 1e19 B, is far
+        # above the 256 KiB default read: 262,144 B
+        (d.request_bytes, (np.array([10_000_000_000]), np.array([1_000_000_000]), np.array([math.nan])), 262_144.0),
     ],
 )
 def test_integer_inputs_do_not_overflow(fn, args, expected) -> None:  # type: ignore[no-untyped-def]

@@ -15,8 +15,8 @@ import math
 import numpy as np
 import pytest
 
-from calc import storage
-from calc.errors import InputError
+from calc import catalog, storage
+from calc.errors import InputError, PresetError
 
 pytestmark = pytest.mark.filterwarnings("error")
 inf = math.inf
@@ -224,11 +224,181 @@ def test_supply_of_an_nfs_server_quoted_at_64_kib() -> None:
 def test_integer_inputs_do_not_overflow() -> None:
     # a sweep axis passed as integers must not wrap around in int64 (max 9.2e18): 3e9 x 4e9 = 1.2e19
     three, four = np.array([3_000_000_000]), np.array([4_000_000_000])
-    assert float(storage.supply_bytes_per_s(three, four, 1, inf)[0]) == pytest.approx(1.2e19, rel=1e-12)
-    assert float(storage.supply_bytes_per_s(1, inf, three, four)[0]) == pytest.approx(1.2e19, rel=1e-12)
+    assert float(np.asarray(storage.supply_bytes_per_s(three, four, 1, inf))[0]) == pytest.approx(1.2e19, rel=1e-12)
+    assert float(np.asarray(storage.supply_bytes_per_s(1, inf, three, four))[0]) == pytest.approx(1.2e19, rel=1e-12)
 
 
 def test_unknown_option_names_the_storage_field() -> None:
     with pytest.raises(InputError) as err:
         storage.option("floppy")
     assert err.value.field == "storage"
+
+
+# ------------------------------------------------------------------ drives bought as a system
+# RAID 6: d data drives + 2 parity per group of up to 10 data drives (10 + 2); a mirror: 2d;
+# erasure k+m: whole stripes of k data and m parity drives, ceil(d / k) x (k + m).
+
+
+@pytest.mark.parametrize(
+    ("data_drives", "scheme"),
+    [
+        (0, "mirror"),  # nothing to hold still gets a protected pair
+        (1, "mirror"),
+        (2, "mirror"),  # the last count mirrored: RAID 6 of 2 + 2 would cost as much
+        (3, "raid6"),  # the first count in RAID 6: 3 + 2 = 5 drives, not 6 mirrored
+        (40, "raid6"),
+    ],
+)
+def test_default_protection_mirrors_up_to_two_data_drives(data_drives: int, scheme: str) -> None:
+    assert storage.default_protection(data_drives) == scheme
+
+
+@pytest.mark.parametrize(
+    ("scheme", "data", "parity"),
+    [
+        ("erasure 4+2", 4, 2),
+        ("erasure 8+2", 8, 2),
+        ("erasure 8+3", 8, 3),
+        ("erasure 10+4", 10, 4),
+        ("erasure 16+4", 16, 4),
+    ],
+)
+def test_erasure_scheme_names_data_and_parity_drives(scheme: str, data: int, parity: int) -> None:
+    assert storage._erasure(scheme) == (data, parity)
+
+
+@pytest.mark.parametrize(
+    ("data_drives", "scheme", "raw"),
+    [
+        # no protection: the data drives alone; at least one drive even for nothing
+        (0, "raid0", 1),
+        (1, "raid0", 1),
+        (7, "raid0", 7),
+        # a mirror doubles: 1 -> 2, 3 -> 6; nothing still needs one pair
+        (0, "mirror", 2),
+        (1, "mirror", 2),
+        (3, "mirror", 6),
+        # RAID 6, 2 parity per group of up to 10: 1 + 2 = 3; 2 + 2 = 4; 9 + 2 = 11; 10 + 2 = 12;
+        # 11 = 10 + 1 in two groups: 11 + 4 = 15; 20 in two: 24; 21 in three: 21 + 6 = 27;
+        # 130 in thirteen: 130 + 26 = 156
+        (0, "raid6", 3),
+        (1, "raid6", 3),
+        (2, "raid6", 4),
+        (9, "raid6", 11),
+        (10, "raid6", 12),
+        (11, "raid6", 15),
+        (20, "raid6", 24),
+        (21, "raid6", 27),
+        (130, "raid6", 156),
+        # erasure 4+2: 1 to 4 data drives fill one stripe of 6; 5 to 8 two (12); 9 three (18)
+        (1, "erasure 4+2", 6),
+        (4, "erasure 4+2", 6),
+        (5, "erasure 4+2", 12),
+        (9, "erasure 4+2", 18),
+        # 8+2: 8 -> 10, 9 -> 2 x 10 = 20; 8+3: 8 -> 11, 17 -> 3 x 11 = 33
+        (8, "erasure 8+2", 10),
+        (9, "erasure 8+2", 20),
+        (8, "erasure 8+3", 11),
+        (17, "erasure 8+3", 33),
+        # 10+4: 10 -> 14, 11 -> 28; 16+4: 3 -> 20 (a whole stripe), 17 -> 40
+        (10, "erasure 10+4", 14),
+        (11, "erasure 10+4", 28),
+        (3, "erasure 16+4", 20),
+        (17, "erasure 16+4", 40),
+    ],
+)
+def test_protected_drives(data_drives: int, scheme: str, raw: int) -> None:
+    got = storage.protected_drives(data_drives, scheme)
+    assert got == raw and isinstance(got, int)
+
+
+@pytest.mark.parametrize(
+    ("raw", "scheme", "usable"),
+    [
+        (7, "raid0", 7.0),
+        (1, "raid0", 1.0),
+        # a mirror holds half: 6 -> 3, 2 -> 1
+        (6, "mirror", 3.0),
+        (2, "mirror", 1.0),
+        # RAID 6 groups of up to 12 drives (10 + 2), 2 of each group hold parity:
+        # 3 -> 1; 4 -> 2; 11 -> 9; 12 -> 10; 15 = 12 + 3 -> 10 + 1 = 11; 24 -> 20; 27 -> 21;
+        # 156 = 13 groups of 12 -> 130
+        (3, "raid6", 1.0),
+        (4, "raid6", 2.0),
+        (11, "raid6", 9.0),
+        (12, "raid6", 10.0),
+        (15, "raid6", 11.0),
+        (24, "raid6", 20.0),
+        (27, "raid6", 21.0),
+        (156, "raid6", 130.0),
+        # erasure k+m: k of every k + m drives hold data: 6 x 4/6 = 4, 18 x 4/6 = 12,
+        # 20 x 8/10 = 16, 33 x 8/11 = 24, 28 x 10/14 = 20, 40 x 16/20 = 32
+        (6, "erasure 4+2", 4.0),
+        (18, "erasure 4+2", 12.0),
+        (20, "erasure 8+2", 16.0),
+        (33, "erasure 8+3", 24.0),
+        (28, "erasure 10+4", 20.0),
+        (40, "erasure 16+4", 32.0),
+    ],
+)
+def test_usable_drives(raw: int, scheme: str, usable: float) -> None:
+    got = storage.usable_drives(raw, scheme)
+    assert got == pytest.approx(usable, rel=1e-12) and isinstance(got, float)
+
+
+@pytest.mark.parametrize("scheme", storage.PROTECTIONS)
+def test_usable_drives_hold_the_data_drives_they_were_bought_for(scheme: str) -> None:
+    # sizing buys protected_drives(d) and counts usable_drives of them as capacity: never less than
+    # the d data drives; exactly d except for erasure, whose last stripe is whole (ceil(d / k) x k)
+    k = {"erasure 4+2": 4, "erasure 8+2": 8, "erasure 8+3": 8, "erasure 10+4": 10, "erasure 16+4": 16}.get(scheme, 1)
+    for d in range(1, 41):
+        usable = storage.usable_drives(storage.protected_drives(d, scheme), scheme)
+        assert usable == pytest.approx(math.ceil(d / k) * k, rel=1e-12), (scheme, d)
+
+
+def test_an_unknown_protection_is_refused_by_the_scenario_field() -> None:
+    # protected_drives parses only the names in PROTECTIONS; the Scenario field refuses the rest
+    from calc import Scenario
+
+    with pytest.raises(InputError) as err:
+        Scenario(protection="raid5")
+    assert err.value.field == "protection"
+    assert "raid6" in err.value.message and "erasure 8+2" in err.value.message
+
+
+@pytest.mark.parametrize(
+    ("endurance", "drives", "yearly", "amplification", "years"),
+    [
+        # 4 PM9A3 7.68 TB drives (nvme-gen4: 1 DWPD x 5 years = 14,016 TB each), 1 PB written a year,
+        # mirrored (x 2): 1e15 x 2 / 4 = 5e14 B a year per drive; 14,016e12 / 5e14 = 28.032 years
+        (14_016e12, 4.0, 1e15, 2.0, 28.032),
+        # the same bytes on one unprotected drive: 14,016e12 / 1e15 = 14.016 years
+        (14_016e12, 1.0, 1e15, 1.0, 14.016),
+        # RAID 6 of 10 + 2 (x 12/10) on 12 drives: 1e15 x 1.2 / 12 = 1e14; 14,016e12 / 1e14 = 140.16 years
+        (14_016e12, 12.0, 1e15, 1.2, 140.16),
+        # 0 drives counts as one (no division by zero): 14,016e12 / 1e15 = 14.016 years
+        (14_016e12, 0.0, 1e15, 1.0, 14.016),
+        # a nearly idle array: 2 B a year over 4 drives = 0.5 B each; 1e12 / 0.5 = 2e12 years
+        (1e12, 4.0, 2.0, 1.0, 2e12),
+        # nothing written: never worn out
+        (14_016e12, 4.0, 0.0, 2.0, inf),
+    ],
+)
+def test_wear_out_years(endurance: float, drives: float, yearly: float, amplification: float, years: float) -> None:
+    assert storage.wear_out_years(endurance, drives, yearly, amplification) == pytest.approx(years, rel=1e-12)
+
+
+def test_drive_class_of_a_preset_entry() -> None:
+    def entry(data: dict[str, object]) -> catalog._Entry:
+        return catalog._Entry("storage.yaml", "my-drive", data)
+
+    assert storage._drive_class(entry({})) == ""  # not given: no class
+    assert storage._drive_class(entry({"drive_class": "data-centre"})) == "data-centre"
+    assert storage._drive_class(entry({"drive_class": "consumer"})) == "consumer"
+    with pytest.raises(PresetError) as err:
+        storage._drive_class(entry({"drive_class": "enterprise"}))
+    assert err.value.field == "storage.yaml: my-drive: drive_class"
+    assert err.value.message == "unknown 'enterprise'; accepted: consumer, data-centre"
+    # the presets: a PM9A3 is a data-centre drive, an 870 EVO a consumer one (storage.yaml sources)
+    assert storage.option("nvme-gen4").drive_class == "data-centre"
+    assert storage.option("sata-ssd").drive_class == "consumer"
