@@ -189,7 +189,7 @@ def _too_small(sc: Scenario, values: Mapping[str, float]) -> list[str]:
     if stored <= have:
         return []
     fix = "choose a store that holds it" if o.kind == "ram" else "add units or choose a larger store"
-    return [f"{o.name} holds {where}, less than {what} ({fmt(stored, 'bytes')}): the rates above assume it fits; {fix}."]
+    return [f"{o.name} holds {where}, less than {what} ({fmt(stored, 'bytes')}): the rates assume it fits; {fix}."]
 
 
 @functools.lru_cache(maxsize=512)

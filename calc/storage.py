@@ -24,7 +24,7 @@ import numpy as np
 
 from calc import catalog
 from calc._types import Numeric
-from calc.errors import PresetError
+from calc.errors import InputError, PresetError
 from calc.formula import formula
 
 
@@ -417,6 +417,9 @@ def default_protection(data_drives: int) -> str:
 
 
 def _erasure(scheme: str) -> tuple[int, int]:
+    """(k, m) of an ``erasure k+m`` scheme; any other name is refused by the ``protection`` field."""
+    if scheme not in PROTECTIONS or not scheme.startswith("erasure "):
+        raise InputError("protection", f"unknown {scheme!r}; accepted: {', '.join(PROTECTIONS)}")
     k, m = scheme.split()[1].split("+")
     return int(k), int(m)
 
@@ -446,7 +449,7 @@ def usable_drives(raw_drives: int, scheme: str) -> float:
         return raw_drives / 2
     if scheme == "raid6":
         groups = math.ceil(raw_drives / (RAID6_DATA_PER_GROUP + 2))
-        return float(raw_drives - 2 * groups)
+        return float(max(raw_drives - 2 * groups, 0))  # fewer than 3 drives hold no RAID 6 data
     k, m = _erasure(scheme)
     return raw_drives * k / (k + m)
 

@@ -402,3 +402,15 @@ def test_drive_class_of_a_preset_entry() -> None:
     # the presets: a PM9A3 is a data-centre drive, an 870 EVO a consumer one (storage.yaml sources)
     assert storage.option("nvme-gen4").drive_class == "data-centre"
     assert storage.option("sata-ssd").drive_class == "consumer"
+
+
+def test_protection_names_outside_the_list_are_refused_by_field() -> None:
+    """Defect: protected_drives(3, "raid5") raised IndexError, "erasure 0+2" ZeroDivisionError."""
+    from calc.errors import InputError
+
+    for bad in ("raid5", "erasure x+y", "erasure 0+2"):
+        with pytest.raises(InputError) as e:
+            storage.protected_drives(3, bad)
+        assert e.value.field == "protection"
+    # One drive cannot hold RAID 6 data (it needs 2 parity drives first): 0, not -1.
+    assert storage.usable_drives(1, "raid6") == 0.0
