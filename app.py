@@ -638,9 +638,7 @@ def exports(p: calc.Plan, yaml_text: str, link: str) -> None:
     st.markdown("**Share and export**")
     # A plain link, not st.code: the code block's highlighter is a 1.5 MB script that the first screen
     # would download and parse before the headline (benchmarks/dashboard_timing.py).
-    st.markdown(
-        f"[Link to this page]({link}): it reopens exactly what is shown (the address bar holds the same link)."
-    )
+    st.markdown(f"[Link to this page]({link}): it reopens exactly what is shown (the address bar holds the same link).")
     c1, c2, c3, c4 = st.columns(4)
     stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in p.scenario.name)
 
