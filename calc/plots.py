@@ -73,7 +73,14 @@ def _wrap(text: str, width: int = 70) -> str:
     return "<br>".join([*lines, line])
 
 
-def _marker_line(fig: go.Figure, x: Sequence[float], y: Sequence[float], text: str, secondary: bool = False) -> None:
+def _marker_line(
+    fig: go.Figure,
+    x: Sequence[float],
+    y: Sequence[float],
+    text: str,
+    secondary: bool = False,
+    position: str = "top left",
+) -> None:
     """A dotted reference line drawn as a trace: unlike shapes, traces sit right on log axes."""
     kw = {"secondary_y": secondary} if secondary else {}
     fig.add_scatter(
@@ -81,7 +88,7 @@ def _marker_line(fig: go.Figure, x: Sequence[float], y: Sequence[float], text: s
         y=list(y),
         mode="lines+text",
         text=["", text],
-        textposition="top left",
+        textposition=position,
         line={"dash": "dot", "color": "#333"},
         showlegend=False,
         hoverinfo="skip",
@@ -614,13 +621,21 @@ def checkpoint_interval_chart(p: Plan, points: int = 60) -> go.Figure:
             line={"color": COLORS["demand"], "dash": dash},
             secondary_y=True,
         )
-    g_lo, g_hi = float(np.min(good)), float(np.max(good))
+    # Goodput near the optimum is what a room compares: the axis spans a few times the optimum's loss
+    # (at least half a point) up to 100 %, not 0-100 % where every curve is a flat line at the top.
+    g_young = float(np.interp(young, grid, good)) if young > 0 else float(np.max(good))
+    g_lo, g_hi = max(0.0, g_young - max(5 * (100 - g_young), 0.5)), 100.0
     marks = [("Young-Daly", young)] + ([("used", used)] if used > 0 and not math.isclose(used, young) else [])
-    for label, t in marks:
-        _marker_line(fig, [t / 60, t / 60], [g_lo, g_hi], f"{label} {fmt(t, 'seconds')}")
-    fig.update_xaxes(title="checkpoint interval [min]", type="log")
-    fig.update_yaxes(title="goodput [%]", secondary_y=False)
-    fig.update_yaxes(title="write bandwidth [GB/s]", type="log", secondary_y=True)
+    marks.sort(key=lambda m: m[1])
+    for i, (label, t) in enumerate(marks):
+        # The earlier interval's label to the left of its line, the later one's to the right: no overprint.
+        side = "bottom right" if i else "bottom left"  # below the top edge, inside the plot
+        _marker_line(fig, [t / 60, t / 60], [g_lo, g_hi], f"{label} {fmt(t, 'seconds')}", position=side)
+    ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000) if lo / 60 <= t <= hi / 60]
+    fig.update_xaxes(title="checkpoint interval [min]", type="log", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
+    fig.update_yaxes(title="goodput [%]", range=[g_lo, g_hi], secondary_y=False)
+    # Decades only on the log bandwidth axis: plotly's minor labels read as stray numbers ("2 3 5").
+    fig.update_yaxes(title="write bandwidth [GB/s]", type="log", dtick=1, tickformat="~g", secondary_y=True)
 
     def pct(g: float) -> str:
         return f"{g:.2f} %" if g > 99 else f"{g:.1f} %"
