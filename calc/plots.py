@@ -623,7 +623,8 @@ def checkpoint_interval_chart(p: Plan, points: int = 60) -> go.Figure:
         )
     # Goodput near the optimum is what a room compares: the axis spans a few times the optimum's loss
     # (at least half a point) up to 100 %, not 0-100 % where every curve is a flat line at the top.
-    g_young = float(np.interp(young, grid, good)) if young > 0 else float(np.max(good))
+    good_young = float(np.interp(young, grid, good)) if young > 0 else math.nan
+    g_young = good_young if young > 0 else float(np.max(good))
     g_lo, g_hi = max(0.0, g_young - max(5 * (100 - g_young), 0.5)), 100.0
     marks = [("Young-Daly", young)] + ([("used", used)] if used > 0 and not math.isclose(used, young) else [])
     marks.sort(key=lambda m: m[1])
@@ -640,7 +641,6 @@ def checkpoint_interval_chart(p: Plan, points: int = 60) -> go.Figure:
     def pct(g: float) -> str:
         return f"{g:.2f} %" if g > 99 else f"{g:.1f} %"
 
-    good_young = float(np.interp(young, grid, good)) if young > 0 else math.nan
     head = (
         f"Saving every {fmt(young, 'seconds')} (Young-Daly, {v['failures_per_month']:.3g} interruptions a month) "
         f"keeps {pct(good_young)} goodput"

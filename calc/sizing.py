@@ -560,6 +560,13 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
     node_iops = fv["read_iops"] / clients
     node_opens = fv["file_opens_per_s"] / clients
     best_local: dict[str, Any] | None = None
+    # Every read comes from the local drives: each GPU's loader must keep enough of them in flight.
+    reads_per_gpu = fv["read_iops"] / (sc.gpus_per_job * sc.jobs)
+
+    def order(r: dict[str, Any]) -> tuple[bool, bool, float]:
+        """Feasible, then ready, then cheapest: the order ``designs`` sorts by."""
+        return (not r["feasible"], not r["ready"], float(r["monthly_total_usd"]))
+
     workstation = _workstation(sc)
     for o in st.options().values():
         # Drives are bought on-prem only: a cloud instance's own instance store is its local tier.
@@ -577,10 +584,7 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
         k, limiting = st.size(loads)
         why = f"needs {k} drives per node on {limiting}; a server holds {o.max_units:,.0f}" if k > o.max_units else ""
         buy = clients * k * o.purchase_price
-        # Every read now comes from these drives: the loader must keep enough of them in flight.
-        per_gpu = fv["read_iops"] / (sc.gpus_per_job * sc.jobs)
-        in_flight = reads_in_flight(per_gpu, o.service_time_s(fv["request_bytes"]))
-        ready = in_flight <= max(sc.num_workers, 1)
+        ready = reads_in_flight(reads_per_gpu, o.service_time_s(fv["request_bytes"])) <= max(sc.num_workers, 1)
         stage = _copy_s(dataset, clients, link, min(per_node_in, k * o.write_bytes_per_s), store_bw)
         r = row(
             "local cache",
@@ -595,12 +599,7 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
             ready,
         )
         # A drive whose read time leaves the GPUs waiting loses to a dearer one that does not.
-        key = (not r["feasible"], not ready, r["monthly_total_usd"])
-        if best_local is None or key < (
-            not best_local["feasible"],
-            not best_local["ready"],
-            best_local["monthly_total_usd"],
-        ):
+        if best_local is None or order(r) < order(best_local):
             best_local = r
     if best_local is not None:
         rows.append(best_local)
