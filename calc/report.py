@@ -390,7 +390,6 @@ def html_report(
     compared: Sequence[Scenario] = (),
 ) -> str:
     """The report as one self-contained HTML file: the charts are interactive Plotly, inlined."""
-    import plotly.io as pio
 
     body = [f"<h1>Feedrate: {html.escape(p.title)}</h1>"]
     body += [f"<p class='subtitle'>{html.escape(t)}</p>" for t in subtitle(p)]
@@ -402,22 +401,41 @@ def html_report(
             items.append(f"<li>{LINK_WORDS}: {link_html(s.link)}</li>")
         if items:
             body.append("<ul>" + "".join(items) + "</ul>")
-        for t in s.tables:
-            body.append(t.to_html(index=False, border=0, classes="t", escape=True))
-        for fig in s.figures:
-            body.append(pio.to_html(fig, full_html=False, include_plotlyjs=first_figure, default_width="100%"))
-            first_figure = False
-    body.append(f"<p><small>{_md_inline(FOOTER)}</small></p>")
+        first_figure = _tables_and_figures(body, s, first_figure)
     style = (
-        "body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
-        "table.t{border-collapse:collapse;font-size:13px;margin:.5em 0}"
-        "table.t td,table.t th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}"
         "h2{margin-top:1.6em}p.subtitle{color:#555;margin:.2em 0}"
         f"li,p{{overflow-wrap:anywhere}}.link{{{WRAP}}}"  # a word wraps only where it would overflow
     )
+    return _html_page(f"Feedrate: {p.scenario.name}", body, style)
+
+
+_HTML_STYLE = (
+    "body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
+    "table.t{border-collapse:collapse;font-size:13px;margin:.5em 0}"
+    "table.t td,table.t th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}"
+)
+"""The style both HTML reports share; each adds its own rules after it."""
+
+
+def _tables_and_figures(body: list[str], s: Section, first_figure: bool) -> bool:
+    """Append a section's tables and inlined charts to ``body``; returns whether plotly.js is still to
+    be inlined (only the first chart carries it)."""
+    import plotly.io as pio
+
+    for t in s.tables:
+        body.append(t.to_html(index=False, border=0, classes="t", escape=True))
+    for fig in s.figures:
+        body.append(pio.to_html(fig, full_html=False, include_plotlyjs=first_figure, default_width="100%"))
+        first_figure = False
+    return first_figure
+
+
+def _html_page(title: str, body: list[str], style: str) -> str:
+    """One self-contained HTML page: the shared style and ``style``, ``body`` and the footer."""
     return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>Feedrate: {html.escape(p.scenario.name)}</title>"
-        f"<style>{style}</style></head><body>{''.join(body)}</body></html>"
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{_HTML_STYLE}{style}</style></head><body>{''.join(body)}"
+        f"<p><small>{_md_inline(FOOTER)}</small></p></body></html>"
     )
 
 
@@ -495,7 +513,6 @@ def cluster_markdown(a: ClusterAnswer, link: str = "") -> str:
 
 def cluster_html(a: ClusterAnswer, link: str = "") -> str:
     """The cluster report as one self-contained HTML file (its day chart inlined)."""
-    import plotly.io as pio
 
     cp = a.plan
     body = [f"<h1>Feedrate cluster: {html.escape(cp.title)}</h1>"]
@@ -508,19 +525,6 @@ def cluster_html(a: ClusterAnswer, link: str = "") -> str:
             body.append("<pre>" + html.escape("\n".join(t for t in s.text if not t.startswith("```"))) + "</pre>")
         elif s.text:
             body.append("<ul>" + "".join(f"<li>{_md_inline(t)}</li>" for t in s.text) + "</ul>")
-        for t in s.tables:
-            body.append(t.to_html(index=False, border=0, classes="t", escape=True))
-        for fig in s.figures:
-            body.append(pio.to_html(fig, full_html=False, include_plotlyjs=first, default_width="100%"))
-            first = False
-    body.append(f"<p><small>{_md_inline(FOOTER)}</small></p>")
-    style = (
-        "body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
-        "table.t{border-collapse:collapse;font-size:13px;margin:.5em 0}"
-        "table.t td,table.t th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}"
-        "pre{white-space:pre-wrap;overflow-wrap:anywhere}li{overflow-wrap:anywhere}"  # its link wraps
-    )
-    return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>Feedrate cluster: {html.escape(cp.name)}</title>"
-        f"<style>{style}</style></head><body>{''.join(body)}</body></html>"
-    )
+        first = _tables_and_figures(body, s, first)
+    style = "pre{white-space:pre-wrap;overflow-wrap:anywhere}li{overflow-wrap:anywhere}"  # its link wraps
+    return _html_page(f"Feedrate cluster: {cp.name}", body, style)
