@@ -113,6 +113,14 @@ def _settled(page: Page) -> None:
     page.wait_for_timeout(500)  # Plotly's first layout pass
 
 
+def _download(page: Page, button: str, path: Path) -> str:
+    """Click a download button, save what it sends to ``path`` and return its text."""
+    with page.expect_download() as info:
+        page.get_by_role("button", name=button).click()
+    info.value.save_as(path)
+    return path.read_text()
+
+
 def _metric(page: Page, label: str) -> str:
     box = page.locator("[data-testid='stMetric']", has_text=label).first
     return box.locator("[data-testid='stMetricValue']").inner_text().strip()
@@ -281,19 +289,11 @@ def test_download_markdown_report(server: str, browser_page: Page, tmp_path: Pat
     page = browser_page
     page.goto(f"{server}/?scenario=mlperf-unet3d-h100")
     _wait(page)
-    with page.expect_download() as info:
-        page.get_by_role("button", name="Report (Markdown)").click()
-    path = tmp_path / "report.md"
-    info.value.save_as(path)
-    text = path.read_text()
+    text = _download(page, "Report (Markdown)", tmp_path / "report.md")
     assert text.startswith("# Feedrate: mlperf-unet3d-h100")
     assert "## What to buy, and what it costs" in text and "19.5 samples/s" in text
     assert "?scenario=mlperf-unet3d-h100" in text  # the link back
-    with page.expect_download() as info:
-        page.get_by_role("button", name="Report (HTML, charts included)").click()
-    html = tmp_path / "report.html"
-    info.value.save_as(html)
-    body = html.read_text()
+    body = _download(page, "Report (HTML, charts included)", tmp_path / "report.html")
     # self-contained: plotly.js is inlined, not loaded from a script src
     assert body.startswith("<!doctype html>") and "Plotly.newPlot" in body and "<script src=" not in body
 
@@ -310,11 +310,7 @@ def test_report_carries_the_pinned_comparison(server: str, browser_page: Page, t
     # The pin's run ends in st.rerun(): wait for the run that shows it, not the gap between the two.
     expect(page.get_by_role("button", name="Clear pinned")).to_be_enabled()
     _wait(page)
-    with page.expect_download() as info:
-        page.get_by_role("button", name="Report (Markdown)").click()
-    path = tmp_path / "report.md"
-    info.value.save_as(path)
-    text = path.read_text()
+    text = _download(page, "Report (Markdown)", tmp_path / "report.md")
     assert "## Compared scenarios" in text
     # the pin (this same scenario) reads 5,885 reads/s, the article's figure for 4 x V100 on 64 KB files
     section = text.split("## Compared scenarios", 1)[1]
