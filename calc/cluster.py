@@ -828,7 +828,7 @@ def axis_loads(o: st.StorageOption, load: _Load, units: float, clients: int) -> 
         "busy": (u["iops"] + u["bandwidth"]) / units,
         "client cap": (load.read + load.write) / (clients * o.client_bytes_per_s),
         "system IOPS": rnd / o.aggregate_iops,
-        "metadata": meta / o.metadata_ops,
+        "metadata": meta / o.metadata_ops_at(units),
         "write requests": u["puts"] / units,
     }
 

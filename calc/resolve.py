@@ -397,7 +397,8 @@ def _resolve_storage(c: _Ctx) -> None:
             "storage_base_latency_s": o.latency_s,
             "storage_stream_bytes_per_s": o.stream_bytes_per_s,
             "storage_counts_requests": float(o.counts_requests),
-            "storage_metadata_ops": o.metadata_ops,
+            # A service provisioned by size (FSx AUTOMATIC) runs what the units given buy, or its largest.
+            "storage_metadata_ops": o.metadata_ops_at(o.max_units if sc.storage_units is None else sc.storage_units),
             "metadata_ops_per_open": demand.METADATA_OPS_PER_OPEN.get(o.protocol, 0.0),
         }
         stream = (

@@ -264,10 +264,12 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
         if o.burst:
             caveats.append(o.burst)
         meta = v["file_opens_per_s"] * demand.METADATA_OPS_PER_OPEN.get(o.protocol, 0.0)
-        if meta > o.metadata_ops and not why:
+        # A service that scales by size was sized for the opens (unit_loads): short only past its largest.
+        meta_cap = o.metadata_ops_at(math.inf if o.metadata_scaling else units)
+        if meta > o.metadata_ops_at(units) and not why:
             why = (
                 f"{fmt(meta, 'count_per_s', 'metadata ops/s')} ({o.protocol} file opens) exceed its "
-                f"{fmt(o.metadata_ops, 'count_per_s', 'ops/s')} metadata limit: pack into shards"
+                f"{fmt(meta_cap, 'count_per_s', 'ops/s')} metadata limit: pack into shards"
             )
             limiting = "metadata"
         if (

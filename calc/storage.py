@@ -24,6 +24,7 @@ import numpy as np
 
 from calc import catalog
 from calc._types import Numeric
+from calc.demand import METADATA_OPS_PER_OPEN
 from calc.errors import InputError, PresetError
 from calc.formula import formula
 
@@ -63,6 +64,7 @@ class StorageOption:
     price_region: str = ""
     price_date: str = ""
     metadata_ops: float = math.inf
+    metadata_scaling: MetadataScaling | None = None
     protocol: str = ""
     write_bytes_per_s: float = math.inf
     put_requests: float = math.inf
@@ -103,6 +105,90 @@ class StorageOption:
         """Random reads/s of one unit at ``request_bytes`` per read [1/s]."""
         return float(iops_at_request(self.iops, self.read_bytes_per_s, request_bytes, self.iops_request_bytes))
 
+    def metadata_ops_at(self, units: float) -> float:
+        """Metadata operations/s the service runs at ``units`` units [1/s]: ``metadata_ops``, or,
+        where the service scales with size, ``metadata_ops_scaled`` of ``metadata_scaling``."""
+        m = self.metadata_scaling
+        if m is None:
+            return self.metadata_ops
+        return metadata_ops_scaled(units, m.steps, m.block_units, m.block_iops, m.max_iops, m.ops_per_iops)
+
+    def units_for_metadata(self, ops_per_s: float) -> float:
+        """Fewest units whose metadata service runs ``ops_per_s`` [units]; 0 when the service
+        does not scale with size or cannot reach it at any size (the limit is then said)."""
+        m = self.metadata_scaling
+        if m is None or ops_per_s <= 0:
+            return 0.0
+        return units_for_metadata_ops(ops_per_s, m.steps, m.block_units, m.block_iops, m.max_iops, m.ops_per_iops)
+
+
+@dataclass(frozen=True)
+class MetadataScaling:
+    """A metadata service provisioned by size: Metadata IOPS by the units bought (see
+    ``metadata_ops_scaled``), and the file operations each Metadata IOPS runs."""
+
+    steps: tuple[tuple[float, float], ...]
+    block_units: float
+    block_iops: float
+    max_iops: float
+    ops_per_iops: float
+
+
+def metadata_ops_scaled(
+    units: float,
+    steps: tuple[tuple[float, float], ...],
+    block_units: float,
+    block_iops: float,
+    max_iops: float,
+    ops_per_iops: float,
+) -> float:
+    """Metadata operations/s of a service that provisions Metadata IOPS by size [1/s].
+
+    ``iops = min(max(step(units), floor(units / block_units) x block_iops), max_iops)`` where
+    ``step`` is the IOPS of the largest step size at or below ``units`` (the first step below
+    it), then x ``ops_per_iops`` file operations (an open or a close) per Metadata IOPS.
+
+    FSx for Lustre SSD in AUTOMATIC mode [1]: 1.2 TiB -> 1,500 Metadata IOPS, 2.4 -> 3,000,
+    4.8-9.6 -> 6,000, 12-45.6 -> 12,000, from 48 TiB 12,000 per 24 TiB, at most 192,000; a
+    Metadata IOPS runs 2 file creates, opens or closes a second [1]. So 240 TiB runs
+    floor(240 / 24) x 12,000 = 120,000 Metadata IOPS = 240,000 opens or closes a second.
+
+    References
+    ----------
+    [1] Amazon FSx for Lustre User Guide, "Managing metadata performance" and "File system
+        metadata performance", as tabulated in tylertitsworth/skills aws-fsx/SKILL.md (3P, read
+        2026-11-23); valid Metadata IOPS 1,500, 3,000, 6,000, 12,000 and multiples of 12,000 up to
+        192,000: FSx API reference, FileSystemLustreMetadataConfiguration.
+    """
+    step = steps[0][1]
+    for size, iops in steps:
+        if units >= size - 1e-9:
+            step = iops
+    # As many units as needed (units = inf) reach the maximum.
+    blocks = math.floor(units / block_units + 1e-9) * block_iops if math.isfinite(units) else max_iops
+    return min(max(step, blocks), max_iops) * ops_per_iops
+
+
+def units_for_metadata_ops(
+    ops_per_s: float,
+    steps: tuple[tuple[float, float], ...],
+    block_units: float,
+    block_iops: float,
+    max_iops: float,
+    ops_per_iops: float,
+) -> float:
+    """Fewest units whose ``metadata_ops_scaled`` reaches ``ops_per_s`` [units]; 0 above the
+    service's maximum (no size reaches it: the caller says so).
+
+    The smallest step that carries it, or else whole blocks: ceil(IOPS / block_iops) x block_units.
+    """
+    iops = ops_per_s / ops_per_iops
+    if iops > max_iops:
+        return 0.0
+    fits = [size for size, step in steps if step >= iops]
+    blocks = math.ceil(iops / block_iops - 1e-9) * block_units
+    return min([*fits, blocks])
+
 
 @functools.cache
 def options() -> dict[str, StorageOption]:
@@ -125,6 +211,7 @@ def options() -> dict[str, StorageOption]:
         sources = e.get("sources")
         if not isinstance(sources, dict):
             raise PresetError(e.where("sources"), "expected a mapping field: source")
+        scaling = _metadata_scaling(e)
         o = StorageOption(
             name=str(name),
             label=e.text("label"),
@@ -156,7 +243,10 @@ def options() -> dict[str, StorageOption]:
             no_price_reason=e.text("no_price_reason", ""),
             price_region=str(e.get("price_region", "")),
             price_date=str(e.get("price_date", "")),
-            metadata_ops=opt("metadata_ops", "count_per_s", math.inf),
+            metadata_ops=_smallest_metadata_ops(scaling, opt("min_units", "count", 1.0))
+            if scaling
+            else opt("metadata_ops", "count_per_s", math.inf),
+            metadata_scaling=scaling,
             protocol=e.text("protocol", ""),
             write_bytes_per_s=rate("write_bandwidth"),
             put_requests=opt("put_requests", "count_per_s", math.inf),
@@ -191,6 +281,7 @@ def options() -> dict[str, StorageOption]:
                 "price_per_iops_month",
                 "price_per_mbps_month",
                 "metadata_ops",
+                "metadata_scaling",
                 "write_bandwidth",
                 "put_requests",
                 "price_per_gb_write",
@@ -221,6 +312,42 @@ protection and are rated for a fraction of a data-centre drive's writes."""
 
 YEAR_S = 365.25 * 86400
 """A year [s], for endurance ratings (TB written per year of warranty)."""
+
+
+def _metadata_scaling(e: catalog._Entry) -> MetadataScaling | None:
+    # metadata_scaling: {steps: [[units, Metadata IOPS], ...], block: [units, Metadata IOPS],
+    # max_iops: N, ops_per_iops: N}; metadata_ops then gives the smallest size's ops/s.
+    raw = e.get("metadata_scaling", None)
+    if raw is None:
+        return None
+    accepted = "a mapping {steps: [[units, IOPS], ...], block: [units, IOPS], max_iops: N, ops_per_iops: N}"
+    where = e.where("metadata_scaling")
+
+    def pair(v: object) -> tuple[float, float]:
+        if not (isinstance(v, list) and len(v) == 2 and all(isinstance(x, int | float) and x > 0 for x in v)):
+            raise PresetError(where, f"expected [units, IOPS] with positive numbers, got {v!r}; accepted: {accepted}")
+        return float(v[0]), float(v[1])
+
+    if not isinstance(raw, dict) or set(raw) != {"steps", "block", "max_iops", "ops_per_iops"}:
+        raise PresetError(where, f"got {raw!r}; accepted: {accepted}")
+    steps = raw["steps"]
+    if not isinstance(steps, list) or not steps:
+        raise PresetError(where, f"steps: got {steps!r}; accepted: {accepted}")
+    table = tuple(pair(v) for v in steps)
+    if list(table) != sorted(table):
+        raise PresetError(where, "steps must rise in units and IOPS")
+    block = pair(raw["block"])
+    tops = [raw["max_iops"], raw["ops_per_iops"]]
+    if not all(isinstance(x, int | float) and not isinstance(x, bool) and x > 0 for x in tops):
+        raise PresetError(where, f"max_iops and ops_per_iops must be positive numbers, got {tops!r}")
+    m = MetadataScaling(table, block[0], block[1], float(tops[0]), float(tops[1]))
+    if "metadata_ops" in e.data:
+        raise PresetError(e.where("metadata_ops"), "give metadata_scaling or metadata_ops, not both")
+    return m
+
+
+def _smallest_metadata_ops(m: MetadataScaling, units: float) -> float:
+    return metadata_ops_scaled(units, m.steps, m.block_units, m.block_iops, m.max_iops, m.ops_per_iops)
 
 
 def _drive_class(e: catalog._Entry) -> str:
@@ -310,6 +437,10 @@ def unit_loads(
         "minimum": o.min_units,
         # Object stores cap PUTs per prefix or bucket apart from GETs: one per part written.
         "puts": write_bytes_per_s / WRITE_REQUEST_BYTES / o.put_requests,
+        # A metadata service provisioned by size (FSx AUTOMATIC) grows with the units bought.
+        "metadata": o.units_for_metadata(
+            (read_iops if file_opens_per_s is None else file_opens_per_s) * METADATA_OPS_PER_OPEN.get(o.protocol, 0.0)
+        ),
     }
 
 
@@ -320,13 +451,15 @@ gives as typical for parts and ranges (8 or 16 MB), counted in MiB as S3 clients
 
 
 def size(loads: dict[str, float]) -> tuple[int, str]:
-    """Whole units needed and the limiting axis (iops, bandwidth, capacity, minimum or write requests)."""
+    """Whole units needed and the limiting axis (iops, bandwidth, capacity, minimum, write requests
+    or metadata)."""
     busy = loads["iops"] + loads["bandwidth"]
     totals = {
         "iops" if loads["iops"] >= loads["bandwidth"] else "bandwidth": busy,
         "capacity": loads["capacity"],
         "minimum": loads["minimum"],
         "write requests": loads["puts"],
+        "metadata": loads.get("metadata", 0.0),
     }
     limiting = max(totals, key=lambda k: (math.ceil(totals[k] - 1e-9), k != "minimum", totals[k]))
     return max(1, math.ceil(max(totals.values()) - 1e-9)), limiting

@@ -279,3 +279,19 @@ def test_answer_dispatches_and_explains() -> None:
     assert a.lines()[0].startswith("Buy for the cluster")
     assert "read_bytes_per_s = sum of reads" in cp.explain()
     assert isinstance(calc.answer(A), calc.sizing.Answer)
+
+
+def test_metadata_load_on_fsx_scales_with_the_file_systems_size() -> None:
+    """Defect: the worked cluster's 240 TiB FSx was "limited by metadata" at a fixed 1,500 ops/s.
+
+    AUTOMATIC mode gives 240 TiB floor(240 / 24) x 12,000 = 120,000 Metadata IOPS, each running 2
+    opens or closes: 240,000 ops/s. 60,000 opens/s x 2 MDS ops = 120,000 ops/s = half of it;
+    on the smallest, 1.2 TiB file system (1,500 x 2 = 3,000 ops/s) it is 40 times too many.
+    """
+    from calc import storage
+    from calc.cluster import _Load, axis_loads
+
+    o = storage.option("aws-fsx-lustre-ssd-1000")
+    load = _Load(read=0.0, write=0.0, iops=0.0, opens=60000.0, stored=0.0)
+    assert axis_loads(o, load, 240.0, 1)["metadata"] == pytest.approx(0.5, rel=1e-12)
+    assert axis_loads(o, load, 1.2, 1)["metadata"] == pytest.approx(40.0, rel=1e-12)

@@ -324,12 +324,22 @@ def test_nfs_file_opens_cost_metadata_operations_and_shards_remove_them() -> Non
 
 
 def test_lustre_metadata_limit_caps_small_file_reads() -> None:
-    # FSx for Lustre: 1,500 metadata ops/s at the smallest setting; 2 MDS ops per open.
-    p = calc.plan("beast-small-files", jobs=10, storage="aws-fsx-lustre-ssd-125")
-    per_gpu = 1500 / 2 / 40  # 40 GPUs share the MDS
-    assert p.values["storage_samples_per_s_per_gpu"] == pytest.approx(per_gpu, rel=1e-9)
+    # FSx for Lustre SSD, AUTOMATIC mode: 2 TiB is past the 1.2 TiB step (1,500 Metadata IOPS),
+    # not the 2.4 TiB one; each Metadata IOPS runs 2 opens or closes = 3,000 ops/s; an open and
+    # its close are 2 MDS ops, so 1,500 opens/s shared by 10 jobs x 4 GPUs = 37.5 per GPU.
+    p = calc.plan("beast-small-files", jobs=10, storage="aws-fsx-lustre-ssd-125", storage_units=2)
+    assert p.values["storage_samples_per_s_per_gpu"] == pytest.approx(1500 * 2 / 2 / 40, rel=1e-9)
     assert p.bottleneck == "storage"
-    assert "metadata" in _row(calc.recommend(p), "aws-fsx-lustre-ssd-125")["why_not"]
+    # 48 TiB: 2 whole 24 TiB blocks x 12,000 = 24,000 Metadata IOPS = 48,000 ops/s -> 24,000 opens/s / 40
+    p48 = calc.plan("beast-small-files", jobs=10, storage="aws-fsx-lustre-ssd-125", storage_units=48)
+    assert p48.values["storage_samples_per_s_per_gpu"] == pytest.approx(24000 * 2 / 2 / 40, rel=1e-9)
+    # The answer buys the capacity whose metadata serves the opens: 51,200 opens/s x 2 ops =
+    # 102,400 ops/s = 51,200 Metadata IOPS -> ceil(51,200 / 12,000) = 5 blocks of 24 TiB = 120 TiB.
+    row = _row(calc.recommend(calc.plan("beast-small-files", jobs=10)), "aws-fsx-lustre-ssd-125")
+    assert row["feasible"] and row["limiting"] == "metadata" and row["units"] == 120
+    # 100 jobs: 512,000 opens/s = 512,000 Metadata IOPS, past the 192,000 maximum: pack into shards.
+    big = _row(calc.recommend(calc.plan("beast-small-files", jobs=100)), "aws-fsx-lustre-ssd-125")
+    assert not big["feasible"] and "metadata" in big["why_not"] and "384,000" in big["why_not"]
 
 
 def test_streaming_reader_needs_tens_of_requests_not_a_hundred_workers() -> None:

@@ -131,7 +131,8 @@ def test_unit_loads() -> None:
     # 300 opens/s / 100 IOPS = 3; 400 MB/s / 200 MB/s + 50 MB/s written / 100 MB/s = 2.5;
     # 25 TB / 10 TB = 2.5; at least 2 units; no PUT limit
     loads = storage.unit_loads(o, 400e6, 500.0, 64 * KIB, 25e12, 300.0, 50e6)
-    assert loads == {"iops": 3.0, "bandwidth": 2.5, "capacity": 2.5, "minimum": 2.0, "puts": 0.0}
+    # no metadata service provisioned by size: 0 units for metadata
+    assert loads == {"iops": 3.0, "bandwidth": 2.5, "capacity": 2.5, "minimum": 2.0, "puts": 0.0, "metadata": 0.0}
     # a blocking save takes turns with reads: the larger, 2
     assert storage.unit_loads(o, 400e6, 500.0, 64 * KIB, 25e12, 300.0, 50e6, False)["bandwidth"] == 2.0
     assert storage.unit_loads(o, 100e6, 500.0, 64 * KIB, 25e12, 300.0, 500e6, False)["bandwidth"] == 5.0
@@ -414,3 +415,75 @@ def test_protection_names_outside_the_list_are_refused_by_field() -> None:
         assert e.value.field == "protection"
     # One drive cannot hold RAID 6 data (it needs 2 parity drives first): 0, not -1.
     assert storage.usable_drives(1, "raid6") == 0.0
+
+
+FSX_STEPS = ((1.2, 1500.0), (2.4, 3000.0), (4.8, 6000.0), (12.0, 12000.0))
+"""FSx for Lustre SSD AUTOMATIC mode (TiB, Metadata IOPS): the User Guide's table."""
+
+
+@pytest.mark.parametrize(
+    ("tib", "ops"),
+    [
+        (1.2, 1500 * 2),  # the smallest file system: 1,500 Metadata IOPS x 2 opens or closes each
+        (2.0, 1500 * 2),  # below the 2.4 TiB step
+        (2.4, 3000 * 2),
+        (9.6, 6000 * 2),  # 4.8-9.6 TiB share one step
+        (45.6, 12000 * 2),  # 12-45.6 TiB: 12,000; floor(45.6 / 24) = 1 block = 12,000 too
+        (48.0, 24000 * 2),  # 2 whole 24 TiB blocks x 12,000
+        (240.0, 120000 * 2),  # 10 blocks: the worked cluster's file system
+        (400.0, 192000 * 2),  # 16 blocks would be 192,000 = the maximum; 400 / 24 = 16.7 -> capped
+        (math.inf, 192000 * 2),  # as many as needed: the maximum
+    ],
+)
+def test_metadata_ops_scaled_follows_the_fsx_automatic_table(tib: float, ops: float) -> None:
+    assert storage.metadata_ops_scaled(tib, FSX_STEPS, 24.0, 12000.0, 192000.0, 2.0) == ops
+
+
+@pytest.mark.parametrize(
+    ("ops", "tib"),
+    [
+        (3000.0, 1.2),  # 1,500 Metadata IOPS: the smallest step
+        (3001.0, 2.4),  # just past it: the next step
+        (24000.0, 12.0),  # 12,000 IOPS: the 12 TiB step, cheaper than one 24 TiB block
+        (24002.0, 48.0),  # 12,001 IOPS: two 24 TiB blocks
+        (48002.0, 72.0),  # 24,001 IOPS: ceil(24,001 / 12,000) = 3 blocks
+        (384000.0, 384.0),  # the maximum: 16 blocks
+        (384002.0, 0.0),  # past the maximum: no size serves it (the caller says so)
+    ],
+)
+def test_units_for_metadata_ops_buys_the_smallest_size_that_serves(ops: float, tib: float) -> None:
+    assert storage.units_for_metadata_ops(ops, FSX_STEPS, 24.0, 12000.0, 192000.0, 2.0) == tib
+
+
+def test_fsx_presets_scale_metadata_with_capacity() -> None:
+    o = storage.option("aws-fsx-lustre-ssd-1000")
+    assert o.metadata_ops == 3000.0  # at its 1.2 TiB minimum
+    assert o.metadata_ops_at(240.0) == 240000.0
+    assert o.units_for_metadata(240000.0) == 240.0
+    # Without a scaling table the service's figure holds at every size.
+    s3 = storage.option("aws-s3-standard")
+    assert s3.metadata_ops_at(1.0) == s3.metadata_ops_at(100.0) == 5500.0
+    assert s3.units_for_metadata(1e6) == 0.0
+
+
+def test_metadata_scaling_entries_are_checked() -> None:
+    def parse(data: dict[str, object]) -> object:
+        return storage._metadata_scaling(catalog._Entry("storage.yaml", "my-fs", data))
+
+    good = {"steps": [[1.2, 1500]], "block": [24, 12000], "max_iops": 192000, "ops_per_iops": 2}
+    assert parse({}) is None
+    assert parse({"metadata_scaling": good}) == storage.MetadataScaling(((1.2, 1500.0),), 24.0, 12000.0, 192000.0, 2.0)
+    for bad in (
+        {**good, "block": [24]},  # not a pair
+        {**good, "steps": []},
+        {**good, "steps": [[2.4, 3000], [1.2, 1500]]},  # falling
+        {**good, "max_iops": -1},
+        {k: v for k, v in good.items() if k != "ops_per_iops"},
+        [1, 2],
+    ):
+        with pytest.raises(PresetError) as err:
+            parse({"metadata_scaling": bad})
+        assert err.value.field == "storage.yaml: my-fs: metadata_scaling"
+    with pytest.raises(PresetError) as err:
+        parse({"metadata_scaling": good, "metadata_ops": 1500})
+    assert err.value.field == "storage.yaml: my-fs: metadata_ops"
