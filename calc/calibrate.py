@@ -178,7 +178,13 @@ def _rows(ms: Sequence[catalog.Measurement], eager: dict[str, float] | None = No
         flops=col(flops),
         traffic=col(lambda m: models[m.model].traffic(catalog.memory_class(m.precision))[0]),
         step_traffic=col(lambda m: models[m.model].traffic(catalog.memory_class(m.precision))[1]),
-        peak=col(lambda m: gpus[m.gpu].peak(m.precision)),
+        # fp32 convolutions reach only part of a 128-lane SM's peak (calc.compute.convolution_peak_share).
+        peak=col(
+            lambda m: (
+                gpus[m.gpu].peak(m.precision)
+                * compute.convolution_peak_share(m.gpu, m.precision, models[m.model].family)[0]
+            )
+        ),
         bandwidth=col(lambda m: gpus[m.gpu].memory_bandwidth_bytes_per_s),
         pclass=col(lambda m: CLASSES.index(catalog.precision_class(m.precision))),
         stack=col(lambda m: eager[catalog.precision_class(m.precision)] if m.stack == "eager" else 1.0),

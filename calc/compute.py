@@ -189,3 +189,124 @@ def scaling_efficiency(
     """
     g = np.asarray(gpus_per_job, dtype=float)
     return np.where(g <= 1, 1.0, np.where(g <= gpus_per_node, within_node, np.asarray(within_node) * across_nodes))
+
+
+# ---------------------------------------------------------------- fp32 convolutions on CUDA cores
+# With TF32 off (calc's "fp32"), convolutions run on the CUDA cores. Volta, Turing and GA100
+# have 16 FP32 lanes per SM sub-partition: a warp's FFMA occupies them for two clocks, and the
+# scheduler, which issues one warp instruction per clock, fills the other clock with the
+# kernel's loads and integer address arithmetic on separate INT32 cores. GA10x, Ada, Hopper and
+# Blackwell have 32 FP32 lanes per sub-partition (128 per SM), and their datasheet fp32 peak
+# counts both halves: it is reached only if every issue slot is an FP32 instruction, and on
+# GA10x/GH100 one of the two FP32 datapaths also runs the integer multiply-adds (IMAD) address
+# arithmetic needs. A tuned GEMM (cuBLAS SGEMM) gets close: 51.6 TFLOP/s of the H100's 67, 77 %
+# (benchmarks/results/gpu_step_times_h100.json, 8192^3, TF32 off). An implicit-GEMM convolution
+# computes its gather addresses in the inner loop, and gets about one datapath's worth.
+
+FP32_LANES_FED_PER_SM = 64
+"""FP32 lanes an SM keeps busy in a convolution [1]: four schedulers x 16 lanes, one FFMA
+issued every other clock, the other clock for the kernel's other instructions (the Volta and
+GA100 layout, where the datasheet peak counts exactly these)."""
+
+ARCHITECTURE_FP32_LANES: dict[str, tuple[int, str]] = {
+    "Volta GV100": (
+        64,
+        "4 processing blocks of 16 FP32 + 16 INT32 cores, one warp scheduler each (Cornell Virtual "
+        "Workshop, 'Inside a Volta SM'); 'instructions are performed over two cycles, and the "
+        "schedulers can issue independent instructions every cycle' (NVIDIA Volta Tuning Guide 4.1.1)",
+    ),
+    "Turing TU10x": (
+        64,
+        "4 blocks, FP32 16 lanes on one issue port, INT32 16 lanes on another (thegpu.guru, Turing SM)",
+    ),
+    "Ampere GA100": (
+        64,
+        "A100: 6,912 FP32 cores on 108 SMs (A100 whitepaper, as quoted by TechPowerUp 2020); one FMA pipe "
+        "for FP32 and IMAD (NVIDIA developer forum, 'Separate CUDA core pipeline for FP16 and FP32', 2024)",
+    ),
+    "Ampere GA10x": (
+        128,
+        "GA102 whitepaper: per partition one datapath of 16 FP32 cores and one of 16 FP32 or 16 INT32 "
+        "('either 16 FP32 operations OR 16 INT32 operations per clock'); NVIDIA Ampere Tuning Guide 1.4.1.6: "
+        "compute capability 8.6 has 2x the FP32 operations per cycle per SM of 8.0",
+    ),
+    "Ada AD10x": (
+        128,
+        "as GA10x: 128 FP32 per SM, or 64 FP32 + 64 INT32 (ComputerBase forum, GeForce Blackwell"
+        " RTX 50 details thread, 2025)",
+    ),
+    "Hopper GH100": (
+        128,
+        "32 FP32 cores per SM sub-partition, one warp scheduler (jax-ml scaling book, 'How to think about "
+        "GPUs'); FMA pipes as GA10x: FMAheavy runs FP32 and IMAD, FMAlite FP32 only (NVIDIA developer forum, 2024)",
+    ),
+    "Blackwell GB100": (
+        128,
+        "128 FP32 + 128 INT32 cores in 4 blocks; each block issues one warp of FP32 or INT32 per clock"
+        " (Cornell Virtual Workshop, 'Inside a Blackwell B200 SM')",
+    ),
+    "Blackwell GB20x": (
+        128,
+        "128 FP32 or INT32 lanes per SM (ComputerBase forum, GeForce Blackwell RTX 50 details thread, 2025)",
+    ),
+}
+"""FP32 lanes per SM of each NVIDIA architecture [1], with the source."""
+
+GPU_ARCHITECTURE: dict[str, str] = {
+    "V100-SXM2-16GB": "Volta GV100",
+    "V100-SXM2-32GB": "Volta GV100",
+    "T4": "Turing TU10x",
+    "A100-SXM4-40GB": "Ampere GA100",
+    "A100-SXM4-80GB": "Ampere GA100",
+    "A30": "Ampere GA100",
+    "A10": "Ampere GA10x",
+    "A40": "Ampere GA10x",
+    "RTX-3090": "Ampere GA10x",
+    "L4": "Ada AD10x",
+    "L40S": "Ada AD10x",
+    "RTX-4090": "Ada AD10x",
+    "H100-SXM": "Hopper GH100",
+    "H100-PCIe": "Hopper GH100",
+    "H100-NVL": "Hopper GH100",
+    "H200": "Hopper GH100",
+    "GH200": "Hopper GH100",
+    "B200": "Blackwell GB100",
+    "RTX-PRO-6000": "Blackwell GB20x",
+}
+"""The NVIDIA architecture of each GPU preset. GPUs not listed (AMD's, the GTX 1080 Ti) have no
+FP32 lane figure here: their datasheet fp32 peak is taken as reachable, and the plan says so."""
+
+
+def fp32_convolution_share(fp32_lanes_per_sm: Numeric) -> Numeric:
+    """Share of the datasheet fp32 peak an fp32 convolution can reach [0-1].
+
+    ``min(1, FP32_LANES_FED_PER_SM / lanes)``: 1 on a 64-lane SM (V100, A100), 1/2 on a
+    128-lane one (H100, RTX 4090): see the comment above ``FP32_LANES_FED_PER_SM``.
+
+    References
+    ----------
+    NVIDIA Volta Tuning Guide 4.1.1; NVIDIA Ampere GPU Architecture Tuning Guide 1.4.1.6; GA102
+    whitepaper (2020), SM datapaths; docs/model.md 4.3.1.
+    """
+    return np.minimum(1.0, FP32_LANES_FED_PER_SM / np.asarray(fp32_lanes_per_sm, dtype=float))
+
+
+def convolution_peak_share(gpu: str, precision: str, family: str) -> tuple[float, str]:
+    """The fp32 convolution share for a GPU preset, precision and model family, with its source.
+
+    1 unless the precision is ``fp32`` (TF32 off: CUDA cores) and the model is a CNN (its
+    FLOPs are convolutions; a transformer's are GEMMs, which reach the full peak) on a GPU of a
+    known architecture.
+    """
+    if precision != "fp32" or family != "cnn":
+        return 1.0, ""
+    arch = GPU_ARCHITECTURE.get(gpu)
+    if arch is None:
+        return (
+            1.0,
+            f"{gpu}: no FP32 lane figure (calc.compute.GPU_ARCHITECTURE); its datasheet fp32 peak is"
+            " taken as reachable",
+        )
+    lanes, src = ARCHITECTURE_FP32_LANES[arch]
+    share = float(fp32_convolution_share(lanes))
+    return share, f"fp32 convolutions reach {share:g} of the fp32 peak on {arch} ({lanes} FP32 lanes per SM: {src})"

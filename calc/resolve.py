@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from calc import catalog, checkpoint, demand, host, memory, pipeline, storage, transformer
+from calc import catalog, checkpoint, compute, demand, host, memory, pipeline, storage, transformer
 from calc.calibrate import fitted
 from calc.checkpoint import CHECKPOINT_LAYOUTS
 from calc.errors import InputError
@@ -141,8 +141,11 @@ def _resolve_compute(c: _Ctx) -> None:
     if sc.efficiency is not None:
         v["efficiency"], src["efficiency"] = sc.efficiency, "scenario"
     else:
-        v["efficiency"] = fit.compute_efficiency[pclass] * fit.family_factors[m.family]
-        src["efficiency"] = f"fitted {pclass} compute efficiency, {m.family} ({fit.describe})"
+        share, share_src = compute.convolution_peak_share(g.name, sc.precision, m.family)
+        v["efficiency"] = fit.compute_efficiency[pclass] * fit.family_factors[m.family] * share
+        src["efficiency"] = f"fitted {pclass} compute efficiency, {m.family} ({fit.describe})" + (
+            f"; {share_src}" if share_src else ""
+        )
     v["memory_efficiency"], src["memory_efficiency"] = fit.memory_efficiency, f"fitted ({fit.describe})"
     v["launch_overhead_s"], v["fill_examples"] = fit.launch_overhead_s, fit.fill_examples
     v["flops_only"] = float(sc.step_model == "flops")
@@ -232,10 +235,15 @@ def _resolve_measurement(c: _Ctx) -> None:
         v["memory_bandwidth_bytes_per_s"] if same_gpu else ag.memory_bandwidth_bytes_per_s
     )
     v["anchor_peak_flops_per_s"] = v["peak_flops_per_s"] if same_gpu and same_prec else ag.peak(aprec)
+    # fp32 convolutions: the share of the peak depends on the GPU (calc.compute.convolution_peak_share).
+    shares = [
+        compute.convolution_peak_share(x.name, p, m.family)[0] if sc.efficiency is None else 1.0
+        for x, p in ((g, sc.precision), (ag, aprec))
+    ]
     v["anchor_efficiency"] = (
-        v["efficiency"]
+        v["efficiency"] / shares[0] * shares[1]
         if same_prec
-        else fit.compute_efficiency[catalog.precision_class(aprec)] * fit.family_factors[m.family]
+        else fit.compute_efficiency[catalog.precision_class(aprec)] * fit.family_factors[m.family] * shares[1]
     )
     a_traffic, a_step, _ = m.traffic(aclass)
     v["anchor_memory_traffic_bytes_per_example"] = v["memory_traffic_bytes_per_example"] if same_prec else a_traffic

@@ -210,3 +210,59 @@ def test_llm_step_time_against_torchtitan_llama3_8b() -> None:
     p = calc.plan("llama3-8b-pretrain-8xh100", batch_size=2)
     tokens_per_s_per_gpu = p.gpu_samples_per_s * 8192
     assert 5762 * 0.8 < tokens_per_s_per_gpu < 6667 * 1.3
+
+
+def test_fp32_convolution_share_by_hand() -> None:
+    # A 64-lane SM (V100, A100: 4 schedulers x 16 FP32 lanes) feeds all its lanes: 64 / 64 = 1.
+    # A 128-lane SM (H100, RTX 4090) feeds 64 of 128 in a convolution: 64 / 128 = 0.5.
+    assert compute.fp32_convolution_share(64) == 1.0
+    assert compute.fp32_convolution_share(128) == 0.5
+    assert compute.convolution_peak_share("H100-SXM", "fp32", "cnn")[0] == 0.5
+    assert compute.convolution_peak_share("RTX-4090", "fp32", "cnn")[0] == 0.5
+    assert compute.convolution_peak_share("V100-SXM2-16GB", "fp32", "cnn")[0] == 1.0
+    assert compute.convolution_peak_share("A100-SXM4-80GB", "fp32", "cnn")[0] == 1.0
+    # Tensor cores (tf32, 16-bit) and GEMMs (transformers) are not limited by the FP32 lanes.
+    assert compute.convolution_peak_share("H100-SXM", "tf32", "cnn")[0] == 1.0
+    assert compute.convolution_peak_share("H100-SXM", "bf16", "cnn")[0] == 1.0
+    assert compute.convolution_peak_share("H100-SXM", "fp32", "transformer")[0] == 1.0
+    # No lane figure (AMD): the datasheet peak is used, and the source says so.
+    share, src = compute.convolution_peak_share("MI300X", "fp32", "cnn")
+    assert share == 1.0 and "no FP32 lane figure" in src
+    # Every NVIDIA GPU preset with an fp32 peak has an architecture, every architecture a lane count.
+    for name, g in calc.gpus().items():
+        if name.startswith(("V100", "A1", "A3", "A4", "L4", "H1", "H2", "GH", "B2", "RTX", "T4")):
+            assert compute.GPU_ARCHITECTURE[name] in compute.ARCHITECTURE_FP32_LANES, name
+            assert "fp32" not in g.peak_flops_per_s or compute.convolution_peak_share(name, "fp32", "cnn")[1]
+
+
+def test_fp32_resnet50_math_time_on_h100_and_a100_by_hand() -> None:
+    # ResNet-50 trains at 24.3 GFLOPs per image (models.yaml). fp32 (TF32 off) convolutions:
+    # H100 SXM 67 TFLOP/s x 64 / 128 lanes = 33.5 TFLOP/s; A100 19.5 TFLOP/s x 64 / 64 = 19.5.
+    # At the fitted fp32 efficiency e: H100 24.3e9 / (33.5e12 e) = 0.72537 ms / e,
+    # A100 24.3e9 / (19.5e12 e) = 1.24615 ms / e; the H100 is 33.5 / 19.5 = 1.718x faster, not 67 / 19.5 = 3.44x.
+    e = fitted().compute_efficiency["fp32"]
+    h = calc.plan(gpu="H100-SXM", model="resnet50", precision="fp32", batch_size=64, reserved_bytes=0)
+    a = calc.plan(gpu="A100-SXM4-80GB", model="resnet50", precision="fp32", batch_size=64, reserved_bytes=0)
+    assert h.compute_time_per_example_s * e == pytest.approx(0.72537e-3, rel=1e-4)
+    assert a.compute_time_per_example_s * e == pytest.approx(1.24615e-3, rel=1e-4)
+    assert a.compute_time_per_example_s / h.compute_time_per_example_s == pytest.approx(1.718, rel=1e-3)
+    assert "Hopper GH100" in h.sources["efficiency"]
+    # A transformer's fp32 GEMMs keep the full peak (cuBLAS SGEMM: 51.6 of 67 TFLOP/s measured).
+    v = calc.plan(gpu="H100-SXM", model="vit_b16", precision="fp32", batch_size=64, reserved_bytes=0)
+    assert v.efficiency == pytest.approx(e * fitted().family_factors["transformer"], rel=1e-12)
+
+
+def test_fp32_class_leave_one_gpu_out_improves() -> None:
+    # Before the fp32 convolution share (issue 21, 2026-11-23) the fp32 rows' leave-one-GPU-out
+    # geometric-mean error was 21.1 % (47 rows; CNN fp32 rows 23.7 %, 38 rows): V100 predicted
+    # x0.73-0.79 of measured, H200 x1.19. The rule must beat that for a GPU the fit never saw.
+    t = calibration()
+    fp32 = t[t["precision"] == "fp32"]
+    logo = np.exp(np.mean(np.abs(np.log(fp32["logo_predicted_samples_per_s"] / fp32["measured_samples_per_s"])))) - 1
+    assert logo < 0.211
+    assert logo < 0.16  # 13.7 % after the change; a margin, not the value pasted back
+    # and the other classes do not regress (before: tf32 18.9 %, mixed 21.5 %).
+    for cls, before in (("tf32", 0.189), ("fp16", 0.215)):
+        rows = t[t["precision"].isin(["fp16", "bf16"])] if cls == "fp16" else t[t["precision"] == cls]
+        err = np.exp(np.mean(np.abs(np.log(rows["logo_predicted_samples_per_s"] / rows["measured_samples_per_s"])))) - 1
+        assert err <= before + 0.005, cls

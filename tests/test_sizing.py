@@ -449,13 +449,16 @@ def test_no_drives_are_bought_for_cloud_instances() -> None:
 
 
 def test_levers_chart_title_names_the_levers_that_lift_utilisation() -> None:
-    # resnet50-8xh100-imagenet is CPU-bound: 2,609 of 3,522 samples/s per GPU = 74 %; removing the
-    # CPU decode (offline preprocessing, or decoding on the GPU) lets the GPU run at 100 %.
+    # resnet50-8xh100-imagenet is CPU-bound: its CPUs feed 2,609 samples/s per GPU of the GPU's
+    # modelled rate (3,522 = 74 % before issue 21's refit, 3,609 = 72 % after: the GPU side follows the
+    # calibration, so it is read from the plan); removing the CPU decode (offline preprocessing, or
+    # decoding on the GPU) lets the GPU run at 100 %.
     from calc import plots
     from calc.sizing import levers
 
+    start = round(100 * 2609 / calc.plan("resnet50-8xh100-imagenet").gpu_samples_per_s)
     title = plots.levers_chart(levers("resnet50-8xh100-imagenet")).layout.title.text.replace("<br>", " ")
-    assert title == "Offline preprocessing or GPU decode (DALI) lifts GPU utilisation from 74% to 100%"
+    assert title == f"Offline preprocessing or GPU decode (DALI) lifts GPU utilisation from {start}% to 100%"
 
 
 # ---------------------------------------------------------------- issue 17: sizing reads the plan
