@@ -142,6 +142,7 @@ class GPU:
     jpeg_decode_images_per_s: float = math.nan
     video_decode_fps_1080p: float = math.nan
     decoder_source: str = ""
+    architecture: str = ""
 
     def peak(self, precision: str) -> float:
         """Dense peak FLOP/s at ``precision``; an error if the GPU has no such path."""
@@ -272,10 +273,20 @@ def gpus() -> dict[str, GPU]:
             host_link_bytes_per_s=link.quantity("bandwidth", "bytes_per_s"),
             source=e.text("source"),
             verified=e.text("verified", ""),
+            architecture=_architecture(e),
             **_gpu_price(e),
             **_gpu_decoders(e),
         )
     return out
+
+
+def _architecture(e: _Entry) -> str:
+    from calc.compute import ARCHITECTURE_FP32_LANES  # calc.compute has the lane figures and sources
+
+    a = e.text("architecture", "")
+    if a and a not in ARCHITECTURE_FP32_LANES:
+        raise PresetError(e.where("architecture"), f"unknown {a!r}; accepted: {', '.join(ARCHITECTURE_FP32_LANES)}")
+    return a
 
 
 def _gpu_decoders(e: _Entry) -> dict[str, Any]:

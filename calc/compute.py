@@ -252,30 +252,6 @@ ARCHITECTURE_FP32_LANES: dict[str, tuple[int, str]] = {
 }
 """FP32 lanes per SM of each NVIDIA architecture [1], with the source."""
 
-GPU_ARCHITECTURE: dict[str, str] = {
-    "V100-SXM2-16GB": "Volta GV100",
-    "V100-SXM2-32GB": "Volta GV100",
-    "T4": "Turing TU10x",
-    "A100-SXM4-40GB": "Ampere GA100",
-    "A100-SXM4-80GB": "Ampere GA100",
-    "A30": "Ampere GA100",
-    "A10": "Ampere GA10x",
-    "A40": "Ampere GA10x",
-    "RTX-3090": "Ampere GA10x",
-    "L4": "Ada AD10x",
-    "L40S": "Ada AD10x",
-    "RTX-4090": "Ada AD10x",
-    "H100-SXM": "Hopper GH100",
-    "H100-PCIe": "Hopper GH100",
-    "H100-NVL": "Hopper GH100",
-    "H200": "Hopper GH100",
-    "GH200": "Hopper GH100",
-    "B200": "Blackwell GB100",
-    "RTX-PRO-6000": "Blackwell GB20x",
-}
-"""The NVIDIA architecture of each GPU preset. GPUs not listed (AMD's, the GTX 1080 Ti) have no
-FP32 lane figure here: their datasheet fp32 peak is taken as reachable, and the plan says so."""
-
 
 def fp32_convolution_share(fp32_lanes_per_sm: Numeric) -> Numeric:
     """Share of the datasheet fp32 peak an fp32 convolution can reach [0-1].
@@ -300,11 +276,13 @@ def convolution_peak_share(gpu: str, precision: str, family: str) -> tuple[float
     """
     if precision != "fp32" or family != "cnn":
         return 1.0, ""
-    arch = GPU_ARCHITECTURE.get(gpu)
-    if arch is None:
+    from calc.catalog import gpus  # the GPU preset names its architecture (gpus.yaml)
+
+    arch = gpus()[gpu].architecture if gpu in gpus() else ""
+    if not arch:
         return (
             1.0,
-            f"{gpu}: no FP32 lane figure (calc.compute.GPU_ARCHITECTURE); its datasheet fp32 peak is"
+            f"{gpu}: no architecture in gpus.yaml, so no FP32 lane figure; its datasheet fp32 peak is"
             " taken as reachable",
         )
     lanes, src = ARCHITECTURE_FP32_LANES[arch]

@@ -228,11 +228,22 @@ def test_fp32_convolution_share_by_hand() -> None:
     # No lane figure (AMD): the datasheet peak is used, and the source says so.
     share, src = compute.convolution_peak_share("MI300X", "fp32", "cnn")
     assert share == 1.0 and "no FP32 lane figure" in src
-    # Every NVIDIA GPU preset with an fp32 peak has an architecture, every architecture a lane count.
+    # Every NVIDIA GPU preset with an fp32 peak names its architecture (gpus.yaml), each with a lane count.
     for name, g in calc.gpus().items():
         if name.startswith(("V100", "A1", "A3", "A4", "L4", "H1", "H2", "GH", "B2", "RTX", "T4")):
-            assert compute.GPU_ARCHITECTURE[name] in compute.ARCHITECTURE_FP32_LANES, name
+            assert g.architecture in compute.ARCHITECTURE_FP32_LANES, name
             assert "fp32" not in g.peak_flops_per_s or compute.convolution_peak_share(name, "fp32", "cnn")[1]
+
+
+def test_an_unknown_architecture_in_a_gpu_preset_is_refused_by_field() -> None:
+    from calc.catalog import _architecture, _Entry
+    from calc.errors import PresetError
+
+    assert _architecture(_Entry("gpus.yaml", "X", {"architecture": "Hopper GH100"})) == "Hopper GH100"
+    assert _architecture(_Entry("gpus.yaml", "X", {})) == ""
+    with pytest.raises(PresetError) as err:
+        _architecture(_Entry("gpus.yaml", "X", {"architecture": "Hopper"}))
+    assert err.value.field == "gpus.yaml: X: architecture" and "Hopper GH100" in err.value.message
 
 
 def test_fp32_resnet50_math_time_on_h100_and_a100_by_hand() -> None:
