@@ -641,7 +641,7 @@ def gemm_rows() -> tuple[GemmRow, ...]:
         where = f"gemm.yaml: rows[{i}]"
         if not isinstance(r, dict):
             raise PresetError(where, "expected a mapping")
-        g = gpus.get(r.get("gpu"))
+        g = gpus.get(str(r.get("gpu")))
         if not isinstance(g, dict):
             raise PresetError(f"{where}: gpu", f"{r.get('gpu')!r} is not under 'gpus' ({', '.join(map(str, gpus))})")
         prec = r.get("precision")

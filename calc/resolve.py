@@ -200,7 +200,8 @@ def _resolve_transformer(c: _Ctx) -> None:
                 warnings[:] = [w for w in warnings if not w.startswith("fp8 step time is an estimate")]
                 warnings.append(
                     "fp8 step time is an estimate: published fp8 and bf16 GEMM throughput at this model's shapes "
-                    "(presets/gemm.yaml) speed up the layer's matrix multiplies only; no fp8 training run calibrates it."
+                    "(presets/gemm.yaml) speed up the layer's matrix multiplies only; no fp8 training run calibrates "
+                    "it."
                 )
         arch_src = src["architecture"]
         for k, what in (

@@ -232,9 +232,21 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     # speed at this micro-batch's shapes, the rest of its math does not speed up (transformer.fp8_math_factor).
     p16 = _a(x["attention_peak_flops_per_s"])
     fp8_factor = transformer.fp8_math_factor(
-        _a(n) * _a(seq) / cp, hidden, heads, kv_heads, dims[4], x["gated"], tp, p16, x["peak_flops_per_s"], bw,
-        x["efficiency"], x["gemm_peak_efficiency_16bit"], x["gemm_peak_efficiency_fp8"],
-        x["gemm_bandwidth_efficiency"], x["fp8_quantization_overhead"],
+        _a(n) * _a(seq) / cp,
+        hidden,
+        heads,
+        kv_heads,
+        dims[4],
+        x["gated"],
+        tp,
+        p16,
+        x["peak_flops_per_s"],
+        bw,
+        x["efficiency"],
+        x["gemm_peak_efficiency_16bit"],
+        x["gemm_peak_efficiency_fp8"],
+        x["gemm_bandwidth_efficiency"],
+        x["fp8_quantization_overhead"],
     )
     fp8_eff = _a(x["efficiency"]) * p16 / _a(x["peak_flops_per_s"]) / _a(fp8_factor)
     eff = np.where(_a(x["fp8_gemm"]) > 0, fp8_eff, x["efficiency"])

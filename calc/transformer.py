@@ -631,7 +631,14 @@ def gemm_efficiency(
     Rises with the arithmetic intensity ``2 m n k / bytes`` towards ``e_p`` (see ``gemm_time_s``).
     """
     t = gemm_time_s(
-        m, n, k, peak_flops_per_s, bandwidth_bytes_per_s, operand_bytes, result_bytes, peak_efficiency,
+        m,
+        n,
+        k,
+        peak_flops_per_s,
+        bandwidth_bytes_per_s,
+        operand_bytes,
+        result_bytes,
+        peak_efficiency,
         bandwidth_efficiency,
     )
     return 2 * _f(m) * _f(n) * _f(k) / (_f(peak_flops_per_s) * _f(t))
@@ -680,8 +687,9 @@ def layer_gemm_time_s(
     total: Numeric = 0.0
     for m, n, k in gemms:
         total = _f(total) + _f(
-            gemm_time_s(m, n, k, peak_flops_per_s, bandwidth_bytes_per_s, b_in, b_out, peak_efficiency,
-                        bandwidth_efficiency)
+            gemm_time_s(
+                m, n, k, peak_flops_per_s, bandwidth_bytes_per_s, b_in, b_out, peak_efficiency, bandwidth_efficiency
+            )
         )
     return total
 
@@ -722,13 +730,21 @@ def fp8_math_factor(
         flops = _f(flops) + 2 * _f(m) * _f(n) * _f(k)
     g16 = _f(
         layer_gemm_time_s(
-            gemms, "bf16", peak_16bit_flops_per_s, bandwidth_bytes_per_s, gemm_peak_efficiency_16bit,
+            gemms,
+            "bf16",
+            peak_16bit_flops_per_s,
+            bandwidth_bytes_per_s,
+            gemm_peak_efficiency_16bit,
             gemm_bandwidth_efficiency,
         )
     )
     g8 = _f(
         layer_gemm_time_s(
-            gemms, "fp8", peak_fp8_flops_per_s, bandwidth_bytes_per_s, gemm_peak_efficiency_fp8,
+            gemms,
+            "fp8",
+            peak_fp8_flops_per_s,
+            bandwidth_bytes_per_s,
+            gemm_peak_efficiency_fp8,
             gemm_bandwidth_efficiency,
         )
     )

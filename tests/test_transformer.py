@@ -484,18 +484,43 @@ def test_fp8_step_time_of_one_layer() -> None:
     # H100: the fp8 plan's math time is the 16-bit one with the dense part scaled by
     # fp8_math_factor; the attention core (7 L h s x s = 7 x 4096 x 4096 x 4096 FLOPs) stays at
     # bf16 (989e12 x 0.35).
-    arch: dict[str, Any] = dict(
-        model="transformer", gpu="H100-SXM", optimizer="adamw", layers=1, hidden=4096, heads=32, kv_heads=8,
-        ffn_hidden=14336, vocab=128256, seq_len=4096, mlp="gated", batch_size=1, reserved_bytes=0,
-        model_state_bytes=0, activation_bytes_per_example=1,
-    )
+    arch: dict[str, Any] = {
+        "model": "transformer",
+        "gpu": "H100-SXM",
+        "optimizer": "adamw",
+        "layers": 1,
+        "hidden": 4096,
+        "heads": 32,
+        "kv_heads": 8,
+        "ffn_hidden": 14336,
+        "vocab": 128256,
+        "seq_len": 4096,
+        "mlp": "gated",
+        "batch_size": 1,
+        "reserved_bytes": 0,
+        "model_state_bytes": 0,
+        "activation_bytes_per_example": 1,
+    }
     p16 = calc.plan(precision="bf16", **arch)
     p8 = calc.plan(precision="fp8", **arch)
     attn = 7 * 4096 * 4096 * 4096 / (989e12 * 0.35)
     g = calc.calibrate.gemm_fit()
     factor = T.fp8_math_factor(
-        4096, 4096, 32, 8, 14336, 1, 1, 989e12, 1979e12, 3.35e12, p16.efficiency, g.peak_efficiency["bf16"],
-        g.peak_efficiency["fp8"], g.bandwidth_efficiency, calc.calibrate.fp8_quantization_overhead(),
+        4096,
+        4096,
+        32,
+        8,
+        14336,
+        1,
+        1,
+        989e12,
+        1979e12,
+        3.35e12,
+        p16.efficiency,
+        g.peak_efficiency["bf16"],
+        g.peak_efficiency["fp8"],
+        g.bandwidth_efficiency,
+        calc.calibrate.fp8_quantization_overhead(),
     )
     dense16 = p16.compute_time_per_example_s - attn
     assert p8.compute_time_per_example_s - attn == pytest.approx(float(factor) * dense16, rel=1e-9)
