@@ -535,45 +535,61 @@ geometric mean, 1.34x. No longer fitted on: a cross-check of the GEMM-based fp8 
 FP8_SPEEDUP_RANGE = (1.75 / 1.37, 1.64 / 1.17)
 """FP8-LM's two published Transformer Engine fp8 / bf16 ratios for GPT-175B on H100 [1]."""
 
-FP8_SOURCE = (
-    "fp8: the transformer's 16-bit layer efficiency with its matrix multiplies sped up by published fp8 vs bf16"
-    " GEMM throughput at this micro-batch's shapes (presets/gemm.yaml roofline fit, calc.calibrate.gemm_fit) and"
-    " Transformer Engine's measured quantization overhead; attention stays bf16; calc.transformer.fp8_math_factor"
-)
+
+def fp8_source() -> str:
+    """Where the fp8 efficiency comes from, with the fitted figures (the plan's ``efficiency`` source)."""
+    f = gemm_fit()
+    return (
+        "fp8: the transformer's 16-bit layer efficiency with its 12 matrix multiplies at fp8 speed"
+        f" (GEMM roofline fitted on {f.rows} published bf16/fp8 GEMMs on H100/H800, presets/gemm.yaml:"
+        f" {f.peak_efficiency['bf16']:.1%} of the bf16 and {f.peak_efficiency['fp8']:.1%} of the fp8 peak plus"
+        f" operands and result at {f.bandwidth_efficiency:.0%} of the memory bandwidth, {f.error:.1%} geometric-mean"
+        f" error) at this micro-batch's shapes, plus {fp8_quantization_bytes():.1f} B of memory traffic per"
+        " quantized element (Transformer Engine's GEMM benchmark); the rest of the layer's math and the attention"
+        " stay 16-bit; calc.transformer.fp8_math_factor"
+    )
 
 
 def fp8_gemm_inputs() -> dict[str, float]:
-    """Scenario values for calc.transformer.fp8_math_factor: the GEMM fit and the quantization overhead."""
+    """Scenario values for calc.transformer.fp8_math_factor: the GEMM fit and the quantization bytes."""
     f = gemm_fit()
     return {
         "gemm_peak_efficiency_16bit": f.peak_efficiency["bf16"],
         "gemm_peak_efficiency_fp8": f.peak_efficiency["fp8"],
         "gemm_bandwidth_efficiency": f.bandwidth_efficiency,
-        "fp8_quantization_overhead": fp8_quantization_overhead(),
+        "fp8_quantization_bytes_per_element": fp8_quantization_bytes(),
     }
 
 
 @functools.cache
-def fp8_quantization_overhead() -> float:
-    """fp8 GEMM time with Transformer Engine's quantization over the GEMM alone [1].
+def fp8_quantization_bytes() -> float:
+    """Bytes of GPU-memory traffic per element fp8 training quantizes [bytes/element].
 
-    TE's GEMM benchmark (presets/gemm.yaml ``quantization``): the 12 GEMMs of a layer (h 4096,
-    FFN 16384, 15,872 tokens, H200 NVL) take 18.978 ms with delayed scaling in autocast (casts,
-    amax, transposes included) against 16.785 ms with the operands already in fp8: 1.131.
+    Transformer Engine's GEMM benchmark (presets/gemm.yaml ``quantization``): the 12 GEMMs of a
+    layer (h 4096, FFN 16384 plain, 15,872 tokens, H200 NVL at 4.8 TB/s) take 18.978 ms with delayed
+    scaling in autocast (cast, amax, transpose timed) against 16.785 ms with the operands already
+    in fp8. The 2.193 ms difference moves ``2.193e-3 x 4.8e12 x e_w`` bytes over the layer's
+    ``calc.transformer.quantized_elements`` (1,241.5 M): about 8.5 B per element (a cast reads 2 B
+    and writes 1 B plus a 1 B transpose; the amax and scale passes read it again).
     """
+    from calc import transformer as tr
     from calc.errors import PresetError
 
     raw = catalog.load_yaml(catalog.presets_dir() / "gemm.yaml")
     q = raw.get("quantization") if isinstance(raw, dict) else None
     if not isinstance(q, dict):
         raise PresetError("gemm.yaml: quantization", "expected a mapping")
-    vals = []
-    for key in ("fp8_delayed_autocast_ms", "fp8_prequantized_ms"):
-        v = q.get(key)
-        if not isinstance(v, int | float) or isinstance(v, bool) or not v > 0:
-            raise PresetError(f"gemm.yaml: quantization: {key}", f"expected a positive number, got {v!r}")
-        vals.append(float(v))
-    return vals[0] / vals[1]
+    v: dict[str, float] = {}
+    for key in ("fp8_delayed_autocast_ms", "fp8_prequantized_ms", "tokens", "hidden", "ffn_hidden", "bandwidth_tb_s"):
+        x = q.get(key)
+        if not isinstance(x, int | float) or isinstance(x, bool) or not x > 0:
+            raise PresetError(f"gemm.yaml: quantization: {key}", f"expected a positive number, got {x!r}")
+        v[key] = float(x)
+    if v["fp8_delayed_autocast_ms"] <= v["fp8_prequantized_ms"]:
+        raise PresetError("gemm.yaml: quantization", "the autocast time must exceed the pre-quantized one")
+    gemms = tr.layer_gemms(v["tokens"], v["hidden"], 1, 1, v["ffn_hidden"], 0)
+    moved = (v["fp8_delayed_autocast_ms"] - v["fp8_prequantized_ms"]) * 1e-3 * v["bandwidth_tb_s"] * 1e12
+    return float(moved * gemm_fit().bandwidth_efficiency / float(tr.quantized_elements(gemms)))
 
 
 def fp8_speedup_gpt175b() -> float:

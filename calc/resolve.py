@@ -193,10 +193,10 @@ def _resolve_transformer(c: _Ctx) -> None:
             # fp8 runs the matrix multiplies only (Transformer Engine); attention stays 16-bit.
             v["attention_peak_flops_per_s"] = g.peak("bf16")
             if sc.efficiency is None:
-                from calc.calibrate import FP8_SOURCE
+                from calc.calibrate import fp8_source
 
                 # The 16-bit layer efficiency; calc.stages turns it into the fp8 one at this batch's shapes.
-                v["fp8_gemm"], src["efficiency"] = 1.0, FP8_SOURCE
+                v["fp8_gemm"], src["efficiency"] = 1.0, fp8_source()
                 warnings[:] = [w for w in warnings if not w.startswith("fp8 step time is an estimate")]
                 warnings.append(
                     "fp8 step time is an estimate: published fp8 and bf16 GEMM throughput at this model's shapes "

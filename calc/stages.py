@@ -246,7 +246,8 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
         x["gemm_peak_efficiency_16bit"],
         x["gemm_peak_efficiency_fp8"],
         x["gemm_bandwidth_efficiency"],
-        x["fp8_quantization_overhead"],
+        x["fp8_quantization_bytes_per_element"],
+        mb,
     )
     fp8_eff = _a(x["efficiency"]) * p16 / _a(x["peak_flops_per_s"]) / _a(fp8_factor)
     eff = np.where(_a(x["fp8_gemm"]) > 0, fp8_eff, x["efficiency"])

@@ -694,6 +694,22 @@ def layer_gemm_time_s(
     return total
 
 
+def quantized_elements(gemms: list[tuple[Numeric, Numeric, Numeric]], micro_batches: Numeric = 1.0) -> Numeric:
+    """Elements an fp8 layer quantizes per micro-batch [1]: ``sum (m k + m n + k n / mb)`` over the
+    forward GEMMs of ``layer_gemms``.
+
+    Each forward GEMM's input (``m k``) and the output gradient its data- and weight-gradient
+    GEMMs read (``m n``) are cast every micro-batch (one pass writes the transposed copy the
+    backward needs too); its weight (``k n``) once per step: Transformer Engine keeps the fp8
+    weight across micro-batches when told it is not the first (``is_first_microbatch``, which
+    Megatron-Core sets), so it is shared by the ``mb`` micro-batches of a step.
+    """
+    total: Numeric = 0.0
+    for m, n, k in gemms[0::3]:
+        total = _f(total) + _f(m) * _f(k) + _f(m) * _f(n) + _f(k) * _f(n) / _f(micro_batches)
+    return total
+
+
 def fp8_math_factor(
     tokens: Numeric,
     hidden: Numeric,
@@ -709,20 +725,30 @@ def fp8_math_factor(
     gemm_peak_efficiency_16bit: Numeric,
     gemm_peak_efficiency_fp8: Numeric,
     gemm_bandwidth_efficiency: Numeric,
-    quantization_overhead: Numeric,
+    quantization_bytes_per_element: Numeric,
+    micro_batches: Numeric = 1.0,
 ) -> Numeric:
     """fp8 math time of a layer over its 16-bit math time [1] (below 1 is faster).
 
     The 16-bit math time ``T16 = F / (P16 e_layer)`` (the transformer efficiency measured on a
     whole layer) holds the layer's 12 GEMMs, ``G16 = sum gemm_time_s`` at 16-bit, and the rest
     ``T16 - G16`` (kernels between them, launch gaps), which fp8 does not speed up. fp8 replaces
-    the GEMMs by ``G8 x q``: the fp8 GEMMs at the same shapes times Transformer Engine's measured
-    quantization overhead ``q`` (cast, scale and transpose of the operands)::
+    the GEMMs by the fp8 GEMMs at the same shapes, ``G8``, plus quantizing their operands (cast,
+    scale, transpose: memory-bound), ``Q = c x quantized_elements / (W e_w)`` with ``c`` the bytes
+    moved per quantized element (calc.calibrate.fp8_quantization_bytes)::
 
-        factor = (max(T16 - G16, 0) + q G8) / max(T16, G16)
+        factor = (max(T16 - G16, 0) + G8 + Q) / max(T16, G16)
 
+    ``Q`` grows with the tokens and the width (``T h``) while the GEMMs grow with ``T h^2``, so
+    narrow layers gain less from fp8; weights are cast once per step of ``micro_batches``.
     ``tokens`` is the micro-batch's tokens on one rank (b s / c); ``gemm_*`` are the fitted GEMM
     roofline parameters (calc.calibrate.gemm_fit).
+
+    References
+    ----------
+    Micikevicius et al., "FP8 Formats for Deep Learning", arXiv:2209.05433 (fp8 GEMM inputs, 16-bit
+    outputs, per-tensor scaling). NVIDIA Transformer Engine, "GEMM Speedups Across Precisions" and
+    docs/examples/gemm_profiling (autocast vs pre-quantized GEMM time). presets/gemm.yaml.
     """
     gemms = layer_gemms(tokens, hidden, heads, kv_heads, ffn_hidden, gated, tensor_parallel)
     flops: Numeric = 0.0
@@ -748,5 +774,10 @@ def fp8_math_factor(
             gemm_bandwidth_efficiency,
         )
     )
+    q = (
+        _f(quantization_bytes_per_element)
+        * _f(quantized_elements(gemms, micro_batches))
+        / (_f(bandwidth_bytes_per_s) * _f(gemm_bandwidth_efficiency))
+    )
     t16 = _f(flops) / (_f(peak_16bit_flops_per_s) * _f(layer_efficiency))
-    return (np.maximum(t16 - g16, 0.0) + _f(quantization_overhead) * g8) / np.maximum(t16, g16)
+    return (np.maximum(t16 - g16, 0.0) + g8 + q) / np.maximum(t16, g16)
