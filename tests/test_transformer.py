@@ -543,7 +543,8 @@ def test_fp8_step_time_of_one_layer() -> None:
     assert p8.compute_time_per_example_s - attn == pytest.approx(float(factor) * dense16, rel=1e-9)
     # ... and the fp8 share of peak the plan shows is the 16-bit one x (989 / 1979) / factor.
     assert p8.efficiency == pytest.approx(p16.efficiency * 989 / 1979 / float(factor), rel=1e-9)
-    assert 0.55 < float(factor) < 0.75  # the GEMMs are ~70 % of the 16-bit math and run ~1.9x faster
+    # The GEMMs are ~81 % of the 16-bit math here and run 2.07x faster at fp8, plus quantization: 0.71.
+    assert 0.6 < float(factor) < 0.8
 
 
 def test_fp8_gemm_ratio_against_transformer_engine_on_h200_nvl() -> None:
