@@ -166,6 +166,10 @@ def _resolve_transformer(c: _Ctx) -> None:
     src |= t_src
     warnings += twarn
     v["attention_peak_flops_per_s"] = v["peak_flops_per_s"]
+    from calc.calibrate import fp8_gemm_inputs
+
+    v |= fp8_gemm_inputs()  # GEMM roofline fit; used where fp8_gemm = 1 (calc.transformer.fp8_math_factor)
+    v["fp8_gemm"] = 0.0
     # calc.transformer counts 16-bit activations and gradients; fp32 and tf32 keep 4-byte ones.
     v["element_scale"] = 2.0 if mclass == "fp32" else 1.0
     if tv["arch"] and mclass == "fp32":
@@ -192,14 +196,15 @@ def _resolve_transformer(c: _Ctx) -> None:
             # fp8 runs the matrix multiplies only (Transformer Engine); attention stays 16-bit.
             v["attention_peak_flops_per_s"] = g.peak("bf16")
             if sc.efficiency is None:
-                from calc.calibrate import FP8_SOURCE, fp8_efficiency
+                from calc.calibrate import fp8_source
 
-                v["efficiency"], src["efficiency"] = fp8_efficiency(), FP8_SOURCE
+                # The 16-bit layer efficiency; calc.stages turns it into the fp8 one at this batch's shapes.
+                v["fp8_gemm"], src["efficiency"] = 1.0, fp8_source()
                 warnings[:] = [w for w in warnings if not w.startswith("fp8 step time is an estimate")]
                 warnings.append(
-                    "fp8 step time is an estimate: the fp8 matrix-multiply efficiency is calibrated on one published "
-                    "end-to-end speedup (Transformer Engine fp8 1.28-1.40x bf16, GPT-175B on H100, FP8-LM), "
-                    "not on a measurement at this model's shapes."
+                    "fp8 step time is an estimate: published fp8 and bf16 GEMM throughput at this model's shapes "
+                    "(presets/gemm.yaml) speed up the layer's matrix multiplies only; no fp8 training run calibrates "
+                    "it."
                 )
         arch_src = src["architecture"]
         for k, what in (

@@ -228,10 +228,33 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
         _a(transformer.traffic_bytes_per_sequence(*dims, x["gated"], mode, ranks)) * x["element_scale"],
     )
     bw, e_m = x["memory_bandwidth_bytes_per_s"], x["memory_efficiency"]
+    # fp8: x["efficiency"] is the 16-bit layer efficiency; the layer's GEMMs run at the fitted fp8 GEMM
+    # speed at this micro-batch's shapes, the rest of its math does not speed up (transformer.fp8_math_factor).
+    p16 = _a(x["attention_peak_flops_per_s"])
+    fp8_factor = transformer.fp8_math_factor(
+        _a(n) * _a(seq) / cp,
+        hidden,
+        heads,
+        kv_heads,
+        dims[4],
+        x["gated"],
+        tp,
+        p16,
+        x["peak_flops_per_s"],
+        bw,
+        x["efficiency"],
+        x["gemm_peak_efficiency_16bit"],
+        x["gemm_peak_efficiency_fp8"],
+        x["gemm_bandwidth_efficiency"],
+        x["fp8_quantization_bytes_per_element"],
+        mb,
+    )
+    fp8_eff = _a(x["efficiency"]) * p16 / _a(x["peak_flops_per_s"]) / _a(fp8_factor)
+    eff = np.where(_a(x["fp8_gemm"]) > 0, fp8_eff, x["efficiency"])
     # The attention core (and its selective recompute) at its own efficiency; the rest at the GEMMs'.
     attn = np.where(_a(x["flops_given"]) > 0, 0.0, attention + np.where(_a(mode) == 1, recompute, 0.0))
     c = _a(
-        compute.compute_time_per_example_s((flops + recompute - attn) / ranks, x["peak_flops_per_s"], x["efficiency"])
+        compute.compute_time_per_example_s((flops + recompute - attn) / ranks, x["peak_flops_per_s"], eff)
     ) + compute.compute_time_per_example_s(attn / ranks, x["attention_peak_flops_per_s"], x["attention_efficiency"])
     mem = compute.memory_time_per_example_s(traffic, bw, e_m)
     # No fill term: the transformer efficiency was measured on a layer at a real micro-batch
@@ -273,6 +296,7 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     out["data_parallel_comm_s"] = np.where(arch, dp, 0.0)
     for key, new in (
         ("train_flops_per_example", flops),
+        ("efficiency", eff),
         ("compute_time_per_example_s", c),
         ("memory_time_per_example_s", mem),
         ("memory_traffic_bytes_per_example", traffic),

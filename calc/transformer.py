@@ -576,3 +576,208 @@ Dims = tuple[Numeric, Numeric, Numeric, Numeric, Numeric, Numeric, Numeric]
 def dims(x: Mapping[str, Numeric]) -> Dims:
     """The architecture inputs of resolved values, in ``ARCH_INPUTS`` order."""
     return (x["layers"], x["hidden"], x["heads"], x["kv_heads"], x["ffn_hidden"], x["vocab"], x["seq_len"])
+
+
+GEMM_BYTES: dict[str, tuple[float, float]] = {"bf16": (2.0, 2.0), "fp16": (2.0, 2.0), "fp8": (1.0, 2.0)}
+"""Bytes per element of a GEMM's operands and of its result, by precision [bytes]: fp8 GEMMs read
+8-bit operands and write a 16-bit result (cuBLASLt / Transformer Engine on Hopper)."""
+
+
+def gemm_time_s(
+    m: Numeric,
+    n: Numeric,
+    k: Numeric,
+    peak_flops_per_s: Numeric,
+    bandwidth_bytes_per_s: Numeric,
+    operand_bytes: Numeric,
+    result_bytes: Numeric,
+    peak_efficiency: Numeric,
+    bandwidth_efficiency: Numeric,
+) -> Numeric:
+    """Time of one matrix multiply ``C[m x n] = A[m x k] B[k x n]`` [s]: a roofline sum.
+
+    ``t = 2 m n k / (P e_p) + (b_in (m k + k n) + b_out m n) / (W e_w)``: the math at a share
+    ``e_p`` of the tensor-core peak ``P`` [FLOP/s] plus reading both operands and writing the
+    result at a share ``e_w`` of the memory bandwidth ``W`` [bytes/s]. A sum, not a max, because
+    a tiled GEMM's prologue (first tiles loaded) and epilogue (result written) do not overlap its
+    main loop; the sum is what makes a small ``k`` (little reuse per output) fall off.
+
+    References
+    ----------
+    Williams, Waterman, Patterson, "Roofline", CACM 52(4), 2009 (arithmetic intensity).
+    NVIDIA, "Matrix Multiplication Background User's Guide" (GEMM arithmetic intensity
+    ``2 m n k / (b (m k + k n + m n))``). Fitted on presets/gemm.yaml (calc.calibrate.gemm_fit).
+    """
+    flops = 2 * _f(m) * _f(n) * _f(k)
+    moved = _f(operand_bytes) * (_f(m) * _f(k) + _f(k) * _f(n)) + _f(result_bytes) * _f(m) * _f(n)
+    return flops / (_f(peak_flops_per_s) * _f(peak_efficiency)) + moved / (
+        _f(bandwidth_bytes_per_s) * _f(bandwidth_efficiency)
+    )
+
+
+def gemm_efficiency(
+    m: Numeric,
+    n: Numeric,
+    k: Numeric,
+    peak_flops_per_s: Numeric,
+    bandwidth_bytes_per_s: Numeric,
+    operand_bytes: Numeric,
+    result_bytes: Numeric,
+    peak_efficiency: Numeric,
+    bandwidth_efficiency: Numeric,
+) -> Numeric:
+    """Share of the peak one matrix multiply reaches [0-1]: ``2 m n k / (P x gemm_time_s)``.
+
+    Rises with the arithmetic intensity ``2 m n k / bytes`` towards ``e_p`` (see ``gemm_time_s``).
+    """
+    t = gemm_time_s(
+        m,
+        n,
+        k,
+        peak_flops_per_s,
+        bandwidth_bytes_per_s,
+        operand_bytes,
+        result_bytes,
+        peak_efficiency,
+        bandwidth_efficiency,
+    )
+    return 2 * _f(m) * _f(n) * _f(k) / (_f(peak_flops_per_s) * _f(t))
+
+
+def layer_gemms(
+    tokens: Numeric,
+    hidden: Numeric,
+    heads: Numeric,
+    kv_heads: Numeric,
+    ffn_hidden: Numeric,
+    gated: Numeric,
+    tensor_parallel: Numeric = 1.0,
+) -> list[tuple[Numeric, Numeric, Numeric]]:
+    """The 12 matrix multiplies of one layer's training step on one rank, as ``(m, n, k)``.
+
+    Forward (``m`` = tokens): QKV ``(T, h (1 + 2k/a) / t, h)``, attention out ``(T, h, h / t)``,
+    MLP up ``(T, n_up f / t, h)`` (n_up 2 gated, 1 plain), MLP down ``(T, h, f / t)``. Each has
+    a data-gradient GEMM ``(m, k, n)`` and a weight-gradient GEMM ``(k, n, m)`` (the reduction
+    runs over the tokens), as Transformer Engine's GEMM benchmark lists them (fprop, dgrad, wgrad).
+    """
+    h, t = _f(hidden), _f(tensor_parallel)
+    up = np.where(_f(gated) > 0, 2.0, 1.0) * _f(ffn_hidden)
+    fwd = [
+        (_f(tokens), h * (1 + 2 * _f(kv_heads) / _f(heads)) / t, h),
+        (_f(tokens), h, h / t),
+        (_f(tokens), up / t, h),
+        (_f(tokens), h, _f(ffn_hidden) / t),
+    ]
+    out: list[tuple[Numeric, Numeric, Numeric]] = []
+    for m, n, k in fwd:
+        out += [(m, n, k), (m, k, n), (k, n, m)]
+    return out
+
+
+def layer_gemm_time_s(
+    gemms: list[tuple[Numeric, Numeric, Numeric]],
+    precision: str,
+    peak_flops_per_s: Numeric,
+    bandwidth_bytes_per_s: Numeric,
+    peak_efficiency: Numeric,
+    bandwidth_efficiency: Numeric,
+) -> Numeric:
+    """Sum of ``gemm_time_s`` over a layer's matrix multiplies (``layer_gemms``) [s]."""
+    b_in, b_out = GEMM_BYTES[precision]
+    total: Numeric = 0.0
+    for m, n, k in gemms:
+        total = _f(total) + _f(
+            gemm_time_s(
+                m, n, k, peak_flops_per_s, bandwidth_bytes_per_s, b_in, b_out, peak_efficiency, bandwidth_efficiency
+            )
+        )
+    return total
+
+
+def quantized_elements(gemms: list[tuple[Numeric, Numeric, Numeric]], micro_batches: Numeric = 1.0) -> Numeric:
+    """Elements an fp8 layer quantizes per micro-batch [1]: ``sum (m k + m n + k n / mb)`` over the
+    forward GEMMs of ``layer_gemms``.
+
+    Each forward GEMM's input (``m k``) and the output gradient its data- and weight-gradient
+    GEMMs read (``m n``) are cast every micro-batch (one pass writes the transposed copy the
+    backward needs too); its weight (``k n``) once per step: Transformer Engine keeps the fp8
+    weight across micro-batches when told it is not the first (``is_first_microbatch``, which
+    Megatron-Core sets), so it is shared by the ``mb`` micro-batches of a step.
+    """
+    total: Numeric = 0.0
+    for m, n, k in gemms[0::3]:
+        total = _f(total) + _f(m) * _f(k) + _f(m) * _f(n) + _f(k) * _f(n) / _f(micro_batches)
+    return total
+
+
+def fp8_math_factor(
+    tokens: Numeric,
+    hidden: Numeric,
+    heads: Numeric,
+    kv_heads: Numeric,
+    ffn_hidden: Numeric,
+    gated: Numeric,
+    tensor_parallel: Numeric,
+    peak_16bit_flops_per_s: Numeric,
+    peak_fp8_flops_per_s: Numeric,
+    bandwidth_bytes_per_s: Numeric,
+    layer_efficiency: Numeric,
+    gemm_peak_efficiency_16bit: Numeric,
+    gemm_peak_efficiency_fp8: Numeric,
+    gemm_bandwidth_efficiency: Numeric,
+    quantization_bytes_per_element: Numeric,
+    micro_batches: Numeric = 1.0,
+) -> Numeric:
+    """fp8 math time of a layer over its 16-bit math time [1] (below 1 is faster).
+
+    The 16-bit math time ``T16 = F / (P16 e_layer)`` (the transformer efficiency measured on a
+    whole layer) holds the layer's 12 GEMMs, ``G16 = sum gemm_time_s`` at 16-bit, and the rest
+    ``T16 - G16`` (kernels between them, launch gaps), which fp8 does not speed up. fp8 replaces
+    the GEMMs by the fp8 GEMMs at the same shapes, ``G8``, plus quantizing their operands (cast,
+    scale, transpose: memory-bound), ``Q = c x quantized_elements / (W e_w)`` with ``c`` the bytes
+    moved per quantized element (calc.calibrate.fp8_quantization_bytes)::
+
+        factor = (max(T16 - G16, 0) + G8 + Q) / max(T16, G16)
+
+    ``Q`` grows with the tokens and the width (``T h``) while the GEMMs grow with ``T h^2``, so
+    narrow layers gain less from fp8; weights are cast once per step of ``micro_batches``.
+    ``tokens`` is the micro-batch's tokens on one rank (b s / c); ``gemm_*`` are the fitted GEMM
+    roofline parameters (calc.calibrate.gemm_fit).
+
+    References
+    ----------
+    Micikevicius et al., "FP8 Formats for Deep Learning", arXiv:2209.05433 (fp8 GEMM inputs, 16-bit
+    outputs, per-tensor scaling). NVIDIA Transformer Engine, "GEMM Speedups Across Precisions" and
+    docs/examples/gemm_profiling (autocast vs pre-quantized GEMM time). presets/gemm.yaml.
+    """
+    gemms = layer_gemms(tokens, hidden, heads, kv_heads, ffn_hidden, gated, tensor_parallel)
+    flops: Numeric = 0.0
+    for m, n, k in gemms:
+        flops = _f(flops) + 2 * _f(m) * _f(n) * _f(k)
+    g16 = _f(
+        layer_gemm_time_s(
+            gemms,
+            "bf16",
+            peak_16bit_flops_per_s,
+            bandwidth_bytes_per_s,
+            gemm_peak_efficiency_16bit,
+            gemm_bandwidth_efficiency,
+        )
+    )
+    g8 = _f(
+        layer_gemm_time_s(
+            gemms,
+            "fp8",
+            peak_fp8_flops_per_s,
+            bandwidth_bytes_per_s,
+            gemm_peak_efficiency_fp8,
+            gemm_bandwidth_efficiency,
+        )
+    )
+    q = (
+        _f(quantization_bytes_per_element)
+        * _f(quantized_elements(gemms, micro_batches))
+        / (_f(bandwidth_bytes_per_s) * _f(gemm_bandwidth_efficiency))
+    )
+    t16 = _f(flops) / (_f(peak_16bit_flops_per_s) * _f(layer_efficiency))
+    return (np.maximum(t16 - g16, 0.0) + g8 + q) / np.maximum(t16, g16)
