@@ -120,8 +120,11 @@ def input_kind(name: str) -> Kind:
         return typing.cast(Kind, kind) if kind in _KINDS else "count"
     suffixes: tuple[tuple[str, Kind], ...] = (
         ("_bytes_per_s", "bytes_per_s"),
+        ("_flops_per_s", "flops_per_s"),  # before "_s": a FLOP rate is not a time
         ("_bytes", "bytes"),
+        ("_bytes_per_example", "bytes"),
         ("_flops", "flops"),
+        ("_flops_per_example", "flops"),
         ("_s", "seconds"),
     )
     for suffix, unit in suffixes:

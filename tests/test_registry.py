@@ -161,3 +161,17 @@ def test_the_network_stage_formula_gives_its_value_with_a_site_link() -> None:
     assert got is not None
     assert got[1] == pytest.approx(p.values["network_samples_per_s_per_gpu"], rel=0.01)
     assert got[1] == pytest.approx(476.84, rel=0.001)
+
+
+def test_a_flop_rate_in_a_formula_is_shown_as_a_flop_rate_not_a_time() -> None:
+    """Defect: attention_peak_flops_per_s ends in "_s" and was shown as "11,446,759,259 d"."""
+    from calc.explain import input_kind
+
+    assert input_kind("attention_peak_flops_per_s") == "flops_per_s"
+    assert input_kind("attention_core_flops_per_example") == "flops"
+    assert input_kind("anything_bytes_per_example") == "bytes"
+    assert input_kind("checkpoint_host_copy_s") == "seconds"
+    # fp8 on an H100 SXM: attention stays bf16, 989 TFLOP/s dense (gpus.yaml, NVIDIA's table halved).
+    lines = calc.plan("llama3-8b-pretrain-8xh100", precision="fp8").explain().splitlines()
+    shown = lines[next(i for i, s in enumerate(lines) if s.startswith("compute_time_per_example_s")) + 1]
+    assert "(989 TFLOP/s x" in shown and " d " not in shown
