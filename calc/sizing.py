@@ -55,8 +55,9 @@ def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     of training around the clock: monthly_rent_usd (capacity + provisioned performance),
     monthly_read_usd (per-GB reads + read requests), monthly_write_usd (checkpoint write requests by
     part size + per-GB write or upload charges), monthly_egress_usd (data leaving a site),
-    purchase_usd (up front: drives, enclosures), monthly_total_usd (all of them, purchases spread
-    over amortization_months), monthly_usd (the monthly charges without purchases), capacity_bytes
+    purchase_usd (up front: drives, their enclosures and what connects them), monthly_total_usd
+    (all of them, purchases spread over amortization_months), monthly_usd (the monthly charges
+    without purchases), capacity_bytes
     (usable, after protection), protection, wear_out_years, price_note, ready (the loader's
     workers cover the latency), caveats, verified. Feasible rows first, then cheapest.
     """
@@ -137,7 +138,7 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
         scheme = ""
         amp = 1.0
         wear = math.inf
-        enclosures = 0
+        housing: tuple[tuple[st.Enclosure, int], ...] = ()
         n_node = 1  # copies: one per node for single-attach volumes
         if o.kind == "ram":
             units = perf_units = float(clients)
@@ -205,7 +206,7 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
                     scheme = sc.protection or st.default_protection(n_data)
                     amp = st.protected_drives(n_data, scheme) / n_data
                 n = st.protected_drives(n_data, scheme)
-                enclosures = math.ceil(n / o.enclosure_bays) if math.isfinite(o.enclosure_bays) else 0
+                housing = st.house(o, n)
                 wear = st.wear_out_years(o.endurance_bytes, n, written * 365.25 / 30, amp)
                 perf_units = float(n_data)
             else:
@@ -337,12 +338,18 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
                 f"{_n(units, 'drive')} in {scheme} ({st.usable_drives(int(units), scheme):g} drives' worth usable, "
                 f"{fmt(cap, 'bytes')} = {fmt(cap, 'bytes', binary=True)}), filled to at most {sc.fill_limit:.0%}"
             )
-            if enclosures and not math.isfinite(o.enclosure_price):
-                caveats.append(f"{_n(enclosures, 'enclosure')} ({o.enclosure}) not priced: no sourced figure")
+            if housing:
+                held, unpriced = st.describe_housing(housing)
+                caveats.append(f"held in {held}" + (f"; not priced: {unpriced}" if unpriced else ""))
             if wear < months / 12:
                 caveats.append(
                     f"checkpoint writes wear the drives out in {wear:.1f} years, before the {months}-month amortisation"
                 )
+        if o.network_parts:
+            caveats.append(
+                f"each {o.unit} connects through "
+                + ", ".join(f"{k} x {p.name} (${k * p.price_usd:,.2f})" for p, k in o.network_parts)
+            )
         cost = monthly_cost(
             o, units, need_cap * n_node, read_bw, v["read_iops"], rnd, clients, provisioned_bytes_per_s=need_bw
         )
@@ -350,8 +357,8 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
         if o.kind == "ram":
             purchase = clients * o.purchase_price
         else:
-            box = enclosures * o.enclosure_price if enclosures and math.isfinite(o.enclosure_price) else 0.0
-            purchase = units * o.purchase_price + box
+            # The enclosures that hold bought drives; a networked server's switch port and cable.
+            purchase = units * (o.purchase_price + st.parts_usd(o.network_parts)) + st.housing_usd(housing)
         amortised = purchase / months if math.isfinite(purchase) else 0.0
         rented = cost["storage"] + cost["performance"] if math.isfinite(cost["storage"]) else 0.0
         monthly = rented + cost["reads"] + write_usd + egress

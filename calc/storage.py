@@ -16,6 +16,7 @@ the sum.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,9 +75,8 @@ class StorageOption:
     endurance_bytes: float = math.nan
     endurance_years: float = math.nan
     attach_limit: float = math.inf
-    enclosure: str = ""
-    enclosure_bays: float = math.inf
-    enclosure_price: float = math.nan
+    enclosures: tuple[Enclosure, ...] = ()
+    network_parts: tuple[tuple[Part, int], ...] = ()
 
     @property
     def site(self) -> str:
@@ -256,9 +256,8 @@ def options() -> dict[str, StorageOption]:
             endurance_bytes=opt("endurance", "bytes", math.nan),
             endurance_years=opt("endurance_years", "count", math.nan),
             attach_limit=opt("attach_limit", "count", math.inf),
-            enclosure=e.text("enclosure", ""),
-            enclosure_bays=opt("enclosure_bays", "count", math.inf),
-            enclosure_price=opt("enclosure_price", "count", math.nan),
+            enclosures=_enclosures_of(e),
+            network_parts=_parts_of(e, "network_parts", e.get("network_parts", {})),
         )
         if not o.priced and not o.no_price_reason:
             raise PresetError(e.where("no_price_reason"), "an option with no price must say why")
@@ -289,7 +288,7 @@ def options() -> dict[str, StorageOption]:
                 "drive_class",
                 "endurance",
                 "attach_limit",
-                "enclosure_price",
+                "network_parts",
             )
             if k in e.data
         ]
@@ -599,6 +598,205 @@ def wear_out_years(
     """
     per_drive = written_bytes_per_year * write_amplification / max(drives, 1.0)
     return endurance_bytes / per_drive if per_drive > 0 else math.inf
+
+
+# ------------------------------------------------------------------ what holds bought drives
+# presets/enclosures.yaml: parts, each price declared once, and the enclosures built from them
+# (a chassis plus what connects it: an HBA and SAS cables for a JBOD, a NIC, switch ports and
+# DACs for a server reached over Ethernet). storage.yaml options name their enclosures.
+
+ATTACHES = ("sas", "network")
+"""How an enclosure reaches the host: ``sas`` (a JBOD cabled to an HBA in the host) or
+``network`` (a server with its own CPU, reached over Ethernet through a switch)."""
+
+VERIFIED = ("V", "3P", "R", "I")
+"""How a figure was checked (the letters of storage.yaml's ``verified``)."""
+
+
+@dataclass(frozen=True)
+class Part:
+    """One priced part (presets/enclosures.yaml ``parts``); ``price_usd`` NaN: no sourced price."""
+
+    name: str
+    label: str
+    price_usd: float
+    no_price_reason: str
+    price_date: str
+    verified: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Enclosure:
+    """An enclosure for bought drives: ``bays`` drive bays and the parts of one, with counts."""
+
+    name: str
+    label: str
+    bays: int
+    attach: str
+    parts: tuple[tuple[Part, int], ...]
+    why: str
+
+    @property
+    def price_usd(self) -> float:
+        """The priced parts of one enclosure [USD]; parts with no sourced price count 0 (see ``unpriced``)."""
+        return parts_usd(self.parts)
+
+    @property
+    def unpriced(self) -> tuple[tuple[Part, int], ...]:
+        """Parts of one enclosure with no sourced price."""
+        return tuple((p, k) for p, k in self.parts if not math.isfinite(p.price_usd))
+
+
+def parts_usd(parts: tuple[tuple[Part, int], ...]) -> float:
+    """Sum of count x price over the priced parts [USD]."""
+    return float(sum(k * p.price_usd for p, k in parts if math.isfinite(p.price_usd)))
+
+
+@functools.cache
+def enclosure_catalog() -> tuple[dict[str, Part], dict[str, Enclosure]]:
+    """Parts and enclosures by name (presets/enclosures.yaml), validated."""
+    file = "enclosures.yaml"
+    raw = catalog.load_mapping(file, "section")
+    for section in ("parts", "enclosures"):
+        if not isinstance(raw.get(section), dict):
+            raise PresetError(f"{file}: {section}", "expected a mapping of names")
+    parts = {}
+    for name, data in raw["parts"].items():
+        e = catalog._Entry(file, f"parts: {name}", data)
+        priced = "price" in e.data
+        price = e.quantity("price", "count", positive=False) if priced else math.nan
+        reason = e.text("no_price_reason", "")
+        if not priced and not reason:
+            raise PresetError(e.where("no_price_reason"), "a part with no price must say why")
+        verified = e.text("verified", "") if priced else ""
+        if priced and verified not in VERIFIED:
+            raise PresetError(e.where("verified"), f"got {verified!r}; accepted: {', '.join(VERIFIED)}")
+        parts[str(name)] = Part(
+            name=str(name),
+            label=e.text("label"),
+            price_usd=price,
+            no_price_reason=reason,
+            price_date=str(e.get("price_date", "")) if priced else "",
+            verified=verified,
+            source=e.text("source") if priced else "",
+        )
+    encs = {}
+    for name, data in raw["enclosures"].items():
+        e = catalog._Entry(file, f"enclosures: {name}", data)
+        bays = e.quantity("bays", "count")
+        if bays != int(bays):
+            raise PresetError(e.where("bays"), f"expected a whole number of bays, got {bays!r}")
+        attach = e.text("attach")
+        if attach not in ATTACHES:
+            raise PresetError(e.where("attach"), f"unknown {attach!r}; accepted: {', '.join(ATTACHES)}")
+        encs[str(name)] = Enclosure(
+            name=str(name),
+            label=e.text("label"),
+            bays=int(bays),
+            attach=attach,
+            parts=_part_counts(e, "parts", e.get("parts"), parts),
+            why=e.text("why", ""),
+        )
+    return parts, encs
+
+
+def _part_counts(e: catalog._Entry, key: str, value: object, parts: dict[str, Part]) -> tuple[tuple[Part, int], ...]:
+    """``{part name: count}`` read as (Part, count) pairs; unknown names and bad counts are errors."""
+    if not isinstance(value, dict) or not value:
+        raise PresetError(e.where(key), "expected a mapping part name: count")
+    out = []
+    for name, count in value.items():
+        part = parts[catalog.lookup(str(name), parts, "part", e.where(key))]
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise PresetError(e.where(f"{key}.{name}"), f"expected a whole count of at least 1, got {count!r}")
+        out.append((part, count))
+    return tuple(out)
+
+
+def _enclosures_of(e: catalog._Entry) -> tuple[Enclosure, ...]:
+    """A storage option's ``enclosures``: a list of enclosure names from presets/enclosures.yaml."""
+    names = e.get("enclosures", [])
+    if not isinstance(names, list):
+        raise PresetError(e.where("enclosures"), "expected a list of enclosure names")
+    table = enclosure_catalog()[1]
+    return tuple(table[catalog.lookup(n, table, "enclosure", e.where("enclosures"))] for n in names)
+
+
+def _parts_of(e: catalog._Entry, key: str, value: object) -> tuple[tuple[Part, int], ...]:
+    """A storage option's ``network_parts`` (what connects one unit), or none."""
+    return _part_counts(e, key, value, enclosure_catalog()[0]) if key in e.data else ()
+
+
+def enclosure_mix(drives: int, bays: list[int], prices_usd: list[float]) -> tuple[int, ...]:
+    """Enclosures of each size that hold ``drives`` drives at the least cost [count per size].
+
+    Minimise sum(k_i x price_i) subject to sum(k_i x bays_i) >= drives, k_i whole. Ties go to fewer
+    enclosures, then to fewer empty bays. Exact and fast: let s be the size with the lowest price
+    per bay (the largest of equals). An optimum exists with fewer than bays_s enclosures of every
+    other size i, since bays_s enclosures of size i hold as many drives as bays_i enclosures of s,
+    which cost no more (bays_i x price_s <= bays_s x price_i). So only those counts are tried, and
+    s fills the rest: ceil(remaining / bays_s).
+
+    Examples (a 12-bay enclosure at $701.34 and a 60-bay one at $1,205): 2 drives -> (1, 0);
+    13 drives -> (0, 1), since 2 x $701.34 = $1,402.68 > $1,205; 61 drives -> (1, 1).
+
+    References
+    ----------
+    Martello, S. and Toth, P. (1990). Knapsack Problems: Algorithms and Computer Implementations.
+    Wiley, ch. 3 (the unbounded knapsack; its dominance between item types is the argument above,
+    applied to the covering form).
+    """
+    if len(bays) != len(prices_usd) or not bays:
+        raise ValueError("one price per enclosure size, at least one size")
+    n = max(int(drives), 0)
+    cheapest = min(range(len(bays)), key=lambda i: (prices_usd[i] / bays[i], -bays[i]))
+    others = [i for i in range(len(bays)) if i != cheapest]
+    ranges = [range(min(math.ceil(n / bays[i]), bays[cheapest] - 1) + 1) for i in others]
+    best: tuple[tuple[float, int, int], tuple[int, ...]] | None = None
+    for counts in itertools.product(*ranges):
+        held = sum(k * bays[i] for k, i in zip(counts, others, strict=True))
+        k_s = max(math.ceil((n - held) / bays[cheapest]), 0)
+        mix = [0] * len(bays)
+        for k, i in zip(counts, others, strict=True):
+            mix[i] = k
+        mix[cheapest] = k_s
+        cost = sum(k * p for k, p in zip(mix, prices_usd, strict=True))
+        key = (round(cost, 6), sum(mix), sum(k * b for k, b in zip(mix, bays, strict=True)))
+        if best is None or key < best[0]:
+            best = (key, tuple(mix))
+    assert best is not None  # itertools.product of no ranges yields one empty tuple
+    return best[1]
+
+
+def house(o: StorageOption, drives: int) -> tuple[tuple[Enclosure, int], ...]:
+    """The enclosures (with counts) that hold ``drives`` of option ``o``, cheapest mix of its sizes;
+    empty when the option names none (a workstation's own slots)."""
+    if not o.enclosures or drives <= 0:
+        return ()
+    mix = enclosure_mix(drives, [x.bays for x in o.enclosures], [x.price_usd for x in o.enclosures])
+    return tuple((x, k) for x, k in zip(o.enclosures, mix, strict=True) if k)
+
+
+def housing_usd(mix: tuple[tuple[Enclosure, int], ...]) -> float:
+    """What the enclosures of ``mix`` cost, their priced parts only [USD]."""
+    return float(sum(k * x.price_usd for x, k in mix))
+
+
+def describe_housing(mix: tuple[tuple[Enclosure, int], ...]) -> tuple[str, str]:
+    """(what is bought, with each part's price; what is not priced) for a storage lead.
+
+    ``1 x 12-bay 3.5" server on 2 x 25 GbE ($701.34: 1 x server-12lff $438.00, ...)``.
+    """
+    bought, missing = [], []
+    for x, k in mix:
+        items = ", ".join(
+            f"{c * k} x {p.name} " + (f"${c * k * p.price_usd:,.2f}" if math.isfinite(p.price_usd) else "not priced")
+            for p, c in x.parts
+        )
+        bought.append(f"{k} x {x.label} (${k * x.price_usd:,.2f}: {items})")
+        missing += [f"{c * k} x {p.name} ({p.no_price_reason})" for p, c in x.unpriced]
+    return "; ".join(bought), "; ".join(missing)
 
 
 EGRESS_USD_PER_GB = {"aws": 0.09, "gcp": 0.12, "azure": 0.087, "on-prem": 0.0}

@@ -137,11 +137,19 @@ def test_clip_on_prem_hdds_with_parity_and_the_fill_limit() -> None:
     hdd = _row(calc.recommend(p), "hdd-7200")
     assert hdd["feasible"] and hdd["units"] == 11 and hdd["protection"] == "raid6"
     assert hdd["capacity_bytes"] == pytest.approx(216e12)
-    # 11 x $1,079.99 + one 60-bay JBOD ($1,875) = $13,754.89.
-    assert hdd["purchase_usd"] == pytest.approx(11 * 1079.99 + 1875)
+    # 11 drives fit one 12-bay 3.5" server (presets/enclosures.yaml): server $438 + 2 x 25 GbE NIC $150
+    # + 2 switch ports at $800 / 48 = $16.67 + 2 SFP28 DACs at $40 = $701.34;
+    # 11 x $1,079.99 = $11,879.89 + $701.34 = $12,581.23 (a 60-bay JBOD, $1,205 with its HBA, costs more).
+    assert hdd["purchase_usd"] == pytest.approx(11 * 1079.99 + 438 + 150 + 2 * 16.67 + 2 * 40)
     assert "TiB" in hdd["caveats"] and "80%" in hdd["caveats"]
-    # Mirror instead: 9 data drives x 2 = 18.
-    assert _row(calc.recommend(p, protection="mirror"), "hdd-7200")["units"] == 18
+    assert "held in 1 x 12-bay" in hdd["caveats"] and "JBOD" not in hdd["caveats"]
+    # Mirror instead: 9 data drives x 2 = 18. Two 12-bay servers ($1,402.68) cost more than one 60-bay
+    # JBOD ($800 with freight) + the host's external SAS HBA ($405) = $1,205, whose two SFF-8644 cables
+    # have no sourced price (said in the caveats): 18 x $1,079.99 = $19,439.82 + $1,205 = $20,644.82.
+    mirror = _row(calc.recommend(p, protection="mirror"), "hdd-7200")
+    assert mirror["units"] == 18
+    assert mirror["purchase_usd"] == pytest.approx(18 * 1079.99 + 800 + 405)
+    assert "1 x 60-bay" in mirror["caveats"] and "not priced: 2 x cable-sff8644" in mirror["caveats"]
     # Erasure 8+2 in whole stripes: ceil(9 / 8) = 2 stripes x 10 = 20 drives.
     assert _row(calc.recommend(p, protection="erasure 8+2"), "hdd-7200")["units"] == 20
 
@@ -322,7 +330,8 @@ def test_no_site_gives_one_line_per_site_and_says_which_the_cost_is_for() -> Non
     a = calc.answer("mlperf-unet3d-h100")
     lines = a.lines()
     # Headline compares totals; each site's purchase on its own line; the charges name the site.
-    # On-prem: a PM9A3 ($2,737.50) + 2 x $1,079.99 HDDs + a $1,875 JBOD = $6,772.48 / 36 = $188.12.
-    assert lines[0].startswith("Buy: it depends on the site") and "buy on-prem $188" in lines[0]
+    # On-prem: a PM9A3 ($2,737.50) + 2 x $1,079.99 HDDs in a 12-bay server with its NIC, switch ports
+    # and DACs ($438 + $150 + 2 x $16.67 + 2 x $40 = $701.34) = $5,598.82 / 36 = $155.52.
+    assert lines[0].startswith("Buy: it depends on the site") and "buy on-prem $156" in lines[0]
     assert [x.split(":")[0] for x in lines[1:5]] == ["Buy on-prem", "Rent on AWS", "Rent on GCP", "Rent on Azure"]
-    assert any(x.startswith("At the cheapest site (on-prem), a month of training costs $188") for x in lines)
+    assert any(x.startswith("At the cheapest site (on-prem), a month of training costs $156") for x in lines)

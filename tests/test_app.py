@@ -241,12 +241,13 @@ def test_a_preset_chosen_after_a_link_is_not_reverted_by_an_old_widget_value() -
     ("name", "buy", "cost"),
     [
         # No site given (no server, no storage): the headline compares the sites. On-prem, a PM9A3
-        # ($2,737.50) per node as the cache in front of a mirrored pair of 24 TB HDDs (2 x $1,079.99
-        # + a $1,875 JBOD): $6,772.48 / 36 months = $188.12 a month.
-        ("mlperf-unet3d-h100", "Buy: it depends on the site", "buy on-prem $188"),
-        # nfs-10gbe puts the job on-prem; one nfs-25gbe server (a composed $38,437.50) carries the
-        # 320 MB/s for $38,437.50 / 36 = $1,067.71 a month
-        ("beast-nfs-shop", "Buy: 1 server of nfs-25gbe", "$38,438 to buy"),
+        # ($2,737.50) per node as the cache in front of a mirrored pair of 24 TB HDDs (2 x $1,079.99)
+        # in a 12-bay server with its NIC, 2 switch ports and 2 DACs ($438 + $150 + 2 x $16.67 +
+        # 2 x $40 = $701.34): $5,598.82 / 36 months = $155.52 a month.
+        ("mlperf-unet3d-h100", "Buy: it depends on the site", "buy on-prem $156"),
+        # nfs-10gbe puts the job on-prem; one nfs-25gbe server (a composed $38,437.50) with its switch
+        # port ($800 / 48 = $16.67) and 25 GbE DAC ($40) carries the 320 MB/s: $38,494.17 to buy
+        ("beast-nfs-shop", "Buy: 1 server of nfs-25gbe", "$38,494 to buy"),
         # the data sits in S3: 160.5 TB x $0.023 = $3,691.50 a month + reads (storage.yaml)
         ("clip-vitl14-datacomp-webdataset", "Buy: 1 prefix of aws-s3-standard", "a month all in"),
         # the dataset fits in node RAM: per site, the page cache serves it, a store holds it

@@ -45,9 +45,10 @@ def test_compare_chart_has_a_panel_per_requirement_and_two_for_cost() -> None:
     assert "worker RAM [GiB]" in titles and "storage to buy [USD]" in titles
     assert len(fig.data) == 2 * 8  # a bar per plan and panel
     # mlperf-unet3d-h100 on-prem: one PM9A3 (nvme-gen4, $2,737.50) caches the dataset in the node,
-    # two mirrored 24 TB HDDs (2 x $1,079.99) in a JBOD ($1,875) hold it: $6,772.48 (catalog figures)
+    # two mirrored 24 TB HDDs (2 x $1,079.99) in a 12-bay server with its NIC, 2 switch ports and
+    # 2 DACs ($438 + $150 + 2 x $16.67 + 2 x $40 = $701.34) hold it: $5,598.82 (catalog figures)
     buy = next(b for b in fig.data if b.name == "b" and b.xaxis == "x8")
-    assert buy.x[0] == pytest.approx(2737.5 + 2 * 1079.99 + 1875)
+    assert buy.x[0] == pytest.approx(2737.5 + 2 * 1079.99 + 438 + 150 + 2 * 16.67 + 2 * 40)
 
 
 def test_compare_chart_title_states_which_plan_is_faster_and_which_storage_is_cheaper() -> None:
@@ -172,22 +173,23 @@ def test_saves_of_an_empty_state_say_so_without_a_chart() -> None:
 
 def test_what_to_buy_carries_every_answer_line_and_the_monthly_charges() -> None:
     # mlperf-unet3d-h100 on-prem: one PM9A3 cache drive ($2,737.50) + two mirrored 24 TB HDDs
-    # (2 x $1,079.99) in a JBOD ($1,875) = $6,772.48 bought, / 36 months = $188.12 a month
+    # (2 x $1,079.99) in a 12-bay server with its NIC, switch ports and DACs ($701.34) = $5,598.82
+    # bought, / 36 months = $155.52 a month
     p = calc.plan("mlperf-unet3d-h100", site="on-prem")
     section = markdown_report(p).split("## What to buy, and what it costs", 1)[1].split("\n## ", 1)[0]
     bullets = [line.removeprefix("- ") for line in section.strip().splitlines()]
     assert bullets == calc.answer(p).lines()  # all of them, in order
     assert (
-        "A month of training costs $188: rent $0, reads $0, writes $0, egress $0, purchases $188 "
+        "A month of training costs $156: rent $0, reads $0, writes $0, egress $0, purchases $156 "
         "(purchases amortised)." in bullets
     )
-    # no site given: a line per site, then the charges at the cheapest site (on-prem, $188)
+    # no site given: a line per site, then the charges at the cheapest site (on-prem, $156)
     q = calc.plan("mlperf-unet3d-h100")
     section = markdown_report(q).split("## What to buy, and what it costs", 1)[1].split("\n## ", 1)[0]
     assert "- Buy on-prem: 1 drive of nvme-gen4 per node" in section and "- Rent on AWS: " in section
-    assert "- At the cheapest site (on-prem), a month of training costs $188: " in section
+    assert "- At the cheapest site (on-prem), a month of training costs $156: " in section
     page = html_report(q)
-    assert "At the cheapest site (on-prem), a month of training costs $188: rent $0" in page
+    assert "At the cheapest site (on-prem), a month of training costs $156: rent $0" in page
 
 
 _NOT_A_NUMBER = re.compile(r"(?<![A-Za-z])(nan|inf|infinity)(?![A-Za-z])", re.IGNORECASE)

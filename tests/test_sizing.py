@@ -190,14 +190,15 @@ def test_local_cache_design_is_sized_per_node_from_the_full_read_rate() -> None:
     # the 24 a server holds.
     # An H100 server takes data-centre drives only (no 9100 PRO or SN850X): the cheapest that
     # fits is the PM9A3 (nvme-gen4), 6.5 GB/s: 22.87 / 6.5 = 3.52 -> 4 per node, 32 drives x
-    # $2,737.50 = $87,600, plus the store that holds the dataset (one nfs-25gbe, $38,437.50).
+    # $2,737.50 = $87,600, plus the store that holds the dataset: one nfs-25gbe, $38,437.50, with
+    # its switch port ($800 SN2410 / 48 ports = $16.67) and 25 GbE DAC ($40): $38,494.17.
     d = calc.designs("mlperf-unet3d-h100", gpus_per_job=64, site="on-prem")
     local = d[d["design"] == "local cache"].iloc[0]
     per_node = 8 * 7 / 0.323 * 0.9 * 146_600_628
     assert math.ceil(per_node / 6.5e9) == 4 and math.ceil(per_node / 560e6) == 41
     assert local["local"] == "nvme-gen4" and local["local_units_per_node"] == 4 and local["feasible"]
     assert local["store"] == "nfs-25gbe"
-    assert local["purchase_usd"] == pytest.approx(32 * 2737.5 + 38437.5)
+    assert local["purchase_usd"] == pytest.approx(32 * 2737.5 + 38437.5 + 16.67 + 40)
     sata = calc.designs("mlperf-unet3d-h100", gpus_per_job=64, storage=None)
     assert "41 drives per node" not in " ".join(sata["why_not"])  # the cheaper feasible drive is kept
 
@@ -288,10 +289,14 @@ def test_a_dataset_that_fits_in_ram_is_read_once() -> None:
     a = calc.answer(p)
     assert "page cache" in " ".join(a.lines())
     # The job's storage is nfs-100gbe, so it runs on-prem: the cheapest store that holds 146.9 GB is
-    # one 24 TB HDD mirrored (2 x $1,079.99) in a JBOD ($1,875): $4,034.98 over 36 months = $112.08.
+    # one 24 TB HDD mirrored (2 x $1,079.99 = $2,159.98) in the small enclosure, not a 60-bay shelf: a
+    # 12-bay 3.5" server $438 + a 2 x 25 GbE NIC $150 + 2 switch ports (2 x $16.67) + 2 DACs (2 x $40)
+    # = $701.34; $2,861.32 over 36 months = $79.48.
     assert a.site == "on-prem" and a.best is not None and a.best["option"] == "hdd-7200"
-    assert a.best["purchase_usd"] == pytest.approx(2 * 1079.99 + 1875)
-    assert a.best["monthly_total_usd"] == pytest.approx((2 * 1079.99 + 1875) / 36)  # no 30 TiB of FSx
+    box = 438 + 150 + 2 * 16.67 + 2 * 40
+    assert a.best["purchase_usd"] == pytest.approx(2 * 1079.99 + box)
+    assert a.best["monthly_total_usd"] == pytest.approx((2 * 1079.99 + box) / 36)  # no 30 TiB of FSx
+    assert '1 x 12-bay 3.5" server on 2 x 25 GbE ($701.34' in a.best["caveats"]
 
 
 def test_eight_h100_unet3d_behind_100_gbit_runs_at_about_55_percent() -> None:
@@ -670,3 +675,17 @@ def test_local_cache_drive_keeps_the_gpus_fed_not_only_the_bandwidth() -> None:
     # Planned with the drive it names, the job reaches its target utilisation.
     q = calc.plan("mlperf-resnet50-h100", site="on-prem", storage=str(local["local"]), storage_units=None)
     assert q.gpu_utilization >= q.scenario.target_gpu_utilization - 1e-9
+
+
+def test_an_nfs_server_is_bought_with_its_switch_port_and_cable() -> None:
+    # beast-nfs-shop: one nfs-25gbe server, a composed $38,437.50 (13 x $2,737.50 drives + the $2,700
+    # SR635 + a $150 E810 NIC), reached through one 25 GbE switch port (a used SN2410, $800 / 48 ports
+    # = $16.67) and one SFP28 DAC ($40): $38,494.17 bought, / 36 months = $1,069.28 a month.
+    a = calc.answer("beast-nfs-shop")
+    assert a.best is not None and a.best["option"] == "nfs-25gbe" and a.best["units"] == 1
+    assert a.best["purchase_usd"] == pytest.approx(38437.5 + 800 / 48 + 40, abs=0.01)
+    assert a.best["monthly_total_usd"] == pytest.approx((38437.5 + 16.67 + 40) / 36, abs=0.01)
+    assert "each server connects through 1 x port-25g ($16.67), 1 x dac-25g ($40.00)" in a.best["caveats"]
+    # at 100 GbE a port of a used SN2700 ($800 / 32 = $25) and a 3 m QSFP28 DAC ($125): $150 a server
+    nfs100 = calc.recommend("beast-nfs-shop").set_index("option").loc["nfs-100gbe"]
+    assert nfs100["purchase_usd"] == pytest.approx(nfs100["units"] * (75057.5 + 25 + 125))

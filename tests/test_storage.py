@@ -487,3 +487,82 @@ def test_metadata_scaling_entries_are_checked() -> None:
     with pytest.raises(PresetError) as err:
         parse({"metadata_scaling": good, "metadata_ops": 1500})
     assert err.value.field == "storage.yaml: my-fs: metadata_ops"
+
+
+# ------------------------------------------------------------------ enclosures for bought drives
+
+
+@pytest.mark.parametrize(
+    ("drives", "mix"),
+    [
+        # Sizes: a 12-bay enclosure at $700 and a 60-bay one at $1,200 ($58.3 and $20 per bay).
+        (0, (0, 0)),
+        (1, (1, 0)),
+        (2, (1, 0)),  # one 12-bay ($700), not a 60-bay shelf ($1,200)
+        (12, (1, 0)),
+        (13, (0, 1)),  # 2 x 12-bay = $1,400 > one 60-bay $1,200
+        (60, (0, 1)),
+        (61, (1, 1)),  # 60-bay + 12-bay = $1,900 < 2 x 60-bay = $2,400
+        (72, (1, 1)),
+        (73, (0, 2)),  # 60 + 2 x 12 = $2,600 > 2 x 60-bay = $2,400
+        (120, (0, 2)),
+        (600, (0, 10)),
+    ],
+)
+def test_enclosure_mix_is_the_cheapest_cover(drives: int, mix: tuple[int, int]) -> None:
+    assert storage.enclosure_mix(drives, [12, 60], [700.0, 1200.0]) == mix
+
+
+def test_enclosure_mix_ties_go_to_fewer_enclosures_and_tries_every_size() -> None:
+    # Equal price per bay ($50): 24 drives in one 24-bay ($1,200) rather than two 12-bay ($600 each).
+    assert storage.enclosure_mix(24, [12, 24], [600.0, 1200.0]) == (0, 1)
+    # Three sizes, 4/14/60 bays at $2,500/$4,000/$6,000. 18 drives: 14 + 4 = $6,500, 2 x 14 = $8,000,
+    # 5 x 4 = $12,500, one 60-bay = $6,000: the 60-bay.
+    assert storage.enclosure_mix(18, [4, 14, 60], [2500.0, 4000.0, 6000.0]) == (0, 0, 1)
+    # 5 drives: 2 x 4-bay = $5,000, one 14-bay = $4,000: the 14-bay.
+    assert storage.enclosure_mix(5, [4, 14, 60], [2500.0, 4000.0, 6000.0]) == (0, 1, 0)
+    # 3 drives: the 4-bay alone, $2,500.
+    assert storage.enclosure_mix(3, [4, 14, 60], [2500.0, 4000.0, 6000.0]) == (1, 0, 0)
+    with pytest.raises(ValueError, match="one price per enclosure size"):
+        storage.enclosure_mix(3, [4, 14], [1.0])
+
+
+def test_hdds_are_housed_by_count_in_the_catalog_enclosures() -> None:
+    # presets/enclosures.yaml: the 12-bay 3.5" server $438 + a 2 x 25 GbE NIC $150 + 2 switch ports
+    # ($800 / 48 = $16.67 each) + 2 SFP28 DACs ($40 each) = $701.34; the 60-bay JBOD $800 + the
+    # host's 9300-8e HBA $405 = $1,205, its 2 SFF-8644 cables unpriced.
+    hdd = storage.option("hdd-7200")
+    small, large = hdd.enclosures
+    assert (small.bays, large.bays) == (12, 60) and (small.attach, large.attach) == ("network", "sas")
+    assert small.price_usd == pytest.approx(438 + 150 + 2 * 16.67 + 2 * 40)
+    assert large.price_usd == pytest.approx(800 + 405)
+    assert [(p.name, k) for p, k in large.unpriced] == [("cable-sff8644", 2)]
+    # 2 drives (a mirror) -> one 12-bay server; 13 -> the JBOD ($1,205 < 2 x $701.34 = $1,402.68).
+    assert [(x.bays, k) for x, k in storage.house(hdd, 2)] == [(12, 1)]
+    assert [(x.bays, k) for x, k in storage.house(hdd, 13)] == [(60, 1)]
+    assert storage.housing_usd(storage.house(hdd, 61)) == pytest.approx(701.34 + 1205)
+    held, unpriced = storage.describe_housing(storage.house(hdd, 13))
+    assert held.startswith('1 x 60-bay 3.5" SAS3 JBOD cabled to the host ($1,205.00: 1 x jbod-60lff $800.00')
+    assert unpriced.startswith("2 x cable-sff8644 (no USD price")
+    # A workstation's M.2 drives go in its own slots: nothing bought.
+    assert storage.house(storage.option("nvme-gen5-prosumer"), 2) == ()
+
+
+def test_enclosure_catalog_refuses_bad_entries() -> None:
+    parts, encs = storage.enclosure_catalog()
+    assert all(x.bays >= 1 and x.parts for x in encs.values())
+    assert all(math.isfinite(p.price_usd) or p.no_price_reason for p in parts.values())
+    assert all(p.source and p.price_date for p in parts.values() if math.isfinite(p.price_usd))
+
+    def entry(data: dict[str, object]) -> catalog._Entry:
+        return catalog._Entry("storage.yaml", "my-drive", data)
+
+    with pytest.raises(PresetError) as err:
+        storage._enclosures_of(entry({"enclosures": ["jbod-6O-lff"]}))
+    assert err.value.field == "storage.yaml: my-drive: enclosures" and "unknown enclosure" in err.value.message
+    with pytest.raises(PresetError) as err:
+        storage._parts_of(entry({"network_parts": {"port-25g": 0}}), "network_parts", {"port-25g": 0})
+    assert err.value.field == "storage.yaml: my-drive: network_parts.port-25g"
+    with pytest.raises(PresetError) as err:
+        storage._parts_of(entry({"network_parts": {"port-25g": 1.5}}), "network_parts", {"port-25g": 1.5})
+    assert "whole count" in err.value.message
