@@ -139,17 +139,17 @@ def test_clip_on_prem_hdds_with_parity_and_the_fill_limit() -> None:
     assert hdd["capacity_bytes"] == pytest.approx(216e12)
     # 11 drives fit one 12-bay 3.5" server (presets/enclosures.yaml): server $438 + 2 x 25 GbE NIC $150
     # + 2 switch ports at $800 / 48 = $16.67 + 2 SFP28 DACs at $40 = $701.34;
-    # 11 x $1,079.99 = $11,879.89 + $701.34 = $12,581.23 (a 60-bay JBOD, $1,205 with its HBA, costs more).
+    # 11 x $1,079.99 = $11,879.89 + $701.34 = $12,581.23 (a 60-bay JBOD, $1,236 with HBA and cables, costs more).
     assert hdd["purchase_usd"] == pytest.approx(11 * 1079.99 + 438 + 150 + 2 * 16.67 + 2 * 40)
     assert "TiB" in hdd["caveats"] and "80%" in hdd["caveats"]
     assert "held in 1 x 12-bay" in hdd["caveats"] and "JBOD" not in hdd["caveats"]
     # Mirror instead: 9 data drives x 2 = 18. Two 12-bay servers ($1,402.68) cost more than one 60-bay
-    # JBOD ($800 with freight) + the host's external SAS HBA ($405) = $1,205, whose two SFF-8644 cables
-    # have no sourced price (said in the caveats): 18 x $1,079.99 = $19,439.82 + $1,205 = $20,644.82.
+    # JBOD ($800 with freight) + the host's external SAS HBA ($405) + 2 SFF-8644 cables (100 CNY / 6.45
+    # = $15.50 each) = $1,236: 18 x $1,079.99 = $19,439.82 + $1,236 = $20,675.82, every part priced.
     mirror = _row(calc.recommend(p, protection="mirror"), "hdd-7200")
     assert mirror["units"] == 18
-    assert mirror["purchase_usd"] == pytest.approx(18 * 1079.99 + 800 + 405)
-    assert "1 x 60-bay" in mirror["caveats"] and "not priced: 2 x cable-sff8644" in mirror["caveats"]
+    assert mirror["purchase_usd"] == pytest.approx(18 * 1079.99 + 800 + 405 + 2 * 15.5)
+    assert "1 x 60-bay" in mirror["caveats"] and "not priced" not in mirror["caveats"]
     # Erasure 8+2 in whole stripes: ceil(9 / 8) = 2 stripes x 10 = 20 drives.
     assert _row(calc.recommend(p, protection="erasure 8+2"), "hdd-7200")["units"] == 20
 

@@ -530,20 +530,20 @@ def test_enclosure_mix_ties_go_to_fewer_enclosures_and_tries_every_size() -> Non
 def test_hdds_are_housed_by_count_in_the_catalog_enclosures() -> None:
     # presets/enclosures.yaml: the 12-bay 3.5" server $438 + a 2 x 25 GbE NIC $150 + 2 switch ports
     # ($800 / 48 = $16.67 each) + 2 SFP28 DACs ($40 each) = $701.34; the 60-bay JBOD $800 + the
-    # host's 9300-8e HBA $405 = $1,205, its 2 SFF-8644 cables unpriced.
+    # host's 9300-8e HBA $405 + 2 SFF-8644 cables at 100 CNY / 6.45 = $15.50 = $1,236.
     hdd = storage.option("hdd-7200")
     small, large = hdd.enclosures
     assert (small.bays, large.bays) == (12, 60) and (small.attach, large.attach) == ("network", "sas")
     assert small.price_usd == pytest.approx(438 + 150 + 2 * 16.67 + 2 * 40)
-    assert large.price_usd == pytest.approx(800 + 405)
-    assert [(p.name, k) for p, k in large.unpriced] == [("cable-sff8644", 2)]
-    # 2 drives (a mirror) -> one 12-bay server; 13 -> the JBOD ($1,205 < 2 x $701.34 = $1,402.68).
+    assert large.price_usd == pytest.approx(800 + 405 + 2 * 15.5)
+    assert large.unpriced == ()
+    # 2 drives (a mirror) -> one 12-bay server; 13 -> the JBOD ($1,236 < 2 x $701.34 = $1,402.68).
     assert [(x.bays, k) for x, k in storage.house(hdd, 2)] == [(12, 1)]
     assert [(x.bays, k) for x, k in storage.house(hdd, 13)] == [(60, 1)]
-    assert storage.housing_usd(storage.house(hdd, 61)) == pytest.approx(701.34 + 1205)
+    assert storage.housing_usd(storage.house(hdd, 61)) == pytest.approx(701.34 + 1236)
     held, unpriced = storage.describe_housing(storage.house(hdd, 13))
-    assert held.startswith('1 x 60-bay 3.5" SAS3 JBOD cabled to the host ($1,205.00: 1 x jbod-60lff $800.00')
-    assert unpriced.startswith("2 x cable-sff8644 (no USD price")
+    assert held.startswith('1 x 60-bay 3.5" SAS3 JBOD cabled to the host ($1,236.00: 1 x jbod-60lff $800.00')
+    assert unpriced == ""
     # A workstation's M.2 drives go in its own slots: nothing bought.
     assert storage.house(storage.option("nvme-gen5-prosumer"), 2) == ()
 
@@ -566,3 +566,16 @@ def test_enclosure_catalog_refuses_bad_entries() -> None:
     with pytest.raises(PresetError) as err:
         storage._parts_of(entry({"network_parts": {"port-25g": 1.5}}), "network_parts", {"port-25g": 1.5})
     assert "whole count" in err.value.message
+
+
+def test_a_part_without_a_sourced_price_is_named_not_counted() -> None:
+    # A JBOD $800 and 2 cables with no sourced price: the enclosure costs $800 (the cables add 0),
+    # and the description names the 2 cables and why they are not priced.
+    jbod = storage.Part("jbod", "a JBOD", 800.0, "", "2025", "3P", "a listing")
+    cable = storage.Part("cable", "a cable", math.nan, "no listing found", "", "", "")
+    box = storage.Enclosure("j", "60-bay JBOD", 60, "sas", ((jbod, 1), (cable, 2)), "why")
+    assert box.price_usd == 800.0
+    assert box.unpriced == ((cable, 2),)
+    held, missing = storage.describe_housing(((box, 2),))
+    assert held == "2 x 60-bay JBOD ($1,600.00: 2 x jbod $1,600.00, 4 x cable not priced)"
+    assert missing == "4 x cable (no listing found)"
