@@ -206,7 +206,15 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
                     scheme = sc.protection or st.default_protection(n_data)
                     amp = st.protected_drives(n_data, scheme) / n_data
                 n = st.protected_drives(n_data, scheme)
-                housing = st.house(o, n)
+                # Reads and checkpoint writes cross the enclosures' links (NIC or host HBA).
+                housing = st.house(o, n, need_bw)
+                if o.enclosures and not housing:
+                    fastest = max(x.link_bytes_per_s for x in o.enclosures)
+                    why = (
+                        f"each of {n} drives must move {fmt(need_bw / n, 'bytes_per_s')}, more than one enclosure's "
+                        f"link carries ({fmt(fastest, 'bytes_per_s')} at most)"
+                    )
+                    limiting = "enclosure link"
                 wear = st.wear_out_years(o.endurance_bytes, n, written * 365.25 / 30, amp)
                 perf_units = float(n_data)
             else:
@@ -341,6 +349,14 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
             if housing:
                 held, unpriced = st.describe_housing(housing)
                 caveats.append(f"held in {held}" + (f"; not priced: {unpriced}" if unpriced else ""))
+                for x, _ in housing:
+                    fill = st.usable_bays(x.bays, x.link_bytes_per_s, int(units), need_bw)
+                    if fill < x.bays:
+                        caveats.append(
+                            f"at most {fill} of a {x.label}'s {x.bays} bays are filled: its link "
+                            f"({fmt(x.link_bytes_per_s, 'bytes_per_s')}) carries {fill} drives' share of "
+                            f"{fmt(need_bw, 'bytes_per_s')}"
+                        )
             if wear < months / 12:
                 caveats.append(
                     f"checkpoint writes wear the drives out in {wear:.1f} years, before the {months}-month amortisation"

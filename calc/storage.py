@@ -636,6 +636,8 @@ class Enclosure:
     attach: str
     parts: tuple[tuple[Part, int], ...]
     why: str
+    link_bytes_per_s: float = math.inf
+    link_source: str = ""
 
     @property
     def price_usd(self) -> float:
@@ -697,6 +699,8 @@ def enclosure_catalog() -> tuple[dict[str, Part], dict[str, Enclosure]]:
             attach=attach,
             parts=_part_counts(e, "parts", e.get("parts"), parts),
             why=e.text("why", ""),
+            link_bytes_per_s=e.quantity("link_bandwidth", "bytes_per_s"),
+            link_source=e.text("link_source"),
         )
     return parts, encs
 
@@ -769,13 +773,32 @@ def enclosure_mix(drives: int, bays: list[int], prices_usd: list[float]) -> tupl
     return best[1]
 
 
-def house(o: StorageOption, drives: int) -> tuple[tuple[Enclosure, int], ...]:
-    """The enclosures (with counts) that hold ``drives`` of option ``o``, cheapest mix of its sizes;
-    empty when the option names none (a workstation's own slots)."""
+def usable_bays(bays: int, link_bytes_per_s: float, drives: int, need_bytes_per_s: float) -> int:
+    """Drives one enclosure may hold so that its link carries their share of the demand [drives].
+
+    ``min(bays, floor(link / (need / drives)))``: each drive moves ``need / drives``; an enclosure
+    reached over a 2 x 100 GbE NIC (22.5 GB/s) holding drives that must move 3 GB/s each is full at
+    7 of its 14 bays. A cover of the drives by enclosures filled to at most this many puts at most
+    its link's worth of the demand on each, so their links together carry all of it. 0: one drive's
+    share is more than the link (no enclosure of this kind serves).
+    """
+    if need_bytes_per_s <= 0 or drives <= 0 or not math.isfinite(link_bytes_per_s):
+        return bays
+    return min(bays, math.floor(link_bytes_per_s * drives / need_bytes_per_s + 1e-9))
+
+
+def house(o: StorageOption, drives: int, need_bytes_per_s: float = 0.0) -> tuple[tuple[Enclosure, int], ...]:
+    """The enclosures (with counts) that hold ``drives`` of option ``o``, cheapest mix of its sizes
+    whose links carry ``need_bytes_per_s`` (each filled to ``usable_bays``); empty when the option
+    names none (a workstation's own slots) or when no enclosure's link carries one drive's share."""
     if not o.enclosures or drives <= 0:
         return ()
-    mix = enclosure_mix(drives, [x.bays for x in o.enclosures], [x.price_usd for x in o.enclosures])
-    return tuple((x, k) for x, k in zip(o.enclosures, mix, strict=True) if k)
+    fits = [(x, usable_bays(x.bays, x.link_bytes_per_s, drives, need_bytes_per_s)) for x in o.enclosures]
+    fits = [(x, b) for x, b in fits if b >= 1]
+    if not fits:
+        return ()
+    mix = enclosure_mix(drives, [b for _, b in fits], [x.price_usd for x, _ in fits])
+    return tuple((x, k) for (x, _), k in zip(fits, mix, strict=True) if k)
 
 
 def housing_usd(mix: tuple[tuple[Enclosure, int], ...]) -> float:

@@ -689,3 +689,29 @@ def test_an_nfs_server_is_bought_with_its_switch_port_and_cable() -> None:
     # at 100 GbE a port of a used SN2700 ($800 / 32 = $25) and a 3 m QSFP28 DAC ($125): $150 a server
     nfs100 = calc.recommend("beast-nfs-shop").set_index("option").loc["nfs-100gbe"]
     assert nfs100["purchase_usd"] == pytest.approx(nfs100["units"] * (75057.5 + 25 + 125))
+
+
+def test_bought_nvme_is_spread_over_servers_whose_nics_carry_the_job() -> None:
+    # 3D U-Net on a DGX H100, 8 GPUs: 22.88 GB/s from one node's storage. RAID 6 of 4 data drives
+    # = 6 PM9A3s ($2,737.50). One 14-bay server on 2 x 100 GbE carries 22.5 GB/s < 22.88, so they
+    # go in 2 x 4-bay servers ($1,150 + NIC $1,182.50 + 2 ports $50 + 2 DACs $250 = $2,632.50 each):
+    # 6 x $2,737.50 + 2 x $2,632.50 = $16,425 + $5,265 = $21,690.
+    p = calc.plan("mlperf-unet3d-h100", server="DGX-H100", gpus_per_job=8)
+    assert p.values["storage_need_bytes_per_s"] == pytest.approx(22.88e9, rel=2e-3)
+    row = _row(calc.recommend(p), "nvme-gen4")
+    assert row["units"] == 6 and row["protection"] == "raid6"
+    assert row["purchase_usd"] == pytest.approx(6 * 2737.5 + 2 * (1150 + 1182.5 + 2 * 25 + 2 * 125))
+    assert "held in 2 x 4-bay U.2 NVMe server" in row["caveats"]
+
+
+def test_drives_no_enclosure_link_carries_are_not_bought(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Today every drive is slower than every enclosure's link (a PM9A3 reads 6.5 GB/s, a NIC carries
+    # 22.5), so house() always finds one; were a drive to outrun them, the row must say so, not
+    # silently drop the enclosure's price.
+    from calc import storage
+
+    monkeypatch.setattr(storage, "house", lambda o, n, need=0.0: ())
+    p = calc.plan("mlperf-unet3d-h100", server="DGX-H100", gpus_per_job=8)
+    row = _row(calc.recommend(p), "nvme-gen4")
+    assert not row["feasible"] and row["limiting"] == "enclosure link"
+    assert "more than one enclosure's link carries (22.5 GB/s at most)" in row["why_not"]

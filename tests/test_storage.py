@@ -579,3 +579,34 @@ def test_a_part_without_a_sourced_price_is_named_not_counted() -> None:
     held, missing = storage.describe_housing(((box, 2),))
     assert held == "2 x 60-bay JBOD ($1,600.00: 2 x jbod $1,600.00, 4 x cable not priced)"
     assert missing == "4 x cable (no listing found)"
+
+
+@pytest.mark.parametrize(
+    ("bays", "link", "drives", "need", "usable"),
+    [
+        (14, 22.5e9, 6, 22.88e9, 5),  # 22.5 / (22.88 / 6 = 3.813 GB/s a drive) = 5.9 -> 5
+        (4, 22.5e9, 6, 22.88e9, 4),  # the link carries 5, the chassis has 4
+        (12, 5.6e9, 2, 0.19e9, 12),  # a slow demand: the bays bind
+        (14, 22.5e9, 1, 30e9, 0),  # one drive's share is more than the link: none
+        (60, 7.8e9, 60, 17.1e9, 27),  # 60 HDDs at 285 MB/s behind one host HBA (7.8 GB/s): 27.4 -> 27
+        (14, math.inf, 6, 22.88e9, 14),  # no link figure: the bays
+        (14, 22.5e9, 6, 0.0, 14),  # no demand
+    ],
+)
+def test_usable_bays_spread_drives_so_the_links_carry_the_demand(
+    bays: int, link: float, drives: int, need: float, usable: int
+) -> None:
+    assert storage.usable_bays(bays, link, drives, need) == usable
+
+
+def test_nvme_drives_are_spread_over_enough_servers_for_their_nics() -> None:
+    """Defect: 6 PM9A3s that must move 22.88 GB/s sat in one 14-bay server whose 2 x 100 GbE NIC
+    carries 22.5 GB/s (presets/enclosures.yaml: 2 x 100 Gb/s / 8 x 90 %)."""
+    o = storage.option("nvme-gen4")
+    assert [(x.bays, k) for x, k in storage.house(o, 6)] == [(14, 1)]  # no demand given: the bays bind
+    # With the demand: a 14-bay server is full at 5 drives, a 4-bay at 4; 2 x 4-bay ($2,632.50 each,
+    # $5,265) cost less than 2 x 14-bay ($4,182.50 each) and hold 8 >= 6, carrying 45 GB/s.
+    assert [(x.bays, k) for x, k in storage.house(o, 6, 22.88e9)] == [(4, 2)]
+    assert storage.housing_usd(storage.house(o, 6, 22.88e9)) == pytest.approx(2 * 2632.5)
+    # One drive's share above every link: no enclosure serves.
+    assert storage.house(o, 1, 30e9) == ()
