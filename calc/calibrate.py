@@ -89,7 +89,7 @@ def transformer_efficiency(memory_efficiency: float) -> float:
     h, s, b, t = a["hidden"], a["seq_len"], a["micro_batch"], a["tensor_parallel"]
     flops = float(tr.train_flops_per_token(1, h, a["heads"], a["heads"], 4 * h, 0, s, 0)) * s * b / t
     traffic = float(tr.traffic_bytes_per_sequence(1, h, a["heads"], a["heads"], 4 * h, 0, s, 0, 0, t)) * b
-    link = tr.GPU_LINKS["A100-SXM4-80GB"][0]
+    link = tr.links("A100-SXM4-80GB", gpu.host_link_bytes_per_s)[0]
     comm = float(tr.tensor_parallel_bytes_per_layer(b, s, h, t, 0)) / link
     math_s = a["time_s"] - traffic / (gpu.memory_bandwidth_bytes_per_s * memory_efficiency) - comm
     return flops / (gpu.peak("fp16") * math_s)

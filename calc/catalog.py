@@ -143,6 +143,8 @@ class GPU:
     video_decode_fps_1080p: float = math.nan
     decoder_source: str = ""
     architecture: str = ""
+    nvlink_bytes_per_s: float = math.nan
+    nvlink: str = ""
 
     def peak(self, precision: str) -> float:
         """Dense peak FLOP/s at ``precision``; an error if the GPU has no such path."""
@@ -274,10 +276,23 @@ def gpus() -> dict[str, GPU]:
             source=e.text("source"),
             verified=e.text("verified", ""),
             architecture=_architecture(e),
+            **_nvlink(e),
             **_gpu_price(e),
             **_gpu_decoders(e),
         )
     return out
+
+
+def _nvlink(e: _Entry) -> dict[str, Any]:
+    """A GPU's NVLink: bandwidth per GPU both directions [bytes/s] and 'name (source)'; none: {}."""
+    raw = e.get("nvlink", None)
+    if raw is None:
+        return {}
+    n = _Entry("gpus.yaml", f"{e.name}: nvlink", raw)
+    return {
+        "nvlink_bytes_per_s": n.quantity("bandwidth", "bytes_per_s"),
+        "nvlink": f"{n.text('name')}: {n.get('bandwidth')} per GPU both directions ({n.text('source')})",
+    }
 
 
 def _architecture(e: _Entry) -> str:
@@ -441,6 +456,8 @@ class Server:
     local_nvme_read_bytes_per_s: float = math.nan
     local_nvme: str = ""
     block_bytes_per_s: float = math.inf
+    compute_network_bytes_per_s: float = math.nan
+    compute_network: str = ""
 
     @property
     def site(self) -> str:
@@ -483,8 +500,18 @@ def servers() -> dict[str, Server]:
                 if "block_storage_bandwidth" in e.data
                 else math.inf
             ),
+            **_compute_network(e),
         )
     return out
+
+
+def _compute_network(e: _Entry) -> dict[str, Any]:
+    """A server's GPU fabric between nodes: bandwidth [bytes/s] and its name; none: {}."""
+    raw = e.get("compute_network", None)
+    if raw is None:
+        return {}
+    c = _Entry("servers.yaml", f"{e.name}: compute_network", raw)
+    return {"compute_network_bytes_per_s": c.quantity("bandwidth", "bytes_per_s"), "compute_network": c.text("name")}
 
 
 def server(name: str) -> Server:

@@ -81,26 +81,16 @@ GRAD_BYTES = 2.0
 """Bytes per gradient element on the wire: bf16 reduction (PyTorch FSDP MixedPrecision and
 Megatron-Core's default grad_reduce_in_fp32=False) [bytes]."""
 
-GPU_LINKS: dict[str, tuple[float, str]] = {
-    "V100-SXM2-16GB": (150e9, "NVLink 2: 300 GB/s per GPU both directions (NVIDIA V100 datasheet)"),
-    "V100-SXM2-32GB": (150e9, "NVLink 2: 300 GB/s per GPU both directions (NVIDIA V100 datasheet)"),
-    "A100-SXM4-80GB": (300e9, "NVLink 3: 600 GB/s per GPU both directions (NVIDIA A100 datasheet)"),
-    "A100-SXM4-40GB": (300e9, "NVLink 3: 600 GB/s per GPU both directions (NVIDIA A100 datasheet)"),
-    "H100-SXM": (450e9, "NVLink 4: 900 GB/s per GPU both directions (NVIDIA H100 datasheet; servers.yaml HGX-H100)"),
-    "H200": (450e9, "NVLink 4: 900 GB/s per GPU both directions (NVIDIA H200 datasheet)"),
-}
-"""GPU-to-GPU bandwidth inside a node, one direction [bytes/s]: half the datasheet's
-bidirectional NVLink figure (a ring all-reduce sends and receives at once). GPUs not listed
-talk over their host link (PCIe), and the plan says so."""
-
 NETWORK_PER_GPU: dict[str, tuple[float, str]] = {
     "A100-SXM4-80GB": (25e9, "one 200 Gb/s HDR InfiniBand HCA per GPU (DGX A100, Selene; servers.yaml DGX-A100)"),
     "A100-SXM4-40GB": (25e9, "one 200 Gb/s HDR InfiniBand HCA per GPU (DGX A100; servers.yaml DGX-A100)"),
     "H100-SXM": (50e9, "one 400 Gb/s ConnectX-7 per GPU (DGX H100; servers.yaml DGX-H100)"),
     "H200": (50e9, "one 400 Gb/s ConnectX-7 per GPU (DGX H200 / HGX H200; servers.yaml)"),
+    "B200": (50e9, "one 400 Gb/s ConnectX-7 per GPU (DGX B200; servers.yaml DGX-B200 compute_network)"),
 }
-"""Compute-fabric bandwidth per GPU between nodes, one direction [bytes/s]. GPUs not listed
-get 100 Gb/s (12.5 GB/s) and a warning."""
+"""Compute-fabric bandwidth per GPU between nodes, one direction [bytes/s], of the GPU's usual
+server, for scenarios that name no server (one that does uses its own ``compute_network``). GPUs
+not listed get 100 Gb/s (12.5 GB/s) and a warning."""
 
 DEFAULT_NETWORK_PER_GPU = 12.5e9
 """Assumed inter-node bandwidth per GPU when the GPU has no entry in NETWORK_PER_GPU [bytes/s]."""
@@ -448,21 +438,30 @@ def step_time_s(
     return _f(stack_factor) * (pipe + _f(fixed_s)) + _f(data_parallel_exposed_s)
 
 
-def links(gpu: str, host_link_bytes_per_s: float) -> tuple[float, str, float, str, list[str]]:
-    """The GPU-to-GPU link and the inter-node bandwidth per GPU [bytes/s], sources and warnings."""
+def links(gpu: str, host_link_bytes_per_s: float, server: str = "") -> tuple[float, str, float, str, list[str]]:
+    """The GPU-to-GPU link and the inter-node bandwidth per GPU, one direction [bytes/s], sources, warnings.
+
+    The link is half the GPU's NVLink figure (gpus.yaml ``nvlink``, both directions: a ring
+    all-reduce sends and receives at once), else its host link. The network is the named server's
+    ``compute_network`` over its GPUs (servers.yaml), else ``NETWORK_PER_GPU``, else 100 Gb/s.
+    """
+    from calc import catalog  # calc.catalog's presets are read at call time
+
     warnings: list[str] = []
-    if gpu in GPU_LINKS:
-        link, link_src = GPU_LINKS[gpu]
+    g = catalog.gpus().get(gpu)
+    if g is not None and math.isfinite(g.nvlink_bytes_per_s):
+        link, link_src = g.nvlink_bytes_per_s / 2, f"half of {g.nvlink}"
     else:
         link, link_src = (
             host_link_bytes_per_s,
             f"{gpu}: no NVLink figure; its host link (PCIe) carries GPU-to-GPU traffic",
         )
-        warnings.append(
-            f"{gpu} has no NVLink figure in calc.transformer.GPU_LINKS: tensor/context-parallel traffic"
-            " uses its host link."
-        )
-    if gpu in NETWORK_PER_GPU:
+        warnings.append(f"{gpu} has no NVLink figure in gpus.yaml: tensor/context-parallel traffic uses its host link.")
+    srv = catalog.servers().get(server) if server else None
+    if srv is not None and math.isfinite(srv.compute_network_bytes_per_s):
+        net = srv.compute_network_bytes_per_s / srv.gpus_per_node
+        net_src = f"{srv.name} compute_network ({srv.compute_network}) / {srv.gpus_per_node} GPUs (servers.yaml)"
+    elif gpu in NETWORK_PER_GPU:
         net, net_src = NETWORK_PER_GPU[gpu]
     else:
         net, net_src = DEFAULT_NETWORK_PER_GPU, "assumed 100 Gb/s per GPU (calc.transformer.DEFAULT_NETWORK_PER_GPU)"
@@ -555,7 +554,7 @@ def resolve(
         + describe({**v, "gated": v["gated"]})
         + (f" ({preset.source})" if preset else "")
     )
-    link, link_src, net, net_src, w = links(gpu, host_link_bytes_per_s)
+    link, link_src, net, net_src, w = links(gpu, host_link_bytes_per_s, sc.server or "")
     if sc.gpu_link_bytes_per_s is not None:
         link, link_src = parse(sc.gpu_link_bytes_per_s, "bytes_per_s", "gpu_link_bytes_per_s"), "scenario"
     elif sc.tensor_parallel * sc.context_parallel > 1 or sc.gpus_per_job > 1:

@@ -274,6 +274,12 @@ def test_links_from_the_datasheets_or_the_host_link() -> None:
     link, link_src, net, net_src, warnings = T.links("H100-SXM", 64e9)
     assert (link, net, warnings) == (450e9, 50e9, [])
     assert "NVLink 4" in link_src and "400 Gb/s" in net_src
+    # B200: NVLink 5, 1.8 TB/s both directions -> 900e9 B/s one way (was missing: PCIe carried it)
+    link, link_src, net, _, warnings = T.links("B200", 63e9)
+    assert (link, net, warnings) == (900e9, 50e9, []) and "NVLink 5" in link_src
+    # A named server's own fabric: DGX-A100, 8 x 200 Gb/s HDR = 1,600 Gb/s for 8 GPUs = 25e9 B/s a GPU
+    assert T.links("H100-SXM", 64e9, "DGX-A100")[2] == 25e9
+    assert "DGX-A100 compute_network" in T.links("H100-SXM", 64e9, "DGX-A100")[3]
     # V100 SXM2: NVLink 2, 300 GB/s -> 150e9; no network figure: 100 Gb/s = 12.5e9 B/s, said so
     link, _, net, net_src, warnings = T.links("V100-SXM2-16GB", 16e9)
     assert (link, net) == (150e9, 12.5e9)
@@ -286,7 +292,7 @@ def test_links_from_the_datasheets_or_the_host_link() -> None:
     assert (link, net) == (32e9, 12.5e9)
     assert link_src == "L4: no NVLink figure; its host link (PCIe) carries GPU-to-GPU traffic"
     assert len(warnings) == 2
-    assert warnings[0].startswith("L4 has no NVLink figure") and warnings[0].endswith(" uses its host link.")
+    assert warnings[0] == "L4 has no NVLink figure in gpus.yaml: tensor/context-parallel traffic uses its host link."
 
 
 def test_describe_names_the_mlp() -> None:
