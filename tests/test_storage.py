@@ -487,6 +487,17 @@ def test_metadata_scaling_entries_are_checked() -> None:
     with pytest.raises(PresetError) as err:
         parse({"metadata_scaling": good, "metadata_ops": 1500})
     assert err.value.field == "storage.yaml: my-fs: metadata_ops"
+    assert err.value.message == "give metadata_scaling or metadata_ops, not both"
+    accepted = "a mapping {steps: [[units, IOPS], ...], block: [units, IOPS], max_iops: N, ops_per_iops: N}"
+    with pytest.raises(PresetError) as err:
+        parse({"metadata_scaling": {**good, "block": [24]}})
+    assert err.value.message == f"expected [units, IOPS] with positive numbers, got [24]; accepted: {accepted}"
+    with pytest.raises(PresetError) as err:
+        parse({"metadata_scaling": {**good, "steps": [[2.4, 3000], [1.2, 1500]]}})
+    assert err.value.message == "steps must rise in units and IOPS"
+    with pytest.raises(PresetError) as err:
+        parse({"metadata_scaling": {**good, "max_iops": True}})  # a YAML yes is not a number
+    assert err.value.message == "max_iops and ops_per_iops must be positive numbers, got [True, 2]"
 
 
 # ------------------------------------------------------------------ enclosures for bought drives
@@ -610,3 +621,12 @@ def test_nvme_drives_are_spread_over_enough_servers_for_their_nics() -> None:
     assert storage.housing_usd(storage.house(o, 6, 22.88e9)) == pytest.approx(2 * 2632.5)
     # One drive's share above every link: no enclosure serves.
     assert storage.house(o, 1, 30e9) == ()
+
+
+def test_enclosure_mix_fills_with_the_cheapest_per_bay_for_large_counts() -> None:
+    # 1,000 HDDs, 12-bay servers at $701.34 ($58.45 a bay) or 60-bay JBODs at $1,236 ($20.60 a bay):
+    # 17 JBODs hold 1,020 for $21,012; 16 JBODs + 4 servers (1,008) cost $19,776 + $2,805.36 = $22,581.36.
+    assert storage.enclosure_mix(1000, [12, 60], [701.34, 1236.0]) == (0, 17)
+    # Equal price per bay ($50): the larger size fills, so 42 x 24-bay (1,008 bays, $50,400), not
+    # 11 x 24-bay + 62 x 12-bay at the same $50,400 in 73 enclosures.
+    assert storage.enclosure_mix(1000, [12, 24], [600.0, 1200.0]) == (0, 42)
