@@ -335,3 +335,13 @@ def test_no_site_gives_one_line_per_site_and_says_which_the_cost_is_for() -> Non
     assert lines[0].startswith("Buy: it depends on the site") and "buy on-prem $156" in lines[0]
     assert [x.split(":")[0] for x in lines[1:5]] == ["Buy on-prem", "Rent on AWS", "Rent on GCP", "Rent on Azure"]
     assert any(x.startswith("At the cheapest site (on-prem), a month of training costs $156") for x in lines)
+
+
+def test_a_workstations_sata_ssds_go_in_its_own_bays() -> None:
+    # The preprocessed LUNA16 job on one GTX 1080 Ti workstation: the consumer 870 EVO is allowed there
+    # and sits in the workstation's SATA ports, nothing else bought. Bandwidth sets 2 data drives, a
+    # mirror doubles them: 4 x $139.99 = $559.96, / 36 months = $15.55 a month.
+    r = _row(calc.recommend("luna-unet3d-1080ti-preprocessed"), "sata-ssd")
+    assert r["feasible"] and r["units"] == 4 and r["protection"] == "mirror"
+    assert r["purchase_usd"] == pytest.approx(4 * 139.99)
+    assert "held in" not in r["caveats"]
