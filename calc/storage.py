@@ -111,7 +111,7 @@ class StorageOption:
         m = self.metadata_scaling
         if m is None:
             return self.metadata_ops
-        return metadata_ops_scaled(units, m.steps, m.block_units, m.block_iops, m.max_iops, m.ops_per_iops)
+        return metadata_ops_scaled(units, m)
 
     def units_for_metadata(self, ops_per_s: float) -> float:
         """Fewest units whose metadata service runs ``ops_per_s`` [units]; 0 when the service
@@ -119,7 +119,7 @@ class StorageOption:
         m = self.metadata_scaling
         if m is None or ops_per_s <= 0:
             return 0.0
-        return units_for_metadata_ops(ops_per_s, m.steps, m.block_units, m.block_iops, m.max_iops, m.ops_per_iops)
+        return units_for_metadata_ops(ops_per_s, m)
 
 
 @dataclass(frozen=True)
@@ -134,14 +134,7 @@ class MetadataScaling:
     ops_per_iops: float
 
 
-def metadata_ops_scaled(
-    units: float,
-    steps: tuple[tuple[float, float], ...],
-    block_units: float,
-    block_iops: float,
-    max_iops: float,
-    ops_per_iops: float,
-) -> float:
+def metadata_ops_scaled(units: float, m: MetadataScaling) -> float:
     """Metadata operations/s of a service that provisions Metadata IOPS by size [1/s].
 
     ``iops = min(max(step(units), floor(units / block_units) x block_iops), max_iops)`` where
@@ -160,33 +153,26 @@ def metadata_ops_scaled(
         2026-11-23); valid Metadata IOPS 1,500, 3,000, 6,000, 12,000 and multiples of 12,000 up to
         192,000: FSx API reference, FileSystemLustreMetadataConfiguration.
     """
-    step = steps[0][1]
-    for size, iops in steps:
+    step = m.steps[0][1]
+    for size, iops in m.steps:
         if units >= size - 1e-9:
             step = iops
     # As many units as needed (units = inf) reach the maximum.
-    blocks = math.floor(units / block_units + 1e-9) * block_iops if math.isfinite(units) else max_iops
-    return min(max(step, blocks), max_iops) * ops_per_iops
+    blocks = math.floor(units / m.block_units + 1e-9) * m.block_iops if math.isfinite(units) else m.max_iops
+    return min(max(step, blocks), m.max_iops) * m.ops_per_iops
 
 
-def units_for_metadata_ops(
-    ops_per_s: float,
-    steps: tuple[tuple[float, float], ...],
-    block_units: float,
-    block_iops: float,
-    max_iops: float,
-    ops_per_iops: float,
-) -> float:
+def units_for_metadata_ops(ops_per_s: float, m: MetadataScaling) -> float:
     """Fewest units whose ``metadata_ops_scaled`` reaches ``ops_per_s`` [units]; 0 above the
     service's maximum (no size reaches it: the caller says so).
 
     The smallest step that carries it, or else whole blocks: ceil(IOPS / block_iops) x block_units.
     """
-    iops = ops_per_s / ops_per_iops
-    if iops > max_iops:
+    iops = ops_per_s / m.ops_per_iops
+    if iops > m.max_iops:
         return 0.0
-    fits = [size for size, step in steps if step >= iops]
-    blocks = math.ceil(iops / block_iops - 1e-9) * block_units
+    fits = [size for size, step in m.steps if step >= iops]
+    blocks = math.ceil(iops / m.block_iops - 1e-9) * m.block_units
     return min([*fits, blocks])
 
 
@@ -243,7 +229,7 @@ def options() -> dict[str, StorageOption]:
             no_price_reason=e.text("no_price_reason", ""),
             price_region=str(e.get("price_region", "")),
             price_date=str(e.get("price_date", "")),
-            metadata_ops=_smallest_metadata_ops(scaling, opt("min_units", "count", 1.0))
+            metadata_ops=metadata_ops_scaled(opt("min_units", "count", 1.0), scaling)
             if scaling
             else opt("metadata_ops", "count_per_s", math.inf),
             metadata_scaling=scaling,
@@ -343,10 +329,6 @@ def _metadata_scaling(e: catalog._Entry) -> MetadataScaling | None:
     if "metadata_ops" in e.data:
         raise PresetError(e.where("metadata_ops"), "give metadata_scaling or metadata_ops, not both")
     return m
-
-
-def _smallest_metadata_ops(m: MetadataScaling, units: float) -> float:
-    return metadata_ops_scaled(units, m.steps, m.block_units, m.block_iops, m.max_iops, m.ops_per_iops)
 
 
 def _drive_class(e: catalog._Entry) -> str:

@@ -614,33 +614,13 @@ def gemm_time_s(
     )
 
 
-def gemm_efficiency(
-    m: Numeric,
-    n: Numeric,
-    k: Numeric,
-    peak_flops_per_s: Numeric,
-    bandwidth_bytes_per_s: Numeric,
-    operand_bytes: Numeric,
-    result_bytes: Numeric,
-    peak_efficiency: Numeric,
-    bandwidth_efficiency: Numeric,
-) -> Numeric:
-    """Share of the peak one matrix multiply reaches [0-1]: ``2 m n k / (P x gemm_time_s)``.
+def gemm_efficiency(m: Numeric, n: Numeric, k: Numeric, peak_flops_per_s: Numeric, time_s: Numeric) -> Numeric:
+    """Share of the peak a matrix multiply of ``time_s`` reaches [0-1]: ``2 m n k / (P x t)``.
 
-    Rises with the arithmetic intensity ``2 m n k / bytes`` towards ``e_p`` (see ``gemm_time_s``).
+    With ``t`` from ``gemm_time_s`` it rises with the arithmetic intensity ``2 m n k / bytes``
+    towards ``e_p``.
     """
-    t = gemm_time_s(
-        m,
-        n,
-        k,
-        peak_flops_per_s,
-        bandwidth_bytes_per_s,
-        operand_bytes,
-        result_bytes,
-        peak_efficiency,
-        bandwidth_efficiency,
-    )
-    return 2 * _f(m) * _f(n) * _f(k) / (_f(peak_flops_per_s) * _f(t))
+    return 2 * _f(m) * _f(n) * _f(k) / (_f(peak_flops_per_s) * _f(time_s))
 
 
 def layer_gemms(

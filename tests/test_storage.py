@@ -417,8 +417,11 @@ def test_protection_names_outside_the_list_are_refused_by_field() -> None:
     assert storage.usable_drives(1, "raid6") == 0.0
 
 
-FSX_STEPS = ((1.2, 1500.0), (2.4, 3000.0), (4.8, 6000.0), (12.0, 12000.0))
-"""FSx for Lustre SSD AUTOMATIC mode (TiB, Metadata IOPS): the User Guide's table."""
+FSX = storage.MetadataScaling(
+    ((1.2, 1500.0), (2.4, 3000.0), (4.8, 6000.0), (12.0, 12000.0)), 24.0, 12000.0, 192000.0, 2.0
+)
+"""FSx for Lustre SSD AUTOMATIC mode (TiB, Metadata IOPS; 12,000 per 24 TiB, at most 192,000; 2 opens
+or closes per Metadata IOPS): the User Guide's table."""
 
 
 @pytest.mark.parametrize(
@@ -436,7 +439,7 @@ FSX_STEPS = ((1.2, 1500.0), (2.4, 3000.0), (4.8, 6000.0), (12.0, 12000.0))
     ],
 )
 def test_metadata_ops_scaled_follows_the_fsx_automatic_table(tib: float, ops: float) -> None:
-    assert storage.metadata_ops_scaled(tib, FSX_STEPS, 24.0, 12000.0, 192000.0, 2.0) == ops
+    assert storage.metadata_ops_scaled(tib, FSX) == ops
 
 
 @pytest.mark.parametrize(
@@ -452,7 +455,7 @@ def test_metadata_ops_scaled_follows_the_fsx_automatic_table(tib: float, ops: fl
     ],
 )
 def test_units_for_metadata_ops_buys_the_smallest_size_that_serves(ops: float, tib: float) -> None:
-    assert storage.units_for_metadata_ops(ops, FSX_STEPS, 24.0, 12000.0, 192000.0, 2.0) == tib
+    assert storage.units_for_metadata_ops(ops, FSX) == tib
 
 
 def test_fsx_presets_scale_metadata_with_capacity() -> None:

@@ -439,13 +439,17 @@ def test_gemm_efficiency_by_hand_at_a_published_shape() -> None:
     # Roofline with e_p = 0.84, e_w = 1.0, 3.35 TB/s: math 274.878e9 / (1979e12 x 0.84) = 165.354 us;
     # bytes 1 B x (8192 x 2048 x 2) + 2 B x 8192^2 = 33,554,432 + 134,217,728 = 167,772,160 B
     # / 3.35e12 = 50.081 us; t = 215.435 us; share = 274.878e9 / (1979e12 x 215.435e-6) = 0.64473.
-    e = T.gemm_efficiency(8192, 8192, 2048, 1979e12, 3.35e12, 1.0, 2.0, 0.84, 1.0)
+    t = T.gemm_time_s(8192, 8192, 2048, 1979e12, 3.35e12, 1.0, 2.0, 0.84, 1.0)
+    assert float(t) == pytest.approx(215.435e-6, rel=1e-4)
+    e = T.gemm_efficiency(8192, 8192, 2048, 1979e12, t)
     assert float(e) == pytest.approx(0.64473, rel=1e-4)
     assert float(e) == pytest.approx(1343 / 1979, rel=0.06)
     # The sum, not the max: the same GEMM with K = 256 is memory-heavy and falls to ~28 % of peak
     # (math 20.669 us + bytes (4,194,304 + 134,217,728) / 3.35e12 = 41.317 us: 34.360e9 / (1979e12
     # x 61.986e-6) = 0.2801), where a max of the two would give 0.42.
-    small = T.gemm_efficiency(8192, 8192, 256, 1979e12, 3.35e12, 1.0, 2.0, 0.84, 1.0)
+    small = T.gemm_efficiency(
+        8192, 8192, 256, 1979e12, T.gemm_time_s(8192, 8192, 256, 1979e12, 3.35e12, 1.0, 2.0, 0.84, 1.0)
+    )
     assert float(small) == pytest.approx(0.2801, rel=1e-3)
 
 
