@@ -139,6 +139,7 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
         amp = 1.0
         wear = math.inf
         housing: tuple[tuple[st.Enclosure, int], ...] = ()
+        networked = False  # bought drives in servers on the network: shared by every node
         n_node = 1  # copies: one per node for single-attach volumes
         if o.kind == "ram":
             units = perf_units = float(clients)
@@ -187,6 +188,8 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
             if bought:
                 # Data drives hold the bytes below the fill limit; parity drives add writes.
                 loads["capacity"] = need_cap / (o.capacity_bytes * sc.fill_limit)
+                # Enough drives that checkpoint writes do not wear them out before the amortisation ends.
+                loads["endurance"] = st.drives_for_endurance(o.endurance_bytes, written * 365.25 / 30, months / 12)
                 n_data, limiting = st.size(loads)
                 scheme = sc.protection or st.default_protection(n_data)
                 amp = st.protected_drives(n_data, scheme) / n_data
@@ -202,13 +205,18 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
                         writes_overlap_reads=overlap,
                     )
                     loads["capacity"] = need_cap / (o.capacity_bytes * sc.fill_limit)
+                    loads["endurance"] = st.drives_for_endurance(o.endurance_bytes, written * 365.25 / 30, months / 12)
                     n_data, limiting = st.size(loads)
                     scheme = sc.protection or st.default_protection(n_data)
                     amp = st.protected_drives(n_data, scheme) / n_data
                 n = st.protected_drives(n_data, scheme)
-                # Reads and checkpoint writes cross the enclosures' links (NIC or host HBA).
-                housing = st.house(o, n, need_bw)
-                if o.enclosures and not housing:
+                # Reads and checkpoint writes cross the enclosures' links (NIC or host HBA). Several
+                # nodes, or checkpoints (which must outlive a node), need a server on the network:
+                # every node mounts it over NFS, like the nfs-* options.
+                share = clients > 1 or saving
+                housing = st.house(o, n, need_bw, shared=share)
+                networked = bool(housing) and all(x.attach == "network" for x, _ in housing)
+                if not housing and any(x.attach == "network" or not share for x in o.enclosures):
                     fastest = max(x.link_bytes_per_s for x in o.enclosures)
                     why = (
                         f"each of {n} drives must move {fmt(need_bw / n, 'bytes_per_s')}, more than one enclosure's "
@@ -218,6 +226,8 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
                 wear = st.wear_out_years(o.endurance_bytes, n, written * 365.25 / 30, amp)
                 perf_units = float(n_data)
             else:
+                # A bought server's drives (nfs-*) wear out too: enough servers for the writes.
+                loads["endurance"] = st.drives_for_endurance(o.endurance_bytes, written * 365.25 / 30, months / 12)
                 n, limiting = st.size(loads)
                 perf_units = float(n)
             if limiting == "bandwidth" and write_bw / o.write_bytes_per_s > read_bw / o.read_bytes_per_s:
@@ -290,14 +300,14 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
                 f"{fmt(v['file_opens_per_s'], 'count_per_s', 'file opens/s')}: small files load metadata "
                 "servers and request limits; pack into shards"
             )
-        if o.kind == "local" and clients > 1 and not why:
+        if o.kind == "local" and clients > 1 and not why and not networked:
             # A drive in one node cannot feed the others: designs() sizes drives per node instead.
             why = f"local drives serve only their own node; {clients} nodes read (see the per-node local cache design)"
             limiting = "one node"
         if o.kind == "local" and o.site in st.CLOUDS and not why:
             why = "instance storage is lost when the instance stops: a cache (the server NVMe design), not the store"
             limiting = "ephemeral"
-        if o.kind in ("local", "ram") and v["checkpoint_write_bytes_per_s"] > 0 and not why:
+        if o.kind in ("local", "ram") and v["checkpoint_write_bytes_per_s"] > 0 and not why and not networked:
             # A checkpoint must survive the loss of a node (issue 19): node RAM or node-local drives die
             # with it, so they are a first tier at most, never the checkpoint store.
             why = "checkpoints on node-local storage die with the node: the checkpoint store must be shared"
@@ -349,6 +359,11 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
             if housing:
                 held, unpriced = st.describe_housing(housing)
                 caveats.append(f"held in {held}" + (f"; not priced: {unpriced}" if unpriced else ""))
+                if networked and (clients > 1 or saving):
+                    caveats.append(
+                        "a storage server on the network: every node mounts it over NFS (its NFS metadata rate is not "
+                        "modelled), and checkpoints written to it outlive a node"
+                    )
                 for x, _ in housing:
                     fill = st.usable_bays(x.bays, x.link_bytes_per_s, int(units), need_bw)
                     if fill < x.bays:
@@ -1317,6 +1332,18 @@ def _deciding(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -> str:
         )
     if lim == "RAM":
         return f"Deciding: the dataset ({fmt(p.dataset_bytes, 'bytes')}) fits in each node's free RAM."
+    if lim == "endurance":
+        written, _ = checkpoint_writes_per_month(p)
+        return (
+            f"Deciding: drive endurance; checkpoints write {fmt(written * 365.25 / 30, 'bytes')} a year, and the "
+            f"drives' rated writes must last the {p.scenario.amortization_months}-month amortisation, which sets "
+            f"{_n(r['units'], str(r['unit']))} of {r['option']}."
+        )
+    if lim == "metadata":
+        return (
+            f"Deciding: metadata; {fmt(v['metadata_ops_per_s'], 'count_per_s', 'metadata ops/s')} of file opens, "
+            f"which sets {_n(r['units'], str(r['unit']))} of {r['option']} (its metadata grows with its size)."
+        )
     return f"Deciding: {lim}; it sets {_n(r['units'], str(r['unit']))} of {r['option']}."
 
 

@@ -432,8 +432,8 @@ gives as typical for parts and ranges (8 or 16 MB), counted in MiB as S3 clients
 
 
 def size(loads: dict[str, float]) -> tuple[int, str]:
-    """Whole units needed and the limiting axis (iops, bandwidth, capacity, minimum, write requests
-    or metadata)."""
+    """Whole units needed and the limiting axis (iops, bandwidth, capacity, minimum, write requests,
+    metadata or endurance)."""
     busy = loads["iops"] + loads["bandwidth"]
     totals = {
         "iops" if loads["iops"] >= loads["bandwidth"] else "bandwidth": busy,
@@ -441,6 +441,7 @@ def size(loads: dict[str, float]) -> tuple[int, str]:
         "minimum": loads["minimum"],
         "write requests": loads["puts"],
         "metadata": loads.get("metadata", 0.0),
+        "endurance": loads.get("endurance", 0.0),
     }
     limiting = max(totals, key=lambda k: (math.ceil(totals[k] - 1e-9), k != "minimum", totals[k]))
     return max(1, math.ceil(max(totals.values()) - 1e-9)), limiting
@@ -566,6 +567,19 @@ def usable_drives(raw_drives: int, scheme: str) -> float:
         return float(max(raw_drives - 2 * groups, 0))  # fewer than 3 drives hold no RAID 6 data
     k, m = _erasure(scheme)
     return raw_drives * k / (k + m)
+
+
+def drives_for_endurance(endurance_bytes: float, written_bytes_per_year: float, years: float) -> float:
+    """Data drives whose rated writes last ``years`` [drives]: ``written a year x years / endurance``.
+
+    Parity and mirror drives take the same share of the writes as data drives (``wear_out_years``:
+    per drive = written x amplification / drives = written / data drives), so the count of data
+    drives sets the wear. 0 with no rating or nothing written. Example: 1 PB written a year for 3
+    years on drives rated 14 PB (a 7.68 TB PM9A3 at 1 DWPD for 5 years) needs 3 / 14 = 0.21 drives.
+    """
+    if not math.isfinite(endurance_bytes) or written_bytes_per_year <= 0:
+        return 0.0
+    return written_bytes_per_year * years / endurance_bytes
 
 
 def wear_out_years(
@@ -769,13 +783,18 @@ def usable_bays(bays: int, link_bytes_per_s: float, drives: int, need_bytes_per_
     return min(bays, math.floor(link_bytes_per_s * drives / need_bytes_per_s + 1e-9))
 
 
-def house(o: StorageOption, drives: int, need_bytes_per_s: float = 0.0) -> tuple[tuple[Enclosure, int], ...]:
+def house(
+    o: StorageOption, drives: int, need_bytes_per_s: float = 0.0, shared: bool = False
+) -> tuple[tuple[Enclosure, int], ...]:
     """The enclosures (with counts) that hold ``drives`` of option ``o``, cheapest mix of its sizes
-    whose links carry ``need_bytes_per_s`` (each filled to ``usable_bays``); empty when the option
-    names none (a workstation's own slots) or when no enclosure's link carries one drive's share."""
+    whose links carry ``need_bytes_per_s`` (each filled to ``usable_bays``); ``shared``: servers
+    on the network only (every node mounts them), not a JBOD cabled to one host. Empty when the
+    option names none (a workstation's own slots) or when no enclosure's link carries one drive's
+    share."""
     if not o.enclosures or drives <= 0:
         return ()
-    fits = [(x, usable_bays(x.bays, x.link_bytes_per_s, drives, need_bytes_per_s)) for x in o.enclosures]
+    kinds = [x for x in o.enclosures if x.attach == "network" or not shared]
+    fits = [(x, usable_bays(x.bays, x.link_bytes_per_s, drives, need_bytes_per_s)) for x in kinds]
     fits = [(x, b) for x, b in fits if b >= 1]
     if not fits:
         return ()

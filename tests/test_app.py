@@ -245,9 +245,10 @@ def test_a_preset_chosen_after_a_link_is_not_reverted_by_an_old_widget_value() -
         # in a 12-bay server with its NIC, 2 switch ports and 2 DACs ($438 + $150 + 2 x $16.67 +
         # 2 x $40 = $701.34): $5,598.82 / 36 months = $155.52 a month.
         ("mlperf-unet3d-h100", "Buy: it depends on the site", "buy on-prem $156"),
-        # nfs-10gbe puts the job on-prem; one nfs-25gbe server (a composed $38,437.50) with its switch
-        # port ($800 / 48 = $16.67) and 25 GbE DAC ($40) carries the 320 MB/s: $38,494.17 to buy
-        ("beast-nfs-shop", "Buy: 1 server of nfs-25gbe", "$38,494 to buy"),
+        # nfs-10gbe puts the job on-prem; its 5 nodes mount a storage server: 2 mirrored PM9A3s
+        # (2 x $2,737.50) in a 4-bay U.2 server ($1,150) with a 2 x 100 GbE NIC ($1,182.50), 2 switch
+        # ports ($800 / 32 = $25) and 2 DACs ($125): $8,107.50 to buy, below the $38,494 NFS server
+        ("beast-nfs-shop", "Buy: 2 drives of nvme-gen4 in mirror", "$8,108 to buy"),
         # the data sits in S3: 160.5 TB x $0.023 = $3,691.50 a month + reads (storage.yaml)
         ("clip-vitl14-datacomp-webdataset", "Buy: 1 prefix of aws-s3-standard", "a month all in"),
         # the dataset fits in node RAM: per site, the page cache serves it, a store holds it

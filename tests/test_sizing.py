@@ -48,8 +48,13 @@ def test_small_files_fit_one_gen4_nvme_but_need_hundreds_of_hdds() -> None:
     assert storage.option("nvme-gen4").iops_at(65536) / 51200 == pytest.approx(1 / busy, rel=1e-9)
     # A 7,200 rpm HDD: 162.1 reads/s at 64 KiB (docs/model.md 7.1): 51,200 / 162.1 = 316 drives.
     assert 51200 / storage.option("hdd-7200").iops_at(65536) > 300
-    # The 10 jobs run on 10 nodes: a drive in one of them feeds no other, so not a one-tier option.
-    assert "only their own node" in _row(recommend(p), "nvme-gen4")["why_not"]
+    # The 10 jobs run on 10 nodes: the drives go in a storage server on the network that every node
+    # mounts (a 4-bay U.2 server on 2 x 100 GbE), mirrored: 2 x $2,737.50 + $1,150 + $1,182.50 NIC
+    # + 2 x $25 ports + 2 x $125 DACs = $8,107.50. A drive inside one node would feed no other.
+    row = _row(recommend(p), "nvme-gen4")
+    assert row["feasible"] and row["units"] == 2 and row["protection"] == "mirror"
+    assert row["purchase_usd"] == pytest.approx(2 * 2737.5 + 1150 + 1182.5 + 2 * 25 + 2 * 125)
+    assert "every node mounts it over NFS" in row["caveats"]
 
 
 def test_nfs_shop_iops() -> None:
@@ -634,19 +639,20 @@ def test_storage_map_names_what_the_card_buys_and_keeps_the_workload_on_the_map(
     from calc import plots
 
     # Before: the map titled "nvme-gen5-prosumer is the cheapest option that serves" under a card
-    # that bought an nfs-25gbe server (an H100 job gets data-centre parts, and checkpoints need a
-    # shared store); and the job's 247.6 kB/s star sat left of the axis (lowest unit: 40 MB/s).
+    # that bought another option (an H100 job gets data-centre parts, and checkpoints need a shared
+    # store: now a mirrored pair of HDDs in a 12-bay server on the network); and the job's 247.6 kB/s
+    # star sat left of the axis (lowest unit: 40 MB/s).
     p = calc.plan("llama3-8b-pretrain-8xh100")
     fig = plots.storage_map(p, recommend(p))
-    assert calc.answer(p).best["option"] == "nfs-25gbe"
-    assert fig.layout.title.text.startswith("nfs-25gbe is the cheapest option that serves")
+    assert calc.answer(p).best["option"] == "hdd-7200"
+    assert fig.layout.title.text.startswith("hdd-7200 is the cheapest option that serves")
     star = next(t for t in fig.data if t.name == "this workload")
     lo, _ = fig.layout.xaxis.range
     assert math.log10(star.x[0]) > lo  # 0.2476 MB/s: log10 = -0.61, inside the axis
     # Named in the legend, never as text beside a point: nfs-25gbe and nvme-gen4 sit too close.
     assert all("text" not in (t.mode or "") for t in fig.data)
     named = [t.name for t in fig.data]
-    assert "nfs-25gbe (cheapest that serves)" in named and "nvme-gen4 (your storage)" in named
+    assert "hdd-7200 (cheapest that serves)" in named and "nvme-gen4 (your storage)" in named
 
 
 def test_reads_in_flight_is_littles_law_rounded_up() -> None:
@@ -681,11 +687,11 @@ def test_an_nfs_server_is_bought_with_its_switch_port_and_cable() -> None:
     # beast-nfs-shop: one nfs-25gbe server, a composed $38,437.50 (13 x $2,737.50 drives + the $2,700
     # SR635 + a $150 E810 NIC), reached through one 25 GbE switch port (a used SN2410, $800 / 48 ports
     # = $16.67) and one SFP28 DAC ($40): $38,494.17 bought, / 36 months = $1,069.28 a month.
-    a = calc.answer("beast-nfs-shop")
-    assert a.best is not None and a.best["option"] == "nfs-25gbe" and a.best["units"] == 1
-    assert a.best["purchase_usd"] == pytest.approx(38437.5 + 800 / 48 + 40, abs=0.01)
-    assert a.best["monthly_total_usd"] == pytest.approx((38437.5 + 16.67 + 40) / 36, abs=0.01)
-    assert "each server connects through 1 x port-25g ($16.67), 1 x dac-25g ($40.00)" in a.best["caveats"]
+    nfs = _row(calc.recommend("beast-nfs-shop"), "nfs-25gbe")
+    assert nfs["feasible"] and nfs["units"] == 1
+    assert nfs["purchase_usd"] == pytest.approx(38437.5 + 800 / 48 + 40, abs=0.01)
+    assert nfs["monthly_total_usd"] == pytest.approx((38437.5 + 16.67 + 40) / 36, abs=0.01)
+    assert "each server connects through 1 x port-25g ($16.67), 1 x dac-25g ($40.00)" in nfs["caveats"]
     # at 100 GbE a port of a used SN2700 ($800 / 32 = $25) and a 3 m QSFP28 DAC ($125): $150 a server
     nfs100 = calc.recommend("beast-nfs-shop").set_index("option").loc["nfs-100gbe"]
     assert nfs100["purchase_usd"] == pytest.approx(nfs100["units"] * (75057.5 + 25 + 125))
@@ -710,8 +716,27 @@ def test_drives_no_enclosure_link_carries_are_not_bought(monkeypatch: pytest.Mon
     # silently drop the enclosure's price.
     from calc import storage
 
-    monkeypatch.setattr(storage, "house", lambda o, n, need=0.0: ())
+    monkeypatch.setattr(storage, "house", lambda o, n, need=0.0, shared=False: ())
     p = calc.plan("mlperf-unet3d-h100", server="DGX-H100", gpus_per_job=8)
     row = _row(calc.recommend(p), "nvme-gen4")
     assert not row["feasible"] and row["limiting"] == "enclosure link"
     assert "more than one enclosure's link carries (22.5 GB/s at most)" in row["why_not"]
+
+
+def test_checkpoint_writes_buy_enough_drives_to_last_the_amortisation() -> None:
+    # Llama 3 1T checkpoints on a DGX H100 cluster write 290.4 PB a year. An nfs-25gbe server holds
+    # 13 PM9A3s rated 14,016 TB each = 182.2 PB; over the 36-month amortisation 290.4 x 3 / 182.2 =
+    # 4.78 -> 5 servers, more than bandwidth or capacity need. Before, 8 bare NVMe drives were bought
+    # that the writes wore out in 0.3 years.
+    from calc.sizing import checkpoint_writes_per_month
+
+    p = calc.plan("mlperf-checkpoint-llama3-1t", server="DGX-H100")
+    written, _ = checkpoint_writes_per_month(p)
+    assert written * 365.25 / 30 == pytest.approx(290.4e15, rel=1e-3)
+    a = calc.answer(p)
+    assert a.best is not None and a.best["option"] == "nfs-25gbe" and a.best["units"] == 5
+    assert a.best["limiting"] == "endurance"
+    assert any(line.startswith("Deciding: drive endurance; checkpoints write 290.4 PB a year") for line in a.lines())
+    # The bare PM9A3s would need 290.4 x 3 / 14.016 = 62.2 -> 63 data drives: more than a 24-drive system.
+    nvme = _row(calc.recommend(p), "nvme-gen4")
+    assert not nvme["feasible"] and "on endurance" in nvme["why_not"]

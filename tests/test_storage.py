@@ -633,3 +633,24 @@ def test_enclosure_mix_fills_with_the_cheapest_per_bay_for_large_counts() -> Non
     # Equal price per bay ($50): the larger size fills, so 42 x 24-bay (1,008 bays, $50,400), not
     # 11 x 24-bay + 62 x 12-bay at the same $50,400 in 73 enclosures.
     assert storage.enclosure_mix(1000, [12, 24], [600.0, 1200.0]) == (0, 42)
+
+
+@pytest.mark.parametrize(
+    ("endurance", "yearly", "years", "drives"),
+    [
+        (14_016e12, 1e15, 3.0, 3 / 14.016),  # 1 PB a year for 3 years on 14,016 TB-rated PM9A3s
+        (13 * 14_016e12, 290.37e15, 3.0, 290.37 * 3 / (13 * 14.016)),  # 1T checkpoints: 4.78 NFS servers
+        (math.nan, 1e15, 3.0, 0.0),  # no rating: not a sizing axis
+        (14_016e12, 0.0, 3.0, 0.0),  # nothing written
+    ],
+)
+def test_drives_for_endurance(endurance: float, yearly: float, years: float, drives: float) -> None:
+    assert storage.drives_for_endurance(endurance, yearly, years) == pytest.approx(drives, rel=1e-12)
+
+
+def test_a_shared_array_goes_in_servers_on_the_network_not_a_jbod_on_one_host() -> None:
+    # 13 HDDs: alone, one 60-bay JBOD cabled to the host ($1,236) beats 2 x 12-bay servers ($1,402.68);
+    # shared by several nodes (or holding checkpoints), only the servers every node mounts will do.
+    hdd = storage.option("hdd-7200")
+    assert [(x.bays, x.attach, k) for x, k in storage.house(hdd, 13)] == [(60, "sas", 1)]
+    assert [(x.bays, x.attach, k) for x, k in storage.house(hdd, 13, shared=True)] == [(12, "network", 2)]
