@@ -215,6 +215,19 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     arch = _a(x["arch"]) > 0
     tp, pp, cp = _a(x["tensor_parallel"]), _a(x["pipeline_parallel"]), _a(x["context_parallel"])
     ranks = tp * pp * cp
+    out["model_parallel_ranks"] = ranks
+    if not arch.any():
+        # No row is a transformer by its architecture (a CNN plan, say): the generic terms stand,
+        # and the architecture's own terms are zero. Half the cost of a plan otherwise.
+        for key in (
+            "attention_core_flops_per_example",
+            "recompute_flops_per_example",
+            "pipeline_bubble",
+            "tensor_parallel_comm_s",
+            "data_parallel_comm_s",
+        ):
+            out[key] = np.zeros_like(arch, dtype=float)
+        return
     dims = transformer.dims(x)
     layers, hidden, heads, kv_heads, _, _, seq = dims
     mode, mb = x["checkpointing"], x["gradient_accumulation"]
@@ -231,7 +244,9 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     # fp8: x["efficiency"] is the 16-bit layer efficiency; the layer's GEMMs run at the fitted fp8 GEMM
     # speed at this micro-batch's shapes, the rest of its math does not speed up (transformer.fp8_math_factor).
     p16 = _a(x["attention_peak_flops_per_s"])
-    fp8_factor = transformer.fp8_math_factor(
+    fp8 = _a(x["fp8_gemm"]) > 0
+    # The GEMM roofline costs more than the rest of the plan: only rows that run fp8 need it.
+    fp8_factor = 1.0 if not fp8.any() else transformer.fp8_math_factor(
         _a(n) * _a(seq) / cp,
         hidden,
         heads,
@@ -250,7 +265,7 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
         mb,
     )
     fp8_eff = _a(x["efficiency"]) * p16 / _a(x["peak_flops_per_s"]) / _a(fp8_factor)
-    eff = np.where(_a(x["fp8_gemm"]) > 0, fp8_eff, x["efficiency"])
+    eff = np.where(fp8, fp8_eff, x["efficiency"])
     # The attention core (and its selective recompute) at its own efficiency; the rest at the GEMMs'.
     attn = np.where(_a(x["flops_given"]) > 0, 0.0, attention + np.where(_a(mode) == 1, recompute, 0.0))
     c = _a(
@@ -289,7 +304,6 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
         np.where(full, x["stack_factor"], 1.0),
     )
     out["attention_core_flops_per_example"] = np.where(arch, attn, 0.0)
-    out["model_parallel_ranks"] = ranks
     out["recompute_flops_per_example"] = np.where(arch, recompute, 0.0)
     out["pipeline_bubble"] = np.where(arch, bubble, 0.0)
     out["tensor_parallel_comm_s"] = np.where(arch, _a(comm_mb) * _a(mb) / (1 - _a(bubble)), 0.0)
