@@ -246,23 +246,27 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     p16 = _a(x["attention_peak_flops_per_s"])
     fp8 = _a(x["fp8_gemm"]) > 0
     # The GEMM roofline costs more than the rest of the plan: only rows that run fp8 need it.
-    fp8_factor = 1.0 if not fp8.any() else transformer.fp8_math_factor(
-        _a(n) * _a(seq) / cp,
-        hidden,
-        heads,
-        kv_heads,
-        dims[4],
-        x["gated"],
-        tp,
-        p16,
-        x["peak_flops_per_s"],
-        bw,
-        x["efficiency"],
-        x["gemm_peak_efficiency_16bit"],
-        x["gemm_peak_efficiency_fp8"],
-        x["gemm_bandwidth_efficiency"],
-        x["fp8_quantization_bytes_per_element"],
-        mb,
+    fp8_factor = (
+        1.0
+        if not fp8.any()
+        else transformer.fp8_math_factor(
+            _a(n) * _a(seq) / cp,
+            hidden,
+            heads,
+            kv_heads,
+            dims[4],
+            x["gated"],
+            tp,
+            p16,
+            x["peak_flops_per_s"],
+            bw,
+            x["efficiency"],
+            x["gemm_peak_efficiency_16bit"],
+            x["gemm_peak_efficiency_fp8"],
+            x["gemm_bandwidth_efficiency"],
+            x["fp8_quantization_bytes_per_element"],
+            mb,
+        )
     )
     fp8_eff = _a(x["efficiency"]) * p16 / _a(x["peak_flops_per_s"]) / _a(fp8_factor)
     eff = np.where(fp8, fp8_eff, x["efficiency"])
