@@ -128,9 +128,14 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
     saving = write_bw > 0
     need_cap = v["dataset_bytes"] + (v["checkpoint_capacity_bytes"] if saving else 0.0)
     written, puts = checkpoint_writes_per_month(p)
+    yearly_written = written * 365.25 / 30
+    # Several nodes, or checkpoints (which must outlive a node), need a store every node reaches.
+    shared_store = clients > 1 or saving
     rows = []
     for o in st.options().values():
         rnd = st.random_reads(o, v["read_iops"], v["file_opens_per_s"])
+        # Enough drives (or servers of drives) that checkpoint writes last the amortisation.
+        endurance = st.drives_for_endurance(o.endurance_bytes, yearly_written, months / 12)
         why = ""
         caveats = []
         bought = o.kind == "local" and math.isfinite(o.purchase_price)
@@ -188,8 +193,7 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
             if bought:
                 # Data drives hold the bytes below the fill limit; parity drives add writes.
                 loads["capacity"] = need_cap / (o.capacity_bytes * sc.fill_limit)
-                # Enough drives that checkpoint writes do not wear them out before the amortisation ends.
-                loads["endurance"] = st.drives_for_endurance(o.endurance_bytes, written * 365.25 / 30, months / 12)
+                loads["endurance"] = endurance
                 n_data, limiting = st.size(loads)
                 scheme = sc.protection or st.default_protection(n_data)
                 amp = st.protected_drives(n_data, scheme) / n_data
@@ -205,29 +209,27 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
                         writes_overlap_reads=overlap,
                     )
                     loads["capacity"] = need_cap / (o.capacity_bytes * sc.fill_limit)
-                    loads["endurance"] = st.drives_for_endurance(o.endurance_bytes, written * 365.25 / 30, months / 12)
+                    loads["endurance"] = endurance
                     n_data, limiting = st.size(loads)
                     scheme = sc.protection or st.default_protection(n_data)
                     amp = st.protected_drives(n_data, scheme) / n_data
                 n = st.protected_drives(n_data, scheme)
-                # Reads and checkpoint writes cross the enclosures' links (NIC or host HBA). Several
-                # nodes, or checkpoints (which must outlive a node), need a server on the network:
-                # every node mounts it over NFS, like the nfs-* options.
-                share = clients > 1 or saving
-                housing = st.house(o, n, need_bw, shared=share)
+                # Reads and checkpoint writes cross the enclosures' links (NIC or host HBA). A shared
+                # store goes in servers on the network: every node mounts them over NFS, like nfs-*.
+                housing = st.house(o, n, need_bw, shared=shared_store)
                 networked = bool(housing) and all(x.attach == "network" for x, _ in housing)
-                if not housing and any(x.attach == "network" or not share for x in o.enclosures):
+                if not housing and any(x.attach == "network" or not shared_store for x in o.enclosures):
                     fastest = max(x.link_bytes_per_s for x in o.enclosures)
                     why = (
                         f"each of {n} drives must move {fmt(need_bw / n, 'bytes_per_s')}, more than one enclosure's "
                         f"link carries ({fmt(fastest, 'bytes_per_s')} at most)"
                     )
                     limiting = "enclosure link"
-                wear = st.wear_out_years(o.endurance_bytes, n, written * 365.25 / 30, amp)
+                wear = st.wear_out_years(o.endurance_bytes, n, yearly_written, amp)
                 perf_units = float(n_data)
             else:
                 # A bought server's drives (nfs-*) wear out too: enough servers for the writes.
-                loads["endurance"] = st.drives_for_endurance(o.endurance_bytes, written * 365.25 / 30, months / 12)
+                loads["endurance"] = endurance
                 n, limiting = st.size(loads)
                 perf_units = float(n)
             if limiting == "bandwidth" and write_bw / o.write_bytes_per_s > read_bw / o.read_bytes_per_s:
@@ -283,9 +285,9 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
         if o.burst:
             caveats.append(o.burst)
         meta = v["file_opens_per_s"] * demand.METADATA_OPS_PER_OPEN.get(o.protocol, 0.0)
-        # A service that scales by size was sized for the opens (unit_loads): short only past its largest.
-        meta_cap = o.metadata_ops_at(math.inf if o.metadata_scaling else units)
         if meta > o.metadata_ops_at(units) and not why:
+            # A service that scales by size was sized for the opens (unit_loads): short only past its largest.
+            meta_cap = o.metadata_ops_at(math.inf if o.metadata_scaling else units)
             why = (
                 f"{fmt(meta, 'count_per_s', 'metadata ops/s')} ({o.protocol} file opens) exceed its "
                 f"{fmt(meta_cap, 'count_per_s', 'ops/s')} metadata limit: pack into shards"
@@ -359,7 +361,7 @@ def _rank(p: Plan, reads: bool) -> pd.DataFrame:
             if housing:
                 held, unpriced = st.describe_housing(housing)
                 caveats.append(f"held in {held}" + (f"; not priced: {unpriced}" if unpriced else ""))
-                if networked and (clients > 1 or saving):
+                if networked and shared_store:
                     caveats.append(
                         "a storage server on the network: every node mounts it over NFS (its NFS metadata rate is not "
                         "modelled), and checkpoints written to it outlive a node"

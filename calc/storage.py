@@ -198,6 +198,7 @@ def options() -> dict[str, StorageOption]:
         if not isinstance(sources, dict):
             raise PresetError(e.where("sources"), "expected a mapping field: source")
         scaling = _metadata_scaling(e)
+        min_units = opt("min_units", "count", 1.0)
         o = StorageOption(
             name=str(name),
             label=e.text("label"),
@@ -209,7 +210,7 @@ def options() -> dict[str, StorageOption]:
             read_bytes_per_s=rate("read_bandwidth"),
             latency_s=e.quantity("latency", "seconds"),
             capacity_bytes=opt("capacity", "bytes", math.inf),
-            min_units=opt("min_units", "count", 1.0),
+            min_units=min_units,
             max_units=opt("max_units", "count", math.inf),
             client_bytes_per_s=opt("client_bandwidth", "bytes_per_s", math.inf),
             aggregate_iops=opt("aggregate_iops", "count_per_s", math.inf),
@@ -229,7 +230,8 @@ def options() -> dict[str, StorageOption]:
             no_price_reason=e.text("no_price_reason", ""),
             price_region=str(e.get("price_region", "")),
             price_date=str(e.get("price_date", "")),
-            metadata_ops=metadata_ops_scaled(opt("min_units", "count", 1.0), scaling)
+            # A service provisioned by size states what its smallest size runs.
+            metadata_ops=metadata_ops_scaled(min_units, scaling)
             if scaling
             else opt("metadata_ops", "count_per_s", math.inf),
             metadata_scaling=scaling,
