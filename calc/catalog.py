@@ -124,6 +124,11 @@ class _Entry:
             raise PresetError(self.where(key), f"expected text, got {value!r}")
         return value
 
+    def sub(self, key: str) -> _Entry | None:
+        """An optional nested mapping as an entry of its own (errors name ``entry: key: field``)."""
+        raw = self.get(key, None)
+        return None if raw is None else _Entry(self.file, f"{self.name}: {key}", raw)
+
 
 @dataclass(frozen=True)
 class GPU:
@@ -285,10 +290,9 @@ def gpus() -> dict[str, GPU]:
 
 def _nvlink(e: _Entry) -> dict[str, Any]:
     """A GPU's NVLink: bandwidth per GPU both directions [bytes/s] and 'name (source)'; none: {}."""
-    raw = e.get("nvlink", None)
-    if raw is None:
+    n = e.sub("nvlink")
+    if n is None:
         return {}
-    n = _Entry("gpus.yaml", f"{e.name}: nvlink", raw)
     return {
         "nvlink_bytes_per_s": n.quantity("bandwidth", "bytes_per_s"),
         "nvlink": f"{n.text('name')}: {n.get('bandwidth')} per GPU both directions ({n.text('source')})",
@@ -306,10 +310,9 @@ def _architecture(e: _Entry) -> str:
 
 def _gpu_decoders(e: _Entry) -> dict[str, Any]:
     """A GPU's hardware JPEG and video decode rates (NaN where none is given) and their source."""
-    raw = e.get("decoders", None)
-    if raw is None:
+    d = e.sub("decoders")
+    if d is None:
         return {}
-    d = _Entry("gpus.yaml", f"{e.name}: decoders", raw)
     return {
         "jpeg_decode_images_per_s": d.quantity("jpeg_images_per_s", "count_per_s"),
         "video_decode_fps_1080p": d.quantity("video_fps_1080p", "count_per_s"),
@@ -319,10 +322,9 @@ def _gpu_decoders(e: _Entry) -> dict[str, Any]:
 
 def _gpu_price(e: _Entry) -> dict[str, Any]:
     """A GPU's on-demand price per GPU-hour and its source, or the note saying why there is none."""
-    raw = e.get("price_per_hour", None)
-    if raw is None:
+    p = e.sub("price_per_hour")
+    if p is None:
         return {"price_source": e.text("price_note", "no price in gpus.yaml")}
-    p = _Entry("gpus.yaml", f"{e.name}: price_per_hour", raw)
     return {
         "price_per_hour": p.quantity("usd", "count"),
         "price_source": f"{p.text('what')}; {p.text('source')} (dated {p.get('date', '?')})",
@@ -477,8 +479,7 @@ def servers() -> dict[str, Server]:
         net = e.get("storage_network", None)
         n = _Entry("servers.yaml", f"{name}: storage_network", net) if isinstance(net, dict) else None
         sources = e.get("sources", {})
-        raw_nvme = e.get("local_nvme", None)
-        nvme = _Entry("servers.yaml", f"{name}: local_nvme", raw_nvme) if raw_nvme is not None else None
+        nvme = e.sub("local_nvme")
         out[str(name)] = Server(
             name=str(name),
             label=e.text("label", str(name)),
@@ -507,10 +508,9 @@ def servers() -> dict[str, Server]:
 
 def _compute_network(e: _Entry) -> dict[str, Any]:
     """A server's GPU fabric between nodes: bandwidth [bytes/s] and its name; none: {}."""
-    raw = e.get("compute_network", None)
-    if raw is None:
+    c = e.sub("compute_network")
+    if c is None:
         return {}
-    c = _Entry("servers.yaml", f"{e.name}: compute_network", raw)
     return {"compute_network_bytes_per_s": c.quantity("bandwidth", "bytes_per_s"), "compute_network": c.text("name")}
 
 
