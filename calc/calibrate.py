@@ -581,16 +581,9 @@ def fp8_quantization_bytes() -> float:
     from calc import transformer as tr
     from calc.errors import PresetError
 
-    raw = catalog.load_yaml(catalog.presets_dir() / "gemm.yaml")
-    q = raw.get("quantization") if isinstance(raw, dict) else None
-    if not isinstance(q, dict):
-        raise PresetError("gemm.yaml: quantization", "expected a mapping")
-    v: dict[str, float] = {}
-    for key in ("fp8_delayed_autocast_ms", "fp8_prequantized_ms", "tokens", "hidden", "ffn_hidden", "bandwidth_tb_s"):
-        x = q.get(key)
-        if not isinstance(x, int | float) or isinstance(x, bool) or not x > 0:
-            raise PresetError(f"gemm.yaml: quantization: {key}", f"expected a positive number, got {x!r}")
-        v[key] = float(x)
+    q = catalog._Entry("gemm.yaml", "quantization", _gemm_yaml().get("quantization"))
+    keys = ("fp8_delayed_autocast_ms", "fp8_prequantized_ms", "tokens", "hidden", "ffn_hidden", "bandwidth_tb_s")
+    v = {key: q.quantity(key, "count") for key in keys}
     if v["fp8_delayed_autocast_ms"] <= v["fp8_prequantized_ms"]:
         raise PresetError("gemm.yaml: quantization", "the autocast time must exceed the pre-quantized one")
     gemms = tr.layer_gemms(v["tokens"], v["hidden"], 1, 1, v["ffn_hidden"], 0)
@@ -649,51 +642,54 @@ class GemmRow:
     fit: bool = True
 
 
+def _source(r: catalog._Entry) -> str:
+    from calc.errors import PresetError
+
+    src = r.text("source")
+    if not src:
+        raise PresetError(r.where("source"), "expected the source of the figure")
+    return src
+
+
 @functools.cache
-def gemm_rows() -> tuple[GemmRow, ...]:
-    """The published GEMM measurements of presets/gemm.yaml, validated (PresetError otherwise)."""
+def _gemm_yaml() -> dict[str, Any]:
+    """presets/gemm.yaml, read once: ``gpus`` (a mapping), ``rows`` (a list), ``quantization``."""
     from calc.errors import PresetError
 
     raw = catalog.load_yaml(catalog.presets_dir() / "gemm.yaml")
     if not isinstance(raw, dict) or not isinstance(raw.get("gpus"), dict) or not isinstance(raw.get("rows"), list):
         raise PresetError("gemm.yaml", "expected a mapping with 'gpus' (a mapping) and 'rows' (a list)")
-    gpus: dict[str, Any] = raw["gpus"]
+    return raw
+
+
+@functools.cache
+def gemm_rows() -> tuple[GemmRow, ...]:
+    """The published GEMM measurements of presets/gemm.yaml, validated (PresetError otherwise)."""
+    from calc.errors import PresetError
+
+    gpus: dict[str, Any] = _gemm_yaml()["gpus"]
     out = []
-    for i, r in enumerate(raw["rows"]):
-        where = f"gemm.yaml: rows[{i}]"
-        if not isinstance(r, dict):
-            raise PresetError(where, "expected a mapping")
+    for i, data in enumerate(_gemm_yaml()["rows"]):
+        r = catalog._Entry("gemm.yaml", f"rows[{i}]", data)
         g = gpus.get(str(r.get("gpu")))
         if not isinstance(g, dict):
-            raise PresetError(f"{where}: gpu", f"{r.get('gpu')!r} is not under 'gpus' ({', '.join(map(str, gpus))})")
+            raise PresetError(r.where("gpu"), f"{r.get('gpu')!r} is not under 'gpus' ({', '.join(map(str, gpus))})")
         prec = r.get("precision")
         if prec not in ("bf16", "fp8"):
-            raise PresetError(f"{where}: precision", f"expected bf16 or fp8, got {prec!r}")
-        nums = {}
-        for key in ("m", "n", "k", "tflops"):
-            v = r.get(key)
-            if not isinstance(v, int | float) or isinstance(v, bool) or not v > 0:
-                raise PresetError(f"{where}: {key}", f"expected a positive number, got {v!r}")
-            nums[key] = float(v)
-        for key in (prec, "bandwidth_tb_s"):
-            v = g.get(key)
-            if not isinstance(v, int | float) or isinstance(v, bool) or not v > 0:
-                raise PresetError(f"gemm.yaml: gpus: {r['gpu']}: {key}", f"expected a positive number, got {v!r}")
-        src = r.get("source")
-        if not isinstance(src, str) or not src:
-            raise PresetError(f"{where}: source", "expected the source of the figure")
+            raise PresetError(r.where("precision"), f"expected bf16 or fp8, got {prec!r}")
+        gpu = catalog._Entry("gemm.yaml", f"gpus: {r.get('gpu')}", g)
         fit = r.get("fit", True)
         if not isinstance(fit, bool):
-            raise PresetError(f"{where}: fit", f"expected true or false, got {fit!r}")
+            raise PresetError(r.where("fit"), f"expected true or false, got {fit!r}")
         out.append(
             GemmRow(
-                gpu=str(r["gpu"]),
+                gpu=str(r.get("gpu")),
                 precision=str(prec),
-                peak_flops_per_s=float(g[prec]) * 1e12,
-                bandwidth_bytes_per_s=float(g["bandwidth_tb_s"]) * 1e12,
-                source=src,
+                peak_flops_per_s=gpu.quantity(str(prec), "count") * 1e12,
+                bandwidth_bytes_per_s=gpu.quantity("bandwidth_tb_s", "count") * 1e12,
+                source=_source(r),
                 fit=fit,
-                **nums,
+                **{key: r.quantity(key, "count") for key in ("m", "n", "k", "tflops")},
             )
         )
     return tuple(out)

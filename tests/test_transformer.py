@@ -591,8 +591,10 @@ def test_gemm_yaml_errors_name_the_field(tmp_path: Any, monkeypatch: pytest.Monk
     (tmp_path / "gemm.yaml").write_text(text)
     monkeypatch.setattr(catalog, "presets_dir", lambda: tmp_path)
     calc.calibrate.gemm_rows.cache_clear()
+    calc.calibrate._gemm_yaml.cache_clear()
     try:
         with pytest.raises(PresetError, match=r"rows\[0\]: tflops"):
             calc.calibrate.gemm_rows()
     finally:
         calc.calibrate.gemm_rows.cache_clear()
+        calc.calibrate._gemm_yaml.cache_clear()
