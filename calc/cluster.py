@@ -43,11 +43,13 @@ import yaml
 from calc import catalog, demand
 from calc import sizing as sz
 from calc import storage as st
+from calc.engine import checkpoint_writes_per_month
 from calc.errors import InputError, PresetError
 from calc.plan import Plan, plan
 from calc.scenario import FIELDS, Scenario, to_text
 from calc.scenario import scenario as preset_scenario
-from calc.units import Kind, fmt, fmt_usd, parse
+from calc.site import job_site
+from calc.units import MONTH_S, Kind, fmt, fmt_usd, parse
 
 SAVES = ("aligned", "staggered")
 """How the jobs' checkpoint saves fall in time: all at once, or spread so they overlap least."""
@@ -766,7 +768,7 @@ def combined_plan(cp: ClusterPlan) -> Plan:
         storage_units=first.scenario.storage_units,
         amortization_months=first.scenario.amortization_months,
         # The shared inputs that decide what may be bought, and where (issue 18's rules).
-        site=sz.job_site(first.scenario),
+        site=job_site(first.scenario),
         allow_other_site=first.scenario.allow_other_site,
         site_link_bytes_per_s=first.scenario.site_link_bytes_per_s,
         protection=first.scenario.protection,
@@ -777,9 +779,9 @@ def combined_plan(cp: ClusterPlan) -> Plan:
     # ranking's checkpoint_writes_per_month charges the cluster's real total.
     written = puts = 0.0
     for p, n in zip(cp.plans, cp.copies, strict=True):
-        b, r = sz.checkpoint_writes_per_month(p)
+        b, r = checkpoint_writes_per_month(p)
         written, puts = written + n * b, puts + n * r
-    inputs = dict(first.inputs) | {"checkpoint_async": 1.0, "checkpoint_interval_s": sz.MONTH_S if written else 0.0}
+    inputs = dict(first.inputs) | {"checkpoint_async": 1.0, "checkpoint_interval_s": MONTH_S if written else 0.0}
     v = dict(first.values)
     v |= {
         "checkpoint_bytes": written,
@@ -865,7 +867,7 @@ def cluster_answer(x: ClusterPlan | Cluster | Any, /, **inputs: Any) -> ClusterA
     cp = _as_cluster_plan(x, inputs)
     rec = recommend_cluster(cp)
     first = cp.plans[0].scenario
-    ok = rec[sz._buyable(rec, sz.job_site(first), first.allow_other_site)]
+    ok = rec[sz._buyable(rec, job_site(first), first.allow_other_site)]
     rows = [dict(r) for _, r in ok.iterrows()]
     best = rows[0] if rows else None
     loads = [_entry_load(cp, i) for i in range(len(cp.plans))]
@@ -1021,7 +1023,7 @@ def chargeback(cp: ClusterPlan, row: Mapping[str, Any], loads: Sequence[_Load] |
         billed = cp.stored_bytes if elastic else units * o.capacity_bytes
         cap_usd = o.price_per_gb_month * billed / 1e9
     read_usd = [
-        (x.read / 1e9 * o.price_per_gb_read + x.iops / 1e6 * o.price_per_million_requests) * sz.MONTH_S for x in loads
+        (x.read / 1e9 * o.price_per_gb_read + x.iops / 1e6 * o.price_per_million_requests) * MONTH_S for x in loads
     ]
     months = cp.plans[0].scenario.amortization_months
     bought = units * o.purchase_price / months if math.isfinite(o.purchase_price) else 0.0
