@@ -110,11 +110,11 @@ def checkpoint_writes_per_month(p: Plan) -> tuple[float, float]:
     Each rank uploads its shard in parts of ``st.WRITE_REQUEST_BYTES`` (16 MiB multipart parts),
     each part one PUT; an object store bills per request, a file system per GB.
     """
-    interval = p.inputs.get("checkpoint_interval_s", math.nan)
-    if not (isinstance(interval, float | int) and math.isfinite(interval) and interval > 0):
-        return 0.0, 0.0
-    saves = MONTH_S / float(interval)
     v = p.values
+    interval = float(v["checkpoint_interval_used_s"])  # the resolved interval: given or Young-Daly
+    if not (math.isfinite(interval) and interval > 0):
+        return 0.0, 0.0
+    saves = MONTH_S / interval
     parts = math.ceil(v["checkpoint_rank_bytes"] / st.WRITE_REQUEST_BYTES - 1e-9)
     return saves * v["checkpoint_bytes"], saves * v["checkpoint_writing_ranks"] * parts
 
