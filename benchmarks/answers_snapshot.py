@@ -19,7 +19,10 @@ from typing import Any
 
 import pandas as pd
 
-import calc
+# This checkout's calc, not the one the shared virtualenv installs (run from any directory).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import calc  # noqa: E402
 
 cl = importlib.import_module("calc.cluster")
 

@@ -743,3 +743,13 @@ def test_checkpoint_writes_buy_enough_drives_to_last_the_amortisation() -> None:
     # The bare PM9A3s would need 290.4 x 3 / 14.016 = 62.2 -> 63 data drives: more than a 24-drive system.
     nvme = _row(calc.recommend(p), "nvme-gen4")
     assert not nvme["feasible"] and "on endurance" in nvme["why_not"]
+
+
+def test_staging_is_bounded_by_the_stores_per_client_cap() -> None:
+    # ImageNet (1,281,167 x 65,536 B = 83,962,560,512 B) onto one node over a 400 Gb/s (50 GB/s) link
+    # from aws-s3-standard, whose per-client cap is 100 Gb/s = 12.5 GB/s (presets/storage.yaml):
+    # 83.96 GB / 12.5 GB/s = 6.717 s, not the link's 1.68 s.
+    d = calc.designs("beast-imagenet-4xv100", site="aws", node_network_bytes_per_s="400 Gb/s")
+    cache = d[d["design"] == "page cache"].iloc[0]
+    assert cache["store"] == "aws-s3-standard"
+    assert cache["staging_s"] == pytest.approx(1281167 * 65536 / 12.5e9)
