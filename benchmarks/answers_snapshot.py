@@ -22,7 +22,7 @@ import pandas as pd
 # This checkout's calc, not the one the shared virtualenv installs (run from any directory).
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import calc  # noqa: E402
+import calc
 
 cl = importlib.import_module("calc.cluster")
 

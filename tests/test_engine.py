@@ -18,7 +18,8 @@ from calc import storage as st
 
 
 def drive(**kw: object) -> st.StorageOption:
-    """A bought data-centre drive on-prem (its site is its name's prefix): 1 TB, 1 GB/s read and write, IOPS that never bind, $100, no wear."""
+    """A bought data-centre drive on-prem (its site is its name's prefix): 1 TB, 1 GB/s read and
+    write, IOPS that never bind, $100, no wear."""
     base: dict[str, object] = {
         "name": "test-drive",
         "kind": "local",
@@ -132,9 +133,8 @@ def test_protection_without_writes_is_not_resized() -> None:
 def _encl(name: str, attach: str, bays: int, link: float, usd: float) -> st.Enclosure:
     """An enclosure of ``bays`` bays behind a ``link`` bytes/s link, made of one part costing ``usd``."""
     part = st.Part(name, name, usd, "", "2026-11-24", "test", "tests/test_engine.py")
-    return dataclasses.replace(
-        st.option("hdd-7200").enclosures[0], name=name, attach=attach, bays=bays, link_bytes_per_s=link, parts=((part, 1),)
-    )
+    base = st.option("hdd-7200").enclosures[0]
+    return dataclasses.replace(base, name=name, attach=attach, bays=bays, link_bytes_per_s=link, parts=((part, 1),))
 
 
 def test_a_store_for_one_node_without_checkpoints_may_be_a_jbod() -> None:
