@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
+from calc.cluster_load import fmt_total
 from calc.explain import formula, render_formula
 from calc.plan import HEADLINE, Plan
 from calc.registry import OUTPUTS
@@ -487,9 +488,7 @@ def cluster_sections(a: ClusterAnswer, link: str = "", charts: bool = False) -> 
 
 
 def _cluster_total(key: str, value: float) -> str:
-    from calc.cluster import _fmt_total
-
-    return _fmt_total(key, value)
+    return fmt_total(key, value)
 
 
 def cluster_markdown(a: ClusterAnswer, link: str = "") -> str:
