@@ -555,7 +555,7 @@ def _combine(c: Cluster, plans: tuple[Plan, ...], copies: tuple[int, ...]) -> Cl
         checkpoint_capacity_bytes=kept,
         stored_bytes=data + kept,
         datasets=datasets,
-        clients=sum(math.ceil(p.scenario.gpus_per_job / p.scenario.gpus_per_node) * p.scenario.jobs for p in plans),
+        clients=sum(int(p.values["clients"]) for p in plans),  # each plan's nodes (calc.stages, one formula)
         gpus=sum(p.scenario.gpus_per_job * p.scenario.jobs for p in plans),
         warnings=tuple(warnings),
     )
@@ -774,8 +774,8 @@ def cluster_answer(x: ClusterPlan | Cluster | Any, /, **inputs: Any) -> ClusterA
         sc = p.scenario
         target = sc.target_gpu_utilization
         util = min(p.gpu_utilization, f * target) if f < 1 else p.gpu_utilization
-        price = sc.gpu_price_per_hour if sc.gpu_price_per_hour is not None else catalog.gpu(sc.gpu).price_per_hour
-        idle_h = g * (1 - util) * sz.HOURS_PER_MONTH
+        price, _ = en.gpu_price_per_hour(sc.gpu, sc.gpu_price_per_hour)
+        idle_h = en.idle_gpu_hours_per_month(g, util)
         rows_out.append(
             {
                 "job": sc.name,

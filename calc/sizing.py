@@ -37,12 +37,13 @@ from calc.plan import Plan, as_scenario, plan
 from calc.scenario import FIELDS, Scenario, ask, check_field
 from calc.site import CONSUMER_GPUS, SITE_NAMES, SITE_WORDS, job_site, workstation
 from calc.sweep import evaluate_over
-from calc.units import MONTH_S, fmt, fmt_usd, parse
+from calc.units import HOURS_PER_MONTH, MONTH_S, fmt, fmt_usd, parse
 
 PlanLike = Plan | Scenario | str
 
 __all__ = [
     "CONSUMER_GPUS",
+    "HOURS_PER_MONTH",
     "MAX_UNITS",
     "SITE_NAMES",
     "SITE_WORDS",
@@ -678,10 +679,6 @@ def storage_levers(
     return pd.DataFrame(rows)
 
 
-HOURS_PER_MONTH = 730.0
-"""Hours in an average month (8,760 h / 12), for GPU-hours and monthly prices."""
-
-
 @dataclass(frozen=True)
 class Answer:
     """What to buy for this job and what it costs: the first thing a meeting reads.
@@ -1023,16 +1020,10 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
 
 
 def idle_gpus(p: Plan) -> tuple[float, float, str]:
-    """GPU-hours a month the bottleneck idles, the GPU's price per hour and its source [h, USD/h].
-
-    idle = gpus_per_job x jobs x (1 - gpu_utilization) x HOURS_PER_MONTH
-    """
+    """GPU-hours a month the bottleneck idles, the GPU's price per hour and its source [h, USD/h]."""
     sc = p.scenario
-    price = sc.gpu_price_per_hour
-    gpu = catalog.gpu(sc.gpu)
-    src = "scenario" if price is not None else gpu.price_source
-    price_f = float(price) if price is not None else gpu.price_per_hour
-    return sc.gpus_per_job * sc.jobs * (1 - p.gpu_utilization) * HOURS_PER_MONTH, price_f, src
+    price, src = en.gpu_price_per_hour(sc.gpu, sc.gpu_price_per_hour)
+    return en.idle_gpu_hours_per_month(sc.gpus_per_job * sc.jobs, p.gpu_utilization), price, src
 
 
 def _no_storage(p: Plan) -> tuple[str, bool]:

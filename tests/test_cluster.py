@@ -154,8 +154,8 @@ def test_undersized_system_shares_the_shortfall_by_demand_or_max_min() -> None:
     # full; B gets the remaining 0.8 of its 2.4 -> 1/3.
     m = calc.answer(cp.cluster, policy="max-min")
     assert list(m.jobs["gpu_utilization"]) == pytest.approx([1.0, 1 / 3])
-    # Idle GPU-hours: B's 8 GPUs x (1 - 1/3) x 730 h = 3,893.3 h a month.
-    assert float(m.jobs["idle_gpu_hours_per_month"].iloc[1]) == pytest.approx(8 * (2 / 3) * 730)
+    # Idle GPU-hours: B's 8 GPUs x (1 - 1/3) x 720 h (30 days, the month every charge uses) = 3,840 h.
+    assert float(m.jobs["idle_gpu_hours_per_month"].iloc[1]) == pytest.approx(8 * (2 / 3) * 720)
 
 
 def test_share_water_filling_by_hand() -> None:

@@ -283,8 +283,8 @@ def test_own_storage_is_judged_in_words() -> None:
 def test_idle_gpu_money_uses_the_gpu_price() -> None:
     p = calc.plan("resnet50-8xh100-imagenet")
     a = calc.answer(p)
-    # 8 GPUs x (1 - utilisation) x 730 h x $6.88 (AWS p5.48xlarge on-demand / 8, gpus.yaml)
-    hours = 8 * (1 - p.gpu_utilization) * 730
+    # 8 GPUs x (1 - utilisation) x 720 h (30 days) x $6.88 (AWS p5.48xlarge on-demand / 8, gpus.yaml)
+    hours = 8 * (1 - p.gpu_utilization) * 720
     assert a.idle_gpu_hours_per_month == pytest.approx(hours, rel=1e-12)
     assert a.idle_usd_per_month == pytest.approx(hours * 6.88, rel=1e-12)
     assert calc.answer(p, gpu_price_per_hour=2).idle_usd_per_month == pytest.approx(hours * 2, rel=1e-12)
