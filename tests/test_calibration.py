@@ -198,8 +198,11 @@ def test_every_output_has_its_formula_registered_next_to_its_function() -> None:
 
     assert set(calc.OUTPUTS) <= set(FORMULAS)
     p = calc.plan("beast-imagenet-4xv100")
-    for name in calc.OUTPUTS:
-        assert isinstance(getattr(p, name), float | int), name  # typed attribute, no __getattr__
+    for name, out in calc.OUTPUTS.items():
+        value = getattr(p, name)
+        # The declared type: whole counts come back as int, every other figure as a float.
+        assert type(value) is (int if out.integer else float), name
+    assert p.batch_size == 128 and p.step_time_s == pytest.approx(0.087)  # the preset's own inputs
 
 
 def test_llm_step_time_against_torchtitan_llama3_8b() -> None:
