@@ -11,7 +11,7 @@ import numpy as np
 
 from calc import checkpoint, compute, demand, host, memory, pipeline, storage, transfer, transformer
 from calc._types import Numeric
-from calc.registry import BY_STAGE, KEPT, OUTPUTS, STEPS, Output, stage
+from calc.registry import BY_STAGE, KEPT, OUTPUTS, STATES, STEPS, Output, stage
 from calc.registry import check as registry_check
 from calc.scenario import ask
 
@@ -45,6 +45,7 @@ def _a(x: Any) -> Any:
     Output("max_batch_size", "count", "Largest batch that fits", "examples", integer=True),
     Output("batch_size", "count", "Batch size per GPU", "examples", integer=True),
     Output("memory_used_bytes", "bytes", "GPU memory used", binary=True),
+    states={"fits": ("no", "yes")},
 )
 def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Model state, the largest batch that fits and the batch used."""
@@ -119,6 +120,7 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     Output("tensor_parallel_comm_s", "seconds", "Tensor/context/pipeline-parallel traffic per step"),
     Output("data_parallel_comm_s", "seconds", "Exposed data-parallel gradient traffic per step"),
     keep=("anchor_batch_size", "attention_core_flops_per_example", "model_parallel_ranks"),
+    states={"step_method": compute.METHODS},
 )
 def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Step time: the model (compute + memory + fixed), or a measurement re-projected by it."""
@@ -506,6 +508,7 @@ def evaluate_storage(x: Mapping[str, Numeric], out: Arrays) -> None:
     ),
     Output("gpu_utilization", "count", "GPU utilisation", percent=True, zero_without_step=True),
     keep=tuple(STAGE_KEYS.values()),
+    states={"bottleneck": pipeline.STAGES},
 )
 def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Each stage's capacity per GPU, the achieved rate, utilisation and the bottleneck."""
@@ -791,6 +794,9 @@ def evaluate(x: Mapping[str, Numeric]) -> dict[str, Numeric]:
     out: Arrays = {}
     for step in STEPS:
         step(x, out)
+    missing = [k for k in STATES if k not in out]
+    if missing:
+        raise ValueError(f"declared states not written by any stage: {missing}")
     live = _a(out["fits"]) * (_a(out["batch_size"]) > 0)
     for key in _ZEROED:
         out[key] = _a(out[key]) * live
