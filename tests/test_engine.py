@@ -446,3 +446,115 @@ def test_rank_breaks_cost_ties_by_units_and_puts_unpriced_last() -> None:
     priced = ok["monthly_total_usd"].notna().to_numpy()
     assert not any(priced[i + 1] and not priced[i] for i in range(len(priced) - 1))  # NaN cost last
     assert "_cost" not in t.columns and list(t.index) == list(range(len(t)))
+
+
+def test_rule_sentences_and_boundaries() -> None:
+    o = drive(kind="nfs", unit="server", client_bytes_per_s=1e9, purchase_price=1000.0)
+    # Exactly at the per-client cap (2 nodes x 1 GB/s): it serves.
+    at_cap = demand(read_bytes_per_s=2e9, need_bytes_per_s=2e9, clients=2)
+    assert en._client_cap(o, at_cap, en.size(o, at_cap)) == ""
+    # Metadata: 1,000 opens/s x 4 NFS ops per open = 4,000 ops/s against a 1,000 ops/s service.
+    meta = drive(kind="nfs", unit="server", protocol="nfs", metadata_ops=1000.0, metadata_scaling=None)
+    opens = demand(file_opens_per_s=1000.0)
+    assert en.metadata_ops_per_s(meta, opens) == 4000.0
+    assert en._metadata(meta, opens, en.size(meta, opens)) == (
+        "4,000 metadata ops/s (nfs file opens) exceed its 1,000 ops/s metadata limit: pack into shards"
+    )
+    assert en._metadata(meta, demand(file_opens_per_s=250.0), en.size(meta, opens)) == ""  # 1,000: at the limit
+    # System-wide IOPS: an object store (every read a request) capped at 100 reads/s system-wide
+    # against 476.8 requests/s; exactly at the cap it serves; node RAM has no such cap.
+    obj = drive(kind="object", unit="TiB", purchase_price=math.nan, aggregate_iops=100.0, name="aws-test-object")
+    d = demand()
+    assert en._system_iops(obj, d, en.size(obj, d)) == "the system-wide cap of 100 reads/s is below the need"
+    capped = dataclasses.replace(obj, aggregate_iops=0.5e9 / 2**20)
+    assert en._system_iops(capped, d, en.size(capped, d)) == ""
+    ram = drive(kind="ram", unit="node", name="ram-test", aggregate_iops=1.0, purchase_price=0.0)
+    assert en._system_iops(ram, d, en.size(ram, d)) == ""
+
+
+def test_an_enclosure_link_too_slow_for_one_drive() -> None:
+    # 6 drives sharing 1.2 GB/s (0.2 GB/s each) behind 0.1 GB/s links: no enclosure carries one drive.
+    o = drive(enclosures=(_encl("server", "network", 12, 0.1e9, 2000.0),))
+    d = demand(capacity_bytes=3e12, read_bytes_per_s=1.2e9, need_bytes_per_s=1.2e9)
+    s = en.size(o, d)
+    assert s.units == 6 and s.housing == ()
+    assert en.rule_out(o, d, s) == (
+        "each of 6 drives must move 200 MB/s, more than one enclosure's link carries (100 MB/s at most)",
+        "enclosure link",
+    )
+    # A SAS JBOD only (no server) for a shared store is no enclosure at all: that rule is silent.
+    sas = drive(enclosures=(_encl("jbod", "sas", 12, 0.1e9, 500.0),))
+    shared = demand(capacity_bytes=3e12, clients=2)
+    assert en._enclosure_link(sas, shared, en.size(sas, shared)) == ""
+
+
+def test_housing_and_parts_sentences() -> None:
+    part = st.Part("nic", "a 25 GbE port", 50.0, "", "2026-11-24", "test", "tests/test_engine.py")
+    o = drive(network_parts=((part, 2),))
+    assert en._network_parts(o, demand(), en.size(o, demand())) == ["each drive connects through 2 x nic ($100.00)"]
+    two = drive(network_parts=((part, 1), (part, 3)))
+    assert en._network_parts(two, demand(), en.size(two, demand()))[0].endswith("1 x nic ($50.00), 3 x nic ($150.00)")
+    # Priced: 2 drives (1 data, mirrored) x ($100 + 2 x $50) = $400 bought.
+    assert en.price(o, demand(), en.size(o, demand()))["purchase"] == 400
+    server = _encl("server", "network", 12, 10e9, 2000.0)
+    housed = drive(enclosures=(server,))
+    saving = demand(write_bytes_per_s=0.1e9, need_bytes_per_s=0.6e9)
+    lines = en._array(housed, saving, en.size(housed, saving))
+    held, unpriced = st.describe_housing(((server, 1),))
+    assert unpriced == "" and lines[1] == f"held in {held}"
+    assert lines[2] == (
+        "a storage server on the network: every node mounts it over NFS (its NFS metadata rate is not "
+        "modelled), and checkpoints written to it outlive a node"
+    )
+
+
+def test_price_per_node_copies_egress_of_writes_and_rented_totals() -> None:
+    # 4 single-attach volumes, each a full 100 GB copy at $0.08/GB-month: 4 x 100 x 0.08 = $32.
+    vol = drive(
+        kind="cloud-block",
+        unit="volume",
+        attach_limit=1.0,
+        price_per_gb_month=0.08,
+        purchase_price=math.nan,
+        name="aws-test-volume",
+    )
+    four = demand(clients=4, read_bytes_per_s=2e9, need_bytes_per_s=2e9, site="aws")
+    usd = en.price(vol, four, en.size(vol, four))
+    assert usd["rent"] == pytest.approx(32.0)
+    # Rented: no purchase, the total is the month's charges.
+    assert math.isnan(usd["purchase"]) and usd["total"] == usd["monthly"]
+    # A store on-prem read by a job on AWS: reads leave on-prem (free), 1 TB of checkpoints leave AWS.
+    onprem = drive(kind="nfs", unit="server", purchase_price=1000.0)
+    away = demand(site="aws", allow_other_site=True, site_link_bytes_per_s=1e9, written_bytes_per_month=1e12)
+    got = en.price(onprem, away, en.size(onprem, away))
+    assert got["egress"] == pytest.approx(1e12 / 1e9 * st.EGRESS_USD_PER_GB["aws"] + 0.5 * 30 * 86400 * 0.0)
+
+
+def test_iops_and_capacity_headroom() -> None:
+    # An object store: every read a request; 1,000 requests/s per unit at any size, 476.8 needed.
+    obj = drive(kind="object", unit="TiB", purchase_price=math.nan, name="aws-test-object", iops=1000.0)
+    obj = dataclasses.replace(obj, iops_request_bytes=2.0**20, read_bytes_per_s=math.inf)
+    d = demand(capacity_bytes=0.0)
+    row = en.option_row(obj, d)
+    assert row["iops_headroom"] == pytest.approx(1000.0 * row["units"] / (0.5e9 / 2**20))
+    assert row["capacity_headroom"] == math.inf  # nothing to hold
+
+
+def test_idle_gpu_time_and_its_price() -> None:
+    # 8 GPUs at 75 %: 8 x 0.25 x 720 h (30 days) = 1,440 GPU-hours a month.
+    assert en.idle_gpu_hours_per_month(8, 0.75) == pytest.approx(1440.0)
+    assert en.gpu_price_per_hour("H100-SXM", 2.5) == (2.5, "scenario")
+    price, source = en.gpu_price_per_hour("H100-SXM", None)
+    assert price == calc.gpus()["H100-SXM"].price_per_hour and source == calc.gpus()["H100-SXM"].price_source
+
+
+def test_plan_demand_fields() -> None:
+    # No checkpoints: capacity is the dataset alone; reads by default; the site link parsed.
+    p = calc.plan("beast-imagenet-4xv100", site="aws", allow_other_site=True, site_link_bytes_per_s="10 Gb/s")
+    d = en.plan_demand(p)
+    assert d.capacity_bytes == p.dataset_bytes == 1281167 * 65536
+    assert d.read_bytes_per_s == p.read_bytes_per_s > 0
+    assert d.site_link_bytes_per_s == 1.25e9 and d.site == "aws" and d.allow_other_site
+    # With checkpoints: the kept ones are stored too.
+    q = calc.plan("mlperf-checkpoint-llama3-8b")
+    assert en.plan_demand(q).capacity_bytes == pytest.approx(q.dataset_bytes + q.checkpoint_capacity_bytes)
