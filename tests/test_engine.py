@@ -482,6 +482,9 @@ def test_an_enclosure_link_too_slow_for_one_drive() -> None:
         "each of 6 drives must move 200 MB/s, more than one enclosure's link carries (100 MB/s at most)",
         "enclosure link",
     )
+    # The same for a shared store (checkpoints): a networked server is still the kind it needs.
+    saving = dataclasses.replace(d, write_bytes_per_s=0.1e9, need_bytes_per_s=1.3e9)
+    assert en.rule_out(o, saving, en.size(o, saving))[1] == "enclosure link"
     # A SAS JBOD only (no server) for a shared store is no enclosure at all: that rule is silent.
     sas = drive(enclosures=(_encl("jbod", "sas", 12, 0.1e9, 500.0),))
     shared = demand(capacity_bytes=3e12, clients=2)
