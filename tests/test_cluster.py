@@ -427,3 +427,14 @@ def test_cluster_demand_carries_the_servers_block_cap_and_the_real_gpu_count() -
     assert d.server == "aws-p5.48xlarge" and d.server_block_bytes_per_s == 10e9
     assert (d.gpus, d.clients) == (8, 1)
     assert cluster_demand(calc.cluster({A: 1})).server == ""
+
+
+def test_max_min_weights_each_entry_by_all_its_copies_gpus() -> None:
+    # 2 copies of A (16 GPUs, 1.6 GB/s) and 1 of B (8 GPUs, 2.4 GB/s) on 2 GB/s: 4.0 / 2.0 = 2x short.
+    # Max-min per GPU: 2 GB/s / 24 GPUs = 83.3 MB/s each: A's entry needs 100 MB/s per GPU, B's 300:
+    # both get 83.3 MB/s per GPU -> A 1.333 of its 1.6 GB/s (0.8333), B 0.667 of 2.4 (0.2778).
+    cp = calc.cluster({A: 2, B: 1}, storage_bytes_per_s="2 GB/s", policy="max-min")
+    a = calc.answer(cp)
+    assert list(a.jobs["served_fraction"]) == pytest.approx([2e9 * 16 / 24 / 1.6e9, 2e9 * 8 / 24 / 2.4e9])
+    assert list(cp.to_frame()["dataset"]) == ["a", "b"]  # unnamed datasets are the jobs' own
+    assert growth(cp, None)["text"] == "" and growth(cp, None)["next_purchase_month"] is None
