@@ -20,10 +20,7 @@ def _checkpoint_rules(p: Plan) -> dict[str, str]:
     """Formula texts of the checkpoint outputs that depend on the mode, the storage and the inputs."""
     sc, v, x = p.scenario, p.values, p.inputs
     is_async = x.get("checkpoint_async", 0.0) > 0
-    limited = any(
-        math.isfinite(val)
-        for val in (v["storage_write_bytes_per_s"], x["node_network_bytes_per_s"], x["storage_client_bytes_per_s"])
-    )
+    limited = v["checkpoint_write_limited"] > 0  # the branch evaluate_checkpoint took: a storage or link limits
     given = sc.checkpoint_interval_s not in (None, "optimal")
     on_storage = (
         "max({checkpoint_bytes} / {storage_write_bytes_per_s}, "

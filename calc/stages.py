@@ -643,7 +643,7 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         digits=2,
         not_given="n/a: no checkpoints (a failure restarts the run)",
     ),
-    keep=("checkpoint_rank_read_bytes_per_s", "checkpoint_params"),
+    keep=("checkpoint_rank_read_bytes_per_s", "checkpoint_params", "checkpoint_write_limited"),
 )
 def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Checkpoints: size, per-rank split, both modes' write bandwidth, host RAM, restore,
@@ -691,6 +691,7 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["checkpoint_restore_s"] = restore
     on_storage = checkpoint.save_time_s(c, out["storage_write_bytes_per_s"], ranks, rank_link)
     limited = _a(on_storage) > 0  # a storage or a node link limits the write
+    out["checkpoint_write_limited"] = limited.astype(float)  # explain reads the branch taken here
     host_copy = checkpoint.host_copy_s(per_rank, x["host_link_bytes_per_s"])
     out["checkpoint_host_copy_s"] = host_copy
     mtbf_given = _a(x["mtbf_s"])
