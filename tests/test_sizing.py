@@ -788,3 +788,48 @@ def test_idle_gpu_hours_count_every_job() -> None:
     a = calc.answer("beast-imagenet-4xv100", jobs=2, storage="hdd-7200", storage_units=1)
     assert a.idle_gpu_hours_per_month == pytest.approx(8 * (1 - a.plan.gpu_utilization) * 720)
     assert a.plan.gpu_utilization < 1
+
+
+def test_describe_option_in_each_form() -> None:
+    from calc.sizing import describe_option
+
+    # A made-up row: 3 drives mirrored, 3 TB usable, $1,234 bought, $34 a month, 1.5x on bandwidth.
+    r = {
+        "units": 3,
+        "unit": "drive",
+        "option": "x",
+        "capacity_bytes": 3e12,
+        "protection": "mirror",
+        "purchase_usd": 1234.0,
+        "monthly_total_usd": 34.0,
+        "iops_headroom": 2.5,
+        "bandwidth_headroom": 1.5,
+        "limiting": "bandwidth",
+    }
+    head = "3 drives of x in mirror (3 TB usable), $1,234 to buy, $34 a month all in"
+    assert describe_option(r) == head + "; sized by bandwidth, 1.5x headroom"
+    assert describe_option(r, brief=True) == head
+    assert describe_option(r, brief="store") == "3 drives of x in mirror (3 TB usable) to hold the dataset"
+    # Its smallest size has 3x: said as such; no finite headroom: read once from the page cache.
+    assert describe_option(r | {"bandwidth_headroom": 3.0, "iops_headroom": 4.0}).endswith(
+        "; its smallest size serves the job, 3.0x headroom"
+    )
+    assert describe_option(r | {"bandwidth_headroom": math.inf, "iops_headroom": math.inf}).endswith(
+        "; read once: the page cache holds the dataset after the first epoch"
+    )
+    # Sized by capacity, unprotected, no price: the rate it delivers is a bonus (over 100x here).
+    cap = r | {"limiting": "capacity", "bandwidth_headroom": 150.0, "iops_headroom": 200.0, "protection": ""}
+    cap |= {"purchase_usd": math.nan, "monthly_total_usd": math.nan}
+    assert describe_option(cap) == (
+        "3 drives of x (3 TB), no public price; sized by capacity; it delivers over 100x the reads and bandwidth needed"
+    )
+
+
+def test_the_deciding_sentence_for_capacity() -> None:
+    # beast-nfs-shop on-prem: the dataset must fit below the fill limit; 2 drives of nvme-gen4.
+    a = calc.answer("beast-nfs-shop", site="on-prem")
+    need = a.plan.dataset_bytes  # no checkpoints: the dataset alone
+    assert a.deciding == (
+        f"Deciding: capacity; {calc.fmt(need, 'bytes')} (dataset and kept checkpoints) must fit at most 80% full, "
+        "which sets 2 drives of nvme-gen4."
+    )
