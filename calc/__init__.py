@@ -11,6 +11,7 @@ Public API: ``scenario``, ``scenarios``, ``Scenario``, ``plan``, ``Plan``, ``swe
 units (``parse``, ``fmt``) and the errors.
 """
 
+from calc import display, plots, report
 from calc.calibrate import calibration
 from calc.catalog import gpus, models
 from calc.cluster import Cluster, ClusterAnswer, ClusterPlan, answer, cluster, cluster_answer
@@ -56,8 +57,10 @@ __all__ = [
     "max_gpus",
     "models",
     "parse",
+    "plots",
     "plan",
     "recommend",
+    "report",
     "scenario",
     "scenarios",
     "storage_levers",
@@ -65,3 +68,5 @@ __all__ = [
     "sweep",
 ]
 __version__ = "0.1.0"
+
+display.attach()  # Jupyter's rich displays (calc.display sits above the classes it renders)

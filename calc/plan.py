@@ -122,10 +122,6 @@ class Plan:
         out["bottleneck"] = self.bottleneck
         return out
 
-    def _repr_html_(self) -> str:
-        head = f"<b>{self.title}</b>; bottleneck: <b>{self.bottleneck}</b>"
-        return head + self.to_frame()[["label", "display", "formula"]].to_html()
-
     def __repr__(self) -> str:
         return (
             f"Plan({self.scenario.name}: "

@@ -27,8 +27,9 @@ from calc.errors import InputError
 from calc.plan import as_scenario
 from calc.registry import OUTPUTS
 from calc.resolve import resolve
-from calc.scenario import FIELDS, Scenario
+from calc.scenario import FIELDS, Scenario, check_field
 from calc.stages import UNLIMITED, evaluate
+from calc.units import parse
 
 CATEGORICAL = tuple(k for k, f in FIELDS.items() if f.kind == "choice")
 """Axes that name presets or choices (gpu, model, precision, storage ...)."""
@@ -173,9 +174,10 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
     # consolidation into one block, which cost 0.8 s of page faults at a million rows).
     columns = {k: v if v.shape == (size,) else np.full(size, v) for k, v in columns.items()}
     frame = pd.DataFrame(columns, copy=False)
-    # Axis columns as given ("64 KiB"); an axis that is also an output keeps the output (base units).
+    # Axis columns in base units ("64 KiB" -> 65536.0) so they plot and sort as numbers; a choice
+    # axis is categorical; an axis that is also an output keeps the output (base units).
     for pos_i, k in enumerate([k for k in vals if k not in OUTPUTS]):
-        frame.insert(pos_i, k, pd.Series(vals[k], dtype=object).iloc[index[k]].to_numpy())
+        frame.insert(pos_i, k, axis_column(k, vals[k], index[k]))
     frame["fits"] = np.broadcast_to(np.asarray(out["fits"], dtype=bool), (size,))
     frame["step_method"] = pd.Categorical.from_codes(  # type: ignore[call-overload]
         np.broadcast_to(np.asarray(out["step_method"]).astype(np.int8), (size,)), list(compute.METHODS)
@@ -184,6 +186,26 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
         np.broadcast_to(np.asarray(out["bottleneck"]).astype(np.int8), (size,)), list(pipeline.STAGES)
     )
     return frame
+
+
+def axis_column(name: str, values: list[Any], index: Any) -> Any:
+    """One axis as a column: numbers in base units (float; int for whole-number inputs), choices
+    as a categorical in the order given, booleans as bool."""
+    info = FIELDS[name]
+    if info.kind == "choice":
+        names = [str(check_field(name, v)) for v in values]
+        categories = list(dict.fromkeys(names))
+        codes = np.array([categories.index(n) for n in names], dtype=np.int64)[index]
+        return pd.Categorical.from_codes(codes, categories)  # type: ignore[call-overload]
+    if info.kind == "bool":
+        return np.array([bool(check_field(name, v)) for v in values])[index]
+    if info.kind == "int" and None not in values:
+        return np.array([int(check_field(name, v)) for v in values], dtype=np.int64)[index]
+    kind: Any = "count" if info.kind in ("int", "number", "fraction") else info.kind
+    checked = [check_field(name, v) if v is not None else None for v in values]
+    if any(isinstance(v, str) and v == "optimal" for v in checked):
+        return pd.Series(values, dtype=object).iloc[index].to_numpy()  # a word the plan computes: as given
+    return np.array([math.nan if v is None else parse(v, kind, name) for v in checked], dtype=float)[index]
 
 
 def _refuse_like_plan(
