@@ -115,10 +115,7 @@ def _list_frames() -> dict[str, Callable[[], pd.DataFrame]]:
             ]
         ),
         "storage": lambda: pd.DataFrame(
-            [
-                {"storage": o.name, "label": o.label, "unit": o.unit, "site": o.site}
-                for o in storage_options().values()
-            ]
+            [{"storage": o.name, "label": o.label, "unit": o.unit, "site": o.site} for o in storage_options().values()]
         ),
         "servers": lambda: pd.DataFrame(
             [
@@ -281,13 +278,13 @@ def _measure_storage(args: argparse.Namespace) -> str:
         args.target, request_size=args.request_size, concurrency=args.concurrency, seconds=args.seconds, progress=True
     )
     if args.write_preset:
-        measure.write_storage_preset(r, args.write_preset)
+        measure.write_storage_preset(r, args.write_preset, site=args.site)
     return json.dumps(r.to_dict(), indent=1)
 
 
 def job_text(spec: str) -> str:
     """``preset:count:key=value,key=value`` (per-job overrides) as the cluster's ``preset:count|key=value``."""
-    head, sep, changes = spec.partition(":")
+    head, _, changes = spec.partition(":")
     count, sep2, pairs = changes.partition(":")
     if not sep2:
         return spec
@@ -329,6 +326,7 @@ def _measure_options(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--concurrency", type=int, default=8, help="reads in flight (default 8)")
     ap.add_argument("--seconds", type=float, default=5.0, help="duration (default 5 s)")
     ap.add_argument("--write-preset", metavar="FILE", help="write a storage option YAML (then: storage=FILE)")
+    ap.add_argument("--site", default="on-prem", help="where the measured storage is (default on-prem)")
 
 
 def _cluster_options(ap: argparse.ArgumentParser) -> None:

@@ -18,8 +18,8 @@ from plotly.subplots import make_subplots
 
 from calc import sizing
 from calc import storage as st
-from calc.plan import Plan
 from calc.errors import InputError
+from calc.plan import Plan
 from calc.registry import OUTPUTS
 from calc.scenario import FIELDS
 from calc.sweep import sweep as grid
@@ -763,8 +763,7 @@ def sweep(df: pd.DataFrame, x: str, y: str, color: str | None = None) -> go.Figu
     if color is not None:
         _sweep_axis(df, color)  # names the column if it is not one
         groups = [
-            (_legend(color, key), rows)
-            for key, rows in df.groupby(color, sort=False, observed=True).groups.items()
+            (_legend(color, key), rows) for key, rows in df.groupby(color, sort=False, observed=True).groups.items()
         ]
     for name, rows in groups:
         fig.add_scatter(x=xs.loc[rows], y=ys.loc[rows], mode="lines+markers", name=name)

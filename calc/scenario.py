@@ -122,7 +122,13 @@ class Scenario:
         "GPU server",
         "Server preset (presets/servers.yaml): fills the node's storage link, RAM and CPU cores.",
     )
-    model: str = _in("resnet50", "choice", GM, "Model", "Model preset (presets/models.yaml).")
+    model: str = _in(
+        "resnet50",
+        "choice",
+        GM,
+        "Model",
+        "Model preset (presets/models.yaml), or blank: a model given by its own figures (BLANK_MODEL_INPUTS).",
+    )
     precision: str = _in(
         "fp32", "choice", GM, "Precision", "fp32, tf32, or mixed precision fp16/bf16/fp8.", choices=catalog.PRECISIONS
     )
@@ -374,7 +380,25 @@ class Scenario:
         unit="KiB",
     )
     dataset_examples: Quantity | None = _in(
-        None, "count", DATA, "Examples in the dataset", "Training-set size.", 0, 1e13, preset="model dataset_examples"
+        None,
+        "count",
+        DATA,
+        "Examples in the dataset",
+        "Training-set size; empty = dataset size / example size, else the model preset's.",
+        0,
+        1e13,
+        preset="model dataset_examples",
+    )
+    dataset_bytes: Quantity | None = _in(
+        None,
+        "bytes",
+        DATA,
+        "Dataset size [TB]",
+        "Bytes of the training set on storage; with the example size it gives the examples, with the "
+        "examples it gives the example size (give two of the three).",
+        1,
+        1e18,
+        unit="TB",
     )
     dataset: str | None = _in(
         None,
@@ -806,6 +830,8 @@ class Scenario:
             checked = check_field(name, value)
             if checked is not value:
                 object.__setattr__(self, name, checked)
+        if self.model == BLANK_MODEL:
+            _check_blank(self)
         # A measurement records where it was taken, so that changing the GPU, batch or
         # precision later re-projects it instead of carrying it over unchanged.
         # Recorded once, when the measurement is given; later edits keep the record (an empty
@@ -830,6 +856,11 @@ class Scenario:
         if {"step_time_s", "samples_per_s_per_gpu"} & set(changes):
             for k in ("measured_gpu", "measured_batch_size", "measured_precision"):
                 changes.setdefault(k, None)
+        if changes.get("server") is not None and _differs(changes["server"], self.server):
+            # A new server brings its own RAM, cores, links and GPUs per node unless they are given too.
+            node = catalog.server(check_field("server", changes["server"]))
+            for k in SERVER_INPUTS:
+                changes.setdefault(k, node.gpus_per_node if k == "gpus_per_node" else None)
         edits = {k for k, v in changes.items() if k not in ("name", "description") and _differs(v, getattr(self, k))}
         if edits and "name" not in changes and self.name in catalog.scenario_files():
             changes["name"] = f"{self.name}-edited"
@@ -911,6 +942,48 @@ class Scenario:
 
 FIELDS: dict[str, FieldInfo] = {f.name: f.metadata["info"] for f in dataclasses.fields(Scenario)}
 """Every input and its declaration, in order (derived from the Scenario fields)."""
+
+BLANK_MODEL = "blank"
+"""``model="blank"``: no preset; the model is the figures given (BLANK_MODEL_INPUTS)."""
+
+BLANK_MODEL_INPUTS = (
+    ("params",),
+    ("forward_flops_per_example",),
+    ("activation_bytes_per_example",),
+    ("tensors",),
+    ("cpu_seconds_per_example",),
+    ("example_bytes", "dataset_bytes"),
+    ("dataset_examples", "dataset_bytes"),
+)
+"""What a blank model needs, each a figure or its alternative: the example size can come from
+the dataset's size and examples, the examples from its size and the example size."""
+
+SERVER_INPUTS = (
+    "host_ram_bytes",
+    "cpu_cores_per_node",
+    "node_network_bytes_per_s",
+    "network_bytes_per_s_per_gpu",
+    "gpus_per_node",
+)
+"""Inputs a server preset gives: ``replace(server=...)`` takes them from the new server unless
+they are given too (the plan then says which it took)."""
+
+
+def _check_blank(sc: Scenario) -> None:
+    """A blank model names every figure it still needs, in one message."""
+    missing = [
+        " or ".join(alts)
+        for alts in BLANK_MODEL_INPUTS
+        if all(getattr(sc, k) is None for k in alts)
+        or (alts[0] == "example_bytes" and sc.example_bytes is None and sc.dataset_examples is None)
+    ]
+    if missing:
+        raise InputError(
+            "model",
+            f"blank (no preset) needs the model's own figures; missing: {', '.join(missing)} "
+            "(example_bytes may come from dataset_bytes / dataset_examples)",
+        )
+
 
 MAX_YAML_DEPTH = 16
 """Deepest nesting of collections a scenario YAML may have (a scenario is one flat mapping);
@@ -1034,7 +1107,7 @@ def _choices(name: str) -> tuple[str, ...]:
     if name == "server":
         return tuple(catalog.servers())
     if name == "model":
-        return tuple(catalog.models())
+        return (*catalog.models(), BLANK_MODEL)
     if name == "storage":
         from calc.storage import options
 
@@ -1124,6 +1197,8 @@ def check_field(name: str, value: object) -> Any:
                 return option(value.strip()).name
             if name == "server":
                 return catalog.server(value.strip()).name
+            if name == "model" and value.strip().lower() == BLANK_MODEL:
+                return BLANK_MODEL
             table: Mapping[str, Any] = catalog.models() if name == "model" else catalog.gpus()
             return catalog.lookup(value.strip(), table, "model" if name == "model" else "GPU", name)
         except PresetError as e:
