@@ -741,7 +741,7 @@ def _legend(column: str, value: Any) -> str:
     """``Example size on disk 64 KiB``: a colour group by its label and value with a unit."""
     field = FIELDS.get(column)
     out = OUTPUTS.get(column)
-    kind = out.kind if out else field.kind if field else ""
+    kind: Any = out.kind if out else field.kind if field else ""
     label = out.label if out else field.title if field else column
     quantity = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "count_per_s")
     if kind in quantity and isinstance(value, int | float | np.number):
