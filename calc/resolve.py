@@ -12,7 +12,7 @@ from calc import catalog, checkpoint, compute, demand, host, memory, pipeline, s
 from calc.calibrate import fitted
 from calc.checkpoint import CHECKPOINT_LAYOUTS
 from calc.errors import InputError
-from calc.scenario import BLANK_MODEL, Scenario, ask
+from calc.scenario import BLANK_MODEL, FIELDS, Scenario, ask, bare_number_hint
 from calc.units import Kind, fmt, parse
 
 DEFAULT_HOST_RAM_BYTES = 512 * 2.0**30
@@ -22,6 +22,12 @@ common 8-GPU node (DGX A100 has 1 TiB, DGX H100 2 TiB; presets/servers.yaml)."""
 DEFAULT_STORAGE_LATENCY_S = 1e-3
 """Read latency when no storage option or latency is given [s]: 1 ms, between local NVMe
 (60-115 µs) and networked file systems (~1 ms and up) in presets/storage.yaml."""
+
+
+BARE_HINTED = tuple(
+    k for k, f in FIELDS.items() if f.unit and f.kind in ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s")
+)
+"""Inputs whose label shows a unit: a bare number below one of it gets a hint in the plan."""
 
 
 def _nan(x: Any) -> float:
@@ -83,6 +89,7 @@ def resolve(sc: Scenario) -> Resolved:
     _resolve_site_link(c)
     _resolve_checkpoint(c)
     _resolve_layout(c)
+    warnings += [h for h in (bare_number_hint(k, getattr(sc, k)) for k in BARE_HINTED) if h]
     return Resolved(v, src, warnings)
 
 

@@ -12,7 +12,6 @@ Sizes and rates accept a number in base units (bytes, bytes/s, s) or a string wi
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import numbers
 import re
@@ -852,7 +851,7 @@ class Scenario:
         """
         unknown = sorted(set(changes) - set(FIELDS))
         if unknown:
-            raise InputError(unknown[0], f"unknown input{_close(unknown[0], FIELDS)}; accepted: {', '.join(FIELDS)}")
+            raise InputError(unknown[0], unknown_input(unknown[0]))
         if {"step_time_s", "samples_per_s_per_gpu"} & set(changes):
             for k in ("measured_gpu", "measured_batch_size", "measured_precision"):
                 changes.setdefault(k, None)
@@ -909,9 +908,7 @@ class Scenario:
         for key, text in params.items():
             name = str(key)
             if name not in FIELDS:
-                raise InputError(
-                    f"{prefix}{name}", f"unknown input{_close(name, FIELDS)}; accepted: {', '.join(FIELDS)}"
-                )
+                raise InputError(f"{prefix}{name}", unknown_input(name))
             changes[name] = from_text(name, text)
         ref = base or Scenario()
         # Fields not named keep base's values; name/description changes are taken as given.
@@ -926,9 +923,7 @@ class Scenario:
             raise PresetError(source, "is empty; expected a mapping of inputs such as gpu: H100-SXM")
         unknown = sorted(str(k) for k in data if k not in FIELDS)
         if unknown:
-            raise InputError(
-                f"{source}: {unknown[0]}", f"unknown input{_close(unknown[0], FIELDS)}; accepted: {', '.join(FIELDS)}"
-            )
+            raise InputError(f"{source}: {unknown[0]}", unknown_input(unknown[0]))
         try:
             return cls(**{str(k): v for k, v in data.items()})
         except InputError as e:
@@ -1079,9 +1074,17 @@ def _expanded_values(root: yaml.Node, limit: int) -> int:
     return total[id(root)]
 
 
-def _close(name: str, table: Mapping[str, Any]) -> str:
-    close = difflib.get_close_matches(name, list(table), n=3)
+def closest(name: str, table: Mapping[str, Any]) -> str:
+    """`` (did you mean a, b, c?)``: the 3 closest names of ``table`` (containing ``name``, then by
+    spelling), or nothing."""
+    close = catalog.close_names(str(name), [str(k) for k in table], 3, 0.5)
     return f" (did you mean {', '.join(close)}?)" if close else ""
+
+
+def unknown_input(name: str) -> str:
+    """The message for an input name that is not one: the 3 closest names, not all of them."""
+    hint = closest(name, FIELDS) or f" (closest: {', '.join(catalog.close_names(str(name), list(FIELDS), 3, 0.0))})"
+    return f"unknown input{hint}; accepted: one of the {len(FIELDS)} inputs (calc.FIELDS; python -m calc list fields)"
 
 
 def _accepted(name: str) -> str:
@@ -1134,7 +1137,7 @@ def to_text(value: Any) -> str:
 def from_text(name: str, text: Any) -> Any:
     """Read one input from text by its declaration (no unit conversion: that is ``check_field``'s)."""
     if name not in FIELDS:
-        raise InputError(name, f"unknown input{_close(name, FIELDS)}; accepted: {', '.join(FIELDS)}")
+        raise InputError(name, unknown_input(name))
     info = FIELDS[name]
     if text is None:
         value = ""
@@ -1188,7 +1191,7 @@ def check_field(name: str, value: object) -> Any:
         if info.choices:
             folded = {c.lower(): c for c in accepted}
             if value.strip().lower() not in folded:
-                raise InputError(name, f"unknown {value!r}{_close(value, folded)}; {_accepted(name)}")
+                raise InputError(name, f"unknown {value!r}{closest(value, folded)}; {_accepted(name)}")
             return folded[value.strip().lower()]
         try:
             if name == "storage":
@@ -1218,13 +1221,42 @@ def check_field(name: str, value: object) -> Any:
         _bounds(name, number, info)
         return int(number) if info.kind == "int" else float(number)
     number = _number(name, value, info.kind)  # type: ignore[arg-type]  # a quantity kind, the only ones left
-    _bounds(name, number, info)
+    try:
+        _bounds(name, number, info)
+    except InputError as e:
+        hint = bare_number_hint(name, number) if _BARE.match(str(value).strip()) else ""
+        raise InputError(name, f"{e.message}; {hint}" if hint else e.message) from None
     if isinstance(value, str) and _BARE.match(value.strip()):
         return number  # "65536" is the number 65536 in base units: one spelling, one value
     kind_of_value: type = type(value)
     if isinstance(value, numbers.Real) and kind_of_value not in (int, float):
         return float(value)  # NumPy scalars (np.float64 too) become plain floats (YAML, JSON, equality)
     return value
+
+
+def bare_number_hint(name: str, value: object) -> str:
+    """A hint for a bare number smaller than one of the unit its label shows (``30`` for
+    "Checkpoint interval [min]" is 30 s; ``100`` for "[Gb/s]" is 100 B/s), else ``""``.
+
+    A bare number is always the base unit (one rule for YAML, links and the page); the hint
+    catches the number typed in the label's unit instead.
+    """
+    info = FIELDS[name]
+    if (
+        not info.unit
+        or info.kind not in ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s")
+        or isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+    ):
+        return ""
+    kind: Kind = info.kind  # type: ignore[assignment]
+    one = parse(f"1 {info.unit}", kind, name)
+    if not 0 < float(value) < one:
+        return ""
+    return (
+        f"{name} = {float(value):g} read as {fmt(float(value), kind)} (a bare number is the base unit); "
+        f"write '{float(value):g} {info.unit}' if you meant {info.unit}"
+    )
 
 
 def _differs(new: object, old: object) -> bool:

@@ -27,7 +27,7 @@ from calc.errors import InputError
 from calc.plan import as_scenario
 from calc.registry import OUTPUTS
 from calc.resolve import resolve
-from calc.scenario import FIELDS, Scenario, check_field
+from calc.scenario import FIELDS, Scenario, check_field, unknown_input
 from calc.stages import UNLIMITED, evaluate
 from calc.units import parse
 
@@ -105,7 +105,7 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
     sc = as_scenario(base)
     unknown = sorted(set(axes) - set(FIELDS))
     if unknown:
-        raise InputError(unknown[0], f"unknown input; accepted: {', '.join(FIELDS)}")
+        raise InputError(unknown[0], unknown_input(unknown[0]))
     bad = [k for k in axes if FIELDS[k].kind == "text"]
     if bad:
         raise InputError(bad[0], "text inputs cannot be swept; accepted axes: numbers, sizes, rates and choices")
@@ -243,7 +243,7 @@ def evaluate_over(base: Scenario, name: str, values: Any) -> dict[str, Any]:
     if arr.size == 0:
         raise InputError(name, "needs at least one value")
     if name not in FIELDS:
-        raise InputError(name, f"unknown input; accepted: {', '.join(FIELDS)}")
+        raise InputError(name, unknown_input(name))
 
     def value(v: float) -> Any:
         return int(v) if FIELDS[name].kind == "int" else float(v)
