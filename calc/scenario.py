@@ -1249,7 +1249,7 @@ def bare_number_hint(name: str, value: object) -> str:
         or not isinstance(value, numbers.Real)
     ):
         return ""
-    kind: Kind = info.kind  # type: ignore[assignment]
+    kind: Kind = info.kind
     one = parse(f"1 {info.unit}", kind, name)
     if not 0 < float(value) < one:
         return ""
