@@ -769,6 +769,7 @@ def sweep(df: pd.DataFrame, x: str, y: str, color: str | None = None) -> go.Figu
         fig.add_scatter(x=xs.loc[rows], y=ys.loc[rows], mode="lines+markers", name=name)
     fig.update_xaxes(title=x_title)
     fig.update_yaxes(title=y_title, rangemode="tozero")
-    fig = _layout(fig, f"{y_title} against {x_title}" + (f", by {color}" if color else ""), 380)
+    by = _sweep_axis(df, color)[1].split(" [")[0] if color else ""
+    fig = _layout(fig, f"{y_title} against {x_title}" + (f", by {by.lower()}" if by else ""), 380)
     fig.update_layout(showlegend=color is not None)
     return fig
