@@ -139,7 +139,7 @@ def matches(value: Any, expected: str) -> bool:
 def workspace(tmp: Path, document: Path) -> Iterator[Path]:
     """A temporary working directory with the document's ``# file:`` YAML blocks and ``data/``."""
     for b in _code(document, "yaml"):
-        first, _, rest = b.text.partition("\n")
+        first = b.text.partition("\n")[0]
         if first.startswith("# file:"):
             (tmp / first.split(":", 1)[1].strip()).write_text(b.text, encoding="utf-8")
     data = tmp / "data"
@@ -176,7 +176,7 @@ def run_python(block: Block, namespace: dict[str, Any]) -> int:
 def run_shell_line(line: str, where: str) -> None:
     """One ``python -m calc`` line: exit 0, and its output contains the ``# ->`` text."""
     m = ARROW.search(line)
-    command = line[: m.start()] if m else line.split(" #")[0]
+    command = line[: m.start()] if m else line.split(" #", maxsplit=1)[0]
     if "|" in command:
         r = subprocess.run(
             command.replace("python ", f"{shlex.quote(sys.executable)} ", 1),
