@@ -198,3 +198,21 @@ def test_explain_of_a_cnn_has_no_transformer_terms() -> None:
     llm = calc.plan("llama3-8b-pretrain-8xh100").explain()
     for name in ("tensor_parallel_comm_s", "recompute_flops_per_example", "pipeline_bubble"):
         assert f"\n{name} = " not in cnn and f"\n{name} = " in llm
+
+
+def test_the_pages_storage_field_takes_your_own_file(nas: str) -> None:
+    """The dashboard's storage field shows and uses your own file, from a link; the field takes a
+    typed path too (``accept_new_options``, which AppTest cannot type into: the link goes through
+    the same codec, Scenario.from_params)."""
+    from streamlit.testing.v1 import AppTest
+
+    app = str(Path(__file__).resolve().parent.parent / "app.py")
+    at = AppTest.from_file(app, default_timeout=60)
+    at.query_params["scenario"] = "beast-imagenet-4xv100"
+    at.query_params["storage"] = nas
+    at.session_state["group_storage"] = True
+    at.run()
+    assert not at.exception
+    box = next(s for s in at.sidebar.selectbox if (s.key or "").endswith("_storage"))
+    assert box.value == nas and nas in box.options
+    assert nas in " ".join(m.value for m in at.markdown)
