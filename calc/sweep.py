@@ -190,8 +190,12 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
 
 def axis_column(name: str, values: list[Any], index: Any) -> Any:
     """One axis as a column: numbers in base units (float; int for whole-number inputs), choices
-    as a categorical in the order given, booleans as bool."""
+    as a categorical in the order given, booleans as bool; an axis holding None as given."""
     info = FIELDS[name]
+    if any(v is None for v in values):
+        # None is "automatic" (storage_units, batch_size): no number stands for it, so the column
+        # keeps the values as given (a NaN would not read back as an input).
+        return pd.Series(values, dtype=object).iloc[index].to_numpy()
     if info.kind == "choice":
         names = [str(check_field(name, v)) for v in values]
         categories = list(dict.fromkeys(names))
@@ -199,13 +203,13 @@ def axis_column(name: str, values: list[Any], index: Any) -> Any:
         return pd.Categorical.from_codes(codes, categories)  # type: ignore[call-overload]
     if info.kind == "bool":
         return np.array([bool(check_field(name, v)) for v in values])[index]
-    if info.kind == "int" and None not in values:
+    if info.kind == "int":
         return np.array([int(check_field(name, v)) for v in values], dtype=np.int64)[index]
-    kind: Any = "count" if info.kind in ("int", "number", "fraction") else info.kind
-    checked = [check_field(name, v) if v is not None else None for v in values]
-    if any(isinstance(v, str) and v == "optimal" for v in checked):
+    kind: Any = "count" if info.kind in ("number", "fraction") else info.kind
+    checked = [check_field(name, v) for v in values]
+    if "optimal" in checked:
         return pd.Series(values, dtype=object).iloc[index].to_numpy()  # a word the plan computes: as given
-    return np.array([math.nan if v is None else parse(v, kind, name) for v in checked], dtype=float)[index]
+    return np.array([parse(v, kind, name) for v in checked], dtype=float)[index]
 
 
 def _refuse_like_plan(
