@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from calc.cluster import ClusterAnswer, ClusterPlan, cluster_answer
+from calc.errors import InputError
 from calc.plan import HEADLINE, Plan
 from calc.registry import OUTPUTS
 from calc.report import markdown_table
@@ -40,6 +41,14 @@ def _html_list(title: str, items: Sequence[str], style: str = "") -> str:
 _WARN = "color:#8a4b00"
 
 
+def _answer_lines(p: Plan) -> list[str]:
+    """The answer's sentences; where no answer can be given, the reason (a display never raises)."""
+    try:
+        return answer(p).lines()
+    except InputError as e:
+        return [f"No answer: {e}"]
+
+
 def headline_frame(p: Plan) -> pd.DataFrame:
     """The headline requirements of a plan: label and value with its unit."""
     frame = p.to_frame()
@@ -52,7 +61,7 @@ def plan_markdown(p: Plan) -> str:
     """A plan as Markdown: title, answer, warnings, headline requirements, bottleneck."""
     parts = [
         f"### {p.title}",
-        _md_list("Answer", answer(p).lines()),
+        _md_list("Answer", _answer_lines(p)),
         _md_list("Warnings", p.warnings),
         markdown_table(headline_frame(p)),
         f"Bottleneck: **{p.bottleneck}**; step time from {p.step_method}. "
@@ -66,7 +75,7 @@ def plan_html(p: Plan) -> str:
     full = p.to_frame()[["label", "display", "formula"]].to_html(border=0)
     return (
         f"<div><h4 style='margin:0'>{html.escape(p.title)}</h4>"
-        + _html_list("Answer", answer(p).lines())
+        + _html_list("Answer", _answer_lines(p))
         + _html_list("Warnings", p.warnings, _WARN)
         + headline_frame(p).to_html(index=False, border=0)
         + f"<p>Bottleneck: <b>{html.escape(p.bottleneck)}</b>; step time from {html.escape(p.step_method)}.</p>"
