@@ -8,7 +8,9 @@
 Public API: ``scenario``, ``scenarios``, ``Scenario``, ``plan``, ``Plan``, ``sweep``,
 ``recommend``, ``designs``, ``answer``, ``max_gpus``, ``levers``, ``calibration``, the presets (``gpus``, ``models``,
 ``storage_options``), ``cluster`` (many jobs on one storage; ``answer`` takes its plan too),
-units (``parse``, ``fmt``) and the errors.
+units (``parse``, ``fmt``), the errors, and the modules ``plots`` (Plotly figures, ``plots.sweep``)
+and ``report``. Plans, answers, scenarios and clusters display as HTML and Markdown in Jupyter
+(``calc.display``, attached here so that the classes below never import their presentation).
 """
 
 from calc import display, plots, report

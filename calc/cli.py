@@ -472,10 +472,24 @@ def _argv(argv: Sequence[str]) -> list[str]:
     return ["plan", *args]  # a scenario name: plan() names it back with close matches
 
 
+def _flags(ap: argparse.ArgumentParser, command: str) -> dict[str, str]:
+    """A command's options by their Python name (``request_size``) -> the flag (``--request-size``)."""
+    sub = next(a for a in ap._actions if isinstance(a, argparse._SubParsersAction))
+    return {a.dest: a.option_strings[0] for a in sub.choices[command]._actions if a.option_strings}
+
+
 def run(argv: Sequence[str]) -> str:
-    """Execute a command line and return what it prints."""
-    args = parser().parse_args(_argv(argv))
-    return COMMANDS[args.command].handler(args)
+    """Execute a command line and return what it prints; an error names the command line's own
+    flag (``--request-size``) where the Python argument it sets has another spelling."""
+    ap = parser()
+    args = ap.parse_args(_argv(argv))
+    try:
+        return COMMANDS[args.command].handler(args)
+    except InputError as e:
+        flag = _flags(ap, args.command).get(e.field)
+        if flag is None or flag == e.field:
+            raise
+        raise type(e)(flag, e.message) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -187,3 +187,11 @@ def test_measured_storage_preset_reads_back(tmp_path: Path) -> None:
         assert str(out) in run(["beast-imagenet-4xv100", "--set", f"storage={out}"])
     finally:
         calc.storage.OWN.clear()
+
+
+def test_errors_name_each_commands_own_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.bin").write_bytes(b"\0" * 65536)
+    assert main(["measure-storage", str(tmp_path), "--request-size", "-5 KiB"]) == 2
+    assert capsys.readouterr().err.startswith("error: --request-size: ")
+    assert main(["max-gpus", "mlperf-unet3d-h100", "--units", "3"]) == 2
+    assert capsys.readouterr().err.startswith("error: --units: units need a storage option; accepted: --storage NAME")
