@@ -833,3 +833,21 @@ def test_the_deciding_sentence_for_capacity() -> None:
         f"Deciding: capacity; {calc.fmt(need, 'bytes')} (dataset and kept checkpoints) must fit at most 80% full, "
         "which sets 2 drives of nvme-gen4."
     )
+
+
+def test_max_gpus_errors_name_their_field() -> None:
+    no_storage = calc.scenario("beast-imagenet-4xv100", storage=None)
+    with pytest.raises(calc.InputError) as e:
+        calc.max_gpus(no_storage, units=2)
+    assert (e.value.field, e.value.message) == (
+        "units",
+        "units need a storage option; accepted: storage=NAME with units=N",
+    )
+    with pytest.raises(calc.InputError) as e:
+        calc.max_gpus(no_storage)
+    assert (e.value.field, e.value.message) == ("storage", "give a storage option, read_bytes_per_s or read_iops")
+    # 1 PB/s feeds every job a plan takes (1,000,000 GPUs): no limit to report.
+    with pytest.raises(calc.InputError) as e:
+        calc.max_gpus("beast-imagenet-4xv100", read_bytes_per_s="1 PB/s")
+    assert e.value.field == "storage"
+    assert e.value.message == "the given bandwidth/IOPS feeds more than 1,000,000 GPUs, the largest job a plan takes"
