@@ -503,7 +503,7 @@ def _writes(p: Plan, n: int) -> dict[str, float]:
     the time); ``peak`` all copies at once; ``average`` n x C / T; ``extra_aligned`` what the saves
     add over the entry's reads when all copies save at once; ``extra_one`` what one copy's save adds.
     """
-    w = p.checkpoint_write_bytes_per_s
+    w = p.checkpoint_write_bytes_per_s / n  # the plan's rate is all n copies' (its jobs input is n)
     saving = w > 0
     interval = p.inputs.get("checkpoint_interval_s", math.inf) if saving else math.inf
     average = n * p.checkpoint_bytes / interval if saving and math.isfinite(interval) else 0.0
@@ -516,7 +516,7 @@ def _writes(p: Plan, n: int) -> dict[str, float]:
         "async": float(is_async),
         "extra_aligned": n * w if is_async else max(n * w - reads, 0.0),
         "extra_one": w if is_async else max(w - reads / n, 0.0),
-        "kept": n * p.checkpoint_capacity_bytes if saving else 0.0,
+        "kept": p.checkpoint_capacity_bytes if saving else 0.0,  # all n copies' already
     }
 
 
@@ -639,7 +639,7 @@ def timeline(cp: ClusterPlan, seconds: float = 86400.0) -> pd.DataFrame:
     for (i, _copy), g in index.items():
         p = cp.plans[i]
         interval = p.inputs["checkpoint_interval_s"]
-        dur = min(p.checkpoint_bytes / p.checkpoint_write_bytes_per_s, interval)
+        dur = min(p.checkpoint_bytes * cp.copies[i] / p.checkpoint_write_bytes_per_s, interval)  # one copy's save
         phase = 0.0 if cp.saves == "aligned" else shortest * g / len(saving)
         t = phase
         while t < seconds:
@@ -650,7 +650,7 @@ def timeline(cp: ClusterPlan, seconds: float = 86400.0) -> pd.DataFrame:
     starts = times[:-1]
     cols: dict[str, Any] = {"time_s": starts}
     for i, (p, n) in enumerate(zip(cp.plans, cp.copies, strict=True)):
-        w = p.checkpoint_write_bytes_per_s
+        w = p.checkpoint_write_bytes_per_s / n  # one copy's rate
         saving_now = np.zeros(len(starts))
         for e, a, b in bursts:
             if e == i:
@@ -777,8 +777,8 @@ def combined_plan(cp: ClusterPlan) -> Plan:
     # ranking's checkpoint_writes_per_month charges the cluster's real total.
     written = puts = 0.0
     for p, n in zip(cp.plans, cp.copies, strict=True):
-        b, r = sz.checkpoint_writes_per_month(p)
-        written, puts = written + n * b, puts + n * r
+        b, r = sz.checkpoint_writes_per_month(p)  # all n copies' (the plan's jobs input is n)
+        written, puts = written + b, puts + r
     inputs = dict(first.inputs) | {"checkpoint_async": 1.0, "checkpoint_interval_s": sz.MONTH_S if written else 0.0}
     v = dict(first.values)
     v |= {

@@ -305,3 +305,30 @@ def test_checkpoints_are_judged_on_the_store_the_card_buys() -> None:
     assert f"checkpoints judged on the store the answer buys, 1 x {store}" in captions
     values = " ".join(str(t.value) for t in at.table)
     assert "543.5 MB/s" in values
+
+
+def test_two_jobs_write_and_keep_twice_one_jobs_checkpoints() -> None:
+    """Issue 31: ``jobs`` multiplies checkpoint writes, kept checkpoints and their cost as it multiplies reads.
+
+    Hand-worked for llama3-8b-pretrain-8xh100: 8,030,261,248 parameters x 14 B (mlperf_mixed_adam:
+    2 B weights + 12 B Adam state) = 112,423,657,472 B a save; async (ZeRO-3 sharded) drains it over
+    the 30 min interval: 112,423,657,472 / 1,800 s = 62,457,587.5 B/s a job. Kept: 2 recent + 30
+    daily milestones of a 30-day run = 32 x 112,423,657,472 = 3,597,557,039,104 B a job.
+    """
+    size = 8_030_261_248 * 14
+    one_rate, one_kept = size / 1800, 32 * size
+    for jobs in (1, 2):
+        p = calc.plan("llama3-8b-pretrain-8xh100", site="aws", jobs=jobs)
+        assert p.checkpoint_write_bytes_per_s == pytest.approx(jobs * one_rate, rel=1e-9)
+        assert p.checkpoint_capacity_bytes == pytest.approx(jobs * one_kept, rel=1e-9)
+        assert p.storage_need_bytes_per_s == pytest.approx(p.read_bytes_per_s + jobs * one_rate, rel=1e-9)
+    # The cost: each job's saves are written (PUT requests) and kept (rent) on the store.
+    a1 = calc.answer(calc.scenario("llama3-8b-pretrain-8xh100").replace(site="aws"))
+    a2 = calc.answer(calc.scenario("llama3-8b-pretrain-8xh100").replace(site="aws", jobs=2))
+    assert a2.charges["writes"] == pytest.approx(2 * a1.charges["writes"], rel=1e-6)
+    assert a2.charges["rent"] > a1.charges["rent"]
+    # The page shows the two jobs' figures: the Checkpoints section's table and the card's total.
+    at = _app(scenario="llama3-8b-pretrain-8xh100", site="aws", jobs="2")
+    at.radio(key="section").set_value("Checkpoints").run()
+    cells = [str(c) for t in at.table for c in t.value.to_numpy().ravel()]
+    assert "124.9 MB/s" in cells and "6.54 TiB" in cells, cells
