@@ -17,12 +17,13 @@ import streamlit as st
 
 import calc
 from calc import catalog, plots
+from calc.card import SITE_LABELS, card, plain_words
 from calc.errors import InputError
 from calc.explain import formula, render_formula
 from calc.plan import HEADLINE
 from calc.report import compare_table, designs_table, html_report, markdown_report, pin_name
 from calc.scenario import FIELDS, Scenario, check_field, choices, from_text
-from calc.sizing import levers, recommend, storage_levers
+from calc.sizing import job_site, levers, recommend, storage_levers
 from calc.stages import CHECKPOINT_OUTPUTS
 from calc.units import parse, plain
 
@@ -410,14 +411,60 @@ def short(p: calc.Plan, key: str) -> str:
     return text
 
 
+CARD_SITE = "card_site"
+FIRST_SCREEN_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 2.2rem; }
+[data-testid="stMetricValue"] { font-size: 1.55rem; }
+[data-testid="stMetricValue"] > div { white-space: normal; overflow: visible; text-overflow: clip; }
+[data-testid="stMetricLabel"] p { font-size: 0.85rem; }
+</style>"""
+"""The first screen at 1280 x 800: less space above the title, and headline values that fit their
+column whole (Streamlit's 2.25 rem value cut "385.7 MB/s" to "385.7 M..." at 1280 px)."""
+
+
+def on_card_site(gen: int, key: str) -> None:
+    """The card's site control sets the ``site`` input, as the sidebar's field would."""
+    if gen != st.session_state.get(GEN, 0):
+        return
+    set_input("site", to_widget("site", st.session_state.get(key)))
+    st.session_state.pop(wkey("site"), None)  # the sidebar's field redraws from the kept value
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)  # a table, shared read-only
+def cached_recommend(sc: Scenario) -> pd.DataFrame:
+    return recommend(sc)
+
+
 def answer_card(p: calc.Plan) -> None:
-    """The first screen's answer: what to buy, what it costs, the job's own storage, idle GPU money."""
+    """The first screen's answer in at most three lines (calc.card), the site chosen on it; the rest folds."""
     a = cached_answer(p.scenario)
-    lines = a.lines()
+    c = card(a, cached_recommend(p.scenario))
     box = st.container(border=True)
-    box.markdown(f"#### {lines[0]}")
-    for line in lines[1:]:
-        box.markdown(f"- {line}")
+    left, right = box.columns([5, 1])
+    sites = list(choices("site"))
+    site = job_site(p.scenario)
+    gen = st.session_state.get(GEN, 0)
+    key = f"{CARD_SITE}_{gen}_{site}"  # a new control when the site changes elsewhere (the sidebar, a link)
+    right.selectbox(
+        "Site",
+        sites,
+        index=sites.index(site) if site in sites else None,
+        placeholder="Choose…",
+        format_func=lambda s: SITE_LABELS.get(s, s),
+        key=key,
+        on_change=on_card_site,
+        args=(gen, key),
+        help="Where the job runs: on-prem (parts bought) or a cloud (rented). Defaults from the server or the "
+        "storage; the same input as Storage inputs: Site.",
+    )
+    left.markdown("  \n".join(c.lines()))
+    shown = {x.removeprefix("Deciding: ") for x in (a.deciding, a.headline, a.charges_line())}
+    rest = [x for x in a.lines() if x not in shown and x.removeprefix("Deciding: ") not in shown]
+    if a.site is None and a.site_lines:
+        rest = [f"Cheapest design at each site: {x}" if x in rest[: len(a.site_lines)] else x for x in rest]
+    with box.expander("Details: runners-up, your own storage, idle GPU time"):
+        for line in rest:
+            st.markdown(f"- {plain_words(line)}")
 
 
 def headline(p: calc.Plan) -> None:
@@ -712,6 +759,7 @@ def page(values: dict[str, Any], errors: dict[str, str]) -> dict[str, str]:
         st.query_params.from_dict(params)
     base_url = (st.context.url or "").split("?")[0] if hasattr(st, "context") else ""
     link = f"{base_url}?{urlencode(params)}"
+    st.markdown(FIRST_SCREEN_CSS, unsafe_allow_html=True)
     st.subheader(p.title)
     answer_card(p)
     headline(p)

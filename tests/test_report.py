@@ -85,7 +85,7 @@ def test_subtitle_describes_the_plan_not_the_preset_it_was_edited_from() -> None
     p = calc.plan("beast-imagenet-4xv100", gpu="H100-SXM")
     head = _head(html_report(p))
     assert "v100" not in head.lower()
-    assert "resnet50 on 4 x H100-SXM (one job), fp32; storage: none chosen; site: not given." in head
+    assert "resnet50 on 4 x H100-SXM (one job), fp16; storage: none chosen; site: not given." in head
     md = markdown_report(p)
     md_head = md.split("\n## ", 1)[0]
     assert "v100" not in md_head.split("\n", 1)[1].lower()  # below the title, which carries the name
@@ -102,7 +102,7 @@ def test_subtitle_counts_every_job_and_names_storage_and_site() -> None:
     # 3 jobs of 8 GPUs = 24 GPUs; nvme-gen4 is a drive, so the site is the user's on-prem
     p = calc.plan("beast-imagenet-4xv100", gpus_per_job=8, jobs=3, storage="nvme-gen4", site="on-prem")
     md = markdown_report(p)
-    assert "Reported plan: resnet50 on 24 x V100-SXM2-16GB (3 jobs of 8 GPUs), fp32; " in md
+    assert "Reported plan: resnet50 on 24 x V100-SXM2-16GB (3 jobs of 8 GPUs), fp16; " in md
     assert "storage: nvme-gen4; site: on-prem." in md
 
 
@@ -158,7 +158,7 @@ def test_checkpoints_planned_get_the_timeline_and_the_interval_chart() -> None:
     assert titles[0].startswith("Async saves drain 62.46 MB/s")  # plots.checkpoint_timeline
     assert titles[1] == plots.checkpoint_interval_chart(p).layout.title.text
     assert not any("heckpoint" in t or "saves" in t for t in _figure_titles(p)["Charts"])  # not twice
-    assert "**Checkpoint write bandwidth**: 62.46 MB/s" in markdown_report(p)
+    assert "**Checkpoint write bandwidth, all jobs**: 62.46 MB/s" in markdown_report(p)
 
 
 def test_saves_of_an_empty_state_say_so_without_a_chart() -> None:
