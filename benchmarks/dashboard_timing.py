@@ -54,7 +54,8 @@ new MutationObserver(() => {
   if (!t.chart && document.querySelector(".js-plotly-plot")) t.chart = performance.now();
   const n = document.querySelectorAll(".js-plotly-plot .main-svg").length;
   if (n > (t.charts || 0)) { t.charts = n; t.last_chart = performance.now(); }
-  if (!t.sidebar && document.querySelector("[data-testid='stSidebar'] input[type='text']")) t.sidebar = performance.now();
+  const field = "[data-testid='stSidebar'] input[type='text']";
+  if (!t.sidebar && document.querySelector(field)) t.sidebar = performance.now();
 }).observe(document, {subtree: true, childList: true});
 """.replace("HEADLINE", HEADLINE)
 """Runs in the page before its own scripts: records when the headline enters it and is painted."""

@@ -776,8 +776,8 @@ def combined_plan(cp: ClusterPlan) -> Plan:
     # carried as one save a month of that many bytes by that many single-part writers, so the
     # ranking's checkpoint_writes_per_month charges the cluster's real total.
     written = puts = 0.0
-    for p, n in zip(cp.plans, cp.copies, strict=True):
-        b, r = sz.checkpoint_writes_per_month(p)  # all n copies' (the plan's jobs input is n)
+    for p in cp.plans:
+        b, r = sz.checkpoint_writes_per_month(p)  # all its copies' (the plan's jobs input is their count)
         written, puts = written + b, puts + r
     inputs = dict(first.inputs) | {"checkpoint_async": 1.0, "checkpoint_interval_s": sz.MONTH_S if written else 0.0}
     v = dict(first.values)

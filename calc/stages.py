@@ -610,7 +610,7 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         "Checkpoint interval used",
         not_given=f"no checkpoints ({ask('checkpoint_interval_s')}, a time or optimal)",
     ),
-    Output("checkpoint_sync_write_bytes_per_s", "bytes_per_s", "Write bandwidth if saves block (stall budget), all jobs"),
+    Output("checkpoint_sync_write_bytes_per_s", "bytes_per_s", "Write bandwidth if saves block, all jobs"),
     Output("checkpoint_async_write_bytes_per_s", "bytes_per_s", "Write bandwidth if saves are async (drain), all jobs"),
     Output("checkpoint_host_copy_s", "seconds", "GPU-to-host copy per async save"),
     Output("checkpoint_blocking_s", "seconds", "Training stall per save"),
