@@ -57,15 +57,62 @@ class Card:
         return [x for x in (self.ask, self.buy, self.cost, self.why) if x]
 
 
-def chosen(a: Answer) -> dict[str, Any] | None:
-    """The design the card buys: the answer's first feasible design of the known site, skipping
-    a page-cache design when the scenario turns the page cache off; None when the site is unknown."""
-    if a.site is None:
-        return None
-    ok = [d for d in a.designs if d["feasible"]]
+def ranked(a: Answer, site: str | None = None) -> list[dict[str, Any]]:
+    """The designs the card may buy at ``site`` (default: the answer's), best first: feasible ones,
+    without a page-cache design when the scenario turns the page cache off."""
+    site = site or a.site
+    ok = [d for d in a.designs if d["feasible"] and d["site"] == site]
     if not a.plan.scenario.page_cache:
         ok = [d for d in ok if d["design"] != "page cache"]
+    return ok
+
+
+def chosen(a: Answer) -> dict[str, Any] | None:
+    """The design the card buys: the first of ``ranked``; None when the site is unknown."""
+    if a.site is None:
+        return None
+    ok = ranked(a)
     return ok[0] if ok else None
+
+
+_SAID = (
+    "Buy",
+    "Rent",
+    "Deciding:",
+    "A month of training",
+    "At the cheapest site",
+    "Runners-up:",
+    "Or, a ",
+    "No storage",
+)
+"""Answer lines the card's three lines (or its per-site and next-best lines) already say."""
+
+
+def details(a: Answer) -> list[str]:
+    """What folds below the card: each site's best design (site unknown) or the next best ones,
+    then the answer's notes (your own storage, GPUs fed, idle GPU time), in plain words."""
+    out = []
+    if a.site is None:
+        for site, label in SITE_LABELS.items():
+            best = ranked(a, site)
+            if best:
+                out.append(f"{label}: {_design(best[0])}")
+    else:
+        nxt = ranked(a)[1:3]
+        if nxt:
+            out.append("Next best: " + "; ".join(_design(d) for d in nxt))
+    d = chosen(a)
+    for line in a.lines():
+        if line.startswith(_SAID):  # "Buy on-prem: ...", "Rent on AWS: ...": the per-site lines
+            continue
+        if line.startswith("The time to copy") and (d is None or math.isfinite(d["staging_s"])):
+            continue
+        out.append(plain_words(line))
+    return out
+
+
+def _design(d: Mapping[str, Any]) -> str:
+    return f"{plain_words(str(d['description']))}, {fmt_usd(d['monthly_total_usd'])} a month all in"
 
 
 def plain_words(text: str) -> str:

@@ -402,7 +402,7 @@ class ClusterPlan:
                     "peak_write_bytes_per_s": w["peak"],
                     "average_write_bytes_per_s": w["average"],
                     "checkpoint_capacity_bytes": w["kept"],
-                    "checkpoint_mode": sc.checkpoint_mode if w["peak"] > 0 else "none",
+                    "checkpoint_mode": ("async" if w["async"] else "sync") if w["peak"] > 0 else "none",
                     "gpu_utilization_alone": p.gpu_utilization,
                     "bottleneck_alone": p.bottleneck,
                 }
@@ -508,7 +508,7 @@ def _writes(p: Plan, n: int) -> dict[str, float]:
     interval = p.inputs.get("checkpoint_interval_s", math.inf) if saving else math.inf
     average = n * p.checkpoint_bytes / interval if saving and math.isfinite(interval) else 0.0
     reads = p.read_bytes_per_s
-    is_async = p.scenario.checkpoint_mode == "async"
+    is_async = p.inputs["checkpoint_async"] > 0  # the resolved mode: "auto" is async for sharded state
     return {
         "w": w,
         "peak": n * w,
@@ -628,7 +628,7 @@ def timeline(cp: ClusterPlan, seconds: float = 86400.0) -> pd.DataFrame:
         (i, k)
         for i, (p, n) in enumerate(zip(cp.plans, cp.copies, strict=True))
         for k in range(n)
-        if p.checkpoint_write_bytes_per_s > 0 and p.scenario.checkpoint_mode == "sync"
+        if p.checkpoint_write_bytes_per_s > 0 and not p.inputs["checkpoint_async"] > 0  # resolved: auto too
     ]
     index = {ik: g for g, ik in enumerate(saving)}
     # Staggered: save g starts at g / N of the shortest interval, so saves whose intervals are
@@ -655,7 +655,7 @@ def timeline(cp: ClusterPlan, seconds: float = 86400.0) -> pd.DataFrame:
         for e, a, b in bursts:
             if e == i:
                 saving_now += (starts >= a) & (starts < b)
-        is_async = p.scenario.checkpoint_mode == "async" and w > 0
+        is_async = p.inputs["checkpoint_async"] > 0 and w > 0  # the resolved mode, as the plan sized it
         per_copy = p.read_bytes_per_s / n
         cols[f"{p.scenario.name} reads"] = per_copy * (n - saving_now)
         cols[f"{p.scenario.name} checkpoints"] = np.full(len(starts), n * w) if is_async else saving_now * w
