@@ -30,6 +30,7 @@ from calc.report import (
     cluster_markdown,
     compare_table,
     designs_table,
+    headroom,
     html_report,
     markdown_report,
     pin_name,
@@ -37,7 +38,7 @@ from calc.report import (
 from calc.scenario import FIELDS, Scenario, check_field, choices, from_text
 from calc.sizing import job_site, levers, recommend, storage_levers
 from calc.stages import CHECKPOINT_OUTPUTS
-from calc.units import parse, plain
+from calc.units import fmt, parse, plain
 
 DEFAULT_PRESET = "beast-imagenet-4xv100"
 MAX_UPLOAD_BYTES = 1024 * 1024
@@ -582,6 +583,30 @@ def requirements_tab(p: calc.Plan) -> None:
     st.dataframe(t, width="stretch", height=560)
 
 
+OPTION_COLUMNS = {
+    "option": "Option",
+    "feasible": "Serves",
+    "ready": "Workers cover latency",
+    "units": st.column_config.NumberColumn("Units", format="%d"),
+    "unit": "Unit",
+    "limiting": "Limited by",
+    "iops_headroom": "Reads/s headroom",
+    "bandwidth_headroom": "Bandwidth headroom",
+    "capacity_headroom": "Capacity headroom",
+    "workers_per_gpu_needed": st.column_config.NumberColumn("Reads in flight per GPU", format="%d"),
+    "monthly_total_usd": st.column_config.NumberColumn("A month, all in [USD]", format="$%.0f"),
+    "monthly_rent_usd": st.column_config.NumberColumn("Rent [USD/month]", format="$%.0f"),
+    "monthly_read_usd": st.column_config.NumberColumn("Reads [USD/month]", format="$%.0f"),
+    "monthly_write_usd": st.column_config.NumberColumn("Writes [USD/month]", format="$%.0f"),
+    "monthly_egress_usd": st.column_config.NumberColumn("Egress [USD/month]", format="$%.0f"),
+    "purchase_usd": st.column_config.NumberColumn("Purchase [USD]", format="$%.0f"),
+    "why_not": "Why not",
+    "caveats": "Caveats",
+    "verified": "Verified",
+}
+"""The storage table's columns and their headers (units in the header, money in whole dollars)."""
+
+
 def storage_tab(p: calc.Plan, rec: pd.DataFrame) -> None:
     st.markdown(
         f"Demand: **{p.formatted('read_iops')}** of **{p.formatted('request_bytes')}**, "
@@ -594,71 +619,35 @@ def storage_tab(p: calc.Plan, rec: pd.DataFrame) -> None:
         st.dataframe(designs_table(d), width="stretch", hide_index=True)
     else:
         st.info("No complete design: no priced option serves this job (see each option's reason below).")
-    st.plotly_chart(plots.storage_map(p, rec), key="chart_storage")
-    shown = rec[
-        [
-            "option",
-            "feasible",
-            "ready",
-            "units",
-            "unit",
-            "limiting",
-            "iops_headroom",
-            "bandwidth_headroom",
-            "capacity_headroom",
-            "workers_per_gpu_needed",
-            "monthly_total_usd",
-            "monthly_rent_usd",
-            "monthly_read_usd",
-            "monthly_write_usd",
-            "monthly_egress_usd",
-            "purchase_usd",
-            "why_not",
-            "caveats",
-            "verified",
-        ]
-    ]
+    st.plotly_chart(plots.storage_map(p, rec, answer=cached_answer(p.scenario)), key="chart_storage")
     st.markdown("**Every option as one tier** (headroom: supply / need; blank = no limit published).")
-    shown = shown.replace([math.inf], float("nan"))
+    shown = rec[list(OPTION_COLUMNS)].replace([math.inf], float("nan"))
     # A room reads "over 100x", not 69,741,059,510.38x (a need of a few bytes a second).
     for col in ("iops_headroom", "bandwidth_headroom", "capacity_headroom"):
-        shown[col] = shown[col].map(lambda x: "" if not math.isfinite(x) else "over 100x" if x > 100 else f"{x:.1f}x")
-    st.dataframe(
-        shown,
-        width="stretch",
-        height=520,
-        hide_index=True,
-        column_config={
-            "option": "Option",
-            "feasible": "Serves",
-            "ready": "Workers cover latency",
-            "units": st.column_config.NumberColumn("Units", format="%d"),
-            "unit": "Unit",
-            "limiting": "Limited by",
-            "iops_headroom": "Reads/s headroom",
-            "bandwidth_headroom": "Bandwidth headroom",
-            "capacity_headroom": "Capacity headroom",
-            "workers_per_gpu_needed": st.column_config.NumberColumn("Reads in flight per GPU", format="%d"),
-            "monthly_total_usd": st.column_config.NumberColumn("A month, all in [USD]", format="$%.0f"),
-            "monthly_rent_usd": st.column_config.NumberColumn("Rent [USD/month]", format="$%.0f"),
-            "monthly_read_usd": st.column_config.NumberColumn("Reads [USD/month]", format="$%.0f"),
-            "monthly_write_usd": st.column_config.NumberColumn("Writes [USD/month]", format="$%.0f"),
-            "monthly_egress_usd": st.column_config.NumberColumn("Egress [USD/month]", format="$%.0f"),
-            "purchase_usd": st.column_config.NumberColumn("Purchase [USD]", format="$%.0f"),
-            "why_not": "Why not",
-            "caveats": "Caveats",
-            "verified": "Verified",
-        },
-    )
+        shown[col] = shown[col].map(headroom)
+    st.dataframe(shown, width="stretch", height=520, hide_index=True, column_config=OPTION_COLUMNS)
     st.caption("Verified: V official doc, 3P third-party quote, R recalled, I inferred.")
     st.markdown(
         "**Storage levers**: each applied alone, the demand it leaves and the first option that then serves it."
     )
-    st.dataframe(
-        cached_storage_levers(p.scenario.to_yaml()),
-        width="stretch",
-        hide_index=True,
-        column_config={"read_bytes_per_s": st.column_config.NumberColumn("read [B/s]", format="%.3e")},
+    st.dataframe(levers_shown(cached_storage_levers(p.scenario.to_yaml())), width="stretch", hide_index=True)
+
+
+def levers_shown(lev: pd.DataFrame) -> pd.DataFrame:
+    """The storage levers as the page writes numbers (5,885 reads/s, 385.7 MB/s), not 2.482e+5."""
+    return pd.DataFrame(
+        {
+            "Lever": lev["lever"],
+            "Change": lev["change"],
+            "Random reads/s": [fmt(x, "count_per_s", "reads/s") for x in lev["read_iops"]],
+            "File opens/s": [fmt(x, "count_per_s", "opens/s") for x in lev["file_opens_per_s"]],
+            "Read bandwidth": [fmt(x, "bytes_per_s") for x in lev["read_bytes_per_s"]],
+            "First option that serves": [
+                f"{int(n):,} x {o}" if isinstance(o, str) and o else "none"
+                for o, n in zip(lev["best_option"], lev["best_units"], strict=True)
+            ],
+            "Units of your storage": ["" if u is None else f"{int(u):,}" for u in lev["own_storage_units"]],
+        }
     )
 
 
@@ -796,25 +785,36 @@ def main() -> None:
     if not st.session_state.get("ready"):
         first_run()
     values, errors = read_inputs()
-    # The answer and the headline go first; the sidebar's many widgets render after them.
-    plan_errors = page(values, errors)
+    # The answer and the headline go first, then the sidebar (what the link holds), then the section.
+    shown, plan_errors = page(values, errors)
     sidebar(values, errors | plan_errors)
+    if shown is None:
+        return
+    if not st.session_state.get("headline_sent"):
+        # A session's first run only: let the browser draw the answer, the headline and the sidebar
+        # before the charts arrive. Sent together, they wait for the charts' 4.7 MB script (one React
+        # update): headline painted 5.2 s -> 1.4 s after opening, 1.0x a bare page
+        # (benchmarks/dashboard_timing.py). A pause inside this run, not a second run.
+        st.session_state["headline_sent"] = True
+        time.sleep(FIRST_PAINT_PAUSE_S)
+    section_of(*shown)
 
 
-def page(values: dict[str, Any], errors: dict[str, str]) -> dict[str, str]:
-    """The main area; returns errors the plan raised, by field, for the sidebar to show."""
+def page(values: dict[str, Any], errors: dict[str, str]) -> tuple[tuple[calc.Plan, str] | None, dict[str, str]]:
+    """The answer and the headline: the plan and its link for the section, and errors the plan
+    raised, by field, for the sidebar to show."""
     st.markdown(FIRST_SCREEN_CSS, unsafe_allow_html=True)
     if not page_errors(errors):
-        return {}
+        return None, {}
     base: Scenario = st.session_state["base"]
     try:
         changed = {k: v for k, v in values.items() if not same(k, v, getattr(base, k))}
         sc = base.replace(**changed) if changed else base
         p = calc.plan(sc)
     except InputError as exc:
-        st.error(f"No numbers shown: {exc}")
+        st.error(f"No numbers shown: {short_error(exc)}")
         field = exc.field.split(": ")[-1]
-        return {field: exc.message} if field in FIELDS else {}
+        return None, ({field: short_error(exc.message, field)} if field in FIELDS else {})
     show_what_the_link_holds(sc, values)
     params = share_params(sc, st.session_state["preset"])
     if dict(st.query_params) != params:
@@ -824,15 +824,7 @@ def page(values: dict[str, Any], errors: dict[str, str]) -> dict[str, str]:
     st.subheader(p.title)
     answer_card(p)
     headline(p)
-    if not st.session_state.get("headline_sent"):
-        # A session's first run only: let the browser draw the answer and the headline before the
-        # charts arrive. Sent together, they wait for the charts' 4.7 MB script (one React update):
-        # headline painted 5.2 s -> 1.4 s after opening, 1.0x a bare page; the charts appear when
-        # they did (benchmarks/dashboard_timing.py). A pause inside this run, not a second run.
-        st.session_state["headline_sent"] = True
-        time.sleep(FIRST_PAINT_PAUSE_S)
-    section_of(p, link)
-    return {}
+    return (p, link), {}
 
 
 def page_errors(errors: dict[str, str]) -> bool:

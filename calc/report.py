@@ -42,8 +42,13 @@ def _usd(x: Any) -> str:
     return "" if x is None else fmt_usd(float(x))
 
 
+def headroom(x: float) -> str:
+    """Supply / need as the page writes it: ``2.5x``, ``over 100x`` (not 40,290,213.0x), blank when unlimited."""
+    return "" if not math.isfinite(x) else "over 100x" if x > 100 else f"{x:.1f}x"
+
+
 def _times(x: float) -> str:
-    return "unlimited" if not math.isfinite(x) else f"{x:,.1f}x"
+    return "unlimited" if not math.isfinite(x) else headroom(x)
 
 
 def storage_table(rec: pd.DataFrame, rows: int = 12) -> pd.DataFrame:
