@@ -19,7 +19,7 @@ import streamlit as st
 
 import calc
 from calc import catalog, plots
-from calc.card import SITE_LABELS, card, details, plain_words
+from calc.card import SITE_LABELS, card, chosen, details, plain_words
 from calc.cluster import STORAGE_INPUTS, Cluster, Job, cluster, cluster_answer
 from calc.errors import InputError
 from calc.explain import formula, render_formula
@@ -187,9 +187,16 @@ NAME_LIST = re.compile(r"(accepted|known): ((?:[\w.-]+, ){3,}[\w.-]+)")
 """A message's list of every accepted name (100 inputs, 36 storage options): shortened to the closest three."""
 
 
-def short_error(exc: InputError | str, field: str = "") -> str:
-    """An error as the page says it: the field, the accepted form, the three closest names (not all)."""
+HUGE = re.compile(r"\b\d{1,3}(?:,\d{3}){5,}(?:\.\d+)?(?: [A-Za-z/]+)?")
+"""A number of 16 digits or more as fmt writes it ("1,000,000,000,000,000,013,287,555,072 PB")."""
+
+
+def short_error(exc: InputError | str, field: str = "", typed: str = "") -> str:
+    """An error as the page says it: the field, the accepted form, the three closest names (not all),
+    and a value out of all range as it was typed ("1e30 TB"), not spelled out in 37 digits."""
     text = str(exc)
+    if typed:
+        text = HUGE.sub(typed.strip(), text, count=1)
     field = field or (exc.field if isinstance(exc, InputError) else "")
     m = NAME_LIST.search(text)
     if m:
@@ -301,10 +308,11 @@ def read_inputs() -> tuple[dict[str, Any], dict[str, str]]:
     values: dict[str, Any] = {}
     errors: dict[str, str] = {}
     for name in FIELDS:
+        text = widget_text(name, st.session_state.get(KEPT + name))
         try:
-            values[name] = check_or_none(name, from_text(name, widget_text(name, st.session_state.get(KEPT + name))))
+            values[name] = check_or_none(name, from_text(name, text))
         except InputError as exc:
-            errors[name] = short_error(exc.message, name)
+            errors[name] = short_error(exc.message, name, text)
     return values, errors
 
 
@@ -569,7 +577,7 @@ def headline(p: calc.Plan) -> None:
             f"({p.sources.get('cpu_seconds_per_example', 'input')})."
         )
     for w in p.warnings:
-        st.warning(w)
+        st.warning(plain_words(w))
 
 
 def requirements_tab(p: calc.Plan) -> None:
@@ -667,7 +675,7 @@ def pipeline_tab(p: calc.Plan, lev: pd.DataFrame) -> None:
 
 def checkpoint_tab(p: calc.Plan) -> None:
     sc = p.scenario
-    d = cached_answer(sc).design if sc.storage is None else None
+    d = chosen(cached_answer(sc)) if sc.storage is None else None  # the store the card buys
     if d is not None and d["store"]:
         # Judged on the storage the card buys, not on "no storage": the saves land on its store.
         p = calc.plan(sc, storage=d["store"], storage_units=int(d["store_units"]))
@@ -787,17 +795,16 @@ def main() -> None:
     values, errors = read_inputs()
     # The answer and the headline go first, then the sidebar (what the link holds), then the section.
     shown, plan_errors = page(values, errors)
-    sidebar(values, errors | plan_errors)
-    if shown is None:
-        return
-    if not st.session_state.get("headline_sent"):
-        # A session's first run only: let the browser draw the answer, the headline and the sidebar
-        # before the charts arrive. Sent together, they wait for the charts' 4.7 MB script (one React
-        # update): headline painted 5.2 s -> 1.4 s after opening, 1.0x a bare page
+    if shown is not None and not st.session_state.get("headline_sent"):
+        # A session's first run only: let the browser draw the answer and the headline before the
+        # sidebar and the charts arrive. Sent together, they wait for the charts' 4.7 MB script (one
+        # React update): headline painted 5.2 s -> 1.4 s after opening, 1.0x a bare page
         # (benchmarks/dashboard_timing.py). A pause inside this run, not a second run.
         st.session_state["headline_sent"] = True
         time.sleep(FIRST_PAINT_PAUSE_S)
-    section_of(*shown)
+    sidebar(values, errors | plan_errors)
+    if shown is not None:
+        section_of(*shown)
 
 
 def page(values: dict[str, Any], errors: dict[str, str]) -> tuple[tuple[calc.Plan, str] | None, dict[str, str]]:

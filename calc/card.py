@@ -122,7 +122,7 @@ def plain_words(text: str) -> str:
         n = int(m.group(1).replace(",", ""))
         return f"an {m.group(2)} bucket" if n == 1 else f"an {m.group(2)} bucket ({n:,} request-rate partitions)"
 
-    return _PREFIX.sub(prefix, _PRICE.sub("", text))
+    return _PREFIX.sub(prefix, _PRICE.sub("", text)).replace(" (calc.answer, recommend)", "")
 
 
 def usd_sum(parts: Mapping[str, float]) -> tuple[str, str]:

@@ -453,7 +453,7 @@ def transfer_timeline(p: Plan) -> go.Figure:
             rows.append((name, 0.0 if streamed else start, v[key], color))
             start += 0.0 if streamed else v[key]
     fig = go.Figure()
-    scale, unit = time_unit(max(v["transfer_time_s"], v["transfer_direct_time_s"]))
+    scale, unit = time_unit(v["transfer_time_s"])  # the title's duration sets the unit
     for name, begin, dur, color in rows:
         fig.add_bar(
             y=[name],

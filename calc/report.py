@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
+from calc.card import card, details
 from calc.explain import formula, render_formula
 from calc.plan import HEADLINE, Plan
 from calc.registry import OUTPUTS
@@ -199,7 +200,9 @@ def sections(
     rec = recommend(p) if recommendation is None else recommendation
     lev = levers_of(sc) if levers is None else levers
     a = answer(p)
-    out = [Section("What to buy, and what it costs", text=a.lines(), link=link)]
+    # The page's card, word for word, then what folds below it (calc.card): the report says what the page says.
+    said = [x.replace("**Why**", "Why:").replace("**", "") for x in card(a, rec).lines()]
+    out = [Section("What to buy, and what it costs", text=said + details(a), link=link)]
     head = Section("Requirements", text=[f"**{OUTPUTS[k].label}**: {p.formatted(k)}" for k in HEADLINE])
     head.text.append(f"**Bottleneck**: {p.bottleneck}; step time from {p.step_method}")
     head.text += [f"Warning: {w}" for w in p.warnings]
