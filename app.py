@@ -498,7 +498,7 @@ def short(p: calc.Plan, key: str) -> str:
 
 CARD_SITE = "card_site"
 FIRST_SCREEN_CSS = """<style>
-[data-testid="stMainBlockContainer"] { padding-top: 2.2rem; }
+[data-testid="stMainBlockContainer"] { padding-top: 3.2rem; }
 [data-testid="stMetricValue"] { font-size: 1.55rem; }
 [data-testid="stMetricValue"] > div { white-space: normal; overflow: visible; text-overflow: clip; }
 [data-testid="stMetricLabel"] p { font-size: 0.85rem; }
@@ -524,7 +524,7 @@ def answer_card(p: calc.Plan) -> None:
     """The first screen's answer in at most three lines (calc.card), the site chosen on it; the rest folds."""
     a = cached_answer(p.scenario)
     c = card(a, cached_recommend(p.scenario))
-    box = st.container(border=True)
+    box = st.container(border=True, key="answer_card")  # .st-key-answer_card in the page (browser tests)
     left, right = box.columns([5, 1])
     sites = list(choices("site"))
     site = job_site(p.scenario)
@@ -651,10 +651,10 @@ def levers_shown(lev: pd.DataFrame) -> pd.DataFrame:
             "File opens/s": [fmt(x, "count_per_s", "opens/s") for x in lev["file_opens_per_s"]],
             "Read bandwidth": [fmt(x, "bytes_per_s") for x in lev["read_bytes_per_s"]],
             "First option that serves": [
-                f"{int(n):,} x {o}" if isinstance(o, str) and o else "none"
+                f"{int(n):,} x {o}" if isinstance(o, str) and o and not pd.isna(n) else "none"
                 for o, n in zip(lev["best_option"], lev["best_units"], strict=True)
             ],
-            "Units of your storage": ["" if u is None else f"{int(u):,}" for u in lev["own_storage_units"]],
+            "Units of your storage": ["" if pd.isna(u) else f"{int(u):,}" for u in lev["own_storage_units"]],
         }
     )
 

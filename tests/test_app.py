@@ -387,6 +387,7 @@ def test_every_presets_card_charts_sidebar_and_tabs_agree(name: str) -> None:
     if "page cache" in card:
         assert sc.page_cache  # the sidebar's box is on wherever the card relies on it
     at.radio(key="section").set_value("Storage").run()
+    assert not at.exception and not [e.value for e in at.error]
     title = _titles(at)[0]
     if d is None:
         assert card.startswith("**Nothing") or calc.plan(sc).read_bytes_per_s == 0

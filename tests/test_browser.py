@@ -179,7 +179,7 @@ def test_the_first_screen_decides_without_scrolling(
     page.goto(f"{server}/?{query}")
     _wait(page)
     main = page.locator("[data-testid='stMain']")
-    card = main.locator("[data-testid='stVerticalBlockBorderWrapper']").first
+    card = main.locator(".st-key-answer_card").first
     expect(card).to_contain_text(first)
     left, top, right, bottom = card.evaluate(BOX)
     assert top >= 0 and bottom <= size[1], (top, bottom)
@@ -380,7 +380,8 @@ def test_uploading_a_scenario_yaml_restores_it(server: str, browser_page: Page, 
     bad.write_text("gpu: [V100\n")
     page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(str(bad))
     main = page.locator("[data-testid='stMain']")
-    expect(main.get_by_text("malformed YAML").first).to_be_visible()
+    expect(page.locator("[data-testid='stSidebar']").get_by_text("malformed YAML").first).to_be_visible()
+    expect(main.get_by_text("1 error, listed under the uploader").first).to_be_visible()
     expect(page.locator("[data-testid='stException']")).to_have_count(0)
     # two wrong inputs: both named (beside the uploader, once), not only the first; the main area points there
     two = tmp_path / "two.yaml"
