@@ -591,7 +591,7 @@ def requirements_tab(p: calc.Plan) -> None:
     st.dataframe(t, width="stretch", height=560)
 
 
-OPTION_COLUMNS = {
+OPTION_COLUMNS: dict[str, Any] = {
     "option": "Option",
     "feasible": "Serves",
     "ready": "Workers cover latency",
@@ -940,7 +940,7 @@ def cluster_inputs() -> dict[str, str]:
         pick = "this" if ss["cluster_add"] == "this scenario" else ss["cluster_add"]
         ss["cluster_text"] = ss["cluster_text"].rstrip() + f"\n{pick}:{int(ss['cluster_add_count'])}"
 
-    st.markdown("**Cluster: many job types on one shared storage**")
+    st.markdown("**The cluster's jobs and options**")
     c1, c2, c3 = st.columns([3, 1, 1])
     c1.selectbox("Add a job type", ["this scenario", *calc.scenarios()], key="cluster_add")
     c2.number_input("Count", min_value=1, max_value=100_000, value=1, step=1, key="cluster_add_count")
@@ -1001,12 +1001,13 @@ def cluster_view(sc: Scenario, link: str) -> None:
     as in links); the shared inputs are the link's ``cluster_shared``, else the sidebar's storage.
     """
     ss = st.session_state
+    top = st.container()  # the answer above the fields that make it, filled once they are read
     params = cluster_inputs()
     try:
         c = build_cluster(sc, params)
         a = cluster_answer(cluster(c))
     except (InputError, ValueError) as exc:
-        st.error(f"Cluster: {short_error(str(exc))}")
+        top.error(f"Cluster: {short_error(str(exc))}")
         return
     if ss.get("cluster_params") != params:  # the link holds the whole cluster
         ss["cluster_params"] = params
@@ -1014,12 +1015,12 @@ def cluster_view(sc: Scenario, link: str) -> None:
             if param not in params and param in st.query_params:
                 del st.query_params[param]
         st.query_params.update(params)
-    box = st.container(border=True)
+    box = top.container(border=True, key="cluster_card")
     shown = a.lines()
     box.markdown(f"#### {plain_words(shown[0])}")
     for line in shown[1:]:
         box.markdown(f"- {plain_words(line)}")
-    st.dataframe(cluster_jobs_table(a), hide_index=True, width="stretch")
+    top.dataframe(cluster_jobs_table(a), hide_index=True, width="stretch")
     st.plotly_chart(plots.cluster_day(a.plan), width="stretch", key="cluster_day")
     cluster_downloads(a, c, link)
 

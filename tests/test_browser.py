@@ -481,9 +481,15 @@ def test_uploading_a_cluster_yaml_opens_the_cluster_view(server: str, browser_pa
     expect(page).to_have_url(re.compile(r"cluster_shared=storage%3Daws-fsx-lustre-ssd-1000%7Cstorage_units%3D240"))
     expect(page.get_by_text("240 x aws-fsx-lustre-ssd-1000").first).to_be_visible()
     page.wait_for_selector(".js-plotly-plot")
+    card = page.locator(".st-key-cluster_card")
+    # the Cluster view's own first screen: its answer, then its jobs
+    card.evaluate("e => e.scrollIntoView({block: 'center'})")
     page.wait_for_timeout(800)
+    top, bottom = card.evaluate(BOX)[1], card.evaluate(BOX)[3]
+    assert top >= 0 and bottom <= 800, (top, bottom)
     _save(page.screenshot(), ROOT / "docs" / "screenshots" / "first-screen-cluster-1280.png")
     page.set_viewport_size({"width": 1920, "height": 1080})
+    card.evaluate("e => e.scrollIntoView({block: 'center'})")
     page.wait_for_timeout(800)
     _save(page.screenshot(), ROOT / "docs" / "screenshots" / "first-screen-cluster-1920.png")
     page.set_viewport_size({"width": 1600, "height": 1100})
