@@ -149,7 +149,7 @@ def why(a: Answer, d: Mapping[str, Any], rec: pd.DataFrame) -> str:
     text = text[:1].upper() + text[1:]
     for word, said in _LIMITS.items():
         text = text.replace(word, said, 1) if text.startswith(word) else text
-    return plain_words(text.replace("; ", ": ", 1) if text.split(";")[0].isalpha() else text)
+    return plain_words(text.replace("; ", ": ", 1) if text.split(";")[0].replace(" ", "").isalpha() else text)
 
 
 def card(a: Answer, rec: pd.DataFrame) -> Card:
