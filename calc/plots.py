@@ -680,14 +680,27 @@ def checkpoint_interval_chart(p: Plan, points: int = 60) -> go.Figure:
     # Decades only on the log bandwidth axis: plotly's minor labels read as stray numbers ("2 3 5").
     fig.update_yaxes(title="write bandwidth [GB/s]", type="log", dtick=1, tickformat="~g", secondary_y=True)
 
-    def pct(g: float) -> str:
-        return f"{g:.2f}\u00a0%" if g > 99 else f"{g:.1f}\u00a0%"  # a no-break space: never "99.98 / %"
+    title = _interval_finding(p, grid, out, good_young, sized if fixed else None, ref)
+    return _layout(fig, title, 380)
 
+
+def _pct(g: float) -> str:
+    return f"{g:.2f}\u00a0%" if g > 99 else f"{g:.1f}\u00a0%"  # a no-break space: never "99.98 / %"
+
+
+def _interval_finding(
+    p: Plan, grid: Any, out: dict[str, Any], good_young: float, sized: float | None, ref: float
+) -> str:
+    """The interval chart's title: the optimum's goodput and write bandwidth, and the used interval's."""
+    v = p.values
+    young, used = v["young_daly_interval_s"], v["checkpoint_interval_used_s"]
+    is_async = v["checkpoint_async"] > 0
+    pct = _pct
     head = (
         f"Saving every {fmt(young, 'seconds')} (the optimum at {v['failures_per_month']:.3g} interruptions a "
         f"month) keeps {pct(good_young)} goodput"
     )
-    if fixed:
+    if sized is not None:  # blocking saves on storage sized for the reference interval
         title = (
             f"{head} on storage that writes {fmt(sized, 'bytes_per_s')}, "
             f"sized for blocking saves every {fmt(ref, 'seconds')}"
@@ -703,7 +716,7 @@ def checkpoint_interval_chart(p: Plan, points: int = 60) -> go.Figure:
         )
     elif used == 0:
         title += ' (no checkpoints now: set "Checkpoint interval" to a time, or optimal)'
-    return _layout(fig, title, 380)
+    return title
 
 
 def cluster_day(cp: ClusterPlan, seconds: float = 86400.0) -> go.Figure:

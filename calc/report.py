@@ -238,22 +238,7 @@ def sections(
     )
     out.append(Section("What-if levers", tables=[shown_lev]))
     if compared:  # the dashboard's pinned scenarios, named by what differs from this one
-        from calc.plan import plan as plan_of
-
-        plans = [plan_of(c) for c in compared] + [p]
-        names = [pin_name(c, sc) for c in compared] + ["this scenario"]
-        answers = [answer(q) for q in plans[:-1]] + [a]  # this scenario's answer is already made
-        table = compare_table(plans, names, answers)
-        section = Section(
-            "Compared scenarios",
-            text=["Rows marked Input are the inputs that differ between them."],
-            tables=[table.reset_index(names="")],
-        )
-        if charts:
-            from calc import plots
-
-            section.figures.append(plots.compare_chart(plans, names, answers))
-        out.append(section)
+        out.append(compared_section(p, a, compared, charts))
     if charts:
         from calc import plots
 
@@ -278,6 +263,27 @@ def sections(
     out.append(Section("Every formula, with its numbers", tables=[formulas]))
     out.append(Section("Sources", text=[f"`{k}`: {v}" for k, v in sorted(p.sources.items()) if v]))
     return out
+
+
+def compared_section(p: Plan, a: Answer, compared: Sequence[Scenario], charts: bool = False) -> Section:
+    """The pinned scenarios beside this one: the table of what differs and, with ``charts``, the chart."""
+    from calc.plan import plan as plan_of
+    from calc.sizing import answer
+
+    plans = [plan_of(c) for c in compared] + [p]
+    names = [pin_name(c, p.scenario) for c in compared] + ["this scenario"]
+    answers = [answer(q) for q in plans[:-1]] + [a]  # this scenario's answer is already made
+    table = compare_table(plans, names, answers)
+    section = Section(
+        "Compared scenarios",
+        text=["Rows marked Input are the inputs that differ between them."],
+        tables=[table.reset_index(names="")],
+    )
+    if charts:
+        from calc import plots
+
+        section.figures.append(plots.compare_chart(plans, names, answers))
+    return section
 
 
 def checkpoint_section(p: Plan, charts: bool = False) -> Section:
