@@ -288,7 +288,8 @@ def first_run() -> None:
                 v = value  # keep the text as written ("64 KiB"): the widget shows it
             set_input(key, to_widget(key, v))
         except InputError as exc:
-            errors.append(str(exc))
+            if key not in FIELDS:  # an input's error is said beside its field (and above the page), once
+                errors.append(short_error(exc, typed=str(value)))
             set_input(key, value)  # shown, and marked wrong, in its field
     st.session_state["base"] = base
     st.session_state["url_errors"] = errors

@@ -458,3 +458,10 @@ def test_a_cluster_link_reopens_its_shared_storage_and_chargeback() -> None:
     jobs = at.dataframe[0].value
     expected = cluster_jobs_table(cluster_answer(c))
     assert jobs.to_dict() == expected.to_dict()  # the chargeback, job by job
+
+
+def test_a_value_out_of_all_range_is_echoed_as_typed() -> None:
+    """Issue 31: "1e30 TB" echoed as "1,000,000,000,000,000,013,287,555,072 PB is out of range"."""
+    at = _app(scenario="beast-imagenet-4xv100", example_bytes="1e30 TB")
+    text = " ".join(e.value for e in at.error)
+    assert "1e30 TB is out of range" in text and "1,000,000,000" not in text, text

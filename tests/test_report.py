@@ -286,3 +286,14 @@ def test_the_cluster_day_chart_draws_every_jobs_saves_as_resolved() -> None:
     assert max(stacked) == pytest.approx(cp.storage_need_bytes_per_s / 1e9, rel=1e-9)
     llama = [d for d in fig.data if d.name.startswith("llama3-8b-pretrain-8xh100") and d.name.endswith("checkpoints")]
     assert llama and max(llama[0].y) > 0  # an "auto" job's saves are drawn
+
+
+def test_the_report_writes_headroom_as_the_page_does() -> None:
+    """Issue 31: the report printed "40,290,213.0x" where the page says "over 100x"."""
+    from calc.report import headroom, storage_table
+
+    assert (headroom(40_290_213.0), headroom(2.54), headroom(float("inf"))) == ("over 100x", "2.5x", "")
+    p = calc.plan("gpt-1b-h100-tokens")  # reads a few kB/s: every option has huge headroom
+    table = storage_table(recommend(p))
+    cells = [str(x) for x in table["Bandwidth headroom"]] + [str(x) for x in table["Reads/s headroom"]]
+    assert all(not re.fullmatch(r"[\d,]{4,}\.\dx", c) for c in cells), cells
