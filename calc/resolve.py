@@ -333,6 +333,14 @@ def _resolve_node(c: _Ctx) -> None:
     """The node: its server preset or inputs for cores, network, host link and RAM; the copy link."""
     sc, g, v, src, warnings, put = c.sc, c.g, c.v, c.src, c.warnings, c.put
     srv = catalog.server(sc.server) if sc.server else None
+    if srv and sc.site and srv.site != sc.site:
+        # A cloud instance runs in its cloud, a DGX/HGX on-prem: the answer would buy storage
+        # at one site for a server at another.
+        raise InputError(
+            "site",
+            f"site {sc.site} contradicts server {srv.name}, which runs at {srv.site}; accepted: site "
+            f"{srv.site} or none (the server's site), or a server at {sc.site}",
+        )
     if srv and srv.gpu != g.name:
         warnings.append(
             f"Server {srv.name} carries {srv.gpu}, not {g.name}: its network, RAM and cores are used as given."

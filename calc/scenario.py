@@ -1193,7 +1193,15 @@ def _number(name: str, value: object, kind: Kind) -> float:
         raise InputError(name, f"{_short(value)} is not a finite number in range; {_accepted(name)}") from None
 
 
+ZERO_OR_AT_LEAST = {"dataset_examples": 1.0, "cpu_seconds_per_example": 1e-9}
+"""Inputs that accept 0 (none) or at least this much: a dataset of 1e-300 examples, or a CPU
+cost of 1e-300 s per example, is a typo, and its reciprocal overflows (issue 32)."""
+
+
 def _bounds(name: str, number: float, info: FieldInfo) -> None:
+    floor = ZERO_OR_AT_LEAST.get(name)
+    if floor is not None and 0 < number < floor:
+        raise InputError(name, f"{number:g} is out of range; accepted: 0, or {floor:g} to {info.maximum or math.inf:g}")
     lo, hi = info.minimum, info.maximum
     if (lo is not None and number < lo) or (hi is not None and number > hi):
         if info.kind in ("int", "number", "fraction"):
