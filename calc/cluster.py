@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
@@ -336,17 +337,26 @@ def _one_site(jobs: Sequence[Job], shared: Mapping[str, Any]) -> None:
         )
 
 
+_ESCAPES = {"%": "%25", "|": "%7C", ";": "%3B"}
+_UNESCAPE = re.compile("|".join(re.escape(v) for v in _ESCAPES.values()))
+
+
 def _safe(text: str, key: str) -> str:
-    if any(c in text for c in "|;"):
-        raise InputError(key, f"{text!r} holds '|' or ';', which separate a cluster link's jobs and inputs")
-    return text
+    """``text`` for a cluster link, where '|' and ';' separate the inputs and the jobs: those two
+    and '%' are written %7C, %3B and %25 (``_unsafe`` reads them back)."""
+    return "".join(_ESCAPES.get(c, c) for c in text)
+
+
+def _unsafe(text: str) -> str:
+    back = {v: k for k, v in _ESCAPES.items()}
+    return _UNESCAPE.sub(lambda m: back[m.group(0)], text)
 
 
 def _pair(text: str, where: str) -> tuple[str, str]:
     if "=" not in text:
         raise InputError(where, f"expected key=value, got {text!r}")
     k, v = text.split("=", 1)
-    return k.strip(), v.strip()
+    return k.strip(), _unsafe(v.strip())
 
 
 def _read_input(key: str, value: str) -> Any:
