@@ -1177,7 +1177,7 @@ def check_value(name: str, value: object, info: FieldInfo) -> Any:
     if info.kind in ("int", "fraction", "number"):
         number = _number(name, value, "count", info)
         if info.kind == "int" and number != math.floor(number):
-            raise InputError(name, f"expected a whole number, got {value!r}")
+            raise InputError(name, f"expected a whole number, got {_short(value)}; {_accepted(name, info)}")
         _bounds(name, number, info)
         return int(number) if info.kind == "int" else float(number)
     number = _number(name, value, info.kind, info)  # type: ignore[arg-type]  # a quantity kind, the only ones left
@@ -1225,8 +1225,10 @@ def _number(name: str, value: object, kind: Kind, info: FieldInfo | None = None)
     for a float, a Fraction that overflows) into an InputError naming the field."""
     try:
         return parse(value, kind, name)
-    except InputError:
-        raise
+    except InputError as e:
+        if "accepted" in e.message:
+            raise
+        raise type(e)(e.field, f"{e.message}; {_accepted(name, info)}") from None
     except (ArithmeticError, ValueError, TypeError):
         raise InputError(name, f"{_short(value)} is not a finite number in range; {_accepted(name, info)}") from None
 
