@@ -108,6 +108,11 @@ class Job:
     scenario: Scenario
     count: int = 1
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.scenario, Scenario):
+            raise InputError("jobs", f"{_short(self.scenario)}; accepted: a Scenario with a count")
+        object.__setattr__(self, "count", _count(self.count, f"jobs: {self.name}"))
+
     @property
     def name(self) -> str:
         return self.scenario.name
@@ -141,13 +146,6 @@ class Cluster:
     def __post_init__(self) -> None:
         if not isinstance(self.jobs, tuple) or not self.jobs or not all(isinstance(j, Job) for j in self.jobs):
             raise InputError("jobs", "no jobs; accepted: at least one scenario (a preset name) with a count")
-        for j in self.jobs:
-            if not isinstance(j.scenario, Scenario):
-                raise InputError("jobs", f"{_short(j.scenario)}; accepted: a Scenario with a count")
-            if not isinstance(j.count, int) or isinstance(j.count, bool):
-                object.__setattr__(j, "count", _count(j.count, f"jobs: {j.name}"))
-            else:
-                _count(j.count, f"jobs: {j.name}")
         for key in CLUSTER_INPUTS.keys() - {"count"}:
             object.__setattr__(self, key, check_value(key, getattr(self, key), CLUSTER_INPUTS[key]))
         if not isinstance(self.shared, Mapping):
@@ -178,9 +176,9 @@ class Cluster:
         out: dict[str, Any] = {"name": self.name}
         if self.description:
             out["description"] = self.description
-        defaults = _Defaults
+        defaults = _DEFAULTS
         for key in ("saves", "policy", "horizon_months", "job_growth_per_year", "data_growth_per_year"):
-            if getattr(self, key) != getattr(defaults, key):
+            if getattr(self, key) != defaults[key]:
                 out[key] = getattr(self, key)
         if self.shared:
             out["shared"] = dict(self.shared)
@@ -259,9 +257,9 @@ class Cluster:
         out = {"cluster": ";".join(entries)}
         if self.shared:
             out["cluster_shared"] = "|".join(f"{k}={_safe(to_text(v, k), k)}" for k, v in self.shared.items())
-        defaults = _Defaults
+        defaults = _DEFAULTS
         for key in _OPTIONS:
-            if getattr(self, key) != getattr(defaults, key):
+            if getattr(self, key) != defaults[key]:
                 out[f"cluster_{key}"] = _option_text(key, getattr(self, key))
         return out
 
@@ -280,11 +278,8 @@ class Cluster:
         return cls(jobs=tuple(jobs), shared=shared, **opts)
 
 
-class _Defaults:
-    """The cluster options' defaults (``Cluster``'s field defaults), to leave them out of text."""
-
-    saves, policy, horizon_months, job_growth_per_year, data_growth_per_year = "aligned", "demand", 0, 0.0, 0.0
-    name, description = "cluster", ""
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Cluster)}
+"""The cluster options' defaults, left out of its YAML and links."""
 
 
 def _with(sc: Scenario, changes: Mapping[str, Any], where: str) -> Scenario:
