@@ -31,8 +31,8 @@ import surfaces
 SURFACES: dict[str, tuple[Callable[[], st.SearchStrategy[Any]], Callable[[Any], None], int]] = {
     # name: (strategy, check, cases in the full run)
     "sweep = plan": (surfaces.sweep_cases, surfaces.check_sweep, 10_000),
-    "scenario round trips (YAML, link, CLI)": (surfaces.any_scenarios, surfaces.check_round_trips, 40_000),
-    "plan of any scenario (finite, warnings)": (surfaces.any_scenarios, surfaces.check_plan, 20_000),
+    "scenario round trips (YAML, link, CLI)": (surfaces.any_scenarios, surfaces.check_round_trips, 30_000),
+    "plan of any scenario (finite, warnings)": (surfaces.any_scenarios, surfaces.check_plan, 30_000),
     "cluster round trips (YAML, link)": (surfaces.clusters, surfaces.check_cluster_round_trips, 15_000),
     "cluster junk (counts, options, shared, YAML, CLI)": (surfaces.cluster_junk, surfaces.check_cluster_junk, 20_000),
 }
@@ -40,6 +40,7 @@ SURFACES: dict[str, tuple[Callable[[], st.SearchStrategy[Any]], Callable[[Any], 
 
 def run(name: str, strategy: Callable[[], st.SearchStrategy[Any]], check: Callable[[Any], None], n: int) -> bool:
     count = [0]
+    t0 = time.perf_counter()
 
     @settings(
         max_examples=n,
@@ -52,11 +53,12 @@ def run(name: str, strategy: Callable[[], st.SearchStrategy[Any]], check: Callab
     @given(strategy())
     def case(x: Any) -> None:
         count[0] += 1
+        if count[0] % 1000 == 0:  # progress, so that a run cut short still says how far it got
+            print(f"  {name}: {count[0]:,} cases, {time.perf_counter() - t0:.0f} s", flush=True)
         with warnings.catch_warnings():
             warnings.simplefilter("error", RuntimeWarning)
             check(x)
 
-    t0 = time.perf_counter()
     try:
         case()
         ok = True
