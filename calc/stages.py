@@ -730,9 +730,7 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     both = np.isfinite(run) & np.isfinite(every)
     milestones = np.where(both, checkpoint.milestone_count(np.where(both, run, 0.0), np.where(both, every, 1.0)), 0.0)
     out["checkpoint_milestones"] = milestones
-    # The recent saves kept exist only when the job saves (an interval); milestones are saves of their own.
-    kept = np.where(saving, _a(x["checkpoint_keep"]), 0.0)
-    out["checkpoint_capacity_bytes"] = checkpoint.retained_capacity_bytes(c, kept, milestones)
+    out["checkpoint_capacity_bytes"] = checkpoint.retained_capacity_bytes(c, x["checkpoint_keep"], milestones)
     out["checkpoint_durable"] = x["checkpoint_durable_store"]
     out["storage_need_bytes_per_s"] = np.where(
         is_async,
