@@ -3,11 +3,13 @@
 Every axis, numeric or a preset name, goes through ``resolve`` once per value; the resolved
 numbers that value changes become columns of the grid, and ``evaluate`` runs once over the
 Cartesian product. Axes whose values change the same resolved numbers (``gpu`` and
-``gpu_memory_bytes``, say), or that ``Scenario`` and ``resolve`` read together (``COUPLED``: a
-measurement and where it was taken, parallel layouts and the GPU count, a read and its file),
-are resolved together, per combination. So each row is exactly what ``plan()`` of that
-scenario gives, storage supply and all, without a Python loop per row; and a combination
-``plan()`` refuses (an InputError) is refused by the sweep too. The one difference: a row whose
+``gpu_memory_bytes``, say), that ``Scenario`` and ``resolve`` read together (``COUPLED``: a
+measurement and where it was taken, parallel layouts, checkpoint modes and the GPU count, the
+site link and what places the job and its store, a read and its file), or whose sampled
+combinations resolve otherwise than their parts (``_interacting``), are resolved together, per
+combination. So each row is exactly what ``plan()`` of that scenario gives, storage supply and
+all, without a Python loop per row; a combination ``plan()`` refuses (an InputError) is refused
+by the sweep too, and one it accepts is accepted. The one difference: a row whose
 model does not fit in GPU memory is kept, marked ``fits = False`` (``plan()`` raises
 ``DoesNotFitError``).
 """
