@@ -1227,8 +1227,13 @@ def load(target: str) -> Cluster:
     from pathlib import Path
 
     path = Path(target)
-    if path.suffix.lower() in (".yaml", ".yml") or path.exists():
-        if not path.is_file():
+    try:
+        is_path = path.suffix.lower() in (".yaml", ".yml") or path.exists()
+        is_file = is_path and path.is_file()
+    except (OSError, ValueError):  # a name too long for a file, or holding NUL: no such file
+        is_path, is_file = path.suffix.lower() in (".yaml", ".yml"), False
+    if is_path:
+        if not is_file:
             raise InputError("cluster", f"no file {target!r}; accepted: a cluster YAML file or {', '.join(clusters())}")
         try:
             text = path.read_text(encoding="utf-8")
