@@ -57,6 +57,7 @@ from calc.scenario import (
     from_text,
     read_yaml,
     to_text,
+    unknown_input,
 )
 from calc.scenario import scenario as preset_scenario
 from calc.units import Kind, fmt, fmt_usd, parse
@@ -154,7 +155,7 @@ class Cluster:
         for key, value in self.shared.items():
             k = str(key)
             if k not in FIELDS:
-                raise InputError(k, f"unknown shared input; accepted: {', '.join(FIELDS)}")
+                raise InputError(k, "shared " + unknown_input(k))
             if k in NOT_SHARED:
                 raise InputError(k, f"cannot be a shared input: {NOT_SHARED[k]}")
             shared[k] = value if value is None and FIELDS[k].optional else check_field(k, value)

@@ -149,5 +149,5 @@ def test_timeline_of_two_staggered_sync_jobs_by_hand() -> None:
 @pytest.mark.parametrize("name", ["9" * 400, "x" * 5000 + ".yaml", "a\x00b", "a\x00.yaml"])
 def test_a_cluster_name_no_file_can_have_is_an_input_error(name: str) -> None:
     """Found by benchmarks/fuzz_surfaces.py: a name too long for a file raised OSError."""
-    with pytest.raises(calc.InputError, match="cluster: (unknown cluster|no file)"):
+    with pytest.raises(calc.InputError, match=r"cluster: (unknown cluster|no file)"):
         calc.cluster(name)
