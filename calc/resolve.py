@@ -384,6 +384,12 @@ def _resolve_dataset_bytes(c: _Ctx) -> None:
         return
     total = parse(sc.dataset_bytes, "bytes", "dataset_bytes")
     if sc.example_bytes is None and sc.dataset_examples is not None:
+        if v["dataset_examples"] <= 0:  # 0 examples cannot share out the bytes (it divided by zero)
+            raise InputError(
+                "dataset_examples",
+                f"0 examples cannot hold dataset_bytes = {fmt(total, 'bytes')}; accepted: at least 1 example, or "
+                "leave dataset_examples empty to derive it from example_bytes",
+            )
         v["example_bytes"] = total / v["dataset_examples"]
         src["example_bytes"] = "dataset_bytes / dataset_examples (scenario)"
     elif sc.dataset_examples is None:

@@ -81,3 +81,11 @@ def test_site_contradicting_the_server_is_refused_naming_both() -> None:
         calc.plan("gpt-1b-h100-tokens", site="gcp", server="aws-p5.48xlarge")
     assert e.value.field == "site"
     assert calc.plan("gpt-1b-h100-tokens", site="aws", server="aws-p5.48xlarge").samples_per_s > 0
+
+
+def test_zero_examples_with_a_dataset_size_is_refused_by_name() -> None:
+    """Found by benchmarks/fuzz_surfaces.py after the merge of dataset_bytes: 100 GB over 0
+    examples raised ZeroDivisionError."""
+    with pytest.raises(calc.InputError, match="0 examples cannot hold dataset_bytes = 100 GB") as e:
+        calc.plan(calc.Scenario(dataset_examples=0, dataset_bytes="100 GB"))
+    assert e.value.field == "dataset_examples"
