@@ -577,8 +577,7 @@ def _resolve_checkpoint(c: _Ctx) -> None:
         else f"input (scenario): {sc.checkpoint_mode}"
     )
     v["checkpoint_stall_fraction"] = sc.checkpoint_stall_fraction
-    # Recent saves are kept only when the job saves (milestones are counted on their own).
-    v["checkpoint_keep"] = float(sc.checkpoint_keep) if sc.checkpoint_interval_s is not None else 0.0
+    v["checkpoint_keep"] = float(sc.checkpoint_keep)
     v["tensor_parallel"], v["pipeline_parallel"] = float(sc.tensor_parallel), float(sc.pipeline_parallel)
     v["zero_stage"] = float(sc.zero_stage)
     v["mtbf_s"] = _nan(None if sc.mtbf_s is None else parse(sc.mtbf_s, "seconds", "mtbf_s"))

@@ -78,8 +78,6 @@ COUPLED: tuple[frozenset[str], ...] = (
     frozenset({"storage", "storage_units"}),
     # Milestones are counted over the run: one needs the other.
     frozenset({"run_length_s", "checkpoint_milestone_interval_s"}),
-    # Recent checkpoints are kept only when the job saves.
-    frozenset({"checkpoint_interval_s", "checkpoint_keep"}),
 )
 """Inputs that ``Scenario`` or ``resolve`` read together: as axes, they are resolved per
 combination even when they change different resolved numbers. A rule missing here is still

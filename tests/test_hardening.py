@@ -58,13 +58,6 @@ def test_no_interval_keeps_no_checkpoints() -> None:
     assert not [w for w in p.warnings if "holds" in w]
 
 
-def test_milestones_without_an_interval_are_still_kept() -> None:
-    """Milestone saves are saves of their own: floor(30 d / 1 d) = 30 kept, without the recent ones."""
-    p = calc.plan("gpt-1b-h100-tokens", run_length_s="30 d", checkpoint_milestone_interval_s="1 d")
-    assert p.checkpoint_milestones == 30
-    assert p.checkpoint_capacity_bytes == pytest.approx(30 * p.checkpoint_bytes, rel=1e-12)
-
-
 @pytest.mark.parametrize(("field", "value"), [("dataset_examples", 5e-324), ("cpu_seconds_per_example", 5e-324)])
 def test_a_denormal_count_is_refused_not_overflowed(field: str, value: float) -> None:
     """5e-324 examples (or seconds per example) overflowed 1 / x with NumPy's RuntimeWarning."""
