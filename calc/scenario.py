@@ -24,9 +24,10 @@ import yaml
 from calc import catalog
 from calc.checkpoint import CHECKPOINT_LAYOUTS
 from calc.errors import InputError, PresetError
+from calc.host import parse_tensors
 from calc.memory import BYTES_PER_PARAM, ROUNDINGS
 from calc.pipeline import LOADERS, MEDIA
-from calc.storage import PROTECTIONS, SITES
+from calc.storage import PROTECTIONS, SITES, option, options
 from calc.units import Kind, fmt, parse
 
 Quantity = float | int | str
@@ -1133,8 +1134,6 @@ def _choices(name: str) -> tuple[str, ...]:
     if name == "model":
         return (*catalog.models(), BLANK_MODEL)
     if name == "storage":
-        from calc.storage import options
-
         return tuple(options())
     return ()
 
@@ -1218,8 +1217,6 @@ def check_value(name: str, value: object, info: FieldInfo) -> Any:
         if not isinstance(value, str):
             raise InputError(name, f"expected text, got {_short(value)}")
         if name == "tensors":
-            from calc.host import parse_tensors
-
             parse_tensors(value, name)
         return value
     if info.kind == "choice":
@@ -1233,8 +1230,6 @@ def check_value(name: str, value: object, info: FieldInfo) -> Any:
             return folded[value.strip().lower()]
         try:
             if name == "storage":
-                from calc.storage import option
-
                 return option(value.strip()).name
             if name == "server":
                 return catalog.server(value.strip()).name

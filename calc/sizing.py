@@ -20,14 +20,52 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from calc import catalog, demand
+from calc import catalog
+from calc import engine as en
 from calc import storage as st
+from calc.engine import (
+    MAX_UNITS,
+    _n,
+    checkpoint_writes_per_month,
+    monthly_cost,
+    plan_demand,
+    price_note,
+    reads_in_flight,
+)
 from calc.errors import InputError
 from calc.plan import Plan, as_scenario, plan
 from calc.scenario import FIELDS, Scenario, ask, check_field
-from calc.units import fmt, fmt_usd, parse
+from calc.site import CONSUMER_GPUS, SITE_NAMES, SITE_WORDS, job_site, workstation
+from calc.sweep import evaluate_over
+from calc.units import HOURS_PER_MONTH, MONTH_S, fmt, fmt_usd, parse
 
 PlanLike = Plan | Scenario | str
+
+__all__ = [
+    "CONSUMER_GPUS",
+    "HOURS_PER_MONTH",
+    "MAX_UNITS",
+    "SITE_NAMES",
+    "SITE_WORDS",
+    "Answer",
+    "PlanLike",
+    "answer",
+    "buyable_order",
+    "checkpoint_writes_per_month",
+    "describe_option",
+    "designs",
+    "fewest_workers",
+    "job_site",
+    "largest_example_bytes",
+    "lever_changes",
+    "levers",
+    "max_gpus",
+    "monthly_cost",
+    "price_note",
+    "reads_in_flight",
+    "recommend",
+    "storage_levers",
+]
 
 
 def _as_plan(x: PlanLike, overrides: dict[str, Any] | None = None) -> Plan:
@@ -40,423 +78,27 @@ def _as_scenario(x: PlanLike, overrides: dict[str, Any]) -> Scenario:
     return as_scenario(x, **overrides)
 
 
-def _clients(sc: Scenario) -> int:
-    """Nodes reading at once: ceil(gpus_per_job / gpus_per_node) x jobs."""
-    return math.ceil(sc.gpus_per_job / sc.gpus_per_node) * sc.jobs
+def _clients(p: Plan) -> int:
+    """Nodes reading at once (the plan's ``clients``: calc.stages, one formula)."""
+    return int(p.values["clients"])
 
 
 def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     """One row per storage option: can it serve the plan's demand, with how many units.
 
-    Columns: option, label, site, feasible, units, unit, limiting (iops, bandwidth, checkpoint writes,
-    capacity, minimum, per-client cap, system size, RAM, site, site link, drive class, one node,
-    per-instance cap), why_not, iops_headroom, bandwidth_headroom, capacity_headroom (supply / need,
-    >= 1 when feasible), latency_s, workers_per_gpu_needed (Little's law), the charges of a month
-    of training around the clock: monthly_rent_usd (capacity + provisioned performance),
-    monthly_read_usd (per-GB reads + read requests), monthly_write_usd (checkpoint write requests by
-    part size + per-GB write or upload charges), monthly_egress_usd (data leaving a site),
-    purchase_usd (up front: drives, their enclosures and what connects them), monthly_total_usd
-    (all of them, purchases spread over amortization_months), monthly_usd (the monthly charges
-    without purchases), capacity_bytes
-    (usable, after protection), protection, wear_out_years, price_note, ready (the loader's
-    workers cover the latency), caveats, verified. Feasible rows first, then cheapest.
+    The sizing engine run on the plan's demand (``calc.engine``: size per axis, protect, house, rule
+    out, caveats, price, rank). Columns: ``calc.engine.COLUMNS``, each declared there once with its
+    unit and meaning (option, feasible, units, limiting, why_not, headrooms, the month's charges,
+    purchase_usd, monthly_total_usd, capacity, protection, wear, caveats, ...). Feasible rows first,
+    then cheapest.
     """
     return _rank(_as_plan(x, overrides), reads=True)
 
 
-CONSUMER_GPUS = ("GTX-1080Ti", "RTX-3090", "RTX-4090")
-"""Desktop GPUs (presets/gpus.yaml): a job on one of them, with no server preset, runs in a
-workstation, where consumer drives are fair; every other job gets data-centre parts only."""
-
-
-def job_site(sc: Scenario) -> str | None:
-    """Where the job runs: ``site``, else its server's site (DGX/HGX on-prem, a cloud instance its
-    cloud), else its storage's site; None when none of them says."""
-    if sc.site:
-        return sc.site
-    if sc.server:
-        return catalog.server(sc.server).site
-    if sc.storage:
-        s = st.option(sc.storage).site
-        return None if s == "any" else s
-    return None
-
-
-def _workstation(sc: Scenario) -> bool:
-    return sc.server is None and sc.gpu in CONSUMER_GPUS and job_site(sc) in (None, "on-prem")
-
-
-def checkpoint_writes_per_month(p: Plan) -> tuple[float, float]:
-    """Checkpoint bytes written in a month of training [bytes] and write requests [count].
-
-        bytes    = checkpoint size x MONTH_S / interval x jobs
-        requests = saves x writing ranks x ceil(bytes per rank / part size) x jobs
-
-    Each rank uploads its shard in parts of ``st.WRITE_REQUEST_BYTES`` (16 MiB multipart parts),
-    each part one PUT; an object store bills per request, a file system per GB.
-    """
-    interval = p.inputs.get("checkpoint_interval_s", math.nan)
-    if not (isinstance(interval, float | int) and math.isfinite(interval) and interval > 0):
-        return 0.0, 0.0
-    saves = MONTH_S / float(interval)
-    v = p.values
-    parts = math.ceil(v["checkpoint_rank_bytes"] / st.WRITE_REQUEST_BYTES - 1e-9)
-    jobs = p.inputs.get("jobs", 1.0)  # every job saves its own
-    return saves * v["checkpoint_bytes"] * jobs, saves * v["checkpoint_writing_ranks"] * parts * jobs
-
-
 def _rank(p: Plan, reads: bool) -> pd.DataFrame:
-    """``recommend``'s table; ``reads=False`` sizes a store that only holds the dataset and
-    takes the checkpoints (the tier behind a local cache that serves every read)."""
-    sc = p.scenario
-    v = dict(p.values)
-    if not reads:
-        v |= {"read_bytes_per_s": 0.0, "read_iops": 0.0, "file_opens_per_s": 0.0}
-        v["storage_need_bytes_per_s"] = v["checkpoint_write_bytes_per_s"]
-    clients = _clients(sc)
-    gpus = sc.gpus_per_job * sc.jobs
-    req = v["request_bytes"]
-    site = job_site(sc)
-    workstation = _workstation(sc)
-    months = sc.amortization_months
-    srv = catalog.server(sc.server) if sc.server else None
-    link = parse(sc.site_link_bytes_per_s, "bytes_per_s", "site_link_bytes_per_s") if sc.site_link_bytes_per_s else None
-    # Reads and checkpoint writes together (calc.stages.evaluate_checkpoint); the dataset and
-    # the kept checkpoints together when the job saves any.
-    need_bw = v["storage_need_bytes_per_s"]
-    read_bw, write_bw = v["read_bytes_per_s"], v["checkpoint_write_bytes_per_s"]
-    overlap = p.inputs["checkpoint_async"] > 0  # the resolved mode: auto is async for sharded state
-    saving = write_bw > 0
-    need_cap = v["dataset_bytes"] + (v["checkpoint_capacity_bytes"] if saving else 0.0)
-    written, puts = checkpoint_writes_per_month(p)
-    yearly_written = written * 365.25 / 30
-    # Several nodes, or checkpoints (which must outlive a node), need a store every node reaches.
-    shared_store = clients > 1 or saving
-    rows = []
-    for o in st.options().values():
-        rnd = st.random_reads(o, v["read_iops"], v["file_opens_per_s"])
-        # Enough drives (or servers of drives) that checkpoint writes last the amortisation.
-        endurance = st.drives_for_endurance(o.endurance_bytes, yearly_written, months / 12)
-        why = ""
-        caveats = []
-        bought = o.kind == "local" and math.isfinite(o.purchase_price)
-        per_node = o.kind == "cloud-block" and clients > o.attach_limit
-        scheme = ""
-        amp = 1.0
-        wear = math.inf
-        housing: tuple[tuple[st.Enclosure, int], ...] = ()
-        networked = False  # bought drives in servers on the network: shared by every node
-        n_node = 1  # copies: one per node for single-attach volumes
-        if o.kind == "ram":
-            units = perf_units = float(clients)
-            limiting = "RAM"
-            loads = {"bandwidth": 0.0}
-            if not v["fits_in_ram"]:
-                why = (
-                    f"dataset {fmt(v['dataset_bytes'], 'bytes')} does not fit in free RAM "
-                    f"({fmt(p.inputs['host_ram_bytes'], 'bytes', binary=True)} per node less loader RAM)"
-                )
-            elif need_bw > o.read_bytes_per_s * clients:
-                why = (
-                    f"each node must move {fmt(need_bw / clients, 'bytes_per_s')}; "
-                    f"its memory copies run at {fmt(o.read_bytes_per_s, 'bytes_per_s')}"
-                )
-            else:
-                caveats.append(
-                    "the dataset fits in free RAM: after the first epoch the page cache serves it; "
-                    "tmpfs defaults to half of RAM and competes with loader workers; every node holds a copy"
-                )
-        else:
-            if per_node:
-                # A volume attaches to one node (or its multi-attach limit): one per node, each a full copy.
-                n_node = clients
-                loads = st.unit_loads(
-                    o,
-                    read_bw / clients,
-                    v["read_iops"] / clients,
-                    req,
-                    need_cap,
-                    v["file_opens_per_s"] / clients,
-                    write_bw / clients,
-                    writes_overlap_reads=overlap,
-                )
-            else:
-                loads = st.unit_loads(
-                    o,
-                    read_bw,
-                    v["read_iops"],
-                    req,
-                    need_cap,
-                    v["file_opens_per_s"],
-                    write_bw,
-                    writes_overlap_reads=overlap,
-                )
-            if bought:
-                # Data drives hold the bytes below the fill limit; parity drives add writes.
-                loads["capacity"] = need_cap / (o.capacity_bytes * sc.fill_limit)
-                loads["endurance"] = endurance
-                n_data, limiting = st.size(loads)
-                scheme = sc.protection or st.default_protection(n_data)
-                amp = st.protected_drives(n_data, scheme) / n_data
-                if amp > 1 and write_bw > 0:
-                    loads = st.unit_loads(
-                        o,
-                        read_bw,
-                        v["read_iops"],
-                        req,
-                        need_cap,
-                        v["file_opens_per_s"],
-                        write_bw * amp,
-                        writes_overlap_reads=overlap,
-                    )
-                    loads["capacity"] = need_cap / (o.capacity_bytes * sc.fill_limit)
-                    loads["endurance"] = endurance
-                    n_data, limiting = st.size(loads)
-                    scheme = sc.protection or st.default_protection(n_data)
-                    amp = st.protected_drives(n_data, scheme) / n_data
-                n = st.protected_drives(n_data, scheme)
-                # Reads and checkpoint writes cross the enclosures' links (NIC or host HBA). A shared
-                # store goes in servers on the network: every node mounts them over NFS, like nfs-*.
-                housing = st.house(o, n, need_bw, shared=shared_store)
-                networked = bool(housing) and all(x.attach == "network" for x, _ in housing)
-                if not housing and any(x.attach == "network" or not shared_store for x in o.enclosures):
-                    fastest = max(x.link_bytes_per_s for x in o.enclosures)
-                    why = (
-                        f"each of {n} drives must move {fmt(need_bw / n, 'bytes_per_s')}, more than one enclosure's "
-                        f"link carries ({fmt(fastest, 'bytes_per_s')} at most)"
-                    )
-                    limiting = "enclosure link"
-                wear = st.wear_out_years(o.endurance_bytes, n, yearly_written, amp)
-                perf_units = float(n_data)
-            else:
-                # A bought server's drives (nfs-*) wear out too: enough servers for the writes.
-                loads["endurance"] = endurance
-                n, limiting = st.size(loads)
-                perf_units = float(n)
-            if limiting == "bandwidth" and write_bw / o.write_bytes_per_s > read_bw / o.read_bytes_per_s:
-                limiting = "checkpoint writes"
-            units = float(n)
-            most = min(o.max_units, MAX_UNITS)
-            if units > most:
-                why = f"needs {units:,.0f} {o.unit}s on {limiting}; one system allows {most:,.0f}"
-                limiting = "system size"
-            units *= n_node
-            per_client = need_bw / clients
-            if per_client > o.client_bytes_per_s:
-                why = why or (
-                    f"each of {clients} node(s) must read {fmt(per_client, 'bytes_per_s')}; "
-                    f"the per-client cap is {fmt(o.client_bytes_per_s, 'bytes_per_s')}"
-                )
-                limiting = "per-client cap"
-            if o.kind == "cloud-block" and srv is not None and per_client > srv.block_bytes_per_s and not why:
-                why = (
-                    f"each {srv.name} reaches block volumes at {fmt(srv.block_bytes_per_s, 'bytes_per_s')}; "
-                    f"the job needs {fmt(per_client, 'bytes_per_s')} per node"
-                )
-                limiting = "per-instance cap"
-        units = max(units, 1.0)
-        perf_units = max(perf_units, 1.0) * n_node
-        supply_iops = perf_units * o.iops_at(req) if o.kind != "ram" else math.inf
-        supply_iops = min(supply_iops, o.aggregate_iops)
-        supply_bw = perf_units * o.read_bytes_per_s if o.kind != "ram" else o.read_bytes_per_s * clients
-        if o.kind != "ram" and supply_iops < rnd and not why:
-            why = f"the system-wide cap of {fmt(o.aggregate_iops, 'count_per_s', 'reads/s')} is below the need"
-            limiting = "system size"
-        # Capacity provisioned: block volumes are sized from the dataset, not their maximum;
-        # bought drives hold the usable share that their protection leaves.
-        if o.kind == "ram":
-            cap = math.inf
-        elif o.unit == "volume":
-            cap = need_cap * n_node
-        elif bought:
-            cap = st.usable_drives(int(units), scheme) * o.capacity_bytes
-        else:
-            cap = units * o.capacity_bytes
-        service = o.service_time_s(req)
-        workers = reads_in_flight(v["read_iops"] / gpus, service)
-        if workers > max(sc.num_workers, 1):
-            caveats.append(
-                f"at {fmt(service, 'seconds')} per read, each GPU needs {workers} reads in flight "
-                f"(Little's law); it has {sc.num_workers} worker(s): {ask('num_workers')} higher or read asynchronously"
-            )
-        if o.latency_s > v["latency_budget_s"]:
-            caveats.append(
-                f"one read ({fmt(o.latency_s, 'seconds')}) takes longer than a step: prefetching is essential"
-            )
-        if o.burst:
-            caveats.append(o.burst)
-        meta = v["file_opens_per_s"] * demand.METADATA_OPS_PER_OPEN.get(o.protocol, 0.0)
-        if meta > o.metadata_ops_at(units) and not why:
-            # A service that scales by size was sized for the opens (unit_loads): short only past its largest.
-            meta_cap = o.metadata_ops_at(math.inf if o.metadata_scaling else units)
-            why = (
-                f"{fmt(meta, 'count_per_s', 'metadata ops/s')} ({o.protocol} file opens) exceed its "
-                f"{fmt(meta_cap, 'count_per_s', 'ops/s')} metadata limit: pack into shards"
-            )
-            limiting = "metadata"
-        if (
-            sc.examples_per_file <= 1
-            and v["file_opens_per_s"] > 1000
-            and o.kind in ("nfs", "cloud-file", "parallel", "object")
-        ):
-            caveats.append(
-                f"{fmt(v['file_opens_per_s'], 'count_per_s', 'file opens/s')}: small files load metadata "
-                "servers and request limits; pack into shards"
-            )
-        if o.kind == "local" and clients > 1 and not why and not networked:
-            # A drive in one node cannot feed the others: designs() sizes drives per node instead.
-            why = f"local drives serve only their own node; {clients} nodes read (see the per-node local cache design)"
-            limiting = "one node"
-        if o.kind == "local" and o.site in st.CLOUDS and not why:
-            why = "instance storage is lost when the instance stops: a cache (the server NVMe design), not the store"
-            limiting = "ephemeral"
-        if o.kind in ("local", "ram") and v["checkpoint_write_bytes_per_s"] > 0 and not why and not networked:
-            # A checkpoint must survive the loss of a node (issue 19): node RAM or node-local drives die
-            # with it, so they are a first tier at most, never the checkpoint store.
-            why = "checkpoints on node-local storage die with the node: the checkpoint store must be shared"
-            limiting = "durability"
-        if o.drive_class == "consumer" and not workstation and not why:
-            why = (
-                "a consumer drive (no power-loss protection, rated for a fraction of a data-centre drive's writes): "
-                "data-centre servers and clouds take data-centre parts"
-            )
-            limiting = "drive class"
-        egress = 0.0
-        other = site is not None and o.site not in ("any", site)
-        if other and not why:
-            if not sc.allow_other_site:
-                why = f"at another site ({o.site}) than the job ({site}); {ask('allow_other_site')} to consider it"
-                limiting = "site"
-            elif link is None:
-                why = f"at another site ({o.site}): {ask('site_link_bytes_per_s')}, the link between the sites"
-                limiting = "site link"
-            elif need_bw > link:
-                why = (
-                    f"at another site ({o.site}): the link carries {fmt(link, 'bytes_per_s')} of the "
-                    f"{fmt(need_bw, 'bytes_per_s')} needed"
-                )
-                limiting = "site link"
-        if other:
-            # Reads leave the store's site, checkpoint writes leave the job's: each priced per GB there.
-            egress = read_bw * MONTH_S / 1e9 * st.EGRESS_USD_PER_GB[o.site] + written / 1e9 * st.EGRESS_USD_PER_GB.get(
-                site or "on-prem", 0.0
-            )
-            caveats.append(
-                f"read over the link from {o.site}: egress ${st.EGRESS_USD_PER_GB[o.site]:g}/GB out of {o.site}"
-                + ("; on-prem internet transit is not priced" if "on-prem" in (o.site, site) else "")
-            )
-        if o.kind == "cloud-block" and 1 < clients <= o.attach_limit:
-            caveats.append(
-                f"multi-attached to {clients} nodes (at most {o.attach_limit:g}): needs a cluster-aware file system"
-            )
-        if per_node:
-            caveats.append(
-                f"a {o.unit} attaches to {o.attach_limit:g} node: one per node ({clients}), each holding a full copy "
-                "of the dataset; checkpoints written to them are not shared"
-            )
-        if bought:
-            caveats.append(
-                f"{_n(units, 'drive')} in {scheme} ({st.usable_drives(int(units), scheme):g} drives' worth usable, "
-                f"{fmt(cap, 'bytes')} = {fmt(cap, 'bytes', binary=True)}), filled to at most {sc.fill_limit:.0%}"
-            )
-            if housing:
-                held, unpriced = st.describe_housing(housing)
-                caveats.append(f"held in {held}" + (f"; not priced: {unpriced}" if unpriced else ""))
-                if networked and shared_store:
-                    caveats.append(
-                        "a storage server on the network: every node mounts it over NFS (its NFS metadata rate is not "
-                        "modelled), and checkpoints written to it outlive a node"
-                    )
-                for x, _ in housing:
-                    fill = st.usable_bays(x.bays, x.link_bytes_per_s, int(units), need_bw)
-                    if fill < x.bays:
-                        caveats.append(
-                            f"at most {fill} of a {x.label}'s {x.bays} bays are filled: its link "
-                            f"({fmt(x.link_bytes_per_s, 'bytes_per_s')}) carries {fill} drives' share of "
-                            f"{fmt(need_bw, 'bytes_per_s')}"
-                        )
-            if wear < months / 12:
-                caveats.append(
-                    f"checkpoint writes wear the drives out in {wear:.1f} years, before the {months}-month amortisation"
-                )
-        if o.network_parts:
-            caveats.append(
-                f"each {o.unit} connects through "
-                + ", ".join(f"{k} x {p.name} (${k * p.price_usd:,.2f})" for p, k in o.network_parts)
-            )
-        cost = monthly_cost(
-            o, units, need_cap * n_node, read_bw, v["read_iops"], rnd, clients, provisioned_bytes_per_s=need_bw
-        )
-        write_usd = written / 1e9 * o.price_per_gb_write + puts / 1e6 * o.price_per_million_writes
-        if o.kind == "ram":
-            purchase = clients * o.purchase_price
-        else:
-            # The enclosures that hold bought drives; a networked server's switch port and cable.
-            purchase = units * (o.purchase_price + st.parts_usd(o.network_parts)) + st.housing_usd(housing)
-        amortised = purchase / months if math.isfinite(purchase) else 0.0
-        rented = cost["storage"] + cost["performance"] if math.isfinite(cost["storage"]) else 0.0
-        monthly = rented + cost["reads"] + write_usd + egress
-        total = monthly + amortised if o.priced else math.nan
-        rows.append(
-            {
-                "option": o.name,
-                "label": o.label,
-                "site": o.site,
-                "feasible": not why,
-                "units": int(units),
-                "unit": o.unit,
-                "limiting": limiting,
-                "why_not": why,
-                "iops_headroom": supply_iops / rnd if rnd > 0 else math.inf,
-                "bandwidth_headroom": (
-                    perf_units / n_node / loads["bandwidth"]
-                    if o.kind != "ram" and loads["bandwidth"] > 0
-                    else supply_bw / need_bw
-                    if o.kind == "ram" and need_bw > 0
-                    else math.inf
-                ),
-                "capacity_headroom": cap / need_cap if need_cap > 0 else math.inf,
-                "latency_s": o.latency_s,
-                "workers_per_gpu_needed": workers,
-                "monthly_usd": monthly,
-                "monthly_rent_usd": rented,
-                "monthly_read_usd": cost["reads"],
-                "monthly_write_usd": write_usd,
-                "monthly_egress_usd": egress,
-                "purchase_usd": purchase,
-                "monthly_total_usd": total,
-                "capacity_bytes": cap,
-                "protection": scheme,
-                "wear_out_years": wear,
-                "price_note": price_note(o, months),
-                "ready": workers <= max(sc.num_workers, 1),
-                "caveats": "; ".join(caveats),
-                "verified": o.verified,
-            }
-        )
-    df = pd.DataFrame(rows)
-    # One comparable figure ranks them: every monthly charge + purchases spread over
-    # amortization_months. Options with no public price come last, with the reason.
-    df["_cost"] = df["monthly_total_usd"].fillna(np.inf)
-    df = df.sort_values(["feasible", "_cost", "units"], ascending=[False, True, True]).drop(columns="_cost")
-    return df.reset_index(drop=True)
-
-
-MAX_UNITS = 1e6
-"""The most units of one option an answer names (Scenario ``storage_units`` accepts up to 1e6)."""
-
-
-def reads_in_flight(reads_per_s_per_gpu: float, service_s: float) -> int:
-    """Reads each GPU's loader must keep in flight [count]: reads/s x time a read takes, rounded up.
-
-    Little's law (L = lambda W): a loader whose workers each wait for one read at a time needs this
-    many workers per GPU to sustain ``reads_per_s_per_gpu`` at ``service_s`` a read.
-
-    References
-    ----------
-    Little, J. D. C. (1961). A proof for the queuing formula L = lambda W. Operations Research 9(3).
-    """
-    return math.ceil(reads_per_s_per_gpu * service_s - 1e-9)
+    """``recommend``'s table: the engine run on the plan's demand; ``reads=False`` sizes a store that
+    only holds the dataset and takes the checkpoints (the tier behind a local cache that serves every read)."""
+    return en.rank(plan_demand(p, reads))
 
 
 def designs(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
@@ -532,202 +174,190 @@ def _designs(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
     ).reset_index(drop=True)
 
 
-def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[dict[str, Any]]:
-    """The page-cache, server-NVMe and local-cache designs of one site."""
-    sc = p.scenario
-    clients = _clients(sc)
-    months = sc.amortization_months
-    # The store behind a cache is shared and durable: not RAM, and a node's own drives only when
-    # one node reads and they are bought as a protected array.
+@dataclass(frozen=True)
+class _Tiers:
+    """What every two-tier design of one site shares: the store behind the cache and its charges."""
+
+    p: Plan
+    full: Plan  # every read at full rate, nothing cached: what a local tier serves per node
+    site: str
+    store: dict[str, Any]
+    clients: int
+    link: float  # the node's link to the store [bytes/s]
+    per_node_in: float  # what one node can pull from the store: its link and the store's per-client cap
+    store_bw: float  # the store's units' read rate, shared by every node's copy [bytes/s]
+
+    def row(
+        self, design: str, description: str, why: str, buy: float, stage: float, local: str, k: int, ready: bool = True
+    ) -> dict[str, Any]:
+        """A design row: the store's own charges (a copy onto every node is read once, not every
+        epoch) and its purchase, plus ``buy`` for the cache tier."""
+        base = {c: float(self.store[c]) for c in _CHARGES}
+        store_buy = float(self.store["purchase_usd"]) if math.isfinite(self.store["purchase_usd"]) else 0.0
+        purchase = store_buy + buy
+        return {
+            "design": design,
+            "site": self.site,
+            "description": description,
+            "feasible": not why,
+            "why_not": why,
+            **base,
+            "purchase_usd": purchase,
+            "monthly_total_usd": sum(base.values()) + purchase / self.p.scenario.amortization_months,
+            "staging_s": stage,
+            "store": self.store["option"],
+            "store_units": float(self.store["units"]),
+            "local": local,
+            "local_units_per_node": k,
+            "ready": ready,
+        }
+
+    def copy_s(self, per_node: float) -> float:
+        """Time to copy the dataset onto every node at ``per_node`` bytes/s each [s]."""
+        return _copy_s(self.p.dataset_bytes, self.clients, self.link, per_node, self.store_bw)
+
+
+def _tiers(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> _Tiers | None:
+    """The store behind a cache at ``site``: shared and durable, so not RAM, and a node's own drives
+    only when one node reads and they are bought as a protected array; None when none serves."""
+    clients = _clients(p)
     opts = st.options()
     shared = np.array(
         [
-            opts[n].kind != "ram"
-            and (opts[n].kind != "local" or (clients == 1 and math.isfinite(opts[n].purchase_price)))
+            opts[n].kind != "ram" and (opts[n].kind != "local" or (clients == 1 and en.bought_drives(opts[n])))
             for n in store_rank["option"]
         ],
         dtype=bool,
     )
     stores = store_rank[_buyable(store_rank, site) & shared]
     if not len(stores):
-        return []
+        return None
     store = dict(stores.iloc[0])
-    rows: list[dict[str, Any]] = []
-    link = p.inputs["node_network_bytes_per_s"]
-    dataset = p.dataset_bytes
     so = st.option(str(store["option"]))
-    store_bw = min(store["units"] * so.read_bytes_per_s, clients * so.client_bytes_per_s)
-    per_node_in = min(link, so.client_bytes_per_s)
-    # The store's own charges; a copy onto every node is read from it once, not every epoch.
-    base = {k: float(store[k]) for k in _CHARGES}
-    store_buy = float(store["purchase_usd"]) if math.isfinite(store["purchase_usd"]) else 0.0
+    link = p.inputs["node_network_bytes_per_s"]
+    # The per-client cap counts once, in what a node pulls; the store's units share the rest.
+    return _Tiers(
+        p, full, site, store, clients, link, min(link, so.client_bytes_per_s), store["units"] * so.read_bytes_per_s
+    )
 
-    def row(
-        design: str, description: str, why: str, buy: float, stage: float, local: str, k: int, ready: bool = True
-    ) -> dict[str, Any]:
-        purchase = store_buy + buy
-        total = sum(base.values()) + purchase / months
-        return {
-            "design": design,
-            "site": site,
-            "description": description,
-            "feasible": not why,
-            "why_not": why,
-            **base,
-            "purchase_usd": purchase,
-            "monthly_total_usd": total,
-            "staging_s": stage,
-            "store": store["option"],
-            "store_units": float(store["units"]),
-            "local": local,
-            "local_units_per_node": k,
-            "ready": ready,
-        }
 
-    if p.fits_in_ram and not sc.page_cache:
+def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[dict[str, Any]]:
+    """The page-cache, local-cache and server-NVMe designs of one site."""
+    t = _tiers(p, full, store_rank, site)
+    if t is None:
+        return []
+    rows: list[dict[str, Any]] = []
+    if p.fits_in_ram and not p.scenario.page_cache:
         rows.append(
-            row(
+            t.row(
                 "page cache",
-                "the page cache (the dataset fits in each node's RAM) + " + describe_option(store, brief="store"),
+                "the page cache (the dataset fits in each node's RAM) + " + describe_option(t.store, brief="store"),
                 "",
                 0.0,
-                _copy_s(dataset, clients, link, per_node_in, store_bw),
+                t.copy_s(t.per_node_in),
                 "",
                 0,
             )
         )
-    fv = full.values
-    node_bw = fv["read_bytes_per_s"] / clients
     # When the page cache already serves every epoch after the first, a drive cache adds cost only.
-    cached = p.read_bytes_per_s == 0 and p.page_cache_hit >= 1
-    node_iops = fv["read_iops"] / clients
-    node_opens = fv["file_opens_per_s"] / clients
-    best_local: dict[str, Any] | None = None
+    if p.read_bytes_per_s == 0 and p.page_cache_hit >= 1:
+        return rows
+    local = _local_cache(t)
+    if local is not None:
+        rows.append(local)
+    nvme = _server_nvme(t)
+    if nvme is not None:
+        rows.append(nvme)
+    return rows
+
+
+def _local_cache(t: _Tiers) -> dict[str, Any] | None:
+    """Data-centre drives bought for every on-prem node, each a full copy sized for the node's full
+    read rate; the best of the catalog's drives (feasible, then ready, then cheapest)."""
+    sc, fv = t.p.scenario, t.full.values
+    if t.site != "on-prem":  # drives are bought on-prem only: a cloud instance's own store is its local tier
+        return None
+    dataset, clients = t.p.dataset_bytes, t.clients
+    node = dataclasses.replace(  # one node's share of every read; no writes: the store takes them
+        en.plan_demand(t.full),
+        read_bytes_per_s=fv["read_bytes_per_s"] / clients,
+        read_iops=fv["read_iops"] / clients,
+        file_opens_per_s=fv["file_opens_per_s"] / clients,
+        write_bytes_per_s=0.0,
+        capacity_bytes=dataset,
+        written_bytes_per_month=0.0,
+        clients=1,
+        protection=None,
+    )
     # Every read comes from the local drives: each GPU's loader must keep enough of them in flight.
     reads_per_gpu = fv["read_iops"] / (sc.gpus_per_job * sc.jobs)
-
-    def order(r: dict[str, Any]) -> tuple[bool, bool, float]:
-        """Feasible, then ready, then cheapest: the order ``designs`` sorts by."""
-        return (not r["feasible"], not r["ready"], float(r["monthly_total_usd"]))
-
-    workstation = _workstation(sc)
+    at_desk = workstation(sc)
+    best: dict[str, Any] | None = None
     for o in st.options().values():
-        # Drives are bought on-prem only: a cloud instance's own instance store is its local tier.
-        if (
-            cached
-            or site != "on-prem"
-            or o.kind != "local"
-            or o.unit != "drive"
-            or not math.isfinite(o.purchase_price)
-            or (o.drive_class == "consumer" and not workstation)
-        ):
+        if not en.bought_drives(o) or o.unit != "drive" or (o.drive_class == "consumer" and not at_desk):
             continue
-        loads = st.unit_loads(o, node_bw, node_iops, fv["request_bytes"], dataset, node_opens)
-        loads["capacity"] = dataset / (o.capacity_bytes * sc.fill_limit)
-        k, limiting = st.size(loads)
+        # A cache copy: no protection, filled to the fill limit, sized for one node's reads only.
+        _, k, limiting = en.size_axes(o, node)
         why = f"needs {k} drives per node on {limiting}; a server holds {o.max_units:,.0f}" if k > o.max_units else ""
         buy = clients * k * o.purchase_price
         ready = reads_in_flight(reads_per_gpu, o.service_time_s(fv["request_bytes"])) <= max(sc.num_workers, 1)
-        stage = _copy_s(dataset, clients, link, min(per_node_in, k * o.write_bytes_per_s), store_bw)
-        r = row(
+        r = t.row(
             "local cache",
             f"{_n(k, 'drive')} of {o.name} per node on {_n(clients, 'node')} ({fmt_usd(buy)} to buy; "
             f"a cache copy, filled to at most {sc.fill_limit:.0%}, in the node's own drive bays) + "
-            + describe_option(store, brief="store"),
+            + describe_option(t.store, brief="store"),
             why,
             buy,
-            stage,
+            t.copy_s(min(t.per_node_in, k * o.write_bytes_per_s)),
             o.name,
             k,
             ready,
         )
         # A drive whose read time leaves the GPUs waiting loses to a dearer one that does not.
-        if best_local is None or order(r) < order(best_local):
-            best_local = r
-    if best_local is not None:
-        rows.append(best_local)
+        if best is None or _order(r) < _order(best):
+            best = r
+    return best
+
+
+def _order(r: Mapping[str, Any]) -> tuple[bool, bool, float]:
+    """Feasible, then ready, then cheapest: the order ``designs`` sorts by."""
+    return (not r["feasible"], not r["ready"], float(r["monthly_total_usd"]))
+
+
+def _server_nvme(t: _Tiers) -> dict[str, Any] | None:
+    """The server's own NVMe (instance store on cloud GPUs): nothing to buy but the store."""
+    sc = t.p.scenario
     srv = catalog.server(sc.server) if sc.server else None
-    if srv is not None and srv.site == site and math.isfinite(srv.local_nvme_bytes) and not cached:
-        # The server's own NVMe (instance store on cloud GPUs): nothing to buy but the store.
-        fits = dataset <= srv.local_nvme_bytes * sc.fill_limit
-        fast = not math.isfinite(srv.local_nvme_read_bytes_per_s) or node_bw <= srv.local_nvme_read_bytes_per_s
-        why = (
-            ""
-            if fits and fast
-            else f"the dataset ({fmt(dataset, 'bytes')}) exceeds {sc.fill_limit:.0%} of the "
-            f"{fmt(srv.local_nvme_bytes, 'bytes')} of NVMe"
-            if not fits
-            else f"each node reads {fmt(node_bw, 'bytes_per_s')}; its NVMe delivers "
-            f"{fmt(srv.local_nvme_read_bytes_per_s, 'bytes_per_s')}"
-        )
-        rate = (
-            ""
-            if math.isfinite(srv.local_nvme_read_bytes_per_s)
-            else f" (its read rate is not published: check it against {fmt(node_bw, 'bytes_per_s')} per node)"
-        )
-        rows.append(
-            row(
-                "server NVMe cache",
-                f"the {srv.name} nodes' own NVMe ({srv.local_nvme}, {fmt(srv.local_nvme_bytes, 'bytes')}, "
-                f"already in the server){rate} + {describe_option(store, brief='store')}",
-                why,
-                0.0,
-                _copy_s(dataset, clients, link, per_node_in, store_bw),
-                "server NVMe",
-                0,
-            )
-        )
-    return rows
-
-
-MONTH_S = 30 * 86400
-"""A month of reading around the clock [s] (30 days), for read and request charges."""
-
-
-def monthly_cost(
-    o: st.StorageOption,
-    units: float,
-    dataset_bytes: float,
-    read_bytes_per_s: float,
-    read_iops: float,
-    random_reads: float,
-    clients: float,
-    provisioned_bytes_per_s: float | None = None,
-) -> dict[str, float]:
-    """Monthly USD of an option at ``units``: capacity, provisioned performance, reads [USD].
-
-    Capacity is billed on what is provisioned: whole units of a fixed size (TiB of a file
-    system, drives), the dataset on elastic stores, and the dataset on block volumes, which
-    are sized from the need (a gp3 volume is provisioned at the dataset's size, not its 64 TiB
-    maximum). Provisioned IOPS and MB/s above a volume's free baseline are billed per month.
-    Reads: per-GB and per-request charges for a month of reading around the clock
-    (``provisioned_bytes_per_s``, reads plus checkpoint writes, sizes provisioned MB/s).
-    """
-    if o.unit == "volume" or not math.isfinite(o.capacity_bytes):
-        billed_gb = dataset_bytes / 1e9
-    else:
-        billed_gb = units * o.capacity_bytes / 1e9
-    storage_usd = o.price_per_gb_month * billed_gb
-    extra_iops = max(random_reads - units * o.free_iops, 0.0)
-    # Provisioned MB/s must carry checkpoint writes too; only reads are charged per GB read.
-    throughput = read_bytes_per_s if provisioned_bytes_per_s is None else provisioned_bytes_per_s
-    extra_mbps = max(throughput - units * o.free_bytes_per_s, 0.0) / 1e6
-    performance = extra_iops * o.price_per_iops_month + extra_mbps * o.price_per_mbps_month
-    reads = (read_bytes_per_s / 1e9 * o.price_per_gb_read + read_iops / 1e6 * o.price_per_million_requests) * MONTH_S
-    return {"storage": storage_usd, "performance": performance, "reads": reads}
-
-
-def price_note(o: st.StorageOption, months: int) -> str:
-    """Where an option's price comes from, or why it has none."""
-    if not o.priced:
-        return f"no public price: {o.no_price_reason}"
-    parts = []
-    if math.isfinite(o.price_per_gb_month):
-        parts.append(f"${o.price_per_gb_month:g}/GB-month {o.price_region}".strip())
-    if math.isfinite(o.purchase_price):
-        parts.append(f"${o.purchase_price:,.0f} per {o.unit} bought, over {months} months")
-    date = f" ({o.price_date})" if o.price_date else ""
-    return "; ".join(parts) + date
+    if srv is None or srv.site != t.site or not math.isfinite(srv.local_nvme_bytes):
+        return None
+    dataset = t.p.dataset_bytes
+    node_bw = t.full.values["read_bytes_per_s"] / t.clients
+    fits = dataset <= srv.local_nvme_bytes * sc.fill_limit
+    fast = not math.isfinite(srv.local_nvme_read_bytes_per_s) or node_bw <= srv.local_nvme_read_bytes_per_s
+    why = (
+        ""
+        if fits and fast
+        else f"the dataset ({fmt(dataset, 'bytes')}) exceeds {sc.fill_limit:.0%} of the "
+        f"{fmt(srv.local_nvme_bytes, 'bytes')} of NVMe"
+        if not fits
+        else f"each node reads {fmt(node_bw, 'bytes_per_s')}; its NVMe delivers "
+        f"{fmt(srv.local_nvme_read_bytes_per_s, 'bytes_per_s')}"
+    )
+    rate = (
+        ""
+        if math.isfinite(srv.local_nvme_read_bytes_per_s)
+        else f" (its read rate is not published: check it against {fmt(node_bw, 'bytes_per_s')} per node)"
+    )
+    return t.row(
+        "server NVMe cache",
+        f"the {srv.name} nodes' own NVMe ({srv.local_nvme}, {fmt(srv.local_nvme_bytes, 'bytes')}, "
+        f"already in the server){rate} + {describe_option(t.store, brief='store')}",
+        why,
+        0.0,
+        t.copy_s(t.per_node_in),
+        "server NVMe",
+        0,
+    )
 
 
 def _given(arg: str, field: str, value: Any) -> Any:
@@ -780,8 +410,6 @@ def max_gpus(
         Bad arguments (naming them), no storage at all, or no limit: the caches serve every read
         after the first epoch, or more than the largest job a plan takes (1,000,000 GPUs) is fed.
     """
-    from calc.sweep import evaluate_over
-
     s = _as_scenario(sc, overrides)
     n_units = None if units is None else _given("units", "storage_units", units)
     if storage is None and units is not None:
@@ -846,8 +474,6 @@ def largest_example_bytes(sc: PlanLike, /, **overrides: Any) -> float:
     InputError
         No storage limit in the scenario, or none up to 1 PB per example.
     """
-    from calc.sweep import evaluate_over
-
     s = _as_scenario(sc, overrides)
     plan(s)  # a valid plan (it raises, naming the input, if not)
     if s.storage is None and s.storage_bytes_per_s is None and s.storage_iops is None:
@@ -873,8 +499,6 @@ def fewest_workers(sc: PlanLike, /, most: int = 256, **overrides: Any) -> int:
     Each count is evaluated as ``plan()`` does (the workers stage, Little's law on reads, CPU
     cores), in one vectorised evaluation.
     """
-    from calc.sweep import evaluate_over
-
     s = _as_scenario(sc, overrides)
     n = _given("most", "num_workers", most)
     if n < 1:
@@ -898,9 +522,7 @@ def lever_changes(sc: Scenario) -> list[tuple[str, dict[str, Any]]]:
     already packed, GPU decode or pinned memory already on, tensors already uint8).
     """
     p = plan(sc)
-    from calc.catalog import model
-
-    spec = sc.tensors or model(sc.model).tensors
+    spec = sc.tensors or catalog.model(sc.model).tensors
     any_storage = {"storage_units": None, "storage_bytes_per_s": None, "storage_iops": None, "storage_latency_s": None}
     out: list[tuple[str, dict[str, Any]]] = []
     if sc.num_workers < int(FIELDS["num_workers"].maximum or 1024):
@@ -1048,13 +670,6 @@ def storage_levers(
             }
         )
     return pd.DataFrame(rows)
-
-
-HOURS_PER_MONTH = 730.0
-"""Hours in an average month (8,760 h / 12), for GPU-hours and monthly prices."""
-
-SITE_WORDS = {"on-prem": "buy on-prem", "aws": "rent on AWS", "gcp": "rent on GCP", "azure": "rent on Azure"}
-SITE_NAMES = {"on-prem": "on-prem", "aws": "AWS", "gcp": "GCP", "azure": "Azure"}
 
 
 @dataclass(frozen=True)
@@ -1286,18 +901,12 @@ def describe_option(row: Mapping[str, Any], brief: bool | str = False) -> str:
     return f"{_n(units, unit)} of {row['option']}{how}{size}, {', '.join(cost)}; {room}"
 
 
-def _n(count: float, noun: str) -> str:
-    """``1 drive``, ``3 drives``, ``1,024 GPUs``: a count with its noun, singular or plural."""
-    n = int(count)
-    return f"{n:,} {noun}" + ("" if n == 1 or noun.endswith("s") else "es" if noun.endswith("x") else "s")
-
-
 def _deciding(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -> str:
     """One sentence: the constraint that sized the chosen design, with its number."""
     if d is None:
         return ""
     v = p.values
-    clients = _clients(p.scenario)
+    clients = _clients(p)
     if d["design"] != "one tier":
         if d["design"] == "page cache":
             return (
@@ -1371,92 +980,25 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
         chosen = min(site_lines, key=lambda d: d["monthly_total_usd"]) if site_lines else None
         rows = [r for r in rows if chosen is None or r["site"] in (chosen["site"], "any")]
     best = rows[0] if rows else None
-    runners = tuple(rows[1:3])
-    need_bw, need_iops = p.read_bytes_per_s, p.read_iops
-    gpus = sc.gpus_per_job * sc.jobs
-    if sc.storage:
-        mine = dict(rec[rec["option"] == sc.storage].iloc[0])
-        units = sc.storage_units
-        o = st.option(sc.storage)
-        have = (
-            f"{units} x {sc.storage}"
-            if units is not None
-            else f"{sc.storage} (as many units as needed, up to its maximum)"
-        )
-        # The storage is fine when its own stage keeps up with the GPUs, whatever else binds (a
-        # lone worker that both reads and decodes binds as "workers" while its read time is short).
-        ok_now = p.gpu_utilization >= 1 - 1e-9 or p.stages.get("storage", math.inf) >= p.stages["gpu"] * (1 - 1e-9)
-        if o.kind == "ram" and not p.fits_in_ram:
-            own = f"Your storage, {have}, cannot hold the dataset ({fmt(p.dataset_bytes, 'bytes')}): {mine['why_not']}."
-        elif need_bw == 0 and p.page_cache_hit >= 1:
-            own = (
-                f"Your storage, {have}, is read once: the dataset ({fmt(p.dataset_bytes, 'bytes')}) fits in node RAM, "
-                f"so after the first epoch ({fmt(p.first_epoch_read_bytes_per_s, 'bytes_per_s')} while it lasts) "
-                "nothing more is read from it."
-            )
-        elif ok_now:
-            own = (
-                f"Your storage, {have}, delivers what the job needs "
-                f"({fmt(need_bw, 'bytes_per_s')}, {fmt(need_iops, 'count_per_s', 'reads/s')})."
-            )
-        elif not math.isfinite(p.storage_bytes_per_s) or p.storage_bytes_per_s >= need_bw:
-            # Bandwidth to spare yet the bottleneck: its read time binds (Little's law), not its size.
-            own = (
-                f"Your storage, {have}, holds the job back by its read time "
-                f"({fmt(p.values['storage_latency_s'], 'seconds')} a read, {sc.num_workers} worker(s) per GPU), "
-                "not by its bandwidth: more workers or asynchronous reads lift it."
-            )
-        else:
-            would = f"; {mine['units']:,} would" if mine["feasible"] else f"; it cannot: {mine['why_not']}"
-            own = (
-                f"Your storage, {have}, delivers {fmt(p.storage_bytes_per_s, 'bytes_per_s')} of the "
-                f"{fmt(need_bw, 'bytes_per_s')} needed{would}."
-            )
-        if not mine["feasible"] and ok_now and o.kind != "ram":
-            own += f" As a store to buy it does not fit: {mine['why_not']}."
-        option: str | None = sc.storage
-        n_units = units
-    else:
-        ok_now = True
-        own = (
-            f"No storage chosen: the job needs {fmt(need_bw, 'bytes_per_s')} and "
-            f"{fmt(need_iops, 'count_per_s', 'reads/s')} in steady state "
-            f"({fmt(p.first_epoch_read_bytes_per_s, 'bytes_per_s')} in the first epoch)."
-        )
-        option, n_units = (best["option"], best["units"]) if best else (None, None)
-    feeds: int | None = None
-    feeds_note = ""
+    own, ok_now = _own(p, rec) if sc.storage else _no_storage(p)
+    option, n_units = (
+        (sc.storage, sc.storage_units) if sc.storage else (best["option"], best["units"]) if best else (None, None)
+    )
     # The card names a design's description, not best, when a two-tier design or another site won.
     chosen = (
         min(site_lines, key=lambda d: d["monthly_total_usd"])
         if site is None and site_lines
         else next((d for d in designs_ if d["feasible"]), None)
     )
-    _headline_is_best = chosen is None or (chosen["design"] == "one tier" and site is not None)
-    if option is not None and need_bw > 0:
-        try:
-            feeds = max_gpus(sc, storage=option, units=n_units)
-        except InputError:
-            feeds = None
-        # One source per figure: a GPU count that contradicts the plan's own verdict is not shown.
-        fed_now = ok_now if sc.storage else True
-        named = sc.storage is not None or (best is not None and _headline_is_best)
-        if feeds is not None and (feeds >= gpus) == fed_now and named:
-            size = f"{n_units:,} x {option}" if n_units is not None else f"{option} at its largest size"
-            many = f"more than 100 times this job's {_n(gpus, 'GPU')}" if feeds > 100 * gpus else _n(feeds, "GPU")
-            feeds_note = f"{size} can feed {many} of this job at its target utilisation."
-        else:
-            feeds = None
-    price = sc.gpu_price_per_hour
-    gpu = catalog.gpu(sc.gpu)
-    src = "scenario" if price is not None else gpu.price_source
-    price_f = float(price) if price is not None else gpu.price_per_hour
-    idle_h = gpus * (1 - p.gpu_utilization) * HOURS_PER_MONTH
+    headline_is_best = chosen is None or (chosen["design"] == "one tier" and site is not None)
+    named = sc.storage is not None or (best is not None and headline_is_best)
+    feeds, feeds_note = _feeds(p, option, n_units, ok_now if sc.storage else True, named)
+    idle_h, price_f, src = idle_gpus(p)
     a = Answer(
         designs=designs_,
         plan=p,
         best=best,
-        runners_up=runners,
+        runners_up=tuple(rows[1:3]),
         own=own,
         feeds_gpus=feeds,
         feeds_note=feeds_note,
@@ -1468,6 +1010,86 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
         site_lines=site_lines,
     )
     return dataclasses.replace(a, deciding=_read_time_binds(p, a.design) or _deciding(p, a.design, rec))
+
+
+def idle_gpus(p: Plan) -> tuple[float, float, str]:
+    """GPU-hours a month the bottleneck idles, the GPU's price per hour and its source [h, USD/h]."""
+    sc = p.scenario
+    price, src = en.gpu_price_per_hour(sc.gpu, sc.gpu_price_per_hour)
+    return en.idle_gpu_hours_per_month(sc.gpus_per_job * sc.jobs, p.gpu_utilization), price, src
+
+
+def _no_storage(p: Plan) -> tuple[str, bool]:
+    own = (
+        f"No storage chosen: the job needs {fmt(p.read_bytes_per_s, 'bytes_per_s')} and "
+        f"{fmt(p.read_iops, 'count_per_s', 'reads/s')} in steady state "
+        f"({fmt(p.first_epoch_read_bytes_per_s, 'bytes_per_s')} in the first epoch)."
+    )
+    return own, True
+
+
+def _own(p: Plan, rec: pd.DataFrame) -> tuple[str, bool]:
+    """The job's own storage judged in a sentence, and whether it keeps up with the GPUs now."""
+    sc = p.scenario
+    assert sc.storage is not None
+    need_bw, need_iops = p.read_bytes_per_s, p.read_iops
+    mine = dict(rec[rec["option"] == sc.storage].iloc[0])
+    units = sc.storage_units
+    o = st.option(sc.storage)
+    have = (
+        f"{units} x {sc.storage}" if units is not None else f"{sc.storage} (as many units as needed, up to its maximum)"
+    )
+    # The storage is fine when its own stage keeps up with the GPUs, whatever else binds (a
+    # lone worker that both reads and decodes binds as "workers" while its read time is short).
+    ok_now = p.gpu_utilization >= 1 - 1e-9 or p.stages.get("storage", math.inf) >= p.stages["gpu"] * (1 - 1e-9)
+    if o.kind == "ram" and not p.fits_in_ram:
+        own = f"Your storage, {have}, cannot hold the dataset ({fmt(p.dataset_bytes, 'bytes')}): {mine['why_not']}."
+    elif need_bw == 0 and p.page_cache_hit >= 1:
+        own = (
+            f"Your storage, {have}, is read once: the dataset ({fmt(p.dataset_bytes, 'bytes')}) fits in node RAM, "
+            f"so after the first epoch ({fmt(p.first_epoch_read_bytes_per_s, 'bytes_per_s')} while it lasts) "
+            "nothing more is read from it."
+        )
+    elif ok_now:
+        own = (
+            f"Your storage, {have}, delivers what the job needs "
+            f"({fmt(need_bw, 'bytes_per_s')}, {fmt(need_iops, 'count_per_s', 'reads/s')})."
+        )
+    elif not math.isfinite(p.storage_bytes_per_s) or p.storage_bytes_per_s >= need_bw:
+        # Bandwidth to spare yet the bottleneck: its read time binds (Little's law), not its size.
+        own = (
+            f"Your storage, {have}, holds the job back by its read time "
+            f"({fmt(p.values['storage_latency_s'], 'seconds')} a read, {sc.num_workers} worker(s) per GPU), "
+            "not by its bandwidth: more workers or asynchronous reads lift it."
+        )
+    else:
+        would = f"; {mine['units']:,} would" if mine["feasible"] else f"; it cannot: {mine['why_not']}"
+        own = (
+            f"Your storage, {have}, delivers {fmt(p.storage_bytes_per_s, 'bytes_per_s')} of the "
+            f"{fmt(need_bw, 'bytes_per_s')} needed{would}."
+        )
+    if not mine["feasible"] and ok_now and o.kind != "ram":
+        own += f" As a store to buy it does not fit: {mine['why_not']}."
+    return own, ok_now
+
+
+def _feeds(p: Plan, option: str | None, n_units: int | None, fed_now: bool, named: bool) -> tuple[int | None, str]:
+    """How many GPUs of this job ``n_units`` of ``option`` feed, and the sentence; (None, "") when
+    not asked, not computable, or when the count contradicts the plan's own verdict ``fed_now``
+    (one source per figure)."""
+    if option is None or p.read_bytes_per_s <= 0:
+        return None, ""
+    sc = p.scenario
+    gpus = sc.gpus_per_job * sc.jobs
+    try:
+        feeds = max_gpus(sc, storage=option, units=n_units)
+    except InputError:
+        return None, ""
+    if (feeds >= gpus) != fed_now or not named:
+        return None, ""
+    size = f"{n_units:,} x {option}" if n_units is not None else f"{option} at its largest size"
+    many = f"more than 100 times this job's {_n(gpus, 'GPU')}" if feeds > 100 * gpus else _n(feeds, "GPU")
+    return feeds, f"{size} can feed {many} of this job at its target utilisation."
 
 
 def _read_time_binds(p: Plan, d: Mapping[str, Any] | None) -> str:

@@ -11,7 +11,7 @@ import numpy as np
 
 from calc import checkpoint, compute, demand, host, memory, pipeline, storage, transfer, transformer
 from calc._types import Numeric
-from calc.registry import BY_STAGE, KEPT, OUTPUTS, STEPS, Output, stage
+from calc.registry import BY_STAGE, KEPT, OUTPUTS, STATES, STEPS, Output, stage
 from calc.registry import check as registry_check
 from calc.scenario import ask
 
@@ -19,6 +19,12 @@ STAGE_KEYS = {s: f"{s}_samples_per_s_per_gpu" for s in pipeline.STAGES}
 
 
 Arrays = dict[str, Numeric]
+
+
+def _shards(x: Mapping[str, Numeric]) -> Any:
+    """GPUs holding a piece of the model state: ``state_shards``, at least tensor x pipeline
+    ranks (they always split the state). The one place this rule is written."""
+    return np.maximum(_a(x["state_shards"]), _a(x["tensor_parallel"]) * x["pipeline_parallel"])
 
 
 def _a(x: Any) -> Any:
@@ -39,14 +45,14 @@ def _a(x: Any) -> Any:
     Output("max_batch_size", "count", "Largest batch that fits", "examples", integer=True),
     Output("batch_size", "count", "Batch size per GPU", "examples", integer=True),
     Output("memory_used_bytes", "bytes", "GPU memory used", binary=True),
+    states={"fits": ("no", "yes")},
 )
 def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Model state, the largest batch that fits and the batch used."""
     for k in ("gpu_memory_bytes", "reserved_bytes", "activation_bytes_per_example"):
         out[k] = x[k]
     given = _a(x["model_state_given"])
-    # Tensor and pipeline ranks always split the state; state_shards counts every GPU holding a piece.
-    shards = np.maximum(_a(x["state_shards"]), _a(x["tensor_parallel"]) * x["pipeline_parallel"])
+    shards = _shards(x)
     state = memory.model_state_bytes(x["params"], x["bytes_per_param"], shards)
     out["model_state_bytes"] = np.where(np.isfinite(given), given, state)
     arch = _a(x["arch"]) > 0
@@ -114,6 +120,7 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     Output("tensor_parallel_comm_s", "seconds", "Tensor/context/pipeline-parallel traffic per step"),
     Output("data_parallel_comm_s", "seconds", "Exposed data-parallel gradient traffic per step"),
     keep=("anchor_batch_size", "attention_core_flops_per_example", "model_parallel_ranks"),
+    states={"step_method": compute.METHODS},
 )
 def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Step time: the model (compute + memory + fixed), or a measurement re-projected by it."""
@@ -280,7 +287,7 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     # (calc.calibrate.TRANSFORMER_LAYER), so under-filling is already in it; the CNN-fitted
     # fill (about 10 examples) would charge 2-3 whole sequences per micro-batch.
     fill = 0.0
-    step_bytes = _a(x["params"]) * transformer.STEP_BYTES_PER_PARAM / np.maximum(_a(x["state_shards"]), tp * pp)
+    step_bytes = _a(x["params"]) * transformer.STEP_BYTES_PER_PARAM / _shards(x)
     fixed = compute.fixed_time_s(step_bytes, bw, e_m, x["launch_overhead_s"], 0.0, 0.0)
     link, net, node = _a(x["gpu_link_bytes_per_s"]), _a(x["network_bytes_per_s_per_gpu"]), _a(x["gpus_per_node"])
     layer_bytes = transformer.tensor_parallel_bytes_per_layer(n, seq, hidden, tp, mode, cp) + (
@@ -501,6 +508,7 @@ def evaluate_storage(x: Mapping[str, Numeric], out: Arrays) -> None:
     ),
     Output("gpu_utilization", "count", "GPU utilisation", percent=True, zero_without_step=True),
     keep=tuple(STAGE_KEYS.values()),
+    states={"bottleneck": pipeline.STAGES},
 )
 def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Each stage's capacity per GPU, the achieved rate, utilisation and the bottleneck."""
@@ -635,7 +643,7 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         digits=2,
         not_given="n/a: no checkpoints (a failure restarts the run)",
     ),
-    keep=("checkpoint_rank_read_bytes_per_s", "checkpoint_params"),
+    keep=("checkpoint_rank_read_bytes_per_s", "checkpoint_params", "checkpoint_write_limited"),
 )
 def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Checkpoints: size, per-rank split, both modes' write bandwidth, host RAM, restore,
@@ -650,7 +658,7 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     # A model state typed per GPU is the model in use: the parameters it holds, not the preset's
     # (state x GPUs holding a piece / training bytes per parameter).
     given = _a(x["model_state_given"])
-    shards = np.maximum(_a(x["state_shards"]), _a(x["tensor_parallel"]) * x["pipeline_parallel"])
+    shards = _shards(x)
     params = np.where(np.isfinite(given), given * shards / _a(x["bytes_per_param"]), x["params"])
     out["checkpoint_params"] = params
     c = checkpoint.checkpoint_bytes(
@@ -683,6 +691,7 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["checkpoint_restore_s"] = restore
     on_storage = checkpoint.save_time_s(c, out["storage_write_bytes_per_s"], ranks, rank_link)
     limited = _a(on_storage) > 0  # a storage or a node link limits the write
+    out["checkpoint_write_limited"] = limited.astype(float)  # explain reads the branch taken here
     host_copy = checkpoint.host_copy_s(per_rank, x["host_link_bytes_per_s"])
     out["checkpoint_host_copy_s"] = host_copy
     mtbf_given = _a(x["mtbf_s"])
@@ -791,6 +800,9 @@ def evaluate(x: Mapping[str, Numeric]) -> dict[str, Numeric]:
     out: Arrays = {}
     for step in STEPS:
         step(x, out)
+    missing = [k for k in STATES if k not in out]
+    if missing:
+        raise ValueError(f"declared states not written by any stage: {missing}")
     live = _a(out["fits"]) * (_a(out["batch_size"]) > 0)
     for key in _ZEROED:
         out[key] = _a(out[key]) * live

@@ -14,7 +14,19 @@ import pytest
 
 import calc
 from calc.cli import run
-from calc.cluster import Cluster, ClusterAnswer, ClusterPlan, as_cluster, chargeback, growth, load, share, timeline
+from calc.cluster import (
+    Cluster,
+    ClusterAnswer,
+    ClusterPlan,
+    _entry_load,
+    as_cluster,
+    chargeback,
+    cluster_demand,
+    growth,
+    load,
+    share,
+    timeline,
+)
 from calc.errors import InputError
 from calc.scenario import Scenario
 
@@ -96,6 +108,19 @@ def test_day_timeline_peaks_match_the_aligned_and_staggered_needs() -> None:
         assert float(total.max()) == pytest.approx(expected, rel=2e-4), saves
 
 
+def test_auto_saves_that_resolve_to_async_drain_all_day() -> None:
+    # The Llama 3 8B preset saves in mode auto, which is async for its sharded state (calc.resolve):
+    # C / T = 112,423,657,472 B / 1,800 s = 62,457,587.5 B/s drained beside the reads all day, never
+    # a blocking burst that pauses them.
+    cp = calc.cluster({calc.scenario("llama3-8b-pretrain-8xh100", checkpoint_mode="auto"): 1})
+    assert list(cp.to_frame()["checkpoint_mode"]) == ["async"]
+    t = timeline(cp)
+    name = cp.plans[0].scenario.name
+    assert list(t[f"{name} checkpoints"]) == pytest.approx([C / 1800] * len(t))
+    assert list(t[f"{name} reads"]) == pytest.approx([cp.read_bytes_per_s] * len(t))
+    assert cp.write_need_bytes_per_s == pytest.approx(C / 1800)
+
+
 def test_a_shared_dataset_is_stored_once() -> None:
     # a2 and a read "imagenet": 1e6 examples x 100 kB = 100 GB, stored once; b its own 300 GB.
     a = A.replace(dataset="imagenet")
@@ -129,8 +154,8 @@ def test_undersized_system_shares_the_shortfall_by_demand_or_max_min() -> None:
     # full; B gets the remaining 0.8 of its 2.4 -> 1/3.
     m = calc.answer(cp.cluster, policy="max-min")
     assert list(m.jobs["gpu_utilization"]) == pytest.approx([1.0, 1 / 3])
-    # Idle GPU-hours: B's 8 GPUs x (1 - 1/3) x 730 h = 3,893.3 h a month.
-    assert float(m.jobs["idle_gpu_hours_per_month"].iloc[1]) == pytest.approx(8 * (2 / 3) * 730)
+    # Idle GPU-hours: B's 8 GPUs x (1 - 1/3) x 720 h (30 days, the month every charge uses) = 3,840 h.
+    assert float(m.jobs["idle_gpu_hours_per_month"].iloc[1]) == pytest.approx(8 * (2 / 3) * 720)
 
 
 def test_share_water_filling_by_hand() -> None:
@@ -158,28 +183,86 @@ def test_chargeback_by_hand() -> None:
     assert chargeback(cp, row) == pytest.approx([bought / 7 + 25, bought * 6 / 7 + 75])
 
 
-def test_chargeback_adds_up_to_the_answer_cost() -> None:
-    a = calc.answer(calc.cluster({A: 2, B: 1}))
-    assert a.best is not None
-    assert a.monthly_usd == pytest.approx(float(a.best["monthly_total_usd"]))
+def test_chargeback_of_a_rented_object_store_by_hand() -> None:
+    # aws-s3-standard (presets/storage.yaml): $0.023 per GB-month, $0.40 per million GETs, every read
+    # a request. A: 0.8 GB/s, 8,000 reads/s, 100 GB; B: 2.4 GB/s, 8,000 reads/s, 300 GB.
+    # Rent on the stored bytes: 400 GB x $0.023 = $9.20, split 1 : 3 -> $2.30 and $6.90.
+    # Requests: 8,000/s x 2,592,000 s a month = 20,736 million x $0.40 = $8,294.40 each.
+    cp = calc.cluster({A: 1, B: 1})
+    row = {"option": "aws-s3-standard", "units": 1, "limiting": "bandwidth", "monthly_total_usd": 9.2 + 2 * 8294.4}
+    assert chargeback(cp, row) == pytest.approx([2.3 + 8294.4, 6.9 + 8294.4])
+
+
+def test_aligned_sync_saves_pause_their_own_reads() -> None:
+    # A with a blocking save every 10 min in a 1 % stall: ResNet-50's 25,557,032 parameters x 14 B
+    # (2 weight + 12 optimizer bytes) = 357,798,448 B per checkpoint, written in 6 s = 59,633,074.7 B/s.
+    # Two copies read 2 x 0.8 = 1.6 GB/s. Aligned, both save at once and stop reading: the saves add
+    # max(2 x 59.6 MB/s - 1.6 GB/s, 0) = 0 to the reads, though they peak at 119.3 MB/s.
+    c = 25_557_032 * 14
+    w = c / (600 * 0.01)
+    a = A.replace(checkpoint_interval_s="10 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01)
+    aligned = calc.cluster({a: 2})
+    assert aligned.peak_write_bytes_per_s == pytest.approx(2 * w)
+    assert aligned.write_need_bytes_per_s == 0.0
+    assert aligned.storage_need_bytes_per_s == pytest.approx(1.6e9)
+    # Staggered: one save at a time adds max(w - 0.8 GB/s, 0) = 0; the time average, 2 C / 600 s =
+    # 1,192,661.5 B/s, is what the store carries on top of the reads.
+    staggered = calc.cluster({a: 2}, saves="staggered")
+    assert staggered.write_need_bytes_per_s == pytest.approx(2 * c / 600)
+
+
+def test_grown_demand_scales_kept_checkpoints_with_the_jobs() -> None:
+    # A with 10-min saves keeps its 2 newest checkpoints: 2 copies x 2 x 357,798,448 B = 1,431,193,792 B
+    # beside the 100 GB dataset. Twice the jobs keep twice the checkpoints; twice the data, the same.
+    a = A.replace(checkpoint_interval_s="10 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01)
+    cp = calc.cluster({a: 2})
+    kept = 2 * 2 * 25_557_032 * 14
+    assert cp.checkpoint_capacity_bytes == pytest.approx(kept)
+    assert cluster_demand(cp, 2.0, 1.0).capacity_bytes == pytest.approx(100e9 + 2 * kept)
+    assert cluster_demand(cp, 1.0, 2.0).capacity_bytes == pytest.approx(200e9 + kept)
+    # Reads, requests and writes grow with the jobs: 2 x 1.6 GB/s.
+    assert cluster_demand(cp, 2.0, 1.0).read_bytes_per_s == pytest.approx(3.2e9)
+
+
+def test_a_shared_dataset_is_split_between_the_jobs_that_read_it() -> None:
+    # a (1 copy) and a2 (2 copies) read the same 100 GB "imagenet": a is charged for 100 / 3 GB,
+    # a2 for 200 / 3 GB; B keeps its own 300 GB. Capacity-sized drives are charged by these.
+    a = A.replace(dataset="imagenet")
+    a2 = job("a2", "100 kB", dataset="imagenet", num_workers=4)
+    cp = calc.cluster({a: 1, a2: 2, B: 1})
+    assert [_entry_load(cp, i).stored for i in range(3)] == pytest.approx([100e9 / 3, 200e9 / 3, 300e9])
+    row = {"option": "nvme-gen4", "units": 4, "limiting": "capacity", "monthly_total_usd": 4 * 2737.5 / 36}
+    assert chargeback(cp, row) == pytest.approx([4 * 2737.5 / 36 * x / 400 for x in (100 / 3, 200 / 3, 300)])
 
 
 def test_growth_says_when_the_next_purchase_is_due() -> None:
-    # One job A with 1.5 x 7.68 TB = 11.52 TB of data on nvme-gen4 (7.68 TB a drive): 2 drives now.
-    # Data doubles a year: 1.5 x 2^(m/12) > 2 first when m > 12 log2(4/3) = 4.98 -> month 5;
-    # month 24: 1.5 x 4 = 6 drives. Bandwidth (0.8 / 6.5 GB/s) stays far below capacity.
+    # One job A with 115.2e6 examples of 100 kB = 11.52 TB of data on nvme-gen4
+    # (7.68 TB a drive), filled to at most 80 %: 11.52 / (7.68 x 0.8) = 1.875 -> 2 data drives,
+    # mirrored (two or fewer) -> 4 drives bought now. Data doubles a year: 1.875 x 2^(m/12) > 2 first
+    # when m > 12 log2(2 / 1.875) = 1.12 -> month 2: 3 data drives in RAID 6 (3 + 2) = 5 drives;
+    # month 24: 1.875 x 4 = 7.5 -> 8 data drives + 2 parity = 10. Bandwidth (0.8 GB/s) stays far
+    # below what even one drive reads.
     a = job("a", "100 kB", dataset_examples=115_200_000)
     cp = calc.cluster({a: 1}, horizon_months=24, data_growth_per_year=1.0)
-    g = growth(cp, {"option": "nvme-gen4", "units": 2})
-    assert g["next_purchase_month"] == 5
-    assert g["units_at_horizon"] == 6
-    assert "month 5" in g["text"]
-    assert (
-        growth(calc.cluster({a: 1}, horizon_months=4, data_growth_per_year=1.0), {"option": "nvme-gen4", "units": 2})[
-            "next_purchase_month"
-        ]
-        is None
-    )
+    g = growth(cp, {"option": "nvme-gen4", "units": 4})
+    assert g["next_purchase_month"] == 2
+    assert g["units_at_horizon"] == 10
+    assert "month 2 (5 needed, limited by capacity)" in g["text"]
+    months = g["months"]
+    assert list(months["units"][:3]) == [4, 4, 5]
+    # Month 1: 1.875 x 2^(1/12) = 1.986 data drives: still 2, no purchase due within a month.
+    soon = calc.cluster({a: 1}, horizon_months=1, data_growth_per_year=1.0)
+    short = growth(soon, {"option": "nvme-gen4", "units": 4})
+    assert short["next_purchase_month"] is None
+
+
+def test_growth_month_zero_is_what_the_answer_buys() -> None:
+    # Growth used to re-size without protection, fill limit or enclosures: month 0 needed 2 drives
+    # while the answer bought 4 in a mirror. Now growth is the engine run on each month's demand.
+    a = job("a", "100 kB", dataset_examples=115_200_000, site="on-prem")
+    ans = calc.answer(calc.cluster({a: 1}, horizon_months=12, data_growth_per_year=1.0))
+    assert ans.best is not None and ans.growth["units_now"] == int(ans.best["units"])
+    assert int(ans.growth["months"]["units"][0]) == int(ans.best["units"])
 
 
 def test_yaml_round_trip_and_the_preset() -> None:
@@ -295,3 +378,63 @@ def test_metadata_load_on_fsx_scales_with_the_file_systems_size() -> None:
     load = _Load(read=0.0, write=0.0, iops=0.0, opens=60000.0, stored=0.0)
     assert axis_loads(o, load, 240.0, 1)["metadata"] == pytest.approx(0.5, rel=1e-12)
     assert axis_loads(o, load, 1.2, 1)["metadata"] == pytest.approx(40.0, rel=1e-12)
+
+
+def test_staggered_sync_need_is_split_by_each_entrys_saves() -> None:
+    # Blocking saves below their jobs' reads: one save at a time adds nothing, so the time average
+    # binds: a (2 copies, C / 600 s each) 2 x 357,798,448 / 600 = 1,192,661.5 B/s, b (1 copy,
+    # C / 1,200 s) 298,165.4 B/s; 1,490,826.9 B/s in all, each entry charged its own share.
+    c = 25_557_032 * 14
+    a = A.replace(checkpoint_interval_s="10 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01)
+    b = B.replace(checkpoint_interval_s="20 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01)
+    cp = calc.cluster({a: 2, b: 1}, saves="staggered")
+    assert cp.write_need_bytes_per_s == pytest.approx(2 * c / 600 + c / 1200)
+    assert [_entry_load(cp, i).write for i in range(2)] == pytest.approx([2 * c / 600, c / 1200])
+
+
+def test_a_shared_storage_with_headroom_says_how_much() -> None:
+    # One nfs-100gbe server (11.25 GB/s, 200,000 IOPS, storage.yaml) for A: 0.8 GB/s and one file
+    # opened per read, 8,000/s: busy 0.8 / 11.25 + 8,000 / 200,000 = 0.1111 -> 9.0x headroom.
+    a = calc.answer(calc.cluster({A: 1}, storage="nfs-100gbe", storage_units=1))
+    assert a.own == "Your shared storage, 1 x nfs-100gbe, serves the combined load with 9.0x headroom."
+    assert a.served_fraction == 1.0 and a.binding_axis == ""
+    none = calc.answer(calc.cluster({A: 1}))
+    assert none.own == "No shared storage given: the cluster needs 800 MB/s and 8,000 reads/s in steady state."
+
+
+def test_one_dataset_named_with_two_sizes_stores_the_larger_and_says_so() -> None:
+    a = A.replace(dataset="imagenet")
+    a2 = job("a2", "100 kB", dataset="imagenet", dataset_examples=2_000_000)
+    cp = calc.cluster({a: 1, a2: 1})
+    assert cp.datasets == {"imagenet": pytest.approx(200e9)}
+    assert cp.warnings == (
+        "dataset 'imagenet' has different sizes in its jobs (100 GB and 200 GB): the larger is stored",
+    )
+
+
+def test_chargeback_of_read_charges_by_hand() -> None:
+    # aws-efs-elastic: $0.30 per GB-month on the stored bytes, $0.03 per GB read (storage.yaml).
+    # Rent 400 GB x $0.30 = $120 split 1 : 3; reads 0.8 and 2.4 GB/s x 2,592,000 s x $0.03/GB =
+    # $62,208 and $186,624.
+    cp = calc.cluster({A: 1, B: 1})
+    row = {"option": "aws-efs-elastic", "units": 1, "limiting": "bandwidth", "monthly_total_usd": 120 + 248_832}
+    assert chargeback(cp, row) == pytest.approx([30 + 62_208, 90 + 186_624])
+
+
+def test_cluster_demand_carries_the_servers_block_cap_and_the_real_gpu_count() -> None:
+    # A on 8 GPUs of one aws-p5.48xlarge: block volumes at 10 GB/s per instance (servers.yaml).
+    d = cluster_demand(calc.cluster({A: 1}, server="aws-p5.48xlarge"))
+    assert d.server == "aws-p5.48xlarge" and d.server_block_bytes_per_s == 10e9
+    assert (d.gpus, d.clients) == (8, 1)
+    assert cluster_demand(calc.cluster({A: 1})).server == ""
+
+
+def test_max_min_weights_each_entry_by_all_its_copies_gpus() -> None:
+    # 2 copies of A (16 GPUs, 1.6 GB/s) and 1 of B (8 GPUs, 2.4 GB/s) on 2 GB/s: 4.0 / 2.0 = 2x short.
+    # Max-min per GPU: 2 GB/s / 24 GPUs = 83.3 MB/s each: A's entry needs 100 MB/s per GPU, B's 300:
+    # both get 83.3 MB/s per GPU -> A 1.333 of its 1.6 GB/s (0.8333), B 0.667 of 2.4 (0.2778).
+    cp = calc.cluster({A: 2, B: 1}, storage_bytes_per_s="2 GB/s", policy="max-min")
+    a = calc.answer(cp)
+    assert list(a.jobs["served_fraction"]) == pytest.approx([2e9 * 16 / 24 / 1.6e9, 2e9 * 8 / 24 / 2.4e9])
+    assert list(cp.to_frame()["dataset"]) == ["a", "b"]  # unnamed datasets are the jobs' own
+    assert growth(cp, None)["text"] == "" and growth(cp, None)["next_purchase_month"] is None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +20,7 @@ import calc
 from calc.explain import formula, render_formula
 from calc.formula import FORMULAS
 from calc.plan import Plan
-from calc.registry import BY_STAGE, OUTPUTS, Output, stage
+from calc.registry import BY_STAGE, OUTPUTS, STATES, Output, stage
 from calc.stages import CHECKPOINT_OUTPUTS, UNLIMITED
 
 FUNCS = {"sqrt": math.sqrt, "min": min, "max": max, "floor": math.floor, "ceil": math.ceil}
@@ -116,8 +117,27 @@ def test_the_guard_catches_a_formula_that_drifted() -> None:
     assert not math.isclose(got[1], p.young_daly_interval_s, rel_tol=0.01)
 
 
+def _declared_output_names() -> list[str]:
+    """Every ``Output("name", ...)`` written in calc/, read from the source (a dict cannot hold a
+    name twice, so the registry alone cannot show a second declaration)."""
+    names = []
+    for path in (Path(calc.__file__).parent).glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "Output"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                names.append(str(node.args[0].value))
+    return names
+
+
 def test_each_output_is_declared_once_with_one_formula() -> None:
-    assert len(OUTPUTS) == len(set(OUTPUTS))
+    declared = _declared_output_names()
+    assert sorted(declared) == sorted(set(declared)), "an output is declared twice in calc/"
+    assert set(declared) == set(OUTPUTS)
     assert set(OUTPUTS) <= set(FORMULAS)
     # Every output belongs to exactly one stage.
     owners = [name for names in BY_STAGE.values() for name in names]
@@ -141,7 +161,9 @@ def test_a_second_declaration_is_refused() -> None:
 def test_plan_attributes_come_from_the_registry() -> None:
     p = calc.plan("beast-imagenet-4xv100")
     assert isinstance(p.batch_size, int)  # declared integer=True
-    assert p.read_iops == p.values["read_iops"]
+    # 4 GPUs x 128 examples / 0.087 s = 5,885.06 reads/s of one 64 KiB file each (the article's figure).
+    assert p.read_iops == pytest.approx(4 * 128 / 0.087, rel=1e-12)
+    assert isinstance(p.read_iops, float)
     with pytest.raises(AttributeError, match="no output 'read_iop'"):
         _ = p.read_iop
 
@@ -175,3 +197,16 @@ def test_a_flop_rate_in_a_formula_is_shown_as_a_flop_rate_not_a_time() -> None:
     lines = calc.plan("llama3-8b-pretrain-8xh100", precision="fp8").explain().splitlines()
     shown = lines[next(i for i, s in enumerate(lines) if s.startswith("compute_time_per_example_s")) + 1]
     assert "(989 TFLOP/s x" in shown and " d " not in shown
+
+
+def test_coded_stage_values_are_declared_with_their_words() -> None:
+    # fits, step_method and bottleneck are written by stages and read by plan and sweep by name:
+    # each is declared once on its stage, with the words of its codes.
+    assert set(STATES) == {"fits", "step_method", "bottleneck"}
+    assert STATES["fits"] == ("no", "yes")
+    assert "storage" in STATES["bottleneck"] and "gpu" in STATES["bottleneck"]
+    p = calc.plan("beast-imagenet-4xv100")
+    assert p.bottleneck in STATES["bottleneck"] and p.step_method in STATES["step_method"]
+    assert calc.sweep("beast-imagenet-4xv100", gpus_per_job=[1, 4])["bottleneck"].cat.categories.tolist() == list(
+        STATES["bottleneck"]
+    )
