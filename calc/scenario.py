@@ -636,6 +636,26 @@ class Scenario:
         choices=tuple(CHECKPOINT_LAYOUTS),
     )
     checkpoint_keep: int = _in(2, "int", CHECKPOINT, "Checkpoints kept", "Retained on storage (capacity).", 1, 1000)
+    drain_target: float = _in(
+        0.5,
+        "fraction",
+        CHECKPOINT,
+        "Async drain target",
+        "Share of the interval an asynchronous save has to become durable (0.5: the lag stays under half an "
+        "interval and the drain has as much headroom again; calc.checkpoint.DRAIN_SHARE).",
+        0.01,
+        1,
+    )
+    restore_target_s: Quantity | None = _in(
+        None,
+        "seconds",
+        CHECKPOINT,
+        "Restore target [min]",
+        "Time every rank may take to load its shard after a failure; empty = the stall budget x the job MTBF.",
+        1,
+        1e9,
+        unit="min",
+    )
     tensor_parallel: int = _in(1, "int", CHECKPOINT, "Tensor parallel", "Model-parallel ranks within a layer.", 1, 1024)
     pipeline_parallel: int = _in(1, "int", CHECKPOINT, "Pipeline parallel", "Pipeline stages.", 1, 1024)
     zero_stage: int = _in(
