@@ -745,7 +745,7 @@ def billed_iops(read_iops: float, bytes_per_s: float, io_bytes: float) -> float:
 def server_usable_bytes(drives: int, drive_bytes: float, scheme: str, fill_limit: float) -> float:
     """Bytes one server of drives holds for data [bytes]: usable drives under ``scheme`` x drive
     size x ``fill_limit``, as bought drives are protected and filled. 13 x 7.68 TB in RAID 6
-    (one group of 11 + 2) at 80 %: 11 x 7.68 x 0.8 = 67.6 TB."""
+    (groups of at most 10 + 2: two groups, 9 data drives) at 80 %: 9 x 7.68 x 0.8 = 55.3 TB."""
     return usable_drives(drives, scheme) * drive_bytes * fill_limit
 
 
