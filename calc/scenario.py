@@ -323,6 +323,26 @@ class Scenario:
         1,
         240,
     )
+    power_usd_per_kwh: float = _in(
+        0.13,
+        "float",
+        STORAGE,
+        "Electricity [$/kWh]",
+        "Power for bought storage, added to the on-prem total (0.13: a US commercial rate, EIA Electric Power "
+        "Monthly Table 5.6.A, April 2025; calc.storage.USD_PER_KWH).",
+        0,
+        10,
+    )
+    support_share: float = _in(
+        0.12,
+        "fraction",
+        STORAGE,
+        "Hardware support a year",
+        "Share of the purchase price paid each year for hardware support, added to the on-prem total (0.12: "
+        "10-15 % a year is usual; calc.storage.SUPPORT_SHARE_PER_YEAR).",
+        0,
+        1,
+    )
     jobs: int = _in(1, "int", CLUSTER, "Concurrent jobs", "Jobs reading the same storage at once.", 1, 1e5)
     gpus_per_node: int = _in(8, "int", CLUSTER, "GPUs per node", "Sets per-node RAM and CPU figures.", 1, 64)
     target_gpu_utilization: float = _in(

@@ -93,6 +93,8 @@ class StorageOption:
     """The storage option those drives are (their capacity, ratings and price)."""
     server_bays: int = 0
     """Drive bays of that server's chassis."""
+    watts: float = math.nan
+    """Power one unit draws in use [W] (bought drives and servers; NaN: not stated)."""
 
     @property
     def site(self) -> str:
@@ -267,6 +269,7 @@ def options() -> dict[str, StorageOption]:
             size_steps=_size_steps(e)[0],
             size_increment=_size_steps(e)[1],
             throughput_io_bytes=opt("throughput_io", "bytes", math.nan),
+            watts=opt("watts", "count", math.nan),
             **_server_drives(e),
         )
         if not o.priced and not o.no_price_reason:
@@ -304,6 +307,7 @@ def options() -> dict[str, StorageOption]:
                 "size_steps",
                 "throughput_io",
                 "server_drives",
+                "watts",
             )
             if k in e.data
         ]
@@ -766,6 +770,28 @@ def egress_usd(gigabytes: float, tiers: tuple[tuple[float, float], ...]) -> floa
     return usd
 
 
+SUPPORT_SHARE_PER_YEAR = 0.12
+"""Hardware support a year as a share of the purchase price [1/year]: 12 %.
+
+"a common ratio ... for purchase cost to annual support cost is between 10% and 15%"
+(philipcrewe.net, 2013), "usually works out to an annual cost of between 10 and 12 percent of
+the total purchase price" (librarytechnology.org), "from 10% to 30% ... per year"
+(searchservervirtualization.techtarget.com); 3P, read 2026-11-24. 12 % is the middle of the
+first two; a vendor quote replaces it (Scenario ``support_share``)."""
+
+USD_PER_KWH = 0.13
+"""Electricity for on-prem storage [USD/kWh]: 13 cents, a US commercial rate. EIA Electric Power
+Monthly Table 5.6.A, April 2025 (eia.gov, V, read 2026-11-24): commercial 12.82 cents/kWh in the
+East North Central states, 16.24 Middle Atlantic, 9.74 West North Central; the US total row was
+not in the stored copy, so 13 cents is taken between them (I). Set ``power_usd_per_kwh`` for a site."""
+
+
+def support_usd_per_month(purchase_usd: float, share_per_year: float = SUPPORT_SHARE_PER_YEAR) -> float:
+    """Hardware support of bought parts [USD a month]: ``purchase x share a year / 12``.
+    $192,471 of servers at 12 % a year: 192,471 x 0.12 / 12 = $1,924.71 a month."""
+    return max(purchase_usd, 0.0) * share_per_year / 12.0
+
+
 def power_usd_per_month(watts: float, usd_per_kwh: float, hours_per_month: float = 730.0) -> float:
     """Electricity of a part drawing ``watts`` around the clock [USD a month]:
     ``watts / 1000 x hours x price``. 400 W at $0.13/kWh: 0.4 x 730 x 0.13 = $37.96."""
@@ -810,6 +836,15 @@ class Part:
     price_date: str
     verified: str
     source: str
+    watts: float = math.nan
+    """Power it draws in use [W] (NaN: not stated)."""
+    watts_source: str = ""
+    condition: str = "used"
+    """``new`` (with the maker's warranty) or ``used`` (a market listing, short seller warranty)."""
+
+
+CONDITIONS = ("new", "used")
+"""A part's condition (enclosures.yaml ``condition``)."""
 
 
 @dataclass(frozen=True)
@@ -834,6 +869,11 @@ class Enclosure:
     def unpriced(self) -> tuple[tuple[Part, int], ...]:
         """Parts of one enclosure with no sourced price."""
         return tuple((p, k) for p, k in self.parts if not math.isfinite(p.price_usd))
+
+    @property
+    def watts(self) -> float:
+        """Power of one enclosure, without its drives [W]: the parts' watts added (NaN if one is not stated)."""
+        return sum(p.watts * k for p, k in self.parts)
 
 
 def parts_usd(parts: tuple[tuple[Part, int], ...]) -> float:
@@ -868,6 +908,9 @@ def enclosure_catalog() -> tuple[dict[str, Part], dict[str, Enclosure]]:
             price_date=str(e.get("price_date", "")) if priced else "",
             verified=verified,
             source=e.text("source") if priced else "",
+            watts=e.quantity("watts", "count", positive=False) if "watts" in e.data else math.nan,
+            watts_source=e.text("watts_source", ""),
+            condition=_condition(e),
         )
     encs = {}
     for name, data in raw["enclosures"].items():
@@ -902,6 +945,15 @@ def _part_counts(e: catalog._Entry, key: str, value: object, parts: dict[str, Pa
             raise PresetError(e.where(f"{key}.{name}"), f"expected a whole count of at least 1, got {count!r}")
         out.append((part, count))
     return tuple(out)
+
+
+def _condition(e: catalog._Entry) -> str:
+    c = e.text("condition", "used")
+    if c not in CONDITIONS:
+        raise PresetError(e.where("condition"), f"unknown {c!r}; accepted: {', '.join(CONDITIONS)}")
+    if "watts" in e.data and not e.text("watts_source", ""):
+        raise PresetError(e.where("watts_source"), "a part's watts need a source")
+    return c
 
 
 def _enclosures_of(e: catalog._Entry) -> tuple[Enclosure, ...]:

@@ -781,3 +781,23 @@ def test_servers_state_their_drive_bays() -> None:
     assert (dgx.drive_bays, dgx.bays_used, dgx.free_bays, dgx.bay_form_factor) == (8, 8, 0, "U.2")
     assert catalog.server("DGX-A100").free_bays == 4
     assert catalog.server("aws-p5.48xlarge").drive_bays == 0
+
+
+def test_support_power_and_part_condition() -> None:
+    # $192,471 of servers at 12 % a year: 192,471 x 0.12 / 12 = $1,924.71 a month
+    assert st.support_usd_per_month(192_471.0) == pytest.approx(1924.71)
+    assert st.support_usd_per_month(1000.0, 0.0) == 0.0
+    parts, encs = st.enclosure_catalog()
+    # the 12-bay server: chassis 250 W + NIC 12 W + 2 switch ports x 6 W + 2 DACs x 0 W = 274 W
+    assert encs["server-12lff-25g"].watts == 274.0
+    # 7 x hdd-7200 (9.5 W) + that server: 66.5 + 274 = 340.5 W at $0.13/kWh: 0.3405 x 730 x 0.13 = $32.31
+    assert st.power_usd_per_month(7 * 9.5 + 274.0, st.USD_PER_KWH) == pytest.approx(32.313, rel=1e-4)
+    # every part says whether it is a used listing or new; the chassis are used, labelled so
+    assert all(p.condition in st.CONDITIONS for p in parts.values())
+    assert parts["server-12lff"].condition == "used" and parts["dac-25g"].condition == "new"
+    e = catalog._Entry("enclosures.yaml", "x", {"condition": "refurb"})
+    with pytest.raises(PresetError, match="accepted: new, used"):
+        st._condition(e)
+    e = catalog._Entry("enclosures.yaml", "x", {"watts": 10})
+    with pytest.raises(PresetError, match="need a source"):
+        st._condition(e)
