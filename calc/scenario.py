@@ -325,7 +325,7 @@ class Scenario:
     )
     power_usd_per_kwh: float = _in(
         0.13,
-        "float",
+        "number",
         STORAGE,
         "Electricity [$/kWh]",
         "Power for bought storage, added to the on-prem total (0.13: a US commercial rate, EIA Electric Power "
