@@ -692,9 +692,10 @@ def test_an_nfs_server_is_bought_with_its_switch_port_and_cable() -> None:
     assert nfs["purchase_usd"] == pytest.approx(38437.5 + 800 / 48 + 40, abs=0.01)
     assert nfs["monthly_total_usd"] == pytest.approx((38437.5 + 16.67 + 40) / 36, abs=0.01)
     assert "each server connects through 1 x port-25g ($16.67), 1 x dac-25g ($40.00)" in nfs["caveats"]
-    # at 100 GbE a port of a used SN2700 ($800 / 32 = $25) and a 3 m QSFP28 DAC ($125): $150 a server
+    # at 100 GbE a port of a used SN2700 ($800 / 32 = $25) and a 3 m QSFP28 DAC ($125): $150 a server;
+    # the server holds 14 drives, its chassis' bays: 14 x $2,737.50 + $2,700 + $1,182.50 = $42,207.50
     nfs100 = calc.recommend("beast-nfs-shop").set_index("option").loc["nfs-100gbe"]
-    assert nfs100["purchase_usd"] == pytest.approx(nfs100["units"] * (75057.5 + 25 + 125))
+    assert nfs100["purchase_usd"] == pytest.approx(nfs100["units"] * (14 * 2737.5 + 2700 + 1182.5 + 25 + 125))
 
 
 def test_bought_nvme_is_spread_over_servers_whose_nics_carry_the_job() -> None:
