@@ -37,17 +37,21 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import yaml
 
 from calc import catalog, demand
+from calc import engine as en
 from calc import sizing as sz
 from calc import storage as st
+from calc.engine import checkpoint_writes_per_month
 from calc.errors import InputError, PresetError
 from calc.plan import Plan, plan
 from calc.scenario import FIELDS, Scenario, to_text
 from calc.scenario import scenario as preset_scenario
-from calc.units import Kind, fmt, fmt_usd, parse
+from calc.site import job_site
+from calc.units import MONTH_S, Kind, fmt, fmt_usd, parse
 
 SAVES = ("aligned", "staggered")
 """How the jobs' checkpoint saves fall in time: all at once, or spread so they overlap least."""
@@ -402,7 +406,7 @@ class ClusterPlan:
                     "peak_write_bytes_per_s": w["peak"],
                     "average_write_bytes_per_s": w["average"],
                     "checkpoint_capacity_bytes": w["kept"],
-                    "checkpoint_mode": sc.checkpoint_mode if w["peak"] > 0 else "none",
+                    "checkpoint_mode": ("async" if w["async"] else "sync") if w["peak"] > 0 else "none",
                     "gpu_utilization_alone": p.gpu_utilization,
                     "bottleneck_alone": p.bottleneck,
                 }
@@ -496,19 +500,25 @@ def _entry_writes(cp: ClusterPlan) -> list[dict[str, float]]:
     return [_writes(p, n) for p, n in zip(cp.plans, cp.copies, strict=True)]
 
 
+def saves_async(p: Plan) -> bool:
+    """The plan's resolved save mode: ``auto`` is async for sharded state (calc.resolve)."""
+    return bool(p.values["checkpoint_async"] > 0)
+
+
 def _writes(p: Plan, n: int) -> dict[str, float]:
     """One entry's checkpoint figures for its ``n`` copies [bytes/s, bytes].
 
     ``w`` is one job's write rate while it saves (a sync burst, or an async drain that runs all
-    the time); ``peak`` all copies at once; ``average`` n x C / T; ``extra_aligned`` what the saves
-    add over the entry's reads when all copies save at once; ``extra_one`` what one copy's save adds.
+    the time); ``peak`` all copies at once; ``average`` n x C / T (T the resolved interval, given
+    or Young-Daly); ``extra_aligned`` what the saves add over the entry's reads when all copies
+    save at once; ``extra_one`` what one copy's save adds.
     """
     w = p.checkpoint_write_bytes_per_s
     saving = w > 0
-    interval = p.inputs.get("checkpoint_interval_s", math.inf) if saving else math.inf
-    average = n * p.checkpoint_bytes / interval if saving and math.isfinite(interval) else 0.0
+    interval = float(p.values["checkpoint_interval_used_s"]) if saving else math.inf
+    average = n * p.checkpoint_bytes / interval if saving and math.isfinite(interval) and interval > 0 else 0.0
     reads = p.read_bytes_per_s
-    is_async = p.scenario.checkpoint_mode == "async"
+    is_async = saves_async(p)
     return {
         "w": w,
         "peak": n * w,
@@ -616,49 +626,58 @@ def _combine(c: Cluster, plans: tuple[Plan, ...], copies: tuple[int, ...]) -> Cl
 # ------------------------------------------------------------------ timeline (the day chart)
 
 
+def _save_starts(cp: ClusterPlan, seconds: float) -> list[tuple[npt.NDArray[np.float64], float]]:
+    """Each entry's sync save start times within ``seconds`` (every copy's) and one save's length [s].
+
+    Saves start at t = 0 (aligned) or are spread evenly over the shortest interval by a global
+    index of all sync-saving copies (staggered): copy g starts at g / N of the shortest interval,
+    so saves whose intervals are multiples of it never meet while each lasts less than shortest / N.
+    Intervals and modes are the plans' resolved ones. Work: one array per entry, linear in the saves.
+    """
+    sync = [(p.checkpoint_write_bytes_per_s > 0 and not saves_async(p)) for p in cp.plans]
+    total = sum(n for n, s in zip(cp.copies, sync, strict=True) if s)
+    intervals = [float(p.values["checkpoint_interval_used_s"]) for p in cp.plans]
+    shortest = min((t for t, s in zip(intervals, sync, strict=True) if s), default=1.0)
+    out: list[tuple[npt.NDArray[np.float64], float]] = []
+    first = 0  # the global index of this entry's first sync-saving copy
+    for p, n, s, interval in zip(cp.plans, cp.copies, sync, intervals, strict=True):
+        if not s:
+            out.append((np.zeros(0), 0.0))
+            continue
+        dur = min(p.checkpoint_bytes / p.checkpoint_write_bytes_per_s, interval)
+        phases = np.zeros(n) if cp.saves == "aligned" else shortest * np.arange(first, first + n) / total
+        first += n
+        k = np.arange(math.ceil(seconds / interval) + 1)
+        starts = (phases[:, None] + k[None, :] * interval).ravel()
+        out.append((np.sort(starts[starts < seconds]), dur))
+    return out
+
+
 def timeline(cp: ClusterPlan, seconds: float = 86400.0) -> pd.DataFrame:
     """Each job type's reads and checkpoint writes over ``seconds`` [bytes/s], as step segments.
 
     Columns: time_s (start of a segment; the rate holds until the next row), then
-    ``<job> reads`` and ``<job> checkpoints`` per entry. Saves start at t = 0 (aligned) or are
-    spread evenly over the shortest interval by a global index of all saving jobs (staggered); a sync
-    save pauses its job's reads for C / w seconds; an async drain writes C / T all the time.
+    ``<job> reads`` and ``<job> checkpoints`` per entry. A sync save pauses its copy's reads for
+    C / w seconds (``_save_starts``); an async drain writes C / T all the time. Each segment counts
+    the saves running in it as (saves started by then) - (saves ended by then), two sorted searches.
     """
-    saving = [
-        (i, k)
-        for i, (p, n) in enumerate(zip(cp.plans, cp.copies, strict=True))
-        for k in range(n)
-        if p.checkpoint_write_bytes_per_s > 0 and p.scenario.checkpoint_mode == "sync"
-    ]
-    index = {ik: g for g, ik in enumerate(saving)}
-    # Staggered: save g starts at g / N of the shortest interval, so saves whose intervals are
-    # multiples of it never meet while each lasts less than shortest / N.
-    shortest = min((cp.plans[i].inputs["checkpoint_interval_s"] for i, _ in saving), default=1.0)
-    edges = {0.0, float(seconds)}
-    bursts: list[tuple[int, float, float]] = []  # entry, start, end of one copy's sync save
-    for (i, _copy), g in index.items():
-        p = cp.plans[i]
-        interval = p.inputs["checkpoint_interval_s"]
-        dur = min(p.checkpoint_bytes / p.checkpoint_write_bytes_per_s, interval)
-        phase = 0.0 if cp.saves == "aligned" else shortest * g / len(saving)
-        t = phase
-        while t < seconds:
-            bursts.append((i, t, min(t + dur, seconds)))
-            edges.update((t, min(t + dur, seconds)))
-            t += interval
-    times = np.array(sorted(edges))
-    starts = times[:-1]
-    cols: dict[str, Any] = {"time_s": starts}
-    for i, (p, n) in enumerate(zip(cp.plans, cp.copies, strict=True)):
+    saves = _save_starts(cp, seconds)
+    edges = [np.array([0.0, float(seconds)])]
+    for starts, dur in saves:
+        edges += [starts, np.minimum(starts + dur, seconds)]
+    times = np.unique(np.concatenate(edges))
+    starts_t = times[:-1]
+    cols: dict[str, Any] = {"time_s": starts_t}
+    for p, n, (starts, dur) in zip(cp.plans, cp.copies, saves, strict=True):
         w = p.checkpoint_write_bytes_per_s
-        saving_now = np.zeros(len(starts))
-        for e, a, b in bursts:
-            if e == i:
-                saving_now += (starts >= a) & (starts < b)
-        is_async = p.scenario.checkpoint_mode == "async" and w > 0
+        ends = np.sort(np.minimum(starts + dur, seconds))
+        saving_now = (
+            np.searchsorted(starts, starts_t, side="right") - np.searchsorted(ends, starts_t, side="right")
+        ).astype(float)
         per_copy = p.read_bytes_per_s / n
         cols[f"{p.scenario.name} reads"] = per_copy * (n - saving_now)
-        cols[f"{p.scenario.name} checkpoints"] = np.full(len(starts), n * w) if is_async else saving_now * w
+        drain = saves_async(p) and w > 0
+        cols[f"{p.scenario.name} checkpoints"] = np.full(len(starts_t), n * w) if drain else saving_now * w
     return pd.DataFrame(cols)
 
 
@@ -734,72 +753,60 @@ class ClusterAnswer:
 
 
 def recommend_cluster(cp: ClusterPlan) -> pd.DataFrame:
-    """``calc.sizing.recommend``'s table for the combined load (every option, units, cost).
-
-    The ranking is ``sizing.recommend``'s own: it is given one Plan that carries the combined
-    demand (``combined_plan``), so every feasibility rule and price applies unchanged.
-    """
-    return sz.recommend(combined_plan(cp))
+    """``calc.sizing.recommend``'s table for the combined load (every option, units, cost): the
+    sizing engine run on the cluster's demand (``cluster_demand``)."""
+    return en.rank(cluster_demand(cp))
 
 
-def combined_plan(cp: ClusterPlan) -> Plan:
-    """A Plan whose demand is the cluster's, for ``sizing.recommend`` (the one place the cluster
-    re-uses the single-job ranking; re-wire here when the answer's inputs change).
+def cluster_demand(cp: ClusterPlan, jobs_factor: float = 1.0, data_factor: float = 1.0) -> en.Demand:
+    """The cluster's combined demand on one shared store.
 
-    Its scenario has ``clients`` nodes of one GPU group each; the saves' write need runs beside
-    the reads (``checkpoint_mode=async``: writes add to the bandwidth axis); the mean read size
-    keeps every read's transfer time (n x (seek + mean size / bandwidth)); capacity holds the
-    datasets once and every job's kept checkpoints.
+    Reads, requests, opens and the saves' write need (beside the reads: a sync save's pause is
+    already netted out in ``write_need_bytes_per_s``) summed over the jobs; capacity: the datasets
+    once and every job's kept checkpoints; the month's checkpoint bytes and write requests summed
+    over every copy; the mean read size (total bytes / total reads); the strictest latency budget
+    and loader. ``jobs_factor`` scales what the jobs do (growth in job count), ``data_factor`` the
+    datasets (growth in data): ``growth`` runs the engine on next month's demand this way. The
+    shared inputs that decide what may be bought, and where, are the first job's (they are shared).
     """
     first = cp.plans[0]
-    node = max(p.scenario.gpus_per_node for p in cp.plans)
-    sc = Scenario(
-        name=cp.name,
-        gpus_per_job=node,
-        gpus_per_node=node,
-        jobs=max(cp.clients, 1),
-        num_workers=min(p.scenario.num_workers for p in cp.plans),
-        examples_per_file=min(p.scenario.examples_per_file for p in cp.plans),
-        checkpoint_mode="async",
-        server=first.scenario.server,
-        storage=first.scenario.storage,
-        storage_units=first.scenario.storage_units,
-        amortization_months=first.scenario.amortization_months,
-        # The shared inputs that decide what may be bought, and where (issue 18's rules).
-        site=sz.job_site(first.scenario),
-        allow_other_site=first.scenario.allow_other_site,
-        site_link_bytes_per_s=first.scenario.site_link_bytes_per_s,
-        protection=first.scenario.protection,
-        fill_limit=first.scenario.fill_limit,
-    )
-    # Write charges: every job's saves in a month (bytes and PUT requests), summed over copies,
-    # carried as one save a month of that many bytes by that many single-part writers, so the
-    # ranking's checkpoint_writes_per_month charges the cluster's real total.
+    sc = first.scenario
     written = puts = 0.0
     for p, n in zip(cp.plans, cp.copies, strict=True):
-        b, r = sz.checkpoint_writes_per_month(p)
+        b, r = checkpoint_writes_per_month(p)
         written, puts = written + n * b, puts + n * r
-    inputs = dict(first.inputs) | {"checkpoint_async": 1.0, "checkpoint_interval_s": sz.MONTH_S if written else 0.0}
-    v = dict(first.values)
-    v |= {
-        "checkpoint_bytes": written,
-        "checkpoint_writing_ranks": puts,
-        "checkpoint_rank_bytes": float(st.WRITE_REQUEST_BYTES),
-        "read_bytes_per_s": cp.read_bytes_per_s,
-        "read_iops": cp.read_iops,
-        "file_opens_per_s": cp.file_opens_per_s,
-        "metadata_ops_per_s": cp.metadata_ops_per_s,
-        "request_bytes": cp.request_bytes if cp.read_iops > 0 else first.request_bytes,
-        "checkpoint_write_bytes_per_s": cp.write_need_bytes_per_s,
-        "storage_need_bytes_per_s": cp.storage_need_bytes_per_s,
-        # All capacity in one figure: the ranking adds checkpoints only while writes are non-zero.
-        "dataset_bytes": cp.stored_bytes,
-        "checkpoint_capacity_bytes": 0.0,
-        "fits_in_ram": float(all(p.fits_in_ram for p in cp.plans)),
-        "latency_budget_s": min(p.latency_budget_s for p in cp.plans),
-        "first_epoch_read_bytes_per_s": cp.first_epoch_read_bytes_per_s,
-    }
-    return dataclasses.replace(first, scenario=sc, values=v, inputs=inputs)
+    srv = catalog.server(sc.server) if sc.server else None
+    link = sc.site_link_bytes_per_s
+    stored = cp.dataset_bytes * data_factor + cp.checkpoint_capacity_bytes * jobs_factor
+    return en.Demand(
+        read_bytes_per_s=cp.read_bytes_per_s * jobs_factor,
+        read_iops=cp.read_iops * jobs_factor,
+        file_opens_per_s=cp.file_opens_per_s * jobs_factor,
+        request_bytes=cp.request_bytes if cp.read_iops > 0 else first.request_bytes,
+        write_bytes_per_s=cp.write_need_bytes_per_s * jobs_factor,
+        need_bytes_per_s=cp.storage_need_bytes_per_s * jobs_factor,
+        writes_overlap_reads=True,
+        capacity_bytes=stored,
+        dataset_bytes=stored,
+        written_bytes_per_month=written * jobs_factor,
+        write_requests_per_month=puts * jobs_factor,
+        clients=max(cp.clients, 1),
+        gpus=max(cp.gpus, 1),
+        num_workers=min(p.scenario.num_workers for p in cp.plans),
+        examples_per_file=min(p.scenario.examples_per_file for p in cp.plans),
+        latency_budget_s=min(p.latency_budget_s for p in cp.plans),
+        fits_in_ram=all(p.fits_in_ram for p in cp.plans),
+        host_ram_bytes=first.inputs["host_ram_bytes"],
+        site=job_site(sc),
+        workstation=False,
+        server=srv.name if srv is not None else "",
+        server_block_bytes_per_s=srv.block_bytes_per_s if srv is not None else math.inf,
+        allow_other_site=sc.allow_other_site,
+        site_link_bytes_per_s=parse(link, "bytes_per_s", "site_link_bytes_per_s") if link else None,
+        protection=sc.protection,
+        fill_limit=sc.fill_limit,
+        amortization_months=sc.amortization_months,
+    )
 
 
 @dataclass(frozen=True)
@@ -865,7 +872,7 @@ def cluster_answer(x: ClusterPlan | Cluster | Any, /, **inputs: Any) -> ClusterA
     cp = _as_cluster_plan(x, inputs)
     rec = recommend_cluster(cp)
     first = cp.plans[0].scenario
-    ok = rec[sz._buyable(rec, sz.job_site(first), first.allow_other_site)]
+    ok = rec[sz._buyable(rec, job_site(first), first.allow_other_site)]
     rows = [dict(r) for _, r in ok.iterrows()]
     best = rows[0] if rows else None
     loads = [_entry_load(cp, i) for i in range(len(cp.plans))]
@@ -1021,7 +1028,7 @@ def chargeback(cp: ClusterPlan, row: Mapping[str, Any], loads: Sequence[_Load] |
         billed = cp.stored_bytes if elastic else units * o.capacity_bytes
         cap_usd = o.price_per_gb_month * billed / 1e9
     read_usd = [
-        (x.read / 1e9 * o.price_per_gb_read + x.iops / 1e6 * o.price_per_million_requests) * sz.MONTH_S for x in loads
+        (x.read / 1e9 * o.price_per_gb_read + x.iops / 1e6 * o.price_per_million_requests) * MONTH_S for x in loads
     ]
     months = cp.plans[0].scenario.amortization_months
     bought = units * o.purchase_price / months if math.isfinite(o.purchase_price) else 0.0
@@ -1043,10 +1050,12 @@ def chargeback(cp: ClusterPlan, row: Mapping[str, Any], loads: Sequence[_Load] |
 def growth(cp: ClusterPlan, best: Mapping[str, Any] | None) -> dict[str, Any]:
     """What to buy now and when the next purchase is due, month by month to the horizon.
 
-    Job counts scale reads, writes, requests, metadata and kept checkpoints by
+    Job counts scale reads, writes, requests, metadata, checkpoint writes and kept checkpoints by
     (1 + job_growth_per_year)^(m / 12); datasets scale by (1 + data_growth_per_year)^(m / 12).
-    The option bought now (``best``) is re-sized each month with ``storage.unit_loads`` and
-    ``storage.size``; the next purchase is due in the first month that needs more units.
+    Each month the sizing engine sizes the option bought now (``best``) for that month's demand
+    (``cluster_demand``): the same axes, protection, fill limit, endurance and enclosures as the
+    answer, so month 0 needs what the answer buys. The next purchase is due in the first month
+    that needs more units.
     """
     c = cp.cluster
     if best is None or c.horizon_months == 0:
@@ -1055,25 +1064,14 @@ def growth(cp: ClusterPlan, best: Mapping[str, Any] | None) -> dict[str, Any]:
     now = int(best["units"])
     if o.kind == "ram":
         return {"text": "", "next_purchase_month": None, "units_now": now, "units_at_horizon": None}
-    req = cp.request_bytes if cp.read_iops > 0 else 1.0
     due, units_m = None, now
     months = []
     for m in range(c.horizon_months + 1):
         fj = (1 + c.job_growth_per_year) ** (m / 12)
         fd = (1 + c.data_growth_per_year) ** (m / 12)
-        cap = cp.dataset_bytes * fd + cp.checkpoint_capacity_bytes * fj
-        loads = st.unit_loads(
-            o,
-            cp.read_bytes_per_s * fj,
-            cp.read_iops * fj,
-            req,
-            cap,
-            cp.file_opens_per_s * fj,
-            cp.write_need_bytes_per_s * fj,
-            writes_overlap_reads=True,
-        )
-        units_m, limiting = st.size(loads)
-        months.append({"month": m, "units": units_m, "limiting": limiting})
+        sized = en.size(o, cluster_demand(cp, fj, fd))
+        units_m = int(sized.units)
+        months.append({"month": m, "units": units_m, "limiting": sized.limiting})
         if due is None and units_m > now:
             due = m
     grow = f"jobs +{c.job_growth_per_year:.0%} and data +{c.data_growth_per_year:.0%} a year"

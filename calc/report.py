@@ -112,7 +112,7 @@ def subtitle(p: Plan) -> list[str]:
     description names the preset's hardware ("4 x V100"), which an edited plan may not run; it
     is then quoted, attributed, under "What changed from the preset" instead.
     """
-    from calc.sizing import SITE_NAMES, job_site
+    from calc.site import SITE_NAMES, job_site
 
     sc = p.scenario
     gpus = sc.gpus_per_job * sc.jobs

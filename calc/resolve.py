@@ -13,6 +13,7 @@ from calc.calibrate import fitted
 from calc.checkpoint import CHECKPOINT_LAYOUTS
 from calc.errors import InputError
 from calc.scenario import Scenario, ask
+from calc.site import job_site
 from calc.units import Kind, fmt, parse
 
 DEFAULT_HOST_RAM_BYTES = 512 * 2.0**30
@@ -427,8 +428,6 @@ def _resolve_storage(c: _Ctx) -> None:
 def _resolve_site_link(c: _Ctx) -> None:
     """The link between the job's site and its storage's (``inf`` at one site): every byte read
     from storage at another site crosses it (calc.pipeline.network_stage)."""
-    from calc.sizing import job_site  # calc.sizing imports the plan: look it up at call time
-
     sc, v, src, warnings = c.sc, c.v, c.src, c.warnings
     v["site_link_bytes_per_s"] = math.inf
     src["site_link_bytes_per_s"] = "storage at the job's site: no link between sites"

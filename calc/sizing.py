@@ -20,14 +20,51 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from calc import catalog, demand
+from calc import catalog
+from calc import engine as en
 from calc import storage as st
+from calc.engine import (
+    MAX_UNITS,
+    _n,
+    checkpoint_writes_per_month,
+    monthly_cost,
+    plan_demand,
+    price_note,
+    reads_in_flight,
+)
 from calc.errors import InputError
 from calc.plan import Plan, as_scenario, plan
 from calc.scenario import FIELDS, Scenario, ask, check_field
-from calc.units import fmt, fmt_usd, parse
+from calc.site import CONSUMER_GPUS, SITE_NAMES, SITE_WORDS, job_site, workstation
+from calc.sweep import evaluate_over
+from calc.units import MONTH_S, fmt, fmt_usd, parse
 
 PlanLike = Plan | Scenario | str
+
+__all__ = [
+    "CONSUMER_GPUS",
+    "MAX_UNITS",
+    "SITE_NAMES",
+    "SITE_WORDS",
+    "Answer",
+    "PlanLike",
+    "answer",
+    "buyable_order",
+    "checkpoint_writes_per_month",
+    "describe_option",
+    "designs",
+    "fewest_workers",
+    "job_site",
+    "largest_example_bytes",
+    "lever_changes",
+    "levers",
+    "max_gpus",
+    "monthly_cost",
+    "price_note",
+    "reads_in_flight",
+    "recommend",
+    "storage_levers",
+]
 
 
 def _as_plan(x: PlanLike, overrides: dict[str, Any] | None = None) -> Plan:
@@ -40,9 +77,9 @@ def _as_scenario(x: PlanLike, overrides: dict[str, Any]) -> Scenario:
     return as_scenario(x, **overrides)
 
 
-def _clients(sc: Scenario) -> int:
-    """Nodes reading at once: ceil(gpus_per_job / gpus_per_node) x jobs."""
-    return math.ceil(sc.gpus_per_job / sc.gpus_per_node) * sc.jobs
+def _clients(p: Plan) -> int:
+    """Nodes reading at once (the plan's ``clients``: calc.stages, one formula)."""
+    return int(p.values["clients"])
 
 
 def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
@@ -64,398 +101,10 @@ def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     return _rank(_as_plan(x, overrides), reads=True)
 
 
-CONSUMER_GPUS = ("GTX-1080Ti", "RTX-3090", "RTX-4090")
-"""Desktop GPUs (presets/gpus.yaml): a job on one of them, with no server preset, runs in a
-workstation, where consumer drives are fair; every other job gets data-centre parts only."""
-
-
-def job_site(sc: Scenario) -> str | None:
-    """Where the job runs: ``site``, else its server's site (DGX/HGX on-prem, a cloud instance its
-    cloud), else its storage's site; None when none of them says."""
-    if sc.site:
-        return sc.site
-    if sc.server:
-        return catalog.server(sc.server).site
-    if sc.storage:
-        s = st.option(sc.storage).site
-        return None if s == "any" else s
-    return None
-
-
-def _workstation(sc: Scenario) -> bool:
-    return sc.server is None and sc.gpu in CONSUMER_GPUS and job_site(sc) in (None, "on-prem")
-
-
-def checkpoint_writes_per_month(p: Plan) -> tuple[float, float]:
-    """Checkpoint bytes written in a month of training [bytes] and write requests [count].
-
-        bytes    = checkpoint size x MONTH_S / interval
-        requests = saves x writing ranks x ceil(bytes per rank / part size)
-
-    Each rank uploads its shard in parts of ``st.WRITE_REQUEST_BYTES`` (16 MiB multipart parts),
-    each part one PUT; an object store bills per request, a file system per GB.
-    """
-    interval = p.inputs.get("checkpoint_interval_s", math.nan)
-    if not (isinstance(interval, float | int) and math.isfinite(interval) and interval > 0):
-        return 0.0, 0.0
-    saves = MONTH_S / float(interval)
-    v = p.values
-    parts = math.ceil(v["checkpoint_rank_bytes"] / st.WRITE_REQUEST_BYTES - 1e-9)
-    return saves * v["checkpoint_bytes"], saves * v["checkpoint_writing_ranks"] * parts
-
-
 def _rank(p: Plan, reads: bool) -> pd.DataFrame:
-    """``recommend``'s table; ``reads=False`` sizes a store that only holds the dataset and
-    takes the checkpoints (the tier behind a local cache that serves every read)."""
-    sc = p.scenario
-    v = dict(p.values)
-    if not reads:
-        v |= {"read_bytes_per_s": 0.0, "read_iops": 0.0, "file_opens_per_s": 0.0}
-        v["storage_need_bytes_per_s"] = v["checkpoint_write_bytes_per_s"]
-    clients = _clients(sc)
-    gpus = sc.gpus_per_job * sc.jobs
-    req = v["request_bytes"]
-    site = job_site(sc)
-    workstation = _workstation(sc)
-    months = sc.amortization_months
-    srv = catalog.server(sc.server) if sc.server else None
-    link = parse(sc.site_link_bytes_per_s, "bytes_per_s", "site_link_bytes_per_s") if sc.site_link_bytes_per_s else None
-    # Reads and checkpoint writes together (calc.stages.evaluate_checkpoint); the dataset and
-    # the kept checkpoints together when the job saves any.
-    need_bw = v["storage_need_bytes_per_s"]
-    read_bw, write_bw = v["read_bytes_per_s"], v["checkpoint_write_bytes_per_s"]
-    overlap = p.inputs["checkpoint_async"] > 0  # the resolved mode: auto is async for sharded state
-    saving = write_bw > 0
-    need_cap = v["dataset_bytes"] + (v["checkpoint_capacity_bytes"] if saving else 0.0)
-    written, puts = checkpoint_writes_per_month(p)
-    yearly_written = written * 365.25 / 30
-    # Several nodes, or checkpoints (which must outlive a node), need a store every node reaches.
-    shared_store = clients > 1 or saving
-    rows = []
-    for o in st.options().values():
-        rnd = st.random_reads(o, v["read_iops"], v["file_opens_per_s"])
-        # Enough drives (or servers of drives) that checkpoint writes last the amortisation.
-        endurance = st.drives_for_endurance(o.endurance_bytes, yearly_written, months / 12)
-        why = ""
-        caveats = []
-        bought = o.kind == "local" and math.isfinite(o.purchase_price)
-        per_node = o.kind == "cloud-block" and clients > o.attach_limit
-        scheme = ""
-        amp = 1.0
-        wear = math.inf
-        housing: tuple[tuple[st.Enclosure, int], ...] = ()
-        networked = False  # bought drives in servers on the network: shared by every node
-        n_node = 1  # copies: one per node for single-attach volumes
-        if o.kind == "ram":
-            units = perf_units = float(clients)
-            limiting = "RAM"
-            loads = {"bandwidth": 0.0}
-            if not v["fits_in_ram"]:
-                why = (
-                    f"dataset {fmt(v['dataset_bytes'], 'bytes')} does not fit in free RAM "
-                    f"({fmt(p.inputs['host_ram_bytes'], 'bytes', binary=True)} per node less loader RAM)"
-                )
-            elif need_bw > o.read_bytes_per_s * clients:
-                why = (
-                    f"each node must move {fmt(need_bw / clients, 'bytes_per_s')}; "
-                    f"its memory copies run at {fmt(o.read_bytes_per_s, 'bytes_per_s')}"
-                )
-            else:
-                caveats.append(
-                    "the dataset fits in free RAM: after the first epoch the page cache serves it; "
-                    "tmpfs defaults to half of RAM and competes with loader workers; every node holds a copy"
-                )
-        else:
-            if per_node:
-                # A volume attaches to one node (or its multi-attach limit): one per node, each a full copy.
-                n_node = clients
-                loads = st.unit_loads(
-                    o,
-                    read_bw / clients,
-                    v["read_iops"] / clients,
-                    req,
-                    need_cap,
-                    v["file_opens_per_s"] / clients,
-                    write_bw / clients,
-                    writes_overlap_reads=overlap,
-                )
-            else:
-                loads = st.unit_loads(
-                    o,
-                    read_bw,
-                    v["read_iops"],
-                    req,
-                    need_cap,
-                    v["file_opens_per_s"],
-                    write_bw,
-                    writes_overlap_reads=overlap,
-                )
-            if bought:
-                # Data drives hold the bytes below the fill limit; parity drives add writes.
-                loads["capacity"] = need_cap / (o.capacity_bytes * sc.fill_limit)
-                loads["endurance"] = endurance
-                n_data, limiting = st.size(loads)
-                scheme = sc.protection or st.default_protection(n_data)
-                amp = st.protected_drives(n_data, scheme) / n_data
-                if amp > 1 and write_bw > 0:
-                    loads = st.unit_loads(
-                        o,
-                        read_bw,
-                        v["read_iops"],
-                        req,
-                        need_cap,
-                        v["file_opens_per_s"],
-                        write_bw * amp,
-                        writes_overlap_reads=overlap,
-                    )
-                    loads["capacity"] = need_cap / (o.capacity_bytes * sc.fill_limit)
-                    loads["endurance"] = endurance
-                    n_data, limiting = st.size(loads)
-                    scheme = sc.protection or st.default_protection(n_data)
-                    amp = st.protected_drives(n_data, scheme) / n_data
-                n = st.protected_drives(n_data, scheme)
-                # Reads and checkpoint writes cross the enclosures' links (NIC or host HBA). A shared
-                # store goes in servers on the network: every node mounts them over NFS, like nfs-*.
-                housing = st.house(o, n, need_bw, shared=shared_store)
-                networked = bool(housing) and all(x.attach == "network" for x, _ in housing)
-                if not housing and any(x.attach == "network" or not shared_store for x in o.enclosures):
-                    fastest = max(x.link_bytes_per_s for x in o.enclosures)
-                    why = (
-                        f"each of {n} drives must move {fmt(need_bw / n, 'bytes_per_s')}, more than one enclosure's "
-                        f"link carries ({fmt(fastest, 'bytes_per_s')} at most)"
-                    )
-                    limiting = "enclosure link"
-                wear = st.wear_out_years(o.endurance_bytes, n, yearly_written, amp)
-                perf_units = float(n_data)
-            else:
-                # A bought server's drives (nfs-*) wear out too: enough servers for the writes.
-                loads["endurance"] = endurance
-                n, limiting = st.size(loads)
-                perf_units = float(n)
-            if limiting == "bandwidth" and write_bw / o.write_bytes_per_s > read_bw / o.read_bytes_per_s:
-                limiting = "checkpoint writes"
-            units = float(n)
-            most = min(o.max_units, MAX_UNITS)
-            if units > most:
-                why = f"needs {units:,.0f} {o.unit}s on {limiting}; one system allows {most:,.0f}"
-                limiting = "system size"
-            units *= n_node
-            per_client = need_bw / clients
-            if per_client > o.client_bytes_per_s:
-                why = why or (
-                    f"each of {clients} node(s) must read {fmt(per_client, 'bytes_per_s')}; "
-                    f"the per-client cap is {fmt(o.client_bytes_per_s, 'bytes_per_s')}"
-                )
-                limiting = "per-client cap"
-            if o.kind == "cloud-block" and srv is not None and per_client > srv.block_bytes_per_s and not why:
-                why = (
-                    f"each {srv.name} reaches block volumes at {fmt(srv.block_bytes_per_s, 'bytes_per_s')}; "
-                    f"the job needs {fmt(per_client, 'bytes_per_s')} per node"
-                )
-                limiting = "per-instance cap"
-        units = max(units, 1.0)
-        perf_units = max(perf_units, 1.0) * n_node
-        supply_iops = perf_units * o.iops_at(req) if o.kind != "ram" else math.inf
-        supply_iops = min(supply_iops, o.aggregate_iops)
-        supply_bw = perf_units * o.read_bytes_per_s if o.kind != "ram" else o.read_bytes_per_s * clients
-        if o.kind != "ram" and supply_iops < rnd and not why:
-            why = f"the system-wide cap of {fmt(o.aggregate_iops, 'count_per_s', 'reads/s')} is below the need"
-            limiting = "system size"
-        # Capacity provisioned: block volumes are sized from the dataset, not their maximum;
-        # bought drives hold the usable share that their protection leaves.
-        if o.kind == "ram":
-            cap = math.inf
-        elif o.unit == "volume":
-            cap = need_cap * n_node
-        elif bought:
-            cap = st.usable_drives(int(units), scheme) * o.capacity_bytes
-        else:
-            cap = units * o.capacity_bytes
-        service = o.service_time_s(req)
-        workers = reads_in_flight(v["read_iops"] / gpus, service)
-        if workers > max(sc.num_workers, 1):
-            caveats.append(
-                f"at {fmt(service, 'seconds')} per read, each GPU needs {workers} reads in flight "
-                f"(Little's law); it has {sc.num_workers} worker(s): {ask('num_workers')} higher or read asynchronously"
-            )
-        if o.latency_s > v["latency_budget_s"]:
-            caveats.append(
-                f"one read ({fmt(o.latency_s, 'seconds')}) takes longer than a step: prefetching is essential"
-            )
-        if o.burst:
-            caveats.append(o.burst)
-        meta = v["file_opens_per_s"] * demand.METADATA_OPS_PER_OPEN.get(o.protocol, 0.0)
-        if meta > o.metadata_ops_at(units) and not why:
-            # A service that scales by size was sized for the opens (unit_loads): short only past its largest.
-            meta_cap = o.metadata_ops_at(math.inf if o.metadata_scaling else units)
-            why = (
-                f"{fmt(meta, 'count_per_s', 'metadata ops/s')} ({o.protocol} file opens) exceed its "
-                f"{fmt(meta_cap, 'count_per_s', 'ops/s')} metadata limit: pack into shards"
-            )
-            limiting = "metadata"
-        if (
-            sc.examples_per_file <= 1
-            and v["file_opens_per_s"] > 1000
-            and o.kind in ("nfs", "cloud-file", "parallel", "object")
-        ):
-            caveats.append(
-                f"{fmt(v['file_opens_per_s'], 'count_per_s', 'file opens/s')}: small files load metadata "
-                "servers and request limits; pack into shards"
-            )
-        if o.kind == "local" and clients > 1 and not why and not networked:
-            # A drive in one node cannot feed the others: designs() sizes drives per node instead.
-            why = f"local drives serve only their own node; {clients} nodes read (see the per-node local cache design)"
-            limiting = "one node"
-        if o.kind == "local" and o.site in st.CLOUDS and not why:
-            why = "instance storage is lost when the instance stops: a cache (the server NVMe design), not the store"
-            limiting = "ephemeral"
-        if o.kind in ("local", "ram") and v["checkpoint_write_bytes_per_s"] > 0 and not why and not networked:
-            # A checkpoint must survive the loss of a node (issue 19): node RAM or node-local drives die
-            # with it, so they are a first tier at most, never the checkpoint store.
-            why = "checkpoints on node-local storage die with the node: the checkpoint store must be shared"
-            limiting = "durability"
-        if o.drive_class == "consumer" and not workstation and not why:
-            why = (
-                "a consumer drive (no power-loss protection, rated for a fraction of a data-centre drive's writes): "
-                "data-centre servers and clouds take data-centre parts"
-            )
-            limiting = "drive class"
-        egress = 0.0
-        other = site is not None and o.site not in ("any", site)
-        if other and not why:
-            if not sc.allow_other_site:
-                why = f"at another site ({o.site}) than the job ({site}); {ask('allow_other_site')} to consider it"
-                limiting = "site"
-            elif link is None:
-                why = f"at another site ({o.site}): {ask('site_link_bytes_per_s')}, the link between the sites"
-                limiting = "site link"
-            elif need_bw > link:
-                why = (
-                    f"at another site ({o.site}): the link carries {fmt(link, 'bytes_per_s')} of the "
-                    f"{fmt(need_bw, 'bytes_per_s')} needed"
-                )
-                limiting = "site link"
-        if other:
-            # Reads leave the store's site, checkpoint writes leave the job's: each priced per GB there.
-            egress = read_bw * MONTH_S / 1e9 * st.EGRESS_USD_PER_GB[o.site] + written / 1e9 * st.EGRESS_USD_PER_GB.get(
-                site or "on-prem", 0.0
-            )
-            caveats.append(
-                f"read over the link from {o.site}: egress ${st.EGRESS_USD_PER_GB[o.site]:g}/GB out of {o.site}"
-                + ("; on-prem internet transit is not priced" if "on-prem" in (o.site, site) else "")
-            )
-        if o.kind == "cloud-block" and 1 < clients <= o.attach_limit:
-            caveats.append(
-                f"multi-attached to {clients} nodes (at most {o.attach_limit:g}): needs a cluster-aware file system"
-            )
-        if per_node:
-            caveats.append(
-                f"a {o.unit} attaches to {o.attach_limit:g} node: one per node ({clients}), each holding a full copy "
-                "of the dataset; checkpoints written to them are not shared"
-            )
-        if bought:
-            caveats.append(
-                f"{_n(units, 'drive')} in {scheme} ({st.usable_drives(int(units), scheme):g} drives' worth usable, "
-                f"{fmt(cap, 'bytes')} = {fmt(cap, 'bytes', binary=True)}), filled to at most {sc.fill_limit:.0%}"
-            )
-            if housing:
-                held, unpriced = st.describe_housing(housing)
-                caveats.append(f"held in {held}" + (f"; not priced: {unpriced}" if unpriced else ""))
-                if networked and shared_store:
-                    caveats.append(
-                        "a storage server on the network: every node mounts it over NFS (its NFS metadata rate is not "
-                        "modelled), and checkpoints written to it outlive a node"
-                    )
-                for x, _ in housing:
-                    fill = st.usable_bays(x.bays, x.link_bytes_per_s, int(units), need_bw)
-                    if fill < x.bays:
-                        caveats.append(
-                            f"at most {fill} of a {x.label}'s {x.bays} bays are filled: its link "
-                            f"({fmt(x.link_bytes_per_s, 'bytes_per_s')}) carries {fill} drives' share of "
-                            f"{fmt(need_bw, 'bytes_per_s')}"
-                        )
-            if wear < months / 12:
-                caveats.append(
-                    f"checkpoint writes wear the drives out in {wear:.1f} years, before the {months}-month amortisation"
-                )
-        if o.network_parts:
-            caveats.append(
-                f"each {o.unit} connects through "
-                + ", ".join(f"{k} x {p.name} (${k * p.price_usd:,.2f})" for p, k in o.network_parts)
-            )
-        cost = monthly_cost(
-            o, units, need_cap * n_node, read_bw, v["read_iops"], rnd, clients, provisioned_bytes_per_s=need_bw
-        )
-        write_usd = written / 1e9 * o.price_per_gb_write + puts / 1e6 * o.price_per_million_writes
-        if o.kind == "ram":
-            purchase = clients * o.purchase_price
-        else:
-            # The enclosures that hold bought drives; a networked server's switch port and cable.
-            purchase = units * (o.purchase_price + st.parts_usd(o.network_parts)) + st.housing_usd(housing)
-        amortised = purchase / months if math.isfinite(purchase) else 0.0
-        rented = cost["storage"] + cost["performance"] if math.isfinite(cost["storage"]) else 0.0
-        monthly = rented + cost["reads"] + write_usd + egress
-        total = monthly + amortised if o.priced else math.nan
-        rows.append(
-            {
-                "option": o.name,
-                "label": o.label,
-                "site": o.site,
-                "feasible": not why,
-                "units": int(units),
-                "unit": o.unit,
-                "limiting": limiting,
-                "why_not": why,
-                "iops_headroom": supply_iops / rnd if rnd > 0 else math.inf,
-                "bandwidth_headroom": (
-                    perf_units / n_node / loads["bandwidth"]
-                    if o.kind != "ram" and loads["bandwidth"] > 0
-                    else supply_bw / need_bw
-                    if o.kind == "ram" and need_bw > 0
-                    else math.inf
-                ),
-                "capacity_headroom": cap / need_cap if need_cap > 0 else math.inf,
-                "latency_s": o.latency_s,
-                "workers_per_gpu_needed": workers,
-                "monthly_usd": monthly,
-                "monthly_rent_usd": rented,
-                "monthly_read_usd": cost["reads"],
-                "monthly_write_usd": write_usd,
-                "monthly_egress_usd": egress,
-                "purchase_usd": purchase,
-                "monthly_total_usd": total,
-                "capacity_bytes": cap,
-                "protection": scheme,
-                "wear_out_years": wear,
-                "price_note": price_note(o, months),
-                "ready": workers <= max(sc.num_workers, 1),
-                "caveats": "; ".join(caveats),
-                "verified": o.verified,
-            }
-        )
-    df = pd.DataFrame(rows)
-    # One comparable figure ranks them: every monthly charge + purchases spread over
-    # amortization_months. Options with no public price come last, with the reason.
-    df["_cost"] = df["monthly_total_usd"].fillna(np.inf)
-    df = df.sort_values(["feasible", "_cost", "units"], ascending=[False, True, True]).drop(columns="_cost")
-    return df.reset_index(drop=True)
-
-
-MAX_UNITS = 1e6
-"""The most units of one option an answer names (Scenario ``storage_units`` accepts up to 1e6)."""
-
-
-def reads_in_flight(reads_per_s_per_gpu: float, service_s: float) -> int:
-    """Reads each GPU's loader must keep in flight [count]: reads/s x time a read takes, rounded up.
-
-    Little's law (L = lambda W): a loader whose workers each wait for one read at a time needs this
-    many workers per GPU to sustain ``reads_per_s_per_gpu`` at ``service_s`` a read.
-
-    References
-    ----------
-    Little, J. D. C. (1961). A proof for the queuing formula L = lambda W. Operations Research 9(3).
-    """
-    return math.ceil(reads_per_s_per_gpu * service_s - 1e-9)
+    """``recommend``'s table: the engine run on the plan's demand; ``reads=False`` sizes a store that
+    only holds the dataset and takes the checkpoints (the tier behind a local cache that serves every read)."""
+    return en.rank(plan_demand(p, reads))
 
 
 def designs(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
@@ -534,7 +183,7 @@ def _designs(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
 def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[dict[str, Any]]:
     """The page-cache, server-NVMe and local-cache designs of one site."""
     sc = p.scenario
-    clients = _clients(sc)
+    clients = _clients(p)
     months = sc.amortization_months
     # The store behind a cache is shared and durable: not RAM, and a node's own drives only when
     # one node reads and they are bought as a protected array.
@@ -609,7 +258,7 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
         """Feasible, then ready, then cheapest: the order ``designs`` sorts by."""
         return (not r["feasible"], not r["ready"], float(r["monthly_total_usd"]))
 
-    workstation = _workstation(sc)
+    at_desk = workstation(sc)
     for o in st.options().values():
         # Drives are bought on-prem only: a cloud instance's own instance store is its local tier.
         if (
@@ -618,7 +267,7 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
             or o.kind != "local"
             or o.unit != "drive"
             or not math.isfinite(o.purchase_price)
-            or (o.drive_class == "consumer" and not workstation)
+            or (o.drive_class == "consumer" and not at_desk)
         ):
             continue
         loads = st.unit_loads(o, node_bw, node_iops, fv["request_bytes"], dataset, node_opens)
@@ -679,56 +328,6 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
     return rows
 
 
-MONTH_S = 30 * 86400
-"""A month of reading around the clock [s] (30 days), for read and request charges."""
-
-
-def monthly_cost(
-    o: st.StorageOption,
-    units: float,
-    dataset_bytes: float,
-    read_bytes_per_s: float,
-    read_iops: float,
-    random_reads: float,
-    clients: float,
-    provisioned_bytes_per_s: float | None = None,
-) -> dict[str, float]:
-    """Monthly USD of an option at ``units``: capacity, provisioned performance, reads [USD].
-
-    Capacity is billed on what is provisioned: whole units of a fixed size (TiB of a file
-    system, drives), the dataset on elastic stores, and the dataset on block volumes, which
-    are sized from the need (a gp3 volume is provisioned at the dataset's size, not its 64 TiB
-    maximum). Provisioned IOPS and MB/s above a volume's free baseline are billed per month.
-    Reads: per-GB and per-request charges for a month of reading around the clock
-    (``provisioned_bytes_per_s``, reads plus checkpoint writes, sizes provisioned MB/s).
-    """
-    if o.unit == "volume" or not math.isfinite(o.capacity_bytes):
-        billed_gb = dataset_bytes / 1e9
-    else:
-        billed_gb = units * o.capacity_bytes / 1e9
-    storage_usd = o.price_per_gb_month * billed_gb
-    extra_iops = max(random_reads - units * o.free_iops, 0.0)
-    # Provisioned MB/s must carry checkpoint writes too; only reads are charged per GB read.
-    throughput = read_bytes_per_s if provisioned_bytes_per_s is None else provisioned_bytes_per_s
-    extra_mbps = max(throughput - units * o.free_bytes_per_s, 0.0) / 1e6
-    performance = extra_iops * o.price_per_iops_month + extra_mbps * o.price_per_mbps_month
-    reads = (read_bytes_per_s / 1e9 * o.price_per_gb_read + read_iops / 1e6 * o.price_per_million_requests) * MONTH_S
-    return {"storage": storage_usd, "performance": performance, "reads": reads}
-
-
-def price_note(o: st.StorageOption, months: int) -> str:
-    """Where an option's price comes from, or why it has none."""
-    if not o.priced:
-        return f"no public price: {o.no_price_reason}"
-    parts = []
-    if math.isfinite(o.price_per_gb_month):
-        parts.append(f"${o.price_per_gb_month:g}/GB-month {o.price_region}".strip())
-    if math.isfinite(o.purchase_price):
-        parts.append(f"${o.purchase_price:,.0f} per {o.unit} bought, over {months} months")
-    date = f" ({o.price_date})" if o.price_date else ""
-    return "; ".join(parts) + date
-
-
 def _given(arg: str, field: str, value: Any) -> Any:
     """One argument of a sizing function, validated as the Scenario input ``field`` it sets
     (its kind and range), with errors naming the argument."""
@@ -779,8 +378,6 @@ def max_gpus(
         Bad arguments (naming them), no storage at all, or no limit: the caches serve every read
         after the first epoch, or more than the largest job a plan takes (1,000,000 GPUs) is fed.
     """
-    from calc.sweep import evaluate_over
-
     s = _as_scenario(sc, overrides)
     n_units = None if units is None else _given("units", "storage_units", units)
     if storage is None and units is not None:
@@ -845,8 +442,6 @@ def largest_example_bytes(sc: PlanLike, /, **overrides: Any) -> float:
     InputError
         No storage limit in the scenario, or none up to 1 PB per example.
     """
-    from calc.sweep import evaluate_over
-
     s = _as_scenario(sc, overrides)
     plan(s)  # a valid plan (it raises, naming the input, if not)
     if s.storage is None and s.storage_bytes_per_s is None and s.storage_iops is None:
@@ -872,8 +467,6 @@ def fewest_workers(sc: PlanLike, /, most: int = 256, **overrides: Any) -> int:
     Each count is evaluated as ``plan()`` does (the workers stage, Little's law on reads, CPU
     cores), in one vectorised evaluation.
     """
-    from calc.sweep import evaluate_over
-
     s = _as_scenario(sc, overrides)
     n = _given("most", "num_workers", most)
     if n < 1:
@@ -897,9 +490,7 @@ def lever_changes(sc: Scenario) -> list[tuple[str, dict[str, Any]]]:
     already packed, GPU decode or pinned memory already on, tensors already uint8).
     """
     p = plan(sc)
-    from calc.catalog import model
-
-    spec = sc.tensors or model(sc.model).tensors
+    spec = sc.tensors or catalog.model(sc.model).tensors
     any_storage = {"storage_units": None, "storage_bytes_per_s": None, "storage_iops": None, "storage_latency_s": None}
     out: list[tuple[str, dict[str, Any]]] = []
     if sc.num_workers < int(FIELDS["num_workers"].maximum or 1024):
@@ -1051,9 +642,6 @@ def storage_levers(
 
 HOURS_PER_MONTH = 730.0
 """Hours in an average month (8,760 h / 12), for GPU-hours and monthly prices."""
-
-SITE_WORDS = {"on-prem": "buy on-prem", "aws": "rent on AWS", "gcp": "rent on GCP", "azure": "rent on Azure"}
-SITE_NAMES = {"on-prem": "on-prem", "aws": "AWS", "gcp": "GCP", "azure": "Azure"}
 
 
 @dataclass(frozen=True)
@@ -1285,18 +873,12 @@ def describe_option(row: Mapping[str, Any], brief: bool | str = False) -> str:
     return f"{_n(units, unit)} of {row['option']}{how}{size}, {', '.join(cost)}; {room}"
 
 
-def _n(count: float, noun: str) -> str:
-    """``1 drive``, ``3 drives``, ``1,024 GPUs``: a count with its noun, singular or plural."""
-    n = int(count)
-    return f"{n:,} {noun}" + ("" if n == 1 or noun.endswith("s") else "es" if noun.endswith("x") else "s")
-
-
 def _deciding(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -> str:
     """One sentence: the constraint that sized the chosen design, with its number."""
     if d is None:
         return ""
     v = p.values
-    clients = _clients(p.scenario)
+    clients = _clients(p)
     if d["design"] != "one tier":
         if d["design"] == "page cache":
             return (

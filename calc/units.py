@@ -267,3 +267,15 @@ def plain(x: float) -> str:
     """A number with every digit and no exponent, as a widget or a link carries it:
     ``210100`` not ``2.101e+05``, ``1234.567`` not ``1234.57`` (``:g`` keeps 6 digits and loses the rest)."""
     return str(np.format_float_positional(x, trim="-")) if math.isfinite(x) else str(x)
+
+
+# ------------------------------------------------------------------ calendar: one month, one year
+
+DAYS_PER_MONTH = 30
+"""A month of training around the clock for every monthly charge and count [days] (30 days)."""
+
+DAYS_PER_YEAR = 365.25
+"""A year [days] (Julian: 365.25 days), for yearly writes and drive lifetimes."""
+
+MONTH_S = DAYS_PER_MONTH * 86400
+"""A month [s] (30 days): read and request charges, failures a month, a month of checkpoint writes."""

@@ -165,21 +165,33 @@ def test_chargeback_adds_up_to_the_answer_cost() -> None:
 
 
 def test_growth_says_when_the_next_purchase_is_due() -> None:
-    # One job A with 1.5 x 7.68 TB = 11.52 TB of data on nvme-gen4 (7.68 TB a drive): 2 drives now.
-    # Data doubles a year: 1.5 x 2^(m/12) > 2 first when m > 12 log2(4/3) = 4.98 -> month 5;
-    # month 24: 1.5 x 4 = 6 drives. Bandwidth (0.8 / 6.5 GB/s) stays far below capacity.
+    # One job A with 115.2e6 examples of 100 kB = 11.52 TB of data on nvme-gen4
+    # (7.68 TB a drive), filled to at most 80 %: 11.52 / (7.68 x 0.8) = 1.875 -> 2 data drives,
+    # mirrored (two or fewer) -> 4 drives bought now. Data doubles a year: 1.875 x 2^(m/12) > 2 first
+    # when m > 12 log2(2 / 1.875) = 1.12 -> month 2: 3 data drives in RAID 6 (3 + 2) = 5 drives;
+    # month 24: 1.875 x 4 = 7.5 -> 8 data drives + 2 parity = 10. Bandwidth (0.8 GB/s) stays far
+    # below what even one drive reads.
     a = job("a", "100 kB", dataset_examples=115_200_000)
     cp = calc.cluster({a: 1}, horizon_months=24, data_growth_per_year=1.0)
-    g = growth(cp, {"option": "nvme-gen4", "units": 2})
-    assert g["next_purchase_month"] == 5
-    assert g["units_at_horizon"] == 6
-    assert "month 5" in g["text"]
-    assert (
-        growth(calc.cluster({a: 1}, horizon_months=4, data_growth_per_year=1.0), {"option": "nvme-gen4", "units": 2})[
-            "next_purchase_month"
-        ]
-        is None
-    )
+    g = growth(cp, {"option": "nvme-gen4", "units": 4})
+    assert g["next_purchase_month"] == 2
+    assert g["units_at_horizon"] == 10
+    assert "month 2 (5 needed, limited by capacity)" in g["text"]
+    months = g["months"]
+    assert list(months["units"][:3]) == [4, 4, 5]
+    # Month 1: 1.875 x 2^(1/12) = 1.986 data drives: still 2, no purchase due within a month.
+    soon = calc.cluster({a: 1}, horizon_months=1, data_growth_per_year=1.0)
+    short = growth(soon, {"option": "nvme-gen4", "units": 4})
+    assert short["next_purchase_month"] is None
+
+
+def test_growth_month_zero_is_what_the_answer_buys() -> None:
+    # Growth used to re-size without protection, fill limit or enclosures: month 0 needed 2 drives
+    # while the answer bought 4 in a mirror. Now growth is the engine run on each month's demand.
+    a = job("a", "100 kB", dataset_examples=115_200_000, site="on-prem")
+    ans = calc.answer(calc.cluster({a: 1}, horizon_months=12, data_growth_per_year=1.0))
+    assert ans.best is not None and ans.growth["units_now"] == int(ans.best["units"])
+    assert int(ans.growth["months"]["units"][0]) == int(ans.best["units"])
 
 
 def test_yaml_round_trip_and_the_preset() -> None:

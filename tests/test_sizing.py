@@ -223,9 +223,12 @@ def test_staging_time_is_the_dataset_over_the_node_link() -> None:
 def test_checkpoint_writes_are_sized_on_the_write_rate() -> None:
     # 70B every 30 min at 2 % stall: 912 GiB / 36 s = 27.2 GB/s of blocking writes. EFS Elastic
     # reads 20 GiB/s but writes 5 GiB/s per file system (storage.yaml): 27.2e9 / 5.369e9 = 5.07
-    # file systems on writes, more than the 1 a system allows.
+    # file systems on writes, more than the 1 a system allows. Each of its 8 nodes also needs
+    # 27.2 GB/s / 8 = 3.4 GB/s through a 1.57 GB/s per-client cap: the first rule that fails names
+    # the limit, and its reason is the one why_not gives (they used to disagree).
     r = _row(recommend("mlperf-checkpoint-llama3-70b", storage=None, checkpoint_mode="sync"), "aws-efs-elastic")
-    assert not r["feasible"] and "checkpoint writes" in r["why_not"]
+    assert not r["feasible"] and r["units"] == 6 and r["limiting"] == "per-client cap"
+    assert r["why_not"] == "each of 8 node(s) must read 3.4 GB/s; the per-client cap is 1.57 GB/s"
     # A blocking save takes turns with reads; it takes 912 GiB / 5 GiB/s = 182.4 s on one EFS.
     p = calc.plan("mlperf-checkpoint-llama3-70b", storage="aws-efs-elastic", storage_units=1, checkpoint_mode="sync")
     assert p.storage_write_bytes_per_s == pytest.approx(5 * 2**30)

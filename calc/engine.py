@@ -1,0 +1,806 @@
+"""The sizing engine: every storage option sized for one Demand, in named steps (docs/model.md section 7).
+
+A ``Demand`` is what a store must carry: reads (bytes/s, requests/s, their size, file opens),
+checkpoint writes (their rate while saving, bytes and requests in a month), capacity, the nodes
+that read, and where the job runs. ``calc.sizing`` builds one from a Plan, ``calc.cluster`` from a
+ClusterPlan; both rank options with ``rank(demand)``, which runs, for each option::
+
+    size_axes   units on each axis (IOPS at the read size, bandwidth, capacity, endurance, ...)
+    protect     bought drives: data drives, then the protection scheme's extra drives and writes
+    house       the enclosures that hold bought drives, their links carrying the demand
+    rule_out    the first of RULES that fails, with its reason (why_not) and label (limiting)
+    caveats     CAVEATS, each a named sentence maker
+    price       rent, reads, writes, egress, purchases; one comparable monthly total
+    rank        feasible first, then cheapest
+
+To add a purchasing rule, append a ``Rule`` to ``RULES`` (its predicate returns the reason an
+option cannot be bought, "" when it can) or a caveat to ``CAVEATS``; each step is a function of
+(option, demand, sized) tested on its own in tests/test_engine.py.
+
+References
+----------
+Little, J. D. C. (1961). A proof for the queuing formula L = lambda W. Operations Research 9(3)
+(reads in flight per GPU).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from calc import catalog
+from calc import demand as dm
+from calc import storage as st
+from calc.plan import Plan
+from calc.scenario import ask
+from calc.site import job_site, workstation
+from calc.units import DAYS_PER_MONTH, DAYS_PER_YEAR, MONTH_S, fmt, parse
+
+MAX_UNITS = 1e6
+"""The most units of one option an answer names (Scenario ``storage_units`` accepts up to 1e6)."""
+
+
+@dataclass(frozen=True)
+class Demand:
+    """What a store must carry, and the facts about the job that decide what may be bought [base units].
+
+    ``need_bytes_per_s`` is reads plus what the checkpoint writes add to them (a blocking save
+    pauses the reads); ``write_bytes_per_s`` the checkpoint write rate while saving (0: no saves);
+    ``writes_overlap_reads`` whether writes run beside the reads (an asynchronous drain);
+    ``capacity_bytes`` the dataset and the kept checkpoints; ``written_bytes_per_month`` and
+    ``write_requests_per_month`` the saves of a month (16 MiB parts); ``clients`` the nodes that
+    read; ``gpus`` the GPUs whose loaders keep reads in flight.
+    """
+
+    read_bytes_per_s: float
+    read_iops: float
+    file_opens_per_s: float
+    request_bytes: float
+    write_bytes_per_s: float
+    need_bytes_per_s: float
+    writes_overlap_reads: bool
+    capacity_bytes: float
+    dataset_bytes: float
+    written_bytes_per_month: float
+    write_requests_per_month: float
+    clients: int
+    gpus: int
+    num_workers: int
+    examples_per_file: int
+    latency_budget_s: float
+    fits_in_ram: bool
+    host_ram_bytes: float
+    site: str | None = None
+    workstation: bool = False
+    server: str = ""
+    server_block_bytes_per_s: float = math.inf
+    allow_other_site: bool = False
+    site_link_bytes_per_s: float | None = None
+    protection: str | None = None
+    fill_limit: float = 0.8
+    amortization_months: int = 36
+
+    @property
+    def saving(self) -> bool:
+        """The job writes checkpoints: the store must outlive a node and hold them."""
+        return self.write_bytes_per_s > 0
+
+    @property
+    def shared(self) -> bool:
+        """Several nodes, or checkpoints (which must outlive a node), need a store every node reaches."""
+        return self.clients > 1 or self.saving
+
+    @property
+    def written_bytes_per_year(self) -> float:
+        """Checkpoint bytes written in a year [bytes]: a month's x 365.25 / 30."""
+        return self.written_bytes_per_month * DAYS_PER_YEAR / DAYS_PER_MONTH
+
+
+def checkpoint_writes_per_month(p: Plan) -> tuple[float, float]:
+    """Checkpoint bytes written in a month of training [bytes] and write requests [count].
+
+        bytes    = checkpoint size x MONTH_S / interval
+        requests = saves x writing ranks x ceil(bytes per rank / part size)
+
+    Each rank uploads its shard in parts of ``st.WRITE_REQUEST_BYTES`` (16 MiB multipart parts),
+    each part one PUT; an object store bills per request, a file system per GB.
+    """
+    v = p.values
+    interval = float(v["checkpoint_interval_used_s"])  # the resolved interval: given or Young-Daly
+    if not (math.isfinite(interval) and interval > 0):
+        return 0.0, 0.0
+    saves = MONTH_S / interval
+    parts = math.ceil(v["checkpoint_rank_bytes"] / st.WRITE_REQUEST_BYTES - 1e-9)
+    return saves * v["checkpoint_bytes"], saves * v["checkpoint_writing_ranks"] * parts
+
+
+def plan_demand(p: Plan, reads: bool = True) -> Demand:
+    """The demand of one job's plan: its reads (none with ``reads=False``: a store behind a local
+    cache that serves every read holds the dataset and takes the checkpoints), its checkpoint
+    writes as the plan resolved them (mode, interval), the dataset and kept checkpoints."""
+    sc, v = p.scenario, p.values
+    write_bw = v["checkpoint_write_bytes_per_s"]
+    written, puts = checkpoint_writes_per_month(p)
+    link = sc.site_link_bytes_per_s
+    srv = catalog.server(sc.server) if sc.server else None
+    return Demand(
+        read_bytes_per_s=v["read_bytes_per_s"] if reads else 0.0,
+        read_iops=v["read_iops"] if reads else 0.0,
+        file_opens_per_s=v["file_opens_per_s"] if reads else 0.0,
+        request_bytes=v["request_bytes"],
+        write_bytes_per_s=write_bw,
+        need_bytes_per_s=v["storage_need_bytes_per_s"] if reads else write_bw,
+        # The resolved mode: auto is async for sharded state.
+        writes_overlap_reads=p.inputs["checkpoint_async"] > 0,
+        capacity_bytes=v["dataset_bytes"] + (v["checkpoint_capacity_bytes"] if write_bw > 0 else 0.0),
+        dataset_bytes=v["dataset_bytes"],
+        written_bytes_per_month=written,
+        write_requests_per_month=puts,
+        clients=int(v["clients"]),
+        gpus=sc.gpus_per_job * sc.jobs,
+        num_workers=sc.num_workers,
+        examples_per_file=sc.examples_per_file,
+        latency_budget_s=v["latency_budget_s"],
+        fits_in_ram=bool(v["fits_in_ram"]),
+        host_ram_bytes=p.inputs["host_ram_bytes"],
+        site=job_site(sc),
+        workstation=workstation(sc),
+        server=srv.name if srv is not None else "",
+        server_block_bytes_per_s=srv.block_bytes_per_s if srv is not None else math.inf,
+        allow_other_site=sc.allow_other_site,
+        site_link_bytes_per_s=parse(link, "bytes_per_s", "site_link_bytes_per_s") if link else None,
+        protection=sc.protection,
+        fill_limit=sc.fill_limit,
+        amortization_months=sc.amortization_months,
+    )
+
+
+@dataclass(frozen=True)
+class Sized:
+    """One option sized for a demand: the units and everything the later steps read."""
+
+    loads: Mapping[str, float]
+    units: float
+    perf_units: float
+    limiting: str
+    n_node: int = 1
+    scheme: str = ""
+    amp: float = 1.0
+    wear: float = math.inf
+    housing: tuple[tuple[st.Enclosure, int], ...] = ()
+    networked: bool = False
+    capacity_bytes: float = math.inf
+    random_reads: float = 0.0
+    workers: int = 0
+    service_s: float = 0.0
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def bought(self) -> bool:
+        return self.scheme != ""
+
+
+def reads_in_flight(reads_per_s_per_gpu: float, service_s: float) -> int:
+    """Reads each GPU's loader must keep in flight [count]: reads/s x time a read takes, rounded up.
+
+    Little's law (L = lambda W): a loader whose workers each wait for one read at a time needs this
+    many workers per GPU to sustain ``reads_per_s_per_gpu`` at ``service_s`` a read.
+    """
+    return math.ceil(reads_per_s_per_gpu * service_s - 1e-9)
+
+
+# ------------------------------------------------------------------ step 1: size per axis
+
+
+def bought_drives(o: st.StorageOption) -> bool:
+    """Drives bought one by one (and protected as an array), not a rented or server-sized store."""
+    return o.kind == "local" and math.isfinite(o.purchase_price)
+
+
+def per_node(o: st.StorageOption, d: Demand) -> bool:
+    """A block volume attaches to fewer nodes than read: one volume per node, each a full copy."""
+    return o.kind == "cloud-block" and d.clients > o.attach_limit
+
+
+def size_axes(o: st.StorageOption, d: Demand, write_factor: float = 1.0) -> tuple[dict[str, float], int, str]:
+    """Fractional units busy on each axis, the whole units and the limiting axis.
+
+    A per-node volume carries one node's share; bought drives hold the bytes below the fill limit
+    and must last the amortisation under the checkpoint writes (x ``write_factor``, the protection's
+    write amplification); a bought server's drives (nfs-*) wear out too.
+    """
+    k = d.clients if per_node(o, d) else 1
+    loads = st.unit_loads(
+        o,
+        d.read_bytes_per_s / k,
+        d.read_iops / k,
+        d.request_bytes,
+        d.capacity_bytes,
+        d.file_opens_per_s / k,
+        d.write_bytes_per_s * write_factor / k,
+        writes_overlap_reads=d.writes_overlap_reads,
+    )
+    if bought_drives(o):
+        loads["capacity"] = d.capacity_bytes / (o.capacity_bytes * d.fill_limit)
+    loads["endurance"] = st.drives_for_endurance(
+        o.endurance_bytes, d.written_bytes_per_year, d.amortization_months / 12
+    )
+    n, limiting = st.size(loads)
+    return loads, n, limiting
+
+
+# ------------------------------------------------------------------ step 2: protect
+
+
+def protect(o: st.StorageOption, d: Demand) -> tuple[dict[str, float], int, str, str, float]:
+    """Bought drives: the data drives, the scheme (the scenario's, else the default for that
+    many) and its write amplification; re-sized once with the amplified checkpoint writes.
+
+    Returns loads, data drives, limiting axis, scheme, amplification (drives / data drives).
+    """
+    loads, n_data, limiting = size_axes(o, d)
+    scheme = d.protection or st.default_protection(n_data)
+    amp = st.protected_drives(n_data, scheme) / n_data
+    if amp > 1 and d.write_bytes_per_s > 0:
+        loads, n_data, limiting = size_axes(o, d, amp)
+        scheme = d.protection or st.default_protection(n_data)
+        amp = st.protected_drives(n_data, scheme) / n_data
+    return loads, n_data, limiting, scheme, amp
+
+
+# ------------------------------------------------------------------ step 3: house
+
+
+def house(o: st.StorageOption, d: Demand, drives: int) -> tuple[tuple[tuple[st.Enclosure, int], ...], bool]:
+    """The enclosures that hold ``drives`` (their links carrying reads and writes) and whether they
+    are servers on the network (shared by every node, like nfs-*)."""
+    housing = st.house(o, drives, d.need_bytes_per_s, shared=d.shared)
+    return housing, bool(housing) and all(x.attach == "network" for x, _ in housing)
+
+
+def size(o: st.StorageOption, d: Demand) -> Sized:
+    """Steps 1 to 3 for one option: units per axis, protection and housing; supply and capacity."""
+    if o.kind == "ram":
+        workers = reads_in_flight(d.read_iops / d.gpus, o.service_time_s(d.request_bytes))
+        return Sized(
+            loads={"bandwidth": 0.0},
+            units=float(d.clients),
+            perf_units=float(d.clients),
+            limiting="RAM",
+            workers=workers,
+            service_s=o.service_time_s(d.request_bytes),
+            random_reads=st.random_reads(o, d.read_iops, d.file_opens_per_s),
+        )
+    scheme, amp, wear, networked = "", 1.0, math.inf, False
+    housing: tuple[tuple[st.Enclosure, int], ...] = ()
+    if bought_drives(o):
+        loads, n_data, limiting, scheme, amp = protect(o, d)
+        n = st.protected_drives(n_data, scheme)
+        housing, networked = house(o, d, n)
+        wear = st.wear_out_years(o.endurance_bytes, n, d.written_bytes_per_year, amp)
+        perf = float(n_data)
+    else:
+        loads, n, limiting = size_axes(o, d)
+        perf = float(n)
+    if limiting == "bandwidth" and d.write_bytes_per_s / o.write_bytes_per_s > d.read_bytes_per_s / o.read_bytes_per_s:
+        limiting = "checkpoint writes"
+    k = d.clients if per_node(o, d) else 1
+    units = max(float(n) * k, 1.0)
+    if o.unit == "volume":
+        cap = d.capacity_bytes * k
+    elif scheme:
+        cap = st.usable_drives(int(units), scheme) * o.capacity_bytes
+    else:
+        cap = units * o.capacity_bytes
+    service = o.service_time_s(d.request_bytes)
+    return Sized(
+        loads=loads,
+        units=units,
+        perf_units=max(perf, 1.0) * k,
+        limiting=limiting,
+        n_node=k,
+        scheme=scheme,
+        amp=amp,
+        wear=wear,
+        housing=housing,
+        networked=networked,
+        capacity_bytes=cap,
+        random_reads=st.random_reads(o, d.read_iops, d.file_opens_per_s),
+        workers=reads_in_flight(d.read_iops / d.gpus, service),
+        service_s=service,
+        extra={"drives": n},
+    )
+
+
+def supply_iops(o: st.StorageOption, d: Demand, s: Sized) -> float:
+    """Random reads/s the sized option serves: its units' IOPS at the read size, up to the system cap."""
+    each = s.perf_units * o.iops_at(d.request_bytes) if o.kind != "ram" else math.inf
+    return min(each, o.aggregate_iops)
+
+
+def bandwidth_headroom(o: st.StorageOption, d: Demand, s: Sized) -> float:
+    """Bandwidth supply / need [ratio]: RAM copies on every node, else units over the busy share."""
+    if o.kind == "ram":
+        return o.read_bytes_per_s * d.clients / d.need_bytes_per_s if d.need_bytes_per_s > 0 else math.inf
+    busy = s.loads["bandwidth"]
+    return s.perf_units / s.n_node / busy if busy > 0 else math.inf
+
+
+# ------------------------------------------------------------------ step 4: rule out, with a reason
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A reason an option cannot be bought: ``check`` returns the sentence ("" when it passes);
+    ``limiting`` is what the table names as the limit when it fails."""
+
+    name: str
+    limiting: str
+    check: Callable[[st.StorageOption, Demand, Sized], str]
+
+
+def _bps(x: float) -> str:
+    return fmt(x, "bytes_per_s")
+
+
+def _ram_holds(o: st.StorageOption, d: Demand, s: Sized) -> str:
+    if o.kind != "ram" or d.fits_in_ram:
+        return ""
+    return (
+        f"dataset {fmt(d.dataset_bytes, 'bytes')} does not fit in free RAM "
+        f"({fmt(d.host_ram_bytes, 'bytes', binary=True)} per node less loader RAM)"
+    )
+
+
+def _ram_copies(o: st.StorageOption, d: Demand, s: Sized) -> str:
+    if o.kind != "ram" or d.need_bytes_per_s <= o.read_bytes_per_s * d.clients:
+        return ""
+    return (
+        f"each node must move {_bps(d.need_bytes_per_s / d.clients)}; "
+        f"its memory copies run at {_bps(o.read_bytes_per_s)}"
+    )
+
+
+def _system_size(o: st.StorageOption, d: Demand, s: Sized) -> str:
+    most = min(o.max_units, MAX_UNITS)
+    n = s.units / s.n_node
+    if o.kind == "ram" or n <= most:
+        return ""
+    return f"needs {n:,.0f} {o.unit}s on {s.limiting}; one system allows {most:,.0f}"
+
+
+def _enclosure_link(o: st.StorageOption, d: Demand, s: Sized) -> str:
+    if not s.scheme or s.housing or not any(x.attach == "network" or not d.shared for x in o.enclosures):
+        return ""
+    fastest = max(x.link_bytes_per_s for x in o.enclosures)
+    n = int(s.units)
+    return (
+        f"each of {n} drives must move {_bps(d.need_bytes_per_s / n)}, more than one enclosure's "
+        f"link carries ({_bps(fastest)} at most)"
+    )
+
+
+def _client_cap(o: st.StorageOption, d: Demand, s: Sized) -> str:
+    each = d.need_bytes_per_s / d.clients
+    if o.kind == "ram" or each <= o.client_bytes_per_s:
+        return ""
+    return f"each of {d.clients} node(s) must read {_bps(each)}; the per-client cap is {_bps(o.client_bytes_per_s)}"
+
+
+def _instance_cap(o: st.StorageOption, d: Demand, s: Sized) -> str:
+    each = d.need_bytes_per_s / d.clients
+    if o.kind != "cloud-block" or not d.server or each <= d.server_block_bytes_per_s:
+        return ""
+    return (
+        f"each {d.server} reaches block volumes at {_bps(d.server_block_bytes_per_s)}; "
+        f"the job needs {_bps(each)} per node"
+    )
+
+
+def _system_iops(o: st.StorageOption, d: Demand, s: Sized) -> str:
+    if o.kind == "ram" or supply_iops(o, d, s) >= s.random_reads:
+        return ""
+    return f"the system-wide cap of {fmt(o.aggregate_iops, 'count_per_s', 'reads/s')} is below the need"
+
+
+def metadata_ops_per_s(o: st.StorageOption, d: Demand) -> float:
+    """Metadata operations/s the file opens cost on this option's protocol [1/s]."""
+    return d.file_opens_per_s * dm.METADATA_OPS_PER_OPEN.get(o.protocol, 0.0)
+
+
+def _metadata(o: st.StorageOption, d: Demand, s: Sized) -> str:
+    meta = metadata_ops_per_s(o, d)
+    if meta <= o.metadata_ops_at(s.units):
+        return ""
+    # A service that scales by size was sized for the opens (unit_loads): short only past its largest.
+    cap = o.metadata_ops_at(math.inf if o.metadata_scaling else s.units)
+    return (
+        f"{fmt(meta, 'count_per_s', 'metadata ops/s')} ({o.protocol} file opens) exceed its "
+        f"{fmt(cap, 'count_per_s', 'ops/s')} metadata limit: pack into shards"
+    )
+
+
+def _one_node(o: st.StorageOption, d: Demand, s: Sized) -> str:
+    # A drive in one node cannot feed the others: designs() sizes drives per node instead.
+    if o.kind != "local" or d.clients <= 1 or s.networked:
+        return ""
+    return f"local drives serve only their own node; {d.clients} nodes read (see the per-node local cache design)"
+
+
+def _ephemeral(o: st.StorageOption, d: Demand, s: Sized) -> str:
+    if o.kind != "local" or o.site not in st.CLOUDS:
+        return ""
+    return "instance storage is lost when the instance stops: a cache (the server NVMe design), not the store"
+
+
+def _durability(o: st.StorageOption, d: Demand, s: Sized) -> str:
+    # A checkpoint must survive the loss of a node (issue 19): node RAM or node-local drives die
+    # with it, so they are a first tier at most, never the checkpoint store.
+    if o.kind not in ("local", "ram") or not d.saving or s.networked:
+        return ""
+    return "checkpoints on node-local storage die with the node: the checkpoint store must be shared"
+
+
+def _drive_class(o: st.StorageOption, d: Demand, s: Sized) -> str:
+    if o.drive_class != "consumer" or d.workstation:
+        return ""
+    return (
+        "a consumer drive (no power-loss protection, rated for a fraction of a data-centre drive's writes): "
+        "data-centre servers and clouds take data-centre parts"
+    )
+
+
+def other_site(o: st.StorageOption, d: Demand) -> bool:
+    """The option is at another site than the job (node RAM is at every site)."""
+    return d.site is not None and o.site not in ("any", d.site)
+
+
+def _site(o: st.StorageOption, d: Demand, s: Sized) -> str:
+    if not other_site(o, d) or d.allow_other_site:
+        return ""
+    return f"at another site ({o.site}) than the job ({d.site}); {ask('allow_other_site')} to consider it"
+
+
+def _site_link(o: st.StorageOption, d: Demand, s: Sized) -> str:
+    if not other_site(o, d):
+        return ""
+    link = d.site_link_bytes_per_s
+    if link is None:
+        return f"at another site ({o.site}): {ask('site_link_bytes_per_s')}, the link between the sites"
+    if d.need_bytes_per_s > link:
+        return f"at another site ({o.site}): the link carries {_bps(link)} of the {_bps(d.need_bytes_per_s)} needed"
+    return ""
+
+
+RULES: list[Rule] = [
+    Rule("dataset fits in RAM", "RAM", _ram_holds),
+    Rule("RAM copy rate", "RAM", _ram_copies),
+    Rule("per-client cap", "per-client cap", _client_cap),
+    Rule("system size", "system size", _system_size),
+    Rule("enclosure link", "enclosure link", _enclosure_link),
+    Rule("per-instance cap", "per-instance cap", _instance_cap),
+    Rule("system IOPS", "system size", _system_iops),
+    Rule("metadata", "metadata", _metadata),
+    Rule("one node", "one node", _one_node),
+    Rule("ephemeral", "ephemeral", _ephemeral),
+    Rule("durability", "durability", _durability),
+    Rule("drive class", "drive class", _drive_class),
+    Rule("site", "site", _site),
+    Rule("site link", "site link", _site_link),
+]
+"""Why an option cannot be bought, first failing rule first: its sentence is ``why_not``, its
+label ``limiting``."""
+
+
+def rule_out(o: st.StorageOption, d: Demand, s: Sized) -> tuple[str, str]:
+    """The first rule the option fails: (reason, limiting label); ("", the sized axis) when none."""
+    for r in RULES:
+        why = r.check(o, d, s)
+        if why:
+            return why, r.limiting
+    return "", s.limiting
+
+
+# ------------------------------------------------------------------ step 5: caveats
+
+
+def _ram_fits(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
+    if o.kind != "ram" or _ram_holds(o, d, s) or _ram_copies(o, d, s):
+        return []
+    return [
+        "the dataset fits in free RAM: after the first epoch the page cache serves it; "
+        "tmpfs defaults to half of RAM and competes with loader workers; every node holds a copy"
+    ]
+
+
+def _workers(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
+    if s.workers <= max(d.num_workers, 1):
+        return []
+    return [
+        f"at {fmt(s.service_s, 'seconds')} per read, each GPU needs {s.workers} reads in flight "
+        f"(Little's law); it has {d.num_workers} worker(s): {ask('num_workers')} higher or read asynchronously"
+    ]
+
+
+def _slow_read(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
+    if o.latency_s <= d.latency_budget_s:
+        return []
+    return [f"one read ({fmt(o.latency_s, 'seconds')}) takes longer than a step: prefetching is essential"]
+
+
+def _burst(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
+    return [o.burst] if o.burst else []
+
+
+def _small_files(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
+    if (
+        d.examples_per_file > 1
+        or d.file_opens_per_s <= 1000
+        or o.kind not in ("nfs", "cloud-file", "parallel", "object")
+    ):
+        return []
+    return [
+        f"{fmt(d.file_opens_per_s, 'count_per_s', 'file opens/s')}: small files load metadata "
+        "servers and request limits; pack into shards"
+    ]
+
+
+def _egress(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
+    if not other_site(o, d):
+        return []
+    return [
+        f"read over the link from {o.site}: egress ${st.EGRESS_USD_PER_GB[o.site]:g}/GB out of {o.site}"
+        + ("; on-prem internet transit is not priced" if "on-prem" in (o.site, d.site) else "")
+    ]
+
+
+def _attach(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
+    if o.kind == "cloud-block" and 1 < d.clients <= o.attach_limit:
+        return [f"multi-attached to {d.clients} nodes (at most {o.attach_limit:g}): needs a cluster-aware file system"]
+    if per_node(o, d):
+        return [
+            f"a {o.unit} attaches to {o.attach_limit:g} node: one per node ({d.clients}), each holding a full copy "
+            "of the dataset; checkpoints written to them are not shared"
+        ]
+    return []
+
+
+def _n(count: float, noun: str) -> str:
+    """``1 drive``, ``3 drives``, ``1,024 GPUs``: a count with its noun, singular or plural."""
+    n = int(count)
+    return f"{n:,} {noun}" + ("" if n == 1 or noun.endswith("s") else "es" if noun.endswith("x") else "s")
+
+
+def _array(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
+    if not s.scheme:
+        return []
+    cap = s.capacity_bytes
+    out = [
+        f"{_n(s.units, 'drive')} in {s.scheme} ({st.usable_drives(int(s.units), s.scheme):g} drives' worth usable, "
+        f"{fmt(cap, 'bytes')} = {fmt(cap, 'bytes', binary=True)}), filled to at most {d.fill_limit:.0%}"
+    ]
+    if s.housing:
+        held, unpriced = st.describe_housing(s.housing)
+        out.append(f"held in {held}" + (f"; not priced: {unpriced}" if unpriced else ""))
+        if s.networked and d.shared:
+            out.append(
+                "a storage server on the network: every node mounts it over NFS (its NFS metadata rate is not "
+                "modelled), and checkpoints written to it outlive a node"
+            )
+        for x, _ in s.housing:
+            fill = st.usable_bays(x.bays, x.link_bytes_per_s, int(s.units), d.need_bytes_per_s)
+            if fill < x.bays:
+                out.append(
+                    f"at most {fill} of a {x.label}'s {x.bays} bays are filled: its link "
+                    f"({_bps(x.link_bytes_per_s)}) carries {fill} drives' share of {_bps(d.need_bytes_per_s)}"
+                )
+    if s.wear < d.amortization_months / 12:
+        out.append(
+            f"checkpoint writes wear the drives out in {s.wear:.1f} years, before the "
+            f"{d.amortization_months}-month amortisation"
+        )
+    return out
+
+
+def _network_parts(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
+    if not o.network_parts:
+        return []
+    return [
+        f"each {o.unit} connects through "
+        + ", ".join(f"{k} x {p.name} (${k * p.price_usd:,.2f})" for p, k in o.network_parts)
+    ]
+
+
+CAVEATS: list[tuple[str, Callable[[st.StorageOption, Demand, Sized], list[str]]]] = [
+    ("page cache", _ram_fits),
+    ("reads in flight", _workers),
+    ("slow read", _slow_read),
+    ("burst credits", _burst),
+    ("small files", _small_files),
+    ("egress", _egress),
+    ("attachment", _attach),
+    ("drive array", _array),
+    ("network parts", _network_parts),
+]
+"""What a buyer should know about an option, in the order the table says it."""
+
+
+def caveats(o: st.StorageOption, d: Demand, s: Sized) -> str:
+    """Every caveat that applies, joined with ``; ``."""
+    return "; ".join(text for _, make in CAVEATS for text in make(o, d, s))
+
+
+# ------------------------------------------------------------------ step 6: price
+
+
+def monthly_cost(
+    o: st.StorageOption,
+    units: float,
+    dataset_bytes: float,
+    read_bytes_per_s: float,
+    read_iops: float,
+    random_reads: float,
+    clients: float,
+    provisioned_bytes_per_s: float | None = None,
+) -> dict[str, float]:
+    """Monthly USD of an option at ``units``: capacity, provisioned performance, reads [USD].
+
+    Capacity is billed on what is provisioned: whole units of a fixed size (TiB of a file
+    system, drives), the dataset on elastic stores, and the dataset on block volumes, which
+    are sized from the need (a gp3 volume is provisioned at the dataset's size, not its 64 TiB
+    maximum). Provisioned IOPS and MB/s above a volume's free baseline are billed per month.
+    Reads: per-GB and per-request charges for a month of reading around the clock
+    (``provisioned_bytes_per_s``, reads plus checkpoint writes, sizes provisioned MB/s).
+    """
+    if o.unit == "volume" or not math.isfinite(o.capacity_bytes):
+        billed_gb = dataset_bytes / 1e9
+    else:
+        billed_gb = units * o.capacity_bytes / 1e9
+    storage_usd = o.price_per_gb_month * billed_gb
+    extra_iops = max(random_reads - units * o.free_iops, 0.0)
+    # Provisioned MB/s must carry checkpoint writes too; only reads are charged per GB read.
+    throughput = read_bytes_per_s if provisioned_bytes_per_s is None else provisioned_bytes_per_s
+    extra_mbps = max(throughput - units * o.free_bytes_per_s, 0.0) / 1e6
+    performance = extra_iops * o.price_per_iops_month + extra_mbps * o.price_per_mbps_month
+    reads = (read_bytes_per_s / 1e9 * o.price_per_gb_read + read_iops / 1e6 * o.price_per_million_requests) * MONTH_S
+    return {"storage": storage_usd, "performance": performance, "reads": reads}
+
+
+def price_note(o: st.StorageOption, months: int) -> str:
+    """Where an option's price comes from, or why it has none."""
+    if not o.priced:
+        return f"no public price: {o.no_price_reason}"
+    parts = []
+    if math.isfinite(o.price_per_gb_month):
+        parts.append(f"${o.price_per_gb_month:g}/GB-month {o.price_region}".strip())
+    if math.isfinite(o.purchase_price):
+        parts.append(f"${o.purchase_price:,.0f} per {o.unit} bought, over {months} months")
+    date = f" ({o.price_date})" if o.price_date else ""
+    return "; ".join(parts) + date
+
+
+def price(o: st.StorageOption, d: Demand, s: Sized) -> dict[str, float]:
+    """The option's charges [USD]: a month's rent, reads, writes and egress, the purchase up front,
+    and the monthly total (purchases over ``amortization_months``; NaN: no public price)."""
+    cost = monthly_cost(
+        o,
+        s.units,
+        d.capacity_bytes * s.n_node,
+        d.read_bytes_per_s,
+        d.read_iops,
+        s.random_reads,
+        d.clients,
+        provisioned_bytes_per_s=d.need_bytes_per_s,
+    )
+    written = d.written_bytes_per_month
+    writes = written / 1e9 * o.price_per_gb_write + d.write_requests_per_month / 1e6 * o.price_per_million_writes
+    egress = 0.0
+    if other_site(o, d):
+        # Reads leave the store's site, checkpoint writes leave the job's: each priced per GB there.
+        egress = d.read_bytes_per_s * MONTH_S / 1e9 * st.EGRESS_USD_PER_GB[o.site] + written / 1e9 * (
+            st.EGRESS_USD_PER_GB.get(d.site or "on-prem", 0.0)
+        )
+    if o.kind == "ram":
+        purchase = d.clients * o.purchase_price
+    else:
+        # The enclosures that hold bought drives; a networked server's switch port and cable.
+        purchase = s.units * (o.purchase_price + st.parts_usd(o.network_parts)) + st.housing_usd(s.housing)
+    rent = cost["storage"] + cost["performance"] if math.isfinite(cost["storage"]) else 0.0
+    monthly = rent + cost["reads"] + writes + egress
+    amortised = purchase / d.amortization_months if math.isfinite(purchase) else 0.0
+    return {
+        "rent": rent,
+        "reads": cost["reads"],
+        "writes": writes,
+        "egress": egress,
+        "purchase": purchase,
+        "monthly": monthly,
+        "total": monthly + amortised if o.priced else math.nan,
+    }
+
+
+# ------------------------------------------------------------------ step 7: the row and the rank
+
+COLUMNS: dict[str, tuple[str, str]] = {
+    "option": ("", "storage option (presets/storage.yaml)"),
+    "label": ("", "its name in words"),
+    "site": ("", "where it is: on-prem, aws, gcp, azure or any (node RAM)"),
+    "feasible": ("", "it serves the demand and may be bought"),
+    "units": ("count", "units bought or rented"),
+    "unit": ("", "what a unit is: drive, TiB, volume, server, node"),
+    "limiting": ("", "what sets the units, or the rule that rules it out"),
+    "why_not": ("", "why it cannot serve or be bought (empty when feasible)"),
+    "iops_headroom": ("ratio", "random reads served / needed"),
+    "bandwidth_headroom": ("ratio", "bandwidth served / needed"),
+    "capacity_headroom": ("ratio", "capacity provisioned / needed"),
+    "latency_s": ("s", "time to first byte of one read"),
+    "workers_per_gpu_needed": ("count", "reads in flight per GPU (Little's law)"),
+    "monthly_usd": ("USD", "a month's charges without purchases"),
+    "monthly_rent_usd": ("USD", "capacity and provisioned performance, a month"),
+    "monthly_read_usd": ("USD", "per-GB reads and read requests, a month"),
+    "monthly_write_usd": ("USD", "checkpoint write requests and per-GB writes, a month"),
+    "monthly_egress_usd": ("USD", "data leaving a site, a month"),
+    "purchase_usd": ("USD", "drives, enclosures and network parts bought up front"),
+    "monthly_total_usd": ("USD", "every monthly charge plus purchases over amortization_months"),
+    "capacity_bytes": ("B", "usable capacity, after protection"),
+    "protection": ("", "the bought drives' protection scheme"),
+    "wear_out_years": ("years", "years until checkpoint writes use up the drives' rated writes"),
+    "price_note": ("", "where the price comes from"),
+    "ready": ("", "the loader's workers keep enough reads in flight"),
+    "caveats": ("", "what a buyer should know"),
+    "verified": ("", "how its figures were checked"),
+}
+"""``recommend``'s columns, each with its unit and meaning (declared once; the table follows this order)."""
+
+
+def option_row(o: st.StorageOption, d: Demand) -> dict[str, Any]:
+    """One option sized for ``d``: every step, as a row of ``COLUMNS``."""
+    s = size(o, d)
+    why, limiting = rule_out(o, d, s)
+    usd = price(o, d, s)
+    rnd = s.random_reads
+    row = {
+        "option": o.name,
+        "label": o.label,
+        "site": o.site,
+        "feasible": not why,
+        "units": int(s.units),
+        "unit": o.unit,
+        "limiting": limiting,
+        "why_not": why,
+        "iops_headroom": supply_iops(o, d, s) / rnd if rnd > 0 else math.inf,
+        "bandwidth_headroom": bandwidth_headroom(o, d, s),
+        "capacity_headroom": s.capacity_bytes / d.capacity_bytes if d.capacity_bytes > 0 else math.inf,
+        "latency_s": o.latency_s,
+        "workers_per_gpu_needed": s.workers,
+        "monthly_usd": usd["monthly"],
+        "monthly_rent_usd": usd["rent"],
+        "monthly_read_usd": usd["reads"],
+        "monthly_write_usd": usd["writes"],
+        "monthly_egress_usd": usd["egress"],
+        "purchase_usd": usd["purchase"],
+        "monthly_total_usd": usd["total"],
+        "capacity_bytes": s.capacity_bytes,
+        "protection": s.scheme,
+        "wear_out_years": s.wear,
+        "price_note": price_note(o, d.amortization_months),
+        "ready": s.workers <= max(d.num_workers, 1),
+        "caveats": caveats(o, d, s),
+        "verified": o.verified,
+    }
+    return {k: row[k] for k in COLUMNS}
+
+
+def rank(d: Demand) -> pd.DataFrame:
+    """Every storage option sized for ``d``, one row each (``COLUMNS``): feasible rows first, then
+    by one comparable figure, every monthly charge + purchases spread over amortization_months;
+    options with no public price come last, with the reason."""
+    df = pd.DataFrame([option_row(o, d) for o in st.options().values()])
+    df["_cost"] = df["monthly_total_usd"].fillna(np.inf)
+    df = df.sort_values(["feasible", "_cost", "units"], ascending=[False, True, True]).drop(columns="_cost")
+    return df.reset_index(drop=True)
