@@ -909,7 +909,7 @@ def cluster_answer(x: ClusterPlan | Cluster | Any, /, **inputs: Any) -> ClusterA
         binding_axis=axis,
         own=own,
         jobs=pd.DataFrame(rows_out),
-        growth=growth(cp, best),
+        growth=growth(cp, best, charged if charged is not None and cp.plans[0].scenario.storage_units else None),
         charged_option=str(charged["option"]) if charged is not None else "",
     )
 
@@ -997,11 +997,19 @@ def _shortfall(cp: ClusterPlan, loads: Sequence[_Load]) -> tuple[float, str, str
 
 def _charged_row(cp: ClusterPlan, rec: pd.DataFrame, best: dict[str, Any] | None) -> dict[str, Any] | None:
     """The option whose cost is charged back: the shared storage given, else the one to buy."""
-    name = cp.plans[0].scenario.storage
+    sc = cp.plans[0].scenario
+    name = sc.storage
     if name is not None:
         mine = rec[rec["option"] == name]
         if len(mine) and math.isfinite(float(mine.iloc[0]["monthly_total_usd"])):
-            return dict(mine.iloc[0])
+            row = dict(mine.iloc[0])
+            if sc.storage_units is not None and float(sc.storage_units) != float(row["units"]):
+                # The system as it is: charge back all of it (240 TiB bills 240 TiB), not what the load needs.
+                units = float(sc.storage_units)
+                d = cluster_demand(cp)
+                usd = en.price(st.option(name), d, en.Sized(loads={}, units=units, perf_units=units, limiting="given"))
+                row.update(units=en.whole(units), limiting="given", monthly_total_usd=usd["total"])
+            return row
     return best
 
 
@@ -1047,7 +1055,25 @@ def chargeback(cp: ClusterPlan, row: Mapping[str, Any], loads: Sequence[_Load] |
     ]
 
 
-def growth(cp: ClusterPlan, best: Mapping[str, Any] | None) -> dict[str, Any]:
+def _owned_growth(cp: ClusterPlan, owned: Mapping[str, Any]) -> str:
+    """When the system the cluster has (``storage`` x ``storage_units``) stops serving: the first
+    month the sizing engine needs more units of it than are owned."""
+    c = cp.cluster
+    o = st.option(str(owned["option"]))
+    have = float(owned["units"])
+    for m in range(c.horizon_months + 1):
+        fj = (1 + c.job_growth_per_year) ** (m / 12)
+        fd = (1 + c.data_growth_per_year) ** (m / 12)
+        sized = en.size(o, cluster_demand(cp, fj, fd))
+        if sized.units > have + 1e-9:
+            return (
+                f"Your {en.whole(have):,} x {o.name} serve until month {m}: then {en.whole(sized.units):,} are needed "
+                f"(limited by {sized.limiting}); buy more before then."
+            )
+    return f"Your {en.whole(have):,} x {o.name} still serve in {c.horizon_months} months."
+
+
+def growth(cp: ClusterPlan, best: Mapping[str, Any] | None, owned: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What to buy now and when the next purchase is due, month by month to the horizon.
 
     Job counts scale reads, writes, requests, metadata, checkpoint writes and kept checkpoints by
@@ -1085,6 +1111,8 @@ def growth(cp: ClusterPlan, best: Mapping[str, Any] | None) -> dict[str, Any]:
         )
         if units_m > o.max_units:
             text += f" One {o.name} system allows {o.max_units:,.0f}: plan a second system."
+    if owned is not None:
+        text += " " + _owned_growth(cp, owned)
     return {
         "text": text,
         "next_purchase_month": due,

@@ -36,6 +36,7 @@ from calc.errors import InputError
 from calc.plan import Plan, as_scenario, plan
 from calc.scenario import FIELDS, Scenario, ask, check_field
 from calc.site import CONSUMER_GPUS, SITE_NAMES, SITE_WORDS, job_site, workstation
+from calc.storage import YEAR_S
 from calc.sweep import evaluate_over
 from calc.units import MONTH_S, fmt, fmt_usd, parse
 
@@ -135,7 +136,14 @@ def designs(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     return _designs(p, recommend(p))
 
 
-_CHARGES = ("monthly_rent_usd", "monthly_read_usd", "monthly_write_usd", "monthly_egress_usd")
+_CHARGES = (
+    "monthly_rent_usd",
+    "monthly_read_usd",
+    "monthly_write_usd",
+    "monthly_egress_usd",
+    "monthly_power_usd",
+    "monthly_support_usd",
+)
 
 
 def _designs(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
@@ -158,6 +166,7 @@ def _designs(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
                     # A rented option buys nothing: 0, not the catalog's "no purchase price".
                     "purchase_usd": float(r["purchase_usd"]) if math.isfinite(r["purchase_usd"]) else 0.0,
                     "monthly_total_usd": float(r["monthly_total_usd"]),
+                    "lost_gpu_usd_per_month": float(r["lost_gpu_usd_per_month"]),
                     "staging_s": 0.0,
                     "store": r["option"],
                     "store_units": float(r["units"]),
@@ -175,9 +184,14 @@ def _designs(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     if df.empty:
         return df
-    return df.sort_values(
-        ["feasible", "ready", "monthly_total_usd"], ascending=[False, False, True], kind="stable"
-    ).reset_index(drop=True)
+    # Storage plus the GPU time it idles, when a GPU price is known (as recommend ranks).
+    lost = df["lost_gpu_usd_per_month"].fillna(0.0)
+    df["_total"] = df["monthly_total_usd"] + lost
+    return (
+        df.sort_values(["feasible", "ready", "_total"], ascending=[False, False, True], kind="stable")
+        .drop(columns="_total")
+        .reset_index(drop=True)
+    )
 
 
 def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[dict[str, Any]]:
@@ -211,19 +225,32 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
     store_buy = float(store["purchase_usd"]) if math.isfinite(store["purchase_usd"]) else 0.0
 
     def row(
-        design: str, description: str, why: str, buy: float, stage: float, local: str, k: int, ready: bool = True
+        design: str,
+        description: str,
+        why: str,
+        buy: float,
+        stage: float,
+        local: str,
+        k: int,
+        ready: bool = True,
+        watts: float = 0.0,
     ) -> dict[str, Any]:
         purchase = store_buy + buy
-        total = sum(base.values()) + purchase / months
+        # Bought cache drives draw power and take support like the store's (calc.engine.running_usd).
+        charges = dict(base)
+        charges["monthly_power_usd"] += st.power_usd_per_month(watts, sc.power_usd_per_kwh)
+        charges["monthly_support_usd"] += st.support_usd_per_month(buy, sc.support_share)
+        total = sum(charges.values()) + purchase / months
         return {
             "design": design,
             "site": site,
             "description": description,
             "feasible": not why,
             "why_not": why,
-            **base,
+            **charges,
             "purchase_usd": purchase,
             "monthly_total_usd": total,
+            "lost_gpu_usd_per_month": float(store["lost_gpu_usd_per_month"]),
             "staging_s": stage,
             "store": store["option"],
             "store_units": float(store["units"]),
@@ -232,18 +259,8 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
             "ready": ready,
         }
 
-    if p.fits_in_ram and not sc.page_cache:
-        rows.append(
-            row(
-                "page cache",
-                "the page cache (the dataset fits in each node's RAM) + " + describe_option(store, brief="store"),
-                "",
-                0.0,
-                _copy_s(dataset, clients, link, per_node_in, store_bw),
-                "",
-                0,
-            )
-        )
+    # page_cache=False is the user's word (the nodes' RAM is not free to cache): no page-cache design.
+    # With the page cache on, the one-tier rows already read the dataset once (the first epoch).
     fv = full.values
     node_bw = fv["read_bytes_per_s"] / clients
     # When the page cache already serves every epoch after the first, a drive cache adds cost only.
@@ -259,6 +276,7 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
         return (not r["feasible"], not r["ready"], float(r["monthly_total_usd"]))
 
     at_desk = workstation(sc)
+    srv = catalog.server(sc.server) if sc.server else None
     for o in st.options().values():
         # Drives are bought on-prem only: a cloud instance's own instance store is its local tier.
         if (
@@ -272,15 +290,20 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
             continue
         loads = st.unit_loads(o, node_bw, node_iops, fv["request_bytes"], dataset, node_opens)
         loads["capacity"] = dataset / (o.capacity_bytes * sc.fill_limit)
+        # A cache drive reads the node's whole rate: an HDD stays within its rated workload a year.
+        loads["workload"] = st.drives_for_workload(node_bw * YEAR_S, 0.0, 1.0, o.workload_bytes_per_year)
         k, limiting = st.size(loads)
         why = f"needs {k} drives per node on {limiting}; a server holds {o.max_units:,.0f}" if k > o.max_units else ""
+        why = why or _bays(srv, o, k)
         buy = clients * k * o.purchase_price
         ready = reads_in_flight(reads_per_gpu, o.service_time_s(fv["request_bytes"])) <= max(sc.num_workers, 1)
         stage = _copy_s(dataset, clients, link, min(per_node_in, k * o.write_bytes_per_s), store_bw)
         r = row(
             "local cache",
             f"{_n(k, 'drive')} of {o.name} per node on {_n(clients, 'node')} ({fmt_usd(buy)} to buy; "
-            f"a cache copy, filled to at most {sc.fill_limit:.0%}, in the node's own drive bays) + "
+            f"a cache copy, filled to at most {sc.fill_limit:.0%}, in the node's own drive bays"
+            + ("" if srv is not None and srv.drive_bays >= 0 else f": the server must have {k} free {o.form_factor} bays")
+            + ") + "
             + describe_option(store, brief="store"),
             why,
             buy,
@@ -288,13 +311,13 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
             o.name,
             k,
             ready,
+            clients * k * (o.watts if math.isfinite(o.watts) else 0.0),
         )
         # A drive whose read time leaves the GPUs waiting loses to a dearer one that does not.
         if best_local is None or order(r) < order(best_local):
             best_local = r
     if best_local is not None:
         rows.append(best_local)
-    srv = catalog.server(sc.server) if sc.server else None
     if srv is not None and srv.site == site and math.isfinite(srv.local_nvme_bytes) and not cached:
         # The server's own NVMe (instance store on cloud GPUs): nothing to buy but the store.
         fits = dataset <= srv.local_nvme_bytes * sc.fill_limit
@@ -671,6 +694,10 @@ class Answer:
     site: str | None = None
     site_lines: tuple[dict[str, Any], ...] = ()
     deciding: str = ""
+    cheapest_storage: dict[str, Any] | None = None
+    """The buyable row with the lowest storage cost (to say when a dearer store is cheaper in total)."""
+    fastest: dict[str, Any] | None = None
+    """The buyable row that idles the fewest GPU-hours (said when no GPU price is known)."""
 
     @property
     def design(self) -> dict[str, Any] | None:
@@ -693,6 +720,8 @@ class Answer:
             "reads": d["monthly_read_usd"],
             "writes": d["monthly_write_usd"],
             "egress": d["monthly_egress_usd"],
+            "power": d.get("monthly_power_usd", 0.0),
+            "support": d.get("monthly_support_usd", 0.0),
             "purchases": buy / months if math.isfinite(buy) else 0.0,
         }
 
@@ -728,6 +757,47 @@ class Answer:
         where = f"At the cheapest site ({SITE_NAMES[d['site']]}), a" if self.site is None and self.site_lines else "A"
         return f"{where} month of training costs {fmt_usd(d['monthly_total_usd'])}: {parts} (purchases amortised)."
 
+    def gpu_time_lines(self) -> list[str]:
+        """What the chosen store costs in GPU time (restores, save stalls, the first epoch) beside its
+        price; when a dearer store is cheaper in total, or, with no GPU price, which store is fastest."""
+        b = self.best
+        d = self.design
+        if b is None or d is None or d["design"] != "one tier" or not b["lost_gpu_hours_per_month"] > 0:
+            return []
+        parts = []
+        if b["restore_s"] > 0:
+            parts.append(f"a restore takes {fmt(b['restore_s'], 'seconds')}")
+        if b["save_stall_s"] > 0:
+            parts.append(f"each save stalls training {fmt(b['save_stall_s'], 'seconds')}")
+        if b["first_epoch_s"] > 0:
+            parts.append(f"the first epoch takes {fmt(b['first_epoch_s'], 'seconds')}")
+        hours, usd = float(b["lost_gpu_hours_per_month"]), float(b["lost_gpu_usd_per_month"])
+        priced = math.isfinite(usd)
+        money = (
+            f" = {fmt_usd(usd)} a month at ${self.gpu_price_per_hour:,.2f} per GPU-hour, beside its "
+            f"{fmt_usd(b['monthly_total_usd'])} of storage"
+            if priced
+            else f" (no GPU price: {self.gpu_price_source}; {ask('gpu_price_per_hour')})"
+        )
+        out = [
+            f"GPU time on {_n(b['units'], str(b['unit']))} of {b['option']}: {', '.join(parts)}; "
+            f"{hours:,.0f} GPU-hours a month idle{money}."
+        ]
+        c = self.cheapest_storage
+        if priced and c is not None and c["option"] != b["option"] and c["monthly_total_usd"] < b["monthly_total_usd"]:
+            out.append(
+                f"{b['option']} costs {fmt_usd(b['monthly_total_usd'] - c['monthly_total_usd'])} a month more than "
+                f"{c['option']} but idles {fmt_usd(c['lost_gpu_usd_per_month'] - usd)} less GPU time: cheaper in total "
+                f"({fmt_usd(b['total_with_gpu_usd'])} against {fmt_usd(c['total_with_gpu_usd'])} a month)."
+            )
+        f = self.fastest
+        if not priced and f is not None:
+            out.append(
+                f"Fastest: {f['option']}, {float(f['lost_gpu_hours_per_month']):,.0f} GPU-hours a month idle "
+                f"(restore {fmt(f['restore_s'], 'seconds')})."
+            )
+        return out
+
     def lines(self) -> list[str]:
         """The answer as short sentences (for the CLI, the report and the page)."""
         p = self.plan
@@ -744,6 +814,7 @@ class Answer:
         charges = self.charges_line()
         if charges:
             out.append(charges)
+        out += self.gpu_time_lines()
         # Under a two-tier headline the best single store is the first runner-up.
         runners = (
             (self.best, *self.runners_up[:1])
@@ -763,7 +834,7 @@ class Answer:
                     f"{fmt_usd(d['monthly_total_usd'])} a month all in{_staging(d)}."
                 )
         out.append(self.own)
-        if p.read_bytes_per_s == 0 and p.page_cache_hit >= 1 and self.best is not None:
+        if p.read_bytes_per_s == 0 and p.page_cache_hit >= 1 and self.best is not None and p.dataset_bytes > 0:
             out.append(
                 f"The dataset fits in each node's RAM: keep it in the cheapest store and let the page cache serve "
                 f"every epoch after the first (which reads {fmt(p.first_epoch_read_bytes_per_s, 'bytes_per_s')})."
@@ -783,7 +854,7 @@ class Answer:
                 f"{self.idle_gpu_hours_per_month:,.0f} GPU-hours a month{money}."
             )
         else:
-            out.append(f"No GPU time is lost: the {_n(gpus, 'GPU')} set the pace.")
+            out.append(f"The steady reads lose no GPU time: the {_n(gpus, 'GPU')} set the pace.")
         return out
 
 
@@ -815,6 +886,22 @@ def _buyable(rec: pd.DataFrame, site: str | None, allow_other: bool = False) -> 
     return ok
 
 
+def _bays(srv: catalog.Server | None, o: st.StorageOption, k: int) -> str:
+    """Why ``k`` drives of ``o`` cannot go in each node's bays ("" when they can or the bays are not stated)."""
+    if srv is None or srv.drive_bays < 0:
+        return ""
+    if srv.drive_bays == 0:
+        return f"a {srv.name} has no drive bays to add drives to (its own drives are the server NVMe design)"
+    if o.form_factor and o.form_factor != srv.bay_form_factor:
+        return f"a {srv.name}'s bays take {srv.bay_form_factor} {srv.bay_interface} drives, not {o.form_factor}"
+    if k > srv.free_bays:
+        return (
+            f"needs {k} drives per node; a {srv.name} has {srv.free_bays} free bays "
+            f"({srv.bays_used} of {srv.drive_bays} {srv.bay_form_factor} bays hold its own drives)"
+        )
+    return ""
+
+
 def _copy_s(dataset: float, clients: int, link: float, per_node: float, store_bw: float) -> float:
     """Time to copy the dataset onto every node [s]: each node at ``per_node`` bytes/s, all
     of them sharing the store's ``store_bw``. Without a node link (``link`` inf) the time is
@@ -839,7 +926,7 @@ def describe_option(row: Mapping[str, Any], brief: bool | str = False) -> str:
     ``brief=True`` drops the headroom; ``brief="store"`` says only what holds the dataset.
     Capacity is usable capacity (after protection), in decimal TB.
     """
-    units, unit = int(row["units"]), str(row["unit"])
+    units, unit = en.whole(float(row["units"])), str(row["unit"])
     cap = row.get("capacity_bytes", math.inf)
     scheme = row.get("protection", "")
     usable = " usable" if scheme else ""
@@ -859,7 +946,7 @@ def describe_option(row: Mapping[str, Any], brief: bool | str = False) -> str:
         "read once: the page cache holds the dataset after the first epoch"
         if not math.isfinite(head)
         # Sized by the rate: its headroom is on that rate (2x and more only at the smallest size).
-        else f"sized by {lim}, {times} headroom"
+        else f"sized by {lim}{_for(row)}, {times} headroom"
         if lim in ("bandwidth", "iops", "checkpoint writes", "write requests") and head < 2
         else f"its smallest size serves the job, {times} headroom"
         if lim in ("bandwidth", "iops", "checkpoint writes", "write requests")
@@ -871,6 +958,12 @@ def describe_option(row: Mapping[str, Any], brief: bool | str = False) -> str:
     if brief:
         return f"{_n(units, unit)} of {row['option']}{how}{size}, {', '.join(cost)}"
     return f"{_n(units, unit)} of {row['option']}{how}{size}, {', '.join(cost)}; {room}"
+
+
+def _for(row: Mapping[str, Any]) -> str:
+    """`` for the save drain``: the burst the bandwidth was bought for, when not the steady reads."""
+    burst = str(row.get("sized_for", ""))
+    return f" for the {burst}" if burst and burst != "steady reads" else ""
 
 
 def _deciding(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -> str:
@@ -894,13 +987,26 @@ def _deciding(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -> str:
     lim = str(r["limiting"])
     o = st.option(str(r["option"]))
     if lim in ("bandwidth", "checkpoint writes", "iops"):
+        dem = plan_demand(p)
         need = (
-            f"{fmt(v['storage_need_bytes_per_s'], 'bytes_per_s')} (reads {fmt(v['read_bytes_per_s'], 'bytes_per_s')}, "
-            f"checkpoint writes {fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')})"
+            f"{fmt(dem.need_bytes_per_s, 'bytes_per_s')} at its design point, the {dem.design_point} "
+            f"(reads {fmt(v['read_bytes_per_s'], 'bytes_per_s')}, save burst "
+            f"{fmt(v['checkpoint_save_burst_bytes_per_s'], 'bytes_per_s')} against "
+            f"{fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')} on average, restore read "
+            f"{fmt(v['restore_read_bytes_per_s'] if dem.saving else 0.0, 'bytes_per_s')})"
             if lim != "iops"
             else fmt(st.random_reads(o, v["read_iops"], v["file_opens_per_s"]), "count_per_s", "random reads/s")
         )
         return f"Deciding: {lim}; the job needs {need}, which sets {_n(r['units'], str(r['unit']))} of {r['option']}."
+    if lim == "workload":
+        dem = plan_demand(p)
+        return (
+            f"Deciding: the drives' rated workload; the job reads {fmt(dem.read_bytes_per_year, 'bytes')} and writes "
+            f"{fmt(dem.written_bytes_per_year, 'bytes')} a year, and each {o.label} is rated for "
+            f"{fmt(o.workload_bytes_per_year, 'bytes')} a year of reads and writes, which sets "
+            f"{_n(r['units'], str(r['unit']))} of {r['option']} "
+            f"({fmt(float(r['drive_workload_bytes_per_year']), 'bytes')} a year each)."
+        )
     if lim == "capacity":
         cap_need = p.dataset_bytes + (v["checkpoint_capacity_bytes"] if v["checkpoint_write_bytes_per_s"] > 0 else 0.0)
         fill = f" at most {p.scenario.fill_limit:.0%} full" if r["protection"] else ""
@@ -918,9 +1024,11 @@ def _deciding(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -> str:
         return f"Deciding: the dataset ({fmt(p.dataset_bytes, 'bytes')}) fits in each node's free RAM."
     if lim == "endurance":
         written, _ = checkpoint_writes_per_month(p)
+        drive = st.option(o.server_drive) if o.server_drives else o
         return (
-            f"Deciding: drive endurance; checkpoints write {fmt(written * 365.25 / 30, 'bytes')} a year, and the "
-            f"drives' rated writes must last the {p.scenario.amortization_months}-month amortisation, which sets "
+            f"Deciding: drive endurance; checkpoints write {fmt(written * 365.25 / 30, 'bytes')} a year, and each "
+            f"drive may take its rated writes spread over its own {drive.endurance_years:g}-year rating "
+            f"({fmt(drive.endurance_bytes / drive.endurance_years, 'bytes')} a year), which sets "
             f"{_n(r['units'], str(r['unit']))} of {r['option']}."
         )
     if lim == "metadata":
@@ -953,6 +1061,8 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
         rows = [r for r in rows if chosen is None or r["site"] in (chosen["site"], "any")]
     best = rows[0] if rows else None
     runners = tuple(rows[1:3])
+    cheapest = min(rows, key=lambda r: r["monthly_total_usd"]) if rows else None
+    fastest = min(rows, key=lambda r: r["lost_gpu_hours_per_month"]) if rows else None
     need_bw, need_iops = p.read_bytes_per_s, p.read_iops
     gpus = sc.gpus_per_job * sc.jobs
     if sc.storage:
@@ -1000,7 +1110,11 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
     else:
         ok_now = True
         own = (
-            f"No storage chosen: the job needs {fmt(need_bw, 'bytes_per_s')} and "
+            f"No storage chosen: the job reads no dataset; its checkpoints need "
+            f"{fmt(p.checkpoint_save_burst_bytes_per_s, 'bytes_per_s')} while a save runs and "
+            f"{fmt(p.restore_read_bytes_per_s, 'bytes_per_s')} to restore within {fmt(p.restore_budget_s, 'seconds')}."
+            if p.dataset_bytes == 0
+            else f"No storage chosen: the job needs {fmt(need_bw, 'bytes_per_s')} and "
             f"{fmt(need_iops, 'count_per_s', 'reads/s')} in steady state "
             f"({fmt(p.first_epoch_read_bytes_per_s, 'bytes_per_s')} in the first epoch)."
         )
@@ -1047,6 +1161,8 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
         gpu_price_source=src,
         site=site,
         site_lines=site_lines,
+        cheapest_storage=cheapest,
+        fastest=fastest,
     )
     return dataclasses.replace(a, deciding=_read_time_binds(p, a.design) or _deciding(p, a.design, rec))
 

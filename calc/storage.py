@@ -95,6 +95,8 @@ class StorageOption:
     """Drive bays of that server's chassis."""
     watts: float = math.nan
     """Power one unit draws in use [W] (bought drives and servers; NaN: not stated)."""
+    form_factor: str = ""
+    """A drive's form factor (3.5", 2.5", U.2, M.2): the bays it fits (servers.yaml ``drive_bays``)."""
 
     @property
     def site(self) -> str:
@@ -270,6 +272,7 @@ def options() -> dict[str, StorageOption]:
             size_increment=_size_steps(e)[1],
             throughput_io_bytes=opt("throughput_io", "bytes", math.nan),
             watts=opt("watts", "count", math.nan),
+            form_factor=e.text("form_factor", ""),
             **_server_drives(e),
         )
         if not o.priced and not o.no_price_reason:
@@ -514,20 +517,30 @@ WRITE_REQUEST_BYTES = 16 * 2**20
 gives as typical for parts and ranges (8 or 16 MB), counted in MiB as S3 clients do."""
 
 
-def size(loads: dict[str, float]) -> tuple[int, str]:
-    """Whole units needed and the limiting axis (iops, bandwidth, capacity, minimum, write requests,
-    metadata or endurance)."""
+def _axes(loads: dict[str, float]) -> dict[str, float]:
     busy = loads["iops"] + loads["bandwidth"]
-    totals = {
+    return {
         "iops" if loads["iops"] >= loads["bandwidth"] else "bandwidth": busy,
         "capacity": loads["capacity"],
         "minimum": loads["minimum"],
         "write requests": loads["puts"],
         "metadata": loads.get("metadata", 0.0),
         "endurance": loads.get("endurance", 0.0),
+        "workload": loads.get("workload", 0.0),
     }
+
+
+def size(loads: dict[str, float]) -> tuple[int, str]:
+    """Whole units needed and the limiting axis (iops, bandwidth, capacity, minimum, write requests,
+    metadata, endurance or an HDD's rated workload)."""
+    totals = _axes(loads)
     limiting = max(totals, key=lambda k: (math.ceil(totals[k] - 1e-9), k != "minimum", totals[k]))
     return max(1, math.ceil(max(totals.values()) - 1e-9)), limiting
+
+
+def units_needed(loads: dict[str, float]) -> float:
+    """The largest axis's load, unrounded [units]: what an option sold in steps rounds up to its next step."""
+    return max(_axes(loads).values())
 
 
 # ------------------------------------------------------------------ supply, vectorised

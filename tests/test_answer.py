@@ -119,7 +119,7 @@ def test_answer_charges_add_up_to_the_chosen_total() -> None:
         d = a.design
         assert d is not None
         c = a.charges
-        assert set(c) == {"rent", "reads", "writes", "egress", "purchases"}
+        assert set(c) == {"rent", "reads", "writes", "egress", "power", "support", "purchases"}
         assert sum(c.values()) == pytest.approx(d["monthly_total_usd"], rel=1e-9)
         assert a.deciding.startswith("Deciding:")
 
