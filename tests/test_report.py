@@ -174,22 +174,23 @@ def test_saves_of_an_empty_state_say_so_without_a_chart() -> None:
 def test_what_to_buy_carries_every_answer_line_and_the_monthly_charges() -> None:
     # mlperf-unet3d-h100 on-prem: one PM9A3 cache drive ($2,737.50) + two mirrored 24 TB HDDs
     # (2 x $1,079.99) in a 12-bay server with its NIC, switch ports and DACs ($701.34) = $5,598.82
-    # bought, / 36 months = $155.52 a month
+    # bought, / 36 months = $155.52 a month; + power 307 W x 730 h x $0.13/kWh = $29.13 and support
+    # 12 % a year of $5,598.82 / 12 = $55.99: $240.64
     p = calc.plan("mlperf-unet3d-h100", site="on-prem")
     section = markdown_report(p).split("## What to buy, and what it costs", 1)[1].split("\n## ", 1)[0]
     bullets = [line.removeprefix("- ") for line in section.strip().splitlines()]
     assert bullets == calc.answer(p).lines()  # all of them, in order
     assert (
-        "A month of training costs $156: rent $0, reads $0, writes $0, egress $0, purchases $156 "
-        "(purchases amortised)." in bullets
+        "A month of training costs $241: rent $0, reads $0, writes $0, egress $0, power $29, support $56, "
+        "purchases $156 (purchases amortised)." in bullets
     )
-    # no site given: a line per site, then the charges at the cheapest site (on-prem, $156)
+    # no site given: a line per site, then the charges at the cheapest site (on-prem, $241)
     q = calc.plan("mlperf-unet3d-h100")
     section = markdown_report(q).split("## What to buy, and what it costs", 1)[1].split("\n## ", 1)[0]
     assert "- Buy on-prem: 1 drive of nvme-gen4 per node" in section and "- Rent on AWS: " in section
-    assert "- At the cheapest site (on-prem), a month of training costs $156: " in section
+    assert "- At the cheapest site (on-prem), a month of training costs $241: " in section
     page = html_report(q)
-    assert "At the cheapest site (on-prem), a month of training costs $156: rent $0" in page
+    assert "At the cheapest site (on-prem), a month of training costs $241: rent $0" in page
 
 
 _NOT_A_NUMBER = re.compile(r"(?<![A-Za-z])(nan|inf|infinity)(?![A-Za-z])", re.IGNORECASE)
