@@ -40,7 +40,7 @@ from calc import storage as st
 from calc.plan import Plan
 from calc.scenario import ask
 from calc.site import job_site, workstation
-from calc.units import DAYS_PER_MONTH, DAYS_PER_YEAR, MONTH_S, fmt, fmt_usd, parse
+from calc.units import DAYS_PER_MONTH, DAYS_PER_YEAR, MONTH_S, fmt, parse
 
 MAX_UNITS = 1e6
 """The most units of one option an answer names (Scenario ``storage_units`` accepts up to 1e6)."""
@@ -301,9 +301,13 @@ def size_axes(o: st.StorageOption, d: Demand, write_factor: float = 1.0) -> tupl
         srv_amp = server_amp(o, d)
         loads["capacity"] = d.capacity_bytes / server_array(o, d)[1]
     # Ratings over the drive's own period: an SSD's rated writes a year, an HDD's workload a year.
-    loads["endurance"] = st.drives_for_endurance(o.endurance_bytes, d.written_bytes_per_year * srv_amp, o.endurance_years)
+    loads["endurance"] = st.drives_for_endurance(
+        o.endurance_bytes, d.written_bytes_per_year * srv_amp, o.endurance_years
+    )
     if math.isfinite(o.workload_bytes_per_year):
-        raw = st.drives_for_workload(d.read_bytes_per_year, d.written_bytes_per_year, write_factor, o.workload_bytes_per_year)
+        raw = st.drives_for_workload(
+            d.read_bytes_per_year, d.written_bytes_per_year, write_factor, o.workload_bytes_per_year
+        )
         loads["workload"] = raw / write_factor  # in data drives, as the other axes of bought drives
     n, limiting = st.size(loads)
     return loads, n, limiting
@@ -867,7 +871,11 @@ def gpu_time(o: st.StorageOption, d: Demand, s: Sized) -> dict[str, float]:
     write = min(s.perf_units * o.write_bytes_per_s, clients_cap)
     restore = save = 0.0
     if d.restore_bytes > 0:
-        gets = ck.restore_requests(d.restore_shard_bytes, d.restore_ranks, st.WRITE_REQUEST_BYTES) if o.counts_requests else 0.0
+        gets = (
+            ck.restore_requests(d.restore_shard_bytes, d.restore_ranks, st.WRITE_REQUEST_BYTES)
+            if o.counts_requests
+            else 0.0
+        )
         rate = s.units * o.iops if o.counts_requests and math.isfinite(o.iops) else math.inf
         restore = float(
             ck.restore_on_store_s(
@@ -917,11 +925,17 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "ready": ("", "the loader's workers keep enough reads in flight"),
     "caveats": ("", "what a buyer should know"),
     "verified": ("", "how its figures were checked"),
-    "sized_for": ("", "the design point the bandwidth was bought for: steady reads, save drain, sync save, restore read"),
+    "sized_for": (
+        "",
+        "the design point the bandwidth was bought for: steady reads, save drain, sync save, restore read",
+    ),
     "drive_workload_bytes_per_year": ("B", "reads plus writes one drive moves a year (HDDs: against its rating)"),
     "restore_s": ("s", "every rank loads its shard from this option at the units bought"),
     "save_stall_s": ("s", "training stall of one save on it"),
-    "first_epoch_s": ("s", "the first epoch read from it (the page cache serves the rest; 0: the steady reads carry it)"),
+    "first_epoch_s": (
+        "s",
+        "the first epoch read from it (the page cache serves the rest; 0: the steady reads carry it)",
+    ),
     "lost_gpu_hours_per_month": ("GPU-h", "GPU time idle on restores, save stalls and the first epoch, a month"),
     "lost_gpu_usd_per_month": ("USD", "that GPU time at gpu_price_per_hour (NaN: no GPU price)"),
     "total_with_gpu_usd": ("USD", "monthly_total_usd + lost_gpu_usd_per_month: what the answer minimises"),

@@ -302,7 +302,11 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
             "local cache",
             f"{_n(k, 'drive')} of {o.name} per node on {_n(clients, 'node')} ({fmt_usd(buy)} to buy; "
             f"a cache copy, filled to at most {sc.fill_limit:.0%}, in the node's own drive bays"
-            + ("" if srv is not None and srv.drive_bays >= 0 else f": the server must have {_n(k, 'free ' + o.form_factor + ' bay')}")
+            + (
+                ""
+                if srv is not None and srv.drive_bays >= 0
+                else f": the server must have {_n(k, 'free ' + o.form_factor + ' bay')}"
+            )
             + ") + "
             + describe_option(store, brief="store"),
             why,
