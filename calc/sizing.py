@@ -154,7 +154,8 @@ def _designs(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
     full: Plan | None = None
     store_rank: pd.DataFrame | None = None
     for site in (known,) if known else st.SITES:
-        for r in one[_buyable(one, site)].head(3).to_dict("records"):
+        # The same rows the card's best comes from (other sites too when allowed): headline and charges agree.
+        for r in one[_buyable(one, site, sc.allow_other_site)].head(3).to_dict("records"):
             rows.append(
                 {
                     "design": "one tier",
@@ -698,6 +699,9 @@ class Answer:
     site: str | None = None
     site_lines: tuple[dict[str, Any], ...] = ()
     deciding: str = ""
+    design_utilization: float = math.nan
+    """GPU utilisation planned on the chosen design's reading tier (NaN: the plan's own storage)."""
+    design_bottleneck: str = ""
     cheapest_storage: dict[str, Any] | None = None
     """The buyable row with the lowest storage cost (to say when a dearer store is cheaper in total)."""
     fastest: dict[str, Any] | None = None
@@ -846,15 +850,18 @@ class Answer:
         if self.feeds_gpus is not None and self.feeds_note:
             out.append(self.feeds_note)
         gpus = p.scenario.gpus_per_job * p.scenario.jobs
-        if p.gpu_utilization < 1 - 1e-9:
+        # One voice: the idle share is the chosen design's, planned on the tier that serves the reads.
+        util = self.design_utilization if math.isfinite(self.design_utilization) else p.gpu_utilization
+        neck = self.design_bottleneck or p.bottleneck
+        if util < 1 - 1e-9:
             money = (
                 f", ${self.idle_usd_per_month:,.0f} a month at ${self.gpu_price_per_hour:,.2f} per GPU-hour"
                 if math.isfinite(self.idle_usd_per_month)
                 else f" (no GPU price: {self.gpu_price_source}; {ask('gpu_price_per_hour')})"
             )
             out.append(
-                f"The {p.bottleneck} bottleneck idles {gpus:,} x {p.scenario.gpu} "
-                f"{1 - p.gpu_utilization:.0%} of the time: "
+                f"The {neck} bottleneck idles {gpus:,} x {p.scenario.gpu} "
+                f"{1 - util:.0%} of the time: "
                 f"{self.idle_gpu_hours_per_month:,.0f} GPU-hours a month{money}."
             )
         else:
@@ -992,12 +999,16 @@ def _deciding(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -> str:
     o = st.option(str(r["option"]))
     if lim in ("bandwidth", "checkpoint writes", "iops"):
         dem = plan_demand(p)
+        bursts = (
+            f", save burst {fmt(v['checkpoint_save_burst_bytes_per_s'], 'bytes_per_s')} against "
+            f"{fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')} on average, restore read "
+            f"{fmt(v['restore_read_bytes_per_s'], 'bytes_per_s')}"
+            if dem.saving
+            else ""
+        )
         need = (
             f"{fmt(dem.need_bytes_per_s, 'bytes_per_s')} at its design point, the {dem.design_point} "
-            f"(reads {fmt(v['read_bytes_per_s'], 'bytes_per_s')}, save burst "
-            f"{fmt(v['checkpoint_save_burst_bytes_per_s'], 'bytes_per_s')} against "
-            f"{fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')} on average, restore read "
-            f"{fmt(v['restore_read_bytes_per_s'] if dem.saving else 0.0, 'bytes_per_s')})"
+            f"(reads {fmt(v['read_bytes_per_s'], 'bytes_per_s')}{bursts})"
             if lim != "iops"
             else fmt(st.random_reads(o, v["read_iops"], v["file_opens_per_s"]), "count_per_s", "random reads/s")
         )
@@ -1150,7 +1161,9 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
     gpu = catalog.gpu(sc.gpu)
     src = "scenario" if price is not None else gpu.price_source
     price_f = float(price) if price is not None else gpu.price_per_hour
-    idle_h = gpus * (1 - p.gpu_utilization) * HOURS_PER_MONTH
+    served = _design_plan(p, chosen) if not sc.storage else None
+    util = served.gpu_utilization if served is not None else p.gpu_utilization
+    idle_h = gpus * (1 - util) * HOURS_PER_MONTH
     a = Answer(
         designs=designs_,
         plan=p,
@@ -1167,8 +1180,21 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
         site_lines=site_lines,
         cheapest_storage=cheapest,
         fastest=fastest,
+        design_utilization=served.gpu_utilization if served is not None else math.nan,
+        design_bottleneck=served.bottleneck if served is not None else "",
     )
     return dataclasses.replace(a, deciding=_read_time_binds(p, a.design) or _deciding(p, a.design, rec))
+
+
+def _design_plan(p: Plan, d: Mapping[str, Any] | None) -> Plan | None:
+    """The plan on the chosen design's tier that serves the reads (a local cache's drives, else the
+    store), so the card's idle share is the design's; None when no design or no option to plan on."""
+    if d is None:
+        return None
+    tier = d["local"] if d["design"] == "local cache" else d["store"] if d["design"] == "one tier" else ""
+    if not tier or tier not in st.options():
+        return None
+    return plan(p.scenario.replace(storage=tier, storage_units=None))
 
 
 def _read_time_binds(p: Plan, d: Mapping[str, Any] | None) -> str:

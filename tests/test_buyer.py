@@ -134,3 +134,22 @@ def test_one_voice() -> None:
     assert a["monthly_write_usd"] > 0 and a["monthly_write_usd"] == pytest.approx(b["monthly_write_usd"], rel=1e-9)
     # page_cache=False is honoured: no page-cache design
     assert all(d["design"] != "page cache" for d in calc.answer("vit-b16-a100", page_cache=False).designs)
+
+
+def test_the_idle_share_is_the_chosen_designs() -> None:
+    # DLRM on one B200 on-prem: the chosen local NVMe cache leaves read time binding at 39 % utilisation
+    # (7.1 reads in flight needed, 4 workers); the idle line said 97 % (the plan with no store)
+    a = calc.answer("mlperf-dlrm-b200", site="on-prem")
+    text = "\n".join(a.lines())
+    util = a.design_utilization
+    assert f"stays at {util:.0%}" in text and f"idles 1 x B200 {1 - util:.0%} of the time" in text
+    assert a.idle_gpu_hours_per_month == pytest.approx((1 - util) * 730, rel=1e-9)
+
+
+def test_headline_and_charges_from_one_row() -> None:
+    # unet3d on AWS with other sites allowed: the headline bought on-prem NVMe ($341) while the charges
+    # line costed aws-ebs-io2; both now come from the one chosen row
+    a = calc.answer("mlperf-unet3d-h100", site="aws", allow_other_site=True, site_link_bytes_per_s="100 Gb/s")
+    assert a.design is not None and a.best is not None
+    assert a.design["store"] == a.best["option"]
+    assert "$341 a month all in" in a.headline and a.charges_line().startswith("A month of training costs $341")
