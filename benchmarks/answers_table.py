@@ -74,7 +74,15 @@ def main() -> None:
         after = blocks("\n".join(lines))
         lines = []
         for head, body in after.items():
-            lines += [f"## `{head}`", "", "**Before**", "", before.get(head, "(not in the before run)"), "", "**After**"]
+            lines += [
+                f"## `{head}`",
+                "",
+                "**Before**",
+                "",
+                before.get(head, "(not in the before run)"),
+                "",
+                "**After**",
+            ]
             lines += ["", body, ""]
     sys.stdout.write("\n".join(lines))
 

@@ -778,13 +778,22 @@ def cluster_demand(cp: ClusterPlan, jobs_factor: float = 1.0, data_factor: float
     srv = catalog.server(sc.server) if sc.server else None
     link = sc.site_link_bytes_per_s
     stored = cp.dataset_bytes * data_factor + cp.checkpoint_capacity_bytes * jobs_factor
+    # Bursts that coincide: one job restarts (every rank reads its shard within its restore budget)
+    # while the others read and save as usual. A starting job's first epoch is said, not bought for
+    # (start_burst_read_bytes_per_s), as for one job.
+    restore = max(
+        (p.restore_read_bytes_per_s if p.checkpoint_write_bytes_per_s > 0 else 0.0 for p in cp.plans), default=0.0
+    )
+    steady = cp.storage_need_bytes_per_s * jobs_factor
+    need = max(steady, steady + restore)
     return en.Demand(
         read_bytes_per_s=cp.read_bytes_per_s * jobs_factor,
         read_iops=cp.read_iops * jobs_factor,
         file_opens_per_s=cp.file_opens_per_s * jobs_factor,
         request_bytes=cp.request_bytes if cp.read_iops > 0 else first.request_bytes,
         write_bytes_per_s=cp.write_need_bytes_per_s * jobs_factor,
-        need_bytes_per_s=cp.storage_need_bytes_per_s * jobs_factor,
+        need_bytes_per_s=need,
+        design_point="one job restoring" if restore > 0 else "steady reads",
         writes_overlap_reads=True,
         capacity_bytes=stored,
         dataset_bytes=stored,

@@ -153,3 +153,18 @@ def test_headline_and_charges_from_one_row() -> None:
     assert a.design is not None and a.best is not None
     assert a.design["store"] == a.best["option"]
     assert "$341 a month all in" in a.headline and a.charges_line().startswith("A month of training costs $341")
+
+
+def test_cluster_adds_one_jobs_restore_to_the_others_load() -> None:
+    # Two Llama 3 8B checkpoint jobs (8 GPUs each): the pair needs 124.9 MB/s of saves; when one restarts
+    # its 8 ranks read 112.4e9 B within 2 % of its MTBF (1 / (5.48e-9 x 8) = 22.8 d -> 456,093 s):
+    # 112.4e9 / 456,093 = 246.5 kB/s, on top of the other's load
+    cluster_module = sys.modules["calc.cluster"]
+    cp = calc.cluster({"mlperf-checkpoint-llama3-8b": 2})
+    d = cluster_module.cluster_demand(cp)
+    p = cp.plans[0]
+    assert p.restore_read_bytes_per_s == pytest.approx(
+        112_423_657_472 / (0.02 * 54 * 86400 * 16384 / 419 / 8), rel=1e-9
+    )
+    assert d.need_bytes_per_s == pytest.approx(cp.storage_need_bytes_per_s + p.restore_read_bytes_per_s, rel=1e-12)
+    assert d.design_point == "one job restoring"
