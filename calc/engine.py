@@ -698,6 +698,12 @@ def _array(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
     if s.housing:
         held, unpriced = st.describe_housing(s.housing)
         out.append(f"held in {held}" + (f"; not priced: {unpriced}" if unpriced else ""))
+        used = sorted({p.name for x, _ in s.housing for p, _ in x.parts if p.condition == "used"})
+        if used:
+            out.append(
+                f"priced as used-market listings ({', '.join(used)}: a seller's short warranty); "
+                "new parts with the maker's warranty cost more (no list price was found)"
+            )
         if s.networked and d.shared:
             out.append(
                 "a storage server on the network: every node mounts it over NFS (its NFS metadata rate is not "
