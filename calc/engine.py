@@ -543,6 +543,16 @@ def _durability(o: st.StorageOption, d: Demand, s: Sized) -> str:
     return "checkpoints on node-local storage die with the node: the checkpoint store must be shared"
 
 
+def _per_node_checkpoints(o: st.StorageOption, d: Demand, s: Sized) -> str:
+    # A volume per node holds each node's own checkpoint shards: no node can restore another's.
+    if not per_node(o, d) or not d.saving:
+        return ""
+    return (
+        f"each volume attaches to {o.attach_limit:g} node: one per node, so checkpoints written to them are not "
+        "shared and a replaced node cannot restore"
+    )
+
+
 def _scratch(o: st.StorageOption, d: Demand, s: Sized) -> str:
     if not o.scratch or not d.saving:
         return ""
@@ -593,6 +603,7 @@ RULES: list[Rule] = [
     Rule("ephemeral", "ephemeral", _ephemeral),
     Rule("durability", "durability", _durability),
     Rule("scratch", "scratch", _scratch),
+    Rule("per-node checkpoints", "attachment", _per_node_checkpoints),
     Rule("drive class", "drive class", _drive_class),
     Rule("site", "site", _site),
     Rule("site link", "site link", _site_link),

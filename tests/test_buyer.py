@@ -168,3 +168,15 @@ def test_cluster_adds_one_jobs_restore_to_the_others_load() -> None:
     )
     assert d.need_bytes_per_s == pytest.approx(cp.storage_need_bytes_per_s + p.restore_read_bytes_per_s, rel=1e-12)
     assert d.design_point == "one job restoring"
+
+
+def test_block_volumes_follow_their_attach_rules() -> None:
+    # Llama 3 70B on 64 GPUs = 8 nodes on AWS: st1 attaches to one instance, so a volume per node would
+    # hold each node's shards only; io2 multi-attaches to up to 16 and the card says it needs a cluster
+    # file system
+    rec = calc.recommend("mlperf-checkpoint-llama3-70b", site="aws").set_index("option")
+    assert not rec.loc["aws-ebs-st1", "feasible"] and rec.loc["aws-ebs-st1", "limiting"] == "attachment"
+    assert "checkpoints written to them are not shared" in rec.loc["aws-ebs-st1", "why_not"]
+    assert (
+        "multi-attached to 8 nodes (at most 16): needs a cluster-aware file system" in rec.loc["aws-ebs-io2", "caveats"]
+    )
