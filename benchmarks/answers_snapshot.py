@@ -19,6 +19,9 @@ from typing import Any
 
 import pandas as pd
 
+# This checkout's calc, not the one the shared virtualenv installs (run from any directory).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 import calc
 
 cl = importlib.import_module("calc.cluster")

@@ -1,4 +1,8 @@
-"""Calibration of the step-time model: a few global efficiencies fitted on measured throughput.
+"""Calibration of the step-time model and its validation on rows it was not fitted on.
+
+The fit lives in calc.fit (below calc.resolve, which reads it); this module plans held-out rows
+(above calc.plan) and re-exports the fit's names, so ``calc.calibrate.fitted`` still works.
+
 
 The model (calc.compute) predicts one GPU's samples/s from physical figures: training FLOPs
 and GPU-memory traffic per example, per-step traffic, the GPU's dense peak and memory
@@ -31,321 +35,73 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from calc import catalog, compute
+from calc import catalog
+from calc.fit import (
+    CLASSES,
+    DEFAULT_SCALING,
+    FP8_SPEEDUP_RANGE,
+    PARAMS,
+    START,
+    TRANSFORMER_LAYER,
+    TRANSFORMER_LAYER_SOURCE,
+    Fit,
+    GemmFit,
+    GemmRow,
+    _predict_rows,
+    eager_factors,
+    fit,
+    fitted,
+    fp8_gemm_inputs,
+    fp8_quantization_bytes,
+    fp8_source,
+    gemm_fit,
+    gemm_predicted_tflops,
+    gemm_rows,
+    geomean_error,
+    transformer_efficiency,
+)
+from calc.plan import plan
+
+__all__ = [
+    "CLASSES",
+    "DEFAULT_SCALING",
+    "FP8_SPEEDUP_RANGE",
+    "PARAMS",
+    "START",
+    "TRANSFORMER_LAYER",
+    "TRANSFORMER_LAYER_SOURCE",
+    "Fit",
+    "GemmFit",
+    "GemmRow",
+    "calibration",
+    "eager_factors",
+    "fit",
+    "fitted",
+    "fp8_gemm_inputs",
+    "fp8_quantization_bytes",
+    "fp8_source",
+    "fp8_speedup_gpt175b",
+    "gemm_fit",
+    "gemm_predicted_tflops",
+    "gemm_rows",
+    "geomean_error",
+    "llm_summary",
+    "llm_validation",
+    "per_gpu",
+    "size_band",
+    "summary",
+    "transformer_efficiency",
+    "validation",
+]
 
 Array = npt.NDArray[np.float64]
-
-CLASSES = ("fp32", "tf32", "mixed")
-PARAMS = ("e_fp32", "e_tf32", "e_mixed", "e_mem", "t_launch", "n_fill", "k_transformer")
-"""The fitted parameters, in the order of the vector ``theta`` (log space) and ``START``."""
-START = np.log([0.5, 0.4, 0.3, 0.6, 2e-3, 4.0, 1.0])
-"""Starting point of the fit (log space): plausible shares of peak, 2 ms, 4 examples."""
-
-DEFAULT_SCALING = (0.95, 0.95)
-"""Within-node and across-node data-parallel efficiency when calibration.yaml has no table:
-an assumption, stated in the plan's sources."""
-
-
-TRANSFORMER_LAYER = {
-    "hidden": 6144,
-    "heads": 64,
-    "seq_len": 2048,
-    "micro_batch": 4,
-    "tensor_parallel": 8,
-    "time_s": 19.6e-3,
-}
-"""One measured transformer layer: Korthikanti et al. 2022 (arXiv:2205.05198) Table 4, the 22B
-model's layer (Table 3: 64 heads, hidden 6144, TP 8, micro-batch 4, s 2048), forward 7.7 ms +
-backward 11.9 ms = 19.6 ms, no recompute, no sequence parallelism, A100 80GB, mixed precision."""
-
-TRANSFORMER_LAYER_SOURCE = (
-    "calibrated on one measured layer, Korthikanti et al. 2022 Table 4 (22B: h 6144, 64 heads, s 2048,"
-    " micro-batch 4, TP 8, A100 80GB fp16, forward + backward 19.6 ms): 19.6 ms less the fused memory"
-    " traffic and the TP all-reduces over NVLink (300 GB/s) leaves the math time"
-)
-
-
-def transformer_efficiency(memory_efficiency: float) -> float:
-    """Share of the A100's 312 TFLOP/s fp16 peak a transformer layer's math reaches [0-1].
-
-    ``e = F / (P x (t_layer - traffic / (W x e_m) - TP bytes / link))`` for the layer of
-    ``TRANSFORMER_LAYER`` with calc.transformer's own counts, so the step-time model reproduces
-    that measurement exactly. Applied to transformers by their architecture on every GPU in the
-    mixed-precision class (the CNN fit's compute efficiency sits at its bound of 1, because the
-    eager per-op traffic it is fitted with already carries the non-GEMM time).
-    """
-    from calc import transformer as tr
-
-    a = TRANSFORMER_LAYER
-    gpu = catalog.gpus()["A100-SXM4-80GB"]
-    h, s, b, t = a["hidden"], a["seq_len"], a["micro_batch"], a["tensor_parallel"]
-    flops = float(tr.train_flops_per_token(1, h, a["heads"], a["heads"], 4 * h, 0, s, 0)) * s * b / t
-    traffic = float(tr.traffic_bytes_per_sequence(1, h, a["heads"], a["heads"], 4 * h, 0, s, 0, 0, t)) * b
-    link = tr.links("A100-SXM4-80GB", gpu.host_link_bytes_per_s)[0]
-    comm = float(tr.tensor_parallel_bytes_per_layer(b, s, h, t, 0)) / link
-    math_s = a["time_s"] - traffic / (gpu.memory_bandwidth_bytes_per_s * memory_efficiency) - comm
-    return flops / (gpu.peak("fp16") * math_s)
-
-
-@dataclass(frozen=True)
-class Fit:
-    """Fitted step-time parameters (see the module docstring)."""
-
-    compute_efficiency: dict[str, float]
-    memory_efficiency: float
-    launch_overhead_s: float
-    fill_examples: float
-    stack_factors: dict[str, dict[str, float]]
-    family_factors: dict[str, float]
-    scaling_within_node: float
-    scaling_across_nodes: float
-    scaling_source: str
-    rows: int
-    rms_log_error: float
-    excluded_gpu: str = ""
-    gpus: tuple[str, ...] = field(default=())
-
-    @property
-    def describe(self) -> str:
-        return f"global fit on {self.rows} rows of calibration.yaml over {len(self.gpus)} GPUs" + (
-            f", without {self.excluded_gpu}" if self.excluded_gpu else ""
-        )
-
-    @property
-    def transformer_efficiency(self) -> float:
-        """Transformer GEMM efficiency (share of the 16-bit peak) from one measured layer [0-1]."""
-        return transformer_efficiency(self.memory_efficiency)
-
-    @property
-    def transformer_efficiency_source(self) -> str:
-        return (
-            f"transformer compute efficiency {self.transformer_efficiency:.3f}: "
-            + TRANSFORMER_LAYER_SOURCE
-            + f" (fitted memory efficiency {self.memory_efficiency:.3f}); calc.calibrate.transformer_efficiency"
-        )
-
-    def stack_source(self, stack: str) -> str:
-        if stack == "tuned":
-            return "reference stack (NGC-style: channels_last, fused kernels, DALI), factor 1"
-        f = self.stack_factors[stack]
-        return (
-            "x the tuned step time: "
-            + ", ".join(f"{c} {v:.3g}" for c, v in f.items())
-            + " (geometric mean of paired eager NCHW / tuned NHWC rows in calibration.yaml)"
-        )
-
-
-@dataclass(frozen=True)
-class _Rows:
-    """The calibration rows as arrays, for a vectorised prediction."""
-
-    measured: Array
-    batch: Array
-    flops: Array
-    traffic: Array
-    step_traffic: Array
-    peak: Array
-    bandwidth: Array
-    pclass: Array  # index into CLASSES
-    stack: Array  # the row's stack factor (1 for tuned; the measured eager factor of its class)
-    transformer: Array
-    multi_gpu: Array  # 1 where the per-GPU rate comes from a multi-GPU run (within a node)
-    gpu: tuple[str, ...]
-
-
-def _rows(ms: Sequence[catalog.Measurement], eager: dict[str, float] | None = None) -> _Rows:
-    models, gpus = catalog.models(), catalog.gpus()
-    eager = eager if eager is not None else eager_factors()
-
-    def col(f: Callable[[catalog.Measurement], float]) -> Array:
-        return np.array([f(m) for m in ms], dtype=float)
-
-    def flops(m: catalog.Measurement) -> float:
-        md = models[m.model]
-        return md.train_flops if math.isfinite(md.train_flops) else compute.TRAIN_FLOPS_MULTIPLIER * md.forward_flops
-
-    return _Rows(
-        measured=col(lambda m: m.samples_per_s),
-        batch=col(lambda m: m.batch_size),
-        flops=col(flops),
-        traffic=col(lambda m: models[m.model].traffic(catalog.memory_class(m.precision))[0]),
-        step_traffic=col(lambda m: models[m.model].traffic(catalog.memory_class(m.precision))[1]),
-        # fp32 convolutions reach only part of a 128-lane SM's peak (calc.compute.convolution_peak_share).
-        peak=col(
-            lambda m: (
-                gpus[m.gpu].peak(m.precision)
-                * compute.convolution_peak_share(m.gpu, m.precision, models[m.model].family)[0]
-            )
-        ),
-        bandwidth=col(lambda m: gpus[m.gpu].memory_bandwidth_bytes_per_s),
-        pclass=col(lambda m: CLASSES.index(catalog.precision_class(m.precision))),
-        stack=col(lambda m: eager[catalog.precision_class(m.precision)] if m.stack == "eager" else 1.0),
-        transformer=col(lambda m: float(models[m.model].family == "transformer")),
-        multi_gpu=col(lambda m: float(m.gpus > 1)),
-        gpu=tuple(m.gpu for m in ms),
-    )
-
-
-def _predict(theta: Array, r: _Rows, within_node: float) -> Array:
-    """Per-GPU samples/s the model predicts for each row, with parameters ``theta`` (log space)."""
-    p = np.exp(theta)
-    e_c = p[:3][r.pclass.astype(int)] * np.where(r.transformer > 0, p[6], 1.0)
-    e_m = min(p[3], 1.0)
-    *_, t = compute.model_terms(
-        r.batch, r.flops, r.peak, np.minimum(e_c, 1.0), r.traffic, r.bandwidth, e_m, r.step_traffic, p[4], p[5], r.stack
-    )
-    rate: Array = r.batch / t * np.where(r.multi_gpu > 0, within_node, 1.0)
-    return rate
-
-
-def _nelder_mead(f: Callable[[Array], float], x0: Array, step: float = 0.5, iters: int = 4000) -> Array:
-    """Minimise ``f`` from ``x0`` (a compact Nelder-Mead; NumPy only, deterministic)."""
-    n = len(x0)
-    simplex = np.vstack([x0] + [x0 + step * np.eye(n)[i] for i in range(n)])
-    values = np.array([f(x) for x in simplex])
-    for _ in range(iters):
-        order = np.argsort(values)
-        simplex, values = simplex[order], values[order]
-        if values[-1] - values[0] < 1e-12:
-            break
-        centroid = simplex[:-1].mean(axis=0)
-        reflected = centroid + (centroid - simplex[-1])
-        fr = f(reflected)
-        if fr < values[0]:
-            expanded = centroid + 2 * (centroid - simplex[-1])
-            fe = f(expanded)
-            simplex[-1], values[-1] = (expanded, fe) if fe < fr else (reflected, fr)
-        elif fr < values[-2]:
-            simplex[-1], values[-1] = reflected, fr
-        else:
-            contracted = centroid + 0.5 * (simplex[-1] - centroid)
-            fc = f(contracted)
-            if fc < values[-1]:
-                simplex[-1], values[-1] = contracted, fc
-            else:  # shrink towards the best point
-                simplex[1:] = simplex[0] + 0.5 * (simplex[1:] - simplex[0])
-                values[1:] = [f(x) for x in simplex[1:]]
-    result: Array = simplex[int(np.argmin(values))]
-    return result
-
-
-@functools.cache
-def eager_factors() -> dict[str, float]:
-    """Step-time ratio eager / tuned per precision class, from paired calibration rows [1].
-
-    A pair is one model, GPU, precision and batch measured both ways; a class with no pair
-    gets the mean of the others (1 if there are none at all).
-    """
-    rows = catalog.measurements()
-    tuned = {(m.model, m.gpu, m.precision, m.batch_size): m.samples_per_s for m in rows if m.stack == "tuned"}
-    ratios: dict[str, list[float]] = {c: [] for c in CLASSES}
-    for m in rows:
-        key = (m.model, m.gpu, m.precision, m.batch_size)
-        if m.stack == "eager" and key in tuned:
-            ratios[catalog.precision_class(m.precision)].append(tuned[key] / m.samples_per_s)
-    known = {c: float(np.exp(np.mean(np.log(v)))) for c, v in ratios.items() if v}
-    fallback = float(np.exp(np.mean(np.log(list(known.values()))))) if known else 1.0
-    return {c: known.get(c, fallback) for c in CLASSES}
-
-
-def _scaling() -> tuple[float, float, str]:
-    within: list[float] = []
-    across: list[float] = []
-    for s in catalog.scaling_rows():
-        one = s.samples_per_s[s.gpus.index(1)]
-        for g, rate in zip(s.gpus, s.samples_per_s, strict=True):
-            if g == 1:
-                continue
-            eff = rate / (g * one)
-            (within if g <= 8 else across).append(eff)
-    if not within:
-        return (*DEFAULT_SCALING, "assumed 0.95 within a node and 0.95 across nodes (no published table loaded)")
-    w = float(np.exp(np.mean(np.log(within))))
-    a = float(np.exp(np.mean(np.log(across)))) / w if across else DEFAULT_SCALING[1]
-    a = min(a, 1.0)
-    return (
-        w,
-        a,
-        (
-            f"geometric mean of {len(within)} published 2-8 GPU efficiencies ({w:.3f})"
-            + (
-                f" and {len(across)} multi-node ones ({a:.3f} beyond the node)"
-                if across
-                else "; across nodes assumed 0.95"
-            )
-            + " (calibration.yaml scaling)"
-        ),
-    )
-
-
-def fit(exclude_gpu: str = "", rows: Sequence[catalog.Measurement] | None = None, per_family: bool = False) -> Fit:
-    """Fit the global parameters on the calibration rows (all, or without ``exclude_gpu``).
-
-    ``per_family`` adds a transformer/CNN compute-efficiency ratio (off by default: see above).
-    """
-    ms = [m for m in (rows if rows is not None else catalog.measurements()) if m.gpu != exclude_gpu]
-    r = _rows(ms)
-    within, across, scaling_src = _scaling()
-    log_measured = np.log(r.measured)
-    has_transformer = per_family and bool(r.transformer.any() and (r.transformer == 0).any())
-
-    def loss(theta: Array) -> float:
-        full = theta.copy()
-        if not has_transformer:
-            full[6] = 0.0
-        err = np.log(_predict(full, r, within)) - log_measured
-        # Efficiencies above 1 are unphysical: a steep penalty keeps the fit inside.
-        over = np.maximum(full[:4], 0.0)
-        return float(np.mean(err**2) + 10 * np.sum(over**2))
-
-    theta = _nelder_mead(loss, START.copy())
-    theta = _nelder_mead(loss, theta, step=0.2)  # a restart escapes an early collapse
-    if not has_transformer:
-        theta[6] = 0.0
-    p = np.exp(theta)
-    err = np.log(_predict(theta, r, within)) - log_measured
-    return Fit(
-        compute_efficiency={c: float(min(p[i], 1.0)) for i, c in enumerate(CLASSES)},
-        memory_efficiency=float(min(p[3], 1.0)),
-        launch_overhead_s=float(p[4]),
-        fill_examples=float(p[5]),
-        stack_factors={"tuned": dict.fromkeys(CLASSES, 1.0), "eager": eager_factors()},
-        family_factors={"cnn": 1.0, "transformer": float(p[6])},
-        scaling_within_node=within,
-        scaling_across_nodes=across,
-        scaling_source=scaling_src,
-        rows=len(ms),
-        rms_log_error=float(np.sqrt(np.mean(err**2))),
-        excluded_gpu=exclude_gpu,
-        gpus=tuple(sorted(set(r.gpu))),
-    )
-
-
-@functools.cache
-def fitted() -> Fit:
-    """The fit on every calibration row (computed once per process)."""
-    return fit()
-
-
-def _predict_rows(f: Fit, ms: Sequence[catalog.Measurement]) -> Array:
-    theta = np.log(
-        [
-            *(f.compute_efficiency[c] for c in CLASSES),
-            f.memory_efficiency,
-            f.launch_overhead_s,
-            f.fill_examples,
-            f.family_factors["transformer"],
-        ]
-    )
-    return _predict(theta, _rows(ms), f.scaling_within_node)
 
 
 @functools.cache
@@ -403,12 +159,6 @@ def validation() -> pd.DataFrame:
     return _frame(ms, _predict_rows(fitted(), ms))
 
 
-def geomean_error(predicted: Array | pd.Series, measured: Array | pd.Series) -> float:
-    """Geometric-mean error factor minus one: exp(mean |log(pred/meas)|) - 1 (0 = exact)."""
-    ratio = np.asarray(predicted, dtype=float) / np.asarray(measured, dtype=float)
-    return float(np.exp(np.mean(np.abs(np.log(ratio)))) - 1)
-
-
 def summary(table: pd.DataFrame | None = None) -> dict[str, float]:
     """Overall geometric-mean errors: in-sample and leave-one-GPU-out (0 = exact)."""
     t = calibration() if table is None else table
@@ -460,8 +210,6 @@ def llm_validation() -> pd.DataFrame:
     name, band, precision, layout (``none`` = data parallel / FSDP only, ``TP/PP`` otherwise),
     measured and predicted tokens/s per GPU, error (predicted/measured - 1), source.
     """
-    from calc.plan import plan
-
     raw = catalog.load_yaml(catalog.presets_dir() / "validation.yaml")
     rows = raw.get("llm", []) if isinstance(raw, dict) else []
     out = []
@@ -538,58 +286,6 @@ their framework 75 % faster than bf16 Megatron-LM and 37 % faster than Transform
 geometric mean, 1.34x. No longer fitted on: a cross-check of the GEMM-based fp8 model
 (``fp8_speedup_gpt175b``, tests/test_transformer.py)."""
 
-FP8_SPEEDUP_RANGE = (1.75 / 1.37, 1.64 / 1.17)
-"""FP8-LM's two published Transformer Engine fp8 / bf16 ratios for GPT-175B on H100 [1]."""
-
-
-def fp8_source() -> str:
-    """Where the fp8 efficiency comes from, with the fitted figures (the plan's ``efficiency`` source)."""
-    f = gemm_fit()
-    return (
-        "fp8: the transformer's 16-bit layer efficiency with its 12 matrix multiplies at fp8 speed"
-        f" (GEMM roofline fitted on {f.rows} published bf16/fp8 GEMMs on H100/H800, presets/gemm.yaml:"
-        f" {f.peak_efficiency['bf16']:.1%} of the bf16 and {f.peak_efficiency['fp8']:.1%} of the fp8 peak plus"
-        f" operands and result at {f.bandwidth_efficiency:.0%} of the memory bandwidth, {f.error:.1%} geometric-mean"
-        f" error) at this micro-batch's shapes, plus {fp8_quantization_bytes():.1f} B of memory traffic per"
-        " quantized element (Transformer Engine's GEMM benchmark); the rest of the layer's math and the attention"
-        " stay 16-bit; calc.transformer.fp8_math_factor"
-    )
-
-
-def fp8_gemm_inputs() -> dict[str, float]:
-    """Scenario values for calc.transformer.fp8_math_factor: the GEMM fit and the quantization bytes."""
-    f = gemm_fit()
-    return {
-        "gemm_peak_efficiency_16bit": f.peak_efficiency["bf16"],
-        "gemm_peak_efficiency_fp8": f.peak_efficiency["fp8"],
-        "gemm_bandwidth_efficiency": f.bandwidth_efficiency,
-        "fp8_quantization_bytes_per_element": fp8_quantization_bytes(),
-    }
-
-
-@functools.cache
-def fp8_quantization_bytes() -> float:
-    """Bytes of GPU-memory traffic per element fp8 training quantizes [bytes/element].
-
-    Transformer Engine's GEMM benchmark (presets/gemm.yaml ``quantization``): the 12 GEMMs of a
-    layer (h 4096, FFN 16384 plain, 15,872 tokens, H200 NVL at 4.8 TB/s) take 18.978 ms with delayed
-    scaling in autocast (cast, amax, transpose timed) against 16.785 ms with the operands already
-    in fp8. The 2.193 ms difference moves ``2.193e-3 x 4.8e12 x e_w`` bytes over the layer's
-    ``calc.transformer.quantized_elements`` (1,241.5 M): about 8.5 B per element (a cast reads 2 B
-    and writes 1 B plus a 1 B transpose; the amax and scale passes read it again).
-    """
-    from calc import transformer as tr
-    from calc.errors import PresetError
-
-    q = catalog._Entry("gemm.yaml", "quantization", _gemm_yaml().get("quantization"))
-    keys = ("fp8_delayed_autocast_ms", "fp8_prequantized_ms", "tokens", "hidden", "ffn_hidden", "bandwidth_tb_s")
-    v = {key: q.quantity(key, "count") for key in keys}
-    if v["fp8_delayed_autocast_ms"] <= v["fp8_prequantized_ms"]:
-        raise PresetError("gemm.yaml: quantization", "the autocast time must exceed the pre-quantized one")
-    gemms = tr.layer_gemms(v["tokens"], v["hidden"], 1, 1, v["ffn_hidden"], 0)
-    moved = (v["fp8_delayed_autocast_ms"] - v["fp8_prequantized_ms"]) * 1e-3 * v["bandwidth_tb_s"] * 1e12
-    return float(moved * gemm_fit().bandwidth_efficiency / float(tr.quantized_elements(gemms)))
-
 
 def fp8_speedup_gpt175b() -> float:
     """The model's fp8 / bf16 training speed for GPT-175B on H100 [1] (FP8-LM's 1.28-1.40x).
@@ -597,8 +293,6 @@ def fp8_speedup_gpt175b() -> float:
     GPT-175B as FP8-LM trains it: 96 layers x 12288, 96 heads, s 2048, TP 8, PP 8, 64
     micro-batches of 1, selective recompute, 64 GPUs.
     """
-    from calc.plan import plan
-
     common: dict[str, Any] = {
         "model": "transformer",
         "gpu": "H100-SXM",
@@ -624,125 +318,3 @@ def fp8_speedup_gpt175b() -> float:
     bf16 = plan(precision="bf16", **common).model_step_time_s
     fp8 = plan(precision="fp8", **common).model_step_time_s
     return float(bf16 / fp8)
-
-
-@dataclass(frozen=True)
-class GemmRow:
-    """One published GEMM throughput (presets/gemm.yaml ``rows``)."""
-
-    gpu: str
-    precision: str
-    m: float
-    n: float
-    k: float
-    tflops: float
-    peak_flops_per_s: float
-    bandwidth_bytes_per_s: float
-    source: str
-    fit: bool = True
-
-
-def _source(r: catalog._Entry) -> str:
-    from calc.errors import PresetError
-
-    src = r.text("source")
-    if not src:
-        raise PresetError(r.where("source"), "expected the source of the figure")
-    return src
-
-
-@functools.cache
-def _gemm_yaml() -> dict[str, Any]:
-    """presets/gemm.yaml, read once: ``gpus`` (a mapping), ``rows`` (a list), ``quantization``."""
-    from calc.errors import PresetError
-
-    raw = catalog.load_yaml(catalog.presets_dir() / "gemm.yaml")
-    if not isinstance(raw, dict) or not isinstance(raw.get("gpus"), dict) or not isinstance(raw.get("rows"), list):
-        raise PresetError("gemm.yaml", "expected a mapping with 'gpus' (a mapping) and 'rows' (a list)")
-    return raw
-
-
-@functools.cache
-def gemm_rows() -> tuple[GemmRow, ...]:
-    """The published GEMM measurements of presets/gemm.yaml, validated (PresetError otherwise)."""
-    from calc.errors import PresetError
-
-    gpus: dict[str, Any] = _gemm_yaml()["gpus"]
-    out = []
-    for i, data in enumerate(_gemm_yaml()["rows"]):
-        r = catalog._Entry("gemm.yaml", f"rows[{i}]", data)
-        g = gpus.get(str(r.get("gpu")))
-        if not isinstance(g, dict):
-            raise PresetError(r.where("gpu"), f"{r.get('gpu')!r} is not under 'gpus' ({', '.join(map(str, gpus))})")
-        prec = r.get("precision")
-        if prec not in ("bf16", "fp8"):
-            raise PresetError(r.where("precision"), f"expected bf16 or fp8, got {prec!r}")
-        gpu = catalog._Entry("gemm.yaml", f"gpus: {r.get('gpu')}", g)
-        fit = r.get("fit", True)
-        if not isinstance(fit, bool):
-            raise PresetError(r.where("fit"), f"expected true or false, got {fit!r}")
-        out.append(
-            GemmRow(
-                gpu=str(r.get("gpu")),
-                precision=str(prec),
-                peak_flops_per_s=gpu.quantity(str(prec), "count") * 1e12,
-                bandwidth_bytes_per_s=gpu.quantity("bandwidth_tb_s", "count") * 1e12,
-                source=_source(r),
-                fit=fit,
-                **{key: r.quantity(key, "count") for key in ("m", "n", "k", "tflops")},
-            )
-        )
-    return tuple(out)
-
-
-@dataclass(frozen=True)
-class GemmFit:
-    """Fitted GEMM roofline (calc.transformer.gemm_time_s): a share of peak per precision, one of
-    the memory bandwidth, and the geometric-mean error of the fit over the rows."""
-
-    peak_efficiency: dict[str, float]
-    bandwidth_efficiency: float
-    rows: int
-    error: float
-
-
-def gemm_predicted_tflops(rows: Sequence[GemmRow], peak_eff: dict[str, float], bw_eff: float) -> Array:
-    """TFLOP/s calc.transformer.gemm_time_s gives each row [TFLOP/s]."""
-    from calc import transformer as tr
-
-    out = []
-    for r in rows:
-        b_in, b_out = tr.GEMM_BYTES[r.precision]
-        t = tr.gemm_time_s(
-            r.m, r.n, r.k, r.peak_flops_per_s, r.bandwidth_bytes_per_s, b_in, b_out, peak_eff[r.precision], bw_eff
-        )
-        out.append(2 * r.m * r.n * r.k / float(t) / 1e12)
-    return np.asarray(out, dtype=float)
-
-
-@functools.cache
-def gemm_fit() -> GemmFit:
-    """Fit ``e_p[bf16]``, ``e_p[fp8]`` and ``e_w`` of the GEMM roofline on presets/gemm.yaml.
-
-    Minimises the mean squared log error of predicted against published TFLOP/s over every row
-    (bf16 and fp8 together, all GPUs) but those marked ``fit: false``, Nelder-Mead in log space.
-    """
-    rows = [r for r in gemm_rows() if r.fit]
-    measured = np.asarray([r.tflops for r in rows], dtype=float)
-
-    def loss(theta: Array) -> float:
-        e = np.exp(theta)
-        if np.any(e > 1.0):
-            return 1e9
-        pred = gemm_predicted_tflops(rows, {"bf16": e[0], "fp8": e[1]}, e[2])
-        return float(np.mean(np.log(pred / measured) ** 2))
-
-    theta = _nelder_mead(loss, np.log([0.7, 0.7, 0.5]))
-    e = np.exp(theta)
-    pred = gemm_predicted_tflops(rows, {"bf16": e[0], "fp8": e[1]}, e[2])
-    return GemmFit(
-        peak_efficiency={"bf16": float(e[0]), "fp16": float(e[0]), "fp8": float(e[1])},
-        bandwidth_efficiency=float(e[2]),
-        rows=len(rows),
-        error=geomean_error(pred, measured),
-    )

@@ -19,7 +19,9 @@ from typing import Any
 
 import yaml
 
+from calc import compute
 from calc.errors import InputError, PresetError
+from calc.host import tensor_bytes
 from calc.units import Kind, parse
 
 STACKS = ("tuned", "eager")
@@ -300,11 +302,11 @@ def _nvlink(e: _Entry) -> dict[str, Any]:
 
 
 def _architecture(e: _Entry) -> str:
-    from calc.compute import ARCHITECTURE_FP32_LANES  # calc.compute has the lane figures and sources
-
     a = e.text("architecture", "")
-    if a and a not in ARCHITECTURE_FP32_LANES:
-        raise PresetError(e.where("architecture"), f"unknown {a!r}; accepted: {', '.join(ARCHITECTURE_FP32_LANES)}")
+    if a and a not in compute.ARCHITECTURE_FP32_LANES:
+        raise PresetError(
+            e.where("architecture"), f"unknown {a!r}; accepted: {', '.join(compute.ARCHITECTURE_FP32_LANES)}"
+        )
     return a
 
 
@@ -346,8 +348,6 @@ def models() -> dict[str, Model]:
         sources = e.get("sources")
         if not isinstance(sources, dict):
             raise PresetError(e.where("sources"), "expected a mapping field: source")
-        from calc.host import tensor_bytes  # validates the tensor spec
-
         tensors = e.text("tensors")
         tensor_bytes(tensors, e.where("tensors"))
         model = Model(
@@ -564,3 +564,24 @@ def scenario_files() -> dict[str, Path]:
     """Scenario preset files by name (presets/scenarios/NAME.yaml)."""
     folder = presets_dir() / "scenarios"
     return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
+
+
+def convolution_peak_share(gpu: str, precision: str, family: str) -> tuple[float, str]:
+    """The fp32 convolution share for a GPU preset, precision and model family, with its source.
+
+    1 unless the precision is ``fp32`` (TF32 off: CUDA cores) and the model is a CNN (its
+    FLOPs are convolutions; a transformer's are GEMMs, which reach the full peak) on a GPU of a
+    known architecture.
+    """
+    if precision != "fp32" or family != "cnn":
+        return 1.0, ""
+    arch = gpus()[gpu].architecture if gpu in gpus() else ""
+    if not arch:
+        return (
+            1.0,
+            f"{gpu}: no architecture in gpus.yaml, so no FP32 lane figure; its datasheet fp32 peak is"
+            " taken as reachable",
+        )
+    lanes, src = compute.ARCHITECTURE_FP32_LANES[arch]
+    share = float(compute.fp32_convolution_share(lanes))
+    return share, f"fp32 convolutions reach {share:g} of the fp32 peak on {arch} ({lanes} FP32 lanes per SM: {src})"

@@ -46,6 +46,7 @@ import numpy.typing as npt
 from calc._types import Numeric
 from calc.errors import InputError
 from calc.formula import formula, note
+from calc.units import MONTH_S
 
 note("checkpoint_writing_ranks", "ZeRO 0: TP x PP (one replica writes); else DP x TP x PP")
 note(
@@ -451,8 +452,8 @@ INTERRUPTIONS_PER_GPU_S = LLAMA3_UNEXPECTED_INTERRUPTIONS / (LLAMA3_SNAPSHOT_S *
 """Unexpected interruptions per GPU-second [1/s]: 419 / (54 d x 16,384) = 4.736e-4 per GPU-day
 = 5.48e-9 /s, one per 2,111 GPU-days. Hardware made about 78 % of them (paper), so the rate is
 taken per GPU and scales with the job's GPU count."""
-SECONDS_PER_MONTH = 30 * 86400.0
-"""A month for failure counts [s]: 30 days, as ``calc.sizing.MONTH_S`` prices a month."""
+SECONDS_PER_MONTH = float(MONTH_S)
+"""A month for failure counts [s]: ``calc.units.MONTH_S`` (30 days), the month every charge uses."""
 DEFAULT_LOAD_BYTES_PER_S = 0.76e9
 """Rate one rank turns a checkpoint file into tensors [bytes/s]: 0.76 GB/s, measured with
 ``calc.measure.checkpoint_load`` (``torch.load`` of a 1 GiB bf16 tensor from the page cache,

@@ -37,18 +37,19 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
 import yaml
 
-from calc import catalog, demand
+from calc import catalog, cluster_load, demand
 from calc import engine as en
 from calc import sizing as sz
 from calc import storage as st
+from calc.cluster_load import TOTALS, _writes, fmt_total, write_need_bytes_per_s
 from calc.engine import checkpoint_writes_per_month
 from calc.errors import InputError, PresetError
 from calc.plan import Plan, plan
-from calc.scenario import FIELDS, Scenario, to_text
+from calc.report import cluster_markdown
+from calc.scenario import FIELDS, Scenario, check_field, from_text, to_text
 from calc.scenario import scenario as preset_scenario
 from calc.site import job_site
 from calc.units import MONTH_S, Kind, fmt, fmt_usd, parse
@@ -281,8 +282,6 @@ def _pair(text: str, where: str) -> tuple[str, str]:
 
 
 def _read_input(key: str, value: str) -> Any:
-    from calc.scenario import check_field, from_text
-
     v = from_text(key, value)
     return v if v is None else check_field(key, v)
 
@@ -414,23 +413,8 @@ class ClusterPlan:
         return pd.DataFrame(rows)
 
     def totals(self) -> dict[str, float]:
-        """The combined figures by name [base units]."""
-        keys = (
-            "read_bytes_per_s",
-            "read_iops",
-            "file_opens_per_s",
-            "metadata_ops_per_s",
-            "first_epoch_read_bytes_per_s",
-            "start_burst_read_bytes_per_s",
-            "peak_write_bytes_per_s",
-            "average_write_bytes_per_s",
-            "write_need_bytes_per_s",
-            "storage_need_bytes_per_s",
-            "dataset_bytes",
-            "checkpoint_capacity_bytes",
-            "stored_bytes",
-        )
-        return {k: float(getattr(self, k)) for k in keys}
+        """The combined figures by name [base units] (``calc.cluster_load.TOTALS``)."""
+        return {k: float(getattr(self, k)) for k in TOTALS}
 
     def explain(self) -> str:
         """How each combined figure is added up, with the numbers."""
@@ -498,52 +482,6 @@ class ClusterPlan:
 
 def _entry_writes(cp: ClusterPlan) -> list[dict[str, float]]:
     return [_writes(p, n) for p, n in zip(cp.plans, cp.copies, strict=True)]
-
-
-def saves_async(p: Plan) -> bool:
-    """The plan's resolved save mode: ``auto`` is async for sharded state (calc.resolve)."""
-    return bool(p.values["checkpoint_async"] > 0)
-
-
-def _writes(p: Plan, n: int) -> dict[str, float]:
-    """One entry's checkpoint figures for its ``n`` copies [bytes/s, bytes].
-
-    ``w`` is one job's write rate while it saves (a sync burst, or an async drain that runs all
-    the time); ``peak`` all copies at once; ``average`` n x C / T (T the resolved interval, given
-    or Young-Daly); ``extra_aligned`` what the saves add over the entry's reads when all copies
-    save at once; ``extra_one`` what one copy's save adds.
-    """
-    w = p.checkpoint_write_bytes_per_s
-    saving = w > 0
-    interval = float(p.values["checkpoint_interval_used_s"]) if saving else math.inf
-    average = n * p.checkpoint_bytes / interval if saving and math.isfinite(interval) and interval > 0 else 0.0
-    reads = p.read_bytes_per_s
-    is_async = saves_async(p)
-    return {
-        "w": w,
-        "peak": n * w,
-        "average": average,
-        "async": float(is_async),
-        "extra_aligned": n * w if is_async else max(n * w - reads, 0.0),
-        "extra_one": w if is_async else max(w - reads / n, 0.0),
-        "kept": n * p.checkpoint_capacity_bytes if saving else 0.0,
-    }
-
-
-def write_need_bytes_per_s(writes: Sequence[Mapping[str, float]], saves: str) -> float:
-    """Bandwidth the checkpoint saves add to the reads [bytes/s], aligned or staggered.
-
-    Async drains run all the time (their sum counts in both modes). Aligned: every sync job saves
-    at once, each pausing its reads. Staggered: sync saves spread out, so the storage carries the
-    largest single save beyond its job's reads, or, when saves are so frequent that they must
-    overlap, their time average (sum of n x C / T).
-    """
-    drains = sum(w["extra_aligned"] for w in writes if w["async"])
-    sync = [w for w in writes if not w["async"]]
-    if saves == "aligned":
-        return drains + sum(w["extra_aligned"] for w in sync)
-    one = max((w["extra_one"] for w in sync), default=0.0)
-    return drains + max(one, sum(w["average"] for w in sync))
 
 
 def cluster(jobs: Any, /, **inputs: Any) -> ClusterPlan:
@@ -617,7 +555,7 @@ def _combine(c: Cluster, plans: tuple[Plan, ...], copies: tuple[int, ...]) -> Cl
         checkpoint_capacity_bytes=kept,
         stored_bytes=data + kept,
         datasets=datasets,
-        clients=sum(math.ceil(p.scenario.gpus_per_job / p.scenario.gpus_per_node) * p.scenario.jobs for p in plans),
+        clients=sum(int(p.values["clients"]) for p in plans),  # each plan's nodes (calc.stages, one formula)
         gpus=sum(p.scenario.gpus_per_job * p.scenario.jobs for p in plans),
         warnings=tuple(warnings),
     )
@@ -626,59 +564,10 @@ def _combine(c: Cluster, plans: tuple[Plan, ...], copies: tuple[int, ...]) -> Cl
 # ------------------------------------------------------------------ timeline (the day chart)
 
 
-def _save_starts(cp: ClusterPlan, seconds: float) -> list[tuple[npt.NDArray[np.float64], float]]:
-    """Each entry's sync save start times within ``seconds`` (every copy's) and one save's length [s].
-
-    Saves start at t = 0 (aligned) or are spread evenly over the shortest interval by a global
-    index of all sync-saving copies (staggered): copy g starts at g / N of the shortest interval,
-    so saves whose intervals are multiples of it never meet while each lasts less than shortest / N.
-    Intervals and modes are the plans' resolved ones. Work: one array per entry, linear in the saves.
-    """
-    sync = [(p.checkpoint_write_bytes_per_s > 0 and not saves_async(p)) for p in cp.plans]
-    total = sum(n for n, s in zip(cp.copies, sync, strict=True) if s)
-    intervals = [float(p.values["checkpoint_interval_used_s"]) for p in cp.plans]
-    shortest = min((t for t, s in zip(intervals, sync, strict=True) if s), default=1.0)
-    out: list[tuple[npt.NDArray[np.float64], float]] = []
-    first = 0  # the global index of this entry's first sync-saving copy
-    for p, n, s, interval in zip(cp.plans, cp.copies, sync, intervals, strict=True):
-        if not s:
-            out.append((np.zeros(0), 0.0))
-            continue
-        dur = min(p.checkpoint_bytes / p.checkpoint_write_bytes_per_s, interval)
-        phases = np.zeros(n) if cp.saves == "aligned" else shortest * np.arange(first, first + n) / total
-        first += n
-        k = np.arange(math.ceil(seconds / interval) + 1)
-        starts = (phases[:, None] + k[None, :] * interval).ravel()
-        out.append((np.sort(starts[starts < seconds]), dur))
-    return out
-
-
 def timeline(cp: ClusterPlan, seconds: float = 86400.0) -> pd.DataFrame:
-    """Each job type's reads and checkpoint writes over ``seconds`` [bytes/s], as step segments.
-
-    Columns: time_s (start of a segment; the rate holds until the next row), then
-    ``<job> reads`` and ``<job> checkpoints`` per entry. A sync save pauses its copy's reads for
-    C / w seconds (``_save_starts``); an async drain writes C / T all the time. Each segment counts
-    the saves running in it as (saves started by then) - (saves ended by then), two sorted searches.
-    """
-    saves = _save_starts(cp, seconds)
-    edges = [np.array([0.0, float(seconds)])]
-    for starts, dur in saves:
-        edges += [starts, np.minimum(starts + dur, seconds)]
-    times = np.unique(np.concatenate(edges))
-    starts_t = times[:-1]
-    cols: dict[str, Any] = {"time_s": starts_t}
-    for p, n, (starts, dur) in zip(cp.plans, cp.copies, saves, strict=True):
-        w = p.checkpoint_write_bytes_per_s
-        ends = np.sort(np.minimum(starts + dur, seconds))
-        saving_now = (
-            np.searchsorted(starts, starts_t, side="right") - np.searchsorted(ends, starts_t, side="right")
-        ).astype(float)
-        per_copy = p.read_bytes_per_s / n
-        cols[f"{p.scenario.name} reads"] = per_copy * (n - saving_now)
-        drain = saves_async(p) and w > 0
-        cols[f"{p.scenario.name} checkpoints"] = np.full(len(starts_t), n * w) if drain else saving_now * w
-    return pd.DataFrame(cols)
+    """Each job type's reads and checkpoint writes over ``seconds`` [bytes/s], as step segments
+    (``calc.cluster_load.timeline``, where calc.plots reads it)."""
+    return cluster_load.timeline(cp, seconds)
 
 
 # ------------------------------------------------------------------ the answer for the cluster
@@ -894,8 +783,8 @@ def cluster_answer(x: ClusterPlan | Cluster | Any, /, **inputs: Any) -> ClusterA
         sc = p.scenario
         target = sc.target_gpu_utilization
         util = min(p.gpu_utilization, f * target) if f < 1 else p.gpu_utilization
-        price = sc.gpu_price_per_hour if sc.gpu_price_per_hour is not None else catalog.gpu(sc.gpu).price_per_hour
-        idle_h = g * (1 - util) * sz.HOURS_PER_MONTH
+        price, _ = en.gpu_price_per_hour(sc.gpu, sc.gpu_price_per_hour)
+        idle_h = en.idle_gpu_hours_per_month(g, util)
         rows_out.append(
             {
                 "job": sc.name,
@@ -1200,8 +1089,6 @@ def command_output(c: Cluster, form: str) -> str:
     """The CLI's text: table (answer, per-job rows, totals), json, yaml or markdown (the report)."""
     a = cluster_answer(c)
     if form == "markdown":
-        from calc.report import cluster_markdown
-
         return cluster_markdown(a)
     jobs = a.plan.to_frame().merge(a.jobs.drop(columns=["count", "gpus", "gpu_utilization_alone"]), on="job")
     if form == "table":
@@ -1251,8 +1138,4 @@ def json_safe(data: Any) -> Any:
 
 
 def _fmt_total(key: str, value: float) -> str:
-    if key.endswith("bytes_per_s"):
-        return fmt(value, "bytes_per_s")
-    if key.endswith("_bytes"):
-        return fmt(value, "bytes")
-    return fmt(value, "count_per_s", "ops/s" if "metadata" in key else "reads/s" if "iops" in key else "/s")
+    return fmt_total(key, value)

@@ -265,26 +265,3 @@ def fp32_convolution_share(fp32_lanes_per_sm: Numeric) -> Numeric:
     whitepaper (2020), SM datapaths; docs/model.md 4.3.1.
     """
     return np.minimum(1.0, FP32_LANES_FED_PER_SM / np.asarray(fp32_lanes_per_sm, dtype=float))
-
-
-def convolution_peak_share(gpu: str, precision: str, family: str) -> tuple[float, str]:
-    """The fp32 convolution share for a GPU preset, precision and model family, with its source.
-
-    1 unless the precision is ``fp32`` (TF32 off: CUDA cores) and the model is a CNN (its
-    FLOPs are convolutions; a transformer's are GEMMs, which reach the full peak) on a GPU of a
-    known architecture.
-    """
-    if precision != "fp32" or family != "cnn":
-        return 1.0, ""
-    from calc.catalog import gpus  # the GPU preset names its architecture (gpus.yaml)
-
-    arch = gpus()[gpu].architecture if gpu in gpus() else ""
-    if not arch:
-        return (
-            1.0,
-            f"{gpu}: no architecture in gpus.yaml, so no FP32 lane figure; its datasheet fp32 peak is"
-            " taken as reachable",
-        )
-    lanes, src = ARCHITECTURE_FP32_LANES[arch]
-    share = float(fp32_convolution_share(lanes))
-    return share, f"fp32 convolutions reach {share:g} of the fp32 peak on {arch} ({lanes} FP32 lanes per SM: {src})"

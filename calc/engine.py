@@ -40,7 +40,7 @@ from calc import storage as st
 from calc.plan import Plan
 from calc.scenario import ask
 from calc.site import job_site, workstation
-from calc.units import DAYS_PER_MONTH, DAYS_PER_YEAR, MONTH_S, fmt, parse
+from calc.units import DAYS_PER_MONTH, DAYS_PER_YEAR, HOURS_PER_MONTH, MONTH_S, fmt, parse
 
 MAX_UNITS = 1e6
 """The most units of one option an answer names (Scenario ``storage_units`` accepts up to 1e6)."""
@@ -260,6 +260,23 @@ def reads_in_flight(reads_per_s_per_gpu: float, service_s: float) -> int:
     many workers per GPU to sustain ``reads_per_s_per_gpu`` at ``service_s`` a read.
     """
     return math.ceil(reads_per_s_per_gpu * service_s - 1e-9)
+
+
+def gpu_price_per_hour(gpu: str, given: float | None) -> tuple[float, str]:
+    """What a GPU-hour costs [USD/h] and where the figure comes from: the scenario's
+    ``gpu_price_per_hour`` when given, else the GPU preset's (presets/gpus.yaml, its source)."""
+    if given is not None:
+        return float(given), "scenario"
+    g = catalog.gpu(gpu)
+    return g.price_per_hour, g.price_source
+
+
+def idle_gpu_hours_per_month(gpus: float, utilization: float) -> float:
+    """GPU-hours a month the GPUs wait for data [h]: gpus x (1 - utilization) x HOURS_PER_MONTH.
+
+    Idle GPU time is a cost: x ``gpu_price_per_hour`` it is the dollars a bottleneck wastes.
+    """
+    return gpus * (1 - utilization) * HOURS_PER_MONTH
 
 
 # ------------------------------------------------------------------ step 1: size per axis

@@ -18,11 +18,14 @@ from plotly.subplots import make_subplots
 
 from calc import sizing
 from calc import storage as st
+from calc.cluster_load import timeline
 from calc.plan import Plan
+from calc.sizing import answer
+from calc.stages import evaluate
 from calc.sweep import sweep
 from calc.units import fmt, fmt_usd
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the type only: calc.cluster imports the presentation (its command output)
     from calc.cluster import ClusterPlan
     from calc.sizing import Answer
 
@@ -454,8 +457,6 @@ def compare_chart(
 
     ``answers`` (one per plan, as ``calc.answer`` gives) saves computing them again where the caller has them.
     """
-    from calc.sizing import answer
-
     names = [q.scenario.name for q in plans] if names is None else list(names)
     answers = [answer(q) for q in plans] if answers is None else answers
     monthly: list[float] = []
@@ -586,8 +587,6 @@ def checkpoint_interval_chart(p: Plan, points: int = 60) -> go.Figure:
     are drawn on storage sized for the plan's interval (the storage the plan asks for), which
     is what their Young-Daly interval assumes; an async drain is sized to each interval.
     """
-    from calc.stages import evaluate
-
     v = p.values
     young, used = v["young_daly_interval_s"], v["checkpoint_interval_used_s"]
     is_async = v["checkpoint_async"] > 0
@@ -667,11 +666,9 @@ def checkpoint_interval_chart(p: Plan, points: int = 60) -> go.Figure:
 def cluster_day(cp: ClusterPlan, seconds: float = 86400.0) -> go.Figure:
     """A cluster's storage load over a day, stacked per job type: steady reads, checkpoint bursts on top [GB/s].
 
-    From ``calc.cluster.timeline``: sync saves pause their job's reads while they write; aligned
+    From ``calc.cluster_load.timeline``: sync saves pause their job's reads while they write; aligned
     saves start together, staggered ones are spread over each interval; async drains run all day.
     """
-    from calc.cluster import timeline
-
     t = timeline(cp, seconds)
     hours = [*(t["time_s"] / 3600), seconds / 3600]
     palette = ("#4f8bc9", "#d08c3c", "#5a9e6f", "#8e6c8a", "#c44e52", "#6b8e9e", "#9e8a5a", "#8c8c8c")

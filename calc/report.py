@@ -16,10 +16,18 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
+from calc import plots
+from calc.cluster_load import fmt_total
 from calc.explain import formula, render_formula
 from calc.plan import HEADLINE, Plan
+from calc.plan import plan as plan_of
+from calc.plots import cluster_day
 from calc.registry import OUTPUTS
-from calc.scenario import FIELDS, Scenario, to_text
+from calc.scenario import FIELDS, Scenario, ask, scenarios, to_text
+from calc.scenario import scenario as preset
+from calc.site import SITE_NAMES, job_site
+from calc.sizing import answer, recommend
+from calc.sizing import levers as levers_of
 from calc.stages import CHECKPOINT_OUTPUTS
 from calc.units import Kind, fmt, fmt_usd
 
@@ -96,8 +104,6 @@ def _preset_text(value: Any) -> str:
 
 def preset_of(sc: Scenario) -> Scenario | None:
     """The preset ``sc`` was built on (its name less ``-edited``), or None when it names none."""
-    from calc.scenario import scenario as preset
-    from calc.scenario import scenarios
 
     base_name = sc.name.removesuffix("-edited")
     return preset(base_name) if base_name in scenarios() else None
@@ -112,7 +118,6 @@ def subtitle(p: Plan) -> list[str]:
     description names the preset's hardware ("4 x V100"), which an edited plan may not run; it
     is then quoted, attributed, under "What changed from the preset" instead.
     """
-    from calc.site import SITE_NAMES, job_site
 
     sc = p.scenario
     gpus = sc.gpus_per_job * sc.jobs
@@ -158,7 +163,6 @@ def compare_table(plans: Sequence[Plan], names: Sequence[str], answers: Sequence
     Rows are labelled; ``attrs["changed_inputs"]`` lists the input rows, which a page highlights.
     ``answers`` (one per plan) saves computing them again where the caller has them.
     """
-    from calc.sizing import answer
 
     answers = [answer(q) for q in plans] if answers is None else answers
     order = [*COMPARED_INPUTS, *(k for k in FIELDS if k not in COMPARED_INPUTS and k not in ("name", "description"))]
@@ -187,8 +191,6 @@ def sections(
     compared: Sequence[Scenario] = (),
 ) -> list[Section]:
     """The report's sections, shared by the Markdown and the HTML output."""
-    from calc.sizing import answer, recommend
-    from calc.sizing import levers as levers_of
 
     sc = p.scenario
     rec = recommend(p) if recommendation is None else recommendation
@@ -230,8 +232,6 @@ def sections(
     )
     out.append(Section("What-if levers", tables=[shown_lev]))
     if compared:  # the dashboard's pinned scenarios, named by what differs from this one
-        from calc.plan import plan as plan_of
-
         plans = [plan_of(c) for c in compared] + [p]
         names = [pin_name(c, sc) for c in compared] + ["this scenario"]
         answers = [answer(q) for q in plans[:-1]] + [a]  # this scenario's answer is already made
@@ -242,13 +242,9 @@ def sections(
             tables=[table.reset_index(names="")],
         )
         if charts:
-            from calc import plots
-
             section.figures.append(plots.compare_chart(plans, names, answers))
         out.append(section)
     if charts:
-        from calc import plots
-
         out.append(
             Section(
                 "Charts",
@@ -277,14 +273,11 @@ def checkpoint_section(p: Plan, charts: bool = False) -> Section:
 
     A plan that saves nothing gets one sentence saying so and how to plan saves, not empty charts.
     """
-    from calc.scenario import ask
 
     interval = p.values["checkpoint_interval_used_s"]
     if p.checkpoint_write_bytes_per_s > 0:
         s = Section("Checkpoints", text=[f"**{OUTPUTS[k].label}**: {p.formatted(k)}" for k in CHECKPOINT_OUTPUTS])
         if charts:
-            from calc import plots
-
             s.figures += [plots.checkpoint_timeline(p), plots.checkpoint_interval_chart(p)]
         return s
     if interval > 0:  # saves are planned, but of an empty state
@@ -307,7 +300,6 @@ def checkpoint_section(p: Plan, charts: bool = False) -> Section:
 
 def designs_table(designs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """The answer's complete designs with human headers and rounded dollars."""
-    from calc.units import fmt
 
     def copy(t: float) -> str:
         return "-" if t == 0 else fmt(t, "seconds") if math.isfinite(t) else "needs the node link"
@@ -325,7 +317,6 @@ def designs_table(designs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
 
 
 def _ram(p: Plan) -> str:
-    from calc.units import fmt
 
     return fmt(p.inputs["host_ram_bytes"], "bytes", binary=True) + " per node"
 
@@ -474,8 +465,6 @@ def cluster_sections(a: ClusterAnswer, link: str = "", charts: bool = False) -> 
     out.append(Section("Combined load", text=cp.explain().splitlines()[1:], tables=[totals]))
     out.append(Section("Jobs: utilisation and chargeback", tables=[cluster_jobs_table(a)]))
     if charts:
-        from calc.plots import cluster_day
-
         out.append(Section("A day of load", figures=[cluster_day(cp)]))
     out.append(Section("Storage options for the combined load", tables=[storage_table(a.recommendation)]))
     g = a.growth.get("months")
@@ -487,9 +476,7 @@ def cluster_sections(a: ClusterAnswer, link: str = "", charts: bool = False) -> 
 
 
 def _cluster_total(key: str, value: float) -> str:
-    from calc.cluster import _fmt_total
-
-    return _fmt_total(key, value)
+    return fmt_total(key, value)
 
 
 def cluster_markdown(a: ClusterAnswer, link: str = "") -> str:

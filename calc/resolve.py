@@ -8,10 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from calc import catalog, checkpoint, compute, demand, host, memory, pipeline, storage, transformer
-from calc.calibrate import fitted
+from calc import catalog, checkpoint, demand, host, memory, pipeline, storage, transformer
 from calc.checkpoint import CHECKPOINT_LAYOUTS
 from calc.errors import InputError
+from calc.fit import fitted, fp8_gemm_inputs, fp8_source
 from calc.scenario import Scenario, ask
 from calc.site import job_site
 from calc.units import Kind, fmt, parse
@@ -142,7 +142,7 @@ def _resolve_compute(c: _Ctx) -> None:
     if sc.efficiency is not None:
         v["efficiency"], src["efficiency"] = sc.efficiency, "scenario"
     else:
-        share, share_src = compute.convolution_peak_share(g.name, sc.precision, m.family)
+        share, share_src = catalog.convolution_peak_share(g.name, sc.precision, m.family)
         v["efficiency"] = fit.compute_efficiency[pclass] * fit.family_factors[m.family] * share
         src["efficiency"] = f"fitted {pclass} compute efficiency, {m.family} ({fit.describe})" + (
             f"; {share_src}" if share_src else ""
@@ -167,8 +167,6 @@ def _resolve_transformer(c: _Ctx) -> None:
     src |= t_src
     warnings += twarn
     v["attention_peak_flops_per_s"] = v["peak_flops_per_s"]
-    from calc.calibrate import fp8_gemm_inputs
-
     v |= fp8_gemm_inputs()  # GEMM roofline fit; used where fp8_gemm = 1 (calc.transformer.fp8_math_factor)
     v["fp8_gemm"] = 0.0
     # calc.transformer counts 16-bit activations and gradients; fp32 and tf32 keep 4-byte ones.
@@ -197,8 +195,6 @@ def _resolve_transformer(c: _Ctx) -> None:
             # fp8 runs the matrix multiplies only (Transformer Engine); attention stays 16-bit.
             v["attention_peak_flops_per_s"] = g.peak("bf16")
             if sc.efficiency is None:
-                from calc.calibrate import fp8_source
-
                 # The 16-bit layer efficiency; calc.stages turns it into the fp8 one at this batch's shapes.
                 v["fp8_gemm"], src["efficiency"] = 1.0, fp8_source()
                 warnings[:] = [w for w in warnings if not w.startswith("fp8 step time is an estimate")]
@@ -241,9 +237,9 @@ def _resolve_measurement(c: _Ctx) -> None:
         v["memory_bandwidth_bytes_per_s"] if same_gpu else ag.memory_bandwidth_bytes_per_s
     )
     v["anchor_peak_flops_per_s"] = v["peak_flops_per_s"] if same_gpu and same_prec else ag.peak(aprec)
-    # fp32 convolutions: the share of the peak depends on the GPU (calc.compute.convolution_peak_share).
+    # fp32 convolutions: the share of the peak depends on the GPU (calc.catalog.convolution_peak_share).
     shares = [
-        compute.convolution_peak_share(x.name, p, m.family)[0] if sc.efficiency is None else 1.0
+        catalog.convolution_peak_share(x.name, p, m.family)[0] if sc.efficiency is None else 1.0
         for x, p in ((g, sc.precision), (ag, aprec))
     ]
     v["anchor_efficiency"] = (

@@ -25,9 +25,10 @@ import yaml
 from calc import catalog
 from calc.checkpoint import CHECKPOINT_LAYOUTS
 from calc.errors import InputError, PresetError
+from calc.host import parse_tensors
 from calc.memory import BYTES_PER_PARAM, ROUNDINGS
 from calc.pipeline import LOADERS, MEDIA
-from calc.storage import PROTECTIONS, SITES
+from calc.storage import PROTECTIONS, SITES, option, options
 from calc.units import Kind, fmt, parse
 
 Quantity = float | int | str
@@ -1076,8 +1077,6 @@ def _choices(name: str) -> tuple[str, ...]:
     if name == "model":
         return tuple(catalog.models())
     if name == "storage":
-        from calc.storage import options
-
         return tuple(options())
     return ()
 
@@ -1144,8 +1143,6 @@ def check_field(name: str, value: object) -> Any:
         if not isinstance(value, str):
             raise InputError(name, f"expected text, got {_short(value)}")
         if name == "tensors":
-            from calc.host import parse_tensors
-
             parse_tensors(value, name)
         return value
     if info.kind == "choice":
@@ -1159,8 +1156,6 @@ def check_field(name: str, value: object) -> Any:
             return folded[value.strip().lower()]
         try:
             if name == "storage":
-                from calc.storage import option
-
                 return option(value.strip()).name
             if name == "server":
                 return catalog.server(value.strip()).name

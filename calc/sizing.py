@@ -36,14 +36,14 @@ from calc.errors import InputError
 from calc.plan import Plan, as_scenario, plan
 from calc.scenario import FIELDS, Scenario, ask, check_field
 from calc.site import CONSUMER_GPUS, SITE_NAMES, SITE_WORDS, job_site, workstation
-from calc.storage import YEAR_S
 from calc.sweep import evaluate_over
-from calc.units import MONTH_S, fmt, fmt_usd, parse
+from calc.units import HOURS_PER_MONTH, MONTH_S, fmt, fmt_usd, parse
 
 PlanLike = Plan | Scenario | str
 
 __all__ = [
     "CONSUMER_GPUS",
+    "HOURS_PER_MONTH",
     "MAX_UNITS",
     "SITE_NAMES",
     "SITE_WORDS",
@@ -195,37 +195,21 @@ def _designs(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[dict[str, Any]]:
-    """The page-cache, server-NVMe and local-cache designs of one site."""
-    sc = p.scenario
-    clients = _clients(p)
-    months = sc.amortization_months
-    # The store behind a cache is shared and durable: not RAM, and a node's own drives only when
-    # one node reads and they are bought as a protected array.
-    opts = st.options()
-    shared = np.array(
-        [
-            opts[n].kind != "ram"
-            and (opts[n].kind != "local" or (clients == 1 and math.isfinite(opts[n].purchase_price)))
-            for n in store_rank["option"]
-        ],
-        dtype=bool,
-    )
-    stores = store_rank[_buyable(store_rank, site) & shared]
-    if not len(stores):
-        return []
-    store = dict(stores.iloc[0])
-    rows: list[dict[str, Any]] = []
-    link = p.inputs["node_network_bytes_per_s"]
-    dataset = p.dataset_bytes
-    so = st.option(str(store["option"]))
-    store_bw = min(store["units"] * so.read_bytes_per_s, clients * so.client_bytes_per_s)
-    per_node_in = min(link, so.client_bytes_per_s)
-    # The store's own charges; a copy onto every node is read from it once, not every epoch.
-    base = {k: float(store[k]) for k in _CHARGES}
-    store_buy = float(store["purchase_usd"]) if math.isfinite(store["purchase_usd"]) else 0.0
+@dataclass(frozen=True)
+class _Tiers:
+    """What every two-tier design of one site shares: the store behind the cache and its charges."""
+
+    p: Plan
+    full: Plan  # every read at full rate, nothing cached: what a local tier serves per node
+    site: str
+    store: dict[str, Any]
+    clients: int
+    link: float  # the node's link to the store [bytes/s]
+    per_node_in: float  # what one node can pull from the store: its link and the store's per-client cap
+    store_bw: float  # the store's units' read rate, shared by every node's copy [bytes/s]
 
     def row(
+        self,
         design: str,
         description: str,
         why: str,
@@ -236,124 +220,174 @@ def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[
         ready: bool = True,
         watts: float = 0.0,
     ) -> dict[str, Any]:
+        """A design row: the store's own charges (a copy onto every node is read once, not every
+        epoch) and its purchase, plus ``buy`` for the cache tier, whose ``watts`` draw power and
+        whose purchase takes support like the store's (calc.engine.running_usd)."""
+        sc = self.p.scenario
+        base = {c: float(self.store[c]) for c in _CHARGES}
+        base["monthly_power_usd"] += st.power_usd_per_month(watts, sc.power_usd_per_kwh)
+        base["monthly_support_usd"] += st.support_usd_per_month(buy, sc.support_share)
+        store_buy = float(self.store["purchase_usd"]) if math.isfinite(self.store["purchase_usd"]) else 0.0
         purchase = store_buy + buy
-        # Bought cache drives draw power and take support like the store's (calc.engine.running_usd).
-        charges = dict(base)
-        charges["monthly_power_usd"] += st.power_usd_per_month(watts, sc.power_usd_per_kwh)
-        charges["monthly_support_usd"] += st.support_usd_per_month(buy, sc.support_share)
-        total = sum(charges.values()) + purchase / months
         return {
             "design": design,
-            "site": site,
+            "site": self.site,
             "description": description,
             "feasible": not why,
             "why_not": why,
-            **charges,
+            **base,
             "purchase_usd": purchase,
-            "monthly_total_usd": total,
-            "lost_gpu_usd_per_month": float(store["lost_gpu_usd_per_month"]),
+            "monthly_total_usd": sum(base.values()) + purchase / sc.amortization_months,
+            "lost_gpu_usd_per_month": float(self.store["lost_gpu_usd_per_month"]),
             "staging_s": stage,
-            "store": store["option"],
-            "store_units": float(store["units"]),
+            "store": self.store["option"],
+            "store_units": float(self.store["units"]),
             "local": local,
             "local_units_per_node": k,
             "ready": ready,
         }
 
+    def copy_s(self, per_node: float) -> float:
+        """Time to copy the dataset onto every node at ``per_node`` bytes/s each [s]."""
+        return _copy_s(self.p.dataset_bytes, self.clients, self.link, per_node, self.store_bw)
+
+
+def _tiers(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> _Tiers | None:
+    """The store behind a cache at ``site``: shared and durable, so not RAM, and a node's own drives
+    only when one node reads and they are bought as a protected array; None when none serves."""
+    clients = _clients(p)
+    opts = st.options()
+    shared = np.array(
+        [
+            opts[n].kind != "ram" and (opts[n].kind != "local" or (clients == 1 and en.bought_drives(opts[n])))
+            for n in store_rank["option"]
+        ],
+        dtype=bool,
+    )
+    stores = store_rank[_buyable(store_rank, site) & shared]
+    if not len(stores):
+        return None
+    store = dict(stores.iloc[0])
+    so = st.option(str(store["option"]))
+    link = p.inputs["node_network_bytes_per_s"]
+    # The per-client cap counts once, in what a node pulls; the store's units share the rest.
+    return _Tiers(
+        p, full, site, store, clients, link, min(link, so.client_bytes_per_s), store["units"] * so.read_bytes_per_s
+    )
+
+
+def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[dict[str, Any]]:
+    """The local-cache and server-NVMe designs of one site."""
+    t = _tiers(p, full, store_rank, site)
+    if t is None:
+        return []
+    rows: list[dict[str, Any]] = []
     # page_cache=False is the user's word (the nodes' RAM is not free to cache): no page-cache design.
     # With the page cache on, the one-tier rows already read the dataset once (the first epoch).
-    fv = full.values
-    node_bw = fv["read_bytes_per_s"] / clients
     # When the page cache already serves every epoch after the first, a drive cache adds cost only.
-    cached = p.read_bytes_per_s == 0 and p.page_cache_hit >= 1
-    node_iops = fv["read_iops"] / clients
-    node_opens = fv["file_opens_per_s"] / clients
-    best_local: dict[str, Any] | None = None
+    if p.read_bytes_per_s == 0 and p.page_cache_hit >= 1:
+        return rows
+    local = _local_cache(t)
+    if local is not None:
+        rows.append(local)
+    nvme = _server_nvme(t)
+    if nvme is not None:
+        rows.append(nvme)
+    return rows
+
+
+def _local_cache(t: _Tiers) -> dict[str, Any] | None:
+    """Data-centre drives bought for every on-prem node, each a full copy sized for the node's full
+    read rate; the best of the catalog's drives (feasible, then ready, then cheapest)."""
+    sc, fv = t.p.scenario, t.full.values
+    if t.site != "on-prem":  # drives are bought on-prem only: a cloud instance's own store is its local tier
+        return None
+    dataset, clients = t.p.dataset_bytes, t.clients
+    node = dataclasses.replace(  # one node's share of every read; no writes: the store takes them
+        en.plan_demand(t.full),
+        read_bytes_per_s=fv["read_bytes_per_s"] / clients,
+        read_iops=fv["read_iops"] / clients,
+        file_opens_per_s=fv["file_opens_per_s"] / clients,
+        write_bytes_per_s=0.0,
+        capacity_bytes=dataset,
+        written_bytes_per_month=0.0,
+        clients=1,
+        protection=None,
+    )
     # Every read comes from the local drives: each GPU's loader must keep enough of them in flight.
     reads_per_gpu = fv["read_iops"] / (sc.gpus_per_job * sc.jobs)
-
-    def order(r: dict[str, Any]) -> tuple[bool, bool, float]:
-        """Feasible, then ready, then cheapest: the order ``designs`` sorts by."""
-        return (not r["feasible"], not r["ready"], float(r["monthly_total_usd"]))
-
     at_desk = workstation(sc)
     srv = catalog.server(sc.server) if sc.server else None
+    best: dict[str, Any] | None = None
     for o in st.options().values():
-        # Drives are bought on-prem only: a cloud instance's own instance store is its local tier.
-        if (
-            cached
-            or site != "on-prem"
-            or o.kind != "local"
-            or o.unit != "drive"
-            or not math.isfinite(o.purchase_price)
-            or (o.drive_class == "consumer" and not at_desk)
-        ):
+        if not en.bought_drives(o) or o.unit != "drive" or (o.drive_class == "consumer" and not at_desk):
             continue
-        loads = st.unit_loads(o, node_bw, node_iops, fv["request_bytes"], dataset, node_opens)
-        loads["capacity"] = dataset / (o.capacity_bytes * sc.fill_limit)
-        # A cache drive reads the node's whole rate: an HDD stays within its rated workload a year.
-        loads["workload"] = st.drives_for_workload(node_bw * YEAR_S, 0.0, 1.0, o.workload_bytes_per_year)
-        k, limiting = st.size(loads)
+        # A cache copy: no protection, filled to the fill limit, sized for one node's reads only.
+        _, k, limiting = en.size_axes(o, node)
         why = f"needs {k} drives per node on {limiting}; a server holds {o.max_units:,.0f}" if k > o.max_units else ""
         why = why or _bays(srv, o, k)
         buy = clients * k * o.purchase_price
-        ready = reads_in_flight(reads_per_gpu, o.service_time_s(fv["request_bytes"])) <= max(sc.num_workers, 1)
-        stage = _copy_s(dataset, clients, link, min(per_node_in, k * o.write_bytes_per_s), store_bw)
-        r = row(
+        ready = reads_in_flight(reads_per_gpu, o.service_time_s(fv["request_bytes"])) <= max(en.in_flight(node), 1)
+        r = t.row(
             "local cache",
             f"{_n(k, 'drive')} of {o.name} per node on {_n(clients, 'node')} ({fmt_usd(buy)} to buy; "
             f"a cache copy, filled to at most {sc.fill_limit:.0%}, in the node's own drive bays"
-            + (
-                ""
-                if srv is not None and srv.drive_bays >= 0
-                else f": the server must have {_n(k, 'free ' + o.form_factor + ' bay')}"
-            )
+            + _bays_needed(srv, o, k)
             + ") + "
-            + describe_option(store, brief="store"),
+            + describe_option(t.store, brief="store"),
             why,
             buy,
-            stage,
+            t.copy_s(min(t.per_node_in, k * o.write_bytes_per_s)),
             o.name,
             k,
             ready,
             clients * k * (o.watts if math.isfinite(o.watts) else 0.0),
         )
         # A drive whose read time leaves the GPUs waiting loses to a dearer one that does not.
-        if best_local is None or order(r) < order(best_local):
-            best_local = r
-    if best_local is not None:
-        rows.append(best_local)
-    if srv is not None and srv.site == site and math.isfinite(srv.local_nvme_bytes) and not cached:
-        # The server's own NVMe (instance store on cloud GPUs): nothing to buy but the store.
-        fits = dataset <= srv.local_nvme_bytes * sc.fill_limit
-        fast = not math.isfinite(srv.local_nvme_read_bytes_per_s) or node_bw <= srv.local_nvme_read_bytes_per_s
-        why = (
-            ""
-            if fits and fast
-            else f"the dataset ({fmt(dataset, 'bytes')}) exceeds {sc.fill_limit:.0%} of the "
-            f"{fmt(srv.local_nvme_bytes, 'bytes')} of NVMe"
-            if not fits
-            else f"each node reads {fmt(node_bw, 'bytes_per_s')}; its NVMe delivers "
-            f"{fmt(srv.local_nvme_read_bytes_per_s, 'bytes_per_s')}"
-        )
-        rate = (
-            ""
-            if math.isfinite(srv.local_nvme_read_bytes_per_s)
-            else f" (its read rate is not published: check it against {fmt(node_bw, 'bytes_per_s')} per node)"
-        )
-        rows.append(
-            row(
-                "server NVMe cache",
-                f"the {srv.name} nodes' own NVMe ({srv.local_nvme}, {fmt(srv.local_nvme_bytes, 'bytes')}, "
-                f"already in the server){rate} + {describe_option(store, brief='store')}",
-                why,
-                0.0,
-                _copy_s(dataset, clients, link, per_node_in, store_bw),
-                "server NVMe",
-                0,
-            )
-        )
-    return rows
+        if best is None or _order(r) < _order(best):
+            best = r
+    return best
+
+
+def _order(r: Mapping[str, Any]) -> tuple[bool, bool, float]:
+    """Feasible, then ready, then cheapest: the order ``designs`` sorts by."""
+    return (not r["feasible"], not r["ready"], float(r["monthly_total_usd"]))
+
+
+def _server_nvme(t: _Tiers) -> dict[str, Any] | None:
+    """The server's own NVMe (instance store on cloud GPUs): nothing to buy but the store."""
+    sc = t.p.scenario
+    srv = catalog.server(sc.server) if sc.server else None
+    if srv is None or srv.site != t.site or not math.isfinite(srv.local_nvme_bytes):
+        return None
+    dataset = t.p.dataset_bytes
+    node_bw = t.full.values["read_bytes_per_s"] / t.clients
+    fits = dataset <= srv.local_nvme_bytes * sc.fill_limit
+    fast = not math.isfinite(srv.local_nvme_read_bytes_per_s) or node_bw <= srv.local_nvme_read_bytes_per_s
+    why = (
+        ""
+        if fits and fast
+        else f"the dataset ({fmt(dataset, 'bytes')}) exceeds {sc.fill_limit:.0%} of the "
+        f"{fmt(srv.local_nvme_bytes, 'bytes')} of NVMe"
+        if not fits
+        else f"each node reads {fmt(node_bw, 'bytes_per_s')}; its NVMe delivers "
+        f"{fmt(srv.local_nvme_read_bytes_per_s, 'bytes_per_s')}"
+    )
+    rate = (
+        ""
+        if math.isfinite(srv.local_nvme_read_bytes_per_s)
+        else f" (its read rate is not published: check it against {fmt(node_bw, 'bytes_per_s')} per node)"
+    )
+    return t.row(
+        "server NVMe cache",
+        f"the {srv.name} nodes' own NVMe ({srv.local_nvme}, {fmt(srv.local_nvme_bytes, 'bytes')}, "
+        f"already in the server){rate} + {describe_option(t.store, brief='store')}",
+        why,
+        0.0,
+        t.copy_s(t.per_node_in),
+        "server NVMe",
+        0,
+    )
 
 
 def _given(arg: str, field: str, value: Any) -> Any:
@@ -668,10 +702,6 @@ def storage_levers(
     return pd.DataFrame(rows)
 
 
-HOURS_PER_MONTH = 730.0
-"""Hours in an average month (8,760 h / 12), for GPU-hours and monthly prices."""
-
-
 @dataclass(frozen=True)
 class Answer:
     """What to buy for this job and what it costs: the first thing a meeting reads.
@@ -897,6 +927,13 @@ def _buyable(rec: pd.DataFrame, site: str | None, allow_other: bool = False) -> 
     return ok
 
 
+def _bays_needed(srv: catalog.Server | None, o: st.StorageOption, k: int) -> str:
+    """``: the server must have 4 free U.2 bays`` when the server's bays are not stated."""
+    if srv is not None and srv.drive_bays >= 0:
+        return ""
+    return f": the server must have {_n(k, 'free ' + o.form_factor + ' bay')}"
+
+
 def _bays(srv: catalog.Server | None, o: st.StorageOption, k: int) -> str:
     """Why ``k`` drives of ``o`` cannot go in each node's bays ("" when they can or the bays are not stated)."""
     if srv is None or srv.drive_bays < 0:
@@ -1075,100 +1112,29 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
         chosen = min(site_lines, key=lambda d: d["monthly_total_usd"]) if site_lines else None
         rows = [r for r in rows if chosen is None or r["site"] in (chosen["site"], "any")]
     best = rows[0] if rows else None
-    runners = tuple(rows[1:3])
     cheapest = min(rows, key=lambda r: r["monthly_total_usd"]) if rows else None
     fastest = min(rows, key=lambda r: r["lost_gpu_hours_per_month"]) if rows else None
-    need_bw, need_iops = p.read_bytes_per_s, p.read_iops
-    gpus = sc.gpus_per_job * sc.jobs
-    if sc.storage:
-        mine = dict(rec[rec["option"] == sc.storage].iloc[0])
-        units = sc.storage_units
-        o = st.option(sc.storage)
-        have = (
-            f"{units} x {sc.storage}"
-            if units is not None
-            else f"{sc.storage} (as many units as needed, up to its maximum)"
-        )
-        # The storage is fine when its own stage keeps up with the GPUs, whatever else binds (a
-        # lone worker that both reads and decodes binds as "workers" while its read time is short).
-        ok_now = p.gpu_utilization >= 1 - 1e-9 or p.stages.get("storage", math.inf) >= p.stages["gpu"] * (1 - 1e-9)
-        if o.kind == "ram" and not p.fits_in_ram:
-            own = f"Your storage, {have}, cannot hold the dataset ({fmt(p.dataset_bytes, 'bytes')}): {mine['why_not']}."
-        elif need_bw == 0 and p.page_cache_hit >= 1:
-            own = (
-                f"Your storage, {have}, is read once: the dataset ({fmt(p.dataset_bytes, 'bytes')}) fits in node RAM, "
-                f"so after the first epoch ({fmt(p.first_epoch_read_bytes_per_s, 'bytes_per_s')} while it lasts) "
-                "nothing more is read from it."
-            )
-        elif ok_now:
-            own = (
-                f"Your storage, {have}, delivers what the job needs "
-                f"({fmt(need_bw, 'bytes_per_s')}, {fmt(need_iops, 'count_per_s', 'reads/s')})."
-            )
-        elif not math.isfinite(p.storage_bytes_per_s) or p.storage_bytes_per_s >= need_bw:
-            # Bandwidth to spare yet the bottleneck: its read time binds (Little's law), not its size.
-            own = (
-                f"Your storage, {have}, holds the job back by its read time "
-                f"({fmt(p.values['storage_latency_s'], 'seconds')} a read, {sc.num_workers} worker(s) per GPU), "
-                "not by its bandwidth: more workers or asynchronous reads lift it."
-            )
-        else:
-            would = f"; {mine['units']:,} would" if mine["feasible"] else f"; it cannot: {mine['why_not']}"
-            own = (
-                f"Your storage, {have}, delivers {fmt(p.storage_bytes_per_s, 'bytes_per_s')} of the "
-                f"{fmt(need_bw, 'bytes_per_s')} needed{would}."
-            )
-        if not mine["feasible"] and ok_now and o.kind != "ram":
-            own += f" As a store to buy it does not fit: {mine['why_not']}."
-        option: str | None = sc.storage
-        n_units = units
-    else:
-        ok_now = True
-        own = (
-            f"No storage chosen: the job reads no dataset; its checkpoints need "
-            f"{fmt(p.checkpoint_save_burst_bytes_per_s, 'bytes_per_s')} while a save runs and "
-            f"{fmt(p.restore_read_bytes_per_s, 'bytes_per_s')} to restore within {fmt(p.restore_budget_s, 'seconds')}."
-            if p.dataset_bytes == 0
-            else f"No storage chosen: the job needs {fmt(need_bw, 'bytes_per_s')} and "
-            f"{fmt(need_iops, 'count_per_s', 'reads/s')} in steady state "
-            f"({fmt(p.first_epoch_read_bytes_per_s, 'bytes_per_s')} in the first epoch)."
-        )
-        option, n_units = (best["option"], best["units"]) if best else (None, None)
-    feeds: int | None = None
-    feeds_note = ""
+    own, ok_now = _own(p, rec) if sc.storage else _no_storage(p)
+    option, n_units = (
+        (sc.storage, sc.storage_units) if sc.storage else (best["option"], best["units"]) if best else (None, None)
+    )
     # The card names a design's description, not best, when a two-tier design or another site won.
     chosen = (
         min(site_lines, key=lambda d: d["monthly_total_usd"])
         if site is None and site_lines
         else next((d for d in designs_ if d["feasible"]), None)
     )
-    _headline_is_best = chosen is None or (chosen["design"] == "one tier" and site is not None)
-    if option is not None and need_bw > 0:
-        try:
-            feeds = max_gpus(sc, storage=option, units=n_units)
-        except InputError:
-            feeds = None
-        # One source per figure: a GPU count that contradicts the plan's own verdict is not shown.
-        fed_now = ok_now if sc.storage else True
-        named = sc.storage is not None or (best is not None and _headline_is_best)
-        if feeds is not None and (feeds >= gpus) == fed_now and named:
-            size = f"{n_units:,} x {option}" if n_units is not None else f"{option} at its largest size"
-            many = f"more than 100 times this job's {_n(gpus, 'GPU')}" if feeds > 100 * gpus else _n(feeds, "GPU")
-            feeds_note = f"{size} can feed {many} of this job at its target utilisation."
-        else:
-            feeds = None
-    price = sc.gpu_price_per_hour
-    gpu = catalog.gpu(sc.gpu)
-    src = "scenario" if price is not None else gpu.price_source
-    price_f = float(price) if price is not None else gpu.price_per_hour
+    headline_is_best = chosen is None or (chosen["design"] == "one tier" and site is not None)
+    named = sc.storage is not None or (best is not None and headline_is_best)
+    feeds, feeds_note = _feeds(p, option, n_units, ok_now if sc.storage else True, named)
+    # One voice: with no storage of its own, the idle share is the chosen design's.
     served = _design_plan(p, chosen) if not sc.storage else None
-    util = served.gpu_utilization if served is not None else p.gpu_utilization
-    idle_h = gpus * (1 - util) * HOURS_PER_MONTH
+    idle_h, price_f, src = idle_gpus(served or p)
     a = Answer(
         designs=designs_,
         plan=p,
         best=best,
-        runners_up=runners,
+        runners_up=tuple(rows[1:3]),
         own=own,
         feeds_gpus=feeds,
         feeds_note=feeds_note,
@@ -1186,6 +1152,29 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
     return dataclasses.replace(a, deciding=_read_time_binds(p, a.design) or _deciding(p, a.design, rec))
 
 
+def idle_gpus(p: Plan) -> tuple[float, float, str]:
+    """GPU-hours a month the bottleneck idles, the GPU's price per hour and its source [h, USD/h]."""
+    sc = p.scenario
+    price, src = en.gpu_price_per_hour(sc.gpu, sc.gpu_price_per_hour)
+    return en.idle_gpu_hours_per_month(sc.gpus_per_job * sc.jobs, p.gpu_utilization), price, src
+
+
+def _no_storage(p: Plan) -> tuple[str, bool]:
+    if p.dataset_bytes == 0:  # a checkpoint-only job (MLPerf Storage checkpointing): its bursts, not 0 B/s
+        return (
+            f"No storage chosen: the job reads no dataset; its checkpoints need "
+            f"{fmt(p.checkpoint_save_burst_bytes_per_s, 'bytes_per_s')} while a save runs and "
+            f"{fmt(p.restore_read_bytes_per_s, 'bytes_per_s')} to restore within {fmt(p.restore_budget_s, 'seconds')}.",
+            True,
+        )
+    own = (
+        f"No storage chosen: the job needs {fmt(p.read_bytes_per_s, 'bytes_per_s')} and "
+        f"{fmt(p.read_iops, 'count_per_s', 'reads/s')} in steady state "
+        f"({fmt(p.first_epoch_read_bytes_per_s, 'bytes_per_s')} in the first epoch)."
+    )
+    return own, True
+
+
 def _design_plan(p: Plan, d: Mapping[str, Any] | None) -> Plan | None:
     """The plan on the chosen design's tier that serves the reads (a local cache's drives, else the
     store), so the card's idle share is the design's; None when no design or no option to plan on."""
@@ -1195,6 +1184,70 @@ def _design_plan(p: Plan, d: Mapping[str, Any] | None) -> Plan | None:
     if not tier or tier not in st.options():
         return None
     return plan(p.scenario.replace(storage=tier, storage_units=None))
+
+
+def _own(p: Plan, rec: pd.DataFrame) -> tuple[str, bool]:
+    """The job's own storage judged in a sentence, and whether it keeps up with the GPUs now."""
+    sc = p.scenario
+    assert sc.storage is not None
+    need_bw, need_iops = p.read_bytes_per_s, p.read_iops
+    mine = dict(rec[rec["option"] == sc.storage].iloc[0])
+    units = sc.storage_units
+    o = st.option(sc.storage)
+    have = (
+        f"{units} x {sc.storage}" if units is not None else f"{sc.storage} (as many units as needed, up to its maximum)"
+    )
+    # The storage is fine when its own stage keeps up with the GPUs, whatever else binds (a
+    # lone worker that both reads and decodes binds as "workers" while its read time is short).
+    ok_now = p.gpu_utilization >= 1 - 1e-9 or p.stages.get("storage", math.inf) >= p.stages["gpu"] * (1 - 1e-9)
+    if o.kind == "ram" and not p.fits_in_ram:
+        own = f"Your storage, {have}, cannot hold the dataset ({fmt(p.dataset_bytes, 'bytes')}): {mine['why_not']}."
+    elif need_bw == 0 and p.page_cache_hit >= 1:
+        own = (
+            f"Your storage, {have}, is read once: the dataset ({fmt(p.dataset_bytes, 'bytes')}) fits in node RAM, "
+            f"so after the first epoch ({fmt(p.first_epoch_read_bytes_per_s, 'bytes_per_s')} while it lasts) "
+            "nothing more is read from it."
+        )
+    elif ok_now:
+        own = (
+            f"Your storage, {have}, delivers what the job needs "
+            f"({fmt(need_bw, 'bytes_per_s')}, {fmt(need_iops, 'count_per_s', 'reads/s')})."
+        )
+    elif not math.isfinite(p.storage_bytes_per_s) or p.storage_bytes_per_s >= need_bw:
+        # Bandwidth to spare yet the bottleneck: its read time binds (Little's law), not its size.
+        own = (
+            f"Your storage, {have}, holds the job back by its read time "
+            f"({fmt(p.values['storage_latency_s'], 'seconds')} a read, {sc.num_workers} worker(s) per GPU), "
+            "not by its bandwidth: more workers or asynchronous reads lift it."
+        )
+    else:
+        would = f"; {mine['units']:,} would" if mine["feasible"] else f"; it cannot: {mine['why_not']}"
+        own = (
+            f"Your storage, {have}, delivers {fmt(p.storage_bytes_per_s, 'bytes_per_s')} of the "
+            f"{fmt(need_bw, 'bytes_per_s')} needed{would}."
+        )
+    if not mine["feasible"] and ok_now and o.kind != "ram":
+        own += f" As a store to buy it does not fit: {mine['why_not']}."
+    return own, ok_now
+
+
+def _feeds(p: Plan, option: str | None, n_units: int | None, fed_now: bool, named: bool) -> tuple[int | None, str]:
+    """How many GPUs of this job ``n_units`` of ``option`` feed, and the sentence; (None, "") when
+    not asked, not computable, or when the count contradicts the plan's own verdict ``fed_now``
+    (one source per figure)."""
+    if option is None or p.read_bytes_per_s <= 0:
+        return None, ""
+    sc = p.scenario
+    gpus = sc.gpus_per_job * sc.jobs
+    try:
+        feeds = max_gpus(sc, storage=option, units=n_units)
+    except InputError:
+        return None, ""
+    if (feeds >= gpus) != fed_now or not named:
+        return None, ""
+    size = f"{n_units:,} x {option}" if n_units is not None else f"{option} at its largest size"
+    many = f"more than 100 times this job's {_n(gpus, 'GPU')}" if feeds > 100 * gpus else _n(feeds, "GPU")
+    return feeds, f"{size} can feed {many} of this job at its target utilisation."
 
 
 def _read_time_binds(p: Plan, d: Mapping[str, Any] | None) -> str:

@@ -21,6 +21,12 @@ STAGE_KEYS = {s: f"{s}_samples_per_s_per_gpu" for s in pipeline.STAGES}
 Arrays = dict[str, Numeric]
 
 
+def _shards(x: Mapping[str, Numeric]) -> Any:
+    """GPUs holding a piece of the model state: ``state_shards``, at least tensor x pipeline
+    ranks (they always split the state). The one place this rule is written."""
+    return np.maximum(_a(x["state_shards"]), _a(x["tensor_parallel"]) * x["pipeline_parallel"])
+
+
 def _a(x: Any) -> Any:
     return np.asarray(x, dtype=float)
 
@@ -45,8 +51,7 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     for k in ("gpu_memory_bytes", "reserved_bytes", "activation_bytes_per_example"):
         out[k] = x[k]
     given = _a(x["model_state_given"])
-    # Tensor and pipeline ranks always split the state; state_shards counts every GPU holding a piece.
-    shards = np.maximum(_a(x["state_shards"]), _a(x["tensor_parallel"]) * x["pipeline_parallel"])
+    shards = _shards(x)
     state = memory.model_state_bytes(x["params"], x["bytes_per_param"], shards)
     out["model_state_bytes"] = np.where(np.isfinite(given), given, state)
     arch = _a(x["arch"]) > 0
@@ -280,7 +285,7 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     # (calc.calibrate.TRANSFORMER_LAYER), so under-filling is already in it; the CNN-fitted
     # fill (about 10 examples) would charge 2-3 whole sequences per micro-batch.
     fill = 0.0
-    step_bytes = _a(x["params"]) * transformer.STEP_BYTES_PER_PARAM / np.maximum(_a(x["state_shards"]), tp * pp)
+    step_bytes = _a(x["params"]) * transformer.STEP_BYTES_PER_PARAM / _shards(x)
     fixed = compute.fixed_time_s(step_bytes, bw, e_m, x["launch_overhead_s"], 0.0, 0.0)
     link, net, node = _a(x["gpu_link_bytes_per_s"]), _a(x["network_bytes_per_s_per_gpu"]), _a(x["gpus_per_node"])
     layer_bytes = transformer.tensor_parallel_bytes_per_layer(n, seq, hidden, tp, mode, cp) + (
@@ -677,7 +682,7 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     # A model state typed per GPU is the model in use: the parameters it holds, not the preset's
     # (state x GPUs holding a piece / training bytes per parameter).
     given = _a(x["model_state_given"])
-    shards = np.maximum(_a(x["state_shards"]), _a(x["tensor_parallel"]) * x["pipeline_parallel"])
+    shards = _shards(x)
     params = np.where(np.isfinite(given), given * shards / _a(x["bytes_per_param"]), x["params"])
     out["checkpoint_params"] = params
     c = checkpoint.checkpoint_bytes(

@@ -57,8 +57,9 @@ import numpy.typing as npt
 
 from calc import catalog
 from calc._types import Numeric
-from calc.errors import PresetError
+from calc.errors import InputError, PresetError
 from calc.formula import formula
+from calc.units import parse
 
 CHECKPOINTING = ("none", "selective", "full")
 """Activation checkpointing modes, by code 0..2."""
@@ -445,7 +446,6 @@ def links(gpu: str, host_link_bytes_per_s: float, server: str = "") -> tuple[flo
     all-reduce sends and receives at once), else its host link. The network is the named server's
     ``compute_network`` over its GPUs (servers.yaml), else ``NETWORK_PER_GPU``, else 100 Gb/s.
     """
-    from calc import catalog  # calc.catalog's presets are read at call time
 
     warnings: list[str] = []
     g = catalog.gpus().get(gpu)
@@ -497,8 +497,6 @@ def resolve(
     ``arch`` is 1 where the model is a transformer by its architecture: its preset has one or
     the scenario states every field. Returns values, sources and warnings for calc.plan.
     """
-    from calc.errors import InputError
-    from calc.units import parse
 
     preset = architectures().get(model)
     given = {k: getattr(sc, k) for k in ARCH_INPUTS if getattr(sc, k) is not None}

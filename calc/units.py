@@ -279,3 +279,6 @@ DAYS_PER_YEAR = 365.25
 
 MONTH_S = DAYS_PER_MONTH * 86400
 """A month [s] (30 days): read and request charges, failures a month, a month of checkpoint writes."""
+
+HOURS_PER_MONTH = MONTH_S / 3600
+"""The same month in hours (720 h), for idle GPU-hours priced per GPU-hour."""

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import calc
-from calc import compute
+from calc import catalog, compute
 from calc.calibrate import calibration, fit, fitted, per_gpu, summary, validation
 
 MODELS = [m for m, spec in calc.models().items() if spec.params < 2e10]  # models one GPU can train
@@ -198,8 +198,11 @@ def test_every_output_has_its_formula_registered_next_to_its_function() -> None:
 
     assert set(calc.OUTPUTS) <= set(FORMULAS)
     p = calc.plan("beast-imagenet-4xv100")
-    for name in calc.OUTPUTS:
-        assert isinstance(getattr(p, name), float | int), name  # typed attribute, no __getattr__
+    for name, out in calc.OUTPUTS.items():
+        value = getattr(p, name)
+        # The declared type: whole counts come back as int, every other figure as a float.
+        assert type(value) is (int if out.integer else float), name
+    assert p.batch_size == 128 and p.step_time_s == pytest.approx(0.087)  # the preset's own inputs
 
 
 def test_llm_step_time_against_torchtitan_llama3_8b() -> None:
@@ -217,22 +220,22 @@ def test_fp32_convolution_share_by_hand() -> None:
     # A 128-lane SM (H100, RTX 4090) feeds 64 of 128 in a convolution: 64 / 128 = 0.5.
     assert compute.fp32_convolution_share(64) == 1.0
     assert compute.fp32_convolution_share(128) == 0.5
-    assert compute.convolution_peak_share("H100-SXM", "fp32", "cnn")[0] == 0.5
-    assert compute.convolution_peak_share("RTX-4090", "fp32", "cnn")[0] == 0.5
-    assert compute.convolution_peak_share("V100-SXM2-16GB", "fp32", "cnn")[0] == 1.0
-    assert compute.convolution_peak_share("A100-SXM4-80GB", "fp32", "cnn")[0] == 1.0
+    assert catalog.convolution_peak_share("H100-SXM", "fp32", "cnn")[0] == 0.5
+    assert catalog.convolution_peak_share("RTX-4090", "fp32", "cnn")[0] == 0.5
+    assert catalog.convolution_peak_share("V100-SXM2-16GB", "fp32", "cnn")[0] == 1.0
+    assert catalog.convolution_peak_share("A100-SXM4-80GB", "fp32", "cnn")[0] == 1.0
     # Tensor cores (tf32, 16-bit) and GEMMs (transformers) are not limited by the FP32 lanes.
-    assert compute.convolution_peak_share("H100-SXM", "tf32", "cnn")[0] == 1.0
-    assert compute.convolution_peak_share("H100-SXM", "bf16", "cnn")[0] == 1.0
-    assert compute.convolution_peak_share("H100-SXM", "fp32", "transformer")[0] == 1.0
+    assert catalog.convolution_peak_share("H100-SXM", "tf32", "cnn")[0] == 1.0
+    assert catalog.convolution_peak_share("H100-SXM", "bf16", "cnn")[0] == 1.0
+    assert catalog.convolution_peak_share("H100-SXM", "fp32", "transformer")[0] == 1.0
     # No lane figure (AMD): the datasheet peak is used, and the source says so.
-    share, src = compute.convolution_peak_share("MI300X", "fp32", "cnn")
+    share, src = catalog.convolution_peak_share("MI300X", "fp32", "cnn")
     assert share == 1.0 and "no FP32 lane figure" in src
     # Every NVIDIA GPU preset with an fp32 peak names its architecture (gpus.yaml), each with a lane count.
     for name, g in calc.gpus().items():
         if name.startswith(("V100", "A1", "A3", "A4", "L4", "H1", "H2", "GH", "B2", "RTX", "T4")):
             assert g.architecture in compute.ARCHITECTURE_FP32_LANES, name
-            assert "fp32" not in g.peak_flops_per_s or compute.convolution_peak_share(name, "fp32", "cnn")[1]
+            assert "fp32" not in g.peak_flops_per_s or catalog.convolution_peak_share(name, "fp32", "cnn")[1]
 
 
 def test_an_unknown_architecture_in_a_gpu_preset_is_refused_by_field() -> None:

@@ -289,8 +289,8 @@ def test_own_storage_is_judged_in_words() -> None:
 def test_idle_gpu_money_uses_the_gpu_price() -> None:
     p = calc.plan("resnet50-8xh100-imagenet")
     a = calc.answer(p)
-    # 8 GPUs x (1 - utilisation) x 730 h x $6.88 (AWS p5.48xlarge on-demand / 8, gpus.yaml)
-    hours = 8 * (1 - p.gpu_utilization) * 730
+    # 8 GPUs x (1 - utilisation) x 720 h (30 days) x $6.88 (AWS p5.48xlarge on-demand / 8, gpus.yaml)
+    hours = 8 * (1 - p.gpu_utilization) * 720
     assert a.idle_gpu_hours_per_month == pytest.approx(hours, rel=1e-12)
     assert a.idle_usd_per_month == pytest.approx(hours * 6.88, rel=1e-12)
     assert calc.answer(p, gpu_price_per_hour=2).idle_usd_per_month == pytest.approx(hours * 2, rel=1e-12)
@@ -766,3 +766,13 @@ def test_checkpoint_writes_buy_enough_drives_to_last_the_amortisation() -> None:
     # The bare PM9A3s would need 290.4 x 5 / 14.016 = 103.6 -> 104 data drives: more than a 24-drive system.
     nvme = _row(calc.recommend(p), "nvme-gen4")
     assert not nvme["feasible"] and "on endurance" in nvme["why_not"]
+
+
+def test_staging_is_bounded_by_the_stores_per_client_cap() -> None:
+    # ImageNet (1,281,167 x 65,536 B = 83,962,560,512 B) onto one node over a 400 Gb/s (50 GB/s) link
+    # from aws-s3-standard, whose per-client cap is 100 Gb/s = 12.5 GB/s (presets/storage.yaml):
+    # 83.96 GB / 12.5 GB/s = 6.717 s, not the link's 1.68 s.
+    d = calc.designs("beast-imagenet-4xv100", site="aws", node_network_bytes_per_s="400 Gb/s")
+    cache = d[d["design"] == "page cache"].iloc[0]
+    assert cache["store"] == "aws-s3-standard"
+    assert cache["staging_s"] == pytest.approx(1281167 * 65536 / 12.5e9)

@@ -582,7 +582,7 @@ def test_fp8_speedup_of_gpt175b_within_fp8_lm() -> None:
 def test_gemm_yaml_errors_name_the_field(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     import shutil
 
-    from calc import catalog
+    from calc import catalog, fit
     from calc.errors import PresetError
 
     for f in catalog.presets_dir().glob("*.yaml"):
@@ -591,10 +591,10 @@ def test_gemm_yaml_errors_name_the_field(tmp_path: Any, monkeypatch: pytest.Monk
     (tmp_path / "gemm.yaml").write_text(text)
     monkeypatch.setattr(catalog, "presets_dir", lambda: tmp_path)
     calc.calibrate.gemm_rows.cache_clear()
-    calc.calibrate._gemm_yaml.cache_clear()
+    fit._gemm_yaml.cache_clear()
     try:
         with pytest.raises(PresetError, match=r"rows\[0\]: tflops"):
             calc.calibrate.gemm_rows()
     finally:
         calc.calibrate.gemm_rows.cache_clear()
-        calc.calibrate._gemm_yaml.cache_clear()
+        fit._gemm_yaml.cache_clear()
