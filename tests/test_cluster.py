@@ -212,11 +212,12 @@ def test_aligned_sync_saves_pause_their_own_reads() -> None:
 
 
 def test_grown_demand_scales_kept_checkpoints_with_the_jobs() -> None:
-    # A with 10-min saves keeps its 2 newest checkpoints: 2 copies x 2 x 357,798,448 B = 1,431,193,792 B
-    # beside the 100 GB dataset. Twice the jobs keep twice the checkpoints; twice the data, the same.
+    # A with 10-min saves keeps its 2 newest checkpoints and the one being written: 2 copies x 3 x
+    # 357,798,448 B = 2,146,790,688 B beside the 100 GB dataset. Twice the jobs keep twice the
+    # checkpoints; twice the data, the same.
     a = A.replace(checkpoint_interval_s="10 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01)
     cp = calc.cluster({a: 2})
-    kept = 2 * 2 * 25_557_032 * 14
+    kept = 2 * 3 * 25_557_032 * 14
     assert cp.checkpoint_capacity_bytes == pytest.approx(kept)
     assert cluster_demand(cp, 2.0, 1.0).capacity_bytes == pytest.approx(100e9 + 2 * kept)
     assert cluster_demand(cp, 1.0, 2.0).capacity_bytes == pytest.approx(200e9 + kept)
