@@ -545,8 +545,9 @@ def _combine(c: Cluster, plans: tuple[Plan, ...], copies: tuple[int, ...]) -> Cl
         file_opens_per_s=sum(p.file_opens_per_s for p in plans),
         metadata_ops_per_s=sum(p.metadata_ops_per_s for p in plans),
         first_epoch_read_bytes_per_s=sum(first),
+        # One job starts: one copy of an entry (its plan counts every copy) reads its first epoch.
         start_burst_read_bytes_per_s=reads
-        + max((f - p.read_bytes_per_s for f, p in zip(first, plans, strict=True)), default=0.0),
+        + max(((f - p.read_bytes_per_s) / n for f, p, n in zip(first, plans, copies, strict=True)), default=0.0),
         peak_write_bytes_per_s=sum(w["peak"] for w in writes),
         average_write_bytes_per_s=sum(w["average"] for w in writes),
         write_need_bytes_per_s=need_w,

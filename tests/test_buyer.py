@@ -180,3 +180,14 @@ def test_block_volumes_follow_their_attach_rules() -> None:
     assert (
         "multi-attached to 8 nodes (at most 16): needs a cluster-aware file system" in rec.loc["aws-ebs-io2", "caveats"]
     )
+
+
+def test_one_job_starting_is_one_copy_of_its_entry() -> None:
+    # 32 copies of the GPT 1.3B fine-tune: their plan reads 21.11 MB/s in all copies' first epochs; one
+    # job starting adds one copy's, 21.11 / 32 = 0.66 MB/s (it counted all 32)
+    cp = calc.cluster({"gpt-1b-h100-tokens": 32})
+    p = cp.plans[0]
+    assert p.scenario.jobs == 32
+    one = (p.first_epoch_read_bytes_per_s - p.read_bytes_per_s) / 32
+    assert cp.start_burst_read_bytes_per_s == pytest.approx(cp.read_bytes_per_s + one, rel=1e-12)
+    assert one == pytest.approx(21.111e6 / 32, rel=1e-3)
