@@ -698,7 +698,8 @@ def _egress(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
 
 def _attach(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
     if o.kind == "cloud-block" and 1 < d.clients <= o.attach_limit:
-        return [f"multi-attached to {d.clients} nodes (at most {o.attach_limit:g}): needs a cluster-aware file system"]
+        fs = ": needs a cluster-aware file system (GFS2, OCFS2)" if o.cluster_fs else ""
+        return [f"multi-attached to {d.clients} nodes (at most {o.attach_limit:g}){fs}"]
     if per_node(o, d):
         return [
             f"a {o.unit} attaches to {o.attach_limit:g} node: one per node ({d.clients}), each holding a full copy "

@@ -81,6 +81,8 @@ class StorageOption:
     """An HDD's rated annual workload, reads plus writes [bytes a year] (NaN: not rated)."""
     scratch: bool = False
     """A scratch tier (no replication, data lost with a server): never holds checkpoints."""
+    cluster_fs: bool = False
+    """A block volume several nodes may attach, but share only through a cluster-aware file system."""
     size_steps: tuple[float, ...] = ()
     """Orderable sizes [units], first the listed ones, then repeats of the last step (FSx)."""
     size_increment: float = 0.0
@@ -268,6 +270,7 @@ def options() -> dict[str, StorageOption]:
             network_parts=_parts_of(e, "network_parts", e.get("network_parts", {})),
             workload_bytes_per_year=opt("workload_rating", "bytes", math.nan),
             scratch=_flag(e, "scratch"),
+            cluster_fs=_flag(e, "cluster_fs"),
             size_steps=_size_steps(e)[0],
             size_increment=_size_steps(e)[1],
             throughput_io_bytes=opt("throughput_io", "bytes", math.nan),
@@ -307,6 +310,7 @@ def options() -> dict[str, StorageOption]:
                 "network_parts",
                 "workload_rating",
                 "scratch",
+                "cluster_fs",
                 "size_steps",
                 "throughput_io",
                 "server_drives",

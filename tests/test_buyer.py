@@ -174,11 +174,13 @@ def test_block_volumes_follow_their_attach_rules() -> None:
     # Llama 3 70B on 64 GPUs = 8 nodes on AWS: st1 attaches to one instance, so a volume per node would
     # hold each node's shards only; io2 multi-attaches to up to 16 and the card says it needs a cluster
     # file system
+    assert calc.storage_options()["aws-ebs-io2"].cluster_fs and not calc.storage_options()["aws-ebs-gp3"].cluster_fs
     rec = calc.recommend("mlperf-checkpoint-llama3-70b", site="aws").set_index("option")
     assert not rec.loc["aws-ebs-st1", "feasible"] and rec.loc["aws-ebs-st1", "limiting"] == "attachment"
     assert "checkpoints written to them are not shared" in rec.loc["aws-ebs-st1", "why_not"]
     assert (
-        "multi-attached to 8 nodes (at most 16): needs a cluster-aware file system" in rec.loc["aws-ebs-io2", "caveats"]
+        "multi-attached to 8 nodes (at most 16): needs a cluster-aware file system (GFS2, OCFS2)"
+        in rec.loc["aws-ebs-io2", "caveats"]
     )
 
 
