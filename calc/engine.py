@@ -902,6 +902,11 @@ def gpu_time(o: st.StorageOption, d: Demand, s: Sized) -> dict[str, float]:
     if o.kind == "ram":
         return {"restore_s": 0.0, "save_stall_s": 0.0, "first_epoch_s": d.steady_epoch_s, "lost_gpu_hours": 0.0}
     clients_cap = d.clients * o.client_bytes_per_s
+    provisioned = max(d.need_bytes_per_s, s.units * o.free_bytes_per_s)
+    if (o.price_per_mbps_month > 0 or math.isfinite(o.throughput_io_bytes)) and provisioned > 0:
+        # Throughput bought by the MB/s (or as IOPS): the volume runs at what is provisioned, the design
+        # point or its free baseline, not at its maximum (price() bills the same figure).
+        clients_cap = min(clients_cap, provisioned)
     read = min(s.perf_units * o.read_bytes_per_s, clients_cap)
     write = min(s.perf_units * o.write_bytes_per_s, clients_cap)
     restore = save = 0.0

@@ -193,3 +193,11 @@ def test_one_job_starting_is_one_copy_of_its_entry() -> None:
     one = (p.first_epoch_read_bytes_per_s - p.read_bytes_per_s) / 32
     assert cp.start_burst_read_bytes_per_s == pytest.approx(cp.read_bytes_per_s + one, rel=1e-12)
     assert one == pytest.approx(21.111e6 / 32, rel=1e-3)
+
+
+def test_a_provisioned_volume_restores_at_what_is_provisioned() -> None:
+    # Llama 3 8B on Azure: its save drain (124.9 MB/s) fits Premium SSD v2's free 125 MB/s, which is what
+    # is billed, so the restore runs at 125 MB/s, not the disk's 1.2 GB/s maximum:
+    # 112,423,657,472 B / 125e6 = 899.4 s
+    r = _row("mlperf-checkpoint-llama3-8b", "azure-premium-ssd-v2", site="azure")
+    assert r["restore_s"] == pytest.approx(112_423_657_472 / 125e6, rel=1e-9)
