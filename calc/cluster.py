@@ -49,7 +49,7 @@ from calc.engine import checkpoint_writes_per_month
 from calc.errors import InputError, PresetError
 from calc.plan import Plan, plan
 from calc.report import cluster_markdown
-from calc.scenario import FIELDS, Scenario, check_field, from_text, to_text
+from calc.scenario import FIELDS, Scenario, check_field, from_text, to_text, unknown_input
 from calc.scenario import scenario as preset_scenario
 from calc.site import job_site
 from calc.units import MONTH_S, Kind, fmt, fmt_usd, parse
@@ -115,7 +115,7 @@ class Cluster:
                 raise InputError(f"jobs: {j.name}", f"count {j.count!r}; accepted: a whole number from 1 to 100000")
         unknown = sorted(set(self.shared) - set(FIELDS))
         if unknown:
-            raise InputError(unknown[0], f"unknown shared input; accepted: {', '.join(FIELDS)}")
+            raise InputError(unknown[0], "shared " + unknown_input(unknown[0]))
         if self.saves not in SAVES:
             raise InputError("saves", f"{self.saves!r}; accepted: {', '.join(SAVES)}")
         if self.policy not in POLICIES:
