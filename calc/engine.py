@@ -753,6 +753,13 @@ def _array(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
     return out
 
 
+def _power(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
+    # Bought on-prem storage with no stated watts: its electricity is not in the total, and that is said.
+    if o.kind == "ram" or o.site != "on-prem" or not math.isfinite(o.purchase_price) or math.isfinite(o.watts):
+        return []
+    return [f"its power is not priced: the preset states no watts for a {o.unit} (add `watts` to price it)"]
+
+
 def _network_parts(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
     if not o.network_parts:
         return []
@@ -772,6 +779,7 @@ CAVEATS: list[tuple[str, Callable[[st.StorageOption, Demand, Sized], list[str]]]
     ("attachment", _attach),
     ("drive array", _array),
     ("network parts", _network_parts),
+    ("power", _power),
 ]
 """What a buyer should know about an option, in the order the table says it."""
 

@@ -250,132 +250,153 @@ def own_option(path: str) -> StorageOption:
     return o
 
 
+SOURCED = (
+    "iops",
+    "read_bandwidth",
+    "latency",
+    "capacity",
+    "client_bandwidth",
+    "aggregate_iops",
+    "price_per_gb_month",
+    "price_per_unit",
+    "max_units",
+    "stream_bandwidth",
+    "price_per_gb_read",
+    "price_per_million_requests",
+    "purchase_price",
+    "price_per_iops_month",
+    "price_per_mbps_month",
+    "metadata_ops",
+    "metadata_scaling",
+    "write_bandwidth",
+    "put_requests",
+    "price_per_gb_write",
+    "price_per_million_writes",
+    "drive_class",
+    "endurance",
+    "attach_limit",
+    "network_parts",
+    "workload_rating",
+    "scratch",
+    "cluster_fs",
+    "size_steps",
+    "throughput_io",
+    "server_drives",
+    "watts",
+)
+"""The figures of a storage option that need a source (``sources``) when given."""
+
+
+def _opt(e: catalog._Entry, key: str, kind: Any, default: float) -> float:
+    # Prices and free allowances may be 0; sizes and rates must be positive.
+    zero_ok = key.startswith(("price", "free_", "purchase"))
+    return e.quantity(key, kind, positive=not zero_ok) if key in e.data else default
+
+
+def _rate(e: catalog._Entry, key: str) -> float:
+    # "unlimited": the provider publishes no limit (object stores); the request rate,
+    # the per-connection rate and the client's link bind instead.
+    return math.inf if e.get(key) == "unlimited" else e.quantity(key, "bytes_per_s")
+
+
+def _buyer_fields(e: catalog._Entry) -> dict[str, Any]:
+    """What a buyer orders by (issue 28): ratings, steps, billed IOPS, flags, power, form factor, drives."""
+    steps, increment = _size_steps(e)
+    return {
+        "workload_bytes_per_year": _opt(e, "workload_rating", "bytes", math.nan),
+        "scratch": _flag(e, "scratch"),
+        "cluster_fs": _flag(e, "cluster_fs"),
+        "size_steps": steps,
+        "size_increment": increment,
+        "throughput_io_bytes": _opt(e, "throughput_io", "bytes", math.nan),
+        "watts": _opt(e, "watts", "count", math.nan),
+        "form_factor": e.text("form_factor", ""),
+        **_server_drives(e),
+    }
+
+
+def _option(name: str, e: catalog._Entry) -> StorageOption:
+    """One storage option from its entry."""
+
+    def opt(key: str, kind: Any, default: float) -> float:
+        return _opt(e, key, kind, default)
+
+    def rate(key: str) -> float:
+        return _rate(e, key)
+
+    sources = e.get("sources")
+    if not isinstance(sources, dict):
+        raise PresetError(e.where("sources"), "expected a mapping field: source")
+    scaling = _metadata_scaling(e)
+    min_units = opt("min_units", "count", 1.0)
+
+    return StorageOption(
+        name=str(name),
+        label=e.text("label") + _protected(e),
+        kind=e.text("kind"),
+        unit=e.text("unit"),
+        iops=opt("iops", "count_per_s", math.nan),
+        iops_request_bytes=opt("iops_request", "bytes", 4096.0),
+        iops_queue_depth=opt("iops_queue_depth", "count", math.nan),
+        read_bytes_per_s=rate("read_bandwidth"),
+        latency_s=e.quantity("latency", "seconds"),
+        capacity_bytes=opt("capacity", "bytes", math.inf),
+        min_units=min_units,
+        max_units=opt("max_units", "count", math.inf),
+        client_bytes_per_s=opt("client_bandwidth", "bytes_per_s", math.inf),
+        aggregate_iops=opt("aggregate_iops", "count_per_s", math.inf),
+        price_per_gb_month=opt("price_per_gb_month", "count", math.nan),
+        price_per_unit=opt("price_per_unit", "count", math.nan),
+        stream_bytes_per_s=opt("stream_bandwidth", "bytes_per_s", math.inf),
+        price_per_gb_read=opt("price_per_gb_read", "count", 0.0),
+        price_per_million_requests=opt("price_per_million_requests", "count", 0.0),
+        burst=e.text("burst", ""),
+        verified=e.text("verified"),
+        sources={str(k): str(v) for k, v in sources.items()},
+        purchase_price=opt("purchase_price", "count", opt("price_per_unit", "count", math.nan)),
+        price_per_iops_month=opt("price_per_iops_month", "count", 0.0),
+        price_per_mbps_month=opt("price_per_mbps_month", "count", 0.0),
+        free_iops=opt("free_iops", "count", 0.0),
+        free_bytes_per_s=opt("free_bandwidth", "bytes_per_s", 0.0),
+        no_price_reason=e.text("no_price_reason", ""),
+        price_region=str(e.get("price_region", "")),
+        price_date=str(e.get("price_date", "")),
+        # A service provisioned by size states what its smallest size runs.
+        metadata_ops=metadata_ops_scaled(min_units, scaling)
+        if scaling
+        else opt("metadata_ops", "count_per_s", math.inf),
+        metadata_scaling=scaling,
+        protocol=e.text("protocol", ""),
+        write_bytes_per_s=rate("write_bandwidth"),
+        put_requests=opt("put_requests", "count_per_s", math.inf),
+        price_per_gb_write=opt("price_per_gb_write", "count", 0.0),
+        price_per_million_writes=opt("price_per_million_writes", "count", 0.0),
+        drive_class=_drive_class(e),
+        endurance_bytes=opt("endurance", "bytes", math.nan),
+        endurance_years=opt("endurance_years", "count", math.nan),
+        attach_limit=opt("attach_limit", "count", math.inf),
+        enclosures=_enclosures_of(e),
+        network_parts=_parts_of(e, "network_parts", e.get("network_parts", {})),
+        **_buyer_fields(e),
+        declared_site=_site(e),
+    )
+
+
 def _options_from(raw: dict[Any, Any], file: str) -> dict[str, StorageOption]:
     """Storage options parsed from a mapping of name -> entry (``file`` names them in errors)."""
     out = {}
     for name, data in raw.items():
         e = catalog._Entry(file, str(name), data)
-
-        def opt(key: str, kind: Any, default: float, e: catalog._Entry = e) -> float:
-            # Prices and free allowances may be 0; sizes and rates must be positive.
-            zero_ok = key.startswith(("price", "free_", "purchase"))
-            return e.quantity(key, kind, positive=not zero_ok) if key in e.data else default
-
-        def rate(key: str, e: catalog._Entry = e) -> float:
-            # "unlimited": the provider publishes no limit (object stores); the request rate,
-            # the per-connection rate and the client's link bind instead.
-            return math.inf if e.get(key) == "unlimited" else e.quantity(key, "bytes_per_s")
-
-        sources = e.get("sources")
-        if not isinstance(sources, dict):
-            raise PresetError(e.where("sources"), "expected a mapping field: source")
-        scaling = _metadata_scaling(e)
-        min_units = opt("min_units", "count", 1.0)
-        o = StorageOption(
-            name=str(name),
-            label=e.text("label") + _protected(e),
-            kind=e.text("kind"),
-            unit=e.text("unit"),
-            iops=opt("iops", "count_per_s", math.nan),
-            iops_request_bytes=opt("iops_request", "bytes", 4096.0),
-            iops_queue_depth=opt("iops_queue_depth", "count", math.nan),
-            read_bytes_per_s=rate("read_bandwidth"),
-            latency_s=e.quantity("latency", "seconds"),
-            capacity_bytes=opt("capacity", "bytes", math.inf),
-            min_units=min_units,
-            max_units=opt("max_units", "count", math.inf),
-            client_bytes_per_s=opt("client_bandwidth", "bytes_per_s", math.inf),
-            aggregate_iops=opt("aggregate_iops", "count_per_s", math.inf),
-            price_per_gb_month=opt("price_per_gb_month", "count", math.nan),
-            price_per_unit=opt("price_per_unit", "count", math.nan),
-            stream_bytes_per_s=opt("stream_bandwidth", "bytes_per_s", math.inf),
-            price_per_gb_read=opt("price_per_gb_read", "count", 0.0),
-            price_per_million_requests=opt("price_per_million_requests", "count", 0.0),
-            burst=e.text("burst", ""),
-            verified=e.text("verified"),
-            sources={str(k): str(v) for k, v in sources.items()},
-            purchase_price=opt("purchase_price", "count", opt("price_per_unit", "count", math.nan)),
-            price_per_iops_month=opt("price_per_iops_month", "count", 0.0),
-            price_per_mbps_month=opt("price_per_mbps_month", "count", 0.0),
-            free_iops=opt("free_iops", "count", 0.0),
-            free_bytes_per_s=opt("free_bandwidth", "bytes_per_s", 0.0),
-            no_price_reason=e.text("no_price_reason", ""),
-            price_region=str(e.get("price_region", "")),
-            price_date=str(e.get("price_date", "")),
-            # A service provisioned by size states what its smallest size runs.
-            metadata_ops=metadata_ops_scaled(min_units, scaling)
-            if scaling
-            else opt("metadata_ops", "count_per_s", math.inf),
-            metadata_scaling=scaling,
-            protocol=e.text("protocol", ""),
-            write_bytes_per_s=rate("write_bandwidth"),
-            put_requests=opt("put_requests", "count_per_s", math.inf),
-            price_per_gb_write=opt("price_per_gb_write", "count", 0.0),
-            price_per_million_writes=opt("price_per_million_writes", "count", 0.0),
-            drive_class=_drive_class(e),
-            endurance_bytes=opt("endurance", "bytes", math.nan),
-            endurance_years=opt("endurance_years", "count", math.nan),
-            attach_limit=opt("attach_limit", "count", math.inf),
-            enclosures=_enclosures_of(e),
-            network_parts=_parts_of(e, "network_parts", e.get("network_parts", {})),
-            workload_bytes_per_year=opt("workload_rating", "bytes", math.nan),
-            scratch=_flag(e, "scratch"),
-            cluster_fs=_flag(e, "cluster_fs"),
-            size_steps=_size_steps(e)[0],
-            size_increment=_size_steps(e)[1],
-            throughput_io_bytes=opt("throughput_io", "bytes", math.nan),
-            watts=opt("watts", "count", math.nan),
-            form_factor=e.text("form_factor", ""),
-            **_server_drives(e),
-            declared_site=_site(e),
-        )
+        o = _option(str(name), e)
         if not o.priced and not o.no_price_reason:
             raise PresetError(e.where("no_price_reason"), "an option with no price must say why")
-        figures = [
-            k
-            for k in (
-                "iops",
-                "read_bandwidth",
-                "latency",
-                "capacity",
-                "client_bandwidth",
-                "aggregate_iops",
-                "price_per_gb_month",
-                "price_per_unit",
-                "max_units",
-                "stream_bandwidth",
-                "price_per_gb_read",
-                "price_per_million_requests",
-                "purchase_price",
-                "price_per_iops_month",
-                "price_per_mbps_month",
-                "metadata_ops",
-                "metadata_scaling",
-                "write_bandwidth",
-                "put_requests",
-                "price_per_gb_write",
-                "price_per_million_writes",
-                "drive_class",
-                "endurance",
-                "attach_limit",
-                "network_parts",
-                "workload_rating",
-                "scratch",
-                "cluster_fs",
-                "size_steps",
-                "throughput_io",
-                "server_drives",
-                "watts",
-            )
-            if k in e.data
-        ]
-        missing = [k for k in figures if k not in o.sources]
+        missing = [k for k in SOURCED if k in e.data and k not in o.sources]
         if missing:
             raise PresetError(e.where("sources"), f"no source for {', '.join(missing)}")
         out[o.name] = o
     for o in out.values():
         if o.server_drive and o.server_drive not in out:
-            raise PresetError(f"storage.yaml: {o.name}: server_drives", f"unknown drive {o.server_drive!r}")
+            raise PresetError(f"{file}: {o.name}: server_drives", f"unknown drive {o.server_drive!r}")
     return out
 
 

@@ -19,8 +19,6 @@ CALC = ROOT / "calc"
 MODULES = {p.stem: p for p in CALC.glob("*.py")}
 
 LONG_FUNCTIONS_ALLOWED = {
-    # owner: issue 30 (the notebook / CLI helper), rewriting calc/cli.py
-    "cli.run",
     # owner: issue 31 (the dashboard helper): app.py, calc/plots.py, calc/report.py
     "app.cluster_view",
     "app.sidebar",
@@ -31,8 +29,6 @@ LONG_FUNCTIONS_ALLOWED = {
     "stages.evaluate_checkpoint",
     "stages.evaluate_compute",
     "sweep.sweep",
-    # owner: issue 28 (the buyer helper): the storage preset reader
-    "storage.options",
     # no open issue owns these yet: the GPU probes and the formula renderer
     "measure.model",
     "measure.storage",
