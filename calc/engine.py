@@ -753,6 +753,17 @@ def _array(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
     return out
 
 
+def _server_drives(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
+    if not o.server_drives:
+        return []
+    scheme, usable = server_array(o, d)
+    data = st.usable_drives(o.server_drives, scheme)
+    return [
+        f"each {o.unit} holds {o.server_drives} x {o.server_drive} in {scheme} ({data:g} drives' worth of data) "
+        f"filled to at most {d.fill_limit:.0%}: {fmt(usable, 'bytes')} of data a {o.unit}"
+    ]
+
+
 def _power(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
     # Bought on-prem storage with no stated watts: its electricity is not in the total, and that is said.
     if o.kind == "ram" or o.site != "on-prem" or not math.isfinite(o.purchase_price) or math.isfinite(o.watts):
@@ -778,6 +789,7 @@ CAVEATS: list[tuple[str, Callable[[st.StorageOption, Demand, Sized], list[str]]]
     ("egress", _egress),
     ("attachment", _attach),
     ("drive array", _array),
+    ("server drives", _server_drives),
     ("network parts", _network_parts),
     ("power", _power),
 ]

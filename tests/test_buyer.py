@@ -201,3 +201,14 @@ def test_a_provisioned_volume_restores_at_what_is_provisioned() -> None:
     # 112,423,657,472 B / 125e6 = 899.4 s
     r = _row("mlperf-checkpoint-llama3-8b", "azure-premium-ssd-v2", site="azure")
     assert r["restore_s"] == pytest.approx(112_423_657_472 / 125e6, rel=1e-9)
+
+
+def test_nfs_servers_are_protected_and_filled_like_bought_drives() -> None:
+    # sd-latent's 90.62 TB on nfs-25gbe: each server's 13 PM9A3s in RAID 6 (2 groups, 9 data drives) at
+    # 80 % hold 9 x 7.68 x 0.8 = 55.30 TB, so 90.62 / 55.30 = 1.64 -> 2 servers (was 1 server, 91 % full,
+    # unprotected)
+    p = calc.plan("sd-latent-diffusion-laion", site="on-prem")
+    r = _row("sd-latent-diffusion-laion", "nfs-25gbe", site="on-prem")
+    assert p.dataset_bytes / (9 * 7.68e12 * 0.8) == pytest.approx(1.639, rel=1e-3)
+    assert r["units"] == 2 and r["limiting"] == "capacity"
+    assert "each server holds 13 x nvme-gen4 in raid6 (9 drives' worth of data) filled to at most 80%" in r["caveats"]
