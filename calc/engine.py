@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -246,7 +246,6 @@ class Sized:
     random_reads: float = 0.0
     workers: int = 0
     service_s: float = 0.0
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def bought(self) -> bool:
@@ -427,7 +426,6 @@ def size(o: st.StorageOption, d: Demand) -> Sized:
         random_reads=st.random_reads(o, d.read_iops, d.file_opens_per_s),
         workers=reads_in_flight(d.read_iops / d.gpus, service),
         service_s=service,
-        extra={"drives": n},
     )
 
 

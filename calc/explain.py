@@ -21,10 +21,7 @@ def _checkpoint_rules(p: Plan) -> dict[str, str]:
     """Formula texts of the checkpoint outputs that depend on the mode, the storage and the inputs."""
     sc, v, x = p.scenario, p.values, p.inputs
     is_async = x.get("checkpoint_async", 0.0) > 0
-    limited = any(
-        math.isfinite(val)
-        for val in (v["storage_write_bytes_per_s"], x["node_network_bytes_per_s"], x["storage_client_bytes_per_s"])
-    )
+    limited = v["checkpoint_write_limited"] > 0  # the branch evaluate_checkpoint took: a storage or link limits
     given = sc.checkpoint_interval_s not in (None, "optimal")
     on_storage = (
         "max({checkpoint_bytes} / {storage_write_bytes_per_s}, "
@@ -143,12 +140,12 @@ def formula(p: Plan, name: str) -> str:
     return FORMULAS[name]
 
 
-def render_formula(p: Plan, template: str) -> tuple[str, str]:
-    """The formula with names, and with the plan's numbers (units included)."""
+def _compute_rules(p: Plan) -> dict[str, str]:
+    """The words of the compute formulas' branches: batch, step time, FLOPs, state, scaling."""
     sc = p.scenario
     multiplier = sc.train_flops_multiplier
     measured_flops = math.isfinite(p.inputs.get("train_flops_measured", math.nan))
-    rules = {
+    return {
         "batch_rule": f"fixed by input ({sc.batch_size})"
         if sc.batch_size is not None
         else f"{sc.batch_rounding}({{max_batch_size}})",
@@ -181,6 +178,19 @@ def render_formula(p: Plan, template: str) -> tuple[str, str]:
             else {"step_model_rule": "(see tensor_parallel_comm_s, pipeline_bubble, data_parallel_comm_s)"}
         ),
         "train_flops_multiplier": f"{multiplier if multiplier is not None else compute.TRAIN_FLOPS_MULTIPLIER:g}",
+        "scaling_rule": "input (scenario)"
+        if sc.scaling_efficiency is not None
+        else "1: a measured step already contains the job's all-reduce"
+        if p.step_method != "model"
+        else "1 for one GPU; within-node factor on one node; x across-node factor beyond: "
+        + p.sources.get("scaling_efficiency", ""),
+    }
+
+
+def _data_rules(p: Plan) -> dict[str, str]:
+    """The words of the data path's branches: read size, latency, transfer, loader, sources."""
+    sc = p.scenario
+    return {
         "request_rule": "whole example per read"
         if sc.examples_per_file <= 1 and sc.request_bytes is None
         else "input or 256 KiB in shards, at most one file",
@@ -205,13 +215,6 @@ def render_formula(p: Plan, template: str) -> tuple[str, str]:
         else "min(stages)"
         if sc.loader == "async"
         else f"min(stages, {sc.num_workers} workers / (read + decode time per example))",
-        **_checkpoint_rules(p),
-        "scaling_rule": "input (scenario)"
-        if sc.scaling_efficiency is not None
-        else "1: a measured step already contains the job's all-reduce"
-        if p.step_method != "model"
-        else "1 for one GPU; within-node factor on one node; x across-node factor beyond: "
-        + p.sources.get("scaling_efficiency", ""),
         **{
             f"src_{k}": p.sources.get(k, "input")
             for k in (
@@ -228,6 +231,11 @@ def render_formula(p: Plan, template: str) -> tuple[str, str]:
         },
         "tensors": sc.tensors or f"preset {sc.model}",
     }
+
+
+def render_formula(p: Plan, template: str) -> tuple[str, str]:
+    """The formula with names, and with the plan's numbers (units included)."""
+    rules = _compute_rules(p) | _data_rules(p) | _checkpoint_rules(p)
     symbolic = template
     for _ in range(2):  # rules may contain placeholders themselves
         symbolic = symbolic.format_map(_Keep(rules))

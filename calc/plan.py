@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calc import compute, pipeline, storage
+from calc import pipeline, storage
 from calc.errors import DoesNotFitError, InputError
 from calc.explain import explained, format_output, formula, render_formula
-from calc.registry import OUTPUTS
+from calc.registry import OUTPUTS, STATES
 from calc.resolve import resolve
 from calc.scenario import FIELDS, Scenario, closest
 from calc.scenario import scenario as preset_scenario
@@ -209,7 +209,7 @@ def _plan(sc: Scenario) -> Plan:
         warnings.append(
             "The host-to-GPU copy takes over half the step: overlap it (pin_memory, a side stream) or send uint8."
         )
-    method = compute.METHODS[int(values["step_method"])]
+    method = STATES["step_method"][int(values["step_method"])]
     if method == "re-projected measurement":
         warnings.append(
             f"The measured step ({sc.measured_gpu}, {sc.measured_precision}, batch {values['anchor_batch_size']:g}) is "
@@ -236,7 +236,7 @@ def _plan(sc: Scenario) -> Plan:
         sources=MappingProxyType(r.sources),
         inputs=MappingProxyType(r.values),
         step_method=method,
-        bottleneck=pipeline.STAGES[int(values["bottleneck"])],
+        bottleneck=STATES["bottleneck"][int(values["bottleneck"])],
         stages=stages,
         warnings=tuple(warnings),
     )

@@ -13,7 +13,7 @@ Adding an output therefore touches one declaration and its formula.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -56,6 +56,11 @@ OUTPUTS: dict[str, Output] = {}
 KEPT: list[str] = []
 """Intermediate values a Plan keeps beside its outputs (for explain and sizing), by stage."""
 
+STATES: dict[str, tuple[str, ...]] = {}
+"""Coded values a stage writes beside its outputs, each with the words of its codes (0, 1, ...):
+``fits`` (the model fits in GPU memory), ``step_method`` (how the step time was found) and
+``bottleneck`` (the pipeline stage that binds). Plans and sweeps read the words from here."""
+
 STEPS: list[Callable[..., None]] = []
 """The stage functions of ``evaluate``, in order of declaration."""
 
@@ -63,10 +68,17 @@ BY_STAGE: dict[str, tuple[str, ...]] = {}
 """The outputs each stage function declares, by the function's name."""
 
 
-def stage(*outputs: Output, keep: Iterable[str] = ()) -> Callable[[F], F]:
-    """Declare the outputs a stage function computes (and the intermediates it keeps)."""
+def stage(
+    *outputs: Output, keep: Iterable[str] = (), states: Mapping[str, tuple[str, ...]] | None = None
+) -> Callable[[F], F]:
+    """Declare the outputs a stage function computes, the intermediates it keeps and the coded
+    values (``states``: name -> the words of its codes) it writes."""
 
     def register(fn: F) -> F:
+        for name, words in (states or {}).items():
+            if name in STATES or name in OUTPUTS:
+                raise ValueError(f"state {name!r} declared twice")
+            STATES[name] = tuple(words)
         for o in outputs:
             if o.name in OUTPUTS:
                 raise ValueError(f"output {o.name!r} declared twice")

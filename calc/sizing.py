@@ -86,18 +86,11 @@ def _clients(p: Plan) -> int:
 def recommend(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     """One row per storage option: can it serve the plan's demand, with how many units.
 
-    Columns: option, label, site, feasible, units, unit, limiting (iops, bandwidth, checkpoint writes,
-    capacity, minimum, per-client cap, system size, RAM, site, site link, drive class, one node,
-    per-instance cap), why_not, iops_headroom, bandwidth_headroom, capacity_headroom (supply / need,
-    >= 1 when feasible), latency_s, workers_per_gpu_needed (Little's law), the charges of a month
-    of training around the clock: monthly_rent_usd (capacity + provisioned performance),
-    monthly_read_usd (per-GB reads + read requests), monthly_write_usd (checkpoint write requests by
-    part size + per-GB write or upload charges), monthly_egress_usd (data leaving a site),
-    purchase_usd (up front: drives, their enclosures and what connects them), monthly_total_usd
-    (all of them, purchases spread over amortization_months), monthly_usd (the monthly charges
-    without purchases), capacity_bytes
-    (usable, after protection), protection, wear_out_years, price_note, ready (the loader's
-    workers cover the latency), caveats, verified. Feasible rows first, then cheapest.
+    The sizing engine run on the plan's demand (``calc.engine``: size per axis, protect, house, rule
+    out, caveats, price, rank). Columns: ``calc.engine.COLUMNS``, each declared there once with its
+    unit and meaning (option, feasible, units, limiting, why_not, headrooms, the month's charges,
+    purchase_usd, monthly_total_usd, capacity, protection, wear, caveats, ...). Feasible rows first,
+    then cheapest.
     """
     return _rank(_as_plan(x, overrides), reads=True)
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from calc import checkpoint, compute, demand, host, memory, pipeline, storage, transfer, transformer
 from calc._types import Numeric
-from calc.registry import BY_STAGE, KEPT, OUTPUTS, STEPS, Output, stage
+from calc.registry import BY_STAGE, KEPT, OUTPUTS, STATES, STEPS, Output, stage
 from calc.registry import check as registry_check
 from calc.scenario import ask
 
@@ -45,6 +45,7 @@ def _a(x: Any) -> Any:
     Output("max_batch_size", "count", "Largest batch that fits", "examples", integer=True),
     Output("batch_size", "count", "Batch size per GPU", "examples", integer=True),
     Output("memory_used_bytes", "bytes", "GPU memory used", binary=True),
+    states={"fits": ("no", "yes")},
 )
 def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Model state, the largest batch that fits and the batch used."""
@@ -119,6 +120,7 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     Output("tensor_parallel_comm_s", "seconds", "Tensor/context/pipeline-parallel traffic per step"),
     Output("data_parallel_comm_s", "seconds", "Exposed data-parallel gradient traffic per step"),
     keep=("anchor_batch_size", "attention_core_flops_per_example", "model_parallel_ranks"),
+    states={"step_method": compute.METHODS},
 )
 def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Step time: the model (compute + memory + fixed), or a measurement re-projected by it."""
@@ -506,6 +508,7 @@ def evaluate_storage(x: Mapping[str, Numeric], out: Arrays) -> None:
     ),
     Output("gpu_utilization", "count", "GPU utilisation", percent=True, zero_without_step=True),
     keep=tuple(STAGE_KEYS.values()),
+    states={"bottleneck": pipeline.STAGES},
 )
 def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Each stage's capacity per GPU, the achieved rate, utilisation and the bottleneck."""
@@ -667,7 +670,7 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         "Restore read burst per node",
         formula="{restore_read_bytes_per_s} / {clients}",
     ),
-    keep=("checkpoint_rank_read_bytes_per_s", "checkpoint_params"),
+    keep=("checkpoint_rank_read_bytes_per_s", "checkpoint_params", "checkpoint_write_limited"),
 )
 def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Checkpoints: size, per-rank split, both modes' write bandwidth, host RAM, restore,
@@ -716,6 +719,7 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     # The busiest rank's shard sets the time (ZeRO-1: replica 0 also writes the weights).
     on_storage = checkpoint.save_time_s(c, out["storage_write_bytes_per_s"], per_rank, rank_link)
     limited = _a(on_storage) > 0  # a storage or a node link limits the write
+    out["checkpoint_write_limited"] = limited.astype(float)  # explain reads the branch taken here
     host_copy = checkpoint.host_copy_s(per_rank, x["host_link_bytes_per_s"])
     out["checkpoint_host_copy_s"] = host_copy
     mtbf_given = _a(x["mtbf_s"])
@@ -842,6 +846,9 @@ def evaluate(x: Mapping[str, Numeric]) -> dict[str, Numeric]:
     out: Arrays = {}
     for step in STEPS:
         step(x, out)
+    missing = [k for k in STATES if k not in out]
+    if missing:
+        raise ValueError(f"declared states not written by any stage: {missing}")
     live = _a(out["fits"]) * (_a(out["batch_size"]) > 0)
     for key in _ZEROED:
         out[key] = _a(out[key]) * live

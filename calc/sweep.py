@@ -22,10 +22,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calc import compute, pipeline
 from calc.errors import InputError
 from calc.plan import as_scenario
-from calc.registry import OUTPUTS
+from calc.registry import OUTPUTS, STATES
 from calc.resolve import resolve
 from calc.scenario import FIELDS, Scenario, check_field, unknown_input
 from calc.stages import UNLIMITED, evaluate
@@ -180,10 +179,10 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
         frame.insert(pos_i, k, axis_column(k, vals[k], index[k]))
     frame["fits"] = np.broadcast_to(np.asarray(out["fits"], dtype=bool), (size,))
     frame["step_method"] = pd.Categorical.from_codes(  # type: ignore[call-overload]
-        np.broadcast_to(np.asarray(out["step_method"]).astype(np.int8), (size,)), list(compute.METHODS)
+        np.broadcast_to(np.asarray(out["step_method"]).astype(np.int8), (size,)), list(STATES["step_method"])
     )
     frame["bottleneck"] = pd.Categorical.from_codes(  # type: ignore[call-overload]
-        np.broadcast_to(np.asarray(out["bottleneck"]).astype(np.int8), (size,)), list(pipeline.STAGES)
+        np.broadcast_to(np.asarray(out["bottleneck"]).astype(np.int8), (size,)), list(STATES["bottleneck"])
     )
     return frame
 

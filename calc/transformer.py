@@ -50,7 +50,7 @@ import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -60,6 +60,9 @@ from calc._types import Numeric
 from calc.errors import InputError, PresetError
 from calc.formula import formula
 from calc.units import parse
+
+if TYPE_CHECKING:  # the type only: calc.scenario sits above the formulas, and resolve calls this
+    from calc.scenario import Scenario
 
 CHECKPOINTING = ("none", "selective", "full")
 """Activation checkpointing modes, by code 0..2."""
@@ -490,7 +493,7 @@ ARCH_INPUTS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "
 
 
 def resolve(
-    sc: Any, model: str, gpu: str, host_link_bytes_per_s: float
+    sc: Scenario, model: str, gpu: str, host_link_bytes_per_s: float
 ) -> tuple[dict[str, float], dict[str, str], list[str]]:
     """The architecture and layout inputs of a scenario as numbers (look-ups only).
 

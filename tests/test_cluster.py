@@ -379,3 +379,63 @@ def test_metadata_load_on_fsx_scales_with_the_file_systems_size() -> None:
     load = _Load(read=0.0, write=0.0, iops=0.0, opens=60000.0, stored=0.0)
     assert axis_loads(o, load, 240.0, 1)["metadata"] == pytest.approx(0.5, rel=1e-12)
     assert axis_loads(o, load, 1.2, 1)["metadata"] == pytest.approx(40.0, rel=1e-12)
+
+
+def test_staggered_sync_need_is_split_by_each_entrys_saves() -> None:
+    # Blocking saves below their jobs' reads: one save at a time adds nothing, so the time average
+    # binds: a (2 copies, C / 600 s each) 2 x 357,798,448 / 600 = 1,192,661.5 B/s, b (1 copy,
+    # C / 1,200 s) 298,165.4 B/s; 1,490,826.9 B/s in all, each entry charged its own share.
+    c = 25_557_032 * 14
+    a = A.replace(checkpoint_interval_s="10 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01)
+    b = B.replace(checkpoint_interval_s="20 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01)
+    cp = calc.cluster({a: 2, b: 1}, saves="staggered")
+    assert cp.write_need_bytes_per_s == pytest.approx(2 * c / 600 + c / 1200)
+    assert [_entry_load(cp, i).write for i in range(2)] == pytest.approx([2 * c / 600, c / 1200])
+
+
+def test_a_shared_storage_with_headroom_says_how_much() -> None:
+    # One nfs-100gbe server (11.25 GB/s, 200,000 IOPS, storage.yaml) for A: 0.8 GB/s and one file
+    # opened per read, 8,000/s: busy 0.8 / 11.25 + 8,000 / 200,000 = 0.1111 -> 9.0x headroom.
+    a = calc.answer(calc.cluster({A: 1}, storage="nfs-100gbe", storage_units=1))
+    assert a.own == "Your shared storage, 1 x nfs-100gbe, serves the combined load with 9.0x headroom."
+    assert a.served_fraction == 1.0 and a.binding_axis == ""
+    none = calc.answer(calc.cluster({A: 1}))
+    assert none.own == "No shared storage given: the cluster needs 800 MB/s and 8,000 reads/s in steady state."
+
+
+def test_one_dataset_named_with_two_sizes_stores_the_larger_and_says_so() -> None:
+    a = A.replace(dataset="imagenet")
+    a2 = job("a2", "100 kB", dataset="imagenet", dataset_examples=2_000_000)
+    cp = calc.cluster({a: 1, a2: 1})
+    assert cp.datasets == {"imagenet": pytest.approx(200e9)}
+    assert cp.warnings == (
+        "dataset 'imagenet' has different sizes in its jobs (100 GB and 200 GB): the larger is stored",
+    )
+
+
+def test_chargeback_of_read_charges_by_hand() -> None:
+    # aws-efs-elastic: $0.30 per GB-month on the stored bytes, $0.03 per GB read (storage.yaml).
+    # Rent 400 GB x $0.30 = $120 split 1 : 3; reads 0.8 and 2.4 GB/s x 2,592,000 s x $0.03/GB =
+    # $62,208 and $186,624.
+    cp = calc.cluster({A: 1, B: 1})
+    row = {"option": "aws-efs-elastic", "units": 1, "limiting": "bandwidth", "monthly_total_usd": 120 + 248_832}
+    assert chargeback(cp, row) == pytest.approx([30 + 62_208, 90 + 186_624])
+
+
+def test_cluster_demand_carries_the_servers_block_cap_and_the_real_gpu_count() -> None:
+    # A on 8 GPUs of one aws-p5.48xlarge: block volumes at 10 GB/s per instance (servers.yaml).
+    d = cluster_demand(calc.cluster({A: 1}, server="aws-p5.48xlarge"))
+    assert d.server == "aws-p5.48xlarge" and d.server_block_bytes_per_s == 10e9
+    assert (d.gpus, d.clients) == (8, 1)
+    assert cluster_demand(calc.cluster({A: 1})).server == ""
+
+
+def test_max_min_weights_each_entry_by_all_its_copies_gpus() -> None:
+    # 2 copies of A (16 GPUs, 1.6 GB/s) and 1 of B (8 GPUs, 2.4 GB/s) on 2 GB/s: 4.0 / 2.0 = 2x short.
+    # Max-min per GPU: 2 GB/s / 24 GPUs = 83.3 MB/s each: A's entry needs 100 MB/s per GPU, B's 300:
+    # both get 83.3 MB/s per GPU -> A 1.333 of its 1.6 GB/s (0.8333), B 0.667 of 2.4 (0.2778).
+    cp = calc.cluster({A: 2, B: 1}, storage_bytes_per_s="2 GB/s", policy="max-min")
+    a = calc.answer(cp)
+    assert list(a.jobs["served_fraction"]) == pytest.approx([2e9 * 16 / 24 / 1.6e9, 2e9 * 8 / 24 / 2.4e9])
+    assert list(cp.to_frame()["dataset"]) == ["a", "b"]  # unnamed datasets are the jobs' own
+    assert growth(cp, None)["text"] == "" and growth(cp, None)["next_purchase_month"] is None

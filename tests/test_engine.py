@@ -211,11 +211,11 @@ def test_another_site_needs_permission_and_a_link() -> None:
 
 def test_caveats_in_order() -> None:
     # 0.5 GB/s in 1 MiB reads = 476.8 reads/s over 8 GPUs = 59.6 reads/s per GPU; at 0.2 s a read
-    # (latency, + 1 MiB / 1 GB/s = 1.05 ms) each GPU needs ceil(59.6 x 0.20105) = 12 in flight > 8.
+    # (the latency; the drive streams without limit) each GPU needs ceil(59.6 x 0.2) = 12 in flight > 8.
     o = drive(latency_s=0.2, burst="burst credits run out")
     d = demand()
     s = en.size(o, d)
-    assert s.workers == math.ceil(0.5e9 / 2**20 / 8 * (0.2 + 2**20 / 1e9) - 1e-9) == 12
+    assert s.workers == math.ceil(0.5e9 / 2**20 / 8 * 0.2 - 1e-9) == 12
     text = en.caveats(o, d, s)
     names = [n for n, make in en.CAVEATS if make(o, d, s)]
     assert names == ["reads in flight", "slow read", "burst credits", "drive array"]
@@ -299,3 +299,287 @@ def test_plan_demand_without_reads_keeps_the_writes() -> None:
         d.need_bytes_per_s == p.checkpoint_save_burst_bytes_per_s == pytest.approx(2 * p.checkpoint_write_bytes_per_s)
     )
     assert d.design_point == "save drain"
+
+
+# ------------------------------------------------------------------ each caveat, each column, by hand
+
+
+def test_each_caveat_says_its_numbers() -> None:
+    o = drive()
+    d = demand()
+    s = en.size(o, d)
+    # Small files on a shared file system: 2,000 opens/s of one example each.
+    nfs = drive(kind="nfs", unit="server", purchase_price=1000.0)
+    small = demand(examples_per_file=1, file_opens_per_s=2000.0)
+    assert en._small_files(nfs, small, s) == [
+        "2,000 file opens/s: small files load metadata servers and request limits; pack into shards"
+    ]
+    assert en._small_files(nfs, demand(examples_per_file=1, file_opens_per_s=1000.0), s) == []  # 1,000 is not above
+    assert en._small_files(nfs, demand(examples_per_file=2, file_opens_per_s=2000.0), s) == []
+    assert en._small_files(o, small, s) == []  # a local drive has no metadata server
+    # A slow read: 0.2 s against a 0.1 s step.
+    slow = drive(latency_s=0.2)
+    assert en._slow_read(slow, d, s) == ["one read (200 ms) takes longer than a step: prefetching is essential"]
+    assert en._slow_read(drive(latency_s=0.1), d, s) == []  # exactly the budget: no caveat
+    assert en._burst(drive(burst="credits"), d, s) == ["credits"]
+    assert en._burst(o, d, s) == []
+
+
+def test_attachment_caveats() -> None:
+    vol = drive(
+        kind="cloud-block",
+        unit="volume",
+        attach_limit=4.0,
+        purchase_price=math.nan,
+        name="aws-test-volume",
+        cluster_fs=True,
+    )
+    s = en.size(vol, demand(clients=3))
+    assert en._attach(vol, demand(clients=3), s) == [
+        "multi-attached to 3 nodes (at most 4): needs a cluster-aware file system (GFS2, OCFS2)"
+    ]
+    # a volume that does not need one (its preset says no cluster_fs): the count only
+    plain = dataclasses.replace(vol, cluster_fs=False)
+    assert en._attach(plain, demand(clients=3), s) == ["multi-attached to 3 nodes (at most 4)"]
+    assert en._attach(vol, demand(clients=1), s) == []
+    one = dataclasses.replace(vol, attach_limit=1.0)
+    assert en._attach(one, demand(clients=2), s) == [
+        "a volume attaches to 1 node: one per node (2), each holding a full copy of the dataset; "
+        "checkpoints written to them are not shared"
+    ]
+    assert en._attach(drive(), demand(clients=3), s) == []
+
+
+def test_ram_and_egress_caveats() -> None:
+    ram = drive(kind="ram", unit="node", name="ram-test", read_bytes_per_s=10e9, purchase_price=0.0)
+    fits = demand(fits_in_ram=True)
+    s = en.size(ram, fits)
+    assert en._ram_fits(ram, fits, s)[0].startswith("the dataset fits in free RAM")
+    assert en._ram_fits(ram, demand(), s) == []  # does not fit
+    assert en._ram_fits(ram, demand(fits_in_ram=True, need_bytes_per_s=11e9), s) == []  # 11 > 10 GB/s copies
+    assert en._ram_fits(drive(), fits, s) == []
+    aws = drive(name="aws-test-fs", kind="cloud-file", unit="TiB", purchase_price=math.nan)
+    rate = st.EGRESS_USD_PER_GB["aws"]
+    assert en._egress(aws, demand(), s) == [
+        f"read over the link from aws: egress ${rate:g}/GB out of aws; on-prem internet transit is not priced"
+    ]
+    assert en._egress(aws, demand(site="aws"), s) == []
+    assert en._egress(aws, demand(site="gcp"), s) == [f"read over the link from aws: egress ${rate:g}/GB out of aws"]
+
+
+def test_drive_array_caveats() -> None:
+    # 3 TB on 1 TB drives at 80 %: 4 data drives -> RAID 6 (4 + 2) = 6 drives, 4 TB usable.
+    server = _encl("server", "network", 12, 0.6e9, 2000.0)
+    o = drive(enclosures=(server,))
+    d = demand(capacity_bytes=3e12, write_bytes_per_s=0.1e9, need_bytes_per_s=0.6e9)
+    s = en.size(o, d)
+    assert (s.units, s.scheme) == (6, "raid6")
+    got = en._array(o, d, s)
+    assert got[0] == "6 drives in raid6 (4 drives' worth usable, 4 TB = 3.64 TiB), filled to at most 80%"
+    assert got[1].startswith("held in ")
+    assert got[2].startswith("a storage server on the network")
+    # Its 0.6 GB/s link carries 0.6 GB/s x 6 / 0.6 = 6 drives' share (0.1 GB/s each): 6 of 12 bays.
+    assert len(got) == 4 and got[3].startswith("at most 6 of a ") and "12 bays are filled" in got[3]
+    # A 0.3 GB/s link carries 3 drives' share: at most 3 of the 12 bays.
+    narrow = drive(enclosures=(_encl("server", "network", 12, 0.3e9, 2000.0),))
+    sn = en.size(narrow, d)
+    assert any(c.startswith("at most 3 of a ") and "12 bays are filled" in c for c in en._array(narrow, d, sn))
+    # Endurance sizing buys drives that last: 1 PB a month = 12.2 PB a year x 3 years / 1 PB rated
+    # = 36.5 -> 37 data drives, RAID 6 (37 + 8) = 45, wearing out in 3.04 years: no caveat.
+    heavy = dataclasses.replace(d, written_bytes_per_month=1e15)
+    worn = en.size(drive(endurance_bytes=1e15), heavy)
+    assert (worn.units, worn.wear >= 3) == (45, True)
+    assert not any("wear" in c for c in en._array(drive(endurance_bytes=1e15), heavy, worn))
+    # An array that wears out first (2 years of a 36-month amortisation) says so.
+    early = dataclasses.replace(worn, wear=2.0)
+    assert en._array(drive(), heavy, early)[-1] == (
+        "checkpoint writes wear the drives out in 2.0 years, before the 36-month amortisation"
+    )
+    assert en._array(drive(kind="nfs", unit="server"), d, en.size(drive(kind="nfs", unit="server"), d)) == []
+
+
+def test_reads_in_flight_caveat() -> None:
+    o = drive(latency_s=0.2)
+    d = demand(num_workers=4)
+    s = en.size(o, d)
+    assert s.workers == 12
+    assert en._workers(o, d, s) == [
+        "at 200 ms per read, each GPU needs 12 reads in flight (Little's law); it has 4 worker(s): "
+        f"{en.ask('num_workers')} higher or read asynchronously"
+    ]
+    assert en._workers(o, demand(num_workers=12), s) == []
+
+
+def test_headrooms_by_hand() -> None:
+    # 0.5 GB/s on 1 GB/s drives: 1 data drive busy 0.5, mirrored to 2; bandwidth headroom 1 / 0.5 = 2.
+    o = drive()
+    d = demand()
+    s = en.size(o, d)
+    assert en.bandwidth_headroom(o, d, s) == pytest.approx(2.0)
+    idle = demand(read_bytes_per_s=0.0, need_bytes_per_s=0.0)
+    assert en.bandwidth_headroom(o, idle, en.size(o, idle)) == math.inf
+    # Node RAM: 10 GB/s copies on each of 2 nodes against 4 GB/s needed: 5x.
+    ram = drive(kind="ram", unit="node", name="ram-test", read_bytes_per_s=10e9, purchase_price=0.0)
+    two = demand(clients=2, need_bytes_per_s=4e9, read_bytes_per_s=4e9)
+    assert en.bandwidth_headroom(ram, two, en.size(ram, two)) == pytest.approx(5.0)
+    assert en.bandwidth_headroom(ram, demand(need_bytes_per_s=0.0), en.size(ram, demand())) == math.inf
+    # IOPS: 1,000 IOPS a drive at the read size, 476.8 random reads/s... with file opens of 1/s as
+    # the random reads (a file system seeks once per file): 1 data drive x 1,000 / 1 = 1,000.
+    fs = drive(iops=1000.0)
+    sf = en.size(fs, d)
+    assert en.supply_iops(fs, d, sf) == pytest.approx(1000.0 * fs.iops_at(2.0**20) / 1000.0)
+
+
+def test_option_row_columns_by_hand() -> None:
+    # 3 TB on 1 TB drives at 80 %: 4 data drives in RAID 6 = 6 drives at $100 = $600; 4 TB usable
+    # against 3 TB needed (1.33x); bandwidth 0.5 GB/s on 4 data drives: 4 / 0.5 = 8x.
+    o = drive(price_date="2026-11-24")
+    d = demand(capacity_bytes=3e12)
+    row = en.option_row(o, d)
+    assert list(row) == list(en.COLUMNS)
+    assert (row["units"], row["protection"], row["limiting"], row["feasible"]) == (6, "raid6", "capacity", True)
+    assert row["purchase_usd"] == 600
+    assert row["monthly_total_usd"] == pytest.approx(600 / 36)
+    assert row["capacity_bytes"] == pytest.approx(4e12)
+    assert row["capacity_headroom"] == pytest.approx(4 / 3)
+    assert row["bandwidth_headroom"] == pytest.approx(8.0)
+    assert row["ready"] is True and row["workers_per_gpu_needed"] == 1
+    assert row["price_note"] == "$100 per drive bought, over 36 months (2026-11-24)"
+    assert row["latency_s"] == 1e-4 and row["why_not"] == ""
+
+
+def test_price_note_and_counted_nouns() -> None:
+    assert (
+        en.price_note(drive(purchase_price=math.nan, no_price_reason="quote only"), 36) == "no public price: quote only"
+    )
+    rented = drive(purchase_price=math.nan, price_per_gb_month=0.08, price_region="us-east-1", price_date="2026-11")
+    assert en.price_note(rented, 36) == "$0.08/GB-month us-east-1 (2026-11)"
+    assert en.price_note(drive(price_date=""), 12) == "$100 per drive bought, over 12 months"
+    assert en._n(1, "drive") == "1 drive"
+    assert en._n(3, "drive") == "3 drives"
+    assert en._n(1024, "GPU") == "1,024 GPUs"
+    assert en._n(2, "box") == "2 boxes"
+    assert en._n(2, "TiBs") == "2 TiBs"
+
+
+def test_rank_breaks_cost_ties_by_units_and_puts_unpriced_last() -> None:
+    t = en.rank(en.plan_demand(calc.plan("beast-imagenet-4xv100", site="on-prem")))
+    ok = t[t["feasible"]]
+    priced = ok["monthly_total_usd"].notna().to_numpy()
+    assert not any(priced[i + 1] and not priced[i] for i in range(len(priced) - 1))  # NaN cost last
+    assert "_cost" not in t.columns and list(t.index) == list(range(len(t)))
+
+
+def test_rule_sentences_and_boundaries() -> None:
+    o = drive(kind="nfs", unit="server", client_bytes_per_s=1e9, purchase_price=1000.0)
+    # Exactly at the per-client cap (2 nodes x 1 GB/s): it serves.
+    at_cap = demand(read_bytes_per_s=2e9, need_bytes_per_s=2e9, clients=2)
+    assert en._client_cap(o, at_cap, en.size(o, at_cap)) == ""
+    # Metadata: 1,000 opens/s x 4 NFS ops per open = 4,000 ops/s against a 1,000 ops/s service.
+    meta = drive(kind="nfs", unit="server", protocol="nfs", metadata_ops=1000.0, metadata_scaling=None)
+    opens = demand(file_opens_per_s=1000.0)
+    assert en.metadata_ops_per_s(meta, opens) == 4000.0
+    assert en._metadata(meta, opens, en.size(meta, opens)) == (
+        "4,000 metadata ops/s (nfs file opens) exceed its 1,000 ops/s metadata limit: pack into shards"
+    )
+    assert en._metadata(meta, demand(file_opens_per_s=250.0), en.size(meta, opens)) == ""  # 1,000: at the limit
+    # System-wide IOPS: an object store (every read a request) capped at 100 reads/s system-wide
+    # against 476.8 requests/s; exactly at the cap it serves; node RAM has no such cap.
+    obj = drive(kind="object", unit="TiB", purchase_price=math.nan, aggregate_iops=100.0, name="aws-test-object")
+    d = demand()
+    assert en._system_iops(obj, d, en.size(obj, d)) == "the system-wide cap of 100 reads/s is below the need"
+    capped = dataclasses.replace(obj, aggregate_iops=0.5e9 / 2**20)
+    assert en._system_iops(capped, d, en.size(capped, d)) == ""
+    ram = drive(kind="ram", unit="node", name="ram-test", aggregate_iops=1.0, purchase_price=0.0)
+    assert en._system_iops(ram, d, en.size(ram, d)) == ""
+
+
+def test_an_enclosure_link_too_slow_for_one_drive() -> None:
+    # 6 drives sharing 1.2 GB/s (0.2 GB/s each) behind 0.1 GB/s links: no enclosure carries one drive.
+    o = drive(enclosures=(_encl("server", "network", 12, 0.1e9, 2000.0),))
+    d = demand(capacity_bytes=3e12, read_bytes_per_s=1.2e9, need_bytes_per_s=1.2e9)
+    s = en.size(o, d)
+    assert s.units == 6 and s.housing == ()
+    assert en.rule_out(o, d, s) == (
+        "each of 6 drives must move 200 MB/s, more than one enclosure's link carries (100 MB/s at most)",
+        "enclosure link",
+    )
+    # The same for a shared store (checkpoints): a networked server is still the kind it needs.
+    saving = dataclasses.replace(d, write_bytes_per_s=0.1e9, need_bytes_per_s=1.3e9)
+    assert en.rule_out(o, saving, en.size(o, saving))[1] == "enclosure link"
+    # A SAS JBOD only (no server) for a shared store is no enclosure at all: that rule is silent.
+    sas = drive(enclosures=(_encl("jbod", "sas", 12, 0.1e9, 500.0),))
+    shared = demand(capacity_bytes=3e12, clients=2)
+    assert en._enclosure_link(sas, shared, en.size(sas, shared)) == ""
+
+
+def test_housing_and_parts_sentences() -> None:
+    part = st.Part("nic", "a 25 GbE port", 50.0, "", "2026-11-24", "test", "tests/test_engine.py")
+    o = drive(network_parts=((part, 2),))
+    assert en._network_parts(o, demand(), en.size(o, demand())) == ["each drive connects through 2 x nic ($100.00)"]
+    two = drive(network_parts=((part, 1), (part, 3)))
+    assert en._network_parts(two, demand(), en.size(two, demand()))[0].endswith("1 x nic ($50.00), 3 x nic ($150.00)")
+    # Priced: 2 drives (1 data, mirrored) x ($100 + 2 x $50) = $400 bought.
+    assert en.price(o, demand(), en.size(o, demand()))["purchase"] == 400
+    server = _encl("server", "network", 12, 10e9, 2000.0)
+    housed = drive(enclosures=(server,))
+    saving = demand(write_bytes_per_s=0.1e9, need_bytes_per_s=0.6e9)
+    lines = en._array(housed, saving, en.size(housed, saving))
+    held, unpriced = st.describe_housing(((server, 1),))
+    assert unpriced == "" and lines[1] == f"held in {held}"
+    assert lines[2] == (
+        "a storage server on the network: every node mounts it over NFS (its NFS metadata rate is not "
+        "modelled), and checkpoints written to it outlive a node"
+    )
+
+
+def test_price_per_node_copies_egress_of_writes_and_rented_totals() -> None:
+    # 4 single-attach volumes, each a full 100 GB copy at $0.08/GB-month: 4 x 100 x 0.08 = $32.
+    vol = drive(
+        kind="cloud-block",
+        unit="volume",
+        attach_limit=1.0,
+        price_per_gb_month=0.08,
+        purchase_price=math.nan,
+        name="aws-test-volume",
+    )
+    four = demand(clients=4, read_bytes_per_s=2e9, need_bytes_per_s=2e9, site="aws")
+    usd = en.price(vol, four, en.size(vol, four))
+    assert usd["rent"] == pytest.approx(32.0)
+    # Rented: no purchase, the total is the month's charges.
+    assert math.isnan(usd["purchase"]) and usd["total"] == usd["monthly"]
+    # A store on-prem read by a job on AWS: reads leave on-prem (free), 1 TB of checkpoints leave AWS.
+    onprem = drive(kind="nfs", unit="server", purchase_price=1000.0)
+    away = demand(site="aws", allow_other_site=True, site_link_bytes_per_s=1e9, written_bytes_per_month=1e12)
+    got = en.price(onprem, away, en.size(onprem, away))
+    assert got["egress"] == pytest.approx(1e12 / 1e9 * st.EGRESS_USD_PER_GB["aws"] + 0.5 * 30 * 86400 * 0.0)
+
+
+def test_iops_and_capacity_headroom() -> None:
+    # An object store: every read a request; 1,000 requests/s per unit at any size, 476.8 needed.
+    obj = drive(kind="object", unit="TiB", purchase_price=math.nan, name="aws-test-object", iops=1000.0)
+    obj = dataclasses.replace(obj, iops_request_bytes=2.0**20, read_bytes_per_s=math.inf)
+    d = demand(capacity_bytes=0.0)
+    row = en.option_row(obj, d)
+    assert row["iops_headroom"] == pytest.approx(1000.0 * row["units"] / (0.5e9 / 2**20))
+    assert row["capacity_headroom"] == math.inf  # nothing to hold
+
+
+def test_idle_gpu_time_and_its_price() -> None:
+    # 8 GPUs at 75 %: 8 x 0.25 x 720 h (30 days) = 1,440 GPU-hours a month.
+    assert en.idle_gpu_hours_per_month(8, 0.75) == pytest.approx(1440.0)
+    assert en.gpu_price_per_hour("H100-SXM", 2.5) == (2.5, "scenario")
+    price, source = en.gpu_price_per_hour("H100-SXM", None)
+    assert price == calc.gpus()["H100-SXM"].price_per_hour and source == calc.gpus()["H100-SXM"].price_source
+
+
+def test_plan_demand_fields() -> None:
+    # No checkpoints: capacity is the dataset alone; reads by default; the site link parsed.
+    p = calc.plan("beast-imagenet-4xv100", site="aws", allow_other_site=True, site_link_bytes_per_s="10 Gb/s")
+    d = en.plan_demand(p)
+    assert d.capacity_bytes == p.dataset_bytes == 1281167 * 65536
+    assert d.read_bytes_per_s == p.read_bytes_per_s > 0
+    assert d.site_link_bytes_per_s == 1.25e9 and d.site == "aws" and d.allow_other_site
+    # With checkpoints: the kept ones are stored too.
+    q = calc.plan("mlperf-checkpoint-llama3-8b")
+    assert en.plan_demand(q).capacity_bytes == pytest.approx(q.dataset_bytes + q.checkpoint_capacity_bytes)

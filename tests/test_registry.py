@@ -20,7 +20,7 @@ import calc
 from calc.explain import formula, render_formula
 from calc.formula import FORMULAS
 from calc.plan import Plan
-from calc.registry import BY_STAGE, OUTPUTS, Output, stage
+from calc.registry import BY_STAGE, OUTPUTS, STATES, Output, stage
 from calc.stages import CHECKPOINT_OUTPUTS, UNLIMITED
 
 FUNCS = {"sqrt": math.sqrt, "min": min, "max": max, "floor": math.floor, "ceil": math.ceil}
@@ -197,3 +197,16 @@ def test_a_flop_rate_in_a_formula_is_shown_as_a_flop_rate_not_a_time() -> None:
     lines = calc.plan("llama3-8b-pretrain-8xh100", precision="fp8").explain().splitlines()
     shown = lines[next(i for i, s in enumerate(lines) if s.startswith("compute_time_per_example_s")) + 1]
     assert "(989 TFLOP/s x" in shown and " d " not in shown
+
+
+def test_coded_stage_values_are_declared_with_their_words() -> None:
+    # fits, step_method and bottleneck are written by stages and read by plan and sweep by name:
+    # each is declared once on its stage, with the words of its codes.
+    assert set(STATES) == {"fits", "step_method", "bottleneck"}
+    assert STATES["fits"] == ("no", "yes")
+    assert "storage" in STATES["bottleneck"] and "gpu" in STATES["bottleneck"]
+    p = calc.plan("beast-imagenet-4xv100")
+    assert p.bottleneck in STATES["bottleneck"] and p.step_method in STATES["step_method"]
+    assert calc.sweep("beast-imagenet-4xv100", gpus_per_job=[1, 4])["bottleneck"].cat.categories.tolist() == list(
+        STATES["bottleneck"]
+    )

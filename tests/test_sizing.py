@@ -778,3 +778,83 @@ def test_staging_is_bounded_by_the_stores_per_client_cap() -> None:
     cache = d[d["design"] == "server NVMe cache"].iloc[0]
     assert cache["store"] == "aws-s3-standard"
     assert cache["staging_s"] == pytest.approx(1281167 * 65536 / 12.5e9)
+
+
+def test_lever_changes_are_the_scenario_changes_the_seeds_name() -> None:
+    from calc.sizing import lever_changes
+
+    # beast-imagenet-4xv100: 8 workers, prefetch 2, one 64 KiB example per file, no cache, fp32
+    # tensors, one node: every lever applies. 1,000 examples x 64 KiB = 64 MiB >= 1 MiB per read.
+    any_storage = dict.fromkeys(("storage_units", "storage_bytes_per_s", "storage_iops", "storage_latency_s"))
+    got = dict(lever_changes(calc.scenario("beast-imagenet-4xv100")))
+    assert got["more workers"] == {"num_workers": 16}
+    assert got["prefetch (workers overlap loading with compute)"] == {"prefetch_factor": 4}
+    assert got["RAM / tmpfs"] == {"storage": "ram-tmpfs", **any_storage}
+    assert got["faster storage (Gen4 NVMe, as many as needed)"] == {"storage": "nvme-gen4", **any_storage}
+    assert got["pack into 1 MiB-read shards"] == {"examples_per_file": 1000, "request_bytes": "1 MiB"}
+    assert got["cache 20 % locally"] == {"cache_fraction": 0.2}
+    # No workers: the prefetch lever starts 4 of them.
+    none = dict(lever_changes(calc.scenario("beast-imagenet-4xv100", num_workers=0)))
+    assert none["prefetch (workers overlap loading with compute)"] == {"num_workers": 4}
+    # 1 kB examples: a 1,000-example shard is 1,000,000 B, under 1 MiB: the read is the shard.
+    small = dict(lever_changes(calc.scenario("beast-imagenet-4xv100", example_bytes="1 kB")))
+    assert small["pack into 1 MiB-read shards"] == {"examples_per_file": 1000, "request_bytes": "1000000 B"}
+
+
+def test_inverse_sizing_errors_name_the_storage_field() -> None:
+    with pytest.raises(calc.InputError) as e:
+        calc.largest_example_bytes("beast-imagenet-4xv100")
+    assert e.value.field == "storage"
+    assert e.value.message == "set storage (with storage_units) or storage_bytes_per_s to bound the example size"
+
+
+def test_idle_gpu_hours_count_every_job() -> None:
+    # 2 jobs of 4 GPUs: 8 GPUs x (1 - utilisation) x 720 h.
+    a = calc.answer("beast-imagenet-4xv100", jobs=2, storage="hdd-7200", storage_units=1)
+    assert a.idle_gpu_hours_per_month == pytest.approx(8 * (1 - a.plan.gpu_utilization) * 720)
+    assert a.plan.gpu_utilization < 1
+
+
+def test_describe_option_in_each_form() -> None:
+    from calc.sizing import describe_option
+
+    # A made-up row: 3 drives mirrored, 3 TB usable, $1,234 bought, $34 a month, 1.5x on bandwidth.
+    r = {
+        "units": 3,
+        "unit": "drive",
+        "option": "x",
+        "capacity_bytes": 3e12,
+        "protection": "mirror",
+        "purchase_usd": 1234.0,
+        "monthly_total_usd": 34.0,
+        "iops_headroom": 2.5,
+        "bandwidth_headroom": 1.5,
+        "limiting": "bandwidth",
+    }
+    head = "3 drives of x in mirror (3 TB usable), $1,234 to buy, $34 a month all in"
+    assert describe_option(r) == head + "; sized by bandwidth, 1.5x headroom"
+    assert describe_option(r, brief=True) == head
+    assert describe_option(r, brief="store") == "3 drives of x in mirror (3 TB usable) to hold the dataset"
+    # Its smallest size has 3x: said as such; no finite headroom: read once from the page cache.
+    assert describe_option(r | {"bandwidth_headroom": 3.0, "iops_headroom": 4.0}).endswith(
+        "; its smallest size serves the job, 3.0x headroom"
+    )
+    assert describe_option(r | {"bandwidth_headroom": math.inf, "iops_headroom": math.inf}).endswith(
+        "; read once: the page cache holds the dataset after the first epoch"
+    )
+    # Sized by capacity, unprotected, no price: the rate it delivers is a bonus (over 100x here).
+    cap = r | {"limiting": "capacity", "bandwidth_headroom": 150.0, "iops_headroom": 200.0, "protection": ""}
+    cap |= {"purchase_usd": math.nan, "monthly_total_usd": math.nan}
+    assert describe_option(cap) == (
+        "3 drives of x (3 TB), no public price; sized by capacity; it delivers over 100x the reads and bandwidth needed"
+    )
+
+
+def test_the_deciding_sentence_for_capacity() -> None:
+    # beast-nfs-shop on-prem: the dataset must fit below the fill limit; 2 drives of nvme-gen4.
+    a = calc.answer("beast-nfs-shop", site="on-prem")
+    need = a.plan.dataset_bytes  # no checkpoints: the dataset alone
+    assert a.deciding == (
+        f"Deciding: capacity; {calc.fmt(need, 'bytes')} (dataset and kept checkpoints) must fit at most 80% full, "
+        "which sets 2 drives of nvme-gen4."
+    )
