@@ -725,12 +725,6 @@ def _array(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
     if s.housing:
         held, unpriced = st.describe_housing(s.housing)
         out.append(f"held in {held}" + (f"; not priced: {unpriced}" if unpriced else ""))
-        used = sorted({p.name for x, _ in s.housing for p, _ in x.parts if p.condition == "used"})
-        if used:
-            out.append(
-                f"priced as used-market listings ({', '.join(used)}: a seller's short warranty); "
-                "new parts with the maker's warranty cost more (no list price was found)"
-            )
         if s.networked and d.shared:
             out.append(
                 "a storage server on the network: every node mounts it over NFS (its NFS metadata rate is not "
@@ -743,6 +737,12 @@ def _array(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
                     f"at most {fill} of a {x.label}'s {x.bays} bays are filled: its link "
                     f"({_bps(x.link_bytes_per_s)}) carries {fill} drives' share of {_bps(d.need_bytes_per_s)}"
                 )
+    used = sorted({p.name for x, _ in s.housing for p, _ in x.parts if p.condition == "used"})
+    if used:
+        out.append(
+            f"priced as used-market listings ({', '.join(used)}: a seller's short warranty); "
+            "new parts with the maker's warranty cost more (no list price was found)"
+        )
     if s.wear < d.amortization_months / 12:
         out.append(
             f"checkpoint writes wear the drives out in {s.wear:.1f} years, before the "

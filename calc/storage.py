@@ -946,8 +946,9 @@ class Part:
     watts: float = math.nan
     """Power it draws in use [W] (NaN: not stated)."""
     watts_source: str = ""
-    condition: str = "used"
-    """``new`` (with the maker's warranty) or ``used`` (a market listing, short seller warranty)."""
+    condition: str = "new"
+    """``new`` (with the maker's warranty) or ``used`` (a market listing, short seller warranty);
+    every part in enclosures.yaml states it."""
 
 
 CONDITIONS = ("new", "used")
@@ -1055,7 +1056,7 @@ def _part_counts(e: catalog._Entry, key: str, value: object, parts: dict[str, Pa
 
 
 def _condition(e: catalog._Entry) -> str:
-    c = e.text("condition", "used")
+    c = e.text("condition", "")
     if c not in CONDITIONS:
         raise PresetError(e.where("condition"), f"unknown {c!r}; accepted: {', '.join(CONDITIONS)}")
     if "watts" in e.data and not e.text("watts_source", ""):

@@ -384,11 +384,13 @@ def test_drive_array_caveats() -> None:
     narrow = drive(enclosures=(_encl("server", "network", 12, 0.3e9, 2000.0),))
     sn = en.size(narrow, d)
     assert any(c.startswith("at most 3 of a ") and "12 bays are filled" in c for c in en._array(narrow, d, sn))
-    # Endurance sizing buys drives that last: 1 PB a month = 12.2 PB a year x 3 years / 1 PB rated
-    # = 36.5 -> 37 data drives, RAID 6 (37 + 8) = 45, wearing out in 3.04 years: no caveat.
+    # Endurance sizing buys drives that stay within their rating: 1 PB a month = 12.175 PB a year
+    # against 1 PB rated over the drive's own 5 years (0.2 PB a year each): 60.9 -> 61 data drives,
+    # RAID 6 in 7 groups (61 + 14) = 75, wearing out in 61 / 12.175 = 5.01 years: no caveat.
     heavy = dataclasses.replace(d, written_bytes_per_month=1e15)
     worn = en.size(drive(endurance_bytes=1e15), heavy)
-    assert (worn.units, worn.wear >= 3) == (45, True)
+    assert (worn.units, worn.wear >= 3) == (75, True)
+    assert worn.wear == pytest.approx(61 / (1e15 * 365.25 / 30 / 1e15), rel=1e-9)
     assert not any("wear" in c for c in en._array(drive(endurance_bytes=1e15), heavy, worn))
     # An array that wears out first (2 years of a 36-month amortisation) says so.
     early = dataclasses.replace(worn, wear=2.0)
@@ -439,7 +441,11 @@ def test_option_row_columns_by_hand() -> None:
     assert list(row) == list(en.COLUMNS)
     assert (row["units"], row["protection"], row["limiting"], row["feasible"]) == (6, "raid6", "capacity", True)
     assert row["purchase_usd"] == 600
-    assert row["monthly_total_usd"] == pytest.approx(600 / 36)
+    # + support (12 % a year of $600 / 12 = $6) + power (6 drives x 14 W, the fixture's PM9A3 figure,
+    # x 730 h x $0.13/kWh = $7.97): $30.64 a month
+    assert row["monthly_support_usd"] == pytest.approx(6.0)
+    assert row["monthly_power_usd"] == pytest.approx(6 * 14 / 1000 * 730 * 0.13)
+    assert row["monthly_total_usd"] == pytest.approx(600 / 36 + 6.0 + 6 * 14 / 1000 * 730 * 0.13)
     assert row["capacity_bytes"] == pytest.approx(4e12)
     assert row["capacity_headroom"] == pytest.approx(4 / 3)
     assert row["bandwidth_headroom"] == pytest.approx(8.0)

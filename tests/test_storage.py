@@ -798,6 +798,6 @@ def test_support_power_and_part_condition() -> None:
     e = catalog._Entry("enclosures.yaml", "x", {"condition": "refurb"})
     with pytest.raises(PresetError, match="accepted: new, used"):
         st._condition(e)
-    e = catalog._Entry("enclosures.yaml", "x", {"watts": 10})
+    e = catalog._Entry("enclosures.yaml", "x", {"condition": "new", "watts": 10})
     with pytest.raises(PresetError, match="need a source"):
         st._condition(e)
