@@ -662,9 +662,9 @@ def cluster_demand(cp: ClusterPlan, jobs_factor: float = 1.0, data_factor: float
     first = cp.plans[0]
     sc = first.scenario
     written = puts = 0.0
-    for p, n in zip(cp.plans, cp.copies, strict=True):
-        b, r = checkpoint_writes_per_month(p)
-        written, puts = written + n * b, puts + n * r
+    for p in cp.plans:
+        b, r = checkpoint_writes_per_month(p)  # all its copies' (the plan's jobs input is their count)
+        written, puts = written + b, puts + r
     srv = catalog.server(sc.server) if sc.server else None
     link = sc.site_link_bytes_per_s
     stored = cp.dataset_bytes * data_factor + cp.checkpoint_capacity_bytes * jobs_factor

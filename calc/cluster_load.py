@@ -64,7 +64,7 @@ def _writes(p: Plan, n: int) -> dict[str, float]:
     or Young-Daly); ``extra_aligned`` what the saves add over the entry's reads when all copies
     save at once; ``extra_one`` what one copy's save adds.
     """
-    w = p.checkpoint_write_bytes_per_s
+    w = p.checkpoint_write_bytes_per_s / n  # the plan's rate is all n copies' (its jobs input is n)
     saving = w > 0
     interval = float(p.values["checkpoint_interval_used_s"]) if saving else math.inf
     average = n * p.checkpoint_bytes / interval if saving and math.isfinite(interval) and interval > 0 else 0.0
@@ -77,7 +77,7 @@ def _writes(p: Plan, n: int) -> dict[str, float]:
         "async": float(is_async),
         "extra_aligned": n * w if is_async else max(n * w - reads, 0.0),
         "extra_one": w if is_async else max(w - reads / n, 0.0),
-        "kept": n * p.checkpoint_capacity_bytes if saving else 0.0,
+        "kept": p.checkpoint_capacity_bytes if saving else 0.0,  # all n copies' already
     }
 
 
@@ -115,7 +115,7 @@ def _save_starts(cp: ClusterPlan, seconds: float) -> list[tuple[npt.NDArray[np.f
         if not s:
             out.append((np.zeros(0), 0.0))
             continue
-        dur = min(p.checkpoint_bytes / p.checkpoint_write_bytes_per_s, interval)
+        dur = min(p.checkpoint_bytes * n / p.checkpoint_write_bytes_per_s, interval)  # one copy's save
         phases = np.zeros(n) if cp.saves == "aligned" else shortest * np.arange(first, first + n) / total
         first += n
         k = np.arange(math.ceil(seconds / interval) + 1)
@@ -140,7 +140,7 @@ def timeline(cp: ClusterPlan, seconds: float = 86400.0) -> pd.DataFrame:
     starts_t = times[:-1]
     cols: dict[str, Any] = {"time_s": starts_t}
     for p, n, (starts, dur) in zip(cp.plans, cp.copies, saves, strict=True):
-        w = p.checkpoint_write_bytes_per_s
+        w = p.checkpoint_write_bytes_per_s / n  # one copy's rate
         ends = np.sort(np.minimum(starts + dur, seconds))
         saving_now = (
             np.searchsorted(starts, starts_t, side="right") - np.searchsorted(ends, starts_t, side="right")

@@ -134,8 +134,8 @@ class Demand:
 def checkpoint_writes_per_month(p: Plan) -> tuple[float, float]:
     """Checkpoint bytes written in a month of training [bytes] and write requests [count].
 
-        bytes    = checkpoint size x MONTH_S / interval
-        requests = saves x writing ranks x ceil(bytes per rank / part size)
+        bytes    = checkpoint size x MONTH_S / interval x jobs
+        requests = saves x writing ranks x ceil(bytes per rank / part size) x jobs
 
     Each rank uploads its shard in parts of ``st.WRITE_REQUEST_BYTES`` (16 MiB multipart parts),
     each part one PUT; an object store bills per request, a file system per GB.
@@ -146,7 +146,8 @@ def checkpoint_writes_per_month(p: Plan) -> tuple[float, float]:
         return 0.0, 0.0
     saves = MONTH_S / interval
     parts = math.ceil(v["checkpoint_rank_bytes"] / st.WRITE_REQUEST_BYTES - 1e-9)
-    return saves * v["checkpoint_bytes"], saves * v["checkpoint_writing_ranks"] * parts
+    jobs = p.inputs.get("jobs", 1.0)  # every job saves its own
+    return saves * v["checkpoint_bytes"] * jobs, saves * v["checkpoint_writing_ranks"] * parts * jobs
 
 
 def plan_demand(p: Plan, reads: bool = True) -> Demand:
@@ -210,7 +211,7 @@ def plan_demand(p: Plan, reads: bool = True) -> Demand:
         design_point=point,
         restore_bytes=v["checkpoint_restore_bytes"] if saving else 0.0,
         restore_shard_bytes=v["checkpoint_rank_bytes"],
-        restore_ranks=float(sc.gpus_per_job * sc.jobs),
+        restore_ranks=float(sc.gpus_per_job),  # one job restarts at a time
         per_rank_bytes_per_s=float(v["checkpoint_rank_read_bytes_per_s"]),
         load_bytes_per_s=p.inputs["checkpoint_load_bytes_per_s"],
         failures_per_month=float(v["failures_per_month"]) if saving else 0.0,
