@@ -19,11 +19,6 @@ CALC = ROOT / "calc"
 MODULES = {p.stem: p for p in CALC.glob("*.py")}
 
 LONG_FUNCTIONS_ALLOWED = {
-    # owner: issue 31 (the dashboard helper): app.py, calc/plots.py, calc/report.py
-    "app.cluster_view",
-    "app.sidebar",
-    "report.sections",
-    "plots.checkpoint_interval_chart",
     # owner: issue 29 (training helper) for the stages it computes; issue 32 for the sweep
     "stages.evaluate_transformer",
     "stages.evaluate_checkpoint",
