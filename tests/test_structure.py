@@ -23,7 +23,6 @@ LONG_FUNCTIONS_ALLOWED = {
     "stages.evaluate_transformer",
     "stages.evaluate_checkpoint",
     "stages.evaluate_compute",
-    "sweep.sweep",
     # the GPU probes (torch, run on a GPU machine only): not shrunk in issue 27
     "measure.model",
     "measure.storage",
