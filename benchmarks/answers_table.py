@@ -1,6 +1,9 @@
 """Every preset's answer, as the CLI prints it, with the monthly cost split into its charges.
 
     python benchmarks/answers_table.py > out.md
+    python benchmarks/answers_table.py --before before.md > docs/answers_before_after.md
+
+With ``--before`` (this script's output on an older commit), each answer is printed before and after.
 
 For each scenario preset: the answer as it stands, with ``server=DGX-H100`` (an on-prem
 cluster), and for three presets with a cloud server. Used for docs/answers_before_after.md
@@ -49,6 +52,15 @@ def block(name: str, **over: Any) -> list[str]:
     return [*out, ""]
 
 
+def blocks(text: str) -> dict[str, str]:
+    """``### `head``` sections of this script's output, by head."""
+    out: dict[str, str] = {}
+    for part in text.split("### `")[1:]:
+        head, _, body = part.partition("`")
+        out[head] = body.strip()
+    return out
+
+
 def main() -> None:
     lines: list[str] = []
     for name in calc.scenarios():
@@ -56,6 +68,22 @@ def main() -> None:
         lines += block(name, server="DGX-H100")
         if name in CLOUD:
             lines += block(name, server=CLOUD[name])
+    if len(sys.argv) == 3 and sys.argv[1] == "--before":
+        with open(sys.argv[2], encoding="utf-8") as f:
+            before = blocks(f.read())
+        after = blocks("\n".join(lines))
+        lines = []
+        for head, body in after.items():
+            lines += [
+                f"## `{head}`",
+                "",
+                "**Before**",
+                "",
+                before.get(head, "(not in the before run)"),
+                "",
+                "**After**",
+            ]
+            lines += ["", body, ""]
     sys.stdout.write("\n".join(lines))
 
 

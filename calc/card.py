@@ -184,6 +184,9 @@ def card(a: Answer, rec: pd.DataFrame) -> Card:
         "reads": float(d["monthly_read_usd"]),
         "writes": float(d["monthly_write_usd"]),
         "egress": float(d["monthly_egress_usd"]),
+        # bought storage's running costs (issue 28), part of monthly_total_usd
+        "power": float(d.get("monthly_power_usd", 0.0)),
+        "support": float(d.get("monthly_support_usd", 0.0)),
         f"purchases over {months} months": purchase / months,
     }
     each, total = usd_sum(parts)

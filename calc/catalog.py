@@ -471,6 +471,16 @@ class Server:
     block_bytes_per_s: float = math.inf
     compute_network_bytes_per_s: float = math.nan
     compute_network: str = ""
+    drive_bays: int = -1
+    """Data-drive bays of the chassis (-1: not stated; 0: none, a rented instance)."""
+    bays_used: int = 0
+    bay_form_factor: str = ""
+    bay_interface: str = ""
+
+    @property
+    def free_bays(self) -> int:
+        """Bays a bought cache drive can go into (0 when not stated)."""
+        return max(self.drive_bays - self.bays_used, 0)
 
     @property
     def site(self) -> str:
@@ -513,8 +523,25 @@ def servers() -> dict[str, Server]:
                 else math.inf
             ),
             **_compute_network(e),
+            **_drive_bays(e),
         )
     return out
+
+
+def _drive_bays(e: _Entry) -> dict[str, Any]:
+    """A server's drive bays: {count, used, form_factor, interface}; none stated: {}."""
+    b = e.sub("drive_bays")
+    if b is None:
+        return {}
+    count, used = int(b.quantity("count", "count", positive=False)), int(b.quantity("used", "count", positive=False))
+    if used > count:
+        raise PresetError(b.where("used"), f"{used} drives used in {count} bays; accepted: at most count")
+    return {
+        "drive_bays": count,
+        "bays_used": used,
+        "bay_form_factor": b.text("form_factor"),
+        "bay_interface": b.text("interface"),
+    }
 
 
 def _compute_network(e: _Entry) -> dict[str, Any]:

@@ -342,18 +342,6 @@ def host_copy_s(rank_bytes: Numeric, host_link_bytes_per_s: Numeric) -> Numeric:
     return _nonneg("rank_bytes", rank_bytes) / _rate("host_link_bytes_per_s", host_link_bytes_per_s)
 
 
-def _parallel_io_s(
-    total_bytes: Numeric, storage_bytes_per_s: Numeric, ranks: Numeric, per_rank: Numeric, verb: str
-) -> Numeric:
-    """``max(total / storage rate, total / ranks / per-rank rate)`` [s]: every rank moves its
-    shard at once, so the storage's aggregate rate or one rank's own link binds. ``verb``
-    (read, write) names the arguments in errors."""
-    c = _nonneg("checkpoint_bytes", total_bytes)
-    aggregate = c / _rate(f"{verb}_bytes_per_s", storage_bytes_per_s)
-    one = c / _at_least("ranks", ranks, 1.0, "1 or more") / _rate(f"per_rank_{verb}_bytes_per_s", per_rank)
-    return np.maximum(aggregate, one)
-
-
 @formula(
     "checkpoint_restore_s",
     "max({checkpoint_restore_bytes} / {storage_bytes_per_s}, {checkpoint_rank_bytes} / "
@@ -385,14 +373,23 @@ def restore_time_s(
 
 @formula("checkpoint_write_s", "{write_time_rule}")
 def save_time_s(
-    checkpoint_bytes: Numeric, write_bytes_per_s: Numeric, ranks: Numeric, per_rank_write_bytes_per_s: Numeric
+    checkpoint_bytes: Numeric, write_bytes_per_s: Numeric, shard_bytes: Numeric, per_rank_write_bytes_per_s: Numeric
 ) -> Numeric:
-    """Time to write one checkpoint when each of ``ranks`` writes its shard [s].
+    """Time to write one checkpoint when every rank writes its shard at once [s].
 
-    Same form as the restore, at the storage's *write* rate: drives, EFS and most file
-    systems write slower than they read, so a save takes longer than a restore.
+    ``max(checkpoint / write_bytes_per_s, shard / per_rank_write)``: the storage's aggregate
+    write rate, or the busiest rank's own rate, whichever binds. ``shard_bytes`` is the busiest
+    rank's (``bytes_per_rank``), not the average: with ZeRO-1 replica 0's ranks write the
+    weights besides their optimizer shard. Llama 3 405B on 16,384 GPUs (TP 8, PP 16, DP 128,
+    ZeRO-1, 14 B/param = 5.68e12 B): the average rank writes 5.68e12 / 16,384 = 0.347 GB, the
+    busiest 5.68e12 x (2/14) / 128 + 5.68e12 x (12/14) / 16,384 = 6.34 + 0.297 = 6.64 GB, 19x
+    more; at 12.5 GB/s per rank that is 0.53 s, not 28 ms. Drives, EFS and most file systems
+    write slower than they read, so a save takes longer than a restore.
     """
-    return _parallel_io_s(checkpoint_bytes, write_bytes_per_s, ranks, per_rank_write_bytes_per_s, "write")
+    c = _nonneg("checkpoint_bytes", checkpoint_bytes)
+    aggregate = c / _rate("write_bytes_per_s", write_bytes_per_s)
+    one = _nonneg("shard_bytes", shard_bytes) / _rate("per_rank_write_bytes_per_s", per_rank_write_bytes_per_s)
+    return np.maximum(aggregate, one)
 
 
 @formula("checkpoint_blocking_s", "{blocking_rule}")
@@ -417,15 +414,21 @@ def stall_share(blocking_s: Numeric, interval_s: Numeric) -> Numeric:
 
 @formula(
     "checkpoint_capacity_bytes",
-    "{checkpoint_bytes} x ({checkpoint_keep} recent + {checkpoint_milestones} milestones)",
+    "{checkpoint_bytes} x ({checkpoint_keep} recent + {checkpoint_milestones} milestones + 1 save in flight)",
 )
-def retained_capacity_bytes(checkpoint_bytes: Numeric, keep: Numeric, milestones: Numeric = 0.0) -> Numeric:
-    """Storage the kept checkpoints occupy [bytes]: ``checkpoint x (keep + milestones)``.
+def retained_capacity_bytes(
+    checkpoint_bytes: Numeric, keep: Numeric, milestones: Numeric = 0.0, in_flight: Numeric = 1.0
+) -> Numeric:
+    """Storage the kept checkpoints occupy [bytes]: ``checkpoint x (keep + milestones + in_flight)``.
 
-    ``keep`` recent saves rotate (pass keep + 1 when the oldest is deleted only after a new
-    one completes); milestone saves are never deleted during the run.
+    ``keep`` recent saves rotate, and the oldest is deleted only once the new one is complete
+    (a save that fails half-way must leave ``keep`` whole ones), so the store holds ``keep``
+    plus the save being written (``in_flight`` = 1 while saving, 0 with no saves); milestone
+    saves are never deleted during the run. 1T (16.56e12 B), keep 2: 3 x 16.56e12 = 49.7e12 B.
     """
-    return _nonneg("checkpoint_bytes", checkpoint_bytes) * (_nonneg("keep", keep) + _nonneg("milestones", milestones))
+    return _nonneg("checkpoint_bytes", checkpoint_bytes) * (
+        _nonneg("keep", keep) + _nonneg("milestones", milestones) + _nonneg("in_flight", in_flight)
+    )
 
 
 @formula("checkpoint_milestones", "{milestone_rule}")
@@ -525,3 +528,121 @@ def goodput(stall_share: Numeric, lost_per_failure_s: Numeric, mtbf_s: Numeric) 
         "mtbf_s", mtbf_s
     )
     return np.clip(1.0 - waste, 0.0, 1.0)
+
+
+# ------------------------------------------------------------------ bursts: the design point
+# Storage is bought for bursts, not averages: a restart has every rank read its shard at once,
+# an asynchronous save drains as fast as the fabric lets it and must be durable well before the
+# next one, a synchronous save stops training until it is written, and the first epoch reads
+# the whole dataset before the page cache serves it. Each burst is a rate the store must reach
+# and a time on a given store; ``calc.sizing`` buys for the largest and turns the time each
+# option takes into GPU-hours.
+
+DRAIN_SHARE = 0.5
+"""Share of the interval an asynchronous save has to become durable [1] (``drain_target``).
+
+Half: a save not yet durable when a failure strikes falls back one more interval (the lag adds
+to the time lost per failure, ``lost_per_failure_s``), and a drain that overruns the interval
+stalls the next save (``blocking_s``). Draining within half the interval keeps the lag at most
+T / 2 and leaves the other half as headroom for the drain to share the store with the reads and
+with other jobs. PyTorch DCP ``async_save`` lets one save be in flight at a time (the next
+waits on the previous future), which is the overrun this guards against."""
+
+
+@formula("checkpoint_drain_bytes_per_s", "{checkpoint_bytes} / ({drain_target} x {checkpoint_interval_used_s})")
+def drain_bytes_per_s(checkpoint_bytes: Numeric, interval_s: Numeric, drain_share: Numeric = DRAIN_SHARE) -> Numeric:
+    """Write rate an asynchronous save needs to be durable within ``drain_share`` of the interval
+    [bytes/s]: ``checkpoint / (drain_share x interval)``. 1T, 16.56e12 B every 1,800 s at half
+    the interval: 16.56e12 / 900 = 18.4 GB/s (the average over the interval is 9.2 GB/s)."""
+    c = _nonneg("checkpoint_bytes", checkpoint_bytes)
+    share = _arr("drain_share", drain_share)
+    if np.any((share <= 0) | (share > 1)):
+        raise InputError("drain_target", f"{drain_share}; accepted: more than 0, at most 1 (a share of the interval)")
+    return c / (share * _positive("interval_s", interval_s))
+
+
+@formula("restore_budget_s", "{restore_target_s}, else {checkpoint_stall_fraction} x {mtbf_job_s}")
+def restore_budget_s(stall_fraction: Numeric, mtbf_s: Numeric) -> Numeric:
+    """Time a restore may take when no ``restore_target_s`` is given [s]: ``stall_fraction x MTBF``.
+
+    In the Young-Daly accounting the waste per failure is restore + recompute, paid once per
+    MTBF; holding the restore to the share of time saves may block (the stall budget) keeps a
+    restart's cost in the same budget as the saves': ``restore / MTBF <= stall_fraction``.
+    Llama 3 at 16,384 GPUs (MTBF 54 d / 419 = 3.09 h = 11,134 s), 2 %: 223 s.
+    """
+    f = _arr("stall_fraction", stall_fraction)
+    if np.any((f <= 0) | (f > 1)):
+        raise InputError("checkpoint_stall_fraction", f"{stall_fraction}; accepted: more than 0, at most 1")
+    return f * _positive("mtbf_s", mtbf_s)
+
+
+@formula("restore_read_bytes_per_s", "{checkpoint_restore_bytes} / {restore_budget_s}")
+def restore_read_bytes_per_s(restore_bytes: Numeric, budget_s: Numeric) -> Numeric:
+    """Read rate for every rank to load its shard within ``budget_s`` [bytes/s]:
+    ``restore bytes / budget``. 1T (18.92e12 B read by 1,024 ranks) in 3,562 s: 5.31 GB/s."""
+    return _nonneg("restore_bytes", restore_bytes) / _positive("restore_budget_s", budget_s)
+
+
+def per_node(total: Numeric, nodes: Numeric) -> Numeric:
+    """A burst's share on one node [same unit]: ``total / nodes`` (the nodes move it together)."""
+    return _nonneg("total", total) / _at_least("nodes", nodes, 1.0, "1 or more")
+
+
+def restore_requests(shard_bytes: Numeric, ranks: Numeric, part_bytes: Numeric) -> Numeric:
+    """GET requests of a restore from an object store [count]: ``ranks x ceil(shard / part)``.
+
+    Each rank reads its shard in ranged GETs of ``part_bytes`` (the 16 MiB parts it was
+    uploaded in). 1T: 1,024 ranks x ceil(18.48e9 / 16,777,216) = 1,024 x 1,102 = 1,128,448."""
+    return _at_least("ranks", ranks, 1.0, "1 or more") * np.ceil(
+        _nonneg("shard_bytes", shard_bytes) / _positive("part_bytes", part_bytes) - 1e-9
+    )
+
+
+def restore_on_store_s(
+    restore_bytes: Numeric,
+    store_read_bytes_per_s: Numeric,
+    shard_bytes: Numeric,
+    per_rank_read_bytes_per_s: Numeric,
+    load_bytes_per_s: Numeric = np.inf,
+    requests: Numeric = 0.0,
+    requests_per_s: Numeric = np.inf,
+) -> Numeric:
+    """Restore time on a given store at the units bought [s]:
+    ``max(restore_time_s(...), requests / requests_per_s)``.
+
+    ``store_read_bytes_per_s`` is what the units bought deliver (units x per-unit rate, within
+    the clients' caps); an object store also limits the requests: S3 serves 5,500 GET/s per
+    prefix [1], so 1T's 1,128,448 GETs on one prefix take at least 205 s, whatever the
+    bandwidth. 1T (18.92e12 B) on 5 x nfs-25gbe (5 x 2.8 GB/s): 18.92e12 / 14e9 = 1,351 s =
+    22.5 min, where the plan without a store says 24 s.
+
+    References
+    ----------
+    [1] AWS, "Best practices design patterns: optimizing Amazon S3 performance": at least 5,500
+        GET/HEAD requests per second per partitioned prefix (docs.aws.amazon.com, storage.yaml
+        aws-s3-standard ``iops``).
+    """
+    t = restore_time_s(restore_bytes, store_read_bytes_per_s, shard_bytes, per_rank_read_bytes_per_s, load_bytes_per_s)
+    floor = _nonneg("requests", requests) / _rate("requests_per_s", requests_per_s)
+    return np.maximum(t, floor)
+
+
+def first_epoch_s(dataset_bytes: Numeric, store_read_bytes_per_s: Numeric, steady_epoch_s: Numeric) -> Numeric:
+    """First epoch on a given store [s]: ``max(dataset / store read rate, steady epoch)``.
+
+    Before the page cache holds the dataset every byte comes from the store once; the GPUs
+    cannot go faster than their own pace (``steady_epoch_s``). ViT-B/16 on 64 H100: 146.9 GB at
+    12.63 GB/s takes 11.6 s at GPU pace; from 2 mirrored HDDs (2 x 285 MB/s) 258 s.
+    """
+    d = _nonneg("dataset_bytes", dataset_bytes)
+    return np.maximum(
+        d / _rate("store_read_bytes_per_s", store_read_bytes_per_s), _nonneg("steady_epoch_s", steady_epoch_s)
+    )
+
+
+def idle_gpu_hours(seconds: Numeric, gpus: Numeric, times_per_month: Numeric = 1.0) -> Numeric:
+    """GPU-hours a month lost to a wait [GPU-h]: ``seconds x gpus x times a month / 3600``.
+
+    1T's 22.5 min restore x 1,024 GPUs x 14.5 failures a month = 1,351 x 1,024 x 14.56 / 3600.
+    """
+    return _nonneg("seconds", seconds) * _nonneg("gpus", gpus) * _nonneg("times_per_month", times_per_month) / 3600.0

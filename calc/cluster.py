@@ -639,8 +639,9 @@ def _combine(c: Cluster, plans: tuple[Plan, ...], copies: tuple[int, ...]) -> Cl
         file_opens_per_s=sum(p.file_opens_per_s for p in plans),
         metadata_ops_per_s=sum(p.metadata_ops_per_s for p in plans),
         first_epoch_read_bytes_per_s=sum(first),
+        # One job starts: one copy of an entry (its plan counts every copy) reads its first epoch.
         start_burst_read_bytes_per_s=reads
-        + max((f - p.read_bytes_per_s for f, p in zip(first, plans, strict=True)), default=0.0),
+        + max(((f - p.read_bytes_per_s) / n for f, p, n in zip(first, plans, copies, strict=True)), default=0.0),
         peak_write_bytes_per_s=sum(w["peak"] for w in writes),
         average_write_bytes_per_s=sum(w["average"] for w in writes),
         write_need_bytes_per_s=need_w,
@@ -761,13 +762,22 @@ def cluster_demand(cp: ClusterPlan, jobs_factor: float = 1.0, data_factor: float
     srv = catalog.server(sc.server) if sc.server else None
     link = sc.site_link_bytes_per_s
     stored = cp.dataset_bytes * data_factor + cp.checkpoint_capacity_bytes * jobs_factor
+    # Bursts that coincide: one job restarts (every rank reads its shard within its restore budget)
+    # while the others read and save as usual. A starting job's first epoch is said, not bought for
+    # (start_burst_read_bytes_per_s), as for one job.
+    restore = max(
+        (p.restore_read_bytes_per_s if p.checkpoint_write_bytes_per_s > 0 else 0.0 for p in cp.plans), default=0.0
+    )
+    steady = cp.storage_need_bytes_per_s * jobs_factor
+    need = max(steady, steady + restore)
     return en.Demand(
         read_bytes_per_s=cp.read_bytes_per_s * jobs_factor,
         read_iops=cp.read_iops * jobs_factor,
         file_opens_per_s=cp.file_opens_per_s * jobs_factor,
         request_bytes=cp.request_bytes if cp.read_iops > 0 else first.request_bytes,
         write_bytes_per_s=cp.write_need_bytes_per_s * jobs_factor,
-        need_bytes_per_s=cp.storage_need_bytes_per_s * jobs_factor,
+        need_bytes_per_s=need,
+        design_point="one job restoring" if restore > 0 else "steady reads",
         writes_overlap_reads=True,
         capacity_bytes=stored,
         dataset_bytes=stored,
@@ -892,7 +902,7 @@ def cluster_answer(x: ClusterPlan | Cluster | Any, /, **inputs: Any) -> ClusterA
         binding_axis=axis,
         own=own,
         jobs=pd.DataFrame(rows_out),
-        growth=growth(cp, best),
+        growth=growth(cp, best, charged if charged is not None and cp.plans[0].scenario.storage_units else None),
         charged_option=str(charged["option"]) if charged is not None else "",
     )
 
@@ -980,11 +990,19 @@ def _shortfall(cp: ClusterPlan, loads: Sequence[_Load]) -> tuple[float, str, str
 
 def _charged_row(cp: ClusterPlan, rec: pd.DataFrame, best: dict[str, Any] | None) -> dict[str, Any] | None:
     """The option whose cost is charged back: the shared storage given, else the one to buy."""
-    name = cp.plans[0].scenario.storage
+    sc = cp.plans[0].scenario
+    name = sc.storage
     if name is not None:
         mine = rec[rec["option"] == name]
         if len(mine) and math.isfinite(float(mine.iloc[0]["monthly_total_usd"])):
-            return dict(mine.iloc[0])
+            row = dict(mine.iloc[0])
+            if sc.storage_units is not None and float(sc.storage_units) != float(row["units"]):
+                # The system as it is: charge back all of it (240 TiB bills 240 TiB), not what the load needs.
+                units = float(sc.storage_units)
+                d = cluster_demand(cp)
+                usd = en.price(st.option(name), d, en.Sized(loads={}, units=units, perf_units=units, limiting="given"))
+                row.update(units=en.whole(units), limiting="given", monthly_total_usd=usd["total"])
+            return row
     return best
 
 
@@ -1030,7 +1048,25 @@ def chargeback(cp: ClusterPlan, row: Mapping[str, Any], loads: Sequence[_Load] |
     ]
 
 
-def growth(cp: ClusterPlan, best: Mapping[str, Any] | None) -> dict[str, Any]:
+def _owned_growth(cp: ClusterPlan, owned: Mapping[str, Any]) -> str:
+    """When the system the cluster has (``storage`` x ``storage_units``) stops serving: the first
+    month the sizing engine needs more units of it than are owned."""
+    c = cp.cluster
+    o = st.option(str(owned["option"]))
+    have = float(owned["units"])
+    for m in range(c.horizon_months + 1):
+        fj = (1 + c.job_growth_per_year) ** (m / 12)
+        fd = (1 + c.data_growth_per_year) ** (m / 12)
+        sized = en.size(o, cluster_demand(cp, fj, fd))
+        if sized.units > have + 1e-9:
+            return (
+                f"Your {en.whole(have):,} x {o.name} serve until month {m}: then {en.whole(sized.units):,} are needed "
+                f"(limited by {sized.limiting}); buy more before then."
+            )
+    return f"Your {en.whole(have):,} x {o.name} still serve in {c.horizon_months} months."
+
+
+def growth(cp: ClusterPlan, best: Mapping[str, Any] | None, owned: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What to buy now and when the next purchase is due, month by month to the horizon.
 
     Job counts scale reads, writes, requests, metadata, checkpoint writes and kept checkpoints by
@@ -1068,6 +1104,8 @@ def growth(cp: ClusterPlan, best: Mapping[str, Any] | None) -> dict[str, Any]:
         )
         if units_m > o.max_units:
             text += f" One {o.name} system allows {o.max_units:,.0f}: plan a second system."
+    if owned is not None:
+        text += " " + _owned_growth(cp, owned)
     return {
         "text": text,
         "next_purchase_month": due,

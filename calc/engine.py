@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from calc import catalog
+from calc import checkpoint as ck
 from calc import demand as dm
 from calc import storage as st
 from calc.plan import Plan
@@ -84,6 +85,35 @@ class Demand:
     protection: str | None = None
     fill_limit: float = 0.8
     amortization_months: int = 36
+    # The bursts a store is bought for and timed on (issue 28; calc.checkpoint "bursts"). A
+    # cluster's demand leaves them at their defaults: no restore, no first epoch timed.
+    design_point: str = "steady reads"
+    """Which rate sized the bandwidth: steady reads, save drain, sync save or restore read."""
+    restore_bytes: float = 0.0
+    restore_shard_bytes: float = 0.0
+    restore_ranks: float = 1.0
+    per_rank_bytes_per_s: float = math.inf
+    load_bytes_per_s: float = math.inf
+    failures_per_month: float = 0.0
+    checkpoint_bytes: float = 0.0
+    saves_per_month: float = 0.0
+    interval_s: float = 0.0
+    host_copy_s: float = 0.0
+    save_async: bool = False
+    first_epoch_bytes: float = 0.0
+    """Bytes the first epoch reads when the page cache serves every later one (0: the steady reads carry it)."""
+    steady_epoch_s: float = 0.0
+    gpu_price_per_hour: float = math.nan
+    reads_in_flight_per_gpu: int = 0
+    """Reads each GPU's loader keeps in flight, as the plan counts them: reader_concurrency with an
+    asynchronous loader, else num_workers (0: num_workers)."""
+    power_usd_per_kwh: float = st.USD_PER_KWH
+    support_share: float = st.SUPPORT_SHARE_PER_YEAR
+
+    @property
+    def read_bytes_per_year(self) -> float:
+        """Steady reads in a year [bytes]: the read rate x 365.25 days (a drive's rated workload counts them)."""
+        return self.read_bytes_per_s * DAYS_PER_YEAR * 86400.0
 
     @property
     def saving(self) -> bool:
@@ -125,17 +155,37 @@ def plan_demand(p: Plan, reads: bool = True) -> Demand:
     cache that serves every read holds the dataset and takes the checkpoints), its checkpoint
     writes as the plan resolved them (mode, interval), the dataset and kept checkpoints."""
     sc, v = p.scenario, p.values
-    write_bw = v["checkpoint_write_bytes_per_s"]
+    # The design point: a save writes at its burst (an async drain within drain_target, a sync save
+    # within its stall budget), beside the reads (async) or instead of them (sync); a restart reads
+    # every shard at once within the restore budget, while nothing else runs.
+    write_bw = v["checkpoint_save_burst_bytes_per_s"]
+    is_async = p.inputs["checkpoint_async"] > 0
+    read_bw = v["read_bytes_per_s"] if reads else 0.0
+    with_save = read_bw + write_bw if is_async else max(read_bw, write_bw)
+    saving = write_bw > 0
+    restore_bw = v["restore_read_bytes_per_s"] if saving else 0.0
+    need = max(with_save, restore_bw)
+    point = (
+        "restore read"
+        if restore_bw > with_save
+        else ("save drain" if is_async else "sync save")
+        if saving and write_bw >= read_bw
+        else "steady reads"
+    )
     written, puts = checkpoint_writes_per_month(p)
     link = sc.site_link_bytes_per_s
     srv = catalog.server(sc.server) if sc.server else None
+    interval = float(v["checkpoint_interval_used_s"])
+    price = sc.gpu_price_per_hour if sc.gpu_price_per_hour is not None else catalog.gpu(sc.gpu).price_per_hour
+    # Read once per start when the page cache serves the steady state: the first epoch is then a burst.
+    once = reads and v["read_bytes_per_s"] == 0 and v["page_cache_hit"] >= 1 and v["dataset_bytes"] > 0
     return Demand(
-        read_bytes_per_s=v["read_bytes_per_s"] if reads else 0.0,
+        read_bytes_per_s=read_bw,
         read_iops=v["read_iops"] if reads else 0.0,
         file_opens_per_s=v["file_opens_per_s"] if reads else 0.0,
         request_bytes=v["request_bytes"],
         write_bytes_per_s=write_bw,
-        need_bytes_per_s=v["storage_need_bytes_per_s"] if reads else write_bw,
+        need_bytes_per_s=need,
         # The resolved mode: auto is async for sharded state.
         writes_overlap_reads=p.inputs["checkpoint_async"] > 0,
         capacity_bytes=v["dataset_bytes"] + (v["checkpoint_capacity_bytes"] if write_bw > 0 else 0.0),
@@ -158,6 +208,24 @@ def plan_demand(p: Plan, reads: bool = True) -> Demand:
         protection=sc.protection,
         fill_limit=sc.fill_limit,
         amortization_months=sc.amortization_months,
+        design_point=point,
+        restore_bytes=v["checkpoint_restore_bytes"] if saving else 0.0,
+        restore_shard_bytes=v["checkpoint_rank_bytes"],
+        restore_ranks=float(sc.gpus_per_job),  # one job restarts at a time
+        per_rank_bytes_per_s=float(v["checkpoint_rank_read_bytes_per_s"]),
+        load_bytes_per_s=p.inputs["checkpoint_load_bytes_per_s"],
+        failures_per_month=float(v["failures_per_month"]) if saving else 0.0,
+        checkpoint_bytes=v["checkpoint_bytes"] if saving else 0.0,
+        saves_per_month=MONTH_S / interval if saving and interval > 0 else 0.0,
+        interval_s=interval,
+        host_copy_s=float(v["checkpoint_host_copy_s"]),
+        save_async=is_async,
+        first_epoch_bytes=v["dataset_bytes"] if once else 0.0,
+        steady_epoch_s=float(v["epoch_time_s"]) if once else 0.0,
+        gpu_price_per_hour=float(price) if price is not None else math.nan,
+        reads_in_flight_per_gpu=int(p.inputs["reader_concurrency"] if p.inputs["loader"] > 0 else sc.num_workers),
+        power_usd_per_kwh=sc.power_usd_per_kwh,
+        support_share=sc.support_share,
     )
 
 
@@ -244,11 +312,35 @@ def size_axes(o: st.StorageOption, d: Demand, write_factor: float = 1.0) -> tupl
     )
     if bought_drives(o):
         loads["capacity"] = d.capacity_bytes / (o.capacity_bytes * d.fill_limit)
+    srv_amp = 1.0
+    if o.server_drives:
+        # An nfs-* server's drives are protected and filled like bought drives.
+        srv_amp = server_amp(o, d)
+        loads["capacity"] = d.capacity_bytes / server_array(o, d)[1]
+    # Ratings over the drive's own period: an SSD's rated writes a year, an HDD's workload a year.
     loads["endurance"] = st.drives_for_endurance(
-        o.endurance_bytes, d.written_bytes_per_year, d.amortization_months / 12
+        o.endurance_bytes, d.written_bytes_per_year * srv_amp, o.endurance_years
     )
+    if math.isfinite(o.workload_bytes_per_year):
+        raw = st.drives_for_workload(
+            d.read_bytes_per_year, d.written_bytes_per_year, write_factor, o.workload_bytes_per_year
+        )
+        loads["workload"] = raw / write_factor  # in data drives, as the other axes of bought drives
     n, limiting = st.size(loads)
     return loads, n, limiting
+
+
+def server_amp(o: st.StorageOption, d: Demand) -> float:
+    """Raw bytes an nfs-* server's drives write per byte stored (its protection's amplification)."""
+    return o.server_drives / st.usable_drives(o.server_drives, server_array(o, d)[0]) if o.server_drives else 1.0
+
+
+def server_array(o: st.StorageOption, d: Demand) -> tuple[str, float]:
+    """An nfs-* server's drive protection (the scenario's, else the default for its drives) and the
+    bytes one server holds for data below the fill limit [bytes]."""
+    drive = st.option(o.server_drive)
+    scheme = d.protection or st.default_protection(o.server_drives)
+    return scheme, st.server_usable_bytes(o.server_drives, drive.capacity_bytes, scheme, d.fill_limit)
 
 
 # ------------------------------------------------------------------ step 2: protect
@@ -303,6 +395,9 @@ def size(o: st.StorageOption, d: Demand) -> Sized:
         perf = float(n_data)
     else:
         loads, n, limiting = size_axes(o, d)
+        if o.size_steps:
+            # Sold in steps (FSx: 1.2, 2.4, then +2.4 TiB): the next orderable size; it adds throughput.
+            n = st.orderable_units(st.units_needed(loads), o.size_steps, o.size_increment)  # type: ignore[assignment]
         perf = float(n)
     if limiting == "bandwidth" and d.write_bytes_per_s / o.write_bytes_per_s > d.read_bytes_per_s / o.read_bytes_per_s:
         limiting = "checkpoint writes"
@@ -312,6 +407,8 @@ def size(o: st.StorageOption, d: Demand) -> Sized:
         cap = d.capacity_bytes * k
     elif scheme:
         cap = st.usable_drives(int(units), scheme) * o.capacity_bytes
+    elif o.server_drives:
+        cap = units * server_array(o, d)[1] / d.fill_limit
     else:
         cap = units * o.capacity_bytes
     service = o.service_time_s(d.request_bytes)
@@ -462,6 +559,22 @@ def _durability(o: st.StorageOption, d: Demand, s: Sized) -> str:
     return "checkpoints on node-local storage die with the node: the checkpoint store must be shared"
 
 
+def _per_node_checkpoints(o: st.StorageOption, d: Demand, s: Sized) -> str:
+    # A volume per node holds each node's own checkpoint shards: no node can restore another's.
+    if not per_node(o, d) or not d.saving:
+        return ""
+    return (
+        f"each volume attaches to {o.attach_limit:g} node: one per node, so checkpoints written to them are not "
+        "shared and a replaced node cannot restore"
+    )
+
+
+def _scratch(o: st.StorageOption, d: Demand, s: Sized) -> str:
+    if not o.scratch or not d.saving:
+        return ""
+    return "a scratch file system (no replication; data is lost with a server): it cannot hold checkpoints"
+
+
 def _drive_class(o: st.StorageOption, d: Demand, s: Sized) -> str:
     if o.drive_class != "consumer" or d.workstation:
         return ""
@@ -505,6 +618,8 @@ RULES: list[Rule] = [
     Rule("one node", "one node", _one_node),
     Rule("ephemeral", "ephemeral", _ephemeral),
     Rule("durability", "durability", _durability),
+    Rule("scratch", "scratch", _scratch),
+    Rule("per-node checkpoints", "attachment", _per_node_checkpoints),
     Rule("drive class", "drive class", _drive_class),
     Rule("site", "site", _site),
     Rule("site link", "site link", _site_link),
@@ -534,8 +649,13 @@ def _ram_fits(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
     ]
 
 
+def in_flight(d: Demand) -> int:
+    """Reads in flight per GPU the loader keeps: the plan's rule (reader_concurrency when asynchronous)."""
+    return d.reads_in_flight_per_gpu or d.num_workers
+
+
 def _workers(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
-    if s.workers <= max(d.num_workers, 1):
+    if s.workers <= max(in_flight(d), 1):
         return []
     return [
         f"at {fmt(s.service_s, 'seconds')} per read, each GPU needs {s.workers} reads in flight "
@@ -577,7 +697,8 @@ def _egress(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
 
 def _attach(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
     if o.kind == "cloud-block" and 1 < d.clients <= o.attach_limit:
-        return [f"multi-attached to {d.clients} nodes (at most {o.attach_limit:g}): needs a cluster-aware file system"]
+        fs = ": needs a cluster-aware file system (GFS2, OCFS2)" if o.cluster_fs else ""
+        return [f"multi-attached to {d.clients} nodes (at most {o.attach_limit:g}){fs}"]
     if per_node(o, d):
         return [
             f"a {o.unit} attaches to {o.attach_limit:g} node: one per node ({d.clients}), each holding a full copy "
@@ -587,7 +708,9 @@ def _attach(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
 
 
 def _n(count: float, noun: str) -> str:
-    """``1 drive``, ``3 drives``, ``1,024 GPUs``: a count with its noun, singular or plural."""
+    """``1 drive``, ``3 drives``, ``1,024 GPUs``, ``4.8 TiBs``: a count with its noun, singular or plural."""
+    if not float(count).is_integer():
+        return f"{float(count):,.4g} {noun}" + ("" if noun.endswith("s") else "s")
     n = int(count)
     return f"{n:,} {noun}" + ("" if n == 1 or noun.endswith("s") else "es" if noun.endswith("x") else "s")
 
@@ -615,12 +738,36 @@ def _array(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
                     f"at most {fill} of a {x.label}'s {x.bays} bays are filled: its link "
                     f"({_bps(x.link_bytes_per_s)}) carries {fill} drives' share of {_bps(d.need_bytes_per_s)}"
                 )
+    used = sorted({p.name for x, _ in s.housing for p, _ in x.parts if p.condition == "used"})
+    if used:
+        out.append(
+            f"priced as used-market listings ({', '.join(used)}: a seller's short warranty); "
+            "new parts with the maker's warranty cost more (no list price was found)"
+        )
     if s.wear < d.amortization_months / 12:
         out.append(
             f"checkpoint writes wear the drives out in {s.wear:.1f} years, before the "
             f"{d.amortization_months}-month amortisation"
         )
     return out
+
+
+def _server_drives(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
+    if not o.server_drives:
+        return []
+    scheme, usable = server_array(o, d)
+    data = st.usable_drives(o.server_drives, scheme)
+    return [
+        f"each {o.unit} holds {o.server_drives} x {o.server_drive} in {scheme} ({data:g} drives' worth of data) "
+        f"filled to at most {d.fill_limit:.0%}: {fmt(usable, 'bytes')} of data a {o.unit}"
+    ]
+
+
+def _power(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
+    # Bought on-prem storage with no stated watts: its electricity is not in the total, and that is said.
+    if o.kind == "ram" or o.site != "on-prem" or not math.isfinite(o.purchase_price) or math.isfinite(o.watts):
+        return []
+    return [f"its power is not priced: the preset states no watts for a {o.unit} (add `watts` to price it)"]
 
 
 def _network_parts(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
@@ -641,7 +788,9 @@ CAVEATS: list[tuple[str, Callable[[st.StorageOption, Demand, Sized], list[str]]]
     ("egress", _egress),
     ("attachment", _attach),
     ("drive array", _array),
+    ("server drives", _server_drives),
     ("network parts", _network_parts),
+    ("power", _power),
 ]
 """What a buyer should know about an option, in the order the table says it."""
 
@@ -678,9 +827,10 @@ def monthly_cost(
     else:
         billed_gb = units * o.capacity_bytes / 1e9
     storage_usd = o.price_per_gb_month * billed_gb
-    extra_iops = max(random_reads - units * o.free_iops, 0.0)
     # Provisioned MB/s must carry checkpoint writes too; only reads are charged per GB read.
     throughput = read_bytes_per_s if provisioned_bytes_per_s is None else provisioned_bytes_per_s
+    # io1/io2 count large I/O in 256 KiB units: the throughput is bought as IOPS (st.billed_iops).
+    extra_iops = max(st.billed_iops(random_reads, throughput, o.throughput_io_bytes) - units * o.free_iops, 0.0)
     extra_mbps = max(throughput - units * o.free_bytes_per_s, 0.0) / 1e6
     performance = extra_iops * o.price_per_iops_month + extra_mbps * o.price_per_mbps_month
     reads = (read_bytes_per_s / 1e9 * o.price_per_gb_read + read_iops / 1e6 * o.price_per_million_requests) * MONTH_S
@@ -717,27 +867,89 @@ def price(o: st.StorageOption, d: Demand, s: Sized) -> dict[str, float]:
     writes = written / 1e9 * o.price_per_gb_write + d.write_requests_per_month / 1e6 * o.price_per_million_writes
     egress = 0.0
     if other_site(o, d):
-        # Reads leave the store's site, checkpoint writes leave the job's: each priced per GB there.
-        egress = d.read_bytes_per_s * MONTH_S / 1e9 * st.EGRESS_USD_PER_GB[o.site] + written / 1e9 * (
-            st.EGRESS_USD_PER_GB.get(d.site or "on-prem", 0.0)
+        # Reads leave the store's site, checkpoint writes leave the job's: each through its price tiers.
+        egress = st.egress_usd(d.read_bytes_per_s * MONTH_S / 1e9, st.EGRESS_TIERS[o.site]) + st.egress_usd(
+            written / 1e9, st.EGRESS_TIERS[d.site or "on-prem"]
         )
     if o.kind == "ram":
         purchase = d.clients * o.purchase_price
     else:
         # The enclosures that hold bought drives; a networked server's switch port and cable.
         purchase = s.units * (o.purchase_price + st.parts_usd(o.network_parts)) + st.housing_usd(s.housing)
+    power, support = running_usd(o, d, s, purchase)
     rent = cost["storage"] + cost["performance"] if math.isfinite(cost["storage"]) else 0.0
-    monthly = rent + cost["reads"] + writes + egress
+    monthly = rent + cost["reads"] + writes + egress + power + support
     amortised = purchase / d.amortization_months if math.isfinite(purchase) else 0.0
     return {
         "rent": rent,
         "reads": cost["reads"],
         "writes": writes,
         "egress": egress,
+        "power": power,
+        "support": support,
         "purchase": purchase,
         "monthly": monthly,
         "total": monthly + amortised if o.priced else math.nan,
     }
+
+
+def running_usd(o: st.StorageOption, d: Demand, s: Sized, purchase_usd: float) -> tuple[float, float]:
+    """What bought storage costs to run [USD a month]: power (units' and enclosures' watts at
+    ``power_usd_per_kwh``) and hardware support (``support_share`` of the purchase a year).
+    Node RAM is part of the GPU node (its power and support are the node's); rented storage has none."""
+    if o.kind == "ram" or o.site != "on-prem" or not math.isfinite(purchase_usd) or purchase_usd <= 0:
+        return 0.0, 0.0
+    unit_w = o.watts if math.isfinite(o.watts) else 0.0
+    housing_w = sum(x.watts * k for x, k in s.housing if math.isfinite(x.watts))
+    watts = s.units * unit_w + housing_w
+    return st.power_usd_per_month(watts, d.power_usd_per_kwh), st.support_usd_per_month(purchase_usd, d.support_share)
+
+
+# ------------------------------------------------------------------ step 6b: GPU time on this store
+
+
+def gpu_time(o: st.StorageOption, d: Demand, s: Sized) -> dict[str, float]:
+    """What this option, at the units bought, costs in GPU time (calc.checkpoint "bursts").
+
+    ``restore_s``: every rank loads its shard from it (its read rate at these units, the ranks'
+    own rate, an object store's GET rate); ``save_stall_s``: the training stall of one save on it
+    (sync: the write; async: the copy to host RAM and any drain longer than the interval);
+    ``first_epoch_s``: the dataset read from it before the page cache serves the job (0 when the
+    steady reads carry the epoch). ``lost_gpu_hours``: restores x failures + stalls x saves + the
+    first epoch's excess over the GPUs' own pace once a month, x GPUs [GPU-h a month].
+    """
+    if o.kind == "ram":
+        return {"restore_s": 0.0, "save_stall_s": 0.0, "first_epoch_s": d.steady_epoch_s, "lost_gpu_hours": 0.0}
+    clients_cap = d.clients * o.client_bytes_per_s
+    provisioned = max(d.need_bytes_per_s, s.units * o.free_bytes_per_s)
+    if (o.price_per_mbps_month > 0 or math.isfinite(o.throughput_io_bytes)) and provisioned > 0:
+        # Throughput bought by the MB/s (or as IOPS): the volume runs at what is provisioned, the design
+        # point or its free baseline, not at its maximum (price() bills the same figure).
+        clients_cap = min(clients_cap, provisioned)
+    read = min(s.perf_units * o.read_bytes_per_s, clients_cap)
+    write = min(s.perf_units * o.write_bytes_per_s, clients_cap)
+    restore = save = 0.0
+    if d.restore_bytes > 0:
+        gets = (
+            ck.restore_requests(d.restore_shard_bytes, d.restore_ranks, st.WRITE_REQUEST_BYTES)
+            if o.counts_requests
+            else 0.0
+        )
+        rate = s.units * o.iops if o.counts_requests and math.isfinite(o.iops) else math.inf
+        restore = float(
+            ck.restore_on_store_s(
+                d.restore_bytes, read, d.restore_shard_bytes, d.per_rank_bytes_per_s, d.load_bytes_per_s, gets, rate
+            )
+        )
+        write_s = float(ck.save_time_s(d.checkpoint_bytes, write, d.restore_shard_bytes, d.per_rank_bytes_per_s))
+        save = d.host_copy_s + max(write_s - d.interval_s, 0.0) if d.save_async else write_s
+    first = float(ck.first_epoch_s(d.first_epoch_bytes, read, d.steady_epoch_s)) if d.first_epoch_bytes > 0 else 0.0
+    lost = float(
+        ck.idle_gpu_hours(restore, d.gpus, d.failures_per_month)
+        + ck.idle_gpu_hours(save, d.gpus, d.saves_per_month)
+        + ck.idle_gpu_hours(max(first - d.steady_epoch_s, 0.0), d.gpus)
+    )
+    return {"restore_s": restore, "save_stall_s": save, "first_epoch_s": first, "lost_gpu_hours": lost}
 
 
 # ------------------------------------------------------------------ step 7: the row and the rank
@@ -760,7 +972,9 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "monthly_rent_usd": ("USD", "capacity and provisioned performance, a month"),
     "monthly_read_usd": ("USD", "per-GB reads and read requests, a month"),
     "monthly_write_usd": ("USD", "checkpoint write requests and per-GB writes, a month"),
-    "monthly_egress_usd": ("USD", "data leaving a site, a month"),
+    "monthly_egress_usd": ("USD", "data leaving a site, a month (AWS through its price tiers)"),
+    "monthly_power_usd": ("USD", "electricity of bought storage at power_usd_per_kwh, a month"),
+    "monthly_support_usd": ("USD", "hardware support of bought storage, support_share of the purchase a year / 12"),
     "purchase_usd": ("USD", "drives, enclosures and network parts bought up front"),
     "monthly_total_usd": ("USD", "every monthly charge plus purchases over amortization_months"),
     "capacity_bytes": ("B", "usable capacity, after protection"),
@@ -770,8 +984,27 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "ready": ("", "the loader's workers keep enough reads in flight"),
     "caveats": ("", "what a buyer should know"),
     "verified": ("", "how its figures were checked"),
+    "sized_for": (
+        "",
+        "the design point the bandwidth was bought for: steady reads, save drain, sync save, restore read",
+    ),
+    "drive_workload_bytes_per_year": ("B", "reads plus writes one drive moves a year (HDDs: against its rating)"),
+    "restore_s": ("s", "every rank loads its shard from this option at the units bought"),
+    "save_stall_s": ("s", "training stall of one save on it"),
+    "first_epoch_s": (
+        "s",
+        "the first epoch read from it (the page cache serves the rest; 0: the steady reads carry it)",
+    ),
+    "lost_gpu_hours_per_month": ("GPU-h", "GPU time idle on restores, save stalls and the first epoch, a month"),
+    "lost_gpu_usd_per_month": ("USD", "that GPU time at gpu_price_per_hour (NaN: no GPU price)"),
+    "total_with_gpu_usd": ("USD", "monthly_total_usd + lost_gpu_usd_per_month: what the answer minimises"),
 }
 """``recommend``'s columns, each with its unit and meaning (declared once; the table follows this order)."""
+
+
+def whole(units: float) -> float:
+    """A unit count as ordered: an int when whole, else the step size (FSx: 4.8 TiB)."""
+    return int(units) if float(units).is_integer() else round(float(units), 4)
 
 
 def option_row(o: st.StorageOption, d: Demand) -> dict[str, Any]:
@@ -780,12 +1013,15 @@ def option_row(o: st.StorageOption, d: Demand) -> dict[str, Any]:
     why, limiting = rule_out(o, d, s)
     usd = price(o, d, s)
     rnd = s.random_reads
+    t = gpu_time(o, d, s)
+    lost_usd = t["lost_gpu_hours"] * d.gpu_price_per_hour
+    drives = s.units if s.scheme else s.units * o.server_drives
     row = {
         "option": o.name,
         "label": o.label,
         "site": o.site,
         "feasible": not why,
-        "units": int(s.units),
+        "units": whole(s.units),
         "unit": o.unit,
         "limiting": limiting,
         "why_not": why,
@@ -799,15 +1035,29 @@ def option_row(o: st.StorageOption, d: Demand) -> dict[str, Any]:
         "monthly_read_usd": usd["reads"],
         "monthly_write_usd": usd["writes"],
         "monthly_egress_usd": usd["egress"],
+        "monthly_power_usd": usd["power"],
+        "monthly_support_usd": usd["support"],
         "purchase_usd": usd["purchase"],
         "monthly_total_usd": usd["total"],
         "capacity_bytes": s.capacity_bytes,
         "protection": s.scheme,
         "wear_out_years": s.wear,
         "price_note": price_note(o, d.amortization_months),
-        "ready": s.workers <= max(d.num_workers, 1),
+        "ready": s.workers <= max(in_flight(d), 1),
         "caveats": caveats(o, d, s),
         "verified": o.verified,
+        "sized_for": d.design_point if limiting in ("bandwidth", "checkpoint writes") else "",
+        "drive_workload_bytes_per_year": st.workload_per_drive_bytes_per_year(
+            d.read_bytes_per_year, d.written_bytes_per_year, s.amp if s.scheme else server_amp(o, d), drives
+        )
+        if drives
+        else math.nan,
+        "restore_s": t["restore_s"],
+        "save_stall_s": t["save_stall_s"],
+        "first_epoch_s": t["first_epoch_s"],
+        "lost_gpu_hours_per_month": t["lost_gpu_hours"],
+        "lost_gpu_usd_per_month": lost_usd,
+        "total_with_gpu_usd": usd["total"] + lost_usd if math.isfinite(lost_usd) else usd["total"],
     }
     return {k: row[k] for k in COLUMNS}
 
@@ -817,6 +1067,11 @@ def rank(d: Demand) -> pd.DataFrame:
     by one comparable figure, every monthly charge + purchases spread over amortization_months;
     options with no public price come last, with the reason."""
     df = pd.DataFrame([option_row(o, d) for o in st.options().values()])
-    df["_cost"] = df["monthly_total_usd"].fillna(np.inf)
+    df["units"] = pd.Series([whole(u) for u in df["units"]], dtype=object)
+    # With a GPU price, the cheapest is storage plus the GPU time its restores, saves and first
+    # epoch leave idle (total_with_gpu_usd); without one, storage alone.
+    df["_cost"] = (df["total_with_gpu_usd"] if math.isfinite(d.gpu_price_per_hour) else df["monthly_total_usd"]).fillna(
+        np.inf
+    )
     df = df.sort_values(["feasible", "_cost", "units"], ascending=[False, True, True]).drop(columns="_cost")
     return df.reset_index(drop=True)

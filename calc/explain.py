@@ -25,7 +25,7 @@ def _checkpoint_rules(p: Plan) -> dict[str, str]:
     given = sc.checkpoint_interval_s not in (None, "optimal")
     on_storage = (
         "max({checkpoint_bytes} / {storage_write_bytes_per_s}, "
-        "{checkpoint_bytes} / {checkpoint_writing_ranks} / {checkpoint_rank_read_bytes_per_s} per-rank link)"
+        "{checkpoint_rank_bytes} (busiest rank) / {checkpoint_rank_read_bytes_per_s} per-rank link)"
     )
     if is_async:
         young = (

@@ -329,6 +329,26 @@ class Scenario:
         1,
         240,
     )
+    power_usd_per_kwh: float = _in(
+        0.13,
+        "number",
+        STORAGE,
+        "Electricity [$/kWh]",
+        "Power for bought storage, added to the on-prem total (0.13: a US commercial rate, EIA Electric Power "
+        "Monthly Table 5.6.A, April 2025; calc.storage.USD_PER_KWH).",
+        0,
+        10,
+    )
+    support_share: float = _in(
+        0.12,
+        "fraction",
+        STORAGE,
+        "Hardware support a year",
+        "Share of the purchase price paid each year for hardware support, added to the on-prem total (0.12: "
+        "10-15 % a year is usual; calc.storage.SUPPORT_SHARE_PER_YEAR).",
+        0,
+        1,
+    )
     jobs: int = _in(1, "int", CLUSTER, "Concurrent jobs", "Jobs reading the same storage at once.", 1, 1e5)
     gpus_per_node: int = _in(8, "int", CLUSTER, "GPUs per node", "Sets per-node RAM and CPU figures.", 1, 64)
     target_gpu_utilization: float = _in(
@@ -660,6 +680,26 @@ class Scenario:
         choices=tuple(CHECKPOINT_LAYOUTS),
     )
     checkpoint_keep: int = _in(2, "int", CHECKPOINT, "Checkpoints kept", "Retained on storage (capacity).", 1, 1000)
+    drain_target: float = _in(
+        0.5,
+        "fraction",
+        CHECKPOINT,
+        "Async drain target",
+        "Share of the interval an asynchronous save has to become durable (0.5: the lag stays under half an "
+        "interval and the drain has as much headroom again; calc.checkpoint.DRAIN_SHARE).",
+        0.01,
+        1,
+    )
+    restore_target_s: Quantity | None = _in(
+        None,
+        "seconds",
+        CHECKPOINT,
+        "Restore target [min]",
+        "Time every rank may take to load its shard after a failure; empty = the stall budget x the job MTBF.",
+        1,
+        1e9,
+        unit="min",
+    )
     tensor_parallel: int = _in(1, "int", CHECKPOINT, "Tensor parallel", "Model-parallel ranks within a layer.", 1, 1024)
     pipeline_parallel: int = _in(1, "int", CHECKPOINT, "Pipeline parallel", "Pipeline stages.", 1, 1024)
     zero_stage: int = _in(

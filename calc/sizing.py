@@ -129,7 +129,14 @@ def designs(x: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     return _designs(p, recommend(p))
 
 
-_CHARGES = ("monthly_rent_usd", "monthly_read_usd", "monthly_write_usd", "monthly_egress_usd")
+_CHARGES = (
+    "monthly_rent_usd",
+    "monthly_read_usd",
+    "monthly_write_usd",
+    "monthly_egress_usd",
+    "monthly_power_usd",
+    "monthly_support_usd",
+)
 
 
 def _designs(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
@@ -140,7 +147,8 @@ def _designs(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
     full: Plan | None = None
     store_rank: pd.DataFrame | None = None
     for site in (known,) if known else st.SITES:
-        for r in one[_buyable(one, site)].head(3).to_dict("records"):
+        # The same rows the card's best comes from (other sites too when allowed): headline and charges agree.
+        for r in one[_buyable(one, site, sc.allow_other_site)].head(3).to_dict("records"):
             rows.append(
                 {
                     "design": "one tier",
@@ -152,6 +160,7 @@ def _designs(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
                     # A rented option buys nothing: 0, not the catalog's "no purchase price".
                     "purchase_usd": float(r["purchase_usd"]) if math.isfinite(r["purchase_usd"]) else 0.0,
                     "monthly_total_usd": float(r["monthly_total_usd"]),
+                    "lost_gpu_usd_per_month": float(r["lost_gpu_usd_per_month"]),
                     "staging_s": 0.0,
                     "store": r["option"],
                     "store_units": float(r["units"]),
@@ -169,9 +178,14 @@ def _designs(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     if df.empty:
         return df
-    return df.sort_values(
-        ["feasible", "ready", "monthly_total_usd"], ascending=[False, False, True], kind="stable"
-    ).reset_index(drop=True)
+    # Storage plus the GPU time it idles, when a GPU price is known (as recommend ranks).
+    lost = df["lost_gpu_usd_per_month"].fillna(0.0)
+    df["_total"] = df["monthly_total_usd"] + lost
+    return (
+        df.sort_values(["feasible", "ready", "_total"], ascending=[False, False, True], kind="stable")
+        .drop(columns="_total")
+        .reset_index(drop=True)
+    )
 
 
 @dataclass(frozen=True)
@@ -188,11 +202,24 @@ class _Tiers:
     store_bw: float  # the store's units' read rate, shared by every node's copy [bytes/s]
 
     def row(
-        self, design: str, description: str, why: str, buy: float, stage: float, local: str, k: int, ready: bool = True
+        self,
+        design: str,
+        description: str,
+        why: str,
+        buy: float,
+        stage: float,
+        local: str,
+        k: int,
+        ready: bool = True,
+        watts: float = 0.0,
     ) -> dict[str, Any]:
         """A design row: the store's own charges (a copy onto every node is read once, not every
-        epoch) and its purchase, plus ``buy`` for the cache tier."""
+        epoch) and its purchase, plus ``buy`` for the cache tier, whose ``watts`` draw power and
+        whose purchase takes support like the store's (calc.engine.running_usd)."""
+        sc = self.p.scenario
         base = {c: float(self.store[c]) for c in _CHARGES}
+        base["monthly_power_usd"] += st.power_usd_per_month(watts, sc.power_usd_per_kwh)
+        base["monthly_support_usd"] += st.support_usd_per_month(buy, sc.support_share)
         store_buy = float(self.store["purchase_usd"]) if math.isfinite(self.store["purchase_usd"]) else 0.0
         purchase = store_buy + buy
         return {
@@ -203,7 +230,8 @@ class _Tiers:
             "why_not": why,
             **base,
             "purchase_usd": purchase,
-            "monthly_total_usd": sum(base.values()) + purchase / self.p.scenario.amortization_months,
+            "monthly_total_usd": sum(base.values()) + purchase / sc.amortization_months,
+            "lost_gpu_usd_per_month": float(self.store["lost_gpu_usd_per_month"]),
             "staging_s": stage,
             "store": self.store["option"],
             "store_units": float(self.store["units"]),
@@ -242,23 +270,13 @@ def _tiers(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> _Tiers |
 
 
 def _two_tier(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> list[dict[str, Any]]:
-    """The page-cache, local-cache and server-NVMe designs of one site."""
+    """The local-cache and server-NVMe designs of one site."""
     t = _tiers(p, full, store_rank, site)
     if t is None:
         return []
     rows: list[dict[str, Any]] = []
-    if p.fits_in_ram and not p.scenario.page_cache:
-        rows.append(
-            t.row(
-                "page cache",
-                "the page cache (the dataset fits in each node's RAM) + " + describe_option(t.store, brief="store"),
-                "",
-                0.0,
-                t.copy_s(t.per_node_in),
-                "",
-                0,
-            )
-        )
+    # page_cache=False is the user's word (the nodes' RAM is not free to cache): no page-cache design.
+    # With the page cache on, the one-tier rows already read the dataset once (the first epoch).
     # When the page cache already serves every epoch after the first, a drive cache adds cost only.
     if p.read_bytes_per_s == 0 and p.page_cache_hit >= 1:
         return rows
@@ -292,6 +310,7 @@ def _local_cache(t: _Tiers) -> dict[str, Any] | None:
     # Every read comes from the local drives: each GPU's loader must keep enough of them in flight.
     reads_per_gpu = fv["read_iops"] / (sc.gpus_per_job * sc.jobs)
     at_desk = workstation(sc)
+    srv = catalog.server(sc.server) if sc.server else None
     best: dict[str, Any] | None = None
     for o in st.options().values():
         if not en.bought_drives(o) or o.unit != "drive" or (o.drive_class == "consumer" and not at_desk):
@@ -299,12 +318,15 @@ def _local_cache(t: _Tiers) -> dict[str, Any] | None:
         # A cache copy: no protection, filled to the fill limit, sized for one node's reads only.
         _, k, limiting = en.size_axes(o, node)
         why = f"needs {k} drives per node on {limiting}; a server holds {o.max_units:,.0f}" if k > o.max_units else ""
+        why = why or _bays(srv, o, k)
         buy = clients * k * o.purchase_price
-        ready = reads_in_flight(reads_per_gpu, o.service_time_s(fv["request_bytes"])) <= max(sc.num_workers, 1)
+        ready = reads_in_flight(reads_per_gpu, o.service_time_s(fv["request_bytes"])) <= max(en.in_flight(node), 1)
         r = t.row(
             "local cache",
             f"{_n(k, 'drive')} of {o.name} per node on {_n(clients, 'node')} ({fmt_usd(buy)} to buy; "
-            f"a cache copy, filled to at most {sc.fill_limit:.0%}, in the node's own drive bays) + "
+            f"a cache copy, filled to at most {sc.fill_limit:.0%}, in the node's own drive bays"
+            + _bays_needed(srv, o, k)
+            + ") + "
             + describe_option(t.store, brief="store"),
             why,
             buy,
@@ -312,6 +334,7 @@ def _local_cache(t: _Tiers) -> dict[str, Any] | None:
             o.name,
             k,
             ready,
+            clients * k * (o.watts if math.isfinite(o.watts) else 0.0),
         )
         # A drive whose read time leaves the GPUs waiting loses to a dearer one that does not.
         if best is None or _order(r) < _order(best):
@@ -699,6 +722,13 @@ class Answer:
     site: str | None = None
     site_lines: tuple[dict[str, Any], ...] = ()
     deciding: str = ""
+    design_utilization: float = math.nan
+    """GPU utilisation planned on the chosen design's reading tier (NaN: the plan's own storage)."""
+    design_bottleneck: str = ""
+    cheapest_storage: dict[str, Any] | None = None
+    """The buyable row with the lowest storage cost (to say when a dearer store is cheaper in total)."""
+    fastest: dict[str, Any] | None = None
+    """The buyable row that idles the fewest GPU-hours (said when no GPU price is known)."""
 
     @property
     def design(self) -> dict[str, Any] | None:
@@ -721,6 +751,8 @@ class Answer:
             "reads": d["monthly_read_usd"],
             "writes": d["monthly_write_usd"],
             "egress": d["monthly_egress_usd"],
+            "power": d.get("monthly_power_usd", 0.0),
+            "support": d.get("monthly_support_usd", 0.0),
             "purchases": buy / months if math.isfinite(buy) else 0.0,
         }
 
@@ -756,6 +788,47 @@ class Answer:
         where = f"At the cheapest site ({SITE_NAMES[d['site']]}), a" if self.site is None and self.site_lines else "A"
         return f"{where} month of training costs {fmt_usd(d['monthly_total_usd'])}: {parts} (purchases amortised)."
 
+    def gpu_time_lines(self) -> list[str]:
+        """What the chosen store costs in GPU time (restores, save stalls, the first epoch) beside its
+        price; when a dearer store is cheaper in total, or, with no GPU price, which store is fastest."""
+        b = self.best
+        d = self.design
+        if b is None or d is None or d["design"] != "one tier" or not b["lost_gpu_hours_per_month"] > 0:
+            return []
+        parts = []
+        if b["restore_s"] > 0:
+            parts.append(f"a restore takes {fmt(b['restore_s'], 'seconds')}")
+        if b["save_stall_s"] > 0:
+            parts.append(f"each save stalls training {fmt(b['save_stall_s'], 'seconds')}")
+        if b["first_epoch_s"] > 0:
+            parts.append(f"the first epoch takes {fmt(b['first_epoch_s'], 'seconds')}")
+        hours, usd = float(b["lost_gpu_hours_per_month"]), float(b["lost_gpu_usd_per_month"])
+        priced = math.isfinite(usd)
+        money = (
+            f" = {fmt_usd(usd)} a month at ${self.gpu_price_per_hour:,.2f} per GPU-hour, beside its "
+            f"{fmt_usd(b['monthly_total_usd'])} of storage"
+            if priced
+            else f" (no GPU price: {self.gpu_price_source}; {ask('gpu_price_per_hour')})"
+        )
+        out = [
+            f"GPU time on {_n(b['units'], str(b['unit']))} of {b['option']}: {', '.join(parts)}; "
+            f"{hours:,.0f} GPU-hours a month idle{money}."
+        ]
+        c = self.cheapest_storage
+        if priced and c is not None and c["option"] != b["option"] and c["monthly_total_usd"] < b["monthly_total_usd"]:
+            out.append(
+                f"{b['option']} costs {fmt_usd(b['monthly_total_usd'] - c['monthly_total_usd'])} a month more than "
+                f"{c['option']} but idles {fmt_usd(c['lost_gpu_usd_per_month'] - usd)} less GPU time: cheaper in total "
+                f"({fmt_usd(b['total_with_gpu_usd'])} against {fmt_usd(c['total_with_gpu_usd'])} a month)."
+            )
+        f = self.fastest
+        if not priced and f is not None:
+            out.append(
+                f"Fastest: {f['option']}, {float(f['lost_gpu_hours_per_month']):,.0f} GPU-hours a month idle "
+                f"(restore {fmt(f['restore_s'], 'seconds')})."
+            )
+        return out
+
     def lines(self) -> list[str]:
         """The answer as short sentences (for the CLI, the report and the page)."""
         p = self.plan
@@ -772,6 +845,7 @@ class Answer:
         charges = self.charges_line()
         if charges:
             out.append(charges)
+        out += self.gpu_time_lines()
         # Under a two-tier headline the best single store is the first runner-up.
         runners = (
             (self.best, *self.runners_up[:1])
@@ -791,7 +865,7 @@ class Answer:
                     f"{fmt_usd(d['monthly_total_usd'])} a month all in{_staging(d)}."
                 )
         out.append(self.own)
-        if p.read_bytes_per_s == 0 and p.page_cache_hit >= 1 and self.best is not None:
+        if p.read_bytes_per_s == 0 and p.page_cache_hit >= 1 and self.best is not None and p.dataset_bytes > 0:
             out.append(
                 f"The dataset fits in each node's RAM: keep it in the cheapest store and let the page cache serve "
                 f"every epoch after the first (which reads {fmt(p.first_epoch_read_bytes_per_s, 'bytes_per_s')})."
@@ -799,19 +873,22 @@ class Answer:
         if self.feeds_gpus is not None and self.feeds_note:
             out.append(self.feeds_note)
         gpus = p.scenario.gpus_per_job * p.scenario.jobs
-        if p.gpu_utilization < 1 - 1e-9:
+        # One voice: the idle share is the chosen design's, planned on the tier that serves the reads.
+        util = self.design_utilization if math.isfinite(self.design_utilization) else p.gpu_utilization
+        neck = self.design_bottleneck or p.bottleneck
+        if util < 1 - 1e-9:
             money = (
                 f", ${self.idle_usd_per_month:,.0f} a month at ${self.gpu_price_per_hour:,.2f} per GPU-hour"
                 if math.isfinite(self.idle_usd_per_month)
                 else f" (no GPU price: {self.gpu_price_source}; {ask('gpu_price_per_hour')})"
             )
             out.append(
-                f"The {p.bottleneck} bottleneck idles {gpus:,} x {p.scenario.gpu} "
-                f"{1 - p.gpu_utilization:.0%} of the time: "
+                f"The {neck} bottleneck idles {gpus:,} x {p.scenario.gpu} "
+                f"{1 - util:.0%} of the time: "
                 f"{self.idle_gpu_hours_per_month:,.0f} GPU-hours a month{money}."
             )
         else:
-            out.append(f"No GPU time is lost: the {_n(gpus, 'GPU')} set the pace.")
+            out.append(f"The steady reads lose no GPU time: the {_n(gpus, 'GPU')} set the pace.")
         return out
 
 
@@ -843,6 +920,29 @@ def _buyable(rec: pd.DataFrame, site: str | None, allow_other: bool = False) -> 
     return ok
 
 
+def _bays_needed(srv: catalog.Server | None, o: st.StorageOption, k: int) -> str:
+    """``: the server must have 4 free U.2 bays`` when the server's bays are not stated."""
+    if srv is not None and srv.drive_bays >= 0:
+        return ""
+    return f": the server must have {_n(k, 'free ' + o.form_factor + ' bay')}"
+
+
+def _bays(srv: catalog.Server | None, o: st.StorageOption, k: int) -> str:
+    """Why ``k`` drives of ``o`` cannot go in each node's bays ("" when they can or the bays are not stated)."""
+    if srv is None or srv.drive_bays < 0:
+        return ""
+    if srv.drive_bays == 0:
+        return f"a {srv.name} has no drive bays to add drives to (its own drives are the server NVMe design)"
+    if o.form_factor and o.form_factor != srv.bay_form_factor:
+        return f"a {srv.name}'s bays take {srv.bay_form_factor} {srv.bay_interface} drives, not {o.form_factor}"
+    if k > srv.free_bays:
+        return (
+            f"needs {k} drives per node; a {srv.name} has {srv.free_bays} free bays "
+            f"({srv.bays_used} of {srv.drive_bays} {srv.bay_form_factor} bays hold its own drives)"
+        )
+    return ""
+
+
 def _copy_s(dataset: float, clients: int, link: float, per_node: float, store_bw: float) -> float:
     """Time to copy the dataset onto every node [s]: each node at ``per_node`` bytes/s, all
     of them sharing the store's ``store_bw``. Without a node link (``link`` inf) the time is
@@ -867,7 +967,7 @@ def describe_option(row: Mapping[str, Any], brief: bool | str = False) -> str:
     ``brief=True`` drops the headroom; ``brief="store"`` says only what holds the dataset.
     Capacity is usable capacity (after protection), in decimal TB.
     """
-    units, unit = int(row["units"]), str(row["unit"])
+    units, unit = en.whole(float(row["units"])), str(row["unit"])
     cap = row.get("capacity_bytes", math.inf)
     scheme = row.get("protection", "")
     usable = " usable" if scheme else ""
@@ -887,7 +987,7 @@ def describe_option(row: Mapping[str, Any], brief: bool | str = False) -> str:
         "read once: the page cache holds the dataset after the first epoch"
         if not math.isfinite(head)
         # Sized by the rate: its headroom is on that rate (2x and more only at the smallest size).
-        else f"sized by {lim}, {times} headroom"
+        else f"sized by {lim}{_for(row)}, {times} headroom"
         if lim in ("bandwidth", "iops", "checkpoint writes", "write requests") and head < 2
         else f"its smallest size serves the job, {times} headroom"
         if lim in ("bandwidth", "iops", "checkpoint writes", "write requests")
@@ -899,6 +999,12 @@ def describe_option(row: Mapping[str, Any], brief: bool | str = False) -> str:
     if brief:
         return f"{_n(units, unit)} of {row['option']}{how}{size}, {', '.join(cost)}"
     return f"{_n(units, unit)} of {row['option']}{how}{size}, {', '.join(cost)}; {room}"
+
+
+def _for(row: Mapping[str, Any]) -> str:
+    """`` for the save drain``: the burst the bandwidth was bought for, when not the steady reads."""
+    burst = str(row.get("sized_for", ""))
+    return f" for the {burst}" if burst and burst != "steady reads" else ""
 
 
 def _deciding(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -> str:
@@ -922,13 +1028,30 @@ def _deciding(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -> str:
     lim = str(r["limiting"])
     o = st.option(str(r["option"]))
     if lim in ("bandwidth", "checkpoint writes", "iops"):
+        dem = plan_demand(p)
+        bursts = (
+            f", save burst {fmt(v['checkpoint_save_burst_bytes_per_s'], 'bytes_per_s')} against "
+            f"{fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')} on average, restore read "
+            f"{fmt(v['restore_read_bytes_per_s'], 'bytes_per_s')}"
+            if dem.saving
+            else ""
+        )
         need = (
-            f"{fmt(v['storage_need_bytes_per_s'], 'bytes_per_s')} (reads {fmt(v['read_bytes_per_s'], 'bytes_per_s')}, "
-            f"checkpoint writes {fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')})"
+            f"{fmt(dem.need_bytes_per_s, 'bytes_per_s')} at its design point, the {dem.design_point} "
+            f"(reads {fmt(v['read_bytes_per_s'], 'bytes_per_s')}{bursts})"
             if lim != "iops"
             else fmt(st.random_reads(o, v["read_iops"], v["file_opens_per_s"]), "count_per_s", "random reads/s")
         )
         return f"Deciding: {lim}; the job needs {need}, which sets {_n(r['units'], str(r['unit']))} of {r['option']}."
+    if lim == "workload":
+        dem = plan_demand(p)
+        return (
+            f"Deciding: the drives' rated workload; the job reads {fmt(dem.read_bytes_per_year, 'bytes')} and writes "
+            f"{fmt(dem.written_bytes_per_year, 'bytes')} a year, and each {o.label} is rated for "
+            f"{fmt(o.workload_bytes_per_year, 'bytes')} a year of reads and writes, which sets "
+            f"{_n(r['units'], str(r['unit']))} of {r['option']} "
+            f"({fmt(float(r['drive_workload_bytes_per_year']), 'bytes')} a year each)."
+        )
     if lim == "capacity":
         cap_need = p.dataset_bytes + (v["checkpoint_capacity_bytes"] if v["checkpoint_write_bytes_per_s"] > 0 else 0.0)
         fill = f" at most {p.scenario.fill_limit:.0%} full" if r["protection"] else ""
@@ -946,9 +1069,11 @@ def _deciding(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -> str:
         return f"Deciding: the dataset ({fmt(p.dataset_bytes, 'bytes')}) fits in each node's free RAM."
     if lim == "endurance":
         written, _ = checkpoint_writes_per_month(p)
+        drive = st.option(o.server_drive) if o.server_drives else o
         return (
-            f"Deciding: drive endurance; checkpoints write {fmt(written * 365.25 / 30, 'bytes')} a year, and the "
-            f"drives' rated writes must last the {p.scenario.amortization_months}-month amortisation, which sets "
+            f"Deciding: drive endurance; checkpoints write {fmt(written * 365.25 / 30, 'bytes')} a year, and each "
+            f"drive may take its rated writes spread over its own {drive.endurance_years:g}-year rating "
+            f"({fmt(drive.endurance_bytes / drive.endurance_years, 'bytes')} a year), which sets "
             f"{_n(r['units'], str(r['unit']))} of {r['option']}."
         )
     if lim == "metadata":
@@ -980,6 +1105,8 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
         chosen = min(site_lines, key=lambda d: d["monthly_total_usd"]) if site_lines else None
         rows = [r for r in rows if chosen is None or r["site"] in (chosen["site"], "any")]
     best = rows[0] if rows else None
+    cheapest = min(rows, key=lambda r: r["monthly_total_usd"]) if rows else None
+    fastest = min(rows, key=lambda r: r["lost_gpu_hours_per_month"]) if rows else None
     own, ok_now = _own(p, rec) if sc.storage else _no_storage(p)
     option, n_units = (
         (sc.storage, sc.storage_units) if sc.storage else (best["option"], best["units"]) if best else (None, None)
@@ -993,7 +1120,9 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
     headline_is_best = chosen is None or (chosen["design"] == "one tier" and site is not None)
     named = sc.storage is not None or (best is not None and headline_is_best)
     feeds, feeds_note = _feeds(p, option, n_units, ok_now if sc.storage else True, named)
-    idle_h, price_f, src = idle_gpus(p)
+    # One voice: with no storage of its own, the idle share is the chosen design's.
+    served = _design_plan(p, chosen) if not sc.storage else None
+    idle_h, price_f, src = idle_gpus(served or p)
     a = Answer(
         designs=designs_,
         plan=p,
@@ -1008,6 +1137,10 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
         gpu_price_source=src,
         site=site,
         site_lines=site_lines,
+        cheapest_storage=cheapest,
+        fastest=fastest,
+        design_utilization=served.gpu_utilization if served is not None else math.nan,
+        design_bottleneck=served.bottleneck if served is not None else "",
     )
     return dataclasses.replace(a, deciding=_read_time_binds(p, a.design) or _deciding(p, a.design, rec))
 
@@ -1020,12 +1153,30 @@ def idle_gpus(p: Plan) -> tuple[float, float, str]:
 
 
 def _no_storage(p: Plan) -> tuple[str, bool]:
+    if p.dataset_bytes == 0:  # a checkpoint-only job (MLPerf Storage checkpointing): its bursts, not 0 B/s
+        return (
+            f"No storage chosen: the job reads no dataset; its checkpoints need "
+            f"{fmt(p.checkpoint_save_burst_bytes_per_s, 'bytes_per_s')} while a save runs and "
+            f"{fmt(p.restore_read_bytes_per_s, 'bytes_per_s')} to restore within {fmt(p.restore_budget_s, 'seconds')}.",
+            True,
+        )
     own = (
         f"No storage chosen: the job needs {fmt(p.read_bytes_per_s, 'bytes_per_s')} and "
         f"{fmt(p.read_iops, 'count_per_s', 'reads/s')} in steady state "
         f"({fmt(p.first_epoch_read_bytes_per_s, 'bytes_per_s')} in the first epoch)."
     )
     return own, True
+
+
+def _design_plan(p: Plan, d: Mapping[str, Any] | None) -> Plan | None:
+    """The plan on the chosen design's tier that serves the reads (a local cache's drives, else the
+    store), so the card's idle share is the design's; None when no design or no option to plan on."""
+    if d is None:
+        return None
+    tier = d["local"] if d["design"] == "local cache" else d["store"] if d["design"] == "one tier" else ""
+    if not tier or tier not in st.options():
+        return None
+    return plan(p.scenario.replace(storage=tier, storage_units=None))
 
 
 def _own(p: Plan, rec: pd.DataFrame) -> tuple[str, bool]:

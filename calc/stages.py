@@ -643,6 +643,33 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         digits=2,
         not_given="n/a: no checkpoints (a failure restarts the run)",
     ),
+    Output(
+        "checkpoint_drain_bytes_per_s",
+        "bytes_per_s",
+        "Async save drain (within the drain target)",
+        not_given="0 (no asynchronous saves)",
+    ),
+    Output(
+        "checkpoint_save_burst_bytes_per_s",
+        "bytes_per_s",
+        "Write burst while a save runs",
+        formula="async: {checkpoint_drain_bytes_per_s}; sync: {checkpoint_sync_write_bytes_per_s}",
+        not_given="0 (no checkpoints)",
+    ),
+    Output(
+        "checkpoint_save_burst_node_bytes_per_s",
+        "bytes_per_s",
+        "Write burst per node while a save runs",
+        formula="{checkpoint_save_burst_bytes_per_s} / {clients}",
+    ),
+    Output("restore_budget_s", "seconds", "Restore time allowed"),
+    Output("restore_read_bytes_per_s", "bytes_per_s", "Restore read burst (all ranks at once)"),
+    Output(
+        "restore_read_node_bytes_per_s",
+        "bytes_per_s",
+        "Restore read burst per node",
+        formula="{restore_read_bytes_per_s} / {clients}",
+    ),
     keep=("checkpoint_rank_read_bytes_per_s", "checkpoint_params", "checkpoint_write_limited"),
 )
 def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
@@ -689,7 +716,8 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
         x["checkpoint_load_bytes_per_s"],
     )
     out["checkpoint_restore_s"] = restore
-    on_storage = checkpoint.save_time_s(c, out["storage_write_bytes_per_s"], ranks, rank_link)
+    # The busiest rank's shard sets the time (ZeRO-1: replica 0 also writes the weights).
+    on_storage = checkpoint.save_time_s(c, out["storage_write_bytes_per_s"], per_rank, rank_link)
     limited = _a(on_storage) > 0  # a storage or a node link limits the write
     out["checkpoint_write_limited"] = limited.astype(float)  # explain reads the branch taken here
     host_copy = checkpoint.host_copy_s(per_rank, x["host_link_bytes_per_s"])
@@ -742,15 +770,37 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     both = np.isfinite(run) & np.isfinite(every)
     milestones = np.where(both, checkpoint.milestone_count(np.where(both, run, 0.0), np.where(both, every, 1.0)), 0.0)
     out["checkpoint_milestones"] = milestones
-    # A job that saves nothing keeps nothing.
-    kept = checkpoint.retained_capacity_bytes(c, x["checkpoint_keep"], milestones) * jobs
+    # A job that saves nothing keeps nothing; kept is all jobs' (keep + the save in flight each).
+    kept = checkpoint.retained_capacity_bytes(c, x["checkpoint_keep"], milestones, np.where(saving, 1.0, 0.0)) * jobs
     out["checkpoint_capacity_bytes"] = np.where(saving, kept, 0.0)
+    _bursts(x, out, c, safe, saving, is_async, mtbf)
     out["checkpoint_durable"] = x["checkpoint_durable_store"]
     out["storage_need_bytes_per_s"] = np.where(
         is_async,
         _a(out["read_bytes_per_s"]) + out["checkpoint_write_bytes_per_s"],
         np.maximum(out["read_bytes_per_s"], out["checkpoint_write_bytes_per_s"]),
     )
+
+
+def _bursts(
+    x: Mapping[str, Numeric], out: Arrays, c: Numeric, safe: Numeric, saving: Any, is_async: Any, mtbf: Numeric
+) -> None:
+    """The checkpoint bursts the storage is bought for (calc.checkpoint, section "bursts"): the
+    async drain within its target, the write burst of a save in the chosen mode, the restore
+    read within its budget, each also per node."""
+    # All jobs', as the other checkpoint rates (one job's drain x jobs); the restore is one job's.
+    drain = checkpoint.drain_bytes_per_s(c, safe, x["drain_target"]) * _a(x["jobs"])
+    out["checkpoint_drain_bytes_per_s"] = np.where(saving & is_async, drain, 0.0)
+    burst = np.where(is_async, drain, out["checkpoint_sync_write_bytes_per_s"])
+    out["checkpoint_save_burst_bytes_per_s"] = np.where(saving, burst, 0.0)
+    out["checkpoint_save_burst_node_bytes_per_s"] = checkpoint.per_node(
+        out["checkpoint_save_burst_bytes_per_s"], out["clients"]
+    )
+    target = _a(x["restore_target_s"])
+    budget = np.where(np.isfinite(target), target, checkpoint.restore_budget_s(x["checkpoint_stall_fraction"], mtbf))
+    out["restore_budget_s"] = budget
+    out["restore_read_bytes_per_s"] = checkpoint.restore_read_bytes_per_s(out["checkpoint_restore_bytes"], budget)
+    out["restore_read_node_bytes_per_s"] = checkpoint.per_node(out["restore_read_bytes_per_s"], out["clients"])
 
 
 @stage(

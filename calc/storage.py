@@ -78,6 +78,28 @@ class StorageOption:
     attach_limit: float = math.inf
     enclosures: tuple[Enclosure, ...] = ()
     network_parts: tuple[tuple[Part, int], ...] = ()
+    workload_bytes_per_year: float = math.nan
+    """An HDD's rated annual workload, reads plus writes [bytes a year] (NaN: not rated)."""
+    scratch: bool = False
+    """A scratch tier (no replication, data lost with a server): never holds checkpoints."""
+    cluster_fs: bool = False
+    """A block volume several nodes may attach, but share only through a cluster-aware file system."""
+    size_steps: tuple[float, ...] = ()
+    """Orderable sizes [units], first the listed ones, then repeats of the last step (FSx)."""
+    size_increment: float = 0.0
+    """The increment past the listed sizes [units] (0: any size)."""
+    throughput_io_bytes: float = math.nan
+    """Bytes one billed IOPS moves (io2 counts I/O in 256 KiB units): throughput is bought as IOPS."""
+    server_drives: int = 0
+    """Drives inside one server of an nfs-* option (0: not a server of drives)."""
+    server_drive: str = ""
+    """The storage option those drives are (their capacity, ratings and price)."""
+    server_bays: int = 0
+    """Drive bays of that server's chassis."""
+    watts: float = math.nan
+    """Power one unit draws in use [W] (bought drives and servers; NaN: not stated)."""
+    form_factor: str = ""
+    """A drive's form factor (3.5", 2.5", U.2, M.2): the bays it fits (servers.yaml ``drive_bays``)."""
     declared_site: str = ""
 
     @property
@@ -228,113 +250,153 @@ def own_option(path: str) -> StorageOption:
     return o
 
 
+SOURCED = (
+    "iops",
+    "read_bandwidth",
+    "latency",
+    "capacity",
+    "client_bandwidth",
+    "aggregate_iops",
+    "price_per_gb_month",
+    "price_per_unit",
+    "max_units",
+    "stream_bandwidth",
+    "price_per_gb_read",
+    "price_per_million_requests",
+    "purchase_price",
+    "price_per_iops_month",
+    "price_per_mbps_month",
+    "metadata_ops",
+    "metadata_scaling",
+    "write_bandwidth",
+    "put_requests",
+    "price_per_gb_write",
+    "price_per_million_writes",
+    "drive_class",
+    "endurance",
+    "attach_limit",
+    "network_parts",
+    "workload_rating",
+    "scratch",
+    "cluster_fs",
+    "size_steps",
+    "throughput_io",
+    "server_drives",
+    "watts",
+)
+"""The figures of a storage option that need a source (``sources``) when given."""
+
+
+def _opt(e: catalog._Entry, key: str, kind: Any, default: float) -> float:
+    # Prices and free allowances may be 0; sizes and rates must be positive.
+    zero_ok = key.startswith(("price", "free_", "purchase"))
+    return e.quantity(key, kind, positive=not zero_ok) if key in e.data else default
+
+
+def _rate(e: catalog._Entry, key: str) -> float:
+    # "unlimited": the provider publishes no limit (object stores); the request rate,
+    # the per-connection rate and the client's link bind instead.
+    return math.inf if e.get(key) == "unlimited" else e.quantity(key, "bytes_per_s")
+
+
+def _buyer_fields(e: catalog._Entry) -> dict[str, Any]:
+    """What a buyer orders by (issue 28): ratings, steps, billed IOPS, flags, power, form factor, drives."""
+    steps, increment = _size_steps(e)
+    return {
+        "workload_bytes_per_year": _opt(e, "workload_rating", "bytes", math.nan),
+        "scratch": _flag(e, "scratch"),
+        "cluster_fs": _flag(e, "cluster_fs"),
+        "size_steps": steps,
+        "size_increment": increment,
+        "throughput_io_bytes": _opt(e, "throughput_io", "bytes", math.nan),
+        "watts": _opt(e, "watts", "count", math.nan),
+        "form_factor": e.text("form_factor", ""),
+        **_server_drives(e),
+    }
+
+
+def _option(name: str, e: catalog._Entry) -> StorageOption:
+    """One storage option from its entry."""
+
+    def opt(key: str, kind: Any, default: float) -> float:
+        return _opt(e, key, kind, default)
+
+    def rate(key: str) -> float:
+        return _rate(e, key)
+
+    sources = e.get("sources")
+    if not isinstance(sources, dict):
+        raise PresetError(e.where("sources"), "expected a mapping field: source")
+    scaling = _metadata_scaling(e)
+    min_units = opt("min_units", "count", 1.0)
+
+    return StorageOption(
+        name=str(name),
+        label=e.text("label") + _protected(e),
+        kind=e.text("kind"),
+        unit=e.text("unit"),
+        iops=opt("iops", "count_per_s", math.nan),
+        iops_request_bytes=opt("iops_request", "bytes", 4096.0),
+        iops_queue_depth=opt("iops_queue_depth", "count", math.nan),
+        read_bytes_per_s=rate("read_bandwidth"),
+        latency_s=e.quantity("latency", "seconds"),
+        capacity_bytes=opt("capacity", "bytes", math.inf),
+        min_units=min_units,
+        max_units=opt("max_units", "count", math.inf),
+        client_bytes_per_s=opt("client_bandwidth", "bytes_per_s", math.inf),
+        aggregate_iops=opt("aggregate_iops", "count_per_s", math.inf),
+        price_per_gb_month=opt("price_per_gb_month", "count", math.nan),
+        price_per_unit=opt("price_per_unit", "count", math.nan),
+        stream_bytes_per_s=opt("stream_bandwidth", "bytes_per_s", math.inf),
+        price_per_gb_read=opt("price_per_gb_read", "count", 0.0),
+        price_per_million_requests=opt("price_per_million_requests", "count", 0.0),
+        burst=e.text("burst", ""),
+        verified=e.text("verified"),
+        sources={str(k): str(v) for k, v in sources.items()},
+        purchase_price=opt("purchase_price", "count", opt("price_per_unit", "count", math.nan)),
+        price_per_iops_month=opt("price_per_iops_month", "count", 0.0),
+        price_per_mbps_month=opt("price_per_mbps_month", "count", 0.0),
+        free_iops=opt("free_iops", "count", 0.0),
+        free_bytes_per_s=opt("free_bandwidth", "bytes_per_s", 0.0),
+        no_price_reason=e.text("no_price_reason", ""),
+        price_region=str(e.get("price_region", "")),
+        price_date=str(e.get("price_date", "")),
+        # A service provisioned by size states what its smallest size runs.
+        metadata_ops=metadata_ops_scaled(min_units, scaling)
+        if scaling
+        else opt("metadata_ops", "count_per_s", math.inf),
+        metadata_scaling=scaling,
+        protocol=e.text("protocol", ""),
+        write_bytes_per_s=rate("write_bandwidth"),
+        put_requests=opt("put_requests", "count_per_s", math.inf),
+        price_per_gb_write=opt("price_per_gb_write", "count", 0.0),
+        price_per_million_writes=opt("price_per_million_writes", "count", 0.0),
+        drive_class=_drive_class(e),
+        endurance_bytes=opt("endurance", "bytes", math.nan),
+        endurance_years=opt("endurance_years", "count", math.nan),
+        attach_limit=opt("attach_limit", "count", math.inf),
+        enclosures=_enclosures_of(e),
+        network_parts=_parts_of(e, "network_parts", e.get("network_parts", {})),
+        **_buyer_fields(e),
+        declared_site=_site(e),
+    )
+
+
 def _options_from(raw: dict[Any, Any], file: str) -> dict[str, StorageOption]:
     """Storage options parsed from a mapping of name -> entry (``file`` names them in errors)."""
     out = {}
     for name, data in raw.items():
         e = catalog._Entry(file, str(name), data)
-
-        def opt(key: str, kind: Any, default: float, e: catalog._Entry = e) -> float:
-            # Prices and free allowances may be 0; sizes and rates must be positive.
-            zero_ok = key.startswith(("price", "free_", "purchase"))
-            return e.quantity(key, kind, positive=not zero_ok) if key in e.data else default
-
-        def rate(key: str, e: catalog._Entry = e) -> float:
-            # "unlimited": the provider publishes no limit (object stores); the request rate,
-            # the per-connection rate and the client's link bind instead.
-            return math.inf if e.get(key) == "unlimited" else e.quantity(key, "bytes_per_s")
-
-        sources = e.get("sources")
-        if not isinstance(sources, dict):
-            raise PresetError(e.where("sources"), "expected a mapping field: source")
-        scaling = _metadata_scaling(e)
-        min_units = opt("min_units", "count", 1.0)
-        o = StorageOption(
-            name=str(name),
-            label=e.text("label") + _protected(e),
-            kind=e.text("kind"),
-            unit=e.text("unit"),
-            iops=opt("iops", "count_per_s", math.nan),
-            iops_request_bytes=opt("iops_request", "bytes", 4096.0),
-            iops_queue_depth=opt("iops_queue_depth", "count", math.nan),
-            read_bytes_per_s=rate("read_bandwidth"),
-            latency_s=e.quantity("latency", "seconds"),
-            capacity_bytes=opt("capacity", "bytes", math.inf),
-            min_units=min_units,
-            max_units=opt("max_units", "count", math.inf),
-            client_bytes_per_s=opt("client_bandwidth", "bytes_per_s", math.inf),
-            aggregate_iops=opt("aggregate_iops", "count_per_s", math.inf),
-            price_per_gb_month=opt("price_per_gb_month", "count", math.nan),
-            price_per_unit=opt("price_per_unit", "count", math.nan),
-            stream_bytes_per_s=opt("stream_bandwidth", "bytes_per_s", math.inf),
-            price_per_gb_read=opt("price_per_gb_read", "count", 0.0),
-            price_per_million_requests=opt("price_per_million_requests", "count", 0.0),
-            burst=e.text("burst", ""),
-            verified=e.text("verified"),
-            sources={str(k): str(v) for k, v in sources.items()},
-            purchase_price=opt("purchase_price", "count", opt("price_per_unit", "count", math.nan)),
-            price_per_iops_month=opt("price_per_iops_month", "count", 0.0),
-            price_per_mbps_month=opt("price_per_mbps_month", "count", 0.0),
-            free_iops=opt("free_iops", "count", 0.0),
-            free_bytes_per_s=opt("free_bandwidth", "bytes_per_s", 0.0),
-            no_price_reason=e.text("no_price_reason", ""),
-            price_region=str(e.get("price_region", "")),
-            price_date=str(e.get("price_date", "")),
-            # A service provisioned by size states what its smallest size runs.
-            metadata_ops=metadata_ops_scaled(min_units, scaling)
-            if scaling
-            else opt("metadata_ops", "count_per_s", math.inf),
-            metadata_scaling=scaling,
-            protocol=e.text("protocol", ""),
-            write_bytes_per_s=rate("write_bandwidth"),
-            put_requests=opt("put_requests", "count_per_s", math.inf),
-            price_per_gb_write=opt("price_per_gb_write", "count", 0.0),
-            price_per_million_writes=opt("price_per_million_writes", "count", 0.0),
-            drive_class=_drive_class(e),
-            endurance_bytes=opt("endurance", "bytes", math.nan),
-            endurance_years=opt("endurance_years", "count", math.nan),
-            attach_limit=opt("attach_limit", "count", math.inf),
-            enclosures=_enclosures_of(e),
-            network_parts=_parts_of(e, "network_parts", e.get("network_parts", {})),
-            declared_site=_site(e),
-        )
+        o = _option(str(name), e)
         if not o.priced and not o.no_price_reason:
             raise PresetError(e.where("no_price_reason"), "an option with no price must say why")
-        figures = [
-            k
-            for k in (
-                "iops",
-                "read_bandwidth",
-                "latency",
-                "capacity",
-                "client_bandwidth",
-                "aggregate_iops",
-                "price_per_gb_month",
-                "price_per_unit",
-                "max_units",
-                "stream_bandwidth",
-                "price_per_gb_read",
-                "price_per_million_requests",
-                "purchase_price",
-                "price_per_iops_month",
-                "price_per_mbps_month",
-                "metadata_ops",
-                "metadata_scaling",
-                "write_bandwidth",
-                "put_requests",
-                "price_per_gb_write",
-                "price_per_million_writes",
-                "drive_class",
-                "endurance",
-                "attach_limit",
-                "network_parts",
-            )
-            if k in e.data
-        ]
-        missing = [k for k in figures if k not in o.sources]
+        missing = [k for k in SOURCED if k in e.data and k not in o.sources]
         if missing:
             raise PresetError(e.where("sources"), f"no source for {', '.join(missing)}")
         out[o.name] = o
+    for o in out.values():
+        if o.server_drive and o.server_drive not in out:
+            raise PresetError(f"{file}: {o.name}: server_drives", f"unknown drive {o.server_drive!r}")
     return out
 
 
@@ -382,6 +444,53 @@ def _metadata_scaling(e: catalog._Entry) -> MetadataScaling | None:
     if "metadata_ops" in e.data:
         raise PresetError(e.where("metadata_ops"), "give metadata_scaling or metadata_ops, not both")
     return m
+
+
+def _flag(e: catalog._Entry, key: str) -> bool:
+    v = e.get(key, False)
+    if not isinstance(v, bool):
+        raise PresetError(e.where(key), f"got {v!r}; accepted: true or false")
+    return v
+
+
+def _size_steps(e: catalog._Entry) -> tuple[tuple[float, ...], float]:
+    # size_steps: {sizes: [1.2, 2.4], increment: 2.4} in the option's units.
+    raw = e.get("size_steps", None)
+    if raw is None:
+        return (), 0.0
+    accepted = "a mapping {sizes: [positive numbers, rising], increment: a positive number}"
+    ok = (
+        isinstance(raw, dict)
+        and set(raw) == {"sizes", "increment"}
+        and isinstance(raw["sizes"], list)
+        and raw["sizes"]
+        and all(
+            isinstance(x, int | float) and not isinstance(x, bool) and x > 0 for x in [*raw["sizes"], raw["increment"]]
+        )
+        and raw["sizes"] == sorted(raw["sizes"])
+    )
+    if not ok:
+        raise PresetError(e.where("size_steps"), f"got {raw!r}; accepted: {accepted}")
+    return tuple(float(x) for x in raw["sizes"]), float(raw["increment"])
+
+
+def _server_drives(e: catalog._Entry) -> dict[str, Any]:
+    # server_drives: {drive: <storage option>, count: N, bays: N}: the drives inside one server.
+    raw = e.get("server_drives", None)
+    if raw is None:
+        return {}
+    accepted = "a mapping {drive: a storage option name, count: whole number, bays: whole number >= count}"
+    ok = (
+        isinstance(raw, dict)
+        and set(raw) == {"drive", "count", "bays"}
+        and isinstance(raw["drive"], str)
+        and all(isinstance(raw[k], int) and not isinstance(raw[k], bool) and raw[k] > 0 for k in ("count", "bays"))
+    )
+    if not ok:
+        raise PresetError(e.where("server_drives"), f"got {raw!r}; accepted: {accepted}")
+    if raw["count"] > raw["bays"]:
+        raise PresetError(e.where("server_drives"), f"{raw['count']} drives do not fit the chassis' {raw['bays']} bays")
+    return {"server_drives": raw["count"], "server_drive": raw["drive"], "server_bays": raw["bays"]}
 
 
 def _site(e: catalog._Entry) -> str:
@@ -502,20 +611,30 @@ WRITE_REQUEST_BYTES = 16 * 2**20
 gives as typical for parts and ranges (8 or 16 MB), counted in MiB as S3 clients do."""
 
 
-def size(loads: dict[str, float]) -> tuple[int, str]:
-    """Whole units needed and the limiting axis (iops, bandwidth, capacity, minimum, write requests,
-    metadata or endurance)."""
+def _axes(loads: dict[str, float]) -> dict[str, float]:
     busy = loads["iops"] + loads["bandwidth"]
-    totals = {
+    return {
         "iops" if loads["iops"] >= loads["bandwidth"] else "bandwidth": busy,
         "capacity": loads["capacity"],
         "minimum": loads["minimum"],
         "write requests": loads["puts"],
         "metadata": loads.get("metadata", 0.0),
         "endurance": loads.get("endurance", 0.0),
+        "workload": loads.get("workload", 0.0),
     }
+
+
+def size(loads: dict[str, float]) -> tuple[int, str]:
+    """Whole units needed and the limiting axis (iops, bandwidth, capacity, minimum, write requests,
+    metadata, endurance or an HDD's rated workload)."""
+    totals = _axes(loads)
     limiting = max(totals, key=lambda k: (math.ceil(totals[k] - 1e-9), k != "minimum", totals[k]))
     return max(1, math.ceil(max(totals.values()) - 1e-9)), limiting
+
+
+def units_needed(loads: dict[str, float]) -> float:
+    """The largest axis's load, unrounded [units]: what an option sold in steps rounds up to its next step."""
+    return max(_axes(loads).values())
 
 
 # ------------------------------------------------------------------ supply, vectorised
@@ -640,17 +759,150 @@ def usable_drives(raw_drives: int, scheme: str) -> float:
     return raw_drives * k / (k + m)
 
 
-def drives_for_endurance(endurance_bytes: float, written_bytes_per_year: float, years: float) -> float:
-    """Data drives whose rated writes last ``years`` [drives]: ``written a year x years / endurance``.
+def drives_for_endurance(endurance_bytes: float, written_bytes_per_year: float, rating_years: float) -> float:
+    """Data drives whose writes stay within their rating [drives]: ``written a year / (endurance / rating_years)``.
 
-    Parity and mirror drives take the same share of the writes as data drives (``wear_out_years``:
-    per drive = written x amplification / drives = written / data drives), so the count of data
-    drives sets the wear. 0 with no rating or nothing written. Example: 1 PB written a year for 3
-    years on drives rated 14 PB (a 7.68 TB PM9A3 at 1 DWPD for 5 years) needs 3 / 14 = 0.21 drives.
+    An SSD is rated for ``endurance_bytes`` written over its own warranty, ``rating_years`` (TBW =
+    DWPD x capacity x 365 x years): the rate it may be written at is endurance / rating_years a
+    year, whatever the buyer's amortisation (spreading 5 years of rated writes over 3 years of use
+    would let each drive take 5/3 of its rated rate). Parity and mirror drives take the same share
+    of the writes as data drives (``wear_out_years``), so the count of data drives sets the wear.
+    0 with no rating or nothing written. Example: 1 PB written a year on 7.68 TB PM9A3 drives
+    rated 14,016 TB over 5 years (2,803 TB a year each) needs 1,000 / 2,803.2 = 0.357 drives.
     """
     if not math.isfinite(endurance_bytes) or written_bytes_per_year <= 0:
         return 0.0
-    return written_bytes_per_year * years / endurance_bytes
+    return written_bytes_per_year * rating_years / endurance_bytes
+
+
+def drives_for_workload(
+    read_bytes_per_year: float, written_bytes_per_year: float, write_amplification: float, rated_bytes_per_year: float
+) -> float:
+    """Raw HDDs whose annual workload stays within its rating [drives].
+
+        drives = (reads a year + writes a year x write amplification) / rated workload a year
+
+    A nearline HDD is rated for a workload of reads plus writes a year (Seagate: 550 TB a year
+    for Exos enterprise capacity drives, past which the stated MTBF no longer holds [1]); reads
+    spread over every drive of an array (parity included), writes land ``write_amplification``
+    times (2 for a mirror, (k + m) / k for parity). 0 with no rating or no traffic. Example:
+    6,832 TB read a year on drives rated 550 TB a year needs 6,832 / 550 = 12.4 -> 13 drives.
+
+    References
+    ----------
+    [1] Seagate, "Annualized Workload Rate", Knowledge Base article 005902en, seagate.com
+        (read 2026-11-23): "<550 TB/year" for Enterprise Capacity drives, reads and writes together.
+    """
+    if not math.isfinite(rated_bytes_per_year) or rated_bytes_per_year <= 0:
+        return 0.0
+    moved = max(read_bytes_per_year, 0.0) + max(written_bytes_per_year, 0.0) * max(write_amplification, 1.0)
+    return moved / rated_bytes_per_year
+
+
+def workload_per_drive_bytes_per_year(
+    read_bytes_per_year: float, written_bytes_per_year: float, write_amplification: float, drives: float
+) -> float:
+    """Bytes one drive of an array moves a year [bytes]: ``(reads + writes x amplification) / drives``."""
+    moved = max(read_bytes_per_year, 0.0) + max(written_bytes_per_year, 0.0) * max(write_amplification, 1.0)
+    return moved / max(drives, 1.0)
+
+
+# ------------------------------------------------------------------ what can be ordered
+
+
+def orderable_units(units: float, sizes: tuple[float, ...], increment: float) -> float:
+    """The smallest orderable size that holds ``units`` [units].
+
+    ``sizes`` lists the first orderable sizes; past the last one the size grows by ``increment``.
+    FSx for Lustre persistent SSD: 1.2 TiB, 2.4 TiB, then increments of 2.4 TiB [1], so 3 TiB
+    is ordered as 2.4 + ceil(0.6 / 2.4) x 2.4 = 4.8 TiB. No steps: ``units`` as given.
+
+    References
+    ----------
+    [1] AWS SDK for Kotlin, FSx CreateFileSystemRequest.storageCapacity: "For SCRATCH_2,
+        PERSISTENT_2, and PERSISTENT_1 deployment types using SSD storage type, the valid values
+        are 1200 GiB, 2400 GiB, and increments of 2400 GiB" (docs.aws.amazon.com, read 2026-11-24).
+    """
+    if not sizes:
+        return units
+    for s in sizes:
+        if units <= s + 1e-9:
+            return s
+    if increment <= 0:
+        return math.inf  # past the largest listed size and no increment: not orderable
+    last = sizes[-1]
+    return last + math.ceil((units - last) / increment - 1e-9) * increment
+
+
+def billed_iops(read_iops: float, bytes_per_s: float, io_bytes: float) -> float:
+    """IOPS to provision on a volume that counts large I/O in ``io_bytes`` units [IOPS].
+
+        billed = max(random reads/s, bytes/s / io_bytes)
+
+    EBS io1/io2 count an I/O larger than 256 KiB as several: "a 1024K I/O would count as 4
+    consumed IOPS" [1], so a volume streaming 2.86 GB/s needs 2.86e9 / 262,144 = 10,910 IOPS
+    provisioned, billed per IOPS-month. NaN ``io_bytes``: throughput is not bought as IOPS.
+
+    References
+    ----------
+    [1] AWS CloudWatch metric VolumeConsumedReadWriteOps (Provisioned IOPS SSD volumes), as
+        documented in Pulumi's awsx ebs metrics reference (3P copy of AWS text, read 2026-11-24).
+    """
+    if not math.isfinite(io_bytes) or io_bytes <= 0:
+        return max(read_iops, 0.0)
+    return max(read_iops, 0.0, max(bytes_per_s, 0.0) / io_bytes)
+
+
+def server_usable_bytes(drives: int, drive_bytes: float, scheme: str, fill_limit: float) -> float:
+    """Bytes one server of drives holds for data [bytes]: usable drives under ``scheme`` x drive
+    size x ``fill_limit``, as bought drives are protected and filled. 13 x 7.68 TB in RAID 6
+    (groups of at most 10 + 2: two groups, 9 data drives) at 80 %: 9 x 7.68 x 0.8 = 55.3 TB."""
+    return usable_drives(drives, scheme) * drive_bytes * fill_limit
+
+
+def egress_usd(gigabytes: float, tiers: tuple[tuple[float, float], ...]) -> float:
+    """Egress charge of ``gigabytes`` sent out in a month through price tiers [USD].
+
+    ``tiers`` = ((GB in the tier, USD per GB), ...), the last tier unbounded. AWS internet egress:
+    10,000 GB at $0.09, 40,000 at $0.085, 100,000 at $0.07, then $0.05 (``EGRESS_TIERS``):
+    60,000 GB cost 10,000 x 0.09 + 40,000 x 0.085 + 10,000 x 0.07 = $5,000.
+    """
+    left, usd = max(gigabytes, 0.0), 0.0
+    for size_gb, price in tiers:
+        take = min(left, size_gb)
+        usd += take * price
+        left -= take
+        if left <= 0:
+            break
+    return usd
+
+
+SUPPORT_SHARE_PER_YEAR = 0.12
+"""Hardware support a year as a share of the purchase price [1/year]: 12 %.
+
+"a common ratio ... for purchase cost to annual support cost is between 10% and 15%"
+(philipcrewe.net, 2013), "usually works out to an annual cost of between 10 and 12 percent of
+the total purchase price" (librarytechnology.org), "from 10% to 30% ... per year"
+(searchservervirtualization.techtarget.com); 3P, read 2026-11-24. 12 % is the middle of the
+first two; a vendor quote replaces it (Scenario ``support_share``)."""
+
+USD_PER_KWH = 0.13
+"""Electricity for on-prem storage [USD/kWh]: 13 cents, a US commercial rate. EIA Electric Power
+Monthly Table 5.6.A, April 2025 (eia.gov, V, read 2026-11-24): commercial 12.82 cents/kWh in the
+East North Central states, 16.24 Middle Atlantic, 9.74 West North Central; the US total row was
+not in the stored copy, so 13 cents is taken between them (I). Set ``power_usd_per_kwh`` for a site."""
+
+
+def support_usd_per_month(purchase_usd: float, share_per_year: float = SUPPORT_SHARE_PER_YEAR) -> float:
+    """Hardware support of bought parts [USD a month]: ``purchase x share a year / 12``.
+    $192,471 of servers at 12 % a year: 192,471 x 0.12 / 12 = $1,924.71 a month."""
+    return max(purchase_usd, 0.0) * share_per_year / 12.0
+
+
+def power_usd_per_month(watts: float, usd_per_kwh: float, hours_per_month: float = 730.0) -> float:
+    """Electricity of a part drawing ``watts`` around the clock [USD a month]:
+    ``watts / 1000 x hours x price``. 400 W at $0.13/kWh: 0.4 x 730 x 0.13 = $37.96."""
+    return watts / 1000.0 * hours_per_month * usd_per_kwh
 
 
 def wear_out_years(
@@ -691,6 +943,16 @@ class Part:
     price_date: str
     verified: str
     source: str
+    watts: float = math.nan
+    """Power it draws in use [W] (NaN: not stated)."""
+    watts_source: str = ""
+    condition: str = "new"
+    """``new`` (with the maker's warranty) or ``used`` (a market listing, short seller warranty);
+    every part in enclosures.yaml states it."""
+
+
+CONDITIONS = ("new", "used")
+"""A part's condition (enclosures.yaml ``condition``)."""
 
 
 @dataclass(frozen=True)
@@ -715,6 +977,11 @@ class Enclosure:
     def unpriced(self) -> tuple[tuple[Part, int], ...]:
         """Parts of one enclosure with no sourced price."""
         return tuple((p, k) for p, k in self.parts if not math.isfinite(p.price_usd))
+
+    @property
+    def watts(self) -> float:
+        """Power of one enclosure, without its drives [W]: the parts' watts added (NaN if one is not stated)."""
+        return sum(p.watts * k for p, k in self.parts)
 
 
 def parts_usd(parts: tuple[tuple[Part, int], ...]) -> float:
@@ -749,6 +1016,9 @@ def enclosure_catalog() -> tuple[dict[str, Part], dict[str, Enclosure]]:
             price_date=str(e.get("price_date", "")) if priced else "",
             verified=verified,
             source=e.text("source") if priced else "",
+            watts=e.quantity("watts", "count", positive=False) if "watts" in e.data else math.nan,
+            watts_source=e.text("watts_source", ""),
+            condition=_condition(e),
         )
     encs = {}
     for name, data in raw["enclosures"].items():
@@ -783,6 +1053,15 @@ def _part_counts(e: catalog._Entry, key: str, value: object, parts: dict[str, Pa
             raise PresetError(e.where(f"{key}.{name}"), f"expected a whole count of at least 1, got {count!r}")
         out.append((part, count))
     return tuple(out)
+
+
+def _condition(e: catalog._Entry) -> str:
+    c = e.text("condition", "")
+    if c not in CONDITIONS:
+        raise PresetError(e.where("condition"), f"unknown {c!r}; accepted: {', '.join(CONDITIONS)}")
+    if "watts" in e.data and not e.text("watts_source", ""):
+        raise PresetError(e.where("watts_source"), "a part's watts need a source")
+    return c
 
 
 def _enclosures_of(e: catalog._Entry) -> tuple[Enclosure, ...]:
@@ -903,3 +1182,17 @@ egress costs", early 2026, 3P; GCP's $0.12 also in cloud.google.com/storage/pric
 V; read 2026-11-23). Later tiers are cheaper (AWS $0.085 to 50 TB, $0.07 to 150 TB), so large
 volumes are over-priced here. On-prem sends for free on the cloud side (ingress is free); the
 site's own internet transit is not priced."""
+
+EGRESS_TIERS: dict[str, tuple[tuple[float, float], ...]] = {
+    "aws": ((10_000.0, 0.09), (40_000.0, 0.085), (100_000.0, 0.07), (math.inf, 0.05)),
+    "gcp": ((math.inf, 0.12),),
+    "azure": ((math.inf, 0.087),),
+    "on-prem": ((math.inf, 0.0),),
+}
+"""Egress price tiers by site [(GB a month in the tier, USD per GB)], the last unbounded.
+
+AWS internet egress: "$0.09/GB for the first 10TB per month, $0.085/GB for the next 40TB,
+$0.07/GB for the next 100TB, and $0.05/GB above 150TB" (thenegotiationexperts.com "AWS egress
+... 2026 rate card" and leanopstech.com "AWS Data Transfer Pricing in 2026", 2026-04-27, 3P;
+read 2026-11-24). GCP and Azure keep their first tier (``EGRESS_USD_PER_GB``; their later tiers
+were not read), so large volumes there are over-priced."""

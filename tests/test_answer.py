@@ -121,7 +121,7 @@ def test_answer_charges_add_up_to_the_chosen_total() -> None:
         d = a.design
         assert d is not None
         c = a.charges
-        assert set(c) == {"rent", "reads", "writes", "egress", "purchases"}
+        assert set(c) == {"rent", "reads", "writes", "egress", "power", "support", "purchases"}
         assert sum(c.values()) == pytest.approx(d["monthly_total_usd"], rel=1e-9)
         assert a.deciding.startswith("Deciding:")
 
@@ -129,9 +129,24 @@ def test_answer_charges_add_up_to_the_chosen_total() -> None:
 # ------------------------------------------------------------------ drives bought as a system
 
 
-def test_clip_on_prem_hdds_with_parity_and_the_fill_limit() -> None:
-    # CLIP on-prem stores 160.5 TB. Before: 7 x 24 TB HDDs, 95.5 % full, no redundancy.
+def test_clip_on_prem_hdds_within_their_rated_workload() -> None:
+    # CLIP on 8 GPUs reads 424.96 MB/s around the clock: x 365.25 d = 13.41 PB a year. An Exos is
+    # rated for 550 TB a year of reads and writes: 13,410.8 / 550 = 24.38 -> 25 data drives, RAID 6
+    # in 3 groups (10 + 2 at most): 25 + 6 = 31 drives (before: 11 drives moving 1,219 TB a year each).
     p = calc.plan("clip-vitl14-datacomp-webdataset", site="on-prem")
+    assert p.read_bytes_per_s * 365.25 * 86400 == pytest.approx(13.4108e15, rel=1e-4)
+    hdd = _row(calc.recommend(p), "hdd-7200")
+    assert hdd["units"] == 31 and hdd["limiting"] == "workload" and hdd["protection"] == "raid6"
+    # each of 31 drives moves 13,410.8 / 31 = 432.6 TB a year, within 550
+    assert hdd["drive_workload_bytes_per_year"] == pytest.approx(13.4108e15 / 31, rel=1e-4)
+    # 31 drives: one 60-bay JBOD + HBA + 2 cables ($800 + $405 + 2 x $15.50 = $1,236) beats three 12-bay servers
+    assert hdd["purchase_usd"] == pytest.approx(31 * 1079.99 + 800 + 405 + 2 * 15.5)
+
+
+def test_clip_on_prem_hdds_with_parity_and_the_fill_limit() -> None:
+    # CLIP on-prem stores 160.5 TB. Before: 7 x 24 TB HDDs, 95.5 % full, no redundancy. On 2 GPUs its
+    # reads (106.2 MB/s, 3.35 PB a year, 6.1 drives' rated workload) leave capacity to size the array.
+    p = calc.plan("clip-vitl14-datacomp-webdataset", site="on-prem", gpus_per_job=2)
     stored = p.dataset_bytes + (p.checkpoint_capacity_bytes if p.checkpoint_write_bytes_per_s > 0 else 0.0)
     assert stored == pytest.approx(160.5e12, rel=1e-3)
     # Data drives at 80 %: ceil(160.5 / (24 x 0.8)) = ceil(8.36) = 9; RAID 6 (groups of 10 + 2):
@@ -333,10 +348,13 @@ def test_no_site_gives_one_line_per_site_and_says_which_the_cost_is_for() -> Non
     lines = a.lines()
     # Headline compares totals; each site's purchase on its own line; the charges name the site.
     # On-prem: a PM9A3 ($2,737.50) + 2 x $1,079.99 HDDs in a 12-bay server with its NIC, switch ports
-    # and DACs ($438 + $150 + 2 x $16.67 + 2 x $40 = $701.34) = $5,598.82 / 36 = $155.52.
-    assert lines[0].startswith("Buy: it depends on the site") and "buy on-prem $156" in lines[0]
+    # and DACs ($438 + $150 + 2 x $16.67 + 2 x $40 = $701.34) = $5,598.82 / 36 = $155.52; power: the drive
+    # 14 W + 2 x 9.5 W + the server, NIC and ports 250 + 12 + 2 x 6 = 307 W x 730 h x $0.13/kWh = $29.13;
+    # support 12 % a year of $5,598.82 / 12 = $55.99: $240.64 a month all in.
+    assert lines[0].startswith("Buy: it depends on the site") and "buy on-prem $241" in lines[0]
     assert [x.split(":")[0] for x in lines[1:5]] == ["Buy on-prem", "Rent on AWS", "Rent on GCP", "Rent on Azure"]
-    assert any(x.startswith("At the cheapest site (on-prem), a month of training costs $156") for x in lines)
+    assert any(x.startswith("At the cheapest site (on-prem), a month of training costs $241") for x in lines)
+    assert any("power $29, support $56, purchases $156" in x for x in lines)
 
 
 def test_a_workstations_sata_ssds_go_in_its_own_bays() -> None:

@@ -90,9 +90,11 @@ def test_restore_time_storage_or_per_rank_bound() -> None:
 
 
 def test_retained_capacity() -> None:
-    # keep 3 of 912 GiB = 2736 GiB; with 30 milestones: 33 x 912 = 30,096 GiB
-    assert ck.retained_capacity_bytes(C70, 3) == 2736 * GIB
-    assert ck.retained_capacity_bytes(C70, 3, 30) == 30_096 * GIB
+    # keep 3 of 912 GiB + the save in flight = 4 x 912 = 3,648 GiB; with 30 milestones:
+    # 34 x 912 = 31,008 GiB; with no save running (in_flight 0) 3 x 912 = 2,736 GiB
+    assert ck.retained_capacity_bytes(C70, 3) == 3648 * GIB
+    assert ck.retained_capacity_bytes(C70, 3, 30) == 31_008 * GIB
+    assert ck.retained_capacity_bytes(C70, 3, 0, 0) == 2736 * GIB
 
 
 def test_milestones_over_a_run() -> None:
@@ -230,7 +232,7 @@ def test_plan_sizes_the_checkpoint_writes_by_hand() -> None:
     # restore: the storage's 10 GB/s binds (no per-node link given; each rank loads its 11.79e9 B
     # shard at 5 GB/s in 2.36 s): 94.34 GB / 10 GB/s = 9.43 s
     assert p.checkpoint_restore_s == pytest.approx(size / 10e9, rel=1e-12)
-    assert p.checkpoint_capacity_bytes == pytest.approx(2 * size, rel=1e-12)  # keep 2
+    assert p.checkpoint_capacity_bytes == pytest.approx(3 * size, rel=1e-12)  # keep 2 + the save in flight
     # the storage must take the burst: training (and its reads) wait during a blocking save
     assert p.storage_need_bytes_per_s == pytest.approx(max(p.read_bytes_per_s, size / 36), rel=1e-12)
     a = calc.plan(p.scenario, checkpoint_mode="async")
@@ -355,9 +357,9 @@ def test_pretraining_preset_sizes_data_by_tokens_read_and_keeps_milestones() -> 
     p = calc.plan("llama3-8b-pretrain-8xh100")
     # 16,620,000 sequences x 8192 int32 tokens x 4 B = 544.6e9 B, not the 60 TB corpus
     assert p.dataset_bytes == 16_620_000 * 32_768
-    # 2 recent + floor(30 d / 24 h) = 30 milestones = 32 x 112,423,657,472 B = 3.598e12 B
+    # 2 recent + floor(30 d / 24 h) = 30 milestones + 1 in flight = 33 x 112,423,657,472 B = 3.710e12 B
     assert p.checkpoint_milestones == 30
-    assert p.checkpoint_capacity_bytes == pytest.approx(32 * 112_423_657_472, rel=1e-12)
+    assert p.checkpoint_capacity_bytes == pytest.approx(33 * 112_423_657_472, rel=1e-12)
     # its checkpoints sit on the node's own NVMe: not durable, and the plan says so
     assert p.checkpoint_durable == 0 and any("die with the node" in w for w in p.warnings)
 
@@ -466,13 +468,29 @@ def test_weight_fraction_edges() -> None:
 
 
 def test_save_time_storage_or_one_rank_binds() -> None:
-    # 979,252,543,488 B at 100e9 B/s aggregate = 9.79 s; over 64 ranks each writes 15,300,820,992 B
-    # at 1e9 B/s = 15.30 s, which binds
-    assert ck.save_time_s(C70, 100e9, 64, 1e9) == pytest.approx(15.300820992)
+    # 979,252,543,488 B at 100e9 B/s aggregate = 9.79 s; over 64 ZeRO-3 ranks each writes its shard,
+    # 979,252,543,488 / 64 = 15,300,820,992 B, at 1e9 B/s = 15.30 s, which binds
+    assert ck.save_time_s(C70, 100e9, C70 / 64, 1e9) == pytest.approx(15.300820992)
     # at 2e9 B/s per rank, 7.65 s: the storage's 9.79 s binds
-    assert ck.save_time_s(C70, 100e9, 64, 2e9) == pytest.approx(9.79252543488)
+    assert ck.save_time_s(C70, 100e9, C70 / 64, 2e9) == pytest.approx(9.79252543488)
     # one rank writes it all: 979.25e9 / 1e9 = 979.25 s
-    assert ck.save_time_s(C70, 100e9, 1, 1e9) == pytest.approx(979.252543488)
+    assert ck.save_time_s(C70, 100e9, C70, 1e9) == pytest.approx(979.252543488)
+
+
+def test_save_time_is_set_by_the_busiest_rank_llama3_405b() -> None:
+    # Llama 3 405B pre-training (paper section 3.3): 16,384 GPUs, TP 8, PP 16, DP 128, ZeRO-1.
+    # 405.85e9 params x 14 B = 5,681.9e9 B. Average shard: 5,681.9e9 / 16,384 = 0.3468e9 B;
+    # busiest (replica 0): weights 5,681.9e9 x 2/14 / 128 = 6.3414e9 + optimizer
+    # 5,681.9e9 x 12/14 / 16,384 = 0.29725e9 -> 6.6387e9 B, 19.1x the average.
+    c = 405.85e9 * 14
+    busiest, ranks = ck.bytes_per_rank(c, 128, 8, 16, 1)
+    assert ranks == 16_384
+    assert busiest == pytest.approx(c * 2 / 14 / 128 + c * 12 / 14 / 16_384)
+    assert busiest / (c / 16_384) == pytest.approx(19.14, rel=1e-3)
+    # At 12.5 GB/s per rank (one 100 Gb/s share) and an unlimited store: 6.6387e9 / 12.5e9 = 0.531 s,
+    # where the average shard would take 0.3468e9 / 12.5e9 = 28 ms.
+    assert ck.save_time_s(c, np.inf, busiest, 12.5e9) == pytest.approx(0.5311, rel=1e-3)
+    assert ck.save_time_s(c, np.inf, c / 16_384, 12.5e9) == pytest.approx(0.02774, rel=1e-3)
 
 
 def test_job_mtbf_of_one_gpu_and_vectorised_rates() -> None:
@@ -544,7 +562,7 @@ _LINK = "host_link_bytes_per_s"
         (lambda: ck.host_copy_s(1.0, np.array([1.0, 0.0])), _LINK, "more than 0 (inf = unlimited)"),
         (lambda: ck.save_time_s(-1.0, 1e9, 8, 1e9), "checkpoint_bytes", "0 or more"),
         (lambda: ck.save_time_s(C70, 0.0, 8, 1e9), "write_bytes_per_s", "more than 0 (inf = unlimited)"),
-        (lambda: ck.save_time_s(C70, 1e9, 0.0, 1e9), "ranks", "1 or more"),
+        (lambda: ck.save_time_s(C70, 1e9, -1.0, 1e9), "shard_bytes", "0 or more"),
         (lambda: ck.save_time_s(C70, 1e9, 8, 0.0), "per_rank_write_bytes_per_s", "more than 0 (inf = unlimited)"),
         (lambda: ck.restore_time_s(-1.0, 1e9, 1.0, 1e9), "checkpoint_bytes", "0 or more"),
         (lambda: ck.restore_time_s(C70, 1e9, 1.0, 0.0), "per_rank_read_bytes_per_s", "more than 0 (inf = unlimited)"),
@@ -573,3 +591,83 @@ def test_each_argument_is_refused_by_its_own_name(call, field, accepted) -> None
         call()
     assert e.value.field == field
     assert e.value.message.endswith(f"accepted: {accepted}"), e.value.message
+
+
+# ------------------------------------------------------------------ bursts (issue 28)
+
+C1T = 1_183_035_102_480 * 14  # Llama 3 1T, MLPerf layout: 16,562,491,434,720 B
+
+
+def test_drain_within_its_target_is_twice_the_average() -> None:
+    # 16,562,491,434,720 B every 1,800 s drained in half the interval: / 900 s = 18.40 GB/s,
+    # twice the 9.20 GB/s average the plan used to size for
+    assert ck.drain_bytes_per_s(C1T, 1800.0) == pytest.approx(C1T / 900.0)
+    assert ck.drain_bytes_per_s(C1T, 1800.0) == pytest.approx(18.402768e9, rel=1e-6)
+    assert ck.drain_bytes_per_s(C1T, 1800.0, 1.0) == pytest.approx(ck.async_drain_bytes_per_s(C1T, 1800.0))
+    for bad in (0.0, 1.5):
+        with pytest.raises(InputError) as e:
+            ck.drain_bytes_per_s(C1T, 1800.0, bad)
+        assert e.value.field == "drain_target"
+
+
+def test_restore_budget_and_read_burst() -> None:
+    # Llama 3 at 16,384 GPUs: MTBF 54 d / 419 = 11,134.6 s; 2 % of it = 222.7 s
+    mtbf = 54 * 86400 / 419
+    assert ck.restore_budget_s(0.02, mtbf) == pytest.approx(222.69, rel=1e-4)
+    # 1T: 1,024 ranks each read the busiest shard, 18,484,923,476.25 B -> 18.93e12 B; within
+    # 3,563.2 s (2 % of the 1,024-GPU MTBF, 178,161 s): 18.93e12 / 3,563.2 = 5.31 GB/s
+    restore = 18_484_923_476.25 * 1024
+    assert ck.restore_read_bytes_per_s(restore, 0.02 * 178_161.34) == pytest.approx(5.3122e9, rel=1e-4)
+    # per node, 128 nodes of 8 GPUs: 41.5 MB/s each
+    assert ck.per_node(5.3122e9, 128) == pytest.approx(41.50e6, rel=1e-3)
+    with pytest.raises(InputError) as e:
+        ck.per_node(1.0, 0.0)
+    assert e.value.field == "nodes"
+
+
+def test_restore_on_the_store_bought_1t() -> None:
+    restore = 18_484_923_476.25 * 1024  # 18.93e12 B
+    # On 5 x nfs-25gbe (2.8 GB/s each = 14 GB/s): 18.93e12 / 14e9 = 1,352 s = 22.5 min (the plan
+    # with no store said 24 s: each rank's 18.48 GB at 0.76 GB/s)
+    t = ck.restore_on_store_s(restore, 5 * 2.8e9, 18_484_923_476.25, np.inf, 0.76e9)
+    assert t == pytest.approx(1352.0, rel=1e-3)
+    # On S3 (unlimited bandwidth here), 5,500 GET/s per prefix: 1,024 x ceil(18.48e9 / 16 MiB)
+    # = 1,024 x 1,102 = 1,128,448 GETs -> 205.2 s, more than the ranks' own 24.3 s
+    gets = ck.restore_requests(18_484_923_476.25, 1024, 16 * 2**20)
+    assert gets == 1024 * 1102
+    assert ck.restore_on_store_s(restore, np.inf, 18_484_923_476.25, np.inf, 0.76e9, gets, 5500) == pytest.approx(
+        1_128_448 / 5500
+    )
+    # no request limit: the ranks' load rate binds, 18.48e9 / 0.76e9 = 24.32 s
+    assert ck.restore_on_store_s(restore, np.inf, 18_484_923_476.25, np.inf, 0.76e9) == pytest.approx(24.3223, rel=1e-4)
+
+
+def test_first_epoch_on_a_store_and_its_gpu_hours() -> None:
+    # ViT-B/16 on 64 GPUs: 146.9 GB at GPU pace 12.63 GB/s = 11.63 s; from 2 mirrored HDDs
+    # reading 2 x 285 MB/s = 570 MB/s: 146.9e9 / 570e6 = 257.7 s
+    assert ck.first_epoch_s(146.9e9, 570e6, 146.9e9 / 12.63e9) == pytest.approx(257.72, rel=1e-4)
+    assert ck.first_epoch_s(146.9e9, np.inf, 11.63) == pytest.approx(11.63)
+    # (257.7 - 11.6) s x 64 GPUs once = 4.375 GPU-hours
+    assert ck.idle_gpu_hours(257.72 - 11.63, 64) == pytest.approx(4.3749, rel=1e-4)
+    # 1T: a 1,352 s restore x 1,024 GPUs x 14.55 failures a month (30 d / 178,161 s) = 5,595 GPU-h
+    assert ck.idle_gpu_hours(1352.0, 1024, 30 * 86400 / 178_161.34) == pytest.approx(5595.4, rel=1e-3)
+
+
+def test_plan_states_its_bursts_1t() -> None:
+    import calc
+
+    p = calc.plan("mlperf-checkpoint-llama3-1t")
+    # async every 1,800 s (the preset), drained within half: 16.56e12 / 900 = 18.40 GB/s
+    assert p.checkpoint_drain_bytes_per_s == pytest.approx(C1T / 900, rel=1e-9)
+    assert p.checkpoint_save_burst_bytes_per_s == pytest.approx(C1T / 900, rel=1e-9)
+    assert p.checkpoint_save_burst_node_bytes_per_s == pytest.approx(C1T / 900 / 128, rel=1e-9)
+    # restore within 2 % of the 1,024-GPU MTBF: 1 / (419 / (54 d x 16,384) x 1,024) = 178,161 s
+    mtbf = 54 * 86400 * 16384 / 419 / 1024
+    assert p.restore_budget_s == pytest.approx(0.02 * mtbf, rel=1e-9)
+    assert p.restore_read_bytes_per_s == pytest.approx(18_484_923_476.25 * 1024 / (0.02 * mtbf), rel=1e-9)
+    # a typed restore target replaces the budget: 10 min -> 18.93e12 / 600 = 31.5 GB/s
+    q = calc.plan("mlperf-checkpoint-llama3-1t", restore_target_s="10 min", drain_target=0.25)
+    assert q.restore_read_bytes_per_s == pytest.approx(18_484_923_476.25 * 1024 / 600, rel=1e-9)
+    assert q.checkpoint_drain_bytes_per_s == pytest.approx(C1T / 450, rel=1e-9)
+    # capacity: keep 2 + the one being written = 3 x 16.56e12
+    assert p.checkpoint_capacity_bytes == pytest.approx(3 * C1T, rel=1e-9)

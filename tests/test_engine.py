@@ -94,12 +94,15 @@ def test_size_axes_a_volume_per_node_carries_one_nodes_share() -> None:
     assert loads["capacity"] == pytest.approx(100e9 / 1e12)
 
 
-def test_size_axes_endurance_over_the_amortisation() -> None:
-    # 1 PB written a year for 36 months = 3 PB against 1 PB rated per drive -> 3 data drives.
+def test_size_axes_endurance_over_the_drives_rating() -> None:
+    # 1 PB written a year against 1 PB rated over the drive's own 5-year warranty (0.2 PB a year each)
+    # -> 5 data drives, whatever the 36-month amortisation (issue 28: it was 3 PB / 1 PB = 3).
     d = demand(written_bytes_per_month=1e15 * 30 / 365.25, amortization_months=36)
-    loads, n, limiting = en.size_axes(drive(endurance_bytes=1e15), d)
-    assert loads["endurance"] == pytest.approx(3.0)
-    assert (n, limiting) == (3, "endurance")
+    o = drive(endurance_bytes=1e15)
+    assert o.endurance_years == 5
+    loads, n, limiting = en.size_axes(o, d)
+    assert loads["endurance"] == pytest.approx(5.0)
+    assert (n, limiting) == (5, "endurance")
 
 
 # ------------------------------------------------------------------ protect
@@ -246,19 +249,24 @@ def test_price_adds_every_charge_and_spreads_purchases() -> None:
     # = $100 and 1e6 PUTs at $5 per million = $5: $105 a month, $116.11 all in.
     o = drive(price_per_gb_write=0.01, price_per_million_writes=5.0)
     d = demand(read_bytes_per_s=1.5e9, need_bytes_per_s=1.5e9, written_bytes_per_month=10e12)
-    d = dataclasses.replace(d, write_requests_per_month=1e6)
+    d = dataclasses.replace(d, write_requests_per_month=1e6, power_usd_per_kwh=0.0, support_share=0.0)
     usd = en.price(o, d, en.size(o, d))
     assert usd["purchase"] == 400
     assert usd["writes"] == pytest.approx(105)
     assert usd["total"] == pytest.approx(105 + 400 / 36)
+    # hardware support at 12 % a year of the $400 bought: 400 x 0.12 / 12 = $4 a month more
+    more = en.price(o, dataclasses.replace(d, support_share=0.12), en.size(o, d))
+    assert more["support"] == pytest.approx(4.0) and more["total"] == pytest.approx(105 + 400 / 36 + 4)
 
 
 def test_egress_prices_reads_out_of_the_store_and_writes_out_of_the_job() -> None:
-    # Reads 0.5 GB/s for 30 days = 1,296,000 GB out of AWS; 1 TB of checkpoints out of on-prem (free).
+    # Reads 0.5 GB/s for 30 days = 1,296,000 GB out of AWS through its tiers: 10,000 x $0.09 + 40,000 x
+    # $0.085 + 100,000 x $0.07 + 1,146,000 x $0.05 = 900 + 3,400 + 7,000 + 57,300 = $68,600 (a flat
+    # $0.09 gave $116,640); 1 TB of checkpoints out of on-prem (free).
     o = drive(name="aws-test-fs", kind="cloud-file", unit="TiB", purchase_price=math.nan)
     d = demand(allow_other_site=True, site_link_bytes_per_s=1e9, written_bytes_per_month=1e12)
     usd = en.price(o, d, en.size(o, d))
-    assert usd["egress"] == pytest.approx(0.5 * 30 * 86400 * st.EGRESS_USD_PER_GB["aws"])
+    assert usd["egress"] == pytest.approx(68_600.0)
 
 
 # ------------------------------------------------------------------ rank and the demand of a plan
@@ -286,7 +294,11 @@ def test_plan_demand_without_reads_keeps_the_writes() -> None:
     p = calc.plan("mlperf-checkpoint-llama3-8b")
     d = en.plan_demand(p, reads=False)
     assert d.read_bytes_per_s == 0 and d.read_iops == 0
-    assert d.need_bytes_per_s == p.checkpoint_write_bytes_per_s > 0
+    # the design point: the async save drained within half the interval, twice the average rate
+    assert (
+        d.need_bytes_per_s == p.checkpoint_save_burst_bytes_per_s == pytest.approx(2 * p.checkpoint_write_bytes_per_s)
+    )
+    assert d.design_point == "save drain"
 
 
 # ------------------------------------------------------------------ each caveat, each column, by hand
@@ -314,11 +326,21 @@ def test_each_caveat_says_its_numbers() -> None:
 
 
 def test_attachment_caveats() -> None:
-    vol = drive(kind="cloud-block", unit="volume", attach_limit=4.0, purchase_price=math.nan, name="aws-test-volume")
+    vol = drive(
+        kind="cloud-block",
+        unit="volume",
+        attach_limit=4.0,
+        purchase_price=math.nan,
+        name="aws-test-volume",
+        cluster_fs=True,
+    )
     s = en.size(vol, demand(clients=3))
     assert en._attach(vol, demand(clients=3), s) == [
-        "multi-attached to 3 nodes (at most 4): needs a cluster-aware file system"
+        "multi-attached to 3 nodes (at most 4): needs a cluster-aware file system (GFS2, OCFS2)"
     ]
+    # a volume that does not need one (its preset says no cluster_fs): the count only
+    plain = dataclasses.replace(vol, cluster_fs=False)
+    assert en._attach(plain, demand(clients=3), s) == ["multi-attached to 3 nodes (at most 4)"]
     assert en._attach(vol, demand(clients=1), s) == []
     one = dataclasses.replace(vol, attach_limit=1.0)
     assert en._attach(one, demand(clients=2), s) == [
@@ -362,11 +384,13 @@ def test_drive_array_caveats() -> None:
     narrow = drive(enclosures=(_encl("server", "network", 12, 0.3e9, 2000.0),))
     sn = en.size(narrow, d)
     assert any(c.startswith("at most 3 of a ") and "12 bays are filled" in c for c in en._array(narrow, d, sn))
-    # Endurance sizing buys drives that last: 1 PB a month = 12.2 PB a year x 3 years / 1 PB rated
-    # = 36.5 -> 37 data drives, RAID 6 (37 + 8) = 45, wearing out in 3.04 years: no caveat.
+    # Endurance sizing buys drives that stay within their rating: 1 PB a month = 12.175 PB a year
+    # against 1 PB rated over the drive's own 5 years (0.2 PB a year each): 60.9 -> 61 data drives,
+    # RAID 6 in 7 groups (61 + 14) = 75, wearing out in 61 / 12.175 = 5.01 years: no caveat.
     heavy = dataclasses.replace(d, written_bytes_per_month=1e15)
     worn = en.size(drive(endurance_bytes=1e15), heavy)
-    assert (worn.units, worn.wear >= 3) == (45, True)
+    assert (worn.units, worn.wear >= 3) == (75, True)
+    assert worn.wear == pytest.approx(61 / (1e15 * 365.25 / 30 / 1e15), rel=1e-9)
     assert not any("wear" in c for c in en._array(drive(endurance_bytes=1e15), heavy, worn))
     # An array that wears out first (2 years of a 36-month amortisation) says so.
     early = dataclasses.replace(worn, wear=2.0)
@@ -417,7 +441,11 @@ def test_option_row_columns_by_hand() -> None:
     assert list(row) == list(en.COLUMNS)
     assert (row["units"], row["protection"], row["limiting"], row["feasible"]) == (6, "raid6", "capacity", True)
     assert row["purchase_usd"] == 600
-    assert row["monthly_total_usd"] == pytest.approx(600 / 36)
+    # + support (12 % a year of $600 / 12 = $6) + power (6 drives x 14 W, the fixture's PM9A3 figure,
+    # x 730 h x $0.13/kWh = $7.97): $30.64 a month
+    assert row["monthly_support_usd"] == pytest.approx(6.0)
+    assert row["monthly_power_usd"] == pytest.approx(6 * 14 / 1000 * 730 * 0.13)
+    assert row["monthly_total_usd"] == pytest.approx(600 / 36 + 6.0 + 6 * 14 / 1000 * 730 * 0.13)
     assert row["capacity_bytes"] == pytest.approx(4e12)
     assert row["capacity_headroom"] == pytest.approx(4 / 3)
     assert row["bandwidth_headroom"] == pytest.approx(8.0)

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from calc import catalog, storage
+from calc import storage as st
 from calc.errors import InputError, PresetError
 
 pytestmark = pytest.mark.filterwarnings("error")
@@ -654,3 +655,149 @@ def test_a_shared_array_goes_in_servers_on_the_network_not_a_jbod_on_one_host() 
     hdd = storage.option("hdd-7200")
     assert [(x.bays, x.attach, k) for x, k in storage.house(hdd, 13)] == [(60, "sas", 1)]
     assert [(x.bays, x.attach, k) for x, k in storage.house(hdd, 13, shared=True)] == [(12, "network", 2)]
+
+
+# ------------------------------------------------------------------ ratings and orderable systems (issue 28)
+
+
+def test_drives_for_workload_counts_reads_and_writes() -> None:
+    # sd-latent on-prem: 7 x hdd-7200 each moving 976 TB a year = 6,832 TB a year in all; at the
+    # Exos rating of 550 TB a year: 6,832 / 550 = 12.42 drives (13 bought), not 7
+    assert st.drives_for_workload(6_832e12, 0.0, 1.0, 550e12) == pytest.approx(12.4218, rel=1e-4)
+    # writes land twice on a mirror: 100 TB read + 50 TB written x 2 = 200 TB -> 200 / 550
+    assert st.drives_for_workload(100e12, 50e12, 2.0, 550e12) == pytest.approx(200 / 550)
+    # no rating (SSDs): the workload axis does not size
+    assert st.drives_for_workload(1e15, 1e15, 1.0, math.nan) == 0.0
+    # one drive of 13 in that array: (6,832 TB) / 13 = 525.5 TB a year, within 550
+    assert st.workload_per_drive_bytes_per_year(6_832e12, 0.0, 1.0, 13) == pytest.approx(525.54e12, rel=1e-4)
+
+
+def test_endurance_over_the_drives_own_rating_period() -> None:
+    # 1 PB written a year on PM9A3 7.68 TB drives rated 14,016 TB over 5 years (2,803.2 TB a
+    # year each): 1,000 / 2,803.2 = 0.357 drives. Spread over a 3-year amortisation instead it
+    # would have been 1,000 x 3 / 14,016 = 0.214: 5/3 of the rated rate per drive.
+    assert st.drives_for_endurance(14_016e12, 1e15, 5.0) == pytest.approx(1000 / 2803.2)
+    # the HDD figure the issue found: 2,750 TB over 5 years allows 550 TB a year, not 2,750 / 3 = 917
+    assert st.drives_for_endurance(2_750e12, 550e12, 5.0) == pytest.approx(1.0)
+
+
+def test_every_bought_drive_has_a_rating_with_its_period() -> None:
+    for name, o in st.options().items():
+        if o.kind != "local" or o.site != "on-prem":  # rented instance drives are the provider's to replace
+            continue
+        if o.name.startswith("hdd"):
+            assert o.workload_bytes_per_year == 550e12, name  # Seagate's 550 TB a year
+            assert "workload_rating" in o.sources
+        else:
+            assert math.isfinite(o.endurance_bytes) and o.endurance_years > 0, name
+            assert "endurance" in o.sources
+
+
+def test_fsx_is_ordered_in_its_steps() -> None:
+    # 1.2, 2.4, then +2.4 TiB: 3 TiB -> 4.8 TiB; 1 -> 1.2; 2.4 -> 2.4; 7.3 -> 9.6
+    assert st.orderable_units(3.0, (1.2, 2.4), 2.4) == pytest.approx(4.8)
+    assert st.orderable_units(1.0, (1.2, 2.4), 2.4) == 1.2
+    assert st.orderable_units(2.4, (1.2, 2.4), 2.4) == 2.4
+    assert st.orderable_units(7.3, (1.2, 2.4), 2.4) == pytest.approx(9.6)
+    assert st.orderable_units(7.3, (), 0.0) == 7.3
+    assert st.orderable_units(9.0, (1.2, 2.4), 0.0) == math.inf
+    o = st.option("aws-fsx-lustre-ssd-1000")
+    units = st.orderable_units(3.0, o.size_steps, o.size_increment)
+    # 4.8 TiB x 1.0995 TB x $0.60 per GB-month = $3,166 a month, not 3 TiB's $1,979
+    assert units * o.capacity_bytes / 1e9 * o.price_per_gb_month == pytest.approx(3166.5, rel=1e-4)
+
+
+def test_every_fsx_ssd_and_managed_lustre_tier_is_offered() -> None:
+    names = st.options()
+    for tier in (125, 250, 500, 1000):
+        assert names[f"aws-fsx-lustre-ssd-{tier}"].read_bytes_per_s == tier * 1e6
+    lustre = {n: o for n, o in names.items() if n.startswith("gcp-managed-lustre")}
+    assert sorted(o.read_bytes_per_s for o in lustre.values()) == [125e6, 250e6, 500e6, 1000e6]
+    # the 125 tier: $0.145 per GiB-month = 0.145 / 1.073741824 = $0.1350 per GB; at least 72,000 GiB
+    t125 = names["gcp-managed-lustre-125"]
+    assert t125.price_per_gb_month == pytest.approx(0.145 / 1.073741824, rel=1e-3)
+    assert t125.min_units == pytest.approx(72_000 / 1024, rel=1e-4)
+
+
+def test_io2_throughput_is_bought_as_iops() -> None:
+    o = st.option("aws-ebs-io2")
+    assert o.throughput_io_bytes == 256 * 1024
+    # 2.86 GB/s streamed in 256 KiB units: 2.86e9 / 262,144 = 10,910 IOPS billed at $0.065 = $709
+    iops = st.billed_iops(100.0, 2.86e9, o.throughput_io_bytes)
+    assert iops == pytest.approx(10_910.0, rel=1e-4)
+    assert iops * o.price_per_iops_month == pytest.approx(709.2, rel=1e-3)
+    # small random reads bind when they are more: 20,000 reads/s of 4 KiB
+    assert st.billed_iops(20_000.0, 20_000 * 4096, o.throughput_io_bytes) == 20_000.0
+    assert st.billed_iops(5.0, 1e9, math.nan) == 5.0
+
+
+def test_scratch_caps_and_nfs_servers_within_their_bays() -> None:
+    opts = st.options()
+    assert opts["gcp-parallelstore"].scratch and not opts["gcp-managed-lustre"].scratch
+    assert opts["gcp-pd-ssd"].client_bytes_per_s == 1200 * 2**20
+    for n in ("nfs-10gbe", "nfs-25gbe", "nfs-100gbe"):
+        o = opts[n]
+        drive = opts[o.server_drive]
+        assert 0 < o.server_drives <= o.server_bays == 14, n
+        # raw capacity = the drives in it; endurance = theirs added
+        assert o.capacity_bytes == pytest.approx(o.server_drives * drive.capacity_bytes, rel=1e-3), n
+        assert o.endurance_bytes == pytest.approx(o.server_drives * drive.endurance_bytes), n
+    # 13 x 7.68 TB in RAID 6 groups of at most 10 + 2: 2 groups, 13 - 4 = 9 data drives; at 80 %
+    # fill 9 x 7.68 x 0.8 = 55.296 TB of data (14 drives: 10 x 7.68 x 0.8 = 61.44 TB)
+    assert st.server_usable_bytes(13, 7.68e12, "raid6", 0.8) == pytest.approx(55.296e12)
+    assert st.server_usable_bytes(14, 7.68e12, "raid6", 0.8) == pytest.approx(61.44e12)
+    # nfs-100gbe: 14 drives ($38,325) + server $2,700 + NIC $1,182.50 = $42,207.50
+    assert opts["nfs-100gbe"].purchase_price == pytest.approx(14 * 2737.5 + 2700 + 1182.5)
+
+
+def test_server_drives_preset_errors() -> None:
+    e = catalog._Entry("storage.yaml", "x", {"server_drives": {"drive": "nvme-gen4", "count": 26, "bays": 14}})
+    with pytest.raises(PresetError, match="do not fit the chassis' 14 bays"):
+        st._server_drives(e)
+    e = catalog._Entry("storage.yaml", "x", {"server_drives": {"drive": "nvme-gen4", "count": 2}})
+    with pytest.raises(PresetError, match="accepted"):
+        st._server_drives(e)
+    e = catalog._Entry("storage.yaml", "x", {"size_steps": {"sizes": [2.4, 1.2], "increment": 2.4}})
+    with pytest.raises(PresetError, match="rising"):
+        st._size_steps(e)
+    e = catalog._Entry("storage.yaml", "x", {"scratch": "yes"})
+    with pytest.raises(PresetError, match="true or false"):
+        st._flag(e, "scratch")
+
+
+def test_tiered_egress_and_power() -> None:
+    # 60,000 GB out of AWS: 10,000 x 0.09 + 40,000 x 0.085 + 10,000 x 0.07 = 900 + 3,400 + 700 = $5,000
+    assert st.egress_usd(60_000.0, st.EGRESS_TIERS["aws"]) == pytest.approx(5000.0)
+    # 200,000 GB: 900 + 3,400 + 100,000 x 0.07 + 50,000 x 0.05 = 900 + 3,400 + 7,000 + 2,500 = $13,800
+    assert st.egress_usd(200_000.0, st.EGRESS_TIERS["aws"]) == pytest.approx(13_800.0)
+    assert st.egress_usd(1_000.0, st.EGRESS_TIERS["gcp"]) == pytest.approx(120.0)
+    assert st.egress_usd(0.0, st.EGRESS_TIERS["aws"]) == 0.0
+    # 400 W around the clock at $0.13/kWh: 0.4 kW x 730 h x 0.13 = $37.96 a month
+    assert st.power_usd_per_month(400.0, 0.13) == pytest.approx(37.96)
+
+
+def test_servers_state_their_drive_bays() -> None:
+    dgx = catalog.server("DGX-H100")
+    assert (dgx.drive_bays, dgx.bays_used, dgx.free_bays, dgx.bay_form_factor) == (8, 8, 0, "U.2")
+    assert catalog.server("DGX-A100").free_bays == 4
+    assert catalog.server("aws-p5.48xlarge").drive_bays == 0
+
+
+def test_support_power_and_part_condition() -> None:
+    # $192,471 of servers at 12 % a year: 192,471 x 0.12 / 12 = $1,924.71 a month
+    assert st.support_usd_per_month(192_471.0) == pytest.approx(1924.71)
+    assert st.support_usd_per_month(1000.0, 0.0) == 0.0
+    parts, encs = st.enclosure_catalog()
+    # the 12-bay server: chassis 250 W + NIC 12 W + 2 switch ports x 6 W + 2 DACs x 0 W = 274 W
+    assert encs["server-12lff-25g"].watts == 274.0
+    # 7 x hdd-7200 (9.5 W) + that server: 66.5 + 274 = 340.5 W at $0.13/kWh: 0.3405 x 730 x 0.13 = $32.31
+    assert st.power_usd_per_month(7 * 9.5 + 274.0, st.USD_PER_KWH) == pytest.approx(32.313, rel=1e-4)
+    # every part says whether it is a used listing or new; the chassis are used, labelled so
+    assert all(p.condition in st.CONDITIONS for p in parts.values())
+    assert parts["server-12lff"].condition == "used" and parts["dac-25g"].condition == "new"
+    e = catalog._Entry("enclosures.yaml", "x", {"condition": "refurb"})
+    with pytest.raises(PresetError, match="accepted: new, used"):
+        st._condition(e)
+    e = catalog._Entry("enclosures.yaml", "x", {"condition": "new", "watts": 10})
+    with pytest.raises(PresetError, match="need a source"):
+        st._condition(e)

@@ -23,8 +23,6 @@ LONG_FUNCTIONS_ALLOWED = {
     "stages.evaluate_transformer",
     "stages.evaluate_checkpoint",
     "stages.evaluate_compute",
-    # owner: issue 28 (the buyer helper): the storage preset reader
-    "storage._options_from",
     # the GPU probes (torch, run on a GPU machine only): not shrunk in issue 27
     "measure.model",
     "measure.storage",

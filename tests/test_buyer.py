@@ -1,0 +1,214 @@
+"""Issue 28's repros through the engine: answers a buyer can order, each against a hand-worked value.
+
+The pure formulas are tested in test_storage.py and test_checkpoint.py; these follow them through
+``recommend``, ``designs``, ``answer`` and the cluster.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import calc
+
+YEAR_S = 365.25 * 86400
+TIB = 2**40
+
+
+def _row(name: str, option: str, **kw: object) -> dict[str, object]:
+    rec = calc.recommend(name, **kw)
+    return dict(rec[rec["option"] == option].iloc[0])
+
+
+def test_hdds_are_bought_within_their_rated_workload() -> None:
+    # sd-latent on-prem reads 216.5 MB/s around the clock: 6.832 PB a year. Before: 7 hdd-7200
+    # moving 976 TB a year each. At 550 TB a year: 6,832 / 550 = 12.42 -> 13 data drives, RAID 6
+    # in 2 groups: 13 + 4 = 17 drives, 6,832 / 17 = 401.9 TB a year each.
+    p = calc.plan("sd-latent-diffusion-laion", site="on-prem")
+    assert p.read_bytes_per_s * YEAR_S == pytest.approx(6.832e15, rel=1e-3)
+    r = _row("sd-latent-diffusion-laion", "hdd-7200", site="on-prem")
+    assert r["units"] == 17 and r["limiting"] == "workload" and r["protection"] == "raid6"
+    assert r["drive_workload_bytes_per_year"] == pytest.approx(p.read_bytes_per_s * YEAR_S / 17, rel=1e-9)
+    assert r["drive_workload_bytes_per_year"] < 550e12
+    a = calc.answer("sd-latent-diffusion-laion", site="on-prem")
+    assert "Deciding: the drives' rated workload" in "\n".join(a.lines())
+
+
+def test_restore_is_timed_on_the_store_bought_and_priced_in_gpu_hours() -> None:
+    # 1T on-prem: 11 nfs-100gbe (endurance) restore 18.93e12 B at 11 x 11.25 GB/s = 153.0 s (the plan
+    # without a store says 24 s); 14.55 failures a month x 1,024 GPUs x 153.0 s = 633 GPU-h, + saves.
+    p = calc.plan("mlperf-checkpoint-llama3-1t", site="on-prem")
+    assert p.checkpoint_restore_s == pytest.approx(24.32, rel=1e-3)
+    r = _row("mlperf-checkpoint-llama3-1t", "nfs-100gbe", site="on-prem")
+    restore = 18_484_923_476.25 * 1024 / (11 * 11.25e9)
+    assert r["restore_s"] == pytest.approx(restore, rel=1e-6)
+    failures = 30 * 86400 / p.mtbf_job_s
+    saves = 30 * 86400 / 1800
+    hours = (restore * failures + r["save_stall_s"] * saves) * 1024 / 3600
+    assert r["lost_gpu_hours_per_month"] == pytest.approx(hours, rel=1e-6)
+    assert r["lost_gpu_usd_per_month"] == pytest.approx(hours * 6.88, rel=1e-6)
+    a = calc.answer(p)
+    assert any(line.startswith("GPU time on 11 servers of nfs-100gbe: a restore takes 2.55 min") for line in a.lines())
+
+
+def test_s3_restore_has_a_request_floor() -> None:
+    # 1,024 ranks x ceil(18.48e9 B / 16 MiB) = 1,128,448 GETs at 5,500 a second on one prefix = 205.2 s
+    r = _row("mlperf-checkpoint-llama3-1t", "aws-s3-standard", site="aws")
+    assert r["restore_s"] == pytest.approx(1_128_448 / 5500, rel=1e-9)
+
+
+def test_without_a_gpu_price_the_answer_names_the_fastest() -> None:
+    a = calc.answer("mlperf-checkpoint-llama3-1t", site="on-prem", gpu="B200")
+    text = "\n".join(a.lines())
+    assert "no GPU price" in text and "Fastest: nfs-100gbe" in text
+
+
+def test_the_design_point_is_the_burst() -> None:
+    # 1T saves asynchronously every 30 min: drained within half of it, 16.56e12 / 900 s = 18.4 GB/s, twice
+    # the 9.2 GB/s average; nfs-10gbe (1.125 GB/s each) is sized for it: 18.4 / 1.125 = 16.36 -> 17
+    r = _row("mlperf-checkpoint-llama3-1t", "nfs-10gbe", site="on-prem")
+    assert r["units"] == 17 and r["limiting"] == "checkpoint writes" and r["sized_for"] == "save drain"
+
+
+def test_cloud_volumes_at_what_they_deliver_and_cost() -> None:
+    # unet3d on AWS: io2 streams 2.859 GB/s, bought as 2.859e9 / 262,144 = 10,908 IOPS at $0.065 = $709.0,
+    # + 2,748.9 GB at $0.125 = $343.6: $1,052.6 a month (was $345)
+    r = _row("mlperf-unet3d-h100", "aws-ebs-io2", site="aws")
+    need = calc.plan("mlperf-unet3d-h100").storage_need_bytes_per_s
+    assert r["monthly_total_usd"] == pytest.approx(2_748_908_375_628 / 1e9 * 0.125 + need / 262_144 * 0.065, rel=1e-6)
+    assert r["monthly_total_usd"] == pytest.approx(1052.6, rel=1e-3)
+    # GCP pd-ssd: one VM reads at most 1,200 MiB/s = 1.258 GB/s from it, not 2.86 GB/s
+    g = _row("mlperf-unet3d-h100", "gcp-pd-ssd", site="gcp")
+    assert not g["feasible"] and "per-client cap is 1.26 GB/s" in g["why_not"]
+
+
+def test_file_systems_in_their_orderable_steps_and_tiers() -> None:
+    # unet3d on FSx 1000: 3 TiB was named; FSx SSD comes in 1.2, 2.4, then 2.4 TiB steps: 4.8 TiB
+    # x 1.0995 TB x $0.60 = $3,166.6 a month (was $1,979)
+    r = _row("mlperf-unet3d-h100", "aws-fsx-lustre-ssd-1000", site="aws")
+    assert r["units"] == 4.8 and r["monthly_total_usd"] == pytest.approx(4.8 * TIB / 1e9 * 0.60, rel=1e-9)
+    # 1T on GCP: every Managed Lustre tier is offered; the 125 tier needs 18.4 GB/s / 125 MB/s = 147.2 ->
+    # 148 TiB x 1.0995 TB x $0.1350 = $21,968 (the 1000 tier alone was $89,703)
+    t125 = _row("mlperf-checkpoint-llama3-1t", "gcp-managed-lustre-125", site="gcp")
+    assert t125["units"] == 148
+    assert t125["monthly_total_usd"] == pytest.approx(148 * TIB / 1e9 * 0.145 / 1.073741824, rel=1e-3)
+
+
+def test_scratch_never_holds_checkpoints() -> None:
+    r = _row("mlperf-checkpoint-llama3-1t", "gcp-parallelstore", site="gcp")
+    assert not r["feasible"] and r["limiting"] == "scratch"
+    a = calc.answer("mlperf-checkpoint-llama3-1t", site="gcp")
+    assert a.best is not None and a.best["option"] != "gcp-parallelstore"
+
+
+def test_local_caches_only_in_bays_the_server_has() -> None:
+    d = calc.designs("mlperf-unet3d-h100", server="DGX-H100", site="on-prem")
+    local = d[d["design"] == "local cache"].iloc[0]
+    assert not local["feasible"] and "0 free bays (8 of 8 U.2 bays hold its own drives)" in local["why_not"]
+
+
+def test_cluster_is_charged_for_the_system_it_has() -> None:
+    # lab-168-gpus has 240 TiB of FSx 1000: 240 x 1.0995 TB x $0.60 = $158,330 a month, all charged back
+    out = subprocess.run(
+        [sys.executable, "-m", "calc", "cluster", "presets/clusters/lab-168-gpus.yaml"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert f"Chargeback (aws-fsx-lustre-ssd-1000, ${240 * TIB / 1e9 * 0.60:,.0f} a month)" in out
+    assert "Your 240 x aws-fsx-lustre-ssd-1000 serve until month 8" in out
+
+
+def test_one_voice() -> None:
+    # an MLPerf checkpoint job reads no dataset: no "needs 0 B/s", no page-cache advice
+    text = "\n".join(calc.answer("mlperf-checkpoint-llama3-8b", site="aws").lines())
+    assert "needs 0 B/s" not in text and "page cache serve" not in text
+    assert "the job reads no dataset; its checkpoints need" in text
+    # the optimal interval prices its PUTs like the same interval typed in
+    opt = calc.plan("mlperf-checkpoint-llama3-1t", site="aws", checkpoint_interval_s="optimal")
+    typed = calc.plan(opt.scenario, checkpoint_interval_s=float(opt.checkpoint_interval_used_s))
+    a = calc.recommend(opt).set_index("option").loc["aws-s3-standard"]
+    b = calc.recommend(typed).set_index("option").loc["aws-s3-standard"]
+    assert a["monthly_write_usd"] > 0 and a["monthly_write_usd"] == pytest.approx(b["monthly_write_usd"], rel=1e-9)
+    # page_cache=False is honoured: no page-cache design
+    assert all(d["design"] != "page cache" for d in calc.answer("vit-b16-a100", page_cache=False).designs)
+
+
+def test_the_idle_share_is_the_chosen_designs() -> None:
+    # DLRM on one B200 on-prem: the chosen local NVMe cache leaves read time binding at 39 % utilisation
+    # (7.1 reads in flight needed, 4 workers); the idle line said 97 % (the plan with no store)
+    a = calc.answer("mlperf-dlrm-b200", site="on-prem")
+    text = "\n".join(a.lines())
+    util = a.design_utilization
+    assert f"stays at {util:.0%}" in text and f"idles 1 x B200 {1 - util:.0%} of the time" in text
+    assert a.idle_gpu_hours_per_month == pytest.approx((1 - util) * 720, rel=1e-9)  # a 30-day month
+
+
+def test_headline_and_charges_from_one_row() -> None:
+    # unet3d on AWS with other sites allowed: the headline bought on-prem NVMe ($341) while the charges
+    # line costed aws-ebs-io2; both now come from the one chosen row
+    a = calc.answer("mlperf-unet3d-h100", site="aws", allow_other_site=True, site_link_bytes_per_s="100 Gb/s")
+    assert a.design is not None and a.best is not None
+    assert a.design["store"] == a.best["option"]
+    assert "$341 a month all in" in a.headline and a.charges_line().startswith("A month of training costs $341")
+
+
+def test_cluster_adds_one_jobs_restore_to_the_others_load() -> None:
+    # Two Llama 3 8B checkpoint jobs (8 GPUs each): the pair needs 124.9 MB/s of saves; when one restarts
+    # its 8 ranks read 112.4e9 B within 2 % of its MTBF (1 / (5.48e-9 x 8) = 22.8 d -> 456,093 s):
+    # 112.4e9 / 456,093 = 246.5 kB/s, on top of the other's load
+    cluster_module = sys.modules["calc.cluster"]
+    cp = calc.cluster({"mlperf-checkpoint-llama3-8b": 2})
+    d = cluster_module.cluster_demand(cp)
+    p = cp.plans[0]
+    assert p.restore_read_bytes_per_s == pytest.approx(
+        112_423_657_472 / (0.02 * 54 * 86400 * 16384 / 419 / 8), rel=1e-9
+    )
+    assert d.need_bytes_per_s == pytest.approx(cp.storage_need_bytes_per_s + p.restore_read_bytes_per_s, rel=1e-12)
+    assert d.design_point == "one job restoring"
+
+
+def test_block_volumes_follow_their_attach_rules() -> None:
+    # Llama 3 70B on 64 GPUs = 8 nodes on AWS: st1 attaches to one instance, so a volume per node would
+    # hold each node's shards only; io2 multi-attaches to up to 16 and the card says it needs a cluster
+    # file system
+    assert calc.storage_options()["aws-ebs-io2"].cluster_fs and not calc.storage_options()["aws-ebs-gp3"].cluster_fs
+    rec = calc.recommend("mlperf-checkpoint-llama3-70b", site="aws").set_index("option")
+    assert not rec.loc["aws-ebs-st1", "feasible"] and rec.loc["aws-ebs-st1", "limiting"] == "attachment"
+    assert "checkpoints written to them are not shared" in rec.loc["aws-ebs-st1", "why_not"]
+    assert (
+        "multi-attached to 8 nodes (at most 16): needs a cluster-aware file system (GFS2, OCFS2)"
+        in rec.loc["aws-ebs-io2", "caveats"]
+    )
+
+
+def test_one_job_starting_is_one_copy_of_its_entry() -> None:
+    # 32 copies of the GPT 1.3B fine-tune: their plan reads 21.11 MB/s in all copies' first epochs; one
+    # job starting adds one copy's, 21.11 / 32 = 0.66 MB/s (it counted all 32)
+    cp = calc.cluster({"gpt-1b-h100-tokens": 32})
+    p = cp.plans[0]
+    assert p.scenario.jobs == 32
+    one = (p.first_epoch_read_bytes_per_s - p.read_bytes_per_s) / 32
+    assert cp.start_burst_read_bytes_per_s == pytest.approx(cp.read_bytes_per_s + one, rel=1e-12)
+    assert one == pytest.approx(21.111e6 / 32, rel=1e-3)
+
+
+def test_a_provisioned_volume_restores_at_what_is_provisioned() -> None:
+    # Llama 3 8B on Azure: its save drain (124.9 MB/s) fits Premium SSD v2's free 125 MB/s, which is what
+    # is billed, so the restore runs at 125 MB/s, not the disk's 1.2 GB/s maximum:
+    # 112,423,657,472 B / 125e6 = 899.4 s
+    r = _row("mlperf-checkpoint-llama3-8b", "azure-premium-ssd-v2", site="azure")
+    assert r["restore_s"] == pytest.approx(112_423_657_472 / 125e6, rel=1e-9)
+
+
+def test_nfs_servers_are_protected_and_filled_like_bought_drives() -> None:
+    # sd-latent's 90.62 TB on nfs-25gbe: each server's 13 PM9A3s in RAID 6 (2 groups, 9 data drives) at
+    # 80 % hold 9 x 7.68 x 0.8 = 55.30 TB, so 90.62 / 55.30 = 1.64 -> 2 servers (was 1 server, 91 % full,
+    # unprotected)
+    p = calc.plan("sd-latent-diffusion-laion", site="on-prem")
+    r = _row("sd-latent-diffusion-laion", "nfs-25gbe", site="on-prem")
+    assert p.dataset_bytes / (9 * 7.68e12 * 0.8) == pytest.approx(1.639, rel=1e-3)
+    assert r["units"] == 2 and r["limiting"] == "capacity"
+    assert "each server holds 13 x nvme-gen4 in raid6 (9 drives' worth of data) filled to at most 80%" in r["caveats"]
