@@ -645,11 +645,26 @@ def lever_changes(sc: Scenario) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def _engine_units(s: Scenario, change: dict[str, Any]) -> dict[str, Any]:
+    """A lever that names a storage option "as many as needed" gets the units the engine sizes for
+    the changed job's demand (``calc.engine.size``: per axis, protected, with the checkpoint writes),
+    not the plan's own guess; other levers are returned as they are."""
+    name = change.get("storage")
+    if name is None or change.get("storage_units") is not None:
+        return change
+    o = st.option(name)
+    if o.kind == "ram":
+        return change  # RAM is one copy per node: nothing to count
+    units = en.size(o, plan_demand(plan(s.replace(**change)))).units
+    return change | {"storage_units": en.whole(units)}
+
+
 def levers(sc: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     """Each lever applied alone: the GPU utilisation it reaches, ranked best first.
 
     Columns: lever, change, gpu_utilization, achieved_samples_per_s, bottleneck, gain
     (utilisation points over the scenario as it is). Levers that make no valid plan are left out.
+    A lever that buys storage buys the units the sizing engine sizes for the job (``_engine_units``).
     """
     s = _as_scenario(sc, overrides)
     base = plan(s)
@@ -663,8 +678,9 @@ def levers(sc: PlanLike, /, **overrides: Any) -> pd.DataFrame:
             "gain": 0.0,
         }
     ]
-    for name, change in lever_changes(s):
+    for name, lever in lever_changes(s):
         try:
+            change = _engine_units(s, lever)
             q = plan(s.replace(**change))
         except InputError:
             continue
