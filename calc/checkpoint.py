@@ -37,7 +37,6 @@ buffers, raising CPU memory by checkpoint_size_per_rank x ranks, then writes in 
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np

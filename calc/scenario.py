@@ -1387,8 +1387,8 @@ def _bounds(name: str, number: float, info: FieldInfo) -> None:
     lo, hi = info.minimum, info.maximum
     if info.kind in ("int", "number", "fraction"):
         # The one numeric range check (calc.units.check_range), shared with the formulas' guards.
-        low, high = -math.inf if lo is None else lo, math.inf if hi is None else hi
-        check_range(name, number, low, high, f"{low:g} to {high:g}")
+        least, most = -math.inf if lo is None else lo, math.inf if hi is None else hi
+        check_range(name, number, least, most, f"{least:g} to {most:g}")
         return
     if (lo is not None and number < lo) or (hi is not None and number > hi):
         kind: Kind = info.kind  # type: ignore[assignment]
