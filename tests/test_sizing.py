@@ -948,3 +948,14 @@ def test_levers_buy_the_engines_units() -> None:
     df = levers("mlperf-unet3d-h100")
     row = df[df["lever"].str.startswith("faster storage")].iloc[0]
     assert row["change"] == "storage=nvme-gen4, storage_units=2"
+
+
+def test_max_gpus_from_one_gpu_to_past_the_fine_grid() -> None:
+    """One H100 on unet3d reads 2,726.9 MiB/s (scaling 1: its reads do not wait on other nodes).
+    A bandwidth of 1.0001 of it feeds exactly 1 GPU (the search starts at one group, not two);
+    2,049.5 and 3,000.5 of it feed 2,049 and 3,000, past the first 2,048 group counts scanned one
+    by one (the coarse grid then the counts between its points)."""
+    one = 2726.9 * 2**20
+    assert max_gpus("mlperf-unet3d-h100", read_bytes_per_s=1.0001 * one) == 1
+    assert max_gpus("mlperf-unet3d-h100", read_bytes_per_s=2049.5 * one) == 2049
+    assert max_gpus("mlperf-unet3d-h100", read_bytes_per_s=3000.5 * one) == 3000
