@@ -959,3 +959,18 @@ def test_max_gpus_from_one_gpu_to_past_the_fine_grid() -> None:
     assert max_gpus("mlperf-unet3d-h100", read_bytes_per_s=1.0001 * one) == 1
     assert max_gpus("mlperf-unet3d-h100", read_bytes_per_s=2049.5 * one) == 2049
     assert max_gpus("mlperf-unet3d-h100", read_bytes_per_s=3000.5 * one) == 3000
+
+
+def test_storage_levers_count_the_scenarios_own_storage() -> None:
+    """With the job's own storage named (nvme-gen4), each lever row gives the units the engine
+    sizes of it: one H100 on unet3d reads 2.859 GB/s < 6.5 GB/s a drive, one data drive, mirrored
+    = 2. The RAM row leaves no reads on it: no count. The "as is" row of levers gains 0 points."""
+    from calc.sizing import storage_levers
+
+    df = storage_levers("mlperf-unet3d-h100", storage="nvme-gen4")
+    rows = {str(r["lever"]): r for _, r in df.iterrows()}
+    assert rows["as is"]["own_storage_units"] == 2
+    keep = next(r for k, r in rows.items() if k.startswith("keep"))
+    assert keep["own_storage_units"] is None or math.isnan(keep["own_storage_units"])
+    base = levers("mlperf-unet3d-h100")
+    assert float(base[base["lever"] == "as is"].iloc[0]["gain"]) == 0.0
