@@ -557,10 +557,10 @@ def test_max_gpus_hdds_within_their_rated_workload() -> None:
     assert max_gpus("mlperf-unet3d-h100", storage="hdd-7200", units=165) == 0  # 165 > one system's 60 drives
 
 
-def test_max_gpus_counts_checkpoint_writes_by_the_engine() -> None:
-    """A blocking (sync) save pauses the reads and writes at its burst; the engine's need is
-    max(reads, save burst). With a bandwidth just above the reads of n GPUs but below a save burst
-    larger than it, the plan's storage stage alone calls n fed; the engine does not."""
+def test_max_gpus_engine_need_is_the_reads_without_checkpoints() -> None:
+    """The engine judges a bandwidth by the demand's need (reads, or a save burst when larger);
+    unet3d saves no checkpoints, so its need is its reads, n x 2,726.9 MiB/s, and 100 GB/s still
+    feeds 34. (A job whose save burst outruns its reads is bounded by the burst: not tested here.)"""
     from calc.engine import plan_demand
 
     name = "mlperf-unet3d-h100"
