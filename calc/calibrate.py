@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from calc import catalog, compute
+from calc import catalog, compute, transformer
 
 Array = npt.NDArray[np.float64]
 
@@ -462,35 +462,9 @@ def llm_validation() -> pd.DataFrame:
     """
     from calc.plan import plan
 
-    raw = catalog.load_yaml(catalog.presets_dir() / "validation.yaml")
-    rows = raw.get("llm", []) if isinstance(raw, dict) else []
     out = []
-    for r in rows:
-        arch: dict[str, Any] = {
-            k: int(r[k]) for k in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len")
-        }
-        p = plan(
-            model="transformer",
-            gpu=r["gpu"],
-            precision=r["precision"],
-            optimizer="adamw",
-            params=float(r["params"]),
-            **arch,
-            mlp="gated" if r["gated"] else "plain",
-            batch_size=int(r["micro_batch"]),
-            gradient_accumulation=int(r["gradient_accumulation"]),
-            tensor_parallel=int(r.get("tensor_parallel", 1)),
-            pipeline_parallel=int(r.get("pipeline_parallel", 1)),
-            context_parallel=int(r.get("context_parallel", 1)),
-            virtual_pipeline_stages=int(r.get("virtual_pipeline_stages", 1)),
-            activation_checkpointing=r["activation_checkpointing"],
-            state_shards=int(r.get("state_shards", 1)),
-            gpus_per_job=int(r["gpus"]),
-            gpus_per_node=8,
-            reserved_bytes=0,
-            model_state_bytes=0,
-            activation_bytes_per_example=1,
-        )
+    for r in _llm_rows("llm"):
+        p = plan(**_llm_layout(r), reserved_bytes=0, model_state_bytes=0, activation_bytes_per_example=1)
         measured = _llm_measured(r)
         predicted = p.gpu_samples_per_s * r["seq_len"]
         layout = "none" if r.get("tensor_parallel", 1) * r.get("pipeline_parallel", 1) == 1 else "TP/PP"
@@ -504,6 +478,84 @@ def llm_validation() -> pd.DataFrame:
                 "predicted_tokens_per_s_per_gpu": predicted,
                 "error": predicted / measured - 1,
                 "source": r["source"],
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def _llm_rows(section: str) -> list[dict[str, Any]]:
+    """The rows of one section of presets/validation.yaml (``llm`` or ``fits``)."""
+    raw = catalog.load_yaml(catalog.presets_dir() / "validation.yaml")
+    rows = raw.get(section, []) if isinstance(raw, dict) else []
+    return [r for r in rows if isinstance(r, dict)]
+
+
+_LAYOUT_KEYS = (
+    "tensor_parallel",
+    "pipeline_parallel",
+    "context_parallel",
+    "virtual_pipeline_stages",
+    "state_shards",
+    "zero_stage",
+    "shard_group",
+    "data_parallel_overlap",
+    "kernels",
+    "activation_checkpointing",
+)
+
+
+def _llm_layout(r: dict[str, Any]) -> dict[str, Any]:
+    """A held-out LLM row as plan() inputs: its architecture, precision and parallel layout."""
+    arch = {k: int(r[k]) for k in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len")}
+    return {
+        "model": "transformer",
+        "gpu": r["gpu"],
+        "precision": r["precision"],
+        "optimizer": "adamw",
+        "params": float(r["params"]),
+        **arch,
+        "mlp": "gated" if r["gated"] else "plain",
+        "batch_size": int(r["micro_batch"]),
+        "gradient_accumulation": int(r["gradient_accumulation"]),
+        "gpus_per_job": int(r["gpus"]),
+        "gpus_per_node": 8,
+        **{k: r[k] for k in _LAYOUT_KEYS if k in r},
+    }
+
+
+def llm_fit() -> pd.DataFrame:
+    """Does each held-out LLM configuration fit in its GPUs' memory as planned (issue 29)?
+
+    Every row of validation.yaml ``llm`` and ``fits`` (published layouts, some with a published
+    memory reading) planned with the memory model on. Columns: name, fits (bool), state_gib,
+    activation_gib (per micro-batch sequence), used_gib, gpu_gib, recompute (the mode used),
+    measured_gib (NaN where none is published).
+    """
+    from calc.errors import DoesNotFitError
+    from calc.plan import plan
+    from calc.resolve import resolve
+    from calc.scenario import Scenario
+    from calc.stages import evaluate
+
+    out = []
+    for r in _llm_rows("llm") + _llm_rows("fits"):
+        gib = 2.0**30
+        v: Mapping[str, Any]
+        try:
+            p = plan(**_llm_layout(r))
+            v, fits = p.values, True
+        except DoesNotFitError:
+            v, fits = evaluate(resolve(Scenario(**_llm_layout(r))).values), False
+        out.append(
+            {
+                "name": r["name"],
+                "fits": fits,
+                "state_gib": float(v["model_state_bytes"]) / gib,
+                "activation_gib": float(v["activation_bytes_per_example"]) / gib,
+                "used_gib": float(v["memory_used_bytes"]) / gib,
+                "gpu_gib": float(v["gpu_memory_bytes"]) / gib,
+                "recompute": transformer.CHECKPOINTING[int(float(v["checkpointing_used"]))],
+                "measured_gib": float(r.get("memory_gib", math.nan)),
             }
         )
     return pd.DataFrame(out)

@@ -198,7 +198,8 @@ def render_formula(p: Plan, template: str) -> tuple[str, str]:
         else "0 (compression_ratio 1: nothing to decompress)",
         "state_rule": "input (scenario)"
         if sc.model_state_bytes is not None
-        else "{params} x {bytes_per_param} B / {state_shards}",
+        else "{params} / (TP x PP) x (weights, gradients, optimizer state: each / the shard group"
+        " from its ZeRO stage on; {bytes_per_param} B in all)",
         "achieved_rule": "1 / sum(1 / stages) (no workers: the stages run in turn)"
         if sc.num_workers == 0
         else "min(stages)"

@@ -154,6 +154,25 @@ class Scenario:
     state_shards: int = _in(
         1, "int", GM, "State shards", "GPUs the training state is sharded over (ZeRO-3/FSDP); 1 = none.", 1, 1e6
     )
+    shard_group: int = _in(
+        0,
+        "int",
+        GM,
+        "Shard group",
+        "Data-parallel ranks sharing one sharded copy of the state (zero_stage 1-3); 0 = all of them; "
+        "fewer = hybrid sharding (HSDP: 8 = inside a node, replicated across nodes).",
+        0,
+        1e6,
+    )
+    kernels: str = _in(
+        "compiled",
+        "choice",
+        GM,
+        "Kernels",
+        "Activations kept per layer: compiled (flash attention, no dropout, fused/compiled element-wise: today's "
+        "common stack), flash (flash attention, eager element-wise), gpt (Megatron 2022: no flash, dropout).",
+        choices=("compiled", "flash", "gpt"),
+    )
     gpu_memory_bytes: Quantity | None = _in(
         None, "bytes", GM, "GPU memory [GiB]", "Overrides the GPU preset.", 1, 1e13, unit="GiB", preset="gpu memory"
     )
@@ -643,7 +662,8 @@ class Scenario:
         "int",
         CHECKPOINT,
         "ZeRO stage",
-        "0 DDP (one replica writes), 1-2 optimizer sharded, 3 all sharded (FSDP).",
+        "0 DDP (one replica writes), 1 optimizer state sharded (Megatron distributed optimizer), 2 + gradients, "
+        "3 + weights (FSDP): the state per GPU and who writes checkpoints.",
         0,
         3,
     )
@@ -684,15 +704,23 @@ class Scenario:
         1, "int", CLUSTER, "Micro-batches per step", "Gradient accumulation (= pipeline micro-batches).", 1, 1e6
     )
     activation_checkpointing: str = _in(
-        "none",
+        "auto",
         "choice",
         GM,
         "Activation checkpointing",
-        "none, selective (attention core recomputed) or full (the forward pass recomputed).",
-        choices=("none", "selective", "full"),
+        "auto (the least recompute that fits), none, selective (attention core / element-wise ops recomputed) "
+        "or full (the forward pass recomputed).",
+        choices=("auto", "none", "selective", "full"),
     )
-    data_parallel_overlap: float = _in(
-        0.0, "fraction", CLUSTER, "Gradient traffic overlap", "Share of data-parallel traffic hidden by compute.", 0, 1
+    data_parallel_overlap: float | None = _in(
+        None,
+        "fraction",
+        CLUSTER,
+        "Gradient traffic overlap",
+        "Share of data-parallel traffic hidden by compute; empty = the framework's default (DDP buckets, FSDP "
+        "prefetch; Megatron without --overlap-grad-reduce: none).",
+        0,
+        1,
     )
     gpu_link_bytes_per_s: Quantity | None = _in(
         None,

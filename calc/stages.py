@@ -39,36 +39,56 @@ def _a(x: Any) -> Any:
     Output("max_batch_size", "count", "Largest batch that fits", "examples", integer=True),
     Output("batch_size", "count", "Batch size per GPU", "examples", integer=True),
     Output("memory_used_bytes", "bytes", "GPU memory used", binary=True),
+    keep=("checkpointing_used", "shard_ranks", "zero_stage_used"),
 )
 def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Model state, the largest batch that fits and the batch used."""
     for k in ("gpu_memory_bytes", "reserved_bytes", "activation_bytes_per_example"):
         out[k] = x[k]
     given = _a(x["model_state_given"])
-    # Tensor and pipeline ranks always split the state; state_shards counts every GPU holding a piece.
-    shards = np.maximum(_a(x["state_shards"]), _a(x["tensor_parallel"]) * x["pipeline_parallel"])
-    state = memory.model_state_bytes(x["params"], x["bytes_per_param"], shards)
-    out["model_state_bytes"] = np.where(np.isfinite(given), given, state)
     arch = _a(x["arch"]) > 0
-    act = transformer.activation_bytes_per_sequence(
-        *transformer.dims(x),
-        x["gated"],
-        x["checkpointing"],
-        x["tensor_parallel"],
-        x["context_parallel"],
-        x["pipeline_parallel"],
-        x["gradient_accumulation"],
-    )
-    act = np.where(
-        arch & (_a(x["activation_given"]) == 0), _a(act) * x["element_scale"], x["activation_bytes_per_example"]
-    )
+    z, shard_ranks = state_layout(x)
+    out["zero_stage_used"], out["shard_ranks"] = z, shard_ranks
+    # Mixed-precision transformers keep 16-bit weights and gradients (ZeRO's 2 + 2 + 12); autocast CNNs fp32 ones.
+    element = np.where(arch, 2.0 * _a(x["element_scale"]), 4.0)
+    mp = _a(x["tensor_parallel"]) * x["pipeline_parallel"]
+    state = memory.sharded_state_bytes(x["params"], x["bytes_per_param"], element, mp, shard_ranks, z)
+    out["model_state_bytes"] = np.where(np.isfinite(given), given, state)
+    fixed = _a(x["fixed_batch"])
+
+    def activations(mode: Numeric) -> Numeric:
+        act = transformer.activation_bytes_per_sequence(
+            *transformer.dims(x),
+            x["gated"],
+            mode,
+            x["tensor_parallel"],
+            x["context_parallel"],
+            x["pipeline_parallel"],
+            x["gradient_accumulation"],
+            x["kernels"],
+            x["virtual_pipeline_stages"],
+        )
+        return np.where(
+            arch & (_a(x["activation_given"]) == 0), _a(act) * x["element_scale"], x["activation_bytes_per_example"]
+        )
+
+    mode = _a(x["checkpointing"])
+    if (mode < 0).any():
+        # auto: the least recompute that fits (the fixed batch, else one sequence), full where none does.
+        chosen = np.full(np.shape(mode), 2.0)
+        for m in (1.0, 0.0):
+            free = _a(x["gpu_memory_bytes"]) - x["reserved_bytes"] - out["model_state_bytes"]
+            need = np.where(np.isfinite(fixed), fixed, 1.0) * _a(activations(m))
+            chosen = np.where(need <= free, m, chosen)
+        mode = np.where(mode < 0, np.where(arch, chosen, 0.0), mode)
+    out["checkpointing_used"] = mode
+    act = activations(mode)
     x = {**x, "activation_bytes_per_example": act}
     out["activation_bytes_per_example"] = act
     n_max = memory.max_batch_size(
         x["gpu_memory_bytes"], x["reserved_bytes"], out["model_state_bytes"], x["activation_bytes_per_example"]
     )
     out["max_batch_size"] = n_max
-    fixed = _a(x["fixed_batch"])
     n = np.where(np.isfinite(fixed), fixed, memory.round_batch(n_max, x["rounding"]))
     out["batch_size"] = np.where((n_max >= 1) | np.isfinite(fixed), n, 0.0)
     out["memory_used_bytes"] = memory.memory_used_bytes(
@@ -76,6 +96,22 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     )
     # Fits: at batch 1 with an automatic batch; the whole fixed batch when one is given.
     out["fits"] = np.where(np.isfinite(fixed), out["memory_used_bytes"] <= _a(x["gpu_memory_bytes"]), n_max >= 1)
+
+
+def state_layout(x: Mapping[str, Numeric]) -> tuple[Numeric, Numeric]:
+    """The ZeRO stage and the data-parallel ranks one sharded copy of the state spans ``(z, D)``.
+
+    ``shard_group`` when given; else ``state_shards`` (GPUs holding a piece, tensor and pipeline
+    ranks included: ZeRO-3 over ``state_shards / (t p)``, the older way to state FSDP); else every
+    data-parallel rank (x context-parallel: Megatron's distributed optimizer spans both).
+    """
+    tp, pp = _a(x["tensor_parallel"]), _a(x["pipeline_parallel"])
+    ss, group = _a(x["state_shards"]), _a(x["shard_group"])
+    dp_cp = np.maximum(_a(x["gpus_per_job"]) / (tp * pp), 1.0)
+    legacy = (ss > 1) & (group == 0)
+    d = np.where(group > 0, group, np.where(legacy, np.maximum(ss / (tp * pp), 1.0), dp_cp))
+    z = np.where(legacy & (_a(x["zero_stage"]) == 0), 3.0, _a(x["zero_stage"]))
+    return z, d
 
 
 @stage(
@@ -151,8 +187,9 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
             x["flops_only"],
         )
 
-    # Sharded state (ZeRO-3/FSDP) also shards the optimizer's per-step reads and writes.
-    step_bytes = _a(x["step_traffic_bytes"]) / x["state_shards"]
+    # Sharded optimizer state (ZeRO 1-3) also shards the optimizer's per-step reads and writes.
+    opt_shards = np.where(_a(out["zero_stage_used"]) >= 1, out["shard_ranks"], 1.0)
+    step_bytes = _a(x["step_traffic_bytes"]) / opt_shards
     out["step_traffic_bytes"] = step_bytes
     c, mem, fixed, t_model = modelled(
         x["peak_flops_per_s"],
@@ -181,7 +218,7 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
         x["anchor_memory_bandwidth_bytes_per_s"],
         x["anchor_efficiency"],
         x["anchor_memory_traffic_bytes_per_example"],
-        _a(x["anchor_step_traffic_bytes"]) / x["state_shards"],
+        _a(x["anchor_step_traffic_bytes"]) / opt_shards,
         a_batch,
     )
     t, method = compute.step_time_s(
@@ -230,7 +267,7 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
         return
     dims = transformer.dims(x)
     layers, hidden, heads, kv_heads, _, _, seq = dims
-    mode, mb = x["checkpointing"], x["gradient_accumulation"]
+    mode, mb = out["checkpointing_used"], x["gradient_accumulation"]
     per_token = transformer.train_flops_per_token(*dims, x["gated"])
     attention = _a(transformer.attention_flops_per_token(layers, hidden, seq)) * seq
     recompute = _a(transformer.recompute_flops_per_token(per_token, layers, hidden, seq, mode)) * seq
@@ -280,7 +317,9 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     # (calc.calibrate.TRANSFORMER_LAYER), so under-filling is already in it; the CNN-fitted
     # fill (about 10 examples) would charge 2-3 whole sequences per micro-batch.
     fill = 0.0
-    step_bytes = _a(x["params"]) * transformer.STEP_BYTES_PER_PARAM / np.maximum(_a(x["state_shards"]), tp * pp)
+    z, shard_ranks = out["zero_stage_used"], out["shard_ranks"]
+    opt_shards = np.where(_a(z) >= 1, shard_ranks, 1.0)
+    step_bytes = _a(x["params"]) * transformer.STEP_BYTES_PER_PARAM / (tp * pp * opt_shards)
     fixed = compute.fixed_time_s(step_bytes, bw, e_m, x["launch_overhead_s"], 0.0, 0.0)
     link, net, node = _a(x["gpu_link_bytes_per_s"]), _a(x["network_bytes_per_s_per_gpu"]), _a(x["gpus_per_node"])
     layer_bytes = transformer.tensor_parallel_bytes_per_layer(n, seq, hidden, tp, mode, cp) + (
@@ -290,11 +329,20 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     pp_bytes = np.where(pp > 1, transformer.pipeline_bytes_per_micro_batch(n, seq, hidden, tp, cp), 0.0)
     comm_mb = (_a(layers) / pp * layer_bytes / link + pp_bytes / pp_link) * x["element_scale"]
     bubble = transformer.pipeline_bubble(pp, mb, x["virtual_pipeline_stages"])
-    replicas = np.maximum(_a(x["gpus_per_job"]) / ranks, 1.0)
-    sharded = _a(x["state_shards"]) > tp * pp
-    dp_link = np.where(_a(x["gpus_per_job"]) > node, net, link)
-    dp_bytes = transformer.data_parallel_bytes(_a(x["params"]) / (tp * pp), replicas, sharded)
-    dp = (1 - _a(x["data_parallel_overlap"])) * _a(dp_bytes) * x["element_scale"] / dp_link
+    # Data-parallel traffic over the data- (x context-) parallel ranks, hierarchical across nodes,
+    # then the part the framework's overlap leaves exposed (calc.transformer).
+    dp_cp = np.maximum(_a(x["gpus_per_job"]) / (tp * pp), 1.0)
+    per_node = np.clip(node / tp, 1.0, dp_cp)
+    per_rank = _a(x["params"]) / (tp * pp)
+    dp_all = _a(
+        transformer.data_parallel_time_s(
+            per_rank, np.where(_a(z) >= 1, shard_ranks, dp_cp), dp_cp, z, per_node, link, net
+        )
+    ) * _a(x["element_scale"])
+    shared = np.where(dp_cp * tp <= node, _a(layers) / pp * layer_bytes / link * x["element_scale"], 0.0)
+    dp = transformer.exposed_data_parallel_s(
+        dp_all, x["dp_framework"], _a(n) * c, mb, shared, per_rank, _a(layers) / pp, x["data_parallel_overlap"]
+    )
     full = _a(x["flops_only"]) == 0
     t = transformer.step_time_s(
         n,
