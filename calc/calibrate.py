@@ -561,6 +561,73 @@ def llm_fit() -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def moe_validation() -> pd.DataFrame:
+    """The held-out mixture-of-experts rows (validation.yaml ``moe``): step time and size.
+
+    Each row is planned with its preset and layout. Columns: name, measured and predicted tokens/s
+    per GPU, error, the parameters derived from the architecture alone (total and active, against
+    the published counts), the checkpoint bytes the plan writes, source.
+    """
+    from calc.plan import plan
+
+    out = []
+    for r in _llm_rows("moe"):
+        kw = {
+            k: r[k]
+            for k in (
+                "model",
+                "gpu",
+                "precision",
+                "pipeline_parallel",
+                "expert_parallel",
+                "zero_stage",
+                "gpu_link_bytes_per_s",
+                "network_bytes_per_s_per_gpu",
+            )
+            if k in r
+        }
+        p = plan(
+            **kw,
+            optimizer="adamw",
+            gpus_per_job=int(r["gpus"]),
+            gpus_per_node=8,
+            batch_size=int(r["micro_batch"]),
+            gradient_accumulation=int(r["gradient_accumulation"]),
+        )
+        a = transformer.architectures()[r["model"]]
+        active, total = transformer.moe_ffn(
+            a.layers,
+            a.dense_layers,
+            a.ffn_hidden,
+            a.expert_ffn_hidden,
+            a.experts,
+            a.experts_active,
+            a.shared_experts,
+            float(a.gated),
+        )
+        count = [
+            float(transformer.params_count(a.layers, a.hidden, a.heads, a.kv_heads, f, a.vocab, float(a.gated)))
+            for f in (total, active)
+        ]
+        predicted = p.gpu_samples_per_s * p.inputs["seq_len"]
+        out.append(
+            {
+                "name": r["name"],
+                "measured_tokens_per_s_per_gpu": float(r["tokens_per_s_per_gpu"]),
+                "predicted_tokens_per_s_per_gpu": predicted,
+                "error": predicted / float(r["tokens_per_s_per_gpu"]) - 1,
+                "model_parallel_comm_share": p.tensor_parallel_comm_s / p.step_time_s,
+                "derived_total_params": count[0],
+                "published_total_params": float(r["total_params"]),
+                "derived_active_params": count[1],
+                "published_active_params": float(r["active_params"]),
+                "checkpoint_bytes": p.checkpoint_bytes,
+                "source": r["source"],
+            }
+        )
+    return pd.DataFrame(out)
+
+
 def llm_summary(table: pd.DataFrame | None = None) -> pd.DataFrame:
     """Geometric-mean error of ``llm_validation()`` per size band, precision and layout."""
     t = llm_validation() if table is None else table

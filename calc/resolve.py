@@ -183,8 +183,14 @@ def _resolve_transformer(c: _Ctx) -> None:
     if tv["arch"]:
         if sc.params is not None:
             v["params"], src["params"] = parse(sc.params, "count", "params"), "scenario"
-        elif any(getattr(sc, k) is not None for k in transformer.ARCH_INPUTS[:6]) or sc.mlp is not None:
-            v["params"] = float(transformer.params_count(*transformer.dims(tv)[:6], tv["gated"]))
+        elif (
+            any(getattr(sc, k) is not None for k in (*transformer.ARCH_INPUTS[:6], *transformer.MOE_INPUTS))
+            or sc.mlp is not None
+        ):
+            # A mixture of experts holds every expert: the FFN width in all (calc.transformer.moe_ffn).
+            v["params"] = float(
+                transformer.params_count(*transformer.dims(tv | {"ffn_hidden": tv["ffn_total"]})[:6], tv["gated"])
+            )
             src["params"] = "derived from the architecture (calc.transformer.params_count, untied embeddings)"
         if sc.efficiency is None:
             v["efficiency"] = fit.transformer_efficiency

@@ -696,6 +696,37 @@ class Scenario:
         choices=("gated", "plain"),
         preset="model",
     )
+    experts: int | None = _in(
+        None, "int", GM, "Experts", "Routed experts per MoE layer (0 = a dense model).", 0, 1e5, preset="model"
+    )
+    experts_active: int | None = _in(
+        None, "int", GM, "Active experts", "Routed experts each token runs (top-k).", 0, 1e5, preset="model"
+    )
+    expert_ffn_hidden: int | None = _in(
+        None, "int", GM, "Expert FFN size", "FFN inner width of one expert.", 0, 1e7, preset="model"
+    )
+    shared_experts: int | None = _in(
+        None,
+        "int",
+        GM,
+        "Shared experts",
+        "Experts every token runs (DeepSeek's shared experts).",
+        0,
+        1e4,
+        preset="model",
+    )
+    dense_layers: int | None = _in(
+        None, "int", GM, "Dense layers", "First layers keeping the dense FFN in a MoE model.", 0, 1e4, preset="model"
+    )
+    expert_parallel: int = _in(
+        1,
+        "int",
+        CLUSTER,
+        "Expert parallel",
+        "Ranks the routed experts are split over (carved from data parallel).",
+        1,
+        1e5,
+    )
     context_parallel: int = _in(1, "int", CLUSTER, "Context parallel", "Ranks splitting each sequence.", 1, 1024)
     virtual_pipeline_stages: int = _in(
         1, "int", CLUSTER, "Interleaved chunks", "Model chunks per pipeline stage (interleaved 1F1B).", 1, 64

@@ -52,13 +52,19 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     # Mixed-precision transformers keep 16-bit weights and gradients (ZeRO's 2 + 2 + 12); autocast CNNs fp32 ones.
     element = np.where(arch, 2.0 * _a(x["element_scale"]), 4.0)
     mp = _a(x["tensor_parallel"]) * x["pipeline_parallel"]
-    state = memory.sharded_state_bytes(x["params"], x["bytes_per_param"], element, mp, shard_ranks, z)
+    # A mixture of experts: the routed experts split over the expert-parallel ranks, and their
+    # optimizer shards over the data-parallel ranks left (Megatron-Core's expert data parallel).
+    experts = moe_expert_params(x)
+    ep = _a(x["expert_parallel"])
+    state = _a(
+        memory.sharded_state_bytes(_a(x["params"]) - experts, x["bytes_per_param"], element, mp, shard_ranks, z)
+    ) + memory.sharded_state_bytes(experts, x["bytes_per_param"], element, mp * ep, shard_ranks / ep, z)
     out["model_state_bytes"] = np.where(np.isfinite(given), given, state)
     fixed = _a(x["fixed_batch"])
 
     def activations(mode: Numeric) -> Numeric:
         act = transformer.activation_bytes_per_sequence(
-            *transformer.dims(x),
+            *transformer.dims(active_ffn(x)),
             x["gated"],
             mode,
             x["tensor_parallel"],
@@ -96,6 +102,20 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     )
     # Fits: at batch 1 with an automatic batch; the whole fixed batch when one is given.
     out["fits"] = np.where(np.isfinite(fixed), out["memory_used_bytes"] <= _a(x["gpu_memory_bytes"]), n_max >= 1)
+
+
+def active_ffn(x: Mapping[str, Numeric]) -> Mapping[str, Numeric]:
+    """The inputs with the FFN width a token runs through (a mixture of experts' active experts,
+    calc.transformer.moe_ffn): FLOPs, activations and traffic follow it."""
+    return {**x, "ffn_hidden": x["ffn_active"]}
+
+
+def moe_expert_params(x: Mapping[str, Numeric]) -> Numeric:
+    """Routed-expert parameters of a transformer (0 for a dense one or a model without architecture)."""
+    got = transformer.expert_params(
+        x["layers"], x["dense_layers"], x["hidden"], x["expert_ffn_hidden"], x["experts"], x["gated"]
+    )
+    return np.where(_a(x["arch"]) > 0, got, 0.0)
 
 
 def state_layout(x: Mapping[str, Numeric]) -> tuple[Numeric, Numeric]:
@@ -265,7 +285,7 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
         ):
             out[key] = np.zeros_like(arch, dtype=float)
         return
-    dims = transformer.dims(x)
+    dims = transformer.dims(active_ffn(x))
     layers, hidden, heads, kv_heads, _, _, seq = dims
     mode, mb = out["checkpointing_used"], x["gradient_accumulation"]
     per_token = transformer.train_flops_per_token(*dims, x["gated"])
@@ -327,13 +347,22 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     )
     pp_link = np.where(tp * cp * pp > node, net, link)
     pp_bytes = np.where(pp > 1, transformer.pipeline_bytes_per_micro_batch(n, seq, hidden, tp, cp), 0.0)
-    comm_mb = (_a(layers) / pp * layer_bytes / link + pp_bytes / pp_link) * x["element_scale"]
+    # Expert parallelism: the MoE layers' all-to-alls, over NVLink for the ranks in the node, the
+    # NICs for the rest (expert ranks sit at a stride of t x c, as Megatron orders them).
+    ep = _a(x["expert_parallel"])
+    moe_layers = np.where(_a(x["experts"]) > 0, _a(layers) - np.minimum(_a(x["dense_layers"]), layers), 0.0)
+    ep_node = np.clip(node / (tp * cp), 1.0, ep)
+    in_node = np.where(ep > 1, (ep_node - 1) / np.maximum(ep - 1, 1.0), 1.0)
+    a2a = transformer.all_to_all_bytes_per_layer(n, seq, hidden, x["experts_active"], ep, cp)
+    a2a_s = moe_layers / pp * _a(a2a) * (in_node / link + (1 - in_node) / net)
+    comm_mb = (_a(layers) / pp * layer_bytes / link + pp_bytes / pp_link + a2a_s) * x["element_scale"]
     bubble = transformer.pipeline_bubble(pp, mb, x["virtual_pipeline_stages"])
     # Data-parallel traffic over the data- (x context-) parallel ranks, hierarchical across nodes,
     # then the part the framework's overlap leaves exposed (calc.transformer).
     dp_cp = np.maximum(_a(x["gpus_per_job"]) / (tp * pp), 1.0)
     per_node = np.clip(node / tp, 1.0, dp_cp)
-    per_rank = _a(x["params"]) / (tp * pp)
+    experts = moe_expert_params(x)
+    per_rank = (_a(x["params"]) - experts + experts / ep) / (tp * pp)
     dp_all = _a(
         transformer.data_parallel_time_s(
             per_rank, np.where(_a(z) >= 1, shard_ranks, dp_cp), dp_cp, z, per_node, link, net

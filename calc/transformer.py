@@ -109,6 +109,16 @@ class Architecture:
     seq_len: int
     gated: bool
     source: str
+    experts: int = 0
+    experts_active: int = 0
+    expert_ffn_hidden: int = 0
+    shared_experts: int = 0
+    dense_layers: int = 0
+
+
+MOE_INPUTS = ("experts", "experts_active", "expert_ffn_hidden", "shared_experts", "dense_layers")
+"""Mixture-of-experts fields of an architecture (0 experts = a dense model); ``dense_layers`` are
+the first layers that keep the dense FFN (DeepSeek-V3's ``first_k_dense_replace``)."""
 
 
 @functools.cache
@@ -135,6 +145,11 @@ def architectures() -> dict[str, Architecture]:
         src = a.get("source")
         if not isinstance(src, str) or not src:
             raise PresetError(f"{where}: source", "expected the source of the architecture")
+        for key in MOE_INPUTS:
+            v = a.get(key, 0)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise PresetError(f"{where}: {key}", f"expected a whole number (0 = none), got {v!r}")
+            vals[key] = v
         out[str(name)] = Architecture(gated=gated, source=src, **vals)
     return out
 
@@ -249,6 +264,83 @@ def activation_bytes_per_token_layer(
     h, f = _f(hidden), _f(ffn_hidden)
     mlp = np.where(_f(gated) > 0, 8.0, 4.0) * f
     return ACTIVATION_BYTES * (6 * h + 2 * h * _f(kv_heads) / _f(heads)) + mlp
+
+
+def moe_ffn(
+    layers: Numeric,
+    dense_layers: Numeric,
+    ffn_hidden: Numeric,
+    expert_ffn_hidden: Numeric,
+    experts: Numeric,
+    experts_active: Numeric,
+    shared_experts: Numeric,
+    gated: Numeric,
+) -> tuple[Numeric, Numeric]:
+    """The FFN width a mixture of experts computes and holds, averaged over its layers [1].
+
+    Returns ``(f_active, f_total)``: the dense FFN width that has the same matrix-multiply
+    weights per token (``f_active``) and in all (``f_total``). The first ``dense_layers`` keep
+    the dense FFN ``f``; each MoE layer runs its top-``k`` routed and ``S`` shared experts of
+    width ``f_e`` and a router of ``h x E`` (``E / n_mlp`` in FFN-width units)::
+
+        f_active = (L_d f + (L - L_d) (f_e (k + S) + E / n_mlp)) / L
+        f_total  = (L_d f + (L - L_d) (f_e (E + S) + E / n_mlp)) / L
+
+    Every formula in ``f`` (weights, FLOPs, saved activations, traffic) is linear in it, so a
+    MoE model runs through them with ``f_active`` (FLOPs from the active parameters) while its
+    memory and checkpoints count ``f_total`` (all of them). ``E = 0`` is a dense model: both are
+    ``f``.
+
+    References
+    ----------
+    Jiang et al., "Mixtral of Experts", arXiv:2401.04088 (8 experts, top-2, 46.7 B / 12.9 B).
+    DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437 (256 routed + 1 shared, top-8,
+    first 3 layers dense; 671 B total, 37 B active).
+    """
+    n_layers, e = _f(layers), _f(experts)
+    moe = e > 0
+    n_mlp = np.where(_f(gated) > 0, 3.0, 2.0)
+    d = np.where(moe, np.minimum(_f(dense_layers), n_layers), n_layers)
+    fe, router = _f(expert_ffn_hidden), e / n_mlp
+    active = (
+        d * _f(ffn_hidden) + (n_layers - d) * (fe * (_f(experts_active) + _f(shared_experts)) + router)
+    ) / n_layers
+    total = (d * _f(ffn_hidden) + (n_layers - d) * (fe * (e + _f(shared_experts)) + router)) / n_layers
+    return np.where(moe, active, _f(ffn_hidden)), np.where(moe, total, _f(ffn_hidden))
+
+
+def expert_params(
+    layers: Numeric,
+    dense_layers: Numeric,
+    hidden: Numeric,
+    expert_ffn_hidden: Numeric,
+    experts: Numeric,
+    gated: Numeric,
+) -> Numeric:
+    """Parameters of the routed experts, the part expert parallelism splits [1]:
+    ``(L - L_d) x E x n_mlp h f_e`` (0 for a dense model)."""
+    n_mlp = np.where(_f(gated) > 0, 3.0, 2.0)
+    moe_layers = np.where(_f(experts) > 0, _f(layers) - np.minimum(_f(dense_layers), _f(layers)), 0.0)
+    return moe_layers * _f(experts) * n_mlp * _f(hidden) * _f(expert_ffn_hidden)
+
+
+def all_to_all_bytes_per_layer(
+    micro_batch: Numeric,
+    seq_len: Numeric,
+    hidden: Numeric,
+    experts_active: Numeric,
+    expert_parallel: Numeric,
+    context_parallel: Numeric = 1.0,
+) -> Numeric:
+    """Bytes one rank sends per MoE layer per micro-batch for expert parallelism [bytes].
+
+    Each token goes to ``k`` experts: dispatch and combine all-to-alls forward and the same two
+    backward, ``4 x b s/c x k x h x 2 B``, of which ``(ep - 1) / ep`` leaves the rank (Lepikhin
+    et al. 2020, GShard; Megatron-Core MoE token dispatcher).
+    """
+    ep = _f(expert_parallel)
+    tokens = _f(micro_batch) * _f(seq_len) / _f(context_parallel)
+    return 4 * tokens * _f(experts_active) * _f(hidden) * ACTIVATION_BYTES * (ep - 1) / ep
 
 
 KERNELS = ("compiled", "flash", "gpt")
@@ -692,6 +784,8 @@ LAYOUT_INPUTS: dict[str, Any] = {
     "data_parallel_overlap": None,
     "gpu_link_bytes_per_s": None,
     "network_bytes_per_s_per_gpu": None,
+    "expert_parallel": 1,
+    **dict.fromkeys(MOE_INPUTS),
 }
 """Inputs that describe a transformer's parallel layout or kernels, with the value(s) that mean
 "not used": a model without an architecture refuses any other value, each the same way."""
@@ -771,6 +865,7 @@ def resolve(
         v |= dict.fromkeys(
             (*ARCH_INPUTS, "gated", "gpu_link_bytes_per_s", "network_bytes_per_s_per_gpu", "attention_efficiency"), 1.0
         )
+        v |= dict.fromkeys(MOE_INPUTS, 0.0) | {"expert_parallel": 1.0, "ffn_active": 1.0, "ffn_total": 1.0}
         return v, src, warnings
     if preset is None:
         missing = [k for k in ARCH_INPUTS if k not in given]
@@ -784,7 +879,23 @@ def resolve(
     for k in ARCH_INPUTS:
         v[k] = float(given[k]) if k in given else float(getattr(preset, k))
     v["gated"] = float(sc.mlp == "gated" if sc.mlp is not None else (preset.gated if preset else True))
+    for k in MOE_INPUTS:
+        given_k = getattr(sc, k)
+        v[k] = float(given_k if given_k is not None else (getattr(preset, k) if preset else 0))
+    v["expert_parallel"] = float(sc.expert_parallel)
+    active, total = moe_ffn(
+        v["layers"],
+        v["dense_layers"],
+        v["ffn_hidden"],
+        v["expert_ffn_hidden"],
+        v["experts"],
+        v["experts_active"],
+        v["shared_experts"],
+        v["gated"],
+    )
+    v["ffn_active"], v["ffn_total"] = float(active), float(total)
     check_layout(sc, v)
+    check_experts(sc, v)
     src["architecture"] = (
         ("scenario" if given else f"models.yaml {model}")
         + ": "
@@ -793,6 +904,33 @@ def resolve(
     )
     _resolve_links(sc, gpu, host_link_bytes_per_s, v, src, warnings)
     return v, src, warnings
+
+
+def check_experts(sc: Any, v: Mapping[str, float]) -> None:
+    """Refuse a mixture of experts the frameworks would refuse (InputError naming field and rule).
+
+    Top-k needs ``1 <= k <= E`` and an expert width; expert parallelism must divide the experts
+    (each rank holds ``E / ep``) and the data- x context-parallel ranks it is carved from
+    (Megatron-Core ``expert_model_parallel_size``); a dense model has nothing to split.
+    """
+    from calc.errors import InputError
+
+    e, k, ep = v["experts"], v["experts_active"], sc.expert_parallel
+    if e == 0:
+        for name in ("experts_active", "expert_ffn_hidden", "shared_experts", "expert_parallel"):
+            if v[name] > (1 if name == "expert_parallel" else 0):
+                raise InputError(name, "applies to a mixture of experts: set experts (routed experts per layer) first")
+        return
+    if not 1 <= k <= e:
+        raise InputError("experts_active", f"must be from 1 to experts ({e:g}), got {k:g}")
+    if v["expert_ffn_hidden"] < 1:
+        raise InputError("expert_ffn_hidden", "a mixture of experts needs the width of one expert's FFN")
+    dp_cp = sc.gpus_per_job // max(sc.tensor_parallel * sc.pipeline_parallel, 1)
+    if e % ep or dp_cp % ep:
+        raise InputError(
+            "expert_parallel",
+            f"must divide experts ({e:g}) and the {dp_cp} data- x context-parallel ranks it is carved from, got {ep}",
+        )
 
 
 def _refuse_layout(sc: Any, model: str) -> None:
