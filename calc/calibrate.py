@@ -474,6 +474,7 @@ def llm_validation() -> pd.DataFrame:
                 "band": size_band(float(r["params"])),
                 "precision": r["precision"],
                 "layout": layout,
+                "gpu": r["gpu"],
                 "measured_tokens_per_s_per_gpu": measured,
                 "predicted_tokens_per_s_per_gpu": predicted,
                 "error": predicted / measured - 1,
