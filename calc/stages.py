@@ -50,19 +50,26 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     z, shard_ranks = state_layout(x)
     out["zero_stage_used"], out["shard_ranks"] = z, shard_ranks
     # Mixed-precision transformers keep 16-bit weights and gradients (ZeRO's 2 + 2 + 12); autocast CNNs fp32 ones.
-    element = np.where(arch, 2.0 * _a(x["element_scale"]), 4.0)
     mp = _a(x["tensor_parallel"]) * x["pipeline_parallel"]
-    # A mixture of experts: the routed experts split over the expert-parallel ranks, and their
-    # optimizer shards over the data-parallel ranks left (Megatron-Core's expert data parallel).
-    experts = moe_expert_params(x)
-    ep = _a(x["expert_parallel"])
-    state = _a(
-        memory.sharded_state_bytes(_a(x["params"]) - experts, x["bytes_per_param"], element, mp, shard_ranks, z)
-    ) + memory.sharded_state_bytes(experts, x["bytes_per_param"], element, mp * ep, shard_ranks / ep, z)
+    any_arch = bool(arch.any())
+    if any_arch:
+        element = np.where(arch, 2.0 * _a(x["element_scale"]), 4.0)
+        # A mixture of experts: the routed experts split over the expert-parallel ranks, and their
+        # optimizer shards over the data-parallel ranks left (Megatron-Core's expert data parallel).
+        experts = moe_expert_params(x)
+        ep = _a(x["expert_parallel"])
+        state = _a(
+            memory.sharded_state_bytes(_a(x["params"]) - experts, x["bytes_per_param"], element, mp, shard_ranks, z)
+        ) + memory.sharded_state_bytes(experts, x["bytes_per_param"], element, mp * ep, shard_ranks / ep, z)
+    else:
+        # No transformer by its architecture (a CNN plan): no experts, autocast's fp32 weights and gradients.
+        state = memory.sharded_state_bytes(x["params"], x["bytes_per_param"], 4.0, mp, shard_ranks, z)
     out["model_state_bytes"] = np.where(np.isfinite(given), given, state)
     fixed = _a(x["fixed_batch"])
 
     def activations(mode: Numeric) -> Numeric:
+        if not any_arch:
+            return x["activation_bytes_per_example"]
         act = transformer.activation_bytes_per_sequence(
             *transformer.dims(active_ffn(x)),
             x["gated"],

@@ -791,6 +791,10 @@ LAYOUT_INPUTS: dict[str, Any] = {
 "not used": a model without an architecture refuses any other value, each the same way."""
 
 
+_UNUSED = tuple((k, u if isinstance(u, tuple) else (u,)) for k, u in LAYOUT_INPUTS.items())
+"""``LAYOUT_INPUTS`` with every "not used" value as a tuple (the check runs on every plan)."""
+
+
 def check_layout(sc: Any, v: Mapping[str, float]) -> None:
     """Refuse a layout the frameworks would refuse (InputError naming the field and the rule).
 
@@ -937,9 +941,8 @@ def _refuse_layout(sc: Any, model: str) -> None:
     """A model without an architecture refuses every layout input set away from "not used"."""
     from calc.errors import InputError
 
-    for name, unused in LAYOUT_INPUTS.items():
-        value = getattr(sc, name)
-        if value not in (unused if isinstance(unused, tuple) else (unused,)):
+    for name, unused in _UNUSED:
+        if getattr(sc, name) not in unused:
             raise InputError(
                 name,
                 f"applies to a transformer by its architecture; model {model} has none (use a model with an "
