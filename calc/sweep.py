@@ -43,8 +43,31 @@ here are resolved together when one of them is a measurement input."""
 COUPLED: tuple[frozenset[str], ...] = (
     # A precision the GPU lacks is refused (resolve), whatever else is overridden.
     frozenset({"gpu", "precision"}),
-    # tensor x pipeline parallel must divide the GPU count; state shards at most the GPU count.
-    frozenset({"tensor_parallel", "pipeline_parallel", "gpus_per_job", "state_shards"}),
+    # tensor x pipeline parallel must divide the GPU count; state shards at most the GPU count;
+    # the layout rules of calc.transformer.check_layout / check_experts (heads, layers, sequence,
+    # experts against the parallel sizes) and the shard group against the data-parallel ranks.
+    frozenset(
+        {
+            "tensor_parallel",
+            "pipeline_parallel",
+            "gpus_per_job",
+            "state_shards",
+            "shard_group",
+            "context_parallel",
+            "virtual_pipeline_stages",
+            "expert_parallel",
+            "layers",
+            "hidden",
+            "heads",
+            "kv_heads",
+            "seq_len",
+            "experts",
+            "experts_active",
+            "expert_ffn_hidden",
+            "shared_experts",
+            "model",
+        }
+    ),
     # A read larger than one file is noted (resolve's warning) against the file's size.
     frozenset({"request_bytes", "example_bytes", "examples_per_file", "model"}),
 )

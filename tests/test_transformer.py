@@ -905,3 +905,14 @@ def test_deepseek_v3_row_held_out() -> None:
     assert -0.4 < row.error < 0.1
     # Checkpoint: 671e9 x (2 + 12) B (mlperf_mixed_adam) = 9.394e12 B: every expert, not the 37 B active
     assert row.checkpoint_bytes == pytest.approx(671e9 * 14)
+
+
+def test_sweep_checks_the_layout_rules_per_combination() -> None:
+    # shard_group 8 is valid beside 16 GPUs and refused beside 4 (4 data-parallel ranks), as plan() does
+    with pytest.raises(InputError) as e:
+        calc.sweep("gpt-1b-h100-tokens", gpus_per_job=[4, 16], shard_group=[8], zero_stage=[3])
+    assert e.value.field == "shard_group" and "must divide the 4 data-parallel ranks" in e.value.message
+    df = calc.sweep("gpt-1b-h100-tokens", gpus_per_job=[16, 32], shard_group=[8], zero_stage=[3])
+    # ZeRO-3 over 8: the state of gpt_1b's parameters x 16 B / 8 on every row, as plan() gives it
+    p = calc.plan("gpt-1b-h100-tokens", gpus_per_job=32, shard_group=8, zero_stage=3)
+    assert list(df["model_state_bytes"]) == pytest.approx([p.model_state_bytes] * 2)
