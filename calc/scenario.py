@@ -164,13 +164,14 @@ class Scenario:
         0,
         1e6,
     )
-    kernels: str = _in(
-        "compiled",
+    kernels: str | None = _in(
+        None,
         "choice",
         GM,
         "Kernels",
-        "Activations kept per layer: compiled (flash attention, no dropout, fused/compiled element-wise: today's "
-        "common stack), flash (flash attention, eager element-wise), gpt (Megatron 2022: no flash, dropout).",
+        "compiled (flash attention, no dropout, fused/compiled element-wise: today's common stack), flash "
+        "(flash attention, eager element-wise), gpt (no flash: the s x s attention matrix, dropout); empty = "
+        "compiled, or gpt on GPUs without flash-attention kernels (Volta, Turing, Pascal).",
         choices=("compiled", "flash", "gpt"),
     )
     gpu_memory_bytes: Quantity | None = _in(

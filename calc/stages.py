@@ -295,14 +295,15 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     dims = transformer.dims(active_ffn(x))
     layers, hidden, heads, kv_heads, _, _, seq = dims
     mode, mb = out["checkpointing_used"], x["gradient_accumulation"]
-    per_token = transformer.train_flops_per_token(*dims, x["gated"])
-    attention = _a(transformer.attention_flops_per_token(layers, hidden, seq)) * seq
-    recompute = _a(transformer.recompute_flops_per_token(per_token, layers, hidden, seq, mode)) * seq
+    kernels = x["kernels"]
+    per_token = transformer.train_flops_per_token(*dims, x["gated"], kernels)
+    attention = _a(transformer.attention_flops_per_token(layers, hidden, seq, kernels)) * seq
+    recompute = _a(transformer.recompute_flops_per_token(per_token, layers, hidden, seq, mode, kernels)) * seq
     flops = np.where(_a(x["flops_given"]) > 0, out["train_flops_per_example"], _a(per_token) * seq)
     traffic = np.where(
         _a(x["traffic_given"]) > 0,
         _a(x["memory_traffic_bytes_per_example"]) / ranks,
-        _a(transformer.traffic_bytes_per_sequence(*dims, x["gated"], mode, ranks)) * x["element_scale"],
+        _a(transformer.traffic_bytes_per_sequence(*dims, x["gated"], mode, ranks, kernels)) * x["element_scale"],
     )
     bw, e_m = x["memory_bandwidth_bytes_per_s"], x["memory_efficiency"]
     # fp8: x["efficiency"] is the 16-bit layer efficiency; the layer's GEMMs run at the fitted fp8 GEMM

@@ -191,10 +191,12 @@ def train_flops_per_token(
     vocab: Numeric,
     seq_len: Numeric,
     gated: Numeric,
+    kernels: Numeric = 0.0,
 ) -> Numeric:
-    """Training FLOPs per token, no recompute [FLOPs]: ``6 (L w + V h) + 7 L h s`` (module docstring)."""
+    """Training FLOPs per token, no recompute [FLOPs]: ``6 (L w + V h) + 7 L h s`` (module docstring;
+    ``12 L h s`` for the attention without flash kernels, ``kernels`` 2)."""
     return _f(dense_flops_per_token(layers, hidden, heads, kv_heads, ffn_hidden, vocab, gated)) + _f(
-        attention_flops_per_token(layers, hidden, seq_len)
+        attention_flops_per_token(layers, hidden, seq_len, kernels)
     )
 
 
@@ -212,14 +214,30 @@ def dense_flops_per_token(
     return 6 * (_f(layers) * _f(w) + _f(vocab) * _f(hidden))
 
 
-def attention_flops_per_token(layers: Numeric, hidden: Numeric, seq_len: Numeric) -> Numeric:
-    """Attention-core FLOPs per token for training, as flash attention executes them [FLOPs].
+def attention_flops_per_token(layers: Numeric, hidden: Numeric, seq_len: Numeric, kernels: Numeric = 0.0) -> Numeric:
+    """Attention-core FLOPs per token for training, as the kernels execute them [FLOPs].
 
-    Forward QK^T and AV over the causal half: ``2 x 2 s h / 2 = 2 s h`` per layer; the backward
-    pass recomputes QK^T and takes 2.5 x the forward (Dao 2023, FlashAttention-2, the FLOP
-    count of its benchmarks): ``7 L h s`` in all.
+    Flash attention (``kernels`` 0 or 1): forward QK^T and AV over the causal half,
+    ``2 x 2 s h / 2 = 2 s h`` per layer; the backward recomputes QK^T and takes 2.5 x the forward
+    (Dao 2023, FlashAttention-2, the FLOP count of its benchmarks): ``7 L h s`` in all. Without
+    flash kernels (``kernels`` 2, GPT-era Megatron: batched matmuls over the whole s x s, masked
+    after): forward ``4 s h``, backward twice that, ``12 L h s`` (Narayanan et al. 2021, eq. 3's
+    attention terms).
     """
-    return 7 * _f(layers) * _f(hidden) * _f(seq_len)
+    per_layer = np.where(_f(kernels) == 2, 12.0, 7.0)
+    return per_layer * _f(layers) * _f(hidden) * _f(seq_len)
+
+
+FLASH_ARCHITECTURES_MISSING = ("Volta", "Turing", "Pascal")
+"""GPU architectures (gpus.yaml ``architecture``) without flash-attention kernels: FlashAttention-2
+runs on Ampere, Ada and Hopper (Dao-AILab/flash-attention README, "Installation and features",
+checked 2026-11-24), PyTorch's flash SDPA backend needs sm80 or newer. There the default
+``kernels`` is ``gpt`` (the s x s attention matrix materialised, as Megatron ran before flash)."""
+
+
+def default_kernels(architecture: str) -> str:
+    """The kernel stack a GPU runs by default: ``gpt`` without flash attention, else ``compiled``."""
+    return "gpt" if architecture.startswith(FLASH_ARCHITECTURES_MISSING) else "compiled"
 
 
 ATTENTION_EFFICIENCY: dict[str, tuple[float, str]] = {
@@ -242,7 +260,12 @@ attention runs at the transformer efficiency of the matrix multiplies (and the p
     "{seq_len} x (full: forward pass = F_tok / 3; selective: 2 x {layers} x {hidden} x {seq_len}; none: 0)",
 )
 def recompute_flops_per_token(
-    train_flops_per_token: Numeric, layers: Numeric, hidden: Numeric, seq_len: Numeric, mode: Numeric
+    train_flops_per_token: Numeric,
+    layers: Numeric,
+    hidden: Numeric,
+    seq_len: Numeric,
+    mode: Numeric,
+    kernels: Numeric = 0.0,
 ) -> Numeric:
     """FLOPs re-run per token by activation checkpointing [FLOPs]; ``mode`` 0 none, 1 selective, 2 full.
 
@@ -250,7 +273,8 @@ def recompute_flops_per_token(
     attention core, ``2 s h`` per layer (Korthikanti et al. 2022, section 5).
     """
     m = _f(mode)
-    attention = 2 * _f(layers) * _f(hidden) * _f(seq_len)
+    # the attention core's forward: 2 s h causal (flash), 4 s h over the whole s x s without it
+    attention = np.where(_f(kernels) == 2, 4.0, 2.0) * _f(layers) * _f(hidden) * _f(seq_len)
     return np.where(m == 2, _f(train_flops_per_token) / 3, np.where(m == 1, attention, 0.0))
 
 
@@ -448,14 +472,19 @@ def traffic_bytes_per_sequence(
     gated: Numeric,
     mode: Numeric,
     ranks: Numeric = 1.0,
+    kernels: Numeric = 0.0,
 ) -> Numeric:
     """GPU-memory traffic of one sequence on one rank, fused kernels [bytes].
 
     Each saved activation byte is written and read, and its gradient written and read (4x);
     a full recompute writes the forward activations once more (x 1.5); the fp32 logits are
-    written and read. ``ranks`` = t x c x p shares it out.
+    written and read. ``ranks`` = t x c x p shares it out. Without flash kernels (``kernels`` 2)
+    the s x s softmax chain (``5 a s`` bytes per token per layer: scores, mask, dropout output)
+    moves the same 4x.
     """
-    per_layer = _f(activation_bytes_per_token_layer(hidden, heads, kv_heads, ffn_hidden, gated))
+    per_layer = _f(activation_bytes_per_token_layer(hidden, heads, kv_heads, ffn_hidden, gated)) + np.where(
+        _f(kernels) == 2, 5 * _f(heads) * _f(seq_len), 0.0
+    )
     again = np.where(_f(mode) == 2, 1.5, 1.0)
     per_token = TRAFFIC_PER_ACTIVATION_BYTE * _f(layers) * per_layer * again + 2 * LOGIT_BYTES * _f(vocab)
     return _f(seq_len) * per_token / _f(ranks)
@@ -780,7 +809,7 @@ LAYOUT_INPUTS: dict[str, Any] = {
     "gradient_accumulation": 1,
     "mlp": None,
     "activation_checkpointing": ("auto", "none"),
-    "kernels": "compiled",
+    "kernels": None,
     "data_parallel_overlap": None,
     "gpu_link_bytes_per_s": None,
     "network_bytes_per_s_per_gpu": None,
@@ -849,7 +878,7 @@ def resolve(
         "virtual_pipeline_stages": float(sc.virtual_pipeline_stages),
         "gradient_accumulation": float(sc.gradient_accumulation),
         "checkpointing": checkpointing_code(sc.activation_checkpointing),
-        "kernels": float(KERNELS.index(sc.kernels)),
+        "kernels": float(KERNELS.index(sc.kernels or default_kernels(_architecture(gpu)))),
         "data_parallel_overlap": math.nan if sc.data_parallel_overlap is None else float(sc.data_parallel_overlap),
         "dp_framework": framework_code(sc.zero_stage, mp),
         "shard_group": float(sc.shard_group),
@@ -908,6 +937,11 @@ def resolve(
     )
     _resolve_links(sc, gpu, host_link_bytes_per_s, v, src, warnings)
     return v, src, warnings
+
+
+def _architecture(gpu: str) -> str:
+    g = catalog.gpus().get(gpu)
+    return g.architecture if g is not None else ""
 
 
 def check_experts(sc: Any, v: Mapping[str, float]) -> None:

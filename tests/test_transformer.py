@@ -916,3 +916,31 @@ def test_sweep_checks_the_layout_rules_per_combination() -> None:
     # ZeRO-3 over 8: the state of gpt_1b's parameters x 16 B / 8 on every row, as plan() gives it
     p = calc.plan("gpt-1b-h100-tokens", gpus_per_job=32, shard_group=8, zero_stage=3)
     assert list(df["model_state_bytes"]) == pytest.approx([p.model_state_bytes] * 2)
+
+
+# ------------------------------------------- issue 29: kernels by GPU generation (no flash on Volta)
+
+
+def test_attention_without_flash_kernels_by_hand() -> None:
+    # GPT-era attention over the whole s x s: forward 4 s h, backward 8 s h: 12 x 2 x 1000 x 100
+    # = 2,400,000 FLOPs per token for 2 layers, h 1000, s 100 (flash: 7 x ... = 1,400,000)
+    assert float(T.attention_flops_per_token(2, 1000, 100, 2)) == 2_400_000
+    assert float(T.attention_flops_per_token(2, 1000, 100, 0)) == 1_400_000
+    # its selective recompute reruns the forward core: 4 x 2 x 1000 x 100 = 800,000 (flash 400,000)
+    assert float(T.recompute_flops_per_token(0.0, 2, 1000, 100, 1, 2)) == 800_000
+    # traffic: each layer-token also moves the 5 a s = 5 x 10 x 100 = 5,000 B softmax chain 4x:
+    # s x (4 x L x (32,000 + 5,000) + 8 V) = 100 x (4 x 2 x 37,000 + 400) = 29,640,000 B (flash 25,640,000)
+    gpt = (2, 1000, 10, 10, 4000, 50, 100, 0)
+    assert float(T.traffic_bytes_per_sequence(*gpt, 0, 1, 2)) == pytest.approx(29_640_000)
+
+
+def test_default_kernels_follow_the_gpu_generation() -> None:
+    assert T.default_kernels("Volta GV100") == "gpt" and T.default_kernels("Turing TU104") == "gpt"
+    assert T.default_kernels("Ampere GA100") == "compiled" and T.default_kernels("Hopper GH100") == "compiled"
+    v100 = calc.plan(model="gpt_1b", gpu="V100-SXM2-32GB", precision="fp16", optimizer="adamw", batch_size=1)
+    assert v100.inputs["kernels"] == 2.0
+    # gpt_1b (24 layers, h 2048, 16 heads, s 2048, plain f 8192): the V100 step pays 12 L h s of attention
+    # instead of 7 and the s x s traffic: slower than with flash kernels stated explicitly.
+    flash = calc.plan(v100.scenario, kernels="compiled")
+    assert v100.step_time_s > flash.step_time_s
+    assert v100.train_flops_per_example - flash.train_flops_per_example == pytest.approx(5 * 24 * 2048 * 2048 * 2048)
