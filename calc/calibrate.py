@@ -502,6 +502,8 @@ _LAYOUT_KEYS = (
     "data_parallel_overlap",
     "kernels",
     "activation_checkpointing",
+    "gpus_per_node",
+    "network_bytes_per_s_per_gpu",
 )
 
 
