@@ -349,37 +349,8 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     opt_shards = np.where(_a(z) >= 1, shard_ranks, 1.0)
     step_bytes = _a(x["params"]) * transformer.STEP_BYTES_PER_PARAM / (tp * pp * opt_shards)
     fixed = compute.fixed_time_s(step_bytes, bw, e_m, x["launch_overhead_s"], 0.0, 0.0)
-    link, net, node = _a(x["gpu_link_bytes_per_s"]), _a(x["network_bytes_per_s_per_gpu"]), _a(x["gpus_per_node"])
-    layer_bytes = transformer.tensor_parallel_bytes_per_layer(n, seq, hidden, tp, mode, cp) + (
-        transformer.context_parallel_bytes_per_layer(n, seq, hidden, heads, kv_heads, cp, tp)
-    )
-    pp_link = np.where(tp * cp * pp > node, net, link)
-    pp_bytes = np.where(pp > 1, transformer.pipeline_bytes_per_micro_batch(n, seq, hidden, tp, cp), 0.0)
-    # Expert parallelism: the MoE layers' all-to-alls, over NVLink for the ranks in the node, the
-    # NICs for the rest (expert ranks sit at a stride of t x c, as Megatron orders them).
-    ep = _a(x["expert_parallel"])
-    moe_layers = np.where(_a(x["experts"]) > 0, _a(layers) - np.minimum(_a(x["dense_layers"]), layers), 0.0)
-    ep_node = np.clip(node / (tp * cp), 1.0, ep)
-    in_node = np.where(ep > 1, (ep_node - 1) / np.maximum(ep - 1, 1.0), 1.0)
-    a2a = transformer.all_to_all_bytes_per_layer(n, seq, hidden, x["experts_active"], ep, cp)
-    a2a_s = moe_layers / pp * _a(a2a) * (in_node / link + (1 - in_node) / net)
-    comm_mb = (_a(layers) / pp * layer_bytes / link + pp_bytes / pp_link + a2a_s) * x["element_scale"]
+    comm_mb, dp = _transformer_traffic(x, out, n, c, mode)
     bubble = transformer.pipeline_bubble(pp, mb, x["virtual_pipeline_stages"])
-    # Data-parallel traffic over the data- (x context-) parallel ranks, hierarchical across nodes,
-    # then the part the framework's overlap leaves exposed (calc.transformer).
-    dp_cp = np.maximum(_a(x["gpus_per_job"]) / (tp * pp), 1.0)
-    per_node = np.clip(node / tp, 1.0, dp_cp)
-    experts = moe_expert_params(x)
-    per_rank = (_a(x["params"]) - experts + experts / ep) / (tp * pp)
-    dp_all = _a(
-        transformer.data_parallel_time_s(
-            per_rank, np.where(_a(z) >= 1, shard_ranks, dp_cp), dp_cp, z, per_node, link, net
-        )
-    ) * _a(x["element_scale"])
-    shared = np.where(dp_cp * tp <= node, _a(layers) / pp * layer_bytes / link * x["element_scale"], 0.0)
-    dp = transformer.exposed_data_parallel_s(
-        dp_all, x["dp_framework"], _a(n) * c, mb, shared, per_rank, _a(layers) / pp, x["data_parallel_overlap"]
-    )
     full = _a(x["flops_only"]) == 0
     t = transformer.step_time_s(
         n,
@@ -408,6 +379,47 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
         ("model_step_time_s", t),
     ):
         out[key] = np.where(arch, new, out[key])
+
+
+def _transformer_traffic(
+    x: Mapping[str, Numeric], out: Arrays, n: Numeric, c: Numeric, mode: Numeric
+) -> tuple[Numeric, Numeric]:
+    """A transformer's communication: per micro-batch on the GPU link and NICs (tensor, context,
+    pipeline, expert parallel) and the exposed data-parallel time per step [s] (calc.transformer)."""
+    tp, pp, cp = _a(x["tensor_parallel"]), _a(x["pipeline_parallel"]), _a(x["context_parallel"])
+    layers, hidden, heads, kv_heads, seq = x["layers"], x["hidden"], x["heads"], x["kv_heads"], x["seq_len"]
+    mb, z, shard_ranks = x["gradient_accumulation"], out["zero_stage_used"], out["shard_ranks"]
+    link, net, node = _a(x["gpu_link_bytes_per_s"]), _a(x["network_bytes_per_s_per_gpu"]), _a(x["gpus_per_node"])
+    layer_bytes = transformer.tensor_parallel_bytes_per_layer(n, seq, hidden, tp, mode, cp) + (
+        transformer.context_parallel_bytes_per_layer(n, seq, hidden, heads, kv_heads, cp, tp)
+    )
+    pp_link = np.where(tp * cp * pp > node, net, link)
+    pp_bytes = np.where(pp > 1, transformer.pipeline_bytes_per_micro_batch(n, seq, hidden, tp, cp), 0.0)
+    # Expert parallelism: the MoE layers' all-to-alls, over NVLink for the ranks in the node, the
+    # NICs for the rest (expert ranks sit at a stride of t x c, as Megatron orders them).
+    ep = _a(x["expert_parallel"])
+    moe_layers = np.where(_a(x["experts"]) > 0, _a(layers) - np.minimum(_a(x["dense_layers"]), layers), 0.0)
+    ep_node = np.clip(node / (tp * cp), 1.0, ep)
+    in_node = np.where(ep > 1, (ep_node - 1) / np.maximum(ep - 1, 1.0), 1.0)
+    a2a = transformer.all_to_all_bytes_per_layer(n, seq, hidden, x["experts_active"], ep, cp)
+    a2a_s = moe_layers / pp * _a(a2a) * (in_node / link + (1 - in_node) / net)
+    comm_mb = (_a(layers) / pp * layer_bytes / link + pp_bytes / pp_link + a2a_s) * x["element_scale"]
+    # Data-parallel traffic over the data- (x context-) parallel ranks, hierarchical across nodes,
+    # then the part the framework's overlap leaves exposed (calc.transformer).
+    dp_cp = np.maximum(_a(x["gpus_per_job"]) / (tp * pp), 1.0)
+    per_node = np.clip(node / tp, 1.0, dp_cp)
+    experts = moe_expert_params(x)
+    per_rank = (_a(x["params"]) - experts + experts / ep) / (tp * pp)
+    dp_all = _a(
+        transformer.data_parallel_time_s(
+            per_rank, np.where(_a(z) >= 1, shard_ranks, dp_cp), dp_cp, z, per_node, link, net
+        )
+    ) * _a(x["element_scale"])
+    shared = np.where(dp_cp * tp <= node, _a(layers) / pp * layer_bytes / link * x["element_scale"], 0.0)
+    dp = transformer.exposed_data_parallel_s(
+        dp_all, x["dp_framework"], _a(n) * c, mb, shared, per_rank, _a(layers) / pp, x["data_parallel_overlap"]
+    )
+    return comm_mb, dp
 
 
 @stage(
