@@ -754,6 +754,16 @@ class Scenario:
         0,
         1,
     )
+    data_parallel_framework: str | None = _in(
+        None,
+        "choice",
+        CLUSTER,
+        "Overlap as run by",
+        "ddp (25 MiB buckets in the backward), fsdp (prefetched all-gathers), megatron (no overlap, its "
+        "default), megatron_overlap (--overlap-grad-reduce and --overlap-param-gather); empty = fsdp for "
+        "zero_stage 3, megatron with tensor/pipeline/context parallel, else ddp.",
+        choices=("ddp", "fsdp", "megatron", "megatron_overlap"),
+    )
     gpu_link_bytes_per_s: Quantity | None = _in(
         None,
         "bytes_per_s",

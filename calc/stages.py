@@ -417,7 +417,15 @@ def _transformer_traffic(
     ) * _a(x["element_scale"])
     shared = np.where(dp_cp * tp <= node, _a(layers) / pp * layer_bytes / link * x["element_scale"], 0.0)
     dp = transformer.exposed_data_parallel_s(
-        dp_all, x["dp_framework"], _a(n) * c, mb, shared, per_rank, _a(layers) / pp, x["data_parallel_overlap"]
+        dp_all,
+        x["dp_framework"],
+        _a(n) * c,
+        mb,
+        shared,
+        per_rank,
+        _a(layers) / pp,
+        x["data_parallel_overlap"],
+        dp_cp,
     )
     return comm_mb, dp
 

@@ -659,8 +659,13 @@ DDP_BUCKET_BYTES = 25 * 2**20
 """PyTorch DistributedDataParallel's default gradient bucket, ``bucket_cap_mb=25`` [bytes]
 (torch.nn.parallel.DistributedDataParallel docs)."""
 
-OVERLAP = ("ddp", "fsdp", "megatron")
-"""Framework overlap defaults, by code 0..2 (``exposed_data_parallel_s``)."""
+OVERLAP = ("ddp", "fsdp", "megatron", "megatron_overlap")
+"""Framework overlap defaults, by code 0..3 (``exposed_data_parallel_s``)."""
+
+MEGATRON_BUCKET_PARAMS = 40e6
+"""Megatron-Core's default gradient bucket with ``--overlap-grad-reduce``: max(40,000,000,
+1,000,000 x data-parallel size) parameters (megatron/core/distributed/distributed_data_parallel_config.py,
+``bucket_size``; found by find_string, checked 2026-11-24)."""
 
 
 def exposed_data_parallel_s(
@@ -672,6 +677,7 @@ def exposed_data_parallel_s(
     params_per_rank: Numeric,
     layers_per_rank: Numeric,
     given_overlap: Numeric,
+    data_parallel_ranks: Numeric = 1.0,
 ) -> Numeric:
     """The part of the data-parallel traffic a step waits for [s].
 
@@ -686,6 +692,10 @@ def exposed_data_parallel_s(
       layer each: ``max(comm - compute, comm x 2 / (3 L))``.
     * 2 Megatron (tensor or pipeline parallel): Megatron-LM's ``--overlap-grad-reduce`` and
       ``--overlap-param-gather`` are off by default: all of it.
+    * 3 Megatron with both on: gradients reduce-scattered in buckets of max(40 M, 1 M x d)
+      parameters during the last backward, weights all-gathered during the first forward: the
+      whole micro-batch hides them, all but one bucket:
+      ``max(comm - micro-batch, comm x bucket / params per rank)``.
 
     The backward is two thirds of a micro-batch's compute (``micro_batch_compute_s``; 4 of the 6
     FLOPs per parameter per token). Tensor/context-parallel traffic on the same link
@@ -700,7 +710,9 @@ def exposed_data_parallel_s(
         comm - np.maximum(_f(micro_batches) * (mb_c - shared), 0.0),
         comm * np.minimum(2 / (3 * np.maximum(_f(layers_per_rank), 1.0)), 1.0),
     )
-    default = np.where(fw == 0, ddp, np.where(fw == 1, fsdp, comm))
+    bucket = np.maximum(MEGATRON_BUCKET_PARAMS, 1e6 * _f(data_parallel_ranks)) * GRAD_BYTES
+    megatron = np.maximum(comm - np.maximum(mb_c - shared, 0.0), comm * np.minimum(bucket / grads, 1.0))
+    default = np.where(fw == 0, ddp, np.where(fw == 1, fsdp, np.where(fw == 3, megatron, comm)))
     given = _f(given_overlap)
     return np.where(np.isnan(given), default, (1 - np.nan_to_num(given)) * comm)
 
@@ -784,9 +796,11 @@ def checkpointing_code(mode: str) -> float:
     return -1.0 if mode == "auto" else float(CHECKPOINTING.index(mode))
 
 
-def framework_code(zero_stage: int, model_parallel: int) -> float:
-    """Whose overlap default applies (``OVERLAP``): FSDP for ZeRO-3, Megatron for tensor/pipeline/
-    context parallelism, else DDP (bucketed all-reduce; ZeRO-1/2 overlap the same way)."""
+def framework_code(zero_stage: int, model_parallel: int, given: str | None = None) -> float:
+    """Whose overlap default applies (``OVERLAP``): the one given, else FSDP for ZeRO-3, Megatron
+    for tensor/pipeline/context parallelism, else DDP (bucketed all-reduce; ZeRO-1/2 alike)."""
+    if given is not None:
+        return float(OVERLAP.index(given))
     return 1.0 if zero_stage >= 3 else 2.0 if model_parallel > 1 else 0.0
 
 
@@ -811,6 +825,7 @@ LAYOUT_INPUTS: dict[str, Any] = {
     "activation_checkpointing": ("auto", "none"),
     "kernels": None,
     "data_parallel_overlap": None,
+    "data_parallel_framework": None,
     "gpu_link_bytes_per_s": None,
     "network_bytes_per_s_per_gpu": None,
     "expert_parallel": 1,
@@ -880,7 +895,7 @@ def resolve(
         "checkpointing": checkpointing_code(sc.activation_checkpointing),
         "kernels": float(KERNELS.index(sc.kernels or default_kernels(_architecture(gpu)))),
         "data_parallel_overlap": math.nan if sc.data_parallel_overlap is None else float(sc.data_parallel_overlap),
-        "dp_framework": framework_code(sc.zero_stage, mp),
+        "dp_framework": framework_code(sc.zero_stage, mp, sc.data_parallel_framework),
         "shard_group": float(sc.shard_group),
     }
     src: dict[str, str] = {}

@@ -948,3 +948,35 @@ def test_default_kernels_follow_the_gpu_generation() -> None:
     flash = calc.plan(v100.scenario, kernels="compiled")
     assert v100.step_time_s > flash.step_time_s
     assert v100.train_flops_per_example - flash.train_flops_per_example == pytest.approx(5 * 24 * 2048 * 2048 * 2048)
+
+
+def test_megatron_with_overlapped_grad_reduce_and_param_gather() -> None:
+    nan = float("nan")
+    # 1 s of reduce-scatter + all-gather, 0.7 s micro-batch: 0.3 s stays; 1e9 parameters per rank,
+    # 64 data-parallel ranks: bucket max(40e6, 64e6) = 64e6 parameters, 6.4 % of the traffic at least.
+    assert float(T.exposed_data_parallel_s(1.0, 3, 0.7, 8, 0.0, 1e9, 32, nan, 64)) == pytest.approx(0.3)
+    assert float(T.exposed_data_parallel_s(1.0, 3, 5.0, 8, 0.0, 1e9, 32, nan, 64)) == pytest.approx(0.064)
+    # 8 ranks: the 40e6 floor, 4 %
+    assert float(T.exposed_data_parallel_s(1.0, 3, 5.0, 8, 0.0, 1e9, 32, nan, 8)) == pytest.approx(0.04)
+    assert T.framework_code(1, 8, "megatron_overlap") == 3.0 and T.framework_code(3, 1, "ddp") == 0.0
+    # In a plan (Llama-3-8B shape, TP 8, DP 8 on 64 A100): the overlap hides traffic the default shows.
+    kw: dict[str, Any] = {
+        "model": "transformer",
+        "gpu": "A100-SXM4-80GB",
+        "precision": "bf16",
+        "layers": 32,
+        "hidden": 4096,
+        "heads": 32,
+        "kv_heads": 8,
+        "ffn_hidden": 14336,
+        "vocab": 128256,
+        "seq_len": 4096,
+        "tensor_parallel": 8,
+        "gpus_per_job": 64,
+        "zero_stage": 1,
+        "batch_size": 1,
+        "gradient_accumulation": 8,
+        "optimizer": "adamw",
+    }
+    off, on = calc.plan(**kw), calc.plan(data_parallel_framework="megatron_overlap", **kw)
+    assert on.data_parallel_comm_s < off.data_parallel_comm_s and on.step_time_s < off.step_time_s
