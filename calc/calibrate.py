@@ -463,8 +463,8 @@ def llm_validation() -> pd.DataFrame:
     from calc.plan import plan
 
     out = []
-    for r in _llm_rows("llm"):
-        p = plan(**_llm_layout(r), reserved_bytes=0, model_state_bytes=0, activation_bytes_per_example=1)
+    for r in llm_rows("llm"):
+        p = plan(**llm_layout(r), reserved_bytes=0, model_state_bytes=0, activation_bytes_per_example=1)
         measured = _llm_measured(r)
         predicted = p.gpu_samples_per_s * r["seq_len"]
         layout = "none" if r.get("tensor_parallel", 1) * r.get("pipeline_parallel", 1) == 1 else "TP/PP"
@@ -484,7 +484,7 @@ def llm_validation() -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _llm_rows(section: str) -> list[dict[str, Any]]:
+def llm_rows(section: str) -> list[dict[str, Any]]:
     """The rows of one section of presets/validation.yaml (``llm`` or ``fits``)."""
     raw = catalog.load_yaml(catalog.presets_dir() / "validation.yaml")
     rows = raw.get(section, []) if isinstance(raw, dict) else []
@@ -507,7 +507,7 @@ _LAYOUT_KEYS = (
 )
 
 
-def _llm_layout(r: dict[str, Any]) -> dict[str, Any]:
+def llm_layout(r: dict[str, Any]) -> dict[str, Any]:
     """A held-out LLM row as plan() inputs: its architecture, precision and parallel layout."""
     arch = {k: int(r[k]) for k in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len")}
     return {
@@ -541,14 +541,14 @@ def llm_fit() -> pd.DataFrame:
     from calc.stages import evaluate
 
     out = []
-    for r in _llm_rows("llm") + _llm_rows("fits"):
+    for r in llm_rows("llm") + llm_rows("fits"):
         gib = 2.0**30
         v: Mapping[str, Any]
         try:
-            p = plan(**_llm_layout(r))
+            p = plan(**llm_layout(r))
             v, fits = p.values, True
         except DoesNotFitError:
-            v, fits = evaluate(resolve(Scenario(**_llm_layout(r))).values), False
+            v, fits = evaluate(resolve(Scenario(**llm_layout(r))).values), False
         out.append(
             {
                 "name": r["name"],
@@ -574,7 +574,7 @@ def moe_validation() -> pd.DataFrame:
     from calc.plan import plan
 
     out = []
-    for r in _llm_rows("moe"):
+    for r in llm_rows("moe"):
         kw = {
             k: r[k]
             for k in (
