@@ -322,6 +322,8 @@ def sidebar(values: dict[str, Any], errors: dict[str, str]) -> None:
                         help=info.help,
                         on_change=keep,
                         args=(name, gen),
+                        # Storage of your own: type the path of its YAML file (calc.storage.own_option).
+                        accept_new_options=name == "storage",
                     )
                 elif info.kind == "bool":
                     st.checkbox(label(name), bool(kept), key=key, help=info.help, on_change=keep, args=(name, gen))

@@ -8,9 +8,12 @@
 Public API: ``scenario``, ``scenarios``, ``Scenario``, ``plan``, ``Plan``, ``sweep``,
 ``recommend``, ``designs``, ``answer``, ``max_gpus``, ``levers``, ``calibration``, the presets (``gpus``, ``models``,
 ``storage_options``), ``cluster`` (many jobs on one storage; ``answer`` takes its plan too),
-units (``parse``, ``fmt``) and the errors.
+units (``parse``, ``fmt``), the errors, and the modules ``plots`` (Plotly figures, ``plots.sweep``)
+and ``report``. Plans, answers, scenarios and clusters display as HTML and Markdown in Jupyter
+(``calc.display``, attached here so that the classes below never import their presentation).
 """
 
+from calc import display, plots, report
 from calc.calibrate import calibration
 from calc.catalog import gpus, models
 from calc.cluster import Cluster, ClusterAnswer, ClusterPlan, answer, cluster, cluster_answer
@@ -57,7 +60,9 @@ __all__ = [
     "models",
     "parse",
     "plan",
+    "plots",
     "recommend",
+    "report",
     "scenario",
     "scenarios",
     "storage_levers",
@@ -65,3 +70,5 @@ __all__ = [
     "sweep",
 ]
 __version__ = "0.1.0"
+
+display.attach()  # Jupyter's rich displays (calc.display sits above the classes it renders)

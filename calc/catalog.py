@@ -89,9 +89,20 @@ def lookup(name: object, table: Mapping[str, Any], what: str, field: str) -> str
     key = name.strip().lower()
     if key in folded:
         return folded[key]
-    close = difflib.get_close_matches(key, folded, n=4, cutoff=0.4)
-    hint = f"; did you mean {', '.join(folded[c] for c in close)}?" if close else ""
+    close = close_names(key, list(table), 4)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise PresetError(field, f"unknown {what} {name!r}{hint} (known: {', '.join(table)})")
+
+
+def close_names(word: str, names: list[str], n: int = 3, cutoff: float = 0.4) -> list[str]:
+    """Names ``word`` may have meant: those containing it (``A100`` -> ``A100-SXM4-80GB``,
+    ``fsx`` -> ``aws-fsx-lustre-*``, ``p5`` -> ``aws-p5.48xlarge``; up to 6), then the closest by
+    spelling (difflib), ``n`` of those at most; case-insensitive."""
+    key = word.strip().lower()
+    folded = {k.lower(): k for k in names}
+    contained = [k for k in folded if key and key in k][:6] if len(key) >= 2 else []
+    spelled = [k for k in difflib.get_close_matches(key, list(folded), n=n, cutoff=cutoff) if k not in contained]
+    return [folded[k] for k in [*contained, *spelled][: max(n, len(contained))]]
 
 
 class _Entry:

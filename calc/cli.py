@@ -1,48 +1,56 @@
-"""Command line: ``python -m calc [SCENARIO] [--set key=value ...] [--format ...]``.
+"""Command line: ``python -m calc COMMAND ...``; ``python -m calc COMMAND --help`` explains each.
 
-Commands:
-  python -m calc [SCENARIO]                  the plan (default scenario: beast-imagenet-4xv100)
-  python -m calc list [scenarios|gpus|models|storage]
-  python -m calc explain SCENARIO            every formula with its numbers and sources
-  python -m calc recommend SCENARIO          which storage serves it, how many units, cost
-  python -m calc designs SCENARIO            complete designs (one tier, page cache, local drives) by cost
-  python -m calc levers SCENARIO             what-if fixes ranked by GPU utilisation
-  python -m calc max-gpus SCENARIO (--storage NAME [--units N] | --bandwidth X | --iops Y)
-  python -m calc sweep SCENARIO --axis key=v1,v2,...
-  python -m calc calibration                 predicted vs measured throughput
-  python -m calc measure-storage PATH        random-read IOPS, MB/s, latency of real files
-  python -m calc cluster [FILE.yaml|PRESET] [--job preset:count ...]   many jobs on one storage
-
-Bad input prints one line naming the field and exits with status 2.
+Every command takes ``--set key=value`` (any input, read as links read it) and ``--format``
+(table, json, yaml, markdown, csv). ``python -m calc NAME`` is the plan of preset NAME. A
+mistyped command is named back with the closest commands (never read as a scenario name). Bad
+input prints one line naming the field (the command line's own flag where it has one) and exits
+with status 2; a closed pipe (``| head``) ends quietly.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
+import math
+import os
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn
 
 import pandas as pd
 import yaml
 
+from calc import calibrate, catalog, measure, report, sizing
+from calc.cluster import cluster_answer, command_output, from_command_line
 from calc.errors import InputError
+from calc.plan import plan
+from calc.scenario import FIELDS, Scenario, scenario, scenarios
+from calc.storage import options as storage_options
+from calc.sweep import sweep
+from calc.units import Kind, fmt
 
-COMMANDS = (
-    "list",
-    "explain",
-    "recommend",
-    "designs",
-    "levers",
-    "max-gpus",
-    "sweep",
-    "calibration",
-    "measure-storage",
-    "plan",
-    "cluster",
-)
 DEFAULT_SCENARIO = "beast-imagenet-4xv100"
+FORMATS = ("table", "json", "yaml", "markdown", "csv")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad command line in one line, exit status 2, like bad input."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message} ({self.prog} --help explains it)\n")
+
+
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: its help line, examples (shown by its ``--help``), options and handler."""
+
+    help: str
+    examples: tuple[str, ...]
+    options: Callable[[argparse.ArgumentParser], None]
+    handler: Callable[[argparse.Namespace], str]
+    scenario: bool = True  # takes a SCENARIO positional
 
 
 def _sets(pairs: Sequence[str]) -> dict[str, str]:
@@ -56,223 +64,447 @@ def _sets(pairs: Sequence[str]) -> dict[str, str]:
     return out
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports a bad command line in one line, exit status 2, like bad input."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"error: {message} (python -m calc --help lists the commands)\n")
+def _scenario(args: argparse.Namespace) -> Scenario:
+    """The command's scenario: the preset named (default beast-imagenet-4xv100) with ``--set``."""
+    return Scenario.from_params(_sets(args.set), scenario(args.target or DEFAULT_SCENARIO), "--set")
 
 
-def _table(df: pd.DataFrame, fmt: str) -> str:
-    if fmt == "json":
+def table(df: pd.DataFrame, form: str) -> str:
+    """A table in the output format asked for (csv, json and yaml keep base units)."""
+    if form == "csv":
+        return df.to_csv(index=False).rstrip("\n")
+    if form == "json":
         return df.to_json(orient="records", indent=1)
-    if fmt == "yaml":
+    if form == "yaml":
         return yaml.safe_dump(json.loads(df.to_json(orient="records")), sort_keys=False)
-    if fmt == "markdown":
-        from calc.report import markdown_table
-
-        return markdown_table(df)
+    if form == "markdown":
+        return report.markdown_table(df)
     with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 70):
         return df.to_string(index=False)
 
 
-def _parser() -> argparse.ArgumentParser:
+# ---------------------------------------------------------------- list
+
+
+def _list_frames() -> dict[str, Callable[[], pd.DataFrame]]:
+    """What ``list`` shows: each a table built when asked."""
+    return {
+        "scenarios": lambda: pd.DataFrame(
+            [{"scenario": n, "description": scenario(n).description} for n in scenarios()]
+        ),
+        "gpus": lambda: pd.DataFrame(
+            [
+                {
+                    "gpu": g.name,
+                    "memory": fmt(g.memory_bytes, "bytes", binary=True),
+                    "peaks": ", ".join(f"{k} {fmt(v, 'flops_per_s')}" for k, v in g.peak_flops_per_s.items()),
+                    "host link": g.host_link,
+                }
+                for g in catalog.gpus().values()
+            ]
+        ),
+        "models": lambda: pd.DataFrame(
+            [
+                {
+                    "model": m.name,
+                    "params": f"{m.params / 1e6:,.1f} M",
+                    "forward": fmt(m.forward_flops, "flops"),
+                    "example": fmt(m.example_bytes, "bytes"),
+                }
+                for m in catalog.models().values()
+            ]
+        ),
+        "storage": lambda: pd.DataFrame(
+            [{"storage": o.name, "label": o.label, "unit": o.unit, "site": o.site} for o in storage_options().values()]
+        ),
+        "servers": lambda: pd.DataFrame(
+            [
+                {
+                    "server": s.name,
+                    "gpus": f"{s.gpus_per_node} x {s.gpu}",
+                    "cpu cores": _published(s.cpu_cores, "count"),
+                    "ram": _published(s.ram_bytes, "bytes"),
+                    "storage link": _published(s.storage_network_bytes_per_s, "bytes_per_s"),
+                    "site": s.site,
+                }
+                for s in catalog.servers().values()
+            ]
+        ),
+        "fields": lambda: pd.DataFrame(
+            [
+                {"field": k, "group": f.group, "label": f.label, "default": "" if v is None else str(v)}
+                for (k, f), v in zip(FIELDS.items(), Scenario().to_dict().values(), strict=True)
+            ]
+        ),
+    }
+
+
+def _published(value: float, kind: Kind) -> str:
+    """A server figure with its unit, or "not published" (NaN in servers.yaml)."""
+    if not math.isfinite(value):
+        return "not published"
+    return fmt(value, kind, binary=kind == "bytes") if kind != "count" else f"{value:,.0f}"
+
+
+def _list(args: argparse.Namespace) -> str:
+    frames = _list_frames()
+    what = (args.target or "scenarios").lower()
+    if what not in frames:
+        raise InputError("list", f"unknown {what!r}{_did_you_mean(what, frames)}; accepted: {', '.join(frames)}")
+    return table(frames[what](), args.format)
+
+
+# ---------------------------------------------------------------- plan and the sizing commands
+
+
+def _plan(args: argparse.Namespace) -> str:
+    p = plan(_scenario(args))
+    if args.format == "table":
+        t = p.to_frame()[["label", "display"]]
+        head = f"{p.title}\n{p.scenario.description}\n\n" + "\n".join(sizing.answer(p).lines())
+        head += f"\n\nstep time from {p.step_method}; bottleneck: {p.bottleneck}\n"
+        body = "\n".join(f"{label:<48} {shown}" for label, shown in t.itertuples(index=False))
+        return head + body + "".join(f"\nwarning: {w}" for w in p.warnings)
+    if args.format == "markdown":
+        return report.markdown_report(p)
+    if args.format == "csv":
+        return p.to_frame().reset_index().to_csv(index=False).rstrip("\n")
+    data = p.to_dict()
+    return json.dumps(data, indent=1) if args.format == "json" else yaml.safe_dump(data, sort_keys=False)
+
+
+def _explain(args: argparse.Namespace) -> str:
+    return plan(_scenario(args)).explain()
+
+
+def _designs(args: argparse.Namespace) -> str:
+    d = sizing.answer(_scenario(args)).designs
+    if not d:
+        return "No complete design: no priced option serves this job (python -m calc recommend says why)."
+    if args.format == "table":
+        return report.designs_table(d).to_string(index=False)
+    # Markdown is read by people: the human table (no nan or inf); the others keep the numbers.
+    return table(report.designs_table(d) if args.format == "markdown" else pd.DataFrame(list(d)), args.format)
+
+
+def _recommend(args: argparse.Namespace) -> str:
+    sc = _scenario(args)
+    df = sizing.recommend(sc)
+    if args.format != "table":
+        return table(df, args.format)
+    shown = df.assign(
+        units=df["units"].astype(str) + " " + df["unit"],
+        monthly_usd=df["monthly_usd"].round(0),
+        iops_headroom=df["iops_headroom"].round(2),
+        bandwidth_headroom=df["bandwidth_headroom"].round(2),
+    )
+    cols = ["option", "feasible", "ready", "units", "limiting", "iops_headroom", "bandwidth_headroom"]
+    levers = sizing.storage_levers(sc)
+    return (
+        table(shown[[*cols, "monthly_usd", "why_not"]], "table")
+        + "\n\nStorage levers (each alone):\n"
+        + table(levers, "table")
+    )
+
+
+def _levers(args: argparse.Namespace) -> str:
+    return table(sizing.levers(_scenario(args)).round(4), args.format)
+
+
+MAX_GPUS_FLAGS = {"storage": "--storage", "units": "--units", "read_bytes_per_s": "--read-bytes-per-s"}
+MAX_GPUS_FLAGS["read_iops"] = "--read-iops"
+"""max_gpus' Python arguments and the command line's flags for them (errors name the flag)."""
+
+
+def _max_gpus(args: argparse.Namespace) -> str:
+    sc = _scenario(args)
+    try:
+        n = sizing.max_gpus(
+            sc,
+            storage=args.storage,
+            units=args.units,
+            read_bytes_per_s=args.read_bytes_per_s,
+            read_iops=args.read_iops,
+        )
+    except InputError as e:
+        message = e.message
+        for name, flag in MAX_GPUS_FLAGS.items():
+            message = message.replace(f"{name}=", f"{flag} ")
+            if "_" in name:
+                message = message.replace(name, flag)
+        raise InputError(MAX_GPUS_FLAGS.get(e.field, e.field), message) from None
+    return f"{n} GPUs of {sc.name} at {sc.target_gpu_utilization:.0%} utilisation"
+
+
+def _sweep(args: argparse.Namespace) -> str:
+    axes = {}
+    for a in args.axis:
+        if "=" not in a:
+            raise InputError("--axis", f"expected key=v1,v2, got {a!r}")
+        k, vals = a.split("=", 1)
+        axes[k.strip()] = [v.strip() for v in vals.split(",")]
+    df = sweep(_scenario(args), **axes)
+    outputs = ["batch_size", "step_time_s", "samples_per_s", "read_iops", "read_bytes_per_s", "gpu_utilization"]
+    return table(df[[*axes, *outputs, "bottleneck"]], args.format)
+
+
+def _calibration(args: argparse.Namespace) -> str:
+    t = calibrate.calibration()
+    s = calibrate.summary(t)
+    cols = ["model", "gpu", "precision", "batch_size", "stack", "measured_samples_per_s"]
+    shown = t[[*cols, "predicted_samples_per_s", "error", "logo_predicted_samples_per_s", "logo_error"]].round(3)
+    if args.format == "csv":
+        return table(shown, "csv")
+    text = (
+        table(shown, args.format)
+        + "\n\nLeave-one-GPU-out error per GPU:\n"
+        + table(calibrate.per_gpu(t).round(3), args.format)
+    )
+    text += (
+        f"\n\ngeometric-mean error: {s['logo_geomean_error'] * 100:.1f} % leave-one-GPU-out "
+        f"({s['in_sample_geomean_error'] * 100:.1f} % in-sample) over {s['rows']:.0f} rows on {s['gpus']:.0f} GPUs"
+    )
+    v = calibrate.validation()
+    if len(v):
+        err = calibrate.geomean_error(v["predicted_samples_per_s"], v["measured_samples_per_s"])
+        text += f"; held-out validation.yaml: {err * 100:.1f} % over {len(v)} rows never fitted"
+    return text
+
+
+def _measure_storage(args: argparse.Namespace) -> str:
+    if not args.target:
+        raise InputError("PATH", "give a directory of files to read")
+    r = measure.storage(
+        args.target, request_size=args.request_size, concurrency=args.concurrency, seconds=args.seconds, progress=True
+    )
+    if args.write_preset:
+        measure.write_storage_preset(r, args.write_preset, site=args.site)
+    return json.dumps(r.to_dict(), indent=1)
+
+
+def job_text(spec: str) -> str:
+    """``preset:count:key=value,key=value`` (per-job overrides) as the cluster's ``preset:count|key=value``."""
+    head, _, changes = spec.partition(":")
+    count, sep2, pairs = changes.partition(":")
+    if not sep2:
+        return spec
+    return "|".join([f"{head}:{count}", *(p for p in pairs.split(",") if p.strip())])
+
+
+def _cluster(args: argparse.Namespace) -> str:
+    c = from_command_line(args.target, [job_text(j) for j in args.job], _sets(args.set))
+    if args.format == "csv":
+        return table(cluster_answer(c).jobs, "csv")
+    return command_output(c, args.format)
+
+
+# ---------------------------------------------------------------- options of each command
+
+
+def _no_options(ap: argparse.ArgumentParser) -> None:
+    del ap
+
+
+def _max_gpus_options(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--storage", help="a storage option (python -m calc list storage), or your own YAML file")
+    ap.add_argument("--units", type=float, help="units of that option (default: as many as needed)")
+    ap.add_argument(
+        "--read-bytes-per-s",
+        "--bandwidth",
+        dest="read_bytes_per_s",
+        help="read bandwidth, e.g. '100 GB/s' (Python: read_bytes_per_s; --bandwidth is an alias)",
+    )
+    ap.add_argument("--read-iops", "--iops", dest="read_iops", help="reads per second (Python: read_iops)")
+
+
+def _sweep_options(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--axis", action="append", default=[], metavar="KEY=V1,V2", help="an axis (repeat for a grid)")
+
+
+def _measure_options(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--request-size", default="64 KiB", help="bytes per read (default 64 KiB)")
+    ap.add_argument("--concurrency", type=int, default=8, help="reads in flight (default 8)")
+    ap.add_argument("--seconds", type=float, default=5.0, help="duration (default 5 s)")
+    ap.add_argument("--write-preset", metavar="FILE", help="write a storage option YAML (then: storage=FILE)")
+    ap.add_argument("--site", default="on-prem", help="where the measured storage is (default on-prem)")
+
+
+def _cluster_options(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument(
+        "--job",
+        action="append",
+        default=[],
+        metavar="PRESET:COUNT[:KEY=VALUE,...]",
+        help="add a job type, with its own inputs after a second colon",
+    )
+
+
+COMMANDS: dict[str, Command] = {
+    "plan": Command(
+        "the plan of a scenario, with the answer on top (the default command)",
+        ("python -m calc plan beast-nfs-shop --set jobs=10", "python -m calc beast-nfs-shop --format json"),
+        _no_options,
+        _plan,
+    ),
+    "list": Command(
+        "list presets: scenarios, gpus, models, storage, servers, or fields (every input)",
+        ("python -m calc list servers", "python -m calc list fields --format csv"),
+        _no_options,
+        _list,
+    ),
+    "explain": Command(
+        "every formula with its numbers and sources",
+        ("python -m calc explain mlperf-unet3d-h100",),
+        _no_options,
+        _explain,
+    ),
+    "recommend": Command(
+        "every storage option: units, limiting axis, headroom, monthly cost",
+        ("python -m calc recommend beast-imagenet-4xv100 --set storage=mine.yaml",),
+        _no_options,
+        _recommend,
+    ),
+    "designs": Command(
+        "complete designs (one tier, page cache, local drives + a store), cheapest first",
+        ("python -m calc designs mlperf-unet3d-h100 --set gpus_per_job=64",),
+        _no_options,
+        _designs,
+    ),
+    "levers": Command(
+        "what-if fixes ranked by GPU utilisation",
+        ("python -m calc levers luna-unet3d-1080ti",),
+        _no_options,
+        _levers,
+    ),
+    "max-gpus": Command(
+        "how many GPUs of this job a storage keeps fed",
+        (
+            'python -m calc max-gpus mlperf-unet3d-h100 --read-bytes-per-s "100 GB/s"',
+            "python -m calc max-gpus mlperf-unet3d-h100 --storage nvme-gen4 --units 4",
+        ),
+        _max_gpus_options,
+        _max_gpus,
+    ),
+    "sweep": Command(
+        "a grid of scenarios, one row each",
+        ("python -m calc sweep beast-small-files --axis jobs=5,10 --axis example_bytes=64KiB,500kB",),
+        _sweep_options,
+        _sweep,
+    ),
+    "calibration": Command(
+        "predicted vs measured throughput, leave-one-GPU-out and held-out errors",
+        ("python -m calc calibration --format csv",),
+        _no_options,
+        _calibration,
+        scenario=False,
+    ),
+    "measure-storage": Command(
+        "random-read IOPS, MB/s and latency of real files (never writes into PATH)",
+        ("python -m calc measure-storage /data/imagenet --request-size 128KiB --write-preset mine.yaml",),
+        _measure_options,
+        _measure_storage,
+    ),
+    "cluster": Command(
+        "many job types on one storage: what to buy, each job's share and utilisation",
+        (
+            "python -m calc cluster lab-168-gpus",
+            "python -m calc cluster --job resnet50-8xh100-imagenet:3 --job llama3-8b-pretrain-8xh100:2:gpus_per_job=16",
+        ),
+        _cluster_options,
+        _cluster,
+    ),
+}
+
+_TARGET_HELP = {
+    "list": "what to list: scenarios, gpus, models, storage, servers or fields",
+    "measure-storage": "a directory of files to read",
+    "cluster": "a cluster YAML file or preset (presets/clusters)",
+}
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line: one subcommand each, with its own ``--help`` and examples."""
     ap = _Parser(
         prog="python -m calc",
         description="Feedrate: data-loading requirements of a training job.",
         epilog=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("command", nargs="?", default="plan", help="a command, or a scenario name for its plan")
-    ap.add_argument("target", nargs="?", help="scenario name (or what to list; or a PATH)")
-    ap.add_argument(
-        "--set", action="append", default=[], metavar="KEY=VALUE", help="override an input, e.g. --set gpus_per_job=8"
-    )
-    ap.add_argument("--format", choices=("table", "json", "yaml", "markdown"), default="table")
-    ap.add_argument("--storage", help="max-gpus: a storage option")
-    ap.add_argument("--units", type=float, help="max-gpus: units of that option")
-    ap.add_argument("--bandwidth", help="max-gpus: read bandwidth, e.g. '100 GB/s'")
-    ap.add_argument("--iops", help="max-gpus: reads per second")
-    ap.add_argument("--axis", action="append", default=[], metavar="KEY=V1,V2", help="sweep: an axis")
-    ap.add_argument("--request-size", default="64 KiB", help="measure-storage: bytes per read")
-    ap.add_argument("--concurrency", type=int, default=8, help="measure-storage: reads in flight")
-    ap.add_argument("--seconds", type=float, default=5.0, help="measure-storage: duration")
-    ap.add_argument("--write-preset", metavar="FILE", help="measure-storage: write a storage preset YAML here")
-    ap.add_argument("--job", action="append", default=[], metavar="PRESET:COUNT", help="cluster: add a job type")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, c in COMMANDS.items():
+        p = sub.add_parser(
+            name,
+            help=c.help,
+            description=c.help[0].upper() + c.help[1:] + ".",
+            epilog="examples:\n  " + "\n  ".join(c.examples),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        if c.scenario:
+            p.add_argument("target", nargs="?", help=_TARGET_HELP.get(name, "a scenario preset"))
+        p.add_argument(
+            "--set", action="append", default=[], metavar="KEY=VALUE", help="an input, e.g. --set gpus_per_job=8"
+        )
+        p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
+        c.options(p)
     return ap
 
 
+def _did_you_mean(word: str, names: Sequence[str] | dict[str, Any]) -> str:
+    close = difflib.get_close_matches(word.lower(), list(names), n=3, cutoff=0.6)
+    return f" (did you mean {', '.join(close)}?)" if close else ""
+
+
+def _argv(argv: Sequence[str]) -> list[str]:
+    """Route ``python -m calc [NAME] [--options]`` to ``plan``; refuse a mistyped command."""
+    args = list(argv)
+    if not args or (args[0].startswith("-") and args[0] not in ("-h", "--help")):
+        return ["plan", *args]
+    first = args[0]
+    if first in COMMANDS or first in ("-h", "--help"):
+        return args
+    if first.lower() in (s.lower() for s in scenarios()):
+        return ["plan", *args]
+    close = difflib.get_close_matches(first.lower(), list(COMMANDS), n=3, cutoff=0.6)
+    if close:
+        raise InputError(
+            "command", f"unknown command {first!r} (did you mean {', '.join(close)}?); accepted: {', '.join(COMMANDS)}"
+        )
+    return ["plan", *args]  # a scenario name: plan() names it back with close matches
+
+
+def _flags(ap: argparse.ArgumentParser, command: str) -> dict[str, str]:
+    """A command's options by their Python name (``request_size``) -> the flag (``--request-size``)."""
+    sub = next(a for a in ap._actions if isinstance(a, argparse._SubParsersAction))
+    return {a.dest: a.option_strings[0] for a in sub.choices[command]._actions if a.option_strings}
+
+
 def run(argv: Sequence[str]) -> str:
-    """Execute a command line and return what it prints."""
-    import calc
-    from calc import sizing
-
-    args = _parser().parse_args(list(argv))
-    command, target = args.command, args.target
-    if command not in COMMANDS:  # `python -m calc NAME`
-        command, target = "plan", command
-    sets = _sets(args.set)
-
-    def sc() -> calc.Scenario:
-        return calc.Scenario.from_params(sets, calc.scenario(target or DEFAULT_SCENARIO), "--set")
-
-    if command == "list":
-        what = target or "scenarios"
-        tables = {
-            "scenarios": lambda: pd.DataFrame(
-                [{"scenario": n, "description": calc.scenario(n).description} for n in calc.scenarios()]
-            ),
-            "gpus": lambda: pd.DataFrame(
-                [
-                    {
-                        "gpu": g.name,
-                        "memory": calc.fmt(g.memory_bytes, "bytes", binary=True),
-                        "peaks": ", ".join(f"{k} {calc.fmt(v, 'flops_per_s')}" for k, v in g.peak_flops_per_s.items()),
-                        "host link": g.host_link,
-                    }
-                    for g in calc.gpus().values()
-                ]
-            ),
-            "models": lambda: pd.DataFrame(
-                [
-                    {
-                        "model": m.name,
-                        "params": f"{m.params / 1e6:,.1f} M",
-                        "forward": calc.fmt(m.forward_flops, "flops"),
-                        "example": calc.fmt(m.example_bytes, "bytes"),
-                    }
-                    for m in calc.models().values()
-                ]
-            ),
-            "storage": lambda: pd.DataFrame(
-                [{"storage": o.name, "label": o.label, "unit": o.unit} for o in calc.storage_options().values()]
-            ),
-        }
-        if what not in tables:
-            raise InputError("list", f"unknown {what!r}; accepted: {', '.join(tables)}")
-        return _table(tables[what](), args.format)
-    if command == "plan":
-        p = calc.plan(sc())
-        if args.format == "table":
-            from calc.sizing import answer
-
-            t = p.to_frame()[["label", "display"]]
-            head = f"{p.title}\n{p.scenario.description}\n\n" + "\n".join(answer(p).lines())
-            head += f"\n\nstep time from {p.step_method}; bottleneck: {p.bottleneck}\n"
-            body = "\n".join(f"{label:<48} {shown}" for label, shown in t.itertuples(index=False))
-            return head + body + "".join(f"\nwarning: {w}" for w in p.warnings)
-        if args.format == "markdown":
-            from calc.report import markdown_report
-
-            return markdown_report(p)
-        data = p.to_dict()
-        return json.dumps(data, indent=1) if args.format == "json" else yaml.safe_dump(data, sort_keys=False)
-    if command == "explain":
-        return calc.plan(sc()).explain()
-    if command == "cluster":
-        from calc.cluster import command_output, from_command_line
-
-        return command_output(from_command_line(target, args.job, sets), args.format)
-    if command == "designs":
-        from calc.report import designs_table
-
-        d = sizing.answer(sc()).designs
-        if not d:
-            return "No complete design: no priced option serves this job (python -m calc recommend says why)."
-        if args.format == "table":
-            return designs_table(d).to_string(index=False)
-        # Markdown is read by people: the human table (no nan or inf); json/yaml write null for them.
-        return _table(designs_table(d) if args.format == "markdown" else pd.DataFrame(list(d)), args.format)
-    if command == "recommend":
-        df = sizing.recommend(sc())
-        if args.format == "table":
-            df = df.assign(units=df["units"].astype(str) + " " + df["unit"], monthly_usd=df["monthly_usd"].round(0))[
-                [
-                    "option",
-                    "feasible",
-                    "ready",
-                    "units",
-                    "limiting",
-                    "iops_headroom",
-                    "bandwidth_headroom",
-                    "monthly_usd",
-                    "why_not",
-                ]
-            ]
-            df["iops_headroom"] = df["iops_headroom"].round(2)
-            df["bandwidth_headroom"] = df["bandwidth_headroom"].round(2)
-            lev = sizing.storage_levers(sc())
-            return _table(df, args.format) + "\n\nStorage levers (each alone):\n" + _table(lev, args.format)
-        return _table(df, args.format)
-    if command == "levers":
-        return _table(sizing.levers(sc()).round(4), args.format)
-    if command == "max-gpus":
-        n = sizing.max_gpus(
-            sc(), storage=args.storage, units=args.units, read_bytes_per_s=args.bandwidth, read_iops=args.iops
-        )
-        return f"{n} GPUs of {target or DEFAULT_SCENARIO} at {sc().target_gpu_utilization:.0%} utilisation"
-    if command == "sweep":
-        axes = {}
-        for a in args.axis:
-            if "=" not in a:
-                raise InputError("--axis", f"expected key=v1,v2, got {a!r}")
-            k, vals = a.split("=", 1)
-            axes[k.strip()] = [v.strip() for v in vals.split(",")]
-        df = calc.sweep(sc(), **axes)
-        cols = [
-            *axes,
-            "batch_size",
-            "step_time_s",
-            "samples_per_s",
-            "read_iops",
-            "read_bytes_per_s",
-            "gpu_utilization",
-            "bottleneck",
-        ]
-        return _table(df[cols], args.format)
-    if command == "calibration":
-        from calc.calibrate import calibration, per_gpu, summary, validation
-
-        t = calibration()
-        s = summary(t)
-        cols = ["model", "gpu", "precision", "batch_size", "stack", "measured_samples_per_s"]
-        shown = t[[*cols, "predicted_samples_per_s", "error", "logo_predicted_samples_per_s", "logo_error"]].round(3)
-        text = (
-            _table(shown, args.format)
-            + "\n\nLeave-one-GPU-out error per GPU:\n"
-            + _table(per_gpu(t).round(3), args.format)
-        )
-        text += (
-            f"\n\ngeometric-mean error: {s['logo_geomean_error'] * 100:.1f} % leave-one-GPU-out "
-            f"({s['in_sample_geomean_error'] * 100:.1f} % in-sample) over {s['rows']:.0f} rows on {s['gpus']:.0f} GPUs"
-        )
-        v = validation()
-        if len(v):
-            from calc.calibrate import geomean_error
-
-            err = geomean_error(v["predicted_samples_per_s"], v["measured_samples_per_s"])
-            text += f"; held-out validation.yaml: {err * 100:.1f} % over {len(v)} rows never fitted"
-        return text
-    if command == "measure-storage":
-        from calc.measure import storage as measure_storage
-        from calc.measure import write_storage_preset
-
-        if not target:
-            raise InputError("PATH", "give a directory of files to read")
-        r = measure_storage(
-            target, request_size=args.request_size, concurrency=args.concurrency, seconds=args.seconds, progress=True
-        )
-        if args.write_preset:
-            write_storage_preset(r, args.write_preset)
-        return json.dumps(r.to_dict(), indent=1)
-    raise InputError("command", f"unknown command; accepted: {', '.join(COMMANDS)}")
+    """Execute a command line and return what it prints; an error names the command line's own
+    flag (``--request-size``) where the Python argument it sets has another spelling."""
+    ap = parser()
+    args = ap.parse_args(_argv(argv))
+    try:
+        return COMMANDS[args.command].handler(args)
+    except InputError as e:
+        flag = _flags(ap, args.command).get(e.field)
+        if flag is None or flag == e.field:
+            raise
+        raise type(e)(flag, e.message) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: print the result, or one error line and return 2."""
+    """Entry point: print the result, or one error line and return 2; quiet on a closed pipe."""
     try:
-        print(run(sys.argv[1:] if argv is None else argv))
+        text = run(sys.argv[1:] if argv is None else argv)
     except (InputError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        # The reader (head, less) closed the pipe: nothing more to say. Point stdout at
+        # /dev/null so that the interpreter's own flush at exit does not raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     return 0

@@ -45,7 +45,7 @@ from calc import sizing as sz
 from calc import storage as st
 from calc.errors import InputError, PresetError
 from calc.plan import Plan, plan
-from calc.scenario import FIELDS, Scenario, to_text
+from calc.scenario import FIELDS, Scenario, to_text, unknown_input
 from calc.scenario import scenario as preset_scenario
 from calc.units import Kind, fmt, fmt_usd, parse
 
@@ -110,7 +110,7 @@ class Cluster:
                 raise InputError(f"jobs: {j.name}", f"count {j.count!r}; accepted: a whole number from 1 to 100000")
         unknown = sorted(set(self.shared) - set(FIELDS))
         if unknown:
-            raise InputError(unknown[0], f"unknown shared input; accepted: {', '.join(FIELDS)}")
+            raise InputError(unknown[0], "shared " + unknown_input(unknown[0]))
         if self.saves not in SAVES:
             raise InputError("saves", f"{self.saves!r}; accepted: {', '.join(SAVES)}")
         if self.policy not in POLICIES:

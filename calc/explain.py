@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import typing
+from typing import Any
 
 from calc import checkpoint, compute, transformer
 from calc.formula import FORMULAS
@@ -260,3 +261,20 @@ class _Numbers(dict[str, str]):
             value = float(p.values.get(key, p.inputs.get(key, math.nan)))
             return fmt(value, input_kind(key)) if math.isfinite(value) else "unlimited"
         return "{" + key + "}"
+
+
+ARCHITECTURE_OUTPUTS = (
+    "recompute_flops_per_example",
+    "pipeline_bubble",
+    "tensor_parallel_comm_s",
+    "data_parallel_comm_s",
+)
+"""Outputs only a transformer by its architecture has (activation recompute, the pipeline
+bubble, tensor/context/pipeline and data-parallel traffic); 0 for any other model."""
+
+
+def explained(p: Any) -> list[str]:
+    """The outputs ``Plan.explain`` shows: every one, less the architecture's own terms for a
+    model without an architecture (a CNN has no tensor-parallel traffic or recompute to explain)."""
+    arch = bool(p.inputs.get("arch", 0.0))
+    return [k for k in OUTPUTS if arch or k not in ARCHITECTURE_OUTPUTS]

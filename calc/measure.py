@@ -224,10 +224,16 @@ def storage(
     )
 
 
-def write_storage_preset(m: StorageMeasurement, out: str | os.PathLike[str], name: str = "measured-storage") -> Path:
-    """Write a storage preset entry (the presets/storage.yaml format) for a measurement.
+def write_storage_preset(
+    m: StorageMeasurement, out: str | os.PathLike[str], name: str = "measured-storage", site: str = "on-prem"
+) -> Path:
+    """Write a storage option of your own (the presets/storage.yaml format) for a measurement;
+    ``calc.plan(..., storage="FILE")`` reads it back (calc.storage.own_option).
 
-    Refuses to write inside the measured directory: the probe never touches the data.
+    The probe reads only: the write rate is written as the read rate and its source says so
+    (replace it with the system's write figure); no price (add ``purchase_price`` or
+    ``price_per_gb_month`` and their sources to have it priced and bought). Refuses to write
+    inside the measured directory: the probe never touches the data.
     """
     target = Path(out).resolve()
     data_dir = Path(m.path).resolve()
@@ -242,12 +248,18 @@ def write_storage_preset(m: StorageMeasurement, out: str | os.PathLike[str], nam
             "iops_request": f"{m.request_bytes} B",
             "iops_queue_depth": m.concurrency,
             "read_bandwidth": f"{m.bytes_per_s:.0f} B/s",
+            "write_bandwidth": f"{m.bytes_per_s:.0f} B/s",
             "latency": f"{m.latency_p50_s * 1e6:.1f} us",
+            "site": site,
             "verified": "measured",
+            "no_price_reason": "measured, not bought: add purchase_price or price_per_gb_month (with sources)",
             "sources": {
-                k: f"calc.measure.storage on {time.strftime('%Y-%m-%d')}, {m.reads} reads in {m.seconds:.1f} s; "
-                f"{m.cache}"
-                for k in ("iops", "read_bandwidth", "latency")
+                **{
+                    k: f"calc.measure.storage on {time.strftime('%Y-%m-%d')}, {m.reads} reads in {m.seconds:.1f} s; "
+                    f"{m.cache}"
+                    for k in ("iops", "read_bandwidth", "latency")
+                },
+                "write_bandwidth": "not measured (the probe only reads): the read rate, an assumption to replace",
             },
         }
     }

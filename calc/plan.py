@@ -20,10 +20,10 @@ import pandas as pd
 
 from calc import compute, pipeline, storage, transformer
 from calc.errors import DoesNotFitError, InputError
-from calc.explain import format_output, formula, render_formula
+from calc.explain import explained, format_output, formula, render_formula
 from calc.registry import OUTPUTS
 from calc.resolve import resolve
-from calc.scenario import FIELDS, Scenario
+from calc.scenario import FIELDS, Scenario, closest
 from calc.scenario import scenario as preset_scenario
 from calc.stages import _EXTRA, STAGE_KEYS, UNLIMITED, evaluate
 from calc.units import fmt
@@ -74,7 +74,15 @@ class Plan:
         return f"{sc.name}: {sc.model} on {sc.gpus_per_job * sc.jobs} x {sc.gpu}, {sc.precision}"
 
     def formatted(self, name: str) -> str:
-        """One output with its unit: ``"5,885 reads/s"``, ``"12.97 GiB"``."""
+        """One output with its unit: ``"5,885 reads/s"``, ``"12.97 GiB"``.
+
+        Raises
+        ------
+        InputError
+            An unknown output, naming it and the closest outputs.
+        """
+        if name not in OUTPUTS:
+            raise InputError(name, f"not an output{closest(name, OUTPUTS)}; accepted: calc.OUTPUTS")
         if name == "goodput" and self.values[name] == 0 and self.values["checkpoint_interval_used_s"] > 0:
             return "0.00 % (interruptions cost more than the MTBF)"  # saving, yet nothing useful
         return format_output(name, self.values[name])
@@ -82,7 +90,7 @@ class Plan:
     def explain(self) -> str:
         """Each formula, then the same with the numbers plugged in, and the result."""
         lines = [f"Plan for {self.title}"]
-        for name in OUTPUTS:
+        for name in explained(self):
             symbolic, numeric = render_formula(self, formula(self, name))
             lines.append(f"{name} = {symbolic}")
             if numeric != symbolic:
@@ -121,10 +129,6 @@ class Plan:
         out["step_method"] = self.step_method
         out["bottleneck"] = self.bottleneck
         return out
-
-    def _repr_html_(self) -> str:
-        head = f"<b>{self.title}</b>; bottleneck: <b>{self.bottleneck}</b>"
-        return head + self.to_frame()[["label", "display", "formula"]].to_html()
 
     def __repr__(self) -> str:
         return (

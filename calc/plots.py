@@ -18,8 +18,11 @@ from plotly.subplots import make_subplots
 
 from calc import sizing
 from calc import storage as st
+from calc.errors import InputError
 from calc.plan import Plan
-from calc.sweep import sweep
+from calc.registry import OUTPUTS
+from calc.scenario import FIELDS
+from calc.sweep import sweep as grid
 from calc.units import fmt, fmt_usd
 
 if TYPE_CHECKING:
@@ -151,7 +154,7 @@ def demand_vs_batch(p: Plan, points: int = 24) -> go.Figure:
     """
     top = int(min(max(p.max_batch_size, p.batch_size, 2), BATCH_LIMIT))
     sizes = [int(x) for x in np.unique(np.round(np.geomspace(1, top, points)))]
-    df = sweep(p.scenario, batch_size=sizes)
+    df = grid(p.scenario, batch_size=sizes)
     n = df["batch_size"].astype(float)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.16)
     fig.add_scatter(x=n, y=df["gpu_samples_per_s"], name="samples/s per GPU", line_color=COLORS["gpu"], row=1, col=1)
@@ -196,7 +199,7 @@ def demand_vs_gpus(p: Plan, groups: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128
     sc = p.scenario
     mp = sc.tensor_parallel * sc.pipeline_parallel
     gpus = sorted({g * mp for g in groups if g * mp >= sc.state_shards} | {sc.gpus_per_job})
-    df = sweep(p.scenario, gpus_per_job=gpus)
+    df = grid(p.scenario, gpus_per_job=gpus)
     g = df["gpus_per_job"].astype(float)
     # A dataset the page cache holds is read only in the first epoch: show that load instead of 0.
     first = bool((df["read_bytes_per_s"] == 0).all() and (df["first_epoch_read_bytes_per_s"] > 0).any())
@@ -710,3 +713,63 @@ def cluster_day(cp: ClusterPlan, seconds: float = 86400.0) -> go.Figure:
     fig.update_xaxes(title="hours", range=[0, seconds / 3600])
     fig.update_yaxes(title="storage bandwidth [GB/s]", rangemode="tozero")
     return _layout(fig, title, 420)
+
+
+def _sweep_axis(df: pd.DataFrame, name: str) -> tuple[Any, str]:
+    """A sweep column scaled to a readable unit, and its axis title with the unit."""
+    if name not in df.columns:
+        raise InputError(name, f"not a column of this sweep; accepted: {', '.join(map(str, df.columns))}")
+    col = df[name]
+    out = OUTPUTS.get(name)
+    field = FIELDS.get(name)
+    label = out.label if out else field.title if field else name
+    kind = out.kind if out else field.kind if field else ""
+    if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+        return col.astype(str), label
+    values = col.astype(float)
+    if out is not None and out.percent:
+        return values * 100, f"{label} [%]"
+    top = float(np.nanmax(np.abs(values[np.isfinite(values)]))) if np.isfinite(values).any() else 0.0
+    if kind not in ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "count_per_s") or top == 0:
+        return values, label
+    number, _, unit = fmt(top, kind).partition(" ")
+    factor = top / float(number.replace(",", ""))
+    return values / factor, f"{label} [{unit}]" if unit else label
+
+
+def _legend(column: str, value: Any) -> str:
+    """``Example size on disk 64 KiB``: a colour group by its label and value with a unit."""
+    field = FIELDS.get(column)
+    out = OUTPUTS.get(column)
+    kind: Any = out.kind if out else field.kind if field else ""
+    label = out.label if out else field.title if field else column
+    quantity = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "count_per_s")
+    if kind in quantity and isinstance(value, int | float | np.number):
+        binary = kind == "bytes" and float(value) % 1024 == 0
+        return f"{label} {fmt(float(value), kind, binary=binary)}"
+    return f"{label} {value}"
+
+
+def sweep(df: pd.DataFrame, x: str, y: str, color: str | None = None) -> go.Figure:
+    """One call from ``calc.sweep(...)`` to a figure: ``y`` against ``x``, a line per ``color``.
+
+    Axis titles are the columns' labels with a readable unit (base units scaled: 3.36e9 bytes/s
+    is drawn as 3.36 GB/s); a categorical ``x`` (a GPU, a storage option) is drawn as categories.
+    """
+    xs, x_title = _sweep_axis(df, x)
+    ys, y_title = _sweep_axis(df, y)
+    fig = go.Figure()
+    groups: list[tuple[Any, Any]] = [(y_title, df.index)]
+    if color is not None:
+        _sweep_axis(df, color)  # names the column if it is not one
+        groups = [
+            (_legend(color, key), rows) for key, rows in df.groupby(color, sort=False, observed=True).groups.items()
+        ]
+    for name, rows in groups:
+        fig.add_scatter(x=xs.loc[rows], y=ys.loc[rows], mode="lines+markers", name=name)
+    fig.update_xaxes(title=x_title)
+    fig.update_yaxes(title=y_title, rangemode="tozero")
+    by = _sweep_axis(df, color)[1].split(" [")[0] if color else ""
+    fig = _layout(fig, f"{y_title} against {x_title}" + (f", by {by.lower()}" if by else ""), 380)
+    fig.update_layout(showlegend=color is not None)
+    return fig

@@ -12,7 +12,7 @@ from calc import catalog, checkpoint, compute, demand, host, memory, pipeline, s
 from calc.calibrate import fitted
 from calc.checkpoint import CHECKPOINT_LAYOUTS
 from calc.errors import InputError
-from calc.scenario import Scenario, ask
+from calc.scenario import BLANK_MODEL, FIELDS, Scenario, ask, bare_number_hint
 from calc.units import Kind, fmt, parse
 
 DEFAULT_HOST_RAM_BYTES = 512 * 2.0**30
@@ -22,6 +22,12 @@ common 8-GPU node (DGX A100 has 1 TiB, DGX H100 2 TiB; presets/servers.yaml)."""
 DEFAULT_STORAGE_LATENCY_S = 1e-3
 """Read latency when no storage option or latency is given [s]: 1 ms, between local NVMe
 (60-115 µs) and networked file systems (~1 ms and up) in presets/storage.yaml."""
+
+
+BARE_HINTED = tuple(
+    k for k, f in FIELDS.items() if f.unit and f.kind in ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s")
+)
+"""Inputs whose label shows a unit: a bare number below one of it gets a hint in the plan."""
 
 
 def _nan(x: Any) -> float:
@@ -58,7 +64,7 @@ def resolve(sc: Scenario) -> Resolved:
     NaN means "not given" (the formula in ``evaluate`` then takes its default).
     """
     g = catalog.gpu(sc.gpu)
-    m = catalog.model(sc.model)
+    m = blank_model(sc) if sc.model == BLANK_MODEL else catalog.model(sc.model)
     g.peak(sc.precision)  # a precision the GPU lacks is an error even with a measured step
     mclass = catalog.memory_class(sc.precision)
     fit = fitted()
@@ -83,7 +89,36 @@ def resolve(sc: Scenario) -> Resolved:
     _resolve_site_link(c)
     _resolve_checkpoint(c)
     _resolve_layout(c)
+    warnings += [h for h in (bare_number_hint(k, getattr(sc, k)) for k in BARE_HINTED) if h]
     return Resolved(v, src, warnings)
+
+
+def blank_model(sc: Scenario) -> catalog.Model:
+    """The model of ``model="blank"``: the scenario's own figures, nothing from a preset
+    (Scenario has checked that they are given; the example size and the examples may come from
+    the dataset's size, in ``_resolve_data``). Its memory traffic is estimated from the
+    activations unless given (the source says so)."""
+    act = parse(sc.activation_bytes_per_example, "bytes", "activation_bytes_per_example")
+    example = math.nan if sc.example_bytes is None else parse(sc.example_bytes, "bytes", "example_bytes")
+    examples = math.nan if sc.dataset_examples is None else parse(sc.dataset_examples, "count", "dataset_examples")
+    return catalog.Model(
+        name=BLANK_MODEL,
+        params=parse(sc.params, "count", "params"),
+        forward_flops=parse(sc.forward_flops_per_example, "flops", "forward_flops_per_example"),
+        activation_bytes={"fp32": act, "mixed": act},
+        tensors=str(sc.tensors),
+        example_bytes=example,
+        dataset_examples=examples,
+        cpu_seconds_per_example=parse(sc.cpu_seconds_per_example, "seconds", "cpu_seconds_per_example"),
+        calibration=(),
+        sources=dict.fromkeys(catalog.MODEL_FIGURES, "scenario (blank model)"),
+        family=BLANK_MODEL,
+    )
+
+
+def family_factor(fit: Any, m: catalog.Model) -> float:
+    """The fitted compute-efficiency factor of the model's family (1 for a blank model: no family)."""
+    return float(fit.family_factors.get(m.family, 1.0))
 
 
 def _resolve_memory(c: _Ctx) -> None:
@@ -142,7 +177,7 @@ def _resolve_compute(c: _Ctx) -> None:
         v["efficiency"], src["efficiency"] = sc.efficiency, "scenario"
     else:
         share, share_src = compute.convolution_peak_share(g.name, sc.precision, m.family)
-        v["efficiency"] = fit.compute_efficiency[pclass] * fit.family_factors[m.family] * share
+        v["efficiency"] = fit.compute_efficiency[pclass] * family_factor(fit, m) * share
         src["efficiency"] = f"fitted {pclass} compute efficiency, {m.family} ({fit.describe})" + (
             f"; {share_src}" if share_src else ""
         )
@@ -151,6 +186,13 @@ def _resolve_compute(c: _Ctx) -> None:
     v["flops_only"] = float(sc.step_model == "flops")
     v["stack_factor"] = fit.stack_factors[sc.stack][pclass]
     src["stack_factor"] = f"stack {sc.stack}: {fit.stack_source(sc.stack)}"
+    if m.name == BLANK_MODEL and sc.efficiency is None and sc.step_time_s is None and sc.samples_per_s_per_gpu is None:
+        warnings.append(
+            f"Blank model: its step time uses the fitted {pclass} compute efficiency with no model family "
+            "(an fp32 CNN reaches about half the fp32 peak on GPUs with 128 FP32 lanes per SM, docs/model.md 4.3.1) "
+            f"and memory traffic estimated from its activations unless given; {ask('efficiency')} or give a "
+            "measured step time to pin it."
+        )
     if sc.precision == "fp8" and sc.efficiency is None:
         warnings.append(
             "fp8 step time is an estimate: no fp8 training measurement calibrates it; the mixed-precision "
@@ -254,7 +296,7 @@ def _resolve_measurement(c: _Ctx) -> None:
     v["anchor_efficiency"] = (
         v["efficiency"] / shares[0] * shares[1]
         if same_prec
-        else fit.compute_efficiency[catalog.precision_class(aprec)] * fit.family_factors[m.family] * shares[1]
+        else fit.compute_efficiency[catalog.precision_class(aprec)] * family_factor(fit, m) * shares[1]
     )
     a_traffic, a_step, _ = m.traffic(aclass)
     v["anchor_memory_traffic_bytes_per_example"] = v["memory_traffic_bytes_per_example"] if same_prec else a_traffic
@@ -323,6 +365,7 @@ def _resolve_data(c: _Ctx) -> None:
         m.dataset_examples,
         f"models.yaml {m.name}: {m.sources['dataset_examples']}",
     )
+    _resolve_dataset_bytes(c)
     tensors = sc.tensors or m.tensors
     v["example_tensor_bytes"] = host.tensor_bytes(tensors)
     src["example_tensor_bytes"] = "scenario" if sc.tensors else f"models.yaml {m.name}: {m.sources['tensors']}"
@@ -335,10 +378,43 @@ def _resolve_data(c: _Ctx) -> None:
     )
 
 
+DATASET_BYTES_TOLERANCE = 0.01
+"""Relative disagreement allowed between dataset_bytes and dataset_examples x example_bytes when
+all three are given (rounding of a size written as "1.3 TB")."""
+
+
+def _resolve_dataset_bytes(c: _Ctx) -> None:
+    """The dataset's size in bytes, examples and example size: any two give the third."""
+    sc, v, src = c.sc, c.v, c.src
+    if sc.dataset_bytes is None:
+        return
+    total = parse(sc.dataset_bytes, "bytes", "dataset_bytes")
+    if sc.example_bytes is None and sc.dataset_examples is not None:
+        v["example_bytes"] = total / v["dataset_examples"]
+        src["example_bytes"] = "dataset_bytes / dataset_examples (scenario)"
+    elif sc.dataset_examples is None:
+        v["dataset_examples"] = float(round(total / v["example_bytes"]))
+        src["dataset_examples"] = f"dataset_bytes / example_bytes ({src['example_bytes']})"
+    else:
+        product = v["dataset_examples"] * v["example_bytes"]
+        if abs(product - total) > DATASET_BYTES_TOLERANCE * total:
+            raise InputError(
+                "dataset_bytes",
+                f"{fmt(total, 'bytes')} disagrees with dataset_examples x example_bytes = "
+                f"{v['dataset_examples']:,.0f} x {fmt(v['example_bytes'], 'bytes')} = {fmt(product, 'bytes')}; "
+                "accepted: two of the three (the third is derived)",
+            )
+
+
+def _server_note(name: str, taken: list[str]) -> str:
+    return f"From server {name}: {', '.join(taken)} (its preset's figures; give an input to override)."
+
+
 def _resolve_node(c: _Ctx) -> None:
     """The node: its server preset or inputs for cores, network, host link and RAM; the copy link."""
     sc, g, v, src, warnings, put = c.sc, c.g, c.v, c.src, c.warnings, c.put
     srv = catalog.server(sc.server) if sc.server else None
+    taken: list[str] = []  # what the server preset gives (the plan says so)
     if srv and srv.gpu != g.name:
         warnings.append(
             f"Server {srv.name} carries {srv.gpu}, not {g.name}: its network, RAM and cores are used as given."
@@ -349,6 +425,7 @@ def _resolve_node(c: _Ctx) -> None:
         # One core per GPU runs its training process; the rest are free for loading.
         v["cpu_cores_per_node"] = max(srv.cpu_cores - srv.gpus_per_node, 1.0)
         src["cpu_cores_per_node"] = f"servers.yaml {srv.name}: {srv.cpu_cores:g} cores less one per GPU"
+        taken.append(f"{v['cpu_cores_per_node']:g} CPU cores for loading ({srv.cpu_cores:g} less one per GPU)")
     else:
         v["cpu_cores_per_node"] = math.inf
     if sc.node_network_bytes_per_s is not None:
@@ -357,6 +434,7 @@ def _resolve_node(c: _Ctx) -> None:
     elif srv and math.isfinite(srv.storage_network_bytes_per_s):
         v["node_network_bytes_per_s"] = srv.storage_network_bytes_per_s
         src["node_network_bytes_per_s"] = f"servers.yaml {srv.name}: {srv.storage_network}"
+        taken.append(f"node link to storage {fmt(srv.storage_network_bytes_per_s, 'bytes_per_s')}")
     else:
         v["node_network_bytes_per_s"], src["node_network_bytes_per_s"] = math.inf, "unlimited (no server or link given)"
     v["page_cache"] = float(sc.page_cache)
@@ -376,6 +454,7 @@ def _resolve_node(c: _Ctx) -> None:
             srv.ram_bytes,
             f"servers.yaml {srv.name}: {srv.sources.get('ram', '')}",
         )
+        taken.append(f"host RAM {fmt(srv.ram_bytes, 'bytes', binary=True)}")
     else:
         v["host_ram_bytes"], src["host_ram_bytes"] = (
             DEFAULT_HOST_RAM_BYTES,
@@ -383,6 +462,8 @@ def _resolve_node(c: _Ctx) -> None:
         )
     for name in ("transfer_link_bytes_per_s", "compress_bytes_per_s_per_core", "decompress_bytes_per_s"):
         v[name], src[name] = parse(getattr(sc, name), "bytes_per_s", name), "scenario"
+    if srv and taken:
+        warnings.append(_server_note(srv.name, taken))
 
 
 def _resolve_storage(c: _Ctx) -> None:

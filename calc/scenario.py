@@ -12,7 +12,6 @@ Sizes and rates accept a number in base units (bytes, bytes/s, s) or a string wi
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import numbers
 import re
@@ -122,7 +121,13 @@ class Scenario:
         "GPU server",
         "Server preset (presets/servers.yaml): fills the node's storage link, RAM and CPU cores.",
     )
-    model: str = _in("resnet50", "choice", GM, "Model", "Model preset (presets/models.yaml).")
+    model: str = _in(
+        "resnet50",
+        "choice",
+        GM,
+        "Model",
+        "Model preset (presets/models.yaml), or blank: a model given by its own figures (BLANK_MODEL_INPUTS).",
+    )
     precision: str = _in(
         "fp32", "choice", GM, "Precision", "fp32, tf32, or mixed precision fp16/bf16/fp8.", choices=catalog.PRECISIONS
     )
@@ -394,7 +399,25 @@ class Scenario:
         unit="KiB",
     )
     dataset_examples: Quantity | None = _in(
-        None, "count", DATA, "Examples in the dataset", "Training-set size.", 0, 1e13, preset="model dataset_examples"
+        None,
+        "count",
+        DATA,
+        "Examples in the dataset",
+        "Training-set size; empty = dataset size / example size, else the model preset's.",
+        0,
+        1e13,
+        preset="model dataset_examples",
+    )
+    dataset_bytes: Quantity | None = _in(
+        None,
+        "bytes",
+        DATA,
+        "Dataset size [TB]",
+        "Bytes of the training set on storage; with the example size it gives the examples, with the "
+        "examples it gives the example size (give two of the three).",
+        1,
+        1e18,
+        unit="TB",
     )
     dataset: str | None = _in(
         None,
@@ -876,6 +899,8 @@ class Scenario:
             checked = check_field(name, value)
             if checked is not value:
                 object.__setattr__(self, name, checked)
+        if self.model == BLANK_MODEL:
+            _check_blank(self)
         # A measurement records where it was taken, so that changing the GPU, batch or
         # precision later re-projects it instead of carrying it over unchanged.
         # Recorded once, when the measurement is given; later edits keep the record (an empty
@@ -896,10 +921,15 @@ class Scenario:
         """
         unknown = sorted(set(changes) - set(FIELDS))
         if unknown:
-            raise InputError(unknown[0], f"unknown input{_close(unknown[0], FIELDS)}; accepted: {', '.join(FIELDS)}")
+            raise InputError(unknown[0], unknown_input(unknown[0]))
         if {"step_time_s", "samples_per_s_per_gpu"} & set(changes):
             for k in ("measured_gpu", "measured_batch_size", "measured_precision"):
                 changes.setdefault(k, None)
+        if changes.get("server") is not None and _differs(changes["server"], self.server):
+            # A new server brings its own RAM, cores, links and GPUs per node unless they are given too.
+            node = catalog.server(check_field("server", changes["server"]))
+            for k in SERVER_INPUTS:
+                changes.setdefault(k, node.gpus_per_node if k == "gpus_per_node" else None)
         edits = {k for k, v in changes.items() if k not in ("name", "description") and _differs(v, getattr(self, k))}
         if edits and "name" not in changes and self.name in catalog.scenario_files():
             changes["name"] = f"{self.name}-edited"
@@ -948,9 +978,7 @@ class Scenario:
         for key, text in params.items():
             name = str(key)
             if name not in FIELDS:
-                raise InputError(
-                    f"{prefix}{name}", f"unknown input{_close(name, FIELDS)}; accepted: {', '.join(FIELDS)}"
-                )
+                raise InputError(f"{prefix}{name}", unknown_input(name))
             changes[name] = from_text(name, text)
         ref = base or Scenario()
         # Fields not named keep base's values; name/description changes are taken as given.
@@ -965,9 +993,7 @@ class Scenario:
             raise PresetError(source, "is empty; expected a mapping of inputs such as gpu: H100-SXM")
         unknown = sorted(str(k) for k in data if k not in FIELDS)
         if unknown:
-            raise InputError(
-                f"{source}: {unknown[0]}", f"unknown input{_close(unknown[0], FIELDS)}; accepted: {', '.join(FIELDS)}"
-            )
+            raise InputError(f"{source}: {unknown[0]}", unknown_input(unknown[0]))
         try:
             return cls(**{str(k): v for k, v in data.items()})
         except InputError as e:
@@ -981,6 +1007,48 @@ class Scenario:
 
 FIELDS: dict[str, FieldInfo] = {f.name: f.metadata["info"] for f in dataclasses.fields(Scenario)}
 """Every input and its declaration, in order (derived from the Scenario fields)."""
+
+BLANK_MODEL = "blank"
+"""``model="blank"``: no preset; the model is the figures given (BLANK_MODEL_INPUTS)."""
+
+BLANK_MODEL_INPUTS = (
+    ("params",),
+    ("forward_flops_per_example",),
+    ("activation_bytes_per_example",),
+    ("tensors",),
+    ("cpu_seconds_per_example",),
+    ("example_bytes", "dataset_bytes"),
+    ("dataset_examples", "dataset_bytes"),
+)
+"""What a blank model needs, each a figure or its alternative: the example size can come from
+the dataset's size and examples, the examples from its size and the example size."""
+
+SERVER_INPUTS = (
+    "host_ram_bytes",
+    "cpu_cores_per_node",
+    "node_network_bytes_per_s",
+    "network_bytes_per_s_per_gpu",
+    "gpus_per_node",
+)
+"""Inputs a server preset gives: ``replace(server=...)`` takes them from the new server unless
+they are given too (the plan then says which it took)."""
+
+
+def _check_blank(sc: Scenario) -> None:
+    """A blank model names every figure it still needs, in one message."""
+    missing = [
+        " or ".join(alts)
+        for alts in BLANK_MODEL_INPUTS
+        if all(getattr(sc, k) is None for k in alts)
+        or (alts[0] == "example_bytes" and sc.example_bytes is None and sc.dataset_examples is None)
+    ]
+    if missing:
+        raise InputError(
+            "model",
+            f"blank (no preset) needs the model's own figures; missing: {', '.join(missing)} "
+            "(example_bytes may come from dataset_bytes / dataset_examples)",
+        )
+
 
 MAX_YAML_DEPTH = 16
 """Deepest nesting of collections a scenario YAML may have (a scenario is one flat mapping);
@@ -1076,9 +1144,17 @@ def _expanded_values(root: yaml.Node, limit: int) -> int:
     return total[id(root)]
 
 
-def _close(name: str, table: Mapping[str, Any]) -> str:
-    close = difflib.get_close_matches(name, list(table), n=3)
+def closest(name: str, table: Mapping[str, Any]) -> str:
+    """`` (did you mean a, b, c?)``: the 3 closest names of ``table`` (containing ``name``, then by
+    spelling), or nothing."""
+    close = catalog.close_names(str(name), [str(k) for k in table], 3, 0.5)
     return f" (did you mean {', '.join(close)}?)" if close else ""
+
+
+def unknown_input(name: str) -> str:
+    """The message for an input name that is not one: the 3 closest names, not all of them."""
+    hint = closest(name, FIELDS) or f" (closest: {', '.join(catalog.close_names(str(name), list(FIELDS), 3, 0.0))})"
+    return f"unknown input{hint}; accepted: one of the {len(FIELDS)} inputs (calc.FIELDS; python -m calc list fields)"
 
 
 def _accepted(name: str) -> str:
@@ -1104,7 +1180,7 @@ def _choices(name: str) -> tuple[str, ...]:
     if name == "server":
         return tuple(catalog.servers())
     if name == "model":
-        return tuple(catalog.models())
+        return (*catalog.models(), BLANK_MODEL)
     if name == "storage":
         from calc.storage import options
 
@@ -1131,7 +1207,7 @@ def to_text(value: Any) -> str:
 def from_text(name: str, text: Any) -> Any:
     """Read one input from text by its declaration (no unit conversion: that is ``check_field``'s)."""
     if name not in FIELDS:
-        raise InputError(name, f"unknown input{_close(name, FIELDS)}; accepted: {', '.join(FIELDS)}")
+        raise InputError(name, unknown_input(name))
     info = FIELDS[name]
     if text is None:
         value = ""
@@ -1185,7 +1261,7 @@ def check_field(name: str, value: object) -> Any:
         if info.choices:
             folded = {c.lower(): c for c in accepted}
             if value.strip().lower() not in folded:
-                raise InputError(name, f"unknown {value!r}{_close(value, folded)}; {_accepted(name)}")
+                raise InputError(name, f"unknown {value!r}{closest(value, folded)}; {_accepted(name)}")
             return folded[value.strip().lower()]
         try:
             if name == "storage":
@@ -1194,6 +1270,8 @@ def check_field(name: str, value: object) -> Any:
                 return option(value.strip()).name
             if name == "server":
                 return catalog.server(value.strip()).name
+            if name == "model" and value.strip().lower() == BLANK_MODEL:
+                return BLANK_MODEL
             table: Mapping[str, Any] = catalog.models() if name == "model" else catalog.gpus()
             return catalog.lookup(value.strip(), table, "model" if name == "model" else "GPU", name)
         except PresetError as e:
@@ -1213,13 +1291,42 @@ def check_field(name: str, value: object) -> Any:
         _bounds(name, number, info)
         return int(number) if info.kind == "int" else float(number)
     number = _number(name, value, info.kind)  # type: ignore[arg-type]  # a quantity kind, the only ones left
-    _bounds(name, number, info)
+    try:
+        _bounds(name, number, info)
+    except InputError as e:
+        hint = bare_number_hint(name, number) if _BARE.match(str(value).strip()) else ""
+        raise InputError(name, f"{e.message}; {hint}" if hint else e.message) from None
     if isinstance(value, str) and _BARE.match(value.strip()):
         return number  # "65536" is the number 65536 in base units: one spelling, one value
     kind_of_value: type = type(value)
     if isinstance(value, numbers.Real) and kind_of_value not in (int, float):
         return float(value)  # NumPy scalars (np.float64 too) become plain floats (YAML, JSON, equality)
     return value
+
+
+def bare_number_hint(name: str, value: object) -> str:
+    """A hint for a bare number smaller than one of the unit its label shows (``30`` for
+    "Checkpoint interval [min]" is 30 s; ``100`` for "[Gb/s]" is 100 B/s), else ``""``.
+
+    A bare number is always the base unit (one rule for YAML, links and the page); the hint
+    catches the number typed in the label's unit instead.
+    """
+    info = FIELDS[name]
+    if (
+        not info.unit
+        or info.kind not in ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s")
+        or isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+    ):
+        return ""
+    kind: Kind = info.kind
+    one = parse(f"1 {info.unit}", kind, name)
+    if not 0 < float(value) < one:
+        return ""
+    return (
+        f"{name} = {float(value):g} read as {fmt(float(value), kind)} (a bare number is the base unit); "
+        f"write '{float(value):g} {info.unit}' if you meant {info.unit}"
+    )
 
 
 def _differs(new: object, old: object) -> bool:

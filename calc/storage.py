@@ -19,6 +19,7 @@ import functools
 import itertools
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -77,11 +78,14 @@ class StorageOption:
     attach_limit: float = math.inf
     enclosures: tuple[Enclosure, ...] = ()
     network_parts: tuple[tuple[Part, int], ...] = ()
+    declared_site: str = ""
 
     @property
     def site(self) -> str:
-        """Where the option lives: ``aws``, ``gcp``, ``azure`` (name prefix), ``on-prem``, or
-        ``any`` for node RAM, which every site has."""
+        """Where the option lives: its ``site`` key, else ``aws``, ``gcp``, ``azure`` (name
+        prefix), ``on-prem``, or ``any`` for node RAM, which every site has."""
+        if self.declared_site:
+            return self.declared_site
         if self.kind == "ram":
             return "any"
         prefix = self.name.split("-", 1)[0].lower()
@@ -177,12 +181,58 @@ def units_for_metadata_ops(ops_per_s: float, m: MetadataScaling) -> float:
 
 
 @functools.cache
+def catalog_options() -> dict[str, StorageOption]:
+    """The storage presets of presets/storage.yaml by name."""
+    return _options_from(catalog.load_mapping("storage.yaml", "storage option"), "storage.yaml")
+
+
+OWN: dict[str, StorageOption] = {}
+"""Storage options of your own, loaded from YAML files by path (``own_option``), by that path."""
+
+
 def options() -> dict[str, StorageOption]:
-    """All storage presets by name."""
-    raw = catalog.load_mapping("storage.yaml", "storage option")
+    """All storage options by name: the presets, then those of your own loaded so far (ranked,
+    priced and bought exactly like the presets)."""
+    return catalog_options() | OWN if OWN else catalog_options()
+
+
+OWN_SUFFIXES = (".yaml", ".yml")
+"""A storage name ending so is a file of your own (``storage="mine.yaml"``)."""
+
+
+def own_option(path: str) -> StorageOption:
+    """A storage option of your own from a YAML file, in the presets/storage.yaml format: one
+    entry ``NAME: {label, kind, unit, iops, read_bandwidth, write_bandwidth, latency, capacity,
+    price_per_gb_month or purchase_price (or no_price_reason), site, protection, verified,
+    sources}``, as ``python -m calc measure-storage --write-preset`` writes. Its name is the path
+    as given; it is read once per process (``OWN``) and then ranked like the presets.
+
+    Raises
+    ------
+    PresetError
+        The file is missing or malformed, naming the file, the entry and the field.
+    """
+    if path in OWN:
+        return OWN[path]
+    file = Path(path)
+    if not file.is_file():
+        raise PresetError("storage", f"no file {path!r} (a name ending .yaml is a storage option of your own)")
+    raw = catalog.load_yaml(file, max_bytes=100_000)
+    if not isinstance(raw, dict) or len(raw) != 1:
+        raise PresetError(file.name, "expected one entry, NAME: {label, kind, unit, read_bandwidth, ...}")
+    data = next(iter(raw.values()))
+    if isinstance(data, dict) and "site" not in data:
+        raise PresetError(f"{file.name}: site", f"missing; accepted: {', '.join(SITES)}")
+    (o,) = _options_from({path: data}, file.name).values()
+    OWN[path] = o
+    return o
+
+
+def _options_from(raw: dict[Any, Any], file: str) -> dict[str, StorageOption]:
+    """Storage options parsed from a mapping of name -> entry (``file`` names them in errors)."""
     out = {}
     for name, data in raw.items():
-        e = catalog._Entry("storage.yaml", str(name), data)
+        e = catalog._Entry(file, str(name), data)
 
         def opt(key: str, kind: Any, default: float, e: catalog._Entry = e) -> float:
             # Prices and free allowances may be 0; sizes and rates must be positive.
@@ -201,7 +251,7 @@ def options() -> dict[str, StorageOption]:
         min_units = opt("min_units", "count", 1.0)
         o = StorageOption(
             name=str(name),
-            label=e.text("label"),
+            label=e.text("label") + _protected(e),
             kind=e.text("kind"),
             unit=e.text("unit"),
             iops=opt("iops", "count_per_s", math.nan),
@@ -246,6 +296,7 @@ def options() -> dict[str, StorageOption]:
             attach_limit=opt("attach_limit", "count", math.inf),
             enclosures=_enclosures_of(e),
             network_parts=_parts_of(e, "network_parts", e.get("network_parts", {})),
+            declared_site=_site(e),
         )
         if not o.priced and not o.no_price_reason:
             raise PresetError(e.where("no_price_reason"), "an option with no price must say why")
@@ -333,6 +384,21 @@ def _metadata_scaling(e: catalog._Entry) -> MetadataScaling | None:
     return m
 
 
+def _site(e: catalog._Entry) -> str:
+    site = e.text("site", "")
+    if site and site not in (*SITES, "any"):
+        raise PresetError(e.where("site"), f"unknown {site!r}; accepted: {', '.join(SITES)}, any")
+    return site
+
+
+def _protected(e: catalog._Entry) -> str:
+    """A system's own protection (its capacity is then usable capacity), shown in its label."""
+    scheme = e.text("protection", "")
+    if scheme and scheme not in PROTECTIONS:
+        raise PresetError(e.where("protection"), f"unknown {scheme!r}; accepted: {', '.join(PROTECTIONS)}")
+    return f" ({scheme}; capacity usable after it)" if scheme else ""
+
+
 def _drive_class(e: catalog._Entry) -> str:
     c = e.text("drive_class", "")
     if c and c not in DRIVE_CLASSES:
@@ -341,7 +407,10 @@ def _drive_class(e: catalog._Entry) -> str:
 
 
 def option(name: str) -> StorageOption:
-    """A storage preset by name (case-insensitive; unknown names list close matches)."""
+    """A storage preset by name (case-insensitive; unknown names list close matches), or a
+    storage option of your own by the path of its YAML file (``own_option``)."""
+    if isinstance(name, str) and name.strip().lower().endswith(OWN_SUFFIXES):
+        return own_option(name.strip())
     table = options()
     return table[catalog.lookup(name, table, "storage option", "storage")]
 

@@ -27,8 +27,9 @@ from calc.errors import InputError
 from calc.plan import as_scenario
 from calc.registry import OUTPUTS
 from calc.resolve import resolve
-from calc.scenario import FIELDS, Scenario
+from calc.scenario import FIELDS, Scenario, check_field, unknown_input
 from calc.stages import UNLIMITED, evaluate
+from calc.units import parse
 
 CATEGORICAL = tuple(k for k, f in FIELDS.items() if f.kind == "choice")
 """Axes that name presets or choices (gpu, model, precision, storage ...)."""
@@ -127,7 +128,7 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
     sc = as_scenario(base)
     unknown = sorted(set(axes) - set(FIELDS))
     if unknown:
-        raise InputError(unknown[0], f"unknown input; accepted: {', '.join(FIELDS)}")
+        raise InputError(unknown[0], unknown_input(unknown[0]))
     bad = [k for k in axes if FIELDS[k].kind == "text"]
     if bad:
         raise InputError(bad[0], "text inputs cannot be swept; accepted axes: numbers, sizes, rates and choices")
@@ -196,9 +197,10 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
     # consolidation into one block, which cost 0.8 s of page faults at a million rows).
     columns = {k: v if v.shape == (size,) else np.full(size, v) for k, v in columns.items()}
     frame = pd.DataFrame(columns, copy=False)
-    # Axis columns as given ("64 KiB"); an axis that is also an output keeps the output (base units).
+    # Axis columns in base units ("64 KiB" -> 65536.0) so they plot and sort as numbers; a choice
+    # axis is categorical; an axis that is also an output keeps the output (base units).
     for pos_i, k in enumerate([k for k in vals if k not in OUTPUTS]):
-        frame.insert(pos_i, k, pd.Series(vals[k], dtype=object).iloc[index[k]].to_numpy())
+        frame.insert(pos_i, k, axis_column(k, vals[k], index[k]))
     frame["fits"] = np.broadcast_to(np.asarray(out["fits"], dtype=bool), (size,))
     frame["step_method"] = pd.Categorical.from_codes(  # type: ignore[call-overload]
         np.broadcast_to(np.asarray(out["step_method"]).astype(np.int8), (size,)), list(compute.METHODS)
@@ -207,6 +209,30 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
         np.broadcast_to(np.asarray(out["bottleneck"]).astype(np.int8), (size,)), list(pipeline.STAGES)
     )
     return frame
+
+
+def axis_column(name: str, values: list[Any], index: Any) -> Any:
+    """One axis as a column: numbers in base units (float; int for whole-number inputs), choices
+    as a categorical in the order given, booleans as bool; an axis holding None as given."""
+    info = FIELDS[name]
+    if any(v is None for v in values):
+        # None is "automatic" (storage_units, batch_size): no number stands for it, so the column
+        # keeps the values as given (a NaN would not read back as an input).
+        return pd.Series(values, dtype=object).iloc[index].to_numpy()
+    if info.kind == "choice":
+        names = [str(check_field(name, v)) for v in values]
+        categories = list(dict.fromkeys(names))
+        codes = np.array([categories.index(n) for n in names], dtype=np.int64)[index]
+        return pd.Categorical.from_codes(codes, categories)  # type: ignore[call-overload]
+    if info.kind == "bool":
+        return np.array([bool(check_field(name, v)) for v in values])[index]
+    if info.kind == "int":
+        return np.array([int(check_field(name, v)) for v in values], dtype=np.int64)[index]
+    kind: Any = "count" if info.kind in ("number", "fraction") else info.kind
+    checked = [check_field(name, v) for v in values]
+    if "optimal" in checked:
+        return pd.Series(values, dtype=object).iloc[index].to_numpy()  # a word the plan computes: as given
+    return np.array([parse(v, kind, name) for v in checked], dtype=float)[index]
 
 
 def _refuse_like_plan(
@@ -244,7 +270,7 @@ def evaluate_over(base: Scenario, name: str, values: Any) -> dict[str, Any]:
     if arr.size == 0:
         raise InputError(name, "needs at least one value")
     if name not in FIELDS:
-        raise InputError(name, f"unknown input; accepted: {', '.join(FIELDS)}")
+        raise InputError(name, unknown_input(name))
 
     def value(v: float) -> Any:
         return int(v) if FIELDS[name].kind == "int" else float(v)

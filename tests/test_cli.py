@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
 
+import calc
+import calc.storage
 from calc.cli import main, run
 
 
@@ -78,3 +81,117 @@ def test_designs_command_and_report_section() -> None:
     assert "local cache" in out and "4 drives of nvme-gen4 per node on 8 nodes" in out
     md = run(["resnet50-8xh100-imagenet", "--format", "markdown"])
     assert "## Complete designs, cheapest first" in md
+
+
+# ------------------------------------------------------------------ issue 30: a command line with its own help
+
+
+def _help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as e:
+        run(argv)
+    assert e.value.code == 0
+    return capsys.readouterr().out
+
+
+def test_each_command_has_its_own_help_with_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    from calc.cli import COMMANDS
+
+    top = _help(["--help"], capsys)
+    seen = set()
+    for name, command in COMMANDS.items():
+        text = _help([name, "--help"], capsys)
+        assert text.startswith(f"usage: python -m calc {name}") and command.examples[0] in text
+        assert name in top
+        seen.add(text)
+    assert len(seen) == len(COMMANDS)  # no two commands print the same help
+    assert "--read-bytes-per-s" in _help(["max-gpus", "--help"], capsys)
+
+
+def test_list_servers_and_fields() -> None:
+    servers = run(["list", "servers"])
+    # DGX-H100: 112 cores and 2 TiB of RAM (servers.yaml); a figure not published says so.
+    assert "DGX-H100" in servers and "112" in servers and "2 TiB" in servers and "not published" in servers
+    fields = run(["list", "fields", "--format", "csv"]).splitlines()
+    assert fields[0] == "field,group,label,default"
+    assert len(fields) == 1 + len(calc.FIELDS)
+    assert any(line.startswith("checkpoint_interval_s,checkpoints,Checkpoint interval [min]") for line in fields)
+
+
+def test_a_mistyped_command_is_named_back_not_read_as_a_scenario(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explian", "mlperf-unet3d-h100"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown command 'explian'" in err and "did you mean explain" in err and "scenario" not in err
+    assert main(["list", "stroage"]) == 2
+    assert "did you mean storage" in capsys.readouterr().err
+
+
+def test_csv_format() -> None:
+    rows = run(["sweep", "beast-small-files", "--axis", "jobs=5,10", "--format", "csv"]).splitlines()
+    assert rows[0].startswith("jobs,batch_size,step_time_s")
+    # The article (README table, tests/test_article.py): 5 and 10 jobs read 25,600 and 51,200 reads/s.
+    assert [float(r.split(",")[4]) for r in rows[1:]] == pytest.approx([25600, 51200])
+    plan_rows = run(["beast-nfs-shop", "--format", "csv"]).splitlines()
+    assert plan_rows[0] == "output,label,value,display,formula" and len(plan_rows) > 50
+
+
+def test_quiet_on_a_closed_pipe() -> None:
+    r = subprocess.run(
+        f"{sys.executable} -m calc list storage | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode == 0 and r.stderr == "" and "storage" in r.stdout
+
+
+def test_cluster_job_takes_its_own_inputs() -> None:
+    from calc.cli import job_text
+
+    assert job_text("llama3-8b-pretrain-8xh100:2:gpus_per_job=16,jobs=1") == (
+        "llama3-8b-pretrain-8xh100:2|gpus_per_job=16|jobs=1"
+    )
+    assert job_text("resnet50-8xh100-imagenet:3") == "resnet50-8xh100-imagenet:3"
+    data = json.loads(
+        run(["cluster", "--job", "resnet50-8xh100-imagenet:3", "--job", "beast-nfs-shop:1:jobs=10", "--format", "json"])
+    )
+    gpus = {j["job"]: j["gpus"] for j in data["jobs"]}
+    # beast-nfs-shop: 4 GPUs per job; with jobs=10 one entry holds 10 x 4 = 40 GPUs.
+    assert gpus["resnet50-8xh100-imagenet"] == 3 * 8 and gpus["beast-nfs-shop-edited"] == 40
+
+
+def test_max_gpus_flags_are_named_as_in_python(capsys: pytest.CaptureFixture[str]) -> None:
+    # The article: 100 GB/s feeds 34 H100s of 3D U-Net (either spelling of the flag).
+    assert run(["max-gpus", "mlperf-unet3d-h100", "--read-bytes-per-s", "100 GB/s"]).startswith("34 GPUs")
+    assert run(["max-gpus", "mlperf-unet3d-h100", "--bandwidth", "100 GB/s"]).startswith("34 GPUs")
+    assert main(["max-gpus", "mlperf-unet3d-h100", "--read-bytes-per-s", "-1 GB/s"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --read-bytes-per-s:") and "read_bytes_per_s" not in err
+    assert main(["max-gpus", "mlperf-unet3d-h100"]) == 2
+    assert "--read-bytes-per-s or --read-iops" in capsys.readouterr().err
+
+
+def test_measured_storage_preset_reads_back(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a.bin").write_bytes(b"\0" * 1_048_576)
+    out = tmp_path / "measured.yaml"
+    run(["measure-storage", str(data), "--seconds", "0.1", "--concurrency", "2", "--write-preset", str(out)])
+    try:
+        p = calc.plan("beast-imagenet-4xv100", storage=str(out))
+        o = calc.storage.option(str(out))
+        assert p.scenario.storage == str(out) and o.site == "on-prem" and not o.priced
+        assert o.read_bytes_per_s == pytest.approx(
+            float(yaml.safe_load(out.read_text())["measured-storage"]["read_bandwidth"].split()[0])
+        )
+        assert str(out) in run(["beast-imagenet-4xv100", "--set", f"storage={out}"])
+    finally:
+        calc.storage.OWN.clear()
+
+
+def test_errors_name_each_commands_own_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.bin").write_bytes(b"\0" * 65536)
+    assert main(["measure-storage", str(tmp_path), "--request-size", "-5 KiB"]) == 2
+    assert capsys.readouterr().err.startswith("error: --request-size: ")
+    assert main(["max-gpus", "mlperf-unet3d-h100", "--units", "3"]) == 2
+    assert capsys.readouterr().err.startswith("error: --units: units need a storage option; accepted: --storage NAME")
