@@ -617,7 +617,7 @@ def collective_time_s(
     "exposed part of: ZeRO stage 0-2: 2 passes, 3: 3 passes of {params} / ({tensor_parallel} x {pipeline_parallel})"
     " x 2 B over the shard group (NVLink in a node, {network_bytes_per_s_per_gpu} across nodes) + 2 passes of"
     " its shard across replicas (hybrid); hidden behind compute as the framework overlaps it"
-    " (calc.transformer.exposed_data_parallel_s) or by {data_parallel_overlap}",
+    " (calc.transformer.exposed_data_parallel_s), or the share data_parallel_overlap says",
 )
 def data_parallel_time_s(
     params_per_rank: Numeric,
