@@ -22,7 +22,7 @@ import pandas as pd
 
 import calc
 from calc import calibrate, compute
-from calc.cli import _table
+from calc.cli import table as _table
 
 
 def _max_form(theta: np.ndarray, r: calibrate._Rows, within: float) -> np.ndarray:  # type: ignore[type-arg]

@@ -176,7 +176,15 @@ def render_formula(p: Plan, template: str) -> tuple[str, str]:
                 " per step {tensor_parallel_comm_s}",
             }
             if p.inputs.get("arch", 0.0) and sc.forward_flops_per_example is None
-            else {"step_model_rule": "{stack_factor} x ({batch_size} x per-example time + {fixed_time_s})"}
+            else {
+                "step_model_rule": "{stack_factor} x ({batch_size} x (per-example time"
+                + (
+                    " + the eager stack's cost per traffic byte x its traffic"
+                    if p.inputs.get("stack_s_per_byte")
+                    else ""
+                )
+                + ") + {fixed_time_s})"
+            }
             if not p.inputs.get("arch", 0.0)
             else {"step_model_rule": "(see tensor_parallel_comm_s, pipeline_bubble, data_parallel_comm_s)"}
         ),

@@ -184,7 +184,10 @@ def _resolve_compute(c: _Ctx) -> None:
     v["memory_efficiency"], src["memory_efficiency"] = fit.memory_efficiency, f"fitted ({fit.describe})"
     v["launch_overhead_s"], v["fill_examples"] = fit.launch_overhead_s, fit.fill_examples
     v["flops_only"] = float(sc.step_model == "flops")
-    v["stack_factor"] = fit.stack_factors[sc.stack][pclass]
+    # An eager CNN pays its stack per byte of traffic (calc.calibrate.eager_seconds_per_byte); a transformer x factor.
+    additive = sc.stack == "eager" and m.family != "transformer"
+    v["stack_factor"] = 1.0 if additive else fit.stack_factors[sc.stack][pclass]
+    v["stack_s_per_byte"] = fit.eager_s_per_byte[pclass] if additive else 0.0
     src["stack_factor"] = f"stack {sc.stack}: {fit.stack_source(sc.stack)}"
     if m.name == BLANK_MODEL and sc.efficiency is None and sc.step_time_s is None and sc.samples_per_s_per_gpu is None:
         warnings.append(

@@ -212,6 +212,7 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
             x["fill_examples"],
             x["stack_factor"],
             x["flops_only"],
+            x["stack_s_per_byte"],
         )
 
     # Sharded optimizer state (ZeRO 1-3) also shards the optimizer's per-step reads and writes.
