@@ -6,7 +6,9 @@ number and every chart comes from the library, so a notebook shows the same.
 
 from __future__ import annotations
 
+import difflib
 import math
+import re
 import time
 import traceback
 from typing import Any
@@ -17,14 +19,26 @@ import streamlit as st
 
 import calc
 from calc import catalog, plots
+from calc.card import SITE_LABELS, card, chosen, details, plain_words
+from calc.cluster import STORAGE_INPUTS, Cluster, Job, cluster, cluster_answer
 from calc.errors import InputError
 from calc.explain import formula, render_formula
 from calc.plan import HEADLINE
-from calc.report import compare_table, designs_table, html_report, markdown_report, pin_name
+from calc.report import (
+    cluster_html,
+    cluster_jobs_table,
+    cluster_markdown,
+    compare_table,
+    designs_table,
+    headroom,
+    html_report,
+    markdown_report,
+    pin_name,
+)
 from calc.scenario import FIELDS, Scenario, check_field, choices, from_text
-from calc.sizing import levers, recommend, storage_levers
+from calc.sizing import job_site, levers, recommend, storage_levers
 from calc.stages import CHECKPOINT_OUTPUTS
-from calc.units import parse, plain
+from calc.units import fmt, parse, plain
 
 DEFAULT_PRESET = "beast-imagenet-4xv100"
 MAX_UPLOAD_BYTES = 1024 * 1024
@@ -138,9 +152,11 @@ def set_input(name: str, value: Any) -> None:
 def keep(name: str, gen: int) -> None:
     """A widget's on_change: keep what the user entered, so closing its group does not lose it.
 
-    A change to a widget of an earlier load (a browser message that crossed the load) is dropped."""
+    A change to a widget of an earlier load (a browser message that crossed the load) is dropped.
+    An edit clears a failed upload's errors: the page no longer shows the file's scenario question."""
     if gen == st.session_state.get(GEN, 0):
         st.session_state[KEPT + name] = st.session_state.get(wkey(name))
+        st.session_state.pop("upload_errors", None)
 
 
 def load_into_state(sc: Scenario, preset: str | None, first: bool = False) -> None:
@@ -159,12 +175,37 @@ def preset_key() -> str:
     return f"preset_{st.session_state.get(GEN, 0)}"
 
 
-def on_preset(gen: int) -> None:
-    choice = st.session_state.get(preset_key())
-    if gen != st.session_state.get(GEN, 0) or not isinstance(choice, str) or choice.endswith(UPLOADED):
+def on_preset(gen: int, key: str) -> None:
+    choice = st.session_state.get(key)
+    if gen != st.session_state.get(GEN, 0) or not isinstance(choice, str) or choice.endswith((UPLOADED, EDITED)):
         return
     st.session_state.pop("upload_errors", None)
     load_into_state(calc.scenario(choice), choice)
+
+
+NAME_LIST = re.compile(r"(accepted|known): ((?:[\w.-]+, ){3,}[\w.-]+)")
+"""A message's list of every accepted name (100 inputs, 36 storage options): shortened to the closest three."""
+
+
+HUGE = re.compile(r"\b\d{1,3}(?:,\d{3}){5,}(?:\.\d+)?(?: [A-Za-z/]+)?")
+"""A number of 16 digits or more as fmt writes it ("1,000,000,000,000,000,013,287,555,072 PB")."""
+
+
+def short_error(exc: InputError | str, field: str = "", typed: str = "") -> str:
+    """An error as the page says it: the field, the accepted form, the three closest names (not all),
+    and a value out of all range as it was typed ("1e30 TB"), not spelled out in 37 digits."""
+    text = str(exc)
+    if typed:
+        text = HUGE.sub(typed.strip(), text, count=1)
+    field = field or (exc.field if isinstance(exc, InputError) else "")
+    m = NAME_LIST.search(text)
+    if m:
+        names = m.group(2).split(", ")
+        quoted = re.search(r"'([^']+)'", text)
+        bad = quoted.group(1) if quoted else field.split(": ")[-1]
+        near = difflib.get_close_matches(bad, names, n=3, cutoff=0.0)
+        text = text.replace(m.group(0), f"{m.group(1)}: one of {len(names)} names; closest: {', '.join(near)}")
+    return text
 
 
 def upload_errors(text: str, source: str) -> list[str]:
@@ -172,21 +213,29 @@ def upload_errors(text: str, source: str) -> list[str]:
     try:
         data = catalog.parse_yaml(text, source, MAX_UPLOAD_BYTES)
     except InputError as exc:
-        return [str(exc)]  # malformed YAML: nothing more can be read
+        return [short_error(exc)]  # malformed YAML: nothing more can be read
     try:
-        Scenario.from_dict(data, source)
+        if is_cluster(data):
+            Cluster.from_dict(data, source)
+        else:
+            Scenario.from_dict(data, source)
         return []
     except InputError as exc:
-        first = str(exc)
-    if not isinstance(data, dict) or not data:
+        first = short_error(exc)
+    if not isinstance(data, dict) or not data or is_cluster(data):
         return [first]
     errors = []
     for key, value in data.items():
         try:
             Scenario.from_dict({key: value}, source)
         except InputError as exc:
-            errors.append(str(exc))
+            errors.append(short_error(exc))
     return errors or [first]  # no single input is wrong: the inputs together are (the first error says how)
+
+
+def is_cluster(data: Any) -> bool:
+    """A cluster document (presets/clusters/*.yaml): a list of jobs, each naming a scenario."""
+    return isinstance(data, dict) and isinstance(data.get("jobs"), list)
 
 
 def on_upload() -> None:
@@ -203,7 +252,18 @@ def on_upload() -> None:
         st.session_state["upload_errors"] = errors
         return
     st.session_state.pop("upload_errors", None)
+    if is_cluster(catalog.parse_yaml(text, up.name, MAX_UPLOAD_BYTES)):
+        open_cluster(Cluster.from_yaml(text, up.name, max_bytes=MAX_UPLOAD_BYTES).to_params())
+        return
     load_into_state(Scenario.from_yaml(text, up.name, max_bytes=MAX_UPLOAD_BYTES), None)
+
+
+def open_cluster(params: dict[str, str]) -> None:
+    """Open the Cluster view on a cluster (its link text): its fields start again from ``params``."""
+    st.session_state["cluster_params"] = params
+    for key in CLUSTER_FIELDS:
+        st.session_state.pop(key, None)
+    st.session_state["section"] = "Cluster"
 
 
 def first_run() -> None:
@@ -228,7 +288,8 @@ def first_run() -> None:
                 v = value  # keep the text as written ("64 KiB"): the widget shows it
             set_input(key, to_widget(key, v))
         except InputError as exc:
-            errors.append(str(exc))
+            if key not in FIELDS:  # an input's error is said beside its field (and above the page), once
+                errors.append(short_error(exc, typed=str(value)))
             set_input(key, value)  # shown, and marked wrong, in its field
     st.session_state["base"] = base
     st.session_state["url_errors"] = errors
@@ -248,11 +309,22 @@ def read_inputs() -> tuple[dict[str, Any], dict[str, str]]:
     values: dict[str, Any] = {}
     errors: dict[str, str] = {}
     for name in FIELDS:
+        text = widget_text(name, st.session_state.get(KEPT + name))
         try:
-            values[name] = check_or_none(name, from_text(name, widget_text(name, st.session_state.get(KEPT + name))))
+            values[name] = check_or_none(name, from_text(name, text))
         except InputError as exc:
-            errors[name] = exc.message
+            errors[name] = short_error(exc.message, name, text)
     return values, errors
+
+
+EDITED = " (edited)"
+"""The picker's entry for an edited preset: picking the preset itself again reloads it (resets the edits)."""
+
+
+def reset_to_preset(gen: int) -> None:
+    """The sidebar's reset: the loaded scenario (the preset, or the uploaded file) as it came."""
+    if gen == st.session_state.get(GEN, 0):
+        load_into_state(st.session_state["base"], st.session_state["preset"])
 
 
 def sidebar(values: dict[str, Any], errors: dict[str, str]) -> None:
@@ -261,88 +333,103 @@ def sidebar(values: dict[str, Any], errors: dict[str, str]) -> None:
     sb.title("Feedrate")
     sb.caption("How much storage, CPU and PCIe your training job needs to keep its GPUs fed.")
     base: Scenario = st.session_state["base"]
-    preset = st.session_state["preset"]
-    options = list(calc.scenarios())
-    if preset is None:  # an uploaded file: the picker names it
-        options.insert(0, base.name + UPLOADED)
+    changed = {name for name in values if not same(name, values[name], getattr(base, name))}
+    picker(base, st.session_state["preset"], bool(changed))
     gen = st.session_state.get(GEN, 0)
-    sb.selectbox(
-        "Scenario preset",
-        options,
-        index=0 if preset is None else options.index(preset),
-        key=preset_key(),
-        on_change=on_preset,
-        args=(gen,),
-        help="Fills every input from presets/scenarios/NAME.yaml; change any field after.",
-    )
-    if base.description:
-        sb.caption(base.description)
-    sb.file_uploader(
-        "Load a scenario YAML (at most 1 MB)",
-        type=["yaml", "yml"],
-        key="upload",
-        on_change=on_upload,
-        help=f"A file downloaded from this page (at most {MAX_UPLOAD_BYTES:,} bytes).",
-    )
-    for e in st.session_state.get("upload_errors", []):
-        sb.error(e)
+    if changed:  # closed groups hide their fields' notes: name every change here
+        sb.caption("Changed from the preset: " + ", ".join(sorted(FIELDS[n].title for n in changed)))
+        sb.button("Reset to the preset", key=f"reset_{gen}", on_click=reset_to_preset, args=(gen,))
     # Only an open group draws its fields: about 80 widgets drawn at once delayed the first screen.
     # A group holding an invalid input opens, so the message next to the field is seen.
     bad_groups = {FIELDS[name].group for name in errors}
-    changed = {name for name in values if not same(name, values[name], getattr(base, name))}
-    if changed:  # closed groups hide their fields' notes: name every change here
-        sb.caption("Changed from the preset: " + ", ".join(sorted(FIELDS[n].title for n in changed)))
     for group in GROUPS:
         gkey = GROUP_KEY + group.replace(" ", "_")
         if group in bad_groups:
             st.session_state[gkey] = True
         # The label stays fixed: the expander's identity (and so its open state) includes it.
         box = sb.expander(group[0].upper() + group[1:], expanded=group == "GPU and model", key=gkey, on_change="rerun")
-        if not box.open:
-            continue
-        with box:
-            for name, info in FIELDS.items():
-                if info.group != group:
-                    continue
-                key = wkey(name)
-                # A closed group's widgets are forgotten: reopened, each starts again from the kept value.
-                kept = st.session_state.get(KEPT + name)
-                if info.kind == "choice":
-                    opts = list(choices(name))
-                    if info.optional:
-                        opts = [NONE, *opts]
-                    if kept not in opts:
-                        # A value the list lacks (a bad link): show it and say why, never fall back.
-                        opts = [str(kept), *opts]
-                    st.selectbox(
-                        label(name),
-                        opts,
-                        index=opts.index(kept) if kept in opts else 0,
-                        key=key,
-                        help=info.help,
-                        on_change=keep,
-                        args=(name, gen),
-                        # Storage of your own: type the path of its YAML file (calc.storage.own_option).
-                        accept_new_options=name == "storage",
-                    )
-                elif info.kind == "bool":
-                    st.checkbox(label(name), bool(kept), key=key, help=info.help, on_change=keep, args=(name, gen))
-                else:
-                    hint = "empty = " + ((info.preset and f"from the preset ({info.preset})") or "automatic")
-                    st.text_input(
-                        label(name),
-                        "" if kept is None else str(kept),
-                        key=key,
-                        help=f"{info.help} ({hint if info.optional else 'required'}; units accepted, e.g. 64 KiB)",
-                        placeholder=hint if info.optional else "",
-                        on_change=keep,
-                        args=(name, gen),
-                    )
-                if name in errors:
-                    st.error(errors[name])
-                elif name in changed:
-                    was = to_widget(name, getattr(base, name))
-                    st.caption(f"✎ changed from the preset ({was if was not in ('', None) else 'empty'})")
+        if box.open:
+            with box:
+                for name, info in FIELDS.items():
+                    if info.group == group:
+                        field(name, gen, errors.get(name), base if name in changed else None)
+
+
+def picker(base: Scenario, preset: str | None, edited: bool) -> None:
+    """The preset picker and the uploader; an edited preset is its own entry, so re-picking the preset resets."""
+    sb = st.sidebar
+    options = list(calc.scenarios())
+    if preset is None:  # an uploaded file: the picker names it
+        options.insert(0, base.name + UPLOADED)
+    elif edited:
+        options.insert(0, preset + EDITED)
+    gen = st.session_state.get(GEN, 0)
+    key = preset_key() + ("_edited" if edited else "")
+    sb.selectbox(
+        "Scenario preset",
+        options,
+        index=0 if preset is None or edited else options.index(preset),
+        key=key,
+        on_change=on_preset,
+        args=(gen, key),
+        help="Fills every input from presets/scenarios/NAME.yaml; change any field after. Picking the preset "
+        "again undoes the edits.",
+    )
+    if base.description:
+        sb.caption(base.description)
+    sb.file_uploader(
+        "Load a scenario or cluster YAML (at most 1 MB)",
+        type=["yaml", "yml"],
+        key="upload",
+        on_change=on_upload,
+        help=f"A scenario or a cluster file downloaded from this page (at most {MAX_UPLOAD_BYTES:,} bytes).",
+    )
+    for e in st.session_state.get("upload_errors", []):
+        sb.error(e)
+
+
+def field(name: str, gen: int, error: str | None, base: Scenario | None) -> None:
+    """One input's widget, drawn from its kept value, then its error or (``base`` given) what the preset had."""
+    info = FIELDS[name]
+    key = wkey(name)
+    # A closed group's widgets are forgotten: reopened, each starts again from the kept value.
+    kept = st.session_state.get(KEPT + name)
+    if info.kind == "choice":
+        opts = list(choices(name))
+        if info.optional:
+            opts = [NONE, *opts]
+        if kept not in opts:
+            # A value the list lacks (a bad link): show it and say why, never fall back.
+            opts = [str(kept), *opts]
+        st.selectbox(
+            label(name),
+            opts,
+            index=opts.index(kept) if kept in opts else 0,
+            key=key,
+            help=info.help,
+            on_change=keep,
+            args=(name, gen),
+            # Storage of your own: type the path of its YAML file (calc.storage.own_option).
+            accept_new_options=name == "storage",
+        )
+    elif info.kind == "bool":
+        st.checkbox(label(name), bool(kept), key=key, help=info.help, on_change=keep, args=(name, gen))
+    else:
+        hint = "empty = " + ((info.preset and f"from the preset ({info.preset})") or "automatic")
+        st.text_input(
+            label(name),
+            "" if kept is None else str(kept),
+            key=key,
+            help=f"{info.help} ({hint if info.optional else 'required'}; units accepted, e.g. 64 KiB)",
+            placeholder=hint if info.optional else "",
+            on_change=keep,
+            args=(name, gen),
+        )
+    if error:
+        st.error(error)
+    elif base is not None:
+        was = to_widget(name, getattr(base, name))
+        st.caption(f"✎ changed from the preset ({was if was not in ('', None) else 'empty'})")
 
 
 def check_or_none(name: str, value: Any) -> Any:
@@ -412,14 +499,56 @@ def short(p: calc.Plan, key: str) -> str:
     return text
 
 
+CARD_SITE = "card_site"
+FIRST_SCREEN_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 3.2rem; }
+[data-testid="stMetricValue"] { font-size: 1.55rem; }
+[data-testid="stMetricValue"] > div { white-space: normal; overflow: visible; text-overflow: clip; }
+[data-testid="stMetricLabel"] p { font-size: 0.85rem; }
+</style>"""
+"""The first screen at 1280 x 800: less space above the title, and headline values that fit their
+column whole (Streamlit's 2.25 rem value cut "385.7 MB/s" to "385.7 M..." at 1280 px)."""
+
+
+def on_card_site(gen: int, key: str) -> None:
+    """The card's site control sets the ``site`` input, as the sidebar's field would."""
+    if gen != st.session_state.get(GEN, 0):
+        return
+    set_input("site", to_widget("site", st.session_state.get(key)))
+    st.session_state.pop(wkey("site"), None)  # the sidebar's field redraws from the kept value
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)  # a table, shared read-only
+def cached_recommend(sc: Scenario) -> pd.DataFrame:
+    return recommend(sc)
+
+
 def answer_card(p: calc.Plan) -> None:
-    """The first screen's answer: what to buy, what it costs, the job's own storage, idle GPU money."""
+    """The first screen's answer in at most three lines (calc.card), the site chosen on it; the rest folds."""
     a = cached_answer(p.scenario)
-    lines = a.lines()
-    box = st.container(border=True)
-    box.markdown(f"#### {lines[0]}")
-    for line in lines[1:]:
-        box.markdown(f"- {line}")
+    c = card(a, cached_recommend(p.scenario))
+    box = st.container(border=True, key="answer_card")  # .st-key-answer_card in the page (browser tests)
+    left, right = box.columns([5, 1])
+    sites = list(choices("site"))
+    site = job_site(p.scenario)
+    gen = st.session_state.get(GEN, 0)
+    key = f"{CARD_SITE}_{gen}_{site}"  # a new control when the site changes elsewhere (the sidebar, a link)
+    right.selectbox(
+        "Site",
+        sites,
+        index=sites.index(site) if site in sites else None,
+        placeholder="Choose…",
+        format_func=lambda s: SITE_LABELS.get(s, s),
+        key=key,
+        on_change=on_card_site,
+        args=(gen, key),
+        help="Where the job runs: on-prem (parts bought) or a cloud (rented). Defaults from the server or the "
+        "storage; the same input as Storage inputs: Site.",
+    )
+    left.markdown("  \n".join(c.lines()))
+    with box.expander("Details: each site, next best, your own storage, idle GPU time"):
+        for line in details(a):
+            st.markdown(f"- {line}")
 
 
 def headline(p: calc.Plan) -> None:
@@ -451,7 +580,7 @@ def headline(p: calc.Plan) -> None:
             f"({p.sources.get('cpu_seconds_per_example', 'input')})."
         )
     for w in p.warnings:
-        st.warning(w)
+        st.warning(plain_words(w))
 
 
 def requirements_tab(p: calc.Plan) -> None:
@@ -460,7 +589,33 @@ def requirements_tab(p: calc.Plan) -> None:
     st.plotly_chart(cached_chart("demand_vs_batch", p.scenario), key="chart_batch")
     st.plotly_chart(cached_chart("demand_vs_gpus", p.scenario), key="chart_gpus")
     t = p.to_frame()[["label", "display", "formula"]]
+    if "Checkpoints" not in sections(p):  # a job that saves nothing: no checkpoint figures
+        t = t.drop(index=[k for k in CHECKPOINT_OUTPUTS if k in t.index])
     st.dataframe(t, width="stretch", height=560)
+
+
+OPTION_COLUMNS: dict[str, Any] = {
+    "option": "Option",
+    "feasible": "Serves",
+    "ready": "Workers cover latency",
+    "units": st.column_config.NumberColumn("Units", format="%d"),
+    "unit": "Unit",
+    "limiting": "Limited by",
+    "iops_headroom": "Reads/s headroom",
+    "bandwidth_headroom": "Bandwidth headroom",
+    "capacity_headroom": "Capacity headroom",
+    "workers_per_gpu_needed": st.column_config.NumberColumn("Reads in flight per GPU", format="%d"),
+    "monthly_total_usd": st.column_config.NumberColumn("A month, all in [USD]", format="$%.0f"),
+    "monthly_rent_usd": st.column_config.NumberColumn("Rent [USD/month]", format="$%.0f"),
+    "monthly_read_usd": st.column_config.NumberColumn("Reads [USD/month]", format="$%.0f"),
+    "monthly_write_usd": st.column_config.NumberColumn("Writes [USD/month]", format="$%.0f"),
+    "monthly_egress_usd": st.column_config.NumberColumn("Egress [USD/month]", format="$%.0f"),
+    "purchase_usd": st.column_config.NumberColumn("Purchase [USD]", format="$%.0f"),
+    "why_not": "Why not",
+    "caveats": "Caveats",
+    "verified": "Verified",
+}
+"""The storage table's columns and their headers (units in the header, money in whole dollars)."""
 
 
 def storage_tab(p: calc.Plan, rec: pd.DataFrame) -> None:
@@ -475,71 +630,35 @@ def storage_tab(p: calc.Plan, rec: pd.DataFrame) -> None:
         st.dataframe(designs_table(d), width="stretch", hide_index=True)
     else:
         st.info("No complete design: no priced option serves this job (see each option's reason below).")
-    st.plotly_chart(plots.storage_map(p, rec), key="chart_storage")
-    shown = rec[
-        [
-            "option",
-            "feasible",
-            "ready",
-            "units",
-            "unit",
-            "limiting",
-            "iops_headroom",
-            "bandwidth_headroom",
-            "capacity_headroom",
-            "workers_per_gpu_needed",
-            "monthly_total_usd",
-            "monthly_rent_usd",
-            "monthly_read_usd",
-            "monthly_write_usd",
-            "monthly_egress_usd",
-            "purchase_usd",
-            "why_not",
-            "caveats",
-            "verified",
-        ]
-    ]
+    st.plotly_chart(plots.storage_map(p, rec, answer=cached_answer(p.scenario)), key="chart_storage")
     st.markdown("**Every option as one tier** (headroom: supply / need; blank = no limit published).")
-    shown = shown.replace([math.inf], float("nan"))
+    shown = rec[list(OPTION_COLUMNS)].replace([math.inf], float("nan"))
     # A room reads "over 100x", not 69,741,059,510.38x (a need of a few bytes a second).
     for col in ("iops_headroom", "bandwidth_headroom", "capacity_headroom"):
-        shown[col] = shown[col].map(lambda x: "" if not math.isfinite(x) else "over 100x" if x > 100 else f"{x:.1f}x")
-    st.dataframe(
-        shown,
-        width="stretch",
-        height=520,
-        hide_index=True,
-        column_config={
-            "option": "Option",
-            "feasible": "Serves",
-            "ready": "Workers cover latency",
-            "units": st.column_config.NumberColumn("Units", format="%d"),
-            "unit": "Unit",
-            "limiting": "Limited by",
-            "iops_headroom": "Reads/s headroom",
-            "bandwidth_headroom": "Bandwidth headroom",
-            "capacity_headroom": "Capacity headroom",
-            "workers_per_gpu_needed": st.column_config.NumberColumn("Reads in flight per GPU", format="%d"),
-            "monthly_total_usd": st.column_config.NumberColumn("A month, all in [USD]", format="$%.0f"),
-            "monthly_rent_usd": st.column_config.NumberColumn("Rent [USD/month]", format="$%.0f"),
-            "monthly_read_usd": st.column_config.NumberColumn("Reads [USD/month]", format="$%.0f"),
-            "monthly_write_usd": st.column_config.NumberColumn("Writes [USD/month]", format="$%.0f"),
-            "monthly_egress_usd": st.column_config.NumberColumn("Egress [USD/month]", format="$%.0f"),
-            "purchase_usd": st.column_config.NumberColumn("Purchase [USD]", format="$%.0f"),
-            "why_not": "Why not",
-            "caveats": "Caveats",
-            "verified": "Verified",
-        },
-    )
+        shown[col] = shown[col].map(headroom)
+    st.dataframe(shown, width="stretch", height=520, hide_index=True, column_config=OPTION_COLUMNS)
     st.caption("Verified: V official doc, 3P third-party quote, R recalled, I inferred.")
     st.markdown(
         "**Storage levers**: each applied alone, the demand it leaves and the first option that then serves it."
     )
-    st.dataframe(
-        cached_storage_levers(p.scenario.to_yaml()),
-        width="stretch",
-        hide_index=True,
-        column_config={"read_bytes_per_s": st.column_config.NumberColumn("read [B/s]", format="%.3e")},
+    st.dataframe(levers_shown(cached_storage_levers(p.scenario.to_yaml())), width="stretch", hide_index=True)
+
+
+def levers_shown(lev: pd.DataFrame) -> pd.DataFrame:
+    """The storage levers as the page writes numbers (5,885 reads/s, 385.7 MB/s), not 2.482e+5."""
+    return pd.DataFrame(
+        {
+            "Lever": lev["lever"],
+            "Change": lev["change"],
+            "Random reads/s": [fmt(x, "count_per_s", "reads/s") for x in lev["read_iops"]],
+            "File opens/s": [fmt(x, "count_per_s", "opens/s") for x in lev["file_opens_per_s"]],
+            "Read bandwidth": [fmt(x, "bytes_per_s") for x in lev["read_bytes_per_s"]],
+            "First option that serves": [
+                f"{int(n):,} x {o}" if isinstance(o, str) and o and not pd.isna(n) else "none"
+                for o, n in zip(lev["best_option"], lev["best_units"], strict=True)
+            ],
+            "Units of your storage": ["" if pd.isna(u) else f"{int(u):,}" for u in lev["own_storage_units"]],
+        }
     )
 
 
@@ -559,7 +678,7 @@ def pipeline_tab(p: calc.Plan, lev: pd.DataFrame) -> None:
 
 def checkpoint_tab(p: calc.Plan) -> None:
     sc = p.scenario
-    d = cached_answer(sc).design if sc.storage is None else None
+    d = chosen(cached_answer(sc)) if sc.storage is None else None  # the store the card buys
     if d is not None and d["store"]:
         # Judged on the storage the card buys, not on "no storage": the saves land on its store.
         p = calc.plan(sc, storage=d["store"], storage_units=int(d["store_units"]))
@@ -677,39 +796,37 @@ def main() -> None:
     if not st.session_state.get("ready"):
         first_run()
     values, errors = read_inputs()
-    # The answer and the headline go first; the sidebar's many widgets render after them.
-    plan_errors = page(values, errors)
+    # The answer and the headline go first, then the sidebar (what the link holds), then the section.
+    shown, plan_errors = page(values, errors)
+    if shown is not None and not st.session_state.get("headline_sent"):
+        # A session's first run only: let the browser draw the answer and the headline before the
+        # sidebar and the charts arrive. Sent together, they wait for the charts' 4.7 MB script (one
+        # React update): headline painted 5.2 s -> 1.4 s after opening, 1.0x a bare page
+        # (benchmarks/dashboard_timing.py). A pause inside this run, not a second run.
+        st.session_state["headline_sent"] = True
+        time.sleep(FIRST_PAINT_PAUSE_S)
     sidebar(values, errors | plan_errors)
+    if shown is not None:
+        section_of(*shown)
 
 
-def page(values: dict[str, Any], errors: dict[str, str]) -> dict[str, str]:
-    """The main area; returns errors the plan raised, by field, for the sidebar to show."""
-    st.caption("Feedrate: what to buy so the GPUs stay fed")
-    for e in st.session_state.get("url_errors", []):
-        st.error(f"Link: {e}")
-    upload = st.session_state.get("upload_errors", [])
-    if upload:
-        st.error(
-            f"The uploaded file was not loaded ({len(upload)} error{'s' if len(upload) > 1 else ''}); "
-            "the page still shows the scenario before it:\n\n" + "\n".join(f"- {e}" for e in upload)
-        )
-    if errors:
-        st.error(
-            "No numbers shown until these inputs are fixed (marked in the sidebar): "
-            + "; ".join(f"{FIELDS[k].title} ({k}): {v}" for k, v in errors.items())
-        )
-        return {}
+def page(values: dict[str, Any], errors: dict[str, str]) -> tuple[tuple[calc.Plan, str] | None, dict[str, str]]:
+    """The answer and the headline: the plan and its link for the section, and errors the plan
+    raised, by field, for the sidebar to show."""
+    st.markdown(FIRST_SCREEN_CSS, unsafe_allow_html=True)
+    if not page_errors(errors):
+        return None, {}
     base: Scenario = st.session_state["base"]
     try:
         changed = {k: v for k, v in values.items() if not same(k, v, getattr(base, k))}
         sc = base.replace(**changed) if changed else base
         p = calc.plan(sc)
     except InputError as exc:
-        st.error(f"No numbers shown: {exc}")
+        st.error(f"No numbers shown: {short_error(exc)}")
         field = exc.field.split(": ")[-1]
-        return {field: exc.message} if field in FIELDS else {}
-    preset = st.session_state["preset"]
-    params = share_params(sc, preset)
+        return None, ({field: short_error(exc.message, field)} if field in FIELDS else {})
+    show_what_the_link_holds(sc, values)
+    params = share_params(sc, st.session_state["preset"])
     if dict(st.query_params) != params:
         st.query_params.from_dict(params)
     base_url = (st.context.url or "").split("?")[0] if hasattr(st, "context") else ""
@@ -717,23 +834,61 @@ def page(values: dict[str, Any], errors: dict[str, str]) -> dict[str, str]:
     st.subheader(p.title)
     answer_card(p)
     headline(p)
-    if not st.session_state.get("headline_sent"):
-        # A session's first run only: let the browser draw the answer and the headline before the
-        # charts arrive. Sent together, they wait for the charts' 4.7 MB script (one React update):
-        # headline painted 5.2 s -> 1.4 s after opening, 1.0x a bare page; the charts appear when
-        # they did (benchmarks/dashboard_timing.py). A pause inside this run, not a second run.
-        st.session_state["headline_sent"] = True
-        time.sleep(FIRST_PAINT_PAUSE_S)
+    return (p, link), {}
+
+
+def page_errors(errors: dict[str, str]) -> bool:
+    """The link's and the upload's errors, once each, above the page; False when inputs are wrong."""
+    st.caption("Feedrate: what to buy so the GPUs stay fed")
+    for e in st.session_state.get("url_errors", []):
+        st.error(f"Link: {e}")
+    upload = st.session_state.get("upload_errors", [])
+    if upload:  # the details are beside the uploader, in the sidebar: said once
+        st.error(
+            f"The uploaded file was not loaded ({len(upload)} error{'s' if len(upload) > 1 else ''}, listed under "
+            "the uploader); the page still shows the scenario before it."
+        )
+    if errors:
+        st.error(
+            "No numbers shown until these inputs are fixed (marked in the sidebar): "
+            + "; ".join(f"{FIELDS[k].title} ({k}): {v}" for k, v in errors.items())
+        )
+        return False
+    return True
+
+
+def show_what_the_link_holds(sc: Scenario, values: dict[str, Any]) -> None:
+    """The sidebar shows the scenario the link holds: what an edit changed beyond itself (the
+    "-edited" name, a cleared measurement's GPU and precision) is written back to its field."""
+    for name in FIELDS:
+        now = getattr(sc, name)
+        if not same(name, values[name], now):
+            set_input(name, to_widget(name, now))
+            st.session_state.pop(wkey(name), None)  # its widget redraws from the kept value
+            values[name] = now
+
+
+def sections(p: calc.Plan) -> list[str]:
+    """The sections this plan has: Checkpoints only when the job saves."""
+    saves = p.checkpoint_write_bytes_per_s > 0 or p.values["checkpoint_interval_used_s"] > 0
+    return [s for s in SECTIONS if s != "Checkpoints" or saves]
+
+
+def section_of(p: calc.Plan, link: str) -> None:
+    """The chosen section, drawn in this same run after the answer and the headline (no timer-driven
+    second run: one raced the user's clicks and could reload another scenario's widgets)."""
     # A section selector rather than st.tabs: only the chosen section is computed and drawn,
     # which keeps the first render and every re-render fast.
-    section = st.radio("Section", SECTIONS, horizontal=True, key="section", label_visibility="collapsed")
-    # The chosen section is drawn in this same run, after the answer and the headline (no timer-driven
-    # second run: one raced the user's clicks and could reload another scenario's widgets).
+    shown = sections(p)
+    if st.session_state.get("section") not in shown:
+        st.session_state["section"] = shown[0]
+    section = st.radio("Section", shown, horizontal=True, key="section", label_visibility="collapsed")
+    sc = p.scenario
     yaml_text = sc.to_yaml()
     if section == "Requirements":
         requirements_tab(p)
     elif section == "Storage":
-        storage_tab(p, cached_tables(yaml_text)[0])
+        storage_tab(p, cached_recommend(sc))
     elif section == "Pipeline":
         pipeline_tab(p, cached_tables(yaml_text)[1])
     elif section == "Checkpoints":
@@ -747,7 +902,6 @@ def page(values: dict[str, Any], errors: dict[str, str]) -> dict[str, str]:
     else:
         formulas_tab(p)
     exports(p, yaml_text, link)
-    return {}
 
 
 # ------------------------------------------------------------------ the Cluster view (issue 22)
@@ -756,37 +910,51 @@ CLUSTER_EXAMPLE = "this:2\nresnet50-8xh100-imagenet:3\nvideo-vivit-kinetics:1\ng
 """The job list a first visit shows: the scenario in the sidebar and three preset job types."""
 
 
-def cluster_view(sc: Scenario, link: str) -> None:
-    """Many job types on this scenario's storage: jobs from presets or the scenario being edited,
-    one answer, per-job utilisation and chargeback, the day's load, reports; all kept in the link.
+CLUSTER_FIELDS = {
+    "cluster_text": "cluster",
+    "cluster_saves": "cluster_saves",
+    "cluster_policy": "cluster_policy",
+    "cluster_horizon": "cluster_horizon_months",
+    "cluster_job_growth": "cluster_job_growth_per_year",
+    "cluster_data_growth": "cluster_data_growth_per_year",
+    "cluster_shared": "cluster_shared",
+}
+"""The Cluster view's fields (session keys) and the link parameter each one holds."""
+CLUSTER_DEFAULTS = {
+    "cluster_saves": "aligned",
+    "cluster_policy": "demand",
+    "cluster_horizon_months": "0",
+    "cluster_job_growth_per_year": "0",
+    "cluster_data_growth_per_year": "0",
+    "cluster_shared": "",
+}
 
-    Job lines read ``preset:count`` (``this`` = the scenario in the sidebar; ``|key=value`` pairs
-    as in links); the storage inputs (storage, storage_units ...) are the sidebar's.
-    """
-    from calc.cluster import STORAGE_INPUTS, Cluster, Job, cluster, cluster_answer
-    from calc.report import cluster_html, cluster_jobs_table, cluster_markdown
 
+def cluster_inputs() -> dict[str, str]:
+    """The Cluster view's fields, started from the link (or an uploaded cluster file); their link text."""
     ss = st.session_state
     kept: dict[str, str] = ss.setdefault("cluster_params", {})
-    if "cluster_text" not in ss:
-        ss["cluster_text"] = kept.get("cluster", "").replace(";", "\n") or CLUSTER_EXAMPLE
-        ss["cluster_saves"] = kept.get("cluster_saves", "aligned")
-        ss["cluster_policy"] = kept.get("cluster_policy", "demand")
-        ss["cluster_horizon"] = kept.get("cluster_horizon_months", "0")
-        ss["cluster_job_growth"] = kept.get("cluster_job_growth_per_year", "0")
-        ss["cluster_data_growth"] = kept.get("cluster_data_growth_per_year", "0")
+    for key, param in CLUSTER_FIELDS.items():
+        if key not in ss:
+            text = kept.get(param, CLUSTER_DEFAULTS.get(param, ""))
+            ss[key] = text.replace(";", "\n") or CLUSTER_EXAMPLE if key == "cluster_text" else text
 
     def add() -> None:
         pick = "this" if ss["cluster_add"] == "this scenario" else ss["cluster_add"]
         ss["cluster_text"] = ss["cluster_text"].rstrip() + f"\n{pick}:{int(ss['cluster_add_count'])}"
 
-    st.markdown("**Cluster: many job types on this scenario's storage**")
+    st.markdown("**The cluster's jobs and options**")
     c1, c2, c3 = st.columns([3, 1, 1])
     c1.selectbox("Add a job type", ["this scenario", *calc.scenarios()], key="cluster_add")
     c2.number_input("Count", min_value=1, max_value=100_000, value=1, step=1, key="cluster_add_count")
     c3.button("Add", on_click=add, key="cluster_add_button")
     st.text_area(
         "Jobs, one per line: preset:count ('this' is the scenario in the sidebar)", key="cluster_text", height=130
+    )
+    st.text_input(
+        "Shared storage and inputs (key=value|key=value; empty = the sidebar's storage inputs)",
+        key="cluster_shared",
+        help="Applied to every job, e.g. storage=aws-fsx-lustre-ssd-1000|storage_units=240.",
     )
     o1, o2, o3, o4, o5 = st.columns(5)
     o1.selectbox("Checkpoint saves", ("aligned", "staggered"), key="cluster_saves")
@@ -795,48 +963,72 @@ def cluster_view(sc: Scenario, link: str) -> None:
     o4.text_input("Job growth [per year, 0.5 = +50 %]", key="cluster_job_growth")
     o5.text_input("Data growth [per year]", key="cluster_data_growth")
     lines = [ln.strip() for ln in ss["cluster_text"].replace(";", "\n").splitlines() if ln.strip()]
-    params = {
-        "cluster": ";".join(lines),
-        "cluster_saves": ss["cluster_saves"],
-        "cluster_policy": ss["cluster_policy"],
-        "cluster_horizon_months": ss["cluster_horizon"].strip() or "0",
-        "cluster_job_growth_per_year": ss["cluster_job_growth"].strip() or "0",
-        "cluster_data_growth_per_year": ss["cluster_data_growth"].strip() or "0",
-    }
+    params = {"cluster": ";".join(lines)}
+    for key, param in CLUSTER_FIELDS.items():
+        if key != "cluster_text":
+            params[param] = str(ss[key]).strip() or CLUSTER_DEFAULTS[param]
+    if not params["cluster_shared"]:
+        del params["cluster_shared"]
+    return params
+
+
+def build_cluster(sc: Scenario, params: dict[str, str]) -> Cluster:
+    """The Cluster of the view's fields: ``this`` lines are the sidebar's scenario; the shared
+    inputs are the link's (cluster_shared), else the sidebar's storage inputs."""
+    parsed = Cluster.from_params({**params, "cluster": "custom:1"})  # the options and shared inputs
+    jobs: list[Job] = []
+    for ln in params["cluster"].split(";"):  # in the order written
+        if ln.split(":", 1)[0].strip().lower() == "this":
+            count = ln.split(":", 1)[1].split("|")[0] if ":" in ln else "1"
+            jobs.append(Job(sc, int(calc.parse(count.strip(), "count", "this"))))
+        elif ln:
+            jobs += Cluster.from_params({"cluster": ln}).jobs
+    shared = dict(parsed.shared) or {k: getattr(sc, k) for k in STORAGE_INPUTS}
+    return Cluster(
+        jobs=tuple(jobs),
+        shared=shared,
+        name=f"{sc.name}-cluster",
+        saves=parsed.saves,
+        policy=parsed.policy,
+        horizon_months=parsed.horizon_months,
+        job_growth_per_year=parsed.job_growth_per_year,
+        data_growth_per_year=parsed.data_growth_per_year,
+    )
+
+
+def cluster_view(sc: Scenario, link: str) -> None:
+    """Many job types on one storage: jobs from presets or the scenario being edited, one answer,
+    per-job utilisation and chargeback, the day's load, reports; all kept in the link.
+
+    Job lines read ``preset:count`` (``this`` = the scenario in the sidebar; ``|key=value`` pairs
+    as in links); the shared inputs are the link's ``cluster_shared``, else the sidebar's storage.
+    """
+    ss = st.session_state
+    top = st.container()  # the answer above the fields that make it, filled once they are read
+    params = cluster_inputs()
     try:
-        parsed = Cluster.from_params({**params, "cluster": "custom:1"})  # the options
-        jobs: list[Job] = []
-        for ln in lines:  # in the order written
-            if ln.split(":", 1)[0].strip().lower() == "this":
-                count = ln.split(":", 1)[1].split("|")[0] if ":" in ln else "1"
-                jobs.append(Job(sc, int(calc.parse(count.strip(), "count", "this"))))
-            else:
-                jobs += Cluster.from_params({"cluster": ln}).jobs
-        shared = {k: getattr(sc, k) for k in STORAGE_INPUTS}
-        c = Cluster(
-            jobs=tuple(jobs),
-            shared=shared,
-            name=f"{sc.name}-cluster",
-            saves=parsed.saves,
-            policy=parsed.policy,
-            horizon_months=parsed.horizon_months,
-            job_growth_per_year=parsed.job_growth_per_year,
-            data_growth_per_year=parsed.data_growth_per_year,
-        )
+        c = build_cluster(sc, params)
         a = cluster_answer(cluster(c))
     except (InputError, ValueError) as exc:
-        st.error(f"Cluster: {exc}")
+        top.error(f"Cluster: {short_error(str(exc))}")
         return
-    if kept != params:  # the link holds the whole cluster
+    if ss.get("cluster_params") != params:  # the link holds the whole cluster
         ss["cluster_params"] = params
+        for param in CLUSTER_FIELDS.values():
+            if param not in params and param in st.query_params:
+                del st.query_params[param]
         st.query_params.update(params)
-    box = st.container(border=True)
+    box = top.container(border=True, key="cluster_card")
     shown = a.lines()
-    box.markdown(f"#### {shown[0]}")
+    box.markdown(f"#### {plain_words(shown[0])}")
     for line in shown[1:]:
-        box.markdown(f"- {line}")
-    st.dataframe(cluster_jobs_table(a), hide_index=True, width="stretch")
+        box.markdown(f"- {plain_words(line)}")
+    top.dataframe(cluster_jobs_table(a), hide_index=True, width="stretch")
     st.plotly_chart(plots.cluster_day(a.plan), width="stretch", key="cluster_day")
+    cluster_downloads(a, c, link)
+
+
+def cluster_downloads(a: Any, c: Cluster, link: str) -> None:
     stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in c.name)
     d1, d2, d3 = st.columns(3)
     d1.download_button(

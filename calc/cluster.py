@@ -402,7 +402,7 @@ class ClusterPlan:
                     "peak_write_bytes_per_s": w["peak"],
                     "average_write_bytes_per_s": w["average"],
                     "checkpoint_capacity_bytes": w["kept"],
-                    "checkpoint_mode": sc.checkpoint_mode if w["peak"] > 0 else "none",
+                    "checkpoint_mode": ("async" if w["async"] else "sync") if w["peak"] > 0 else "none",
                     "gpu_utilization_alone": p.gpu_utilization,
                     "bottleneck_alone": p.bottleneck,
                 }
@@ -503,12 +503,12 @@ def _writes(p: Plan, n: int) -> dict[str, float]:
     the time); ``peak`` all copies at once; ``average`` n x C / T; ``extra_aligned`` what the saves
     add over the entry's reads when all copies save at once; ``extra_one`` what one copy's save adds.
     """
-    w = p.checkpoint_write_bytes_per_s
+    w = p.checkpoint_write_bytes_per_s / n  # the plan's rate is all n copies' (its jobs input is n)
     saving = w > 0
     interval = p.inputs.get("checkpoint_interval_s", math.inf) if saving else math.inf
     average = n * p.checkpoint_bytes / interval if saving and math.isfinite(interval) else 0.0
     reads = p.read_bytes_per_s
-    is_async = p.scenario.checkpoint_mode == "async"
+    is_async = p.inputs["checkpoint_async"] > 0  # the resolved mode: "auto" is async for sharded state
     return {
         "w": w,
         "peak": n * w,
@@ -516,7 +516,7 @@ def _writes(p: Plan, n: int) -> dict[str, float]:
         "async": float(is_async),
         "extra_aligned": n * w if is_async else max(n * w - reads, 0.0),
         "extra_one": w if is_async else max(w - reads / n, 0.0),
-        "kept": n * p.checkpoint_capacity_bytes if saving else 0.0,
+        "kept": p.checkpoint_capacity_bytes if saving else 0.0,  # all n copies' already
     }
 
 
@@ -628,7 +628,7 @@ def timeline(cp: ClusterPlan, seconds: float = 86400.0) -> pd.DataFrame:
         (i, k)
         for i, (p, n) in enumerate(zip(cp.plans, cp.copies, strict=True))
         for k in range(n)
-        if p.checkpoint_write_bytes_per_s > 0 and p.scenario.checkpoint_mode == "sync"
+        if p.checkpoint_write_bytes_per_s > 0 and not p.inputs["checkpoint_async"] > 0  # resolved: auto too
     ]
     index = {ik: g for g, ik in enumerate(saving)}
     # Staggered: save g starts at g / N of the shortest interval, so saves whose intervals are
@@ -639,7 +639,7 @@ def timeline(cp: ClusterPlan, seconds: float = 86400.0) -> pd.DataFrame:
     for (i, _copy), g in index.items():
         p = cp.plans[i]
         interval = p.inputs["checkpoint_interval_s"]
-        dur = min(p.checkpoint_bytes / p.checkpoint_write_bytes_per_s, interval)
+        dur = min(p.checkpoint_bytes * cp.copies[i] / p.checkpoint_write_bytes_per_s, interval)  # one copy's save
         phase = 0.0 if cp.saves == "aligned" else shortest * g / len(saving)
         t = phase
         while t < seconds:
@@ -650,12 +650,12 @@ def timeline(cp: ClusterPlan, seconds: float = 86400.0) -> pd.DataFrame:
     starts = times[:-1]
     cols: dict[str, Any] = {"time_s": starts}
     for i, (p, n) in enumerate(zip(cp.plans, cp.copies, strict=True)):
-        w = p.checkpoint_write_bytes_per_s
+        w = p.checkpoint_write_bytes_per_s / n  # one copy's rate
         saving_now = np.zeros(len(starts))
         for e, a, b in bursts:
             if e == i:
                 saving_now += (starts >= a) & (starts < b)
-        is_async = p.scenario.checkpoint_mode == "async" and w > 0
+        is_async = p.inputs["checkpoint_async"] > 0 and w > 0  # the resolved mode, as the plan sized it
         per_copy = p.read_bytes_per_s / n
         cols[f"{p.scenario.name} reads"] = per_copy * (n - saving_now)
         cols[f"{p.scenario.name} checkpoints"] = np.full(len(starts), n * w) if is_async else saving_now * w
@@ -776,9 +776,9 @@ def combined_plan(cp: ClusterPlan) -> Plan:
     # carried as one save a month of that many bytes by that many single-part writers, so the
     # ranking's checkpoint_writes_per_month charges the cluster's real total.
     written = puts = 0.0
-    for p, n in zip(cp.plans, cp.copies, strict=True):
-        b, r = sz.checkpoint_writes_per_month(p)
-        written, puts = written + n * b, puts + n * r
+    for p in cp.plans:
+        b, r = sz.checkpoint_writes_per_month(p)  # all its copies' (the plan's jobs input is their count)
+        written, puts = written + b, puts + r
     inputs = dict(first.inputs) | {"checkpoint_async": 1.0, "checkpoint_interval_s": sz.MONTH_S if written else 0.0}
     v = dict(first.values)
     v |= {

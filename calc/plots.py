@@ -18,6 +18,7 @@ from plotly.subplots import make_subplots
 
 from calc import sizing
 from calc import storage as st
+from calc.card import SITE_LABELS, chosen
 from calc.errors import InputError
 from calc.plan import Plan
 from calc.registry import OUTPUTS
@@ -55,9 +56,11 @@ def _layout(fig: go.Figure, title: str, height: int = 360) -> go.Figure:
     wrapped = _wrap(title)
     lines = wrapped.count("<br>") + 1
     fig.update_layout(
-        title={"text": wrapped, "font": {"size": 17}},
+        # Hung from the top of the figure: centred in the margin (plotly's "auto"), a three-line
+        # title reached down over the top tick label.
+        title={"text": wrapped, "font": {"size": 17}, "y": 1.0, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
         height=height + 24 * max(lines - 2, 0),
-        margin={"l": 70, "r": 30, "t": 36 + 24 * lines, "b": 60},  # room for every title line
+        margin={"l": 70, "r": 30, "t": 24 + 24 * lines, "b": 60},  # room for every title line
         template=TEMPLATE,
         legend={"orientation": "h", "y": -0.2},
     )
@@ -66,7 +69,7 @@ def _layout(fig: go.Figure, title: str, height: int = 360) -> go.Figure:
 
 def _wrap(text: str, width: int = 70) -> str:
     """Break a long title into lines of about ``width`` characters (Plotly's <br>)."""
-    words, lines, line = text.split(), [], ""
+    words, lines, line = text.split(" "), [], ""  # not at a no-break space ("99.98\u00a0%")
     for w in words:
         if line and len(line) + 1 + len(w) > width:
             lines.append(line)
@@ -97,6 +100,19 @@ def _marker_line(
         hoverinfo="skip",
         **kw,
     )
+
+
+def time_unit(seconds: float) -> tuple[float, str]:
+    """The axis unit for durations up to ``seconds``: the one ``fmt`` writes such a duration in
+    (s under 2 min, min under 2 h, h under 2 days, else days), so title and axis agree."""
+    a = abs(seconds)
+    if a < 120:
+        return 1.0, "s"
+    if a < 7200:
+        return 60.0, "min"
+    if a < 172800:
+        return 3600.0, "h"
+    return 86400.0, "d"
 
 
 def memory_breakdown(p: Plan) -> go.Figure:
@@ -130,7 +146,7 @@ def memory_breakdown(p: Plan) -> go.Figure:
         x=limit / GiB,
         line_dash="dot",
         line_color=COLORS["demand"],
-        annotation_text=f"n_max = {p.max_batch_size}",
+        annotation_text=f"most that fit: {p.max_batch_size:,}",
         annotation_position="bottom right",
     )
     fig.update_layout(barmode="stack")
@@ -222,12 +238,15 @@ def demand_vs_gpus(p: Plan, groups: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128
     return fig
 
 
-def storage_map(p: Plan, recommendation: pd.DataFrame | None = None, labelled: int = 4) -> go.Figure:
+def storage_map(
+    p: Plan, recommendation: pd.DataFrame | None = None, labelled: int = 4, answer: Answer | None = None
+) -> go.Figure:
     """Log-log map of one unit of each storage option: bandwidth and reads/s at the plan's read size.
 
-    The options that matter are labelled (the cheapest that serve, and the job's own); the rest
-    are small grey points. The workload is a star: one unit of an option up and to the right of
-    it serves the job alone.
+    The options that matter (the cheapest that serve, and the job's own) are large and named in the
+    legend; every other option is a small grey point with a number, named in the legend too (a
+    projector shows no hover). The workload is a star: one unit of an option up and to the right
+    of it serves the job alone. With ``answer``, the title names what the answer card buys.
     """
     req = p.values["request_bytes"]
     opts = list(st.options().values())
@@ -242,30 +261,19 @@ def storage_map(p: Plan, recommendation: pd.DataFrame | None = None, labelled: i
     def x_of(o: st.StorageOption) -> float:
         return o.read_bytes_per_s / 1e6 if math.isfinite(o.read_bytes_per_s) else edge
 
-    def note(o: st.StorageOption) -> str:
-        return "" if math.isfinite(o.read_bytes_per_s) else " (no bandwidth limit published; drawn at the edge)"
-
     fig = go.Figure()
-    rest = [o for o in opts if o.name not in marked]
-    fig.add_scatter(
-        x=[x_of(o) for o in rest],
-        y=[o.iops_at(req) for o in rest],
-        mode="markers",
-        name="other options (hover for names)",
-        text=[f"{o.name}{'' if feasible.get(o.name, True) else ' (cannot serve)'}{note(o)}" for o in rest],
-        marker={"size": 7, "color": "#b8bec6"},
-        hovertemplate="%{text}<br>%{x:,.0f} MB/s<br>%{y:,.0f} reads/s<extra></extra>",
-    )
+    _numbered(fig, [o for o in opts if o.name not in marked], x_of, req, feasible)
     for i, name in enumerate(dict.fromkeys(marked)):
         o = st.option(name)
         role = "your storage" if name == p.scenario.storage else ("cheapest that serves" if i == 0 else "serves")
+        edge_note = "" if math.isfinite(o.read_bytes_per_s) else ", no bandwidth limit published: drawn at the edge"
         fig.add_scatter(
             x=[x_of(o)],
             y=[o.iops_at(req)],
             # Named in the legend, not beside the point: neighbours (nvme-gen5 and its prosumer
             # twin, nfs-25gbe and nvme-gen4) sit too close for labels that do not overprint.
             mode="markers",
-            name=f"{name} ({role}){note(o)}",
+            name=f"{name} ({role}{edge_note})",
             hovertemplate=f"{name}<br>%{{x:,.0f}} MB/s<br>%{{y:,.0f}} reads/s<extra></extra>",
             marker={"size": 13, "color": PLAN_COLORS[i % len(PLAN_COLORS)]},
         )
@@ -284,19 +292,49 @@ def storage_map(p: Plan, recommendation: pd.DataFrame | None = None, labelled: i
         title="read bandwidth of one unit [MB/s]", type="log", range=[math.log10(lo / 2), math.log10(edge * 2)]
     )
     fig.update_yaxes(title=f"random reads/s of one unit at {fmt(req, 'bytes', binary=True)}", type="log")
-    if not busy:
-        title = "The dataset is read once (it fits in RAM): any option with the capacity serves; cheapest first"
-    elif order:
-        title = (
-            f"{order[0]} is the cheapest option that serves {fmt(p.read_bytes_per_s, 'bytes_per_s')} and "
-            f"{fmt(p.read_iops, 'count_per_s', 'reads/s')}"
-        )
-    else:
-        title = "No option in the catalog serves this workload"
-    fig = _layout(fig, title, 520)
-    # Legend below the map: beside it, it took half the width at 1280 px.
-    fig.update_layout(legend={"orientation": "h", "y": -0.2, "x": 0, "yanchor": "top"})
+    fig = _layout(fig, _storage_finding(p, order, answer), 640)
+    # Legend below the map: beside it, it took half the width at 1280 px; about 40 names need rows.
+    fig.update_layout(legend={"orientation": "h", "y": -0.14, "x": 0, "yanchor": "top", "font": {"size": 11}})
+    fig.update_layout(height=fig.layout.height + 300, margin_b=330)
     return fig
+
+
+def _numbered(
+    fig: go.Figure, rest: Sequence[st.StorageOption], x_of: Any, req: float, feasible: dict[str, bool]
+) -> None:
+    """The unnamed options as small grey points, each numbered on the map and named in the legend."""
+    for k, o in enumerate(rest, start=1):
+        cannot = "" if feasible.get(o.name, True) else ", cannot serve"
+        edge = "" if math.isfinite(o.read_bytes_per_s) else ", at the edge: no bandwidth published"
+        fig.add_scatter(
+            x=[x_of(o)],
+            y=[o.iops_at(req)],
+            mode="markers+text",
+            text=[str(k)],
+            textposition="middle right" if k % 2 else "middle left",
+            textfont={"size": 9, "color": "#6b7280"},
+            name=f"{k} {o.name}{cannot}{edge}",
+            marker={"size": 7, "color": "#b8bec6"},
+            hovertemplate=f"{o.name}<br>%{{x:,.0f}} MB/s<br>%{{y:,.0f}} reads/s<extra></extra>",
+        )
+
+
+def _storage_finding(p: Plan, order: Sequence[str], answer: Answer | None) -> str:
+    """The map's title: what the answer card buys (with ``answer``), else the cheapest option that serves."""
+    need = f"{fmt(p.read_bytes_per_s, 'bytes_per_s')} and {fmt(p.read_iops, 'count_per_s', 'reads/s')}"
+    if p.read_bytes_per_s <= 0:
+        return "The dataset is read once (it fits in RAM): any option with the capacity serves; cheapest first"
+    if answer is not None and answer.site is None:
+        return f"The job reads {need}: choose the site on the answer card to see the option it buys"
+    d = chosen(answer) if answer is not None else None
+    if d is not None and d["design"] != "one tier":
+        return f"The answer buys a {d['design']} ({need} from the nodes' own copies); the store only holds the data"
+    if d is not None:
+        site = SITE_LABELS.get(str(d["site"]), str(d["site"]))
+        return f"{d['store']} is what the answer buys on {site}: the cheapest option that serves {need}"
+    if order:
+        return f"{order[0]} is the cheapest option that serves {need}"
+    return "No option in the catalog serves this workload"
 
 
 def pipeline_stages(p: Plan) -> go.Figure:
@@ -418,11 +456,12 @@ def transfer_timeline(p: Plan) -> go.Figure:
             rows.append((name, 0.0 if streamed else start, v[key], color))
             start += 0.0 if streamed else v[key]
     fig = go.Figure()
+    scale, unit = time_unit(v["transfer_time_s"])  # the title's duration sets the unit
     for name, begin, dur, color in rows:
         fig.add_bar(
             y=[name],
-            x=[dur / 60],
-            base=[begin / 60],
+            x=[dur / scale],
+            base=[begin / scale],
             orientation="h",
             marker_color=color,
             name=f"{name}: {fmt(dur, 'seconds')}",
@@ -430,7 +469,7 @@ def transfer_timeline(p: Plan) -> go.Figure:
             textposition="auto",
         )
     fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(title="minutes")
+    fig.update_xaxes(title=f"time [{unit}]")
     how = "streamed through a pipe" if streamed else "one after another"
     return _layout(
         fig, f"Moving {fmt(v['dataset_bytes'], 'bytes')}: {fmt(v['transfer_time_s'], 'seconds')} ({how})", 300
@@ -461,11 +500,13 @@ def compare_chart(
 
     names = [q.scenario.name for q in plans] if names is None else list(names)
     answers = [answer(q) for q in plans] if answers is None else answers
+    # Each plan is a letter in the title and the legend says what it is: the title never repeats inputs.
+    letters = [chr(ord("A") + j) for j in range(len(plans))]
     monthly: list[float] = []
     fig = make_subplots(rows=2, cols=4, subplot_titles=[t for _, t in COMPARE], vertical_spacing=0.22)
     scale = {"read_bytes_per_s": 1e-6, "worker_ram_bytes": 1 / GiB, "gpu_utilization": 100.0}
     for j, (q, name, a) in enumerate(zip(plans, names, answers, strict=True)):
-        design = a.design or {}
+        design = chosen(a) or {}  # what each plan's answer card buys (nothing while its site is unknown)
         monthly.append(float(design.get("monthly_total_usd", math.inf)))
         for i, (key, _) in enumerate(COMPARE):
             if key in q.values:
@@ -474,12 +515,12 @@ def compare_chart(
                 x = float(design[key])
                 text = fmt_usd(x) if x > 0 else "nothing"
             else:
-                x, text = 0.0, "no priced design"
+                x, text = 0.0, "no site chosen" if a.site is None else "nothing serves"
             fig.add_bar(
                 x=[x],
                 y=[""],
                 orientation="h",
-                name=name,
+                name=f"{letters[j]}: {name}",
                 legendgroup=name,
                 showlegend=i == 0,
                 marker_color=PLAN_COLORS[j % len(PLAN_COLORS)],
@@ -492,7 +533,7 @@ def compare_chart(
     fig.update_layout(barmode="group")
     fig.update_yaxes(showticklabels=False)
     fig.update_xaxes(rangemode="tozero")  # a zero stays a zero-length bar, not a -1..1 axis
-    fig = _layout(fig, _compare_finding(plans, names, monthly), 460)
+    fig = _layout(fig, _compare_finding(plans, letters, monthly), 460)
     # the panels' own titles sit above their plots, inside the top margin: make room under the title
     fig.update_layout(legend={"orientation": "h", "y": -0.12, "x": 0}, margin_t=fig.layout.margin.t + 28)
     return fig
@@ -503,7 +544,7 @@ def _compare_finding(plans: Sequence[Plan], names: Sequence[str], monthly: Seque
     fast = max(range(len(plans)), key=lambda i: plans[i].samples_per_s)
     text = f"Fastest: {names[fast]} ({plans[fast].formatted('samples_per_s')})"
     if len(plans) == 1:
-        return text.replace("Fastest: ", "") + "; pin scenarios to compare them here"
+        return f"This scenario: {plans[0].formatted('samples_per_s')}; pin scenarios to compare them here"
     cheap = min(range(len(plans)), key=lambda i: monthly[i])
     if len({fmt_usd(m) for m in monthly}) == 1 and math.isfinite(monthly[cheap]):
         text += f"; storage costs the same ({fmt_usd(monthly[cheap])} a month all in)"
@@ -530,10 +571,11 @@ def checkpoint_timeline(p: Plan, intervals: int = 2) -> go.Figure:
     fig = go.Figure()
     if not math.isfinite(interval) or write == 0:
         fig.add_scatter(x=[0, 60], y=[read, read], mode="lines", name="reads", line_color=COLORS["storage"])
-        fig.update_xaxes(title="minutes")
+        fig.update_xaxes(title="time [min]")
         fig.update_yaxes(title="storage bandwidth [GB/s]", rangemode="tozero")
-        return _layout(fig, "No checkpoints in this scenario: set checkpoint_interval_s to size their writes", 320)
-    minutes = interval / 60
+        return _layout(fig, 'No checkpoints in this scenario: set "Checkpoint interval" to size their writes', 320)
+    scale, unit = time_unit(interval)  # the interval's own unit, as the title writes it
+    minutes = interval / scale
     if is_async:
         x = [0, intervals * minutes]
         fig.add_scatter(x=x, y=[read, read], mode="lines", name="reads", line_color=COLORS["storage"], stackgroup="a")
@@ -557,11 +599,11 @@ def checkpoint_timeline(p: Plan, intervals: int = 2) -> go.Figure:
         fig.add_scatter(x=xs, y=ws, mode="lines", name="checkpoint write", line_color=COLORS["demand"], fill="tozeroy")
         title = (
             f"Each save writes {fmt(v['checkpoint_bytes'], 'bytes', binary=True)} at "
-            f"{fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')} for {fmt(stall * 60, 'seconds')} "
+            f"{fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')} for {fmt(stall * scale, 'seconds')} "
             f"every {fmt(interval, 'seconds')}: the storage must take bursts {write / read:,.0f}x the read load"
             if read > 0
             else f"Each save writes {fmt(v['checkpoint_bytes'], 'bytes', binary=True)} at "
-            f"{fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')} for {fmt(stall * 60, 'seconds')} every "
+            f"{fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')} for {fmt(stall * scale, 'seconds')} every "
             f"{fmt(interval, 'seconds')}"
         )
     took = v["checkpoint_write_s"]
@@ -574,7 +616,7 @@ def checkpoint_timeline(p: Plan, intervals: int = 2) -> go.Figure:
             f"{fmt(budget, 'seconds')} budget every {fmt(interval, 'seconds')}; on {p.scenario.storage} "
             f"it takes {fmt(took, 'seconds')} ({verdict} the budget)"
         )
-    fig.update_xaxes(title="minutes")
+    fig.update_xaxes(title=f"time [{unit}]")
     fig.update_yaxes(title="storage bandwidth [GB/s]", rangemode="tozero")
     return _layout(fig, title, 360)
 
@@ -629,7 +671,7 @@ def checkpoint_interval_chart(p: Plan, points: int = 60) -> go.Figure:
     good_young = float(np.interp(young, grid, good)) if young > 0 else math.nan
     g_young = good_young if young > 0 else float(np.max(good))
     g_lo, g_hi = max(0.0, g_young - max(5 * (100 - g_young), 0.5)), 100.0
-    marks = [("Young-Daly", young)] + ([("used", used)] if used > 0 and not math.isclose(used, young) else [])
+    marks = [("optimal", young)] + ([("used", used)] if used > 0 and not math.isclose(used, young) else [])
     marks.sort(key=lambda m: m[1])
     for i, (label, t) in enumerate(marks):
         # The earlier interval's label to the left of its line, the later one's to the right: no overprint.
@@ -641,14 +683,27 @@ def checkpoint_interval_chart(p: Plan, points: int = 60) -> go.Figure:
     # Decades only on the log bandwidth axis: plotly's minor labels read as stray numbers ("2 3 5").
     fig.update_yaxes(title="write bandwidth [GB/s]", type="log", dtick=1, tickformat="~g", secondary_y=True)
 
-    def pct(g: float) -> str:
-        return f"{g:.2f} %" if g > 99 else f"{g:.1f} %"
+    title = _interval_finding(p, grid, out, good_young, sized if fixed else None, ref)
+    return _layout(fig, title, 380)
 
+
+def _pct(g: float) -> str:
+    return f"{g:.2f}\u00a0%" if g > 99 else f"{g:.1f}\u00a0%"  # a no-break space: never "99.98 / %"
+
+
+def _interval_finding(
+    p: Plan, grid: Any, out: dict[str, Any], good_young: float, sized: float | None, ref: float
+) -> str:
+    """The interval chart's title: the optimum's goodput and write bandwidth, and the used interval's."""
+    v = p.values
+    young, used = v["young_daly_interval_s"], v["checkpoint_interval_used_s"]
+    is_async = v["checkpoint_async"] > 0
+    pct = _pct
     head = (
-        f"Saving every {fmt(young, 'seconds')} (Young-Daly, {v['failures_per_month']:.3g} interruptions a month) "
-        f"keeps {pct(good_young)} goodput"
+        f"Saving every {fmt(young, 'seconds')} (the optimum at {v['failures_per_month']:.3g} interruptions a "
+        f"month) keeps {pct(good_young)} goodput"
     )
-    if fixed:
+    if sized is not None:  # blocking saves on storage sized for the reference interval
         title = (
             f"{head} on storage that writes {fmt(sized, 'bytes_per_s')}, "
             f"sized for blocking saves every {fmt(ref, 'seconds')}"
@@ -663,8 +718,8 @@ def checkpoint_interval_chart(p: Plan, points: int = 60) -> go.Figure:
             f"{fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')}"
         )
     elif used == 0:
-        title += " (no checkpoints now: set checkpoint_interval_s, or optimal)"
-    return _layout(fig, title, 380)
+        title += ' (no checkpoints now: set "Checkpoint interval" to a time, or optimal)'
+    return title
 
 
 def cluster_day(cp: ClusterPlan, seconds: float = 86400.0) -> go.Figure:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
+from calc.card import card, details
 from calc.explain import formula, render_formula
 from calc.plan import HEADLINE, Plan
 from calc.registry import OUTPUTS
@@ -42,8 +43,13 @@ def _usd(x: Any) -> str:
     return "" if x is None else fmt_usd(float(x))
 
 
+def headroom(x: float) -> str:
+    """Supply / need as the page writes it: ``2.5x``, ``over 100x`` (not 40,290,213.0x), blank when unlimited."""
+    return "" if not math.isfinite(x) else "over 100x" if x > 100 else f"{x:.1f}x"
+
+
 def _times(x: float) -> str:
-    return "unlimited" if not math.isfinite(x) else f"{x:,.1f}x"
+    return "unlimited" if not math.isfinite(x) else headroom(x)
 
 
 def storage_table(rec: pd.DataFrame, rows: int = 12) -> pd.DataFrame:
@@ -194,7 +200,9 @@ def sections(
     rec = recommend(p) if recommendation is None else recommendation
     lev = levers_of(sc) if levers is None else levers
     a = answer(p)
-    out = [Section("What to buy, and what it costs", text=a.lines(), link=link)]
+    # The page's card, word for word, then what folds below it (calc.card): the report says what the page says.
+    said = [x.replace("**Why**", "Why:").replace("**", "") for x in card(a, rec).lines()]
+    out = [Section("What to buy, and what it costs", text=said + details(a), link=link)]
     head = Section("Requirements", text=[f"**{OUTPUTS[k].label}**: {p.formatted(k)}" for k in HEADLINE])
     head.text.append(f"**Bottleneck**: {p.bottleneck}; step time from {p.step_method}")
     head.text += [f"Warning: {w}" for w in p.warnings]
@@ -230,22 +238,7 @@ def sections(
     )
     out.append(Section("What-if levers", tables=[shown_lev]))
     if compared:  # the dashboard's pinned scenarios, named by what differs from this one
-        from calc.plan import plan as plan_of
-
-        plans = [plan_of(c) for c in compared] + [p]
-        names = [pin_name(c, sc) for c in compared] + ["this scenario"]
-        answers = [answer(q) for q in plans[:-1]] + [a]  # this scenario's answer is already made
-        table = compare_table(plans, names, answers)
-        section = Section(
-            "Compared scenarios",
-            text=["Rows marked Input are the inputs that differ between them."],
-            tables=[table.reset_index(names="")],
-        )
-        if charts:
-            from calc import plots
-
-            section.figures.append(plots.compare_chart(plans, names, answers))
-        out.append(section)
+        out.append(compared_section(p, a, compared, charts))
     if charts:
         from calc import plots
 
@@ -270,6 +263,27 @@ def sections(
     out.append(Section("Every formula, with its numbers", tables=[formulas]))
     out.append(Section("Sources", text=[f"`{k}`: {v}" for k, v in sorted(p.sources.items()) if v]))
     return out
+
+
+def compared_section(p: Plan, a: Answer, compared: Sequence[Scenario], charts: bool = False) -> Section:
+    """The pinned scenarios beside this one: the table of what differs and, with ``charts``, the chart."""
+    from calc.plan import plan as plan_of
+    from calc.sizing import answer
+
+    plans = [plan_of(c) for c in compared] + [p]
+    names = [pin_name(c, p.scenario) for c in compared] + ["this scenario"]
+    answers = [answer(q) for q in plans[:-1]] + [a]  # this scenario's answer is already made
+    table = compare_table(plans, names, answers)
+    section = Section(
+        "Compared scenarios",
+        text=["Rows marked Input are the inputs that differ between them."],
+        tables=[table.reset_index(names="")],
+    )
+    if charts:
+        from calc import plots
+
+        section.figures.append(plots.compare_chart(plans, names, answers))
+    return section
 
 
 def checkpoint_section(p: Plan, charts: bool = False) -> Section:

@@ -89,8 +89,8 @@ def _workstation(sc: Scenario) -> bool:
 def checkpoint_writes_per_month(p: Plan) -> tuple[float, float]:
     """Checkpoint bytes written in a month of training [bytes] and write requests [count].
 
-        bytes    = checkpoint size x MONTH_S / interval
-        requests = saves x writing ranks x ceil(bytes per rank / part size)
+        bytes    = checkpoint size x MONTH_S / interval x jobs
+        requests = saves x writing ranks x ceil(bytes per rank / part size) x jobs
 
     Each rank uploads its shard in parts of ``st.WRITE_REQUEST_BYTES`` (16 MiB multipart parts),
     each part one PUT; an object store bills per request, a file system per GB.
@@ -101,7 +101,8 @@ def checkpoint_writes_per_month(p: Plan) -> tuple[float, float]:
     saves = MONTH_S / float(interval)
     v = p.values
     parts = math.ceil(v["checkpoint_rank_bytes"] / st.WRITE_REQUEST_BYTES - 1e-9)
-    return saves * v["checkpoint_bytes"], saves * v["checkpoint_writing_ranks"] * parts
+    jobs = p.inputs.get("jobs", 1.0)  # every job saves its own
+    return saves * v["checkpoint_bytes"] * jobs, saves * v["checkpoint_writing_ranks"] * parts * jobs
 
 
 def _rank(p: Plan, reads: bool) -> pd.DataFrame:

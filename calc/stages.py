@@ -684,7 +684,7 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
     Output(
         "checkpoint_write_bytes_per_s",
         "bytes_per_s",
-        "Checkpoint write bandwidth",
+        "Checkpoint write bandwidth, all jobs",
         not_given=f"0 (no checkpoints: {ask('checkpoint_interval_s')})",
     ),
     Output(
@@ -701,7 +701,7 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         "Checkpoint restore time",
         not_given="n/a: nothing limits the read (choose a storage)",
     ),
-    Output("checkpoint_capacity_bytes", "bytes", "Checkpoints kept on storage", binary=True),
+    Output("checkpoint_capacity_bytes", "bytes", "Checkpoints kept on storage, all jobs", binary=True),
     Output(
         "young_daly_interval_s",
         "seconds",
@@ -716,8 +716,8 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         "Checkpoint interval used",
         not_given=f"no checkpoints ({ask('checkpoint_interval_s')}, a time or optimal)",
     ),
-    Output("checkpoint_sync_write_bytes_per_s", "bytes_per_s", "Write bandwidth if saves block (stall budget)"),
-    Output("checkpoint_async_write_bytes_per_s", "bytes_per_s", "Write bandwidth if saves are async (drain)"),
+    Output("checkpoint_sync_write_bytes_per_s", "bytes_per_s", "Write bandwidth if saves block, all jobs"),
+    Output("checkpoint_async_write_bytes_per_s", "bytes_per_s", "Write bandwidth if saves are async (drain), all jobs"),
     Output("checkpoint_host_copy_s", "seconds", "GPU-to-host copy per async save"),
     Output("checkpoint_blocking_s", "seconds", "Training stall per save"),
     Output("checkpoint_lag_s", "seconds", "Time until a save is durable"),
@@ -815,9 +815,12 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["checkpoint_interval_used_s"] = np.where(saving, used, 0.0)
     sync = checkpoint.sync_write_bytes_per_s(c, safe, f)
     drain = checkpoint.async_drain_bytes_per_s(c, safe)
-    out["checkpoint_sync_write_bytes_per_s"] = np.where(saving, sync, 0.0)
-    out["checkpoint_async_write_bytes_per_s"] = np.where(saving, drain, 0.0)
-    out["checkpoint_write_bytes_per_s"] = np.where(saving, np.where(is_async, drain, sync), 0.0)
+    # Every job saves its own checkpoints, as every job reads: the rates and the kept bytes are
+    # all jobs' (sizes, times and stalls stay one job's).
+    jobs = _a(x["jobs"])
+    out["checkpoint_sync_write_bytes_per_s"] = np.where(saving, sync, 0.0) * jobs
+    out["checkpoint_async_write_bytes_per_s"] = np.where(saving, drain, 0.0) * jobs
+    out["checkpoint_write_bytes_per_s"] = np.where(saving, np.where(is_async, drain, sync), 0.0) * jobs
     # Writers on one node: its GPUs' ranks, at most all writing ranks of the job.
     node_writers = np.minimum(ranks, out["gpus_on_node"])
     out["checkpoint_host_ram_bytes"] = np.where(saving, checkpoint.async_host_ram_bytes(per_rank * node_writers), 0.0)
@@ -836,7 +839,9 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     both = np.isfinite(run) & np.isfinite(every)
     milestones = np.where(both, checkpoint.milestone_count(np.where(both, run, 0.0), np.where(both, every, 1.0)), 0.0)
     out["checkpoint_milestones"] = milestones
-    out["checkpoint_capacity_bytes"] = checkpoint.retained_capacity_bytes(c, x["checkpoint_keep"], milestones)
+    # A job that saves nothing keeps nothing.
+    kept = checkpoint.retained_capacity_bytes(c, x["checkpoint_keep"], milestones) * jobs
+    out["checkpoint_capacity_bytes"] = np.where(saving, kept, 0.0)
     out["checkpoint_durable"] = x["checkpoint_durable_store"]
     out["storage_need_bytes_per_s"] = np.where(
         is_async,

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import calc
+from calc.card import chosen
+from calc.cluster import Cluster, cluster_answer
 from calc.plan import HEADLINE
+from calc.report import cluster_jobs_table
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -61,9 +65,19 @@ def test_every_preset_renders_with_the_plans_numbers(name: str) -> None:
     p = calc.plan(name)
     assert _metrics(at) == [*_shown(p), p.bottleneck]
     assert not [e.value for e in at.error]
-    # every preset's first screen says what to buy and what it costs
-    card = next(m.value for m in at.markdown if m.value.startswith("#### "))
-    assert card.startswith("#### Buy: ") and "$" in card, card
+    # every preset's first screen says what to buy, what it costs and why; or asks where the job runs
+    card = _card(at)
+    if calc.answer(name).site is None:
+        assert card.startswith("**Where does this job run?**") and "$" not in card, card
+    else:
+        assert card.startswith(("**Buy** ", "**Rent** ", "**Nothing")), card
+        assert "Nothing" in card or (" a month** all in" in card and "**Why** " in card), card
+    assert len(card.split("  \n")) <= 3  # at most three lines
+
+
+def _card(at: AppTest) -> str:
+    """The answer card's lines (markdown joined by line breaks)."""
+    return next(m.value for m in at.markdown if m.value.startswith(("**Where", "**Buy", "**Rent", "**Nothing")))
 
 
 def test_changing_the_gpu_updates_the_numbers_and_the_url() -> None:
@@ -135,11 +149,11 @@ def test_pin_and_compare() -> None:
     # the pin (taken on the V100) is named by what differs from the current scenario (now on an H100)
     assert any("gpu=V100-SXM2-16GB" in str(c) for c in at.dataframe[0].value.columns)
     assert not at.exception
-    for section in ("Storage", "Pipeline", "Checkpoints", "Moving the data", "Formulas and sources"):
+    # the default job saves no checkpoints: no Checkpoints section at all (issue 31)
+    assert "Checkpoints" not in at.radio(key="section").options
+    for section in ("Storage", "Pipeline", "Moving the data", "Formulas and sources"):
         at.radio(key="section").set_value(section).run()
         assert not at.exception and not [e.value for e in at.error], section
-        if section == "Checkpoints":  # the default job saves none: said in words, not drawn as a flat line
-            assert any("No checkpoints in this scenario" in i.value for i in at.info)
 
 
 def test_only_open_groups_draw_their_fields_and_closed_ones_keep_their_values() -> None:
@@ -171,7 +185,7 @@ def test_one_run_draws_the_headline_then_the_section_with_no_timer() -> None:
     assert not at.exception
     p = calc.plan("beast-imagenet-4xv100")
     assert _metrics(at) == [*_shown(p), p.bottleneck]
-    assert any("Buy:" in m.value for m in at.markdown)
+    assert _card(at).startswith("**Where does this job run?**")  # no site given: the card asks
     assert len(at.get("plotly_chart")) == 3 and at.dataframe  # the Requirements section, in the same run
     source = Path(APP).read_text()
     assert "run_every" not in source and "st.rerun()" not in source.split("def compare_tab")[0]
@@ -208,7 +222,7 @@ def test_an_edited_preset_reopens_exactly() -> None:
     again = _reopen(at)
     p = calc.plan("mlperf-unet3d-h100", example_bytes="64 MiB", gpu="A100-SXM4-80GB")
     assert _metrics(again) == _metrics(at) == [*_shown(p), p.bottleneck]
-    assert _picker(again) == "mlperf-unet3d-h100"
+    assert _picker(again) == _picker(at) == "mlperf-unet3d-h100 (edited)"  # re-picking the preset resets
     _open(again, "data")
     assert again.text_input(key=_key(again, "example_bytes")).value == "64 MiB"  # as typed, not 67108864
 
@@ -238,31 +252,51 @@ def test_a_preset_chosen_after_a_link_is_not_reverted_by_an_old_widget_value() -
 
 
 @pytest.mark.parametrize(
-    ("name", "buy", "cost"),
+    ("query", "lines"),
     [
-        # No site given (no server, no storage): the headline compares the sites. On-prem, a PM9A3
-        # ($2,737.50) per node as the cache in front of a mirrored pair of 24 TB HDDs (2 x $1,079.99)
-        # in a 12-bay server with its NIC, 2 switch ports and 2 DACs ($438 + $150 + 2 x $16.67 +
-        # 2 x $40 = $701.34): $5,598.82 / 36 months = $155.52 a month.
-        ("mlperf-unet3d-h100", "Buy: it depends on the site", "buy on-prem $156"),
+        # No site given (no server, no storage): the card asks, it does not pick one of a tie.
+        ({"scenario": "mlperf-unet3d-h100"}, ["**Where does this job run?**"]),
+        # On-prem: a PM9A3 ($2,737.50) per node as the cache in front of a mirrored pair of 24 TB HDDs
+        # (2 x $1,079.99) in a 12-bay server with its NIC, 2 switch ports and 2 DACs ($438 + $150 +
+        # 2 x $16.67 + 2 x $40 = $701.34): $5,598.82 to buy, / 36 months = $155.52 a month.
+        ({"scenario": "mlperf-unet3d-h100", "site": "on-prem"}, ["**Buy** 1 drive of nvme-gen4", "**$156 a month**"]),
         # nfs-10gbe puts the job on-prem; its 5 nodes mount a storage server: 2 mirrored PM9A3s
         # (2 x $2,737.50) in a 4-bay U.2 server ($1,150) with a 2 x 100 GbE NIC ($1,182.50), 2 switch
-        # ports ($800 / 32 = $25) and 2 DACs ($125): $8,107.50 to buy, below the $38,494 NFS server
-        ("beast-nfs-shop", "Buy: 2 drives of nvme-gen4 in mirror", "$8,108 to buy"),
-        # the data sits in S3: 160.5 TB x $0.023 = $3,691.50 a month + reads (storage.yaml)
-        ("clip-vitl14-datacomp-webdataset", "Buy: 1 prefix of aws-s3-standard", "a month all in"),
-        # the dataset fits in node RAM: per site, the page cache serves it, a store holds it
-        ("beast-imagenet-4xv100", "Buy: it depends on the site", "rent on GCP $2"),
+        # ports ($800 / 32 = $25) and 2 DACs ($125): $8,107.50 to buy.
+        ({"scenario": "beast-nfs-shop"}, ["**Buy** 2 drives of nvme-gen4 in mirror", "**$8,108 to buy**"]),
+        # the data sits in S3 (160.5 TB x $0.023 = $3,691.50 a month + reads): plain words, not "1 prefix of"
+        ({"scenario": "clip-vitl14-datacomp-webdataset"}, ["**Rent** an aws-s3-standard bucket", "rent $3,692"]),
+        # The articles' job with the page cache off (every epoch reads storage, as the articles do):
+        # the card buys a store that serves 385.7 MB/s, never "the page cache" the sidebar has off.
+        ({"scenario": "beast-imagenet-4xv100", "site": "gcp"}, ["**Rent** 1 TB of gcp-pd-ssd", "385.7 MB/s"]),
     ],
 )
-def test_the_answer_card_names_what_to_buy_and_its_cost(name: str, buy: str, cost: str) -> None:
-    at = _app(scenario=name)
-    card = next(m.value for m in at.markdown if m.value.startswith("#### "))
-    assert buy in card and cost in card
-    if "depends on the site" in card:  # then each site's purchase on its own line, under it
-        shown = [m.value for m in at.markdown]
-        assert any(v.startswith("- Buy on-prem: ") for v in shown), shown
-        assert any(v.startswith("- Rent on AWS: ") for v in shown), shown
+def test_the_answer_card_names_what_to_buy_and_its_cost(query: dict[str, str], lines: list[str]) -> None:
+    at = _app(**query)
+    card = _card(at)
+    assert all(x in card for x in lines), card
+    assert "page cache" not in card and "prefix" not in card
+
+
+def test_the_site_is_chosen_on_the_card() -> None:
+    """The card's site control sets the site input: the link and the sidebar's field follow it."""
+    at = _app(scenario="beast-imagenet-4xv100")
+    assert _card(at).startswith("**Where does this job run?**")
+    control = next(s for s in at.selectbox if (s.key or "").startswith("card_site_"))
+    assert control.value is None  # nothing picked for the user
+    control.set_value("aws").run()
+    assert _card(at).startswith("**Rent** ") and at.query_params["site"] in ("aws", ["aws"])
+    _open(at, "storage")
+    assert at.selectbox(key=_key(at, "site")).value == "aws"
+
+
+def test_headroom_and_storage_levers_read_as_the_page_formats_numbers() -> None:
+    at = _app(scenario="beast-imagenet-4xv100", site="aws")
+    at.radio(key="section").set_value("Storage").run()
+    assert not at.exception
+    levers = next(d.value for d in at.dataframe if "Lever" in d.value.columns)
+    assert "read_iops" not in levers.columns and levers["Random reads/s"].iloc[0] == "5,885 reads/s"
+    assert levers["Read bandwidth"].iloc[0] == "385.7 MB/s"  # 5,885 x 64 KiB, not 3.857e+08
 
 
 def test_cluster_view_answers_for_the_job_mix_in_the_link() -> None:
@@ -297,11 +331,137 @@ def test_checkpoints_are_judged_on_the_store_the_card_buys() -> None:
     # Before: with no storage chosen the section judged the saves against "no storage" under a
     # card that bought one. 70B: 69.88e9 params x 14 B = 978.4 GB every 30 min; async drain
     # 978.4 GB / 1,800 s = 543.5 MB/s onto the store the answer buys.
-    at = _app(scenario="mlperf-checkpoint-llama3-70b")
+    at = _app(scenario="mlperf-checkpoint-llama3-70b", site="aws")
     at.radio(key="section").set_value("Checkpoints").run()
     assert not at.exception and not [e.value for e in at.error]
-    store = calc.answer("mlperf-checkpoint-llama3-70b").design["store"]
+    store = calc.answer(calc.scenario("mlperf-checkpoint-llama3-70b").replace(site="aws")).design["store"]
     captions = " ".join(c.value for c in at.caption)
     assert f"checkpoints judged on the store the answer buys, 1 x {store}" in captions
     values = " ".join(str(t.value) for t in at.table)
     assert "543.5 MB/s" in values
+
+
+def test_two_jobs_write_and_keep_twice_one_jobs_checkpoints() -> None:
+    """Issue 31: ``jobs`` multiplies checkpoint writes, kept checkpoints and their cost as it multiplies reads.
+
+    Hand-worked for llama3-8b-pretrain-8xh100: 8,030,261,248 parameters x 14 B (mlperf_mixed_adam:
+    2 B weights + 12 B Adam state) = 112,423,657,472 B a save; async (ZeRO-3 sharded) drains it over
+    the 30 min interval: 112,423,657,472 / 1,800 s = 62,457,587.5 B/s a job. Kept: 2 recent + 30
+    daily milestones of a 30-day run = 32 x 112,423,657,472 = 3,597,557,039,104 B a job.
+    """
+    size = 8_030_261_248 * 14
+    one_rate, one_kept = size / 1800, 32 * size
+    for jobs in (1, 2):
+        p = calc.plan("llama3-8b-pretrain-8xh100", site="aws", jobs=jobs)
+        assert p.checkpoint_write_bytes_per_s == pytest.approx(jobs * one_rate, rel=1e-9)
+        assert p.checkpoint_capacity_bytes == pytest.approx(jobs * one_kept, rel=1e-9)
+        assert p.storage_need_bytes_per_s == pytest.approx(p.read_bytes_per_s + jobs * one_rate, rel=1e-9)
+    # The cost: each job's saves are written (PUT requests) and kept (rent) on the store.
+    a1 = calc.answer(calc.scenario("llama3-8b-pretrain-8xh100").replace(site="aws"))
+    a2 = calc.answer(calc.scenario("llama3-8b-pretrain-8xh100").replace(site="aws", jobs=2))
+    assert a2.charges["writes"] == pytest.approx(2 * a1.charges["writes"], rel=1e-6)
+    assert a2.charges["rent"] > a1.charges["rent"]
+    # The page shows the two jobs' figures: the Checkpoints section's table and the card's total.
+    at = _app(scenario="llama3-8b-pretrain-8xh100", site="aws", jobs="2")
+    at.radio(key="section").set_value("Checkpoints").run()
+    cells = [str(c) for t in at.table for c in t.value.to_numpy().ravel()]
+    assert "124.9 MB/s" in cells and "6.54 TiB" in cells, cells
+
+
+def _titles(at: AppTest) -> list[str]:
+    """The drawn charts' titles (line breaks as spaces)."""
+    return [json.loads(c.proto.spec)["layout"]["title"]["text"].replace("<br>", " ") for c in at.get("plotly_chart")]
+
+
+@pytest.mark.parametrize("name", calc.scenarios())
+def test_every_presets_card_charts_sidebar_and_tabs_agree(name: str) -> None:
+    """Issue 31: the Storage chart named another option than the card bought, the card bought "the
+    page cache" the sidebar had off, and a job saving nothing had a Checkpoints tab."""
+    site = calc.answer(name).site or "aws"
+    at = _app(scenario=name, site=site)
+    sc = calc.scenario(name).replace(site=site)
+    d = chosen(calc.answer(sc))
+    card = _card(at)
+    saves = calc.plan(sc).values["checkpoint_interval_used_s"] > 0
+    assert ("Checkpoints" in at.radio(key="section").options) == saves
+    if "page cache" in card:
+        assert sc.page_cache  # the sidebar's box is on wherever the card relies on it
+    at.radio(key="section").set_value("Storage").run()
+    assert not at.exception and not [e.value for e in at.error]
+    title = _titles(at)[0]
+    if d is None:
+        assert card.startswith("**Nothing") or calc.plan(sc).read_bytes_per_s == 0
+    elif d["design"] == "one tier" and calc.plan(sc).read_bytes_per_s > 0:
+        assert title.startswith(f"{d['store']} is what the answer buys"), (card, title)
+        assert f"of {d['store']}" in card or f"an {d['store']} bucket" in card, card
+    elif calc.plan(sc).read_bytes_per_s > 0:
+        assert title.startswith(f"The answer buys a {d['design']}"), (card, title)
+    at.radio(key="section").set_value("Compare").run()
+    panel = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
+    monthly = [b for b in panel if b.get("xaxis") == "x7"]
+    if d is not None:  # the compare chart prices the card's design
+        assert monthly[0]["x"][0] == pytest.approx(d["monthly_total_usd"])
+
+
+def test_a_job_that_saves_nothing_has_no_checkpoint_figures() -> None:
+    at = _app(scenario="beast-imagenet-4xv100")
+    assert "Checkpoints" not in at.radio(key="section").options
+    table = next(d.value for d in at.dataframe if "label" in d.value.columns)
+    assert not any("estore" in str(x) or "Checkpoints kept" in str(x) for x in table["label"])
+
+
+def test_the_sharers_sidebar_shows_what_the_link_holds() -> None:
+    """Clearing the measured step clears the measured GPU and precision in the link: the sharer's
+    sidebar says so too, carries the "-edited" name, and lists the same changes as the recipient's."""
+    at = _open(_app(scenario="beast-imagenet-4xv100"), "measured", "scenario")
+    at.text_input(key=_key(at, "step_time_s")).set_value("").run()
+    assert at.query_params["measured_gpu"] in ("none", ["none"])
+    assert at.selectbox(key=_key(at, "measured_gpu")).value == "(none)"
+    assert at.selectbox(key=_key(at, "measured_precision")).value == "(none)"
+    assert at.text_input(key=_key(at, "name")).value == "beast-imagenet-4xv100-edited"
+    again = _open(_reopen(at), "measured", "scenario")
+    assert again.text_input(key=_key(again, "name")).value == "beast-imagenet-4xv100-edited"
+    assert again.selectbox(key=_key(again, "measured_gpu")).value == "(none)"
+
+    def changes(x: AppTest) -> str:
+        return next(c.value for c in x.sidebar.caption if c.value.startswith("Changed from the preset"))
+
+    assert changes(at) == changes(again)
+    assert _metrics(at) == _metrics(again)
+
+
+def test_reset_and_re_picking_the_preset_undo_the_edits() -> None:
+    at = _app(scenario="beast-imagenet-4xv100")
+    at.selectbox(key="f_gpu").set_value("A100-SXM4-80GB").run()
+    assert _picker(at) == "beast-imagenet-4xv100 (edited)"
+    next(b for b in at.sidebar.button if (b.key or "").startswith("reset_")).click().run()
+    p = calc.plan("beast-imagenet-4xv100")
+    assert _metrics(at) == [*_shown(p), p.bottleneck] and _picker(at) == "beast-imagenet-4xv100"
+    assert "gpu" not in at.query_params
+    at.selectbox(key=_key(at, "gpu")).set_value("H100-SXM").run()
+    picker = next(s for s in at.sidebar.selectbox if (s.key or "").startswith("preset_"))
+    picker.set_value("beast-imagenet-4xv100").run()  # the preset itself, picked again
+    assert _metrics(at) == [*_shown(p), p.bottleneck] and "gpu" not in at.query_params
+
+
+LAB = Path(__file__).resolve().parent.parent / "presets" / "clusters" / "lab-168-gpus.yaml"
+
+
+def test_a_cluster_link_reopens_its_shared_storage_and_chargeback() -> None:
+    c = calc.cluster(Cluster.from_yaml(LAB.read_text(), "lab-168-gpus.yaml"))
+    at = _app(scenario="beast-imagenet-4xv100", **c.cluster.to_params())
+    at.radio(key="section").set_value("Cluster").run()
+    assert not at.exception and not [e.value for e in at.error]
+    assert at.session_state["cluster_shared"] == "storage=aws-fsx-lustre-ssd-1000|storage_units=240"
+    shown = " ".join(m.value for m in at.markdown)
+    assert "240 x aws-fsx-lustre-ssd-1000" in shown  # the link's shared store, not the sidebar's (none)
+    jobs = at.dataframe[0].value
+    expected = cluster_jobs_table(cluster_answer(c))
+    assert jobs.to_dict() == expected.to_dict()  # the chargeback, job by job
+
+
+def test_a_value_out_of_all_range_is_echoed_as_typed() -> None:
+    """Issue 31: "1e30 TB" echoed as "1,000,000,000,000,000,013,287,555,072 PB is out of range"."""
+    at = _app(scenario="beast-imagenet-4xv100", example_bytes="1e30 TB")
+    text = " ".join(e.value for e in at.error)
+    assert "1e30 TB is out of range" in text and "1,000,000,000" not in text, text

@@ -94,8 +94,9 @@ def test_a_measured_v100_step_reprojected_to_h100_changes() -> None:
     h100 = calc.plan("beast-imagenet-4xv100", gpu="H100-SXM")
     assert h100.step_method == "re-projected measurement"
     assert h100.batch_size == 512 and h100.step_time_s != 0.087
-    # The speed-up is bounded by the GPUs' own ratios: fp32 peak 67 / 15.7 = 4.27, HBM 3.35 / 0.9 = 3.72.
-    assert v100.gpu_samples_per_s < h100.gpu_samples_per_s < 67 / 15.7 * v100.gpu_samples_per_s
+    # The speed-up is bounded by the GPUs' own ratios at the preset's fp16 (NVIDIA's 1,457 img/s is a
+    # mixed-precision figure): tensor peak 989 / 125 = 7.91.
+    assert v100.gpu_samples_per_s < h100.gpu_samples_per_s < 989 / 125 * v100.gpu_samples_per_s
     # and equals the model's ratio between the two configurations, each planned with no measurement.
     free = {"step_time_s": None, "measured_gpu": None, "measured_batch_size": None, "measured_precision": None}
     m_v = calc.plan("beast-imagenet-4xv100", **free, batch_size=128)

@@ -8,7 +8,11 @@ import pytest
 
 import calc
 from calc import plots
+from calc import storage as st
+from calc.card import details
 from calc.report import cluster_html, compare_table, html_report, markdown_report, pin_name, sections
+from calc.sizing import recommend
+from calc.units import fmt
 
 
 def test_compare_table_lists_the_differing_input_first_then_requirements_and_cost() -> None:
@@ -47,16 +51,22 @@ def test_compare_chart_has_a_panel_per_requirement_and_two_for_cost() -> None:
     # mlperf-unet3d-h100 on-prem: one PM9A3 (nvme-gen4, $2,737.50) caches the dataset in the node,
     # two mirrored 24 TB HDDs (2 x $1,079.99) in a 12-bay server with its NIC, 2 switch ports and
     # 2 DACs ($438 + $150 + 2 x $16.67 + 2 x $40 = $701.34) hold it: $5,598.82 (catalog figures)
-    buy = next(b for b in fig.data if b.name == "b" and b.xaxis == "x8")
+    buy = next(b for b in fig.data if b.name == "B: b" and b.xaxis == "x8")  # plans are lettered (issue 31)
     assert buy.x[0] == pytest.approx(2737.5 + 2 * 1079.99 + 438 + 150 + 2 * 16.67 + 2 * 40)
 
 
 def test_compare_chart_title_states_which_plan_is_faster_and_which_storage_is_cheaper() -> None:
-    # the article's V100 job (5,885 samples/s, the page cache + a bucket) against 3D U-Net on an H100
-    # (19.5 samples/s, six SATA SSDs bought: $839.94 over 36 months = $23 a month)
-    plans = [calc.plan("beast-imagenet-4xv100"), calc.plan("mlperf-unet3d-h100", site="on-prem")]
-    title = plots.compare_chart(plans, ["a", "b"]).layout.title.text.replace("<br>", " ")
-    assert title.startswith("Fastest: a (5,885 samples/s); cheapest storage: a ")
+    # the article's V100 job on AWS (5,885 samples/s, one gp3 volume, tens of dollars a month) against
+    # 3D U-Net on an H100 on-prem (19.5 samples/s, $5,598.82 of parts over 36 months = $156 a month).
+    # Plans are letters in the title, named once in the legend (issue 31: the title repeated its inputs).
+    plans = [calc.plan("beast-imagenet-4xv100", site="aws"), calc.plan("mlperf-unet3d-h100", site="on-prem")]
+    fig = plots.compare_chart(plans, ["gpu=V100-SXM2-16GB", "gpu=H100-SXM"])
+    title = fig.layout.title.text.replace("<br>", " ")
+    assert title.startswith("Fastest: A (5,885 samples/s); cheapest storage: A ")
+    assert "gpu=" not in title and {d.name for d in fig.data} == {"A: gpu=V100-SXM2-16GB", "B: gpu=H100-SXM"}
+    # A site not given: the card asks, and the chart prices nothing for that plan instead of picking a site.
+    unsited = plots.compare_chart([calc.plan("beast-imagenet-4xv100"), plans[1]], ["x", "y"])
+    assert "cheapest storage: B ($156 a month all in)" in unsited.layout.title.text.replace("<br>", " ")
 
 
 # ------------------------------------------------------------------ issue 20: a report a meeting can trust
@@ -85,7 +95,7 @@ def test_subtitle_describes_the_plan_not_the_preset_it_was_edited_from() -> None
     p = calc.plan("beast-imagenet-4xv100", gpu="H100-SXM")
     head = _head(html_report(p))
     assert "v100" not in head.lower()
-    assert "resnet50 on 4 x H100-SXM (one job), fp32; storage: none chosen; site: not given." in head
+    assert "resnet50 on 4 x H100-SXM (one job), fp16; storage: none chosen; site: not given." in head
     md = markdown_report(p)
     md_head = md.split("\n## ", 1)[0]
     assert "v100" not in md_head.split("\n", 1)[1].lower()  # below the title, which carries the name
@@ -102,7 +112,7 @@ def test_subtitle_counts_every_job_and_names_storage_and_site() -> None:
     # 3 jobs of 8 GPUs = 24 GPUs; nvme-gen4 is a drive, so the site is the user's on-prem
     p = calc.plan("beast-imagenet-4xv100", gpus_per_job=8, jobs=3, storage="nvme-gen4", site="on-prem")
     md = markdown_report(p)
-    assert "Reported plan: resnet50 on 24 x V100-SXM2-16GB (3 jobs of 8 GPUs), fp32; " in md
+    assert "Reported plan: resnet50 on 24 x V100-SXM2-16GB (3 jobs of 8 GPUs), fp16; " in md
     assert "storage: nvme-gen4; site: on-prem." in md
 
 
@@ -158,7 +168,7 @@ def test_checkpoints_planned_get_the_timeline_and_the_interval_chart() -> None:
     assert titles[0].startswith("Async saves drain 62.46 MB/s")  # plots.checkpoint_timeline
     assert titles[1] == plots.checkpoint_interval_chart(p).layout.title.text
     assert not any("heckpoint" in t or "saves" in t for t in _figure_titles(p)["Charts"])  # not twice
-    assert "**Checkpoint write bandwidth**: 62.46 MB/s" in markdown_report(p)
+    assert "**Checkpoint write bandwidth, all jobs**: 62.46 MB/s" in markdown_report(p)
 
 
 def test_saves_of_an_empty_state_say_so_without_a_chart() -> None:
@@ -178,18 +188,21 @@ def test_what_to_buy_carries_every_answer_line_and_the_monthly_charges() -> None
     p = calc.plan("mlperf-unet3d-h100", site="on-prem")
     section = markdown_report(p).split("## What to buy, and what it costs", 1)[1].split("\n## ", 1)[0]
     bullets = [line.removeprefix("- ") for line in section.strip().splitlines()]
-    assert bullets == calc.answer(p).lines()  # all of them, in order
-    assert (
-        "A month of training costs $156: rent $0, reads $0, writes $0, egress $0, purchases $156 "
-        "(purchases amortised)." in bullets
-    )
-    # no site given: a line per site, then the charges at the cheapest site (on-prem, $156)
+    # the page's card, word for word, then what folds below it (issue 31: the report says what the page says)
+    assert bullets[:3] == [
+        "Buy 1 drive of nvme-gen4 per node on 1 node ($2,738 to buy; a cache copy, filled to at most 80%, in the "
+        "node's own drive bays) + 2 drives of hdd-7200 in mirror (24 TB usable) to hold the dataset",
+        "$156 a month all in (purchases over 36 months $156); $5,599 to buy",
+        "Why: Each of 1 node reads 2.86 GB/s from its own copy; the store only holds the dataset (2.75 TB) and "
+        "takes the checkpoints.",
+    ]
+    assert bullets[3:] == details(calc.answer(p))
+    # no site given: the report asks, as the card does, and lists each site's best design below
     q = calc.plan("mlperf-unet3d-h100")
     section = markdown_report(q).split("## What to buy, and what it costs", 1)[1].split("\n## ", 1)[0]
-    assert "- Buy on-prem: 1 drive of nvme-gen4 per node" in section and "- Rent on AWS: " in section
-    assert "- At the cheapest site (on-prem), a month of training costs $156: " in section
-    page = html_report(q)
-    assert "At the cheapest site (on-prem), a month of training costs $156: rent $0" in page
+    assert "- Where does this job run?" in section
+    assert "- On-prem: 1 drive of nvme-gen4 per node" in section and "- AWS: " in section
+    assert "cheapest site" not in section and "Where does this job run?" in html_report(q)
 
 
 _NOT_A_NUMBER = re.compile(r"(?<![A-Za-z])(nan|inf|infinity)(?![A-Za-z])", re.IGNORECASE)
@@ -207,3 +220,80 @@ def test_markdown_tables_have_no_nan_or_inf(name: str) -> None:
 def test_changes_table_says_not_set_for_an_input_the_preset_leaves_empty() -> None:
     md = markdown_report(calc.plan("beast-imagenet-4xv100", site="aws"))
     assert "| Site | site | aws | not set |" in md
+
+
+# ------------------------------------------------------------------ issue 31: charts a room reads
+
+
+@pytest.mark.parametrize(
+    ("name", "changes"),
+    [
+        ("beast-imagenet-4xv100", {}),  # 83.96 GB over the default link: seconds
+        ("mlperf-unet3d-h100", {}),
+        ("llama3-8b-pretrain-8xh100", {}),
+        ("llama3-8b-pretrain-8xh100", {"checkpoint_interval_s": "4 h"}),
+    ],
+)
+def test_time_axes_carry_the_unit_their_title_writes(name: str, changes: dict[str, str]) -> None:
+    """Issue 31: the Moving-the-data title said seconds while its axis was in minutes. A duration in
+    the title is written by fmt in one unit (s under 2 min, min under 2 h, h ...); the axis uses it."""
+    p = calc.plan(name, **changes)
+    fig = plots.transfer_timeline(p)
+    unit = fmt(p.transfer_time_s, "seconds").split()[-1]  # the duration the title writes
+    assert fig.layout.xaxis.title.text == f"time [{unit}]"
+    if p.checkpoint_write_bytes_per_s > 0:
+        fig = plots.checkpoint_timeline(p)
+        interval = fmt(p.values["checkpoint_interval_used_s"], "seconds")
+        assert f"every {interval}" in fig.layout.title.text.replace("<br>", " ") or "drain" in fig.layout.title.text
+        assert fig.layout.xaxis.title.text == f"time [{interval.split()[-1]}]"
+
+
+def test_chart_words_are_plain() -> None:
+    """No code names on a chart: n_max, Young-Daly, checkpoint_interval_s; a percentage never split."""
+    p = calc.plan("llama3-8b-pretrain-8xh100")
+    texts = []
+    for fig in (plots.memory_breakdown(p), plots.checkpoint_interval_chart(p), plots.checkpoint_timeline(p)):
+        texts.append(fig.layout.title.text)
+        texts += [a.text for a in fig.layout.annotations]
+        texts += [str(d.text) for d in fig.data if getattr(d, "text", None) is not None]
+    words = " ".join(texts)
+    assert "n_max" not in words and "Young-Daly" not in words and "_s" not in words, words
+    assert "most that fit" in words and "optimal" in words
+    assert not re.search(r"\d<br>%", words)  # "99.98 %" stays on one line
+
+
+def test_the_storage_map_names_every_option_without_hover() -> None:
+    p = calc.plan("beast-imagenet-4xv100", site="aws")
+    fig = plots.storage_map(p, recommend(p), answer=calc.answer(p.scenario))
+    named = " ".join(d.name for d in fig.data)
+    assert all(o in named for o in st.options())
+    assert "hover" not in named
+    assert fig.layout.title.text.replace("<br>", " ").startswith("aws-ebs-gp3 is what the answer buys on AWS")
+
+
+def test_the_cluster_day_chart_draws_every_jobs_saves_as_resolved() -> None:
+    """Issue 31: the lab cluster's day chart left out the saves of every job whose mode is "auto"
+    (resolved to async for sharded state): 2.23 GB/s drawn under a "sized for 2.48 GB/s" line. Aligned
+    saves: the drawn peak is the sized load (reads + every job's save at once)."""
+    from pathlib import Path
+
+    from calc.cluster import Cluster
+
+    lab = Path(__file__).resolve().parent.parent / "presets" / "clusters" / "lab-168-gpus.yaml"
+    cp = calc.cluster(Cluster.from_yaml(lab.read_text(), "lab-168-gpus.yaml"))
+    fig = plots.cluster_day(cp)
+    stacked = [sum(ys) for ys in zip(*(d.y for d in fig.data if d.y is not None), strict=True)]
+    assert max(stacked) == pytest.approx(cp.storage_need_bytes_per_s / 1e9, rel=1e-9)
+    llama = [d for d in fig.data if d.name.startswith("llama3-8b-pretrain-8xh100") and d.name.endswith("checkpoints")]
+    assert llama and max(llama[0].y) > 0  # an "auto" job's saves are drawn
+
+
+def test_the_report_writes_headroom_as_the_page_does() -> None:
+    """Issue 31: the report printed "40,290,213.0x" where the page says "over 100x"."""
+    from calc.report import headroom, storage_table
+
+    assert (headroom(40_290_213.0), headroom(2.54), headroom(float("inf"))) == ("over 100x", "2.5x", "")
+    p = calc.plan("gpt-1b-h100-tokens")  # reads a few kB/s: every option has huge headroom
+    table = storage_table(recommend(p))
+    cells = [str(x) for x in table["Bandwidth headroom"]] + [str(x) for x in table["Reads/s headroom"]]
+    assert all(not re.fullmatch(r"[\d,]{4,}\.\dx", c) for c in cells), cells

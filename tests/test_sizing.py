@@ -649,8 +649,9 @@ def test_storage_map_names_what_the_card_buys_and_keeps_the_workload_on_the_map(
     star = next(t for t in fig.data if t.name == "this workload")
     lo, _ = fig.layout.xaxis.range
     assert math.log10(star.x[0]) > lo  # 0.2476 MB/s: log10 = -0.61, inside the axis
-    # Named in the legend, never as text beside a point: nfs-25gbe and nvme-gen4 sit too close.
-    assert all("text" not in (t.mode or "") for t in fig.data)
+    # Named in the legend, never as text beside a point: nfs-25gbe and nvme-gen4 sit too close. The
+    # other options carry only a small number, named in the legend too (issue 31: no hover on a projector).
+    assert all("text" not in (t.mode or "") for t in fig.data if not t.name.split()[0].isdigit())
     named = [t.name for t in fig.data]
     assert "hdd-7200 (cheapest that serves)" in named and "nvme-gen4 (your storage)" in named
 
