@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
@@ -45,7 +46,19 @@ from calc import sizing as sz
 from calc import storage as st
 from calc.errors import InputError, PresetError
 from calc.plan import Plan, plan
-from calc.scenario import FIELDS, Scenario, to_text, unknown_input
+from calc.scenario import (
+    FIELDS,
+    FieldInfo,
+    Scenario,
+    _short,
+    check_field,
+    check_value,
+    dump_yaml,
+    from_text,
+    read_yaml,
+    to_text,
+    unknown_input,
+)
 from calc.scenario import scenario as preset_scenario
 from calc.units import Kind, fmt, fmt_usd, parse
 
@@ -61,6 +74,30 @@ STORAGE_INPUTS = ("storage", "storage_units", "storage_bytes_per_s", "storage_io
 CUSTOM = "custom"
 """A job not derived from a preset scenario (its inputs differ from the defaults) in links."""
 
+CLUSTER_INPUTS: dict[str, FieldInfo] = {
+    "count": FieldInfo("int", "cluster", "Jobs of this type", "How many such jobs run at once.", 1, 100_000),
+    "name": FieldInfo("text", "cluster", "Name", "A label for the cluster (titles, links, file names)."),
+    "description": FieldInfo("text", "cluster", "Description", "What the cluster is, and its sources."),
+    "saves": FieldInfo("choice", "cluster", "Checkpoint saves", "All at once, or spread.", choices=SAVES),
+    "policy": FieldInfo("choice", "cluster", "Shortfall policy", "How a short store is shared.", choices=POLICIES),
+    "horizon_months": FieldInfo("int", "cluster", "Horizon [months]", "Months of growth to buy for.", 0, 240),
+    "job_growth_per_year": FieldInfo(
+        "number", "cluster", "Job growth per year", "Yearly fraction (0.5 = +50 % a year).", -0.9, 100
+    ),
+    "data_growth_per_year": FieldInfo(
+        "number", "cluster", "Data growth per year", "Yearly fraction (0.5 = +50 % a year).", -0.9, 100
+    ),
+}
+"""The cluster's own inputs, declared as Scenario fields are and checked by the same
+``check_value`` path (a count of nan, inf or 400 digits is an InputError naming it)."""
+
+NOT_SHARED = {
+    "jobs": "how many jobs of a type run is its count (count: in the YAML, --job preset:count, {scenario: count})",
+    "name": "the cluster's own name is the option name (name: in the YAML, --set name=..., name=...)",
+    "description": "the cluster's own description is the option description",
+}
+"""Scenario inputs that cannot be shared by every job, and why."""
+
 
 # ------------------------------------------------------------------ the cluster: inputs
 
@@ -71,6 +108,11 @@ class Job:
 
     scenario: Scenario
     count: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.scenario, Scenario):
+            raise InputError("jobs", f"{_short(self.scenario)}; accepted: a Scenario with a count")
+        object.__setattr__(self, "count", _count(self.count, f"jobs: {self.name}"))
 
     @property
     def name(self) -> str:
@@ -103,27 +145,22 @@ class Cluster:
     data_growth_per_year: float = 0.0
 
     def __post_init__(self) -> None:
-        if not self.jobs:
+        if not isinstance(self.jobs, tuple) or not self.jobs or not all(isinstance(j, Job) for j in self.jobs):
             raise InputError("jobs", "no jobs; accepted: at least one scenario (a preset name) with a count")
-        for j in self.jobs:
-            if not isinstance(j.count, int) or isinstance(j.count, bool) or not 1 <= j.count <= 100_000:
-                raise InputError(f"jobs: {j.name}", f"count {j.count!r}; accepted: a whole number from 1 to 100000")
-        unknown = sorted(set(self.shared) - set(FIELDS))
-        if unknown:
-            raise InputError(unknown[0], "shared " + unknown_input(unknown[0]))
-        if self.saves not in SAVES:
-            raise InputError("saves", f"{self.saves!r}; accepted: {', '.join(SAVES)}")
-        if self.policy not in POLICIES:
-            raise InputError("policy", f"{self.policy!r}; accepted: {', '.join(POLICIES)}")
-        h = self.horizon_months
-        if not isinstance(h, int) or isinstance(h, bool) or not 0 <= h <= 240:
-            raise InputError("horizon_months", f"{h!r}; accepted: a whole number of months from 0 to 240")
-        for key in ("job_growth_per_year", "data_growth_per_year"):
-            g = getattr(self, key)
-            if not isinstance(g, (int, float)) or isinstance(g, bool) or not (-0.9 <= g <= 100):
-                raise InputError(key, f"{g!r}; accepted: a yearly fraction from -0.9 to 100 (0.5 = +50 % a year)")
-            object.__setattr__(self, key, float(g))
-        object.__setattr__(self, "shared", dict(self.shared))
+        for key in CLUSTER_INPUTS.keys() - {"count"}:
+            object.__setattr__(self, key, check_value(key, getattr(self, key), CLUSTER_INPUTS[key]))
+        if not isinstance(self.shared, Mapping):
+            raise InputError("shared", f"expected a mapping of inputs, got {_short(self.shared)}")
+        shared: dict[str, Any] = {}
+        for key, value in self.shared.items():
+            k = str(key)
+            if k not in FIELDS:
+                raise InputError(k, "shared " + unknown_input(k))
+            if k in NOT_SHARED:
+                raise InputError(k, f"cannot be a shared input: {NOT_SHARED[k]}")
+            shared[k] = value if value is None and FIELDS[k].optional else check_field(k, value)
+        object.__setattr__(self, "shared", shared)
+        _one_site(self.jobs, shared)
 
     # ---------------------------------------------------------------- YAML
 
@@ -140,9 +177,9 @@ class Cluster:
         out: dict[str, Any] = {"name": self.name}
         if self.description:
             out["description"] = self.description
-        defaults = Cluster(jobs=self.jobs)
+        defaults = _DEFAULTS
         for key in ("saves", "policy", "horizon_months", "job_growth_per_year", "data_growth_per_year"):
-            if getattr(self, key) != getattr(defaults, key):
+            if getattr(self, key) != defaults[key]:
                 out[key] = getattr(self, key)
         if self.shared:
             out["shared"] = dict(self.shared)
@@ -150,7 +187,8 @@ class Cluster:
         return out
 
     def to_yaml(self) -> str:
-        return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
+        """The cluster as YAML that ``from_yaml`` reads back equal."""
+        return dump_yaml(self.to_dict())
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "cluster") -> Cluster:
@@ -188,12 +226,16 @@ class Cluster:
         if not isinstance(shared, Mapping):
             raise InputError(f"{source}: shared", f"expected a mapping of inputs, got {shared!r}")
         opts = {k: data[k] for k in allowed - {"jobs", "shared"} if k in data}
-        return cls(jobs=tuple(jobs), shared={str(k): v for k, v in shared.items()}, **opts)
+        try:
+            return cls(jobs=tuple(jobs), shared={str(k): v for k, v in shared.items()}, **opts)
+        except InputError as e:
+            raise InputError(f"{source}: {e.field}", e.message) from None
 
     @classmethod
     def from_yaml(cls, text: str, source: str = "cluster.yaml", max_bytes: int = 100_000) -> Cluster:
-        """Read a cluster YAML (``yaml.safe_load``, size-limited, validated)."""
-        return cls.from_dict(catalog.parse_yaml(text, source, max_bytes), source)
+        """Read a cluster YAML (``yaml.safe_load`` with Scenario.from_yaml's guards: text only,
+        valid Unicode, size, nesting depth and alias expansion limited; validated)."""
+        return cls.from_dict(read_yaml(text, source, max_bytes), source)
 
     # ---------------------------------------------------------------- link text
 
@@ -209,15 +251,17 @@ class Cluster:
             text = j.scenario.to_params(ref)
             if text.get("name") == f"{base}-edited":
                 del text["name"]  # an edit of a preset is named so again when read back
+            elif text and "name" not in text and base != CUSTOM:
+                text["name"] = to_text(j.scenario.name, "name")  # an edit that kept the preset's name keeps it
             pairs = [f"{k}={_safe(v, k)}" for k, v in text.items()]
             entries.append("|".join([f"{base}:{j.count}", *pairs]))
         out = {"cluster": ";".join(entries)}
         if self.shared:
-            out["cluster_shared"] = "|".join(f"{k}={_safe(to_text(v), k)}" for k, v in self.shared.items())
-        defaults = Cluster(jobs=self.jobs)
-        for key in ("saves", "policy", "horizon_months", "job_growth_per_year", "data_growth_per_year"):
-            if getattr(self, key) != getattr(defaults, key):
-                out[f"cluster_{key}"] = to_text(getattr(self, key))
+            out["cluster_shared"] = "|".join(f"{k}={_safe(to_text(v, k), k)}" for k, v in self.shared.items())
+        defaults = _DEFAULTS
+        for key in _OPTIONS:
+            if getattr(self, key) != defaults[key]:
+                out[f"cluster_{key}"] = _option_text(key, getattr(self, key))
         return out
 
     @classmethod
@@ -231,16 +275,12 @@ class Cluster:
         for pair in filter(None, str(params.get("cluster_shared", "")).split("|")):
             key, value = _pair(pair, "cluster_shared")
             shared[key] = _read_input(key, value)
-        opts: dict[str, Any] = {}
-        for key in ("saves", "policy"):
-            if f"cluster_{key}" in params:
-                opts[key] = str(params[f"cluster_{key}"]).strip()
-        if "cluster_horizon_months" in params:
-            opts["horizon_months"] = _whole(params["cluster_horizon_months"], "horizon_months")
-        for key in ("job_growth_per_year", "data_growth_per_year"):
-            if f"cluster_{key}" in params:
-                opts[key] = parse(str(params[f"cluster_{key}"]), "count", key)
+        opts = {key: _option(key, params[f"cluster_{key}"]) for key in _OPTIONS if f"cluster_{key}" in params}
         return cls(jobs=tuple(jobs), shared=shared, **opts)
+
+
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Cluster)}
+"""The cluster options' defaults, left out of its YAML and links."""
 
 
 def _with(sc: Scenario, changes: Mapping[str, Any], where: str) -> Scenario:
@@ -251,34 +291,74 @@ def _with(sc: Scenario, changes: Mapping[str, Any], where: str) -> Scenario:
 
 
 def _count(value: Any, where: str) -> int:
+    """A job count, checked as every input is (``check_value``): 1 to 100,000, whole."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise InputError(f"{where}: count", f"{value!r}; accepted: a whole number from 1 to 100000")
-    return _whole(value, f"{where}: count", 1)
+        raise InputError(f"{where}: count", f"{_short(value)}; accepted: a whole number from 1 to 100000")
+    try:
+        count: int = check_value("count", value, CLUSTER_INPUTS["count"])
+    except InputError as e:
+        raise InputError(f"{where}: count", e.message) from None
+    return count
 
 
-def _whole(value: Any, name: str, lo: int = 0) -> int:
-    n = parse(value, "count", name) if isinstance(value, str) else float(value)
-    if n != math.floor(n) or not lo <= n <= 100_000:
-        raise InputError(name, f"{value!r}; accepted: a whole number from {lo} to 100000")
-    return int(n)
+def _option(key: str, text: Any) -> Any:
+    """A cluster option read from link or command-line text (``_option_text`` writes it)."""
+    info = CLUSTER_INPUTS[key]
+    value = from_text("name", text) if info.kind == "text" else text
+    if isinstance(value, str) and info.kind != "text":
+        value = value.strip()
+    return check_value(key, value, info)
+
+
+def _option_text(key: str, value: Any) -> str:
+    return to_text(value, "name") if CLUSTER_INPUTS[key].kind == "text" else to_text(value)
+
+
+def _one_site(jobs: Sequence[Job], shared: Mapping[str, Any]) -> None:
+    """Refuse jobs at different sites: one cluster shares one store, bought at one site (the
+    answer would price it at the first job's site and read it across sites unsaid)."""
+    where: dict[str, str] = {}
+    # As cluster() runs each job: the shared store (or none) replaces the job's own.
+    placed = {k: shared[k] for k in ("site", "server") if k in shared} | {"storage": shared.get("storage")}
+    for j in jobs:
+        at = sz.job_site(_with(j.scenario, placed, f"jobs: {j.name}"))
+        if at is not None:
+            where.setdefault(at, j.name)
+    if len(where) > 1:
+        named = ", ".join(f"{job} at {site}" for site, job in where.items())
+        raise InputError(
+            "site",
+            f"the jobs run at different sites ({named}); one cluster shares one store at one site: accepted: "
+            "jobs at one site (a shared site, or servers at one site), or one cluster per site",
+        )
+
+
+_ESCAPES = {"%": "%25", "|": "%7C", ";": "%3B"}
+_UNESCAPE = re.compile("|".join(re.escape(v) for v in _ESCAPES.values()))
 
 
 def _safe(text: str, key: str) -> str:
-    if any(c in text for c in "|;"):
-        raise InputError(key, f"{text!r} holds '|' or ';', which separate a cluster link's jobs and inputs")
-    return text
+    """``text`` for a cluster link, where '|' and ';' separate the inputs and the jobs: those two
+    and '%' are written %7C, %3B and %25 (``_unsafe`` reads them back)."""
+    return "".join(_ESCAPES.get(c, c) for c in text)
+
+
+def _unsafe(text: str) -> str:
+    back = {v: k for k, v in _ESCAPES.items()}
+    return _UNESCAPE.sub(lambda m: back[m.group(0)], text)
 
 
 def _pair(text: str, where: str) -> tuple[str, str]:
     if "=" not in text:
         raise InputError(where, f"expected key=value, got {text!r}")
     k, v = text.split("=", 1)
-    return k.strip(), v.strip()
+    return k.strip(), _unsafe(v.strip())
 
 
 def _read_input(key: str, value: str) -> Any:
-    from calc.scenario import check_field, from_text
-
+    if key not in FIELDS:
+        accepted = ", ".join([*FIELDS, *_OPTIONS])
+        raise InputError(key, f"unknown input; accepted: a shared scenario input or a cluster option ({accepted})")
     v = from_text(key, value)
     return v if v is None else check_field(key, v)
 
@@ -303,6 +383,8 @@ def _base_and_changes(sc: Scenario) -> tuple[str, dict[str, Any]]:
         changes = {k: getattr(sc, k) for k in FIELDS if getattr(sc, k) != getattr(ref, k)}
         if sc.name == f"{stem}-edited":
             changes.pop("name", None)  # replace() names an edit so again
+        elif changes:
+            changes["name"] = sc.name  # an edit that kept the preset's name (its dataset's name) keeps it
         return stem, changes
     return CUSTOM, sc.to_dict(changed_only=True)
 
@@ -316,6 +398,14 @@ def as_cluster(jobs: Any, **inputs: Any) -> Cluster:
     if isinstance(jobs, Cluster):
         shared = {**jobs.shared, **inputs}
         return dataclasses.replace(jobs, shared=shared, **opts) if (opts or inputs) else jobs
+    if isinstance(jobs, str):
+        return as_cluster(load(jobs), **inputs, **opts)  # a cluster preset or YAML file
+    if isinstance(jobs, (bytes, bytearray)) or not isinstance(jobs, Iterable):
+        raise InputError(
+            "jobs",
+            f"got {_short(jobs)}; accepted: a Cluster, a cluster preset name ({', '.join(clusters())}), "
+            "a mapping scenario -> count, or (scenario, count) pairs",
+        )
     pairs: Iterable[Any] = jobs.items() if isinstance(jobs, Mapping) else jobs
     out = []
     for item in pairs:
@@ -325,7 +415,9 @@ def as_cluster(jobs: Any, **inputs: Any) -> Cluster:
         if not isinstance(item, (tuple, list)) or len(item) != 2:
             raise InputError("jobs", f"{item!r}; accepted: (scenario, count) pairs or a mapping scenario -> count")
         spec, count = item
-        sc = spec if isinstance(spec, Scenario) else preset_scenario(str(spec))
+        if not isinstance(spec, (Scenario, str)):
+            raise InputError("jobs", f"{_short(spec)}; accepted: a scenario (a preset name or a Scenario)")
+        sc = spec if isinstance(spec, Scenario) else preset_scenario(spec)
         out.append(Job(sc, _count(count, f"jobs: {sc.name}")))
     return Cluster(jobs=tuple(out), shared=inputs, **opts)
 
@@ -634,27 +726,35 @@ def timeline(cp: ClusterPlan, seconds: float = 86400.0) -> pd.DataFrame:
     # Staggered: save g starts at g / N of the shortest interval, so saves whose intervals are
     # multiples of it never meet while each lasts less than shortest / N.
     shortest = min((cp.plans[i].inputs["checkpoint_interval_s"] for i, _ in saving), default=1.0)
-    edges = {0.0, float(seconds)}
-    bursts: list[tuple[int, float, float]] = []  # entry, start, end of one copy's sync save
+    # Each copy's saves, as arrays of start and end times per entry (no loop per save or per
+    # segment: 60 jobs saving every minute for a day are 86,400 saves).
+    starts_of: dict[int, list[np.ndarray]] = {}
+    ends_of: dict[int, list[np.ndarray]] = {}
     for (i, _copy), g in index.items():
         p = cp.plans[i]
         interval = p.inputs["checkpoint_interval_s"]
         dur = min(p.checkpoint_bytes * cp.copies[i] / p.checkpoint_write_bytes_per_s, interval)  # one copy's save
         phase = 0.0 if cp.saves == "aligned" else shortest * g / len(saving)
-        t = phase
-        while t < seconds:
-            bursts.append((i, t, min(t + dur, seconds)))
-            edges.update((t, min(t + dur, seconds)))
-            t += interval
-    times = np.array(sorted(edges))
+        # phase, phase + interval, ... added one at a time (as a running clock would), below seconds.
+        steps = np.full(max(math.ceil((seconds - phase) / interval), 0) + 1, interval)
+        steps[0] = phase
+        t = np.cumsum(steps)
+        t = t[t < seconds]
+        starts_of.setdefault(i, []).append(t)
+        ends_of.setdefault(i, []).append(np.minimum(t + dur, seconds))
+    a_of = {i: np.sort(np.concatenate(v)) for i, v in starts_of.items()}
+    b_of = {i: np.sort(np.concatenate(ends_of[i])) for i in starts_of}
+    times = np.unique(np.concatenate([np.array([0.0, float(seconds)]), *a_of.values(), *b_of.values()]))
     starts = times[:-1]
     cols: dict[str, Any] = {"time_s": starts}
     for i, (p, n) in enumerate(zip(cp.plans, cp.copies, strict=True)):
         w = p.checkpoint_write_bytes_per_s / n  # one copy's rate
         saving_now = np.zeros(len(starts))
-        for e, a, b in bursts:
-            if e == i:
-                saving_now += (starts >= a) & (starts < b)
+        if i in a_of:
+            # Saves under way at each segment start: started by then, less those ended by then.
+            saving_now = (
+                np.searchsorted(a_of[i], starts, side="right") - np.searchsorted(b_of[i], starts, side="right")
+            ).astype(float)
         is_async = p.inputs["checkpoint_async"] > 0 and w > 0  # the resolved mode, as the plan sized it
         per_copy = p.read_bytes_per_s / n
         cols[f"{p.scenario.name} reads"] = per_copy * (n - saving_now)
@@ -1128,13 +1228,22 @@ def load(target: str) -> Cluster:
     from pathlib import Path
 
     path = Path(target)
-    if path.suffix.lower() in (".yaml", ".yml") or path.exists():
-        if not path.is_file():
+    try:
+        is_path = path.suffix.lower() in (".yaml", ".yml") or path.exists()
+        is_file = is_path and path.is_file()
+    except (OSError, ValueError):  # a name too long for a file, or holding NUL: no such file
+        is_path, is_file = path.suffix.lower() in (".yaml", ".yml"), False
+    if is_path:
+        if not is_file:
             raise InputError("cluster", f"no file {target!r}; accepted: a cluster YAML file or {', '.join(clusters())}")
-        return Cluster.from_dict(catalog.load_yaml(path, 100_000), path.name)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise InputError("cluster", f"cannot read {target!r} as UTF-8 text: {e}") from None
+        return Cluster.from_yaml(text, path.name)
     files = cluster_files()
     key = catalog.lookup(target, files, "cluster", "cluster")
-    return Cluster.from_dict(catalog.load_yaml(files[key]), files[key].name)
+    return Cluster.from_yaml(files[key].read_text(encoding="utf-8"), files[key].name)
 
 
 def from_command_line(target: str | None, jobs: Sequence[str], sets: Mapping[str, str]) -> Cluster:
@@ -1147,15 +1256,15 @@ def from_command_line(target: str | None, jobs: Sequence[str], sets: Mapping[str
     extra = [_job_from_text(j) for j in jobs]
     if base is None and not extra:
         raise InputError("cluster", "give a cluster YAML file, a cluster preset or --job preset:count")
-    params: dict[str, str] = {}
     shared: dict[str, Any] = dict(base.shared) if base else {}
+    given: dict[str, Any] = {}
     for key, value in sets.items():
-        if key in _OPTIONS[:5]:
-            params[f"cluster_{key}"] = value
+        if key in _OPTIONS:  # the cluster's own options, name and description among them
+            given[key] = _option(key, value)
+        elif key in NOT_SHARED:
+            raise InputError(key, f"cannot be a shared input: {NOT_SHARED[key]}")
         else:
             shared[key] = _read_input(key, value)
-    opts = Cluster.from_params({"cluster": "custom:1", **params})
-    given = {k: getattr(opts, k) for k in _OPTIONS[:5] if f"cluster_{k}" in params}
     if base is None:
         return Cluster(jobs=tuple(extra), shared=shared, **given)
     return dataclasses.replace(base, jobs=base.jobs + tuple(extra), shared=shared, **given)
@@ -1196,23 +1305,31 @@ def command_output(c: Cluster, form: str) -> str:
     if form == "json":
         import json
 
-        return json.dumps(data, indent=1, default=_plain)
+        return json.dumps(json_safe(data, finite=True), indent=1, allow_nan=False)
     return yaml.safe_dump(json_safe(data), sort_keys=False)
 
 
 def _plain(v: Any) -> Any:
-    if isinstance(v, (np.integer, np.floating)):
+    if isinstance(v, (np.integer, np.floating, np.bool_)):
         return v.item()
     return v
 
 
-def json_safe(data: Any) -> Any:
-    """Plain Python data for yaml.safe_dump (NumPy scalars become numbers)."""
+def json_safe(data: Any, *, finite: bool = False) -> Any:
+    """Plain Python data for yaml.safe_dump and json.dumps (NumPy scalars become numbers).
+
+    ``finite``: for JSON, which has no NaN or infinity, a number that is not applicable (NaN:
+    a cost with no price) becomes ``null`` and an unlimited one (infinity) the string ``"inf"``
+    (``"-inf"``), so strict JSON readers accept the output.
+    """
     if isinstance(data, Mapping):
-        return {str(k): json_safe(v) for k, v in data.items()}
+        return {str(k): json_safe(v, finite=finite) for k, v in data.items()}
     if isinstance(data, (list, tuple)):
-        return [json_safe(v) for v in data]
-    return _plain(data)
+        return [json_safe(v, finite=finite) for v in data]
+    v = _plain(data)
+    if finite and isinstance(v, float) and not math.isfinite(v):
+        return None if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    return v
 
 
 def _fmt_total(key: str, value: float) -> str:

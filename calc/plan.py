@@ -226,6 +226,7 @@ def _plan(sc: Scenario) -> Plan:
     if method in ("measured step time", "measured throughput", "re-projected measurement"):
         warnings += _faster_than_peak(sc, r.values, values)
     warnings += _too_small(sc, values)
+    warnings += _outside_range(r.values, values)
     stages = {s: values[STAGE_KEYS[s]] for s in pipeline.STAGES if math.isfinite(values[STAGE_KEYS[s]])}
     bad = [
         k for k in OUTPUTS if math.isnan(values[k]) or values[k] < 0 or (values[k] == math.inf and k not in UNLIMITED)
@@ -247,6 +248,46 @@ def _plan(sc: Scenario) -> Plan:
         stages=stages,
         warnings=tuple(warnings),
     )
+
+
+YOUNG_DALY_VALID_SHARE = 0.1
+"""Largest blocking save, as a share of the job's MTBF, at which the first-order Young-Daly
+interval ``sqrt(2 x save x MTBF)`` is trusted [1]. Daly's higher-order optimum multiplies it by
+``1 + sqrt(save / (2 MTBF)) / 3 + save / (18 MTBF)`` (less the save) for save < 2 MTBF: at 10 %
+the first-order term is off by about 8 %, and the gap widens quickly past it.
+
+References
+----------
+J. T. Daly, "A higher order estimate of the optimum checkpoint interval for restart dumps",
+Future Generation Computer Systems 22(3), 303-312 (2006), eq. 37; doi:10.1016/j.future.2004.11.016.
+"""
+
+
+def _outside_range(x: Mapping[str, float], v: Mapping[str, float]) -> list[str]:
+    """Warnings where the checkpoint model leaves its range: a stall share above the budget
+    (a save that takes longer than the budget allows, or than the interval), and a save so long
+    against the MTBF that the Young-Daly interval and goodput are outside their validity."""
+    out: list[str] = []
+    if v["checkpoint_interval_used_s"] <= 0:
+        return out
+    share, budget = v["checkpoint_stall_share"], x["checkpoint_stall_fraction"]
+    if share > budget * (1 + 1e-9):
+        out.append(
+            f"Checkpoint saves block {share:,.1%} of training time, above the stall budget of {budget:.1%} "
+            f"(checkpoint_stall_fraction): each save blocks {fmt(v['checkpoint_blocking_s'], 'seconds')} every "
+            f"{fmt(v['checkpoint_interval_used_s'], 'seconds')}"
+            + (", longer than the interval: training cannot keep up" if share > 1 else "")
+            + "; write faster (more or faster storage, async saves) or save less often."
+        )
+    blocking, mtbf = v["checkpoint_blocking_s"], v["mtbf_job_s"]
+    if blocking > YOUNG_DALY_VALID_SHARE * mtbf:
+        out.append(
+            f"A save blocks {fmt(blocking, 'seconds')}, {blocking / mtbf:.0%} of the job's MTBF "
+            f"({fmt(mtbf, 'seconds')}): the Young-Daly interval ({fmt(v['young_daly_interval_s'], 'seconds')}) "
+            f"and goodput assume a save much shorter than the MTBF (under {YOUNG_DALY_VALID_SHARE:.0%}; "
+            "Daly 2006), so both are outside their range; make the save shorter."
+        )
+    return out
 
 
 def _measured_step(x: Mapping[str, float], v: Mapping[str, float]) -> float:

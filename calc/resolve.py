@@ -393,6 +393,12 @@ def _resolve_dataset_bytes(c: _Ctx) -> None:
         return
     total = parse(sc.dataset_bytes, "bytes", "dataset_bytes")
     if sc.example_bytes is None and sc.dataset_examples is not None:
+        if v["dataset_examples"] <= 0:  # 0 examples cannot share out the bytes (it divided by zero)
+            raise InputError(
+                "dataset_examples",
+                f"0 examples cannot hold dataset_bytes = {fmt(total, 'bytes')}; accepted: at least 1 example, or "
+                "leave dataset_examples empty to derive it from example_bytes",
+            )
         v["example_bytes"] = total / v["dataset_examples"]
         src["example_bytes"] = "dataset_bytes / dataset_examples (scenario)"
     elif sc.dataset_examples is None:
@@ -417,6 +423,14 @@ def _resolve_node(c: _Ctx) -> None:
     """The node: its server preset or inputs for cores, network, host link and RAM; the copy link."""
     sc, g, v, src, warnings, put = c.sc, c.g, c.v, c.src, c.warnings, c.put
     srv = catalog.server(sc.server) if sc.server else None
+    if srv and sc.site and srv.site != sc.site:
+        # A cloud instance runs in its cloud, a DGX/HGX on-prem: the answer would buy storage
+        # at one site for a server at another.
+        raise InputError(
+            "site",
+            f"site {sc.site} contradicts server {srv.name}, which runs at {srv.site}; accepted: site "
+            f"{srv.site} or none (the server's site), or a server at {sc.site}",
+        )
     taken: list[str] = []  # what the server preset gives (the plan says so)
     if srv and srv.gpu != g.name:
         warnings.append(

@@ -952,7 +952,7 @@ class Scenario:
         back (an empty document is refused as a likely mistake).
         """
         data = {"name": self.name} | self.to_dict(changed_only=True)
-        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+        return dump_yaml(data)
 
     def to_params(self, base: Scenario | None = None) -> dict[str, str]:
         """Inputs that differ from ``base`` (default: the defaults) as text, for URLs and ``--set``.
@@ -960,10 +960,12 @@ class Scenario:
         ``from_params(to_params(base), base)`` gives back an equal scenario.
         """
         ref = base or Scenario()
-        out = {k: to_text(getattr(self, k)) for k in FIELDS if getattr(self, k) != getattr(ref, k)}
+        out = {k: to_text(getattr(self, k), k) for k in FIELDS if getattr(self, k) != getattr(ref, k)}
         if {"step_time_s", "samples_per_s_per_gpu"} & set(out):
             # A new measurement re-records where it was taken unless told: say it explicitly.
-            out |= {k: to_text(getattr(self, k)) for k in ("measured_gpu", "measured_batch_size", "measured_precision")}
+            out |= {
+                k: to_text(getattr(self, k), k) for k in ("measured_gpu", "measured_batch_size", "measured_precision")
+            }
         return out
 
     @classmethod
@@ -1002,7 +1004,7 @@ class Scenario:
     @classmethod
     def from_yaml(cls, text: str, source: str = "scenario.yaml", max_bytes: int = 100_000) -> Scenario:
         """Read a scenario YAML (``yaml.safe_load``, size-, depth- and alias-limited, validated)."""
-        return cls.from_dict(_load_yaml(text, source, max_bytes), source)
+        return cls.from_dict(read_yaml(text, source, max_bytes), source)
 
 
 FIELDS: dict[str, FieldInfo] = {f.name: f.metadata["info"] for f in dataclasses.fields(Scenario)}
@@ -1067,7 +1069,7 @@ _OPENS = (
 _CLOSES = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
 
 
-def _load_yaml(text: object, source: str, max_bytes: int) -> Any:
+def read_yaml(text: object, source: str, max_bytes: int) -> Any:
     """``catalog.parse_yaml`` after the checks that keep odd documents from escaping as other
     errors: text only, valid Unicode, the size limit, nesting depth, expanded size.
 
@@ -1144,6 +1146,25 @@ def _expanded_values(root: yaml.Node, limit: int) -> int:
     return total[id(root)]
 
 
+class _Dumper(yaml.SafeDumper):
+    """``yaml.SafeDumper`` that writes text holding a YAML line break other than \\n (U+0085,
+    U+2028, U+2029) double-quoted, where it is escaped: PyYAML writes it raw in single quotes,
+    and the reader folds it into a space (a description would change on the way back)."""
+
+
+def _text(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    style = '"' if any(c in text for c in "\x85\u2028\u2029") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_Dumper.add_representer(str, _text)
+
+
+def dump_yaml(data: Any) -> str:
+    """``data`` as YAML text that ``read_yaml`` gives back exactly (keys in order, Unicode kept)."""
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True)
+
+
 def closest(name: str, table: Mapping[str, Any]) -> str:
     """`` (did you mean a, b, c?)``: the 3 closest names of ``table`` (containing ``name``, then by
     spelling), or nothing."""
@@ -1157,10 +1178,10 @@ def unknown_input(name: str) -> str:
     return f"unknown input{hint}; accepted: one of the {len(FIELDS)} inputs (calc.FIELDS; python -m calc list fields)"
 
 
-def _accepted(name: str) -> str:
-    info = FIELDS[name]
+def _accepted(name: str, info: FieldInfo | None = None) -> str:
+    info = info or FIELDS[name]
     if info.kind == "choice":
-        return "accepted: " + ", ".join(_choices(name))
+        return "accepted: " + ", ".join(info.choices or _choices(name))
     if info.kind == "bool":
         return "accepted: true or false"
     if info.kind in ("int", "number", "fraction"):
@@ -1193,10 +1214,20 @@ def choices(name: str) -> tuple[str, ...]:
     return _choices(name)
 
 
-def to_text(value: Any) -> str:
-    """One input value as text: ``none`` for not given, ``true``/``false``, numbers compact."""
+def to_text(value: Any, name: str | None = None) -> str:
+    """One input value as text: ``none`` for not given, ``true``/``false``, numbers compact.
+
+    Text of a text input (``name``) that would read back as something else is quoted: an
+    off-word (``"default"`` would clear the input), spaces at either end (they are stripped), or
+    text already in double quotes. ``from_text`` takes the quotes off.
+    """
     if value is None:
         return "none"
+    if name in FIELDS and FIELDS[name].kind == "text" and isinstance(value, str):
+        quoted = len(value) >= 2 and value[0] == value[-1] == '"'
+        if quoted or value != value.strip() or value.strip().lower() in OFF_WORDS:
+            return f'"{value}"'
+        return value
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
@@ -1215,6 +1246,8 @@ def from_text(name: str, text: Any) -> Any:
         value = text.strip()
     else:
         return text  # already a value (a YAML number, a bool)
+    if info.kind == "text" and len(value) >= 2 and value[0] == value[-1] == '"':
+        return value[1:-1]  # quoted by to_text: exactly the text inside
     if info.kind == "choice" and value.lower() in (c.lower() for c in info.choices):
         return value  # a choice spelled like an off-word (batch_rounding=none) is the choice
     if value.lower() in OFF_WORDS and (info.kind != "text" or info.optional):
@@ -1231,7 +1264,13 @@ def from_text(name: str, text: Any) -> Any:
 
 
 def check_field(name: str, value: object) -> Any:
-    """Validate one input; return it normalised.
+    """Validate one Scenario input; return it normalised (``check_value`` by its declaration)."""
+    return check_value(name, value, FIELDS[name])
+
+
+def check_value(name: str, value: object, info: FieldInfo) -> Any:
+    """Validate one input declared by ``info`` (a Scenario field, or another module's input such
+    as a cluster's job count); return it normalised.
 
     Ints come back as ``int``, bools as ``bool``, NumPy scalars as Python numbers, preset
     names in their canonical spelling (matched case-insensitively).
@@ -1241,7 +1280,6 @@ def check_field(name: str, value: object) -> Any:
     InputError
         Naming the field and what is accepted.
     """
-    info = FIELDS[name]
     if isinstance(value, str):
         _unicode(name, value)
     if name == "checkpoint_interval_s" and isinstance(value, str) and value.strip().lower() == "optimal":
@@ -1256,12 +1294,12 @@ def check_field(name: str, value: object) -> Any:
         return value
     if info.kind == "choice":
         if not isinstance(value, str) or not value.strip():
-            raise InputError(name, f"expected a name, got {value!r}; {_accepted(name)}")
-        accepted = _choices(name)
+            raise InputError(name, f"expected a name, got {value!r}; {_accepted(name, info)}")
+        accepted = info.choices or _choices(name)
         if info.choices:
             folded = {c.lower(): c for c in accepted}
             if value.strip().lower() not in folded:
-                raise InputError(name, f"unknown {value!r}{closest(value, folded)}; {_accepted(name)}")
+                raise InputError(name, f"unknown {value!r}{closest(value, folded)}; {_accepted(name, info)}")
             return folded[value.strip().lower()]
         try:
             if name == "storage":
@@ -1285,12 +1323,12 @@ def check_field(name: str, value: object) -> Any:
             return bool(value)
         raise InputError(name, f"expected true or false, got {value!r}")
     if info.kind in ("int", "fraction", "number"):
-        number = _number(name, value, "count")
+        number = _number(name, value, "count", info)
         if info.kind == "int" and number != math.floor(number):
-            raise InputError(name, f"expected a whole number, got {value!r}")
+            raise InputError(name, f"expected a whole number, got {_short(value)}; {_accepted(name, info)}")
         _bounds(name, number, info)
         return int(number) if info.kind == "int" else float(number)
-    number = _number(name, value, info.kind)  # type: ignore[arg-type]  # a quantity kind, the only ones left
+    number = _number(name, value, info.kind, info)  # type: ignore[arg-type]  # a quantity kind, the only ones left
     try:
         _bounds(name, number, info)
     except InputError as e:
@@ -1359,18 +1397,28 @@ def _short(value: object) -> str:
     return text if len(text) <= 80 else f"{text[:80]}..."
 
 
-def _number(name: str, value: object, kind: Kind) -> float:
+def _number(name: str, value: object, kind: Kind, info: FieldInfo | None = None) -> float:
     """``parse`` for one input, turning Python's own errors on odd numbers (an integer too large
     for a float, a Fraction that overflows) into an InputError naming the field."""
     try:
         return parse(value, kind, name)
-    except InputError:
-        raise
+    except InputError as e:
+        if "accepted" in e.message:
+            raise
+        raise type(e)(e.field, f"{e.message}; {_accepted(name, info)}") from None
     except (ArithmeticError, ValueError, TypeError):
-        raise InputError(name, f"{_short(value)} is not a finite number in range; {_accepted(name)}") from None
+        raise InputError(name, f"{_short(value)} is not a finite number in range; {_accepted(name, info)}") from None
+
+
+ZERO_OR_AT_LEAST = {"dataset_examples": 1.0, "cpu_seconds_per_example": 1e-9}
+"""Inputs that accept 0 (none) or at least this much: a dataset of 1e-300 examples, or a CPU
+cost of 1e-300 s per example, is a typo, and its reciprocal overflows (issue 32)."""
 
 
 def _bounds(name: str, number: float, info: FieldInfo) -> None:
+    floor = ZERO_OR_AT_LEAST.get(name)
+    if floor is not None and 0 < number < floor:
+        raise InputError(name, f"{number:g} is out of range; accepted: 0, or {floor:g} to {info.maximum or math.inf:g}")
     lo, hi = info.minimum, info.maximum
     if (lo is not None and number < lo) or (hi is not None and number > hi):
         if info.kind in ("int", "number", "fraction"):

@@ -3,11 +3,13 @@
 Every axis, numeric or a preset name, goes through ``resolve`` once per value; the resolved
 numbers that value changes become columns of the grid, and ``evaluate`` runs once over the
 Cartesian product. Axes whose values change the same resolved numbers (``gpu`` and
-``gpu_memory_bytes``, say), or that ``Scenario`` and ``resolve`` read together (``COUPLED``: a
-measurement and where it was taken, parallel layouts and the GPU count, a read and its file),
-are resolved together, per combination. So each row is exactly what ``plan()`` of that
-scenario gives, storage supply and all, without a Python loop per row; and a combination
-``plan()`` refuses (an InputError) is refused by the sweep too. The one difference: a row whose
+``gpu_memory_bytes``, say), that ``Scenario`` and ``resolve`` read together (``COUPLED``: a
+measurement and where it was taken, parallel layouts, checkpoint modes and the GPU count, the
+site link and what places the job and its store, a read and its file), or whose sampled
+combinations resolve otherwise than their parts (``_interacting``), are resolved together, per
+combination. So each row is exactly what ``plan()`` of that scenario gives, storage supply and
+all, without a Python loop per row; a combination ``plan()`` refuses (an InputError) is refused
+by the sweep too, and one it accepts is accepted. The one difference: a row whose
 model does not fit in GPU memory is kept, marked ``fits = False`` (``plan()`` raises
 ``DoesNotFitError``).
 """
@@ -41,39 +43,59 @@ MEASUREMENT = frozenset({*_MEASURED, "gpu", "precision", "batch_size"})
 and the re-projection compares them: 100 ms given with gpu=A100 was measured on the A100. Axes
 here are resolved together when one of them is a measurement input."""
 
+_LAYOUT = frozenset(
+    {
+        "tensor_parallel",
+        "pipeline_parallel",
+        "context_parallel",
+        "virtual_pipeline_stages",
+        "gpus_per_job",
+        "state_shards",
+        "zero_stage",
+        "checkpoint_mode",
+        "model",
+        "layers",
+        "hidden",
+        "heads",
+        "kv_heads",
+        "seq_len",
+        # issue 29: the shard group and the mixture of experts' rules couple with the layout too
+        "shard_group",
+        "expert_parallel",
+        "experts",
+        "experts_active",
+        "expert_ffn_hidden",
+        "shared_experts",
+        "dense_layers",
+    }
+)
+
 COUPLED: tuple[frozenset[str], ...] = (
     # A precision the GPU lacks is refused (resolve), whatever else is overridden.
     frozenset({"gpu", "precision"}),
-    # tensor x pipeline parallel must divide the GPU count; state shards at most the GPU count;
-    # the layout rules of calc.transformer.check_layout / check_experts (heads, layers, sequence,
-    # experts against the parallel sizes) and the shard group against the data-parallel ranks.
-    frozenset(
-        {
-            "tensor_parallel",
-            "pipeline_parallel",
-            "gpus_per_job",
-            "state_shards",
-            "shard_group",
-            "context_parallel",
-            "virtual_pipeline_stages",
-            "expert_parallel",
-            "layers",
-            "hidden",
-            "heads",
-            "kv_heads",
-            "seq_len",
-            "experts",
-            "experts_active",
-            "expert_ffn_hidden",
-            "shared_experts",
-            "model",
-        }
-    ),
+    # tensor x pipeline x context parallel must divide the GPU count, state shards at most the
+    # GPU count, the layout must fit the architecture (calc.transformer.check_layout / check_experts,
+    # the shard group against the data-parallel ranks); checkpoint_mode="auto" saves asynchronously
+    # when the state is sharded (zero_stage > 0 or TP x PP > 1).
+    _LAYOUT,
     # A read larger than one file is noted (resolve's warning) against the file's size.
     frozenset({"request_bytes", "example_bytes", "examples_per_file", "model"}),
+    # The link between sites applies only when the storage's site differs from the job's
+    # (site, else the server's, else the storage's).
+    frozenset({"site", "server", "storage", "site_link_bytes_per_s", "allow_other_site"}),
+    # A provisioned-by-size service runs the metadata rate of the units given.
+    frozenset({"storage", "storage_units"}),
+    # Milestones are counted over the run: one needs the other.
+    frozenset({"run_length_s", "checkpoint_milestone_interval_s"}),
 )
 """Inputs that ``Scenario`` or ``resolve`` read together: as axes, they are resolved per
-combination even when they change different resolved numbers."""
+combination even when they change different resolved numbers. A rule missing here is still
+found: ``_interacting`` resolves sample combinations of every pair of axes and groups the pair
+when the combination differs from its parts."""
+
+PAIR_SAMPLE = 3
+"""Values of each axis tried together with each other axis's (``_interacting``): first, middle
+and last; every combination when both axes have at most this many values."""
 
 
 def _values(name: str, values: Any) -> list[Any]:
@@ -136,32 +158,14 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
     r0 = resolve(sc)
     base_x = r0.values
 
-    # Which resolved numbers each axis changes (validating every value on the way).
-    changed: dict[str, set[str]] = {}
-    alone: dict[str, list[dict[str, float]]] = {}
-    for k, vs in vals.items():
-        try:
-            alone[k] = [resolve(sc.replace(**{k: v})).values for v in vs]
-        except InputError:
-            # tensor_parallel=4 on the base's one GPU is refused alone but valid beside
-            # gpus_per_job=8: an axis read together with another is checked per combination.
-            if not any(_coupled(k, o) for o in vals if o != k):
-                raise
-            alone[k], changed[k] = [], set()
-            continue
-        changed[k] = {key for rv in alone[k] for key, xv in rv.items() if not _same(xv, base_x[key])}
-
-    # Axes that touch the same numbers, or that are read together, are resolved together
-    # (union-find over shared keys and COUPLED).
-    def linked(a: str, b: str) -> bool:
-        return bool(changed[a] & changed[b]) or _coupled(a, b)
-
-    groups: list[list[str]] = []
-    for k in vals:
-        merged = [g for g in groups if any(linked(k, o) for o in g)]
-        for g in merged:
-            groups.remove(g)
-        groups.append([k] + [o for g in merged for o in g])
+    # Each value alone on the base (an InputError kept: it may be valid beside another axis's).
+    alone = {k: [_resolve_one(sc, k, v) for v in vs] for k, vs in vals.items()}
+    # Which resolved numbers each axis changes.
+    changed = {
+        k: {key for rv in rs if isinstance(rv, dict) for key, xv in rv.items() if not _same(xv, base_x[key])}
+        for k, rs in alone.items()
+    }
+    groups = _groups(sc, vals, alone, changed, base_x)
     sizes = [len(vals[k]) for k in vals]
     size = math.prod(sizes) if sizes else 1
     # Flat index of each axis value over the grid, in the order the axes were given.
@@ -178,7 +182,7 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
             ]
             keys = {key for rv in resolved for key, xv in rv.items() if not _same(xv, base_x[key])}
         else:
-            resolved = alone[group[0]]
+            resolved = [_ok(group[0], rv) for rv in alone[group[0]]]
             keys = set(changed[group[0]])
         if not keys:
             continue
@@ -209,6 +213,84 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
         np.broadcast_to(np.asarray(out["bottleneck"]).astype(np.int8), (size,)), list(pipeline.STAGES)
     )
     return frame
+
+
+def _resolve_one(sc: Scenario, name: str, value: Any) -> dict[str, float] | InputError:
+    try:
+        return resolve(sc.replace(**{name: value})).values
+    except InputError as e:
+        return e
+
+
+def _ok(name: str, rv: dict[str, float] | InputError) -> dict[str, float]:
+    """A value resolved alone, or its refusal raised (no other axis changes what it refuses)."""
+    if isinstance(rv, InputError):
+        raise rv
+    return rv
+
+
+def _sample(n: int) -> list[int]:
+    """Indices of ``PAIR_SAMPLE`` values of an axis of ``n``: both ends and the middle."""
+    return sorted({0, n // 2, n - 1}) if n > PAIR_SAMPLE else list(range(n))
+
+
+def _interacting(
+    sc: Scenario,
+    a: str,
+    b: str,
+    vals: Mapping[str, list[Any]],
+    alone: Mapping[str, list[dict[str, float] | InputError]],
+    base_x: Mapping[str, float],
+) -> bool:
+    """Whether axes ``a`` and ``b`` must be resolved together: some sampled pair of their values
+    resolves to other numbers than each value's own changes laid over the base, or is refused
+    or accepted where the values alone are not."""
+    for i in _sample(len(vals[a])):
+        for j in _sample(len(vals[b])):
+            ra, rb = alone[a][i], alone[b][j]
+            try:
+                joint = resolve(sc.replace(**{a: vals[a][i], b: vals[b][j]})).values
+            except InputError:
+                if isinstance(ra, InputError) or isinstance(rb, InputError):
+                    continue  # refused alone and together: the value itself is refused
+                return True
+            if isinstance(ra, InputError) or isinstance(rb, InputError):
+                return True  # refused alone, valid beside the other axis's value
+            for key, xv in joint.items():
+                laid = ra[key] if not _same(ra[key], base_x[key]) else rb[key]
+                if not _same(xv, laid):
+                    return True
+    return False
+
+
+def _groups(
+    sc: Scenario,
+    vals: Mapping[str, list[Any]],
+    alone: Mapping[str, list[dict[str, float] | InputError]],
+    changed: Mapping[str, set[str]],
+    base_x: Mapping[str, float],
+) -> list[list[str]]:
+    """Axes that must be resolved per combination, grouped (union-find): they change the same
+    resolved numbers, ``COUPLED`` declares them read together, or a sample of their combinations
+    shows they are (``_interacting``). Every other axis is resolved once per value."""
+    names = list(vals)
+    parent = {k: k for k in names}
+
+    def root(k: str) -> str:
+        while parent[k] != k:
+            k = parent[k]
+        return k
+
+    for ia, a in enumerate(names):
+        for b in names[ia + 1 :]:
+            if root(a) == root(b):
+                continue
+            if changed[a] & changed[b] or _coupled(a, b) or _interacting(sc, a, b, vals, alone, base_x):
+                parent[root(b)] = root(a)
+    groups: dict[str, list[str]] = {}
+    for k in names:
+        groups.setdefault(root(k), []).append(k)
+    return list(groups.values())
 
 
 def axis_column(name: str, values: list[Any], index: Any) -> Any:

@@ -48,8 +48,10 @@ def test_a_cloud_job_is_answered_in_its_cloud() -> None:
     # A p5 instance is in AWS too, whatever the storage.
     b = calc.answer("resnet50-8xh100-imagenet", server="aws-p5.48xlarge")
     assert b.site == "aws" and b.design is not None and b.design["site"] == "aws"
-    # ... and an explicit site wins over the server.
-    assert calc.answer("resnet50-8xh100-imagenet", server="aws-p5.48xlarge", site="gcp").site == "gcp"
+    # ... and a site that contradicts the server is refused, naming both (issue 32: it bought a
+    # GCP volume for an AWS instance).
+    with pytest.raises(calc.InputError, match=r"site gcp contradicts server aws-p5\.48xlarge"):
+        calc.answer("resnet50-8xh100-imagenet", server="aws-p5.48xlarge", site="gcp")
 
 
 def test_an_unknown_site_gives_one_line_per_site_never_a_mix() -> None:

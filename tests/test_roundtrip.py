@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 import pytest
+import surfaces
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -340,3 +341,57 @@ def test_sweep_case_found_once() -> None:
         p = calc.plan(sc.replace(**{k: row[k] for k in axes}))
         for k in OUTPUTS:
             assert row[k] == pytest.approx(p.values[k], rel=FLOAT_TOL, abs=1e-12), k
+
+
+# ------------------------------------------------------------------ issue 32: text that comes back exactly
+
+
+@pytest.mark.parametrize("text", ["default", "auto", "none", "None", "null", "", "  ", '"quoted"', " padded "])
+@pytest.mark.parametrize("field", ["dataset", "name", "description"])
+def test_text_that_reads_as_an_off_word_survives_a_link_and_the_cli(field: str, text: str) -> None:
+    """dataset="default" (or auto, none, "") became None through link text, and a name of
+    spaces became ''; such text is quoted in links and read back exactly."""
+    sc = calc.Scenario(**{field: text})
+    params = sc.to_params()
+    assert calc.Scenario.from_params(params) == sc
+    assert getattr(calc.Scenario.from_params(params), field) == text
+    argv = [f"{k}={v}" for k, v in params.items()]
+    assert calc.Scenario.from_params(calc.cli._sets(argv), None, "--set") == sc
+
+
+def test_plain_text_is_written_as_is_in_links() -> None:
+    assert calc.Scenario(dataset="imagenet-1k", name="a b").to_params() == {"dataset": "imagenet-1k", "name": "a b"}
+
+
+@pytest.mark.parametrize("char", ["\x85", "\u2028", "\u2029"])
+def test_a_yaml_line_break_in_a_description_survives_yaml(char: str) -> None:
+    """U+0085 (NEL) became a space: PyYAML wrote it raw in single quotes and read it as a break."""
+    sc = calc.Scenario(description=f"line one{char}line two", name=f"a{char}b")
+    back = calc.Scenario.from_yaml(sc.to_yaml())
+    assert back.description == f"line one{char}line two" and back.name == f"a{char}b"
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(surfaces.any_scenarios())
+def test_every_field_round_trips_through_yaml_links_and_the_cli(sc: calc.Scenario) -> None:
+    """Generated values for every field (tests/surfaces.py; benchmarks/fuzz_surfaces.py runs
+    40,000): Scenario -> YAML, -> link params (over the defaults and a preset), -> --set text."""
+    surfaces.check_round_trips(sc)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(surfaces.clusters())
+def test_clusters_round_trip_through_yaml_and_links(c: Any) -> None:
+    surfaces.check_cluster_round_trips(c, plan_it=True)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(surfaces.cluster_junk())
+def test_cluster_junk_is_a_cluster_or_an_input_error(case: tuple[str, Any]) -> None:
+    surfaces.check_cluster_junk(case)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(surfaces.any_scenarios())
+def test_any_scenario_plans_finite_or_is_refused_by_name(sc: calc.Scenario) -> None:
+    surfaces.check_plan(sc)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 import pytest
+import surfaces
+from hypothesis import HealthCheck, given, settings
 
 import calc
 
@@ -176,3 +179,78 @@ def test_evaluate_over_equals_plan() -> None:
         assert out["per_gpu_samples_per_s"][i] == pytest.approx(p.per_gpu_samples_per_s, rel=1e-12)
     out = evaluate_over(base, "batch_size", [32, 64])
     assert list(out["step_time_s"]) == pytest.approx([calc.plan(base, batch_size=n).step_time_s for n in (32, 64)])
+
+
+# ---------------------------------------------------------------- issue 32: one resolution for every path
+
+
+def test_sweep_refuses_context_with_tensor_parallel_as_plan_does() -> None:
+    """context_parallel=2 x tensor_parallel=8 = 16 ranks on 8 GPUs: plan() refuses it, and so
+    does the sweep (it was returned as a row)."""
+    with pytest.raises(calc.InputError, match="16 must divide gpus_per_job = 8"):
+        calc.plan("gpt-1b-h100-tokens", context_parallel=2, tensor_parallel=8)
+    with pytest.raises(
+        calc.InputError, match=r"16 must divide gpus_per_job = 8.*context_parallel=2, tensor_parallel=8"
+    ):
+        calc.sweep("gpt-1b-h100-tokens", context_parallel=[1, 2], tensor_parallel=[1, 8])
+
+
+def test_sweep_resolves_auto_checkpoint_mode_per_combination() -> None:
+    """checkpoint_mode="auto" saves asynchronously when the state is sharded (ZeRO > 0 or
+    TP x PP > 1). From a ZeRO-1 base, zero_stage=0 with tensor_parallel=2 is still sharded:
+    async, a drain of checkpoint / interval, not the blocking checkpoint / (2 % x interval) the
+    sweep gave by taking zero_stage=0's sync alone."""
+    base = calc.scenario("gpt-1b-h100-tokens", checkpoint_interval_s="1 h", zero_stage=1)
+    df = calc.sweep(base, zero_stage=[0, 1], tensor_parallel=[1, 2])
+    c = calc.plan(base).checkpoint_bytes
+    f = base.checkpoint_stall_fraction
+    drain, sync = c / 3600, c / (f * 3600)
+    assert list(df["checkpoint_write_bytes_per_s"]) == pytest.approx([sync, drain, drain, drain], rel=1e-12)
+    assert list(df["checkpoint_async"]) == [0, 1, 1, 1]
+
+
+def test_sweep_applies_the_site_link_per_row() -> None:
+    """Storage at another site than the job is read over the link between them (100 Mb/s =
+    12.5 MB/s here): S3 from an on-prem job gives 12.5e6 / 114,660 B = 109.0 samples/s; the
+    sweep over site x storage took each axis's link alone (on-prem with NFS got S3's link)."""
+    base = calc.scenario(
+        "resnet50-8xh100-imagenet", site_link_bytes_per_s="100 Mb/s", allow_other_site=True, page_cache=False
+    )
+    df = calc.sweep(base, site=["aws", "on-prem"], storage=["aws-s3-standard", "nfs-25gbe"])
+    linked = df[(df["site"] == "on-prem") & (df["storage"] == "aws-s3-standard")]
+    assert float(linked["achieved_samples_per_s"].iloc[0]) == pytest.approx(12.5e6 / 114_660, rel=1e-12)
+    for _, row in df.iterrows():
+        p = calc.plan(base, site=row["site"], storage=row["storage"])
+        assert row["gpu_utilization"] == pytest.approx(p.gpu_utilization, rel=1e-12)
+        assert row["achieved_samples_per_s"] == pytest.approx(p.values["achieved_samples_per_s"], rel=1e-12)
+
+
+def test_sweep_accepts_run_length_with_milestones() -> None:
+    """Milestones need a run length: as two axes every combination is a valid plan() (each axis
+    was checked alone against a base without the other). floor(30 d / 1 d) = 30, floor(30 d /
+    7 d) = 4, floor(90 d / 1 d) = 90, floor(90 d / 7 d) = 12."""
+    base = calc.scenario("gpt-1b-h100-tokens", checkpoint_interval_s="1 h")
+    df = calc.sweep(base, run_length_s=["30 d", "90 d"], checkpoint_milestone_interval_s=["1 d", "7 d"])
+    assert list(df["checkpoint_milestones"]) == [30, 4, 90, 12]
+
+
+def test_sweep_refuses_a_site_its_server_contradicts() -> None:
+    with pytest.raises(calc.InputError, match="site aws contradicts server DGX-H100"):
+        calc.sweep("resnet50-8xh100-imagenet", site=["on-prem", "aws"], server=["DGX-H100"])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(surfaces.sweep_cases())
+def test_every_generated_sweep_equals_plan_and_refuses_as_it_does(case: tuple[str, dict[str, list[Any]]]) -> None:
+    """Generated axes over sites, servers, storage, layouts, checkpoint modes and policies,
+    GPUs and models (tests/surfaces.py; benchmarks/fuzz_surfaces.py runs thousands): each row
+    equals plan() of its combination, and the sweep refuses exactly when plan() refuses one."""
+    surfaces.check_sweep(case)
+
+
+def test_sweep_keeps_checkpoints_only_where_a_row_saves() -> None:
+    """keep x interval: no interval keeps nothing; 1 h keeps 1 or 3 saves of C bytes."""
+    base = calc.scenario("gpt-1b-h100-tokens")
+    c = calc.plan(base).checkpoint_bytes
+    df = calc.sweep(base, checkpoint_interval_s=[None, "1 h"], checkpoint_keep=[1, 3])
+    assert list(df["checkpoint_capacity_bytes"]) == pytest.approx([0, 0, c, 3 * c], rel=1e-12)
