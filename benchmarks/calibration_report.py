@@ -22,16 +22,18 @@ import pandas as pd
 
 import calc
 from calc import calibrate, compute
-from calc.cli import _table
+from calc import fit as fit_module
+from calc.cli import table as _table
 
 
-def _max_form(theta: np.ndarray, r: calibrate._Rows, within: float) -> np.ndarray:  # type: ignore[type-arg]
+def _max_form(theta: np.ndarray, r: fit_module._Rows, within: float) -> np.ndarray:  # type: ignore[type-arg]
     """The roofline-max alternative: per-example time = max(math, memory) instead of their sum."""
     p = np.exp(theta)
     e_c = p[:3][r.pclass.astype(int)] * np.where(r.transformer > 0, p[6], 1.0)
     c = compute.compute_time_per_example_s(r.flops, r.peak, np.minimum(e_c, 1.0))
     mem = compute.memory_time_per_example_s(r.traffic, r.bandwidth, min(p[3], 1.0))
-    per = np.maximum(c, mem)
+    # an eager CNN's own per-byte time is added beside either form, as calc.compute.model_terms does
+    per = np.maximum(c, mem) + r.stack_s_per_byte * r.traffic
     fixed = compute.fixed_time_s(r.step_traffic, r.bandwidth, min(p[3], 1.0), p[4], p[5], per)
     t = compute.model_step_time_s(r.batch, per, fixed, r.stack)
     rate: np.ndarray = r.batch / t * np.where(r.multi_gpu > 0, within, 1.0)  # type: ignore[type-arg]
@@ -41,13 +43,13 @@ def _max_form(theta: np.ndarray, r: calibrate._Rows, within: float) -> np.ndarra
 def _forms() -> pd.DataFrame:
     """In-sample, LOGO and held-out error of each candidate form."""
     out = []
-    original = calibrate._predict
+    original = fit_module._predict
     for name, predict, per_family in (
         ("sum of terms (calc)", original, False),
         ("sum of terms + per-family factor", original, True),
         ("roofline max of terms", _max_form, False),
     ):
-        calibrate._predict = predict  # type: ignore[assignment]
+        fit_module._predict = predict  # type: ignore[assignment]
         try:
             full = calibrate.fit(per_family=per_family)
             ms = list(calc.catalog.measurements())
@@ -71,7 +73,7 @@ def _forms() -> pd.DataFrame:
                 }
             )
         finally:
-            calibrate._predict = original
+            fit_module._predict = original
     return pd.DataFrame(out)
 
 

@@ -1,6 +1,12 @@
-"""Before/after error of the step-time model on the held-out LLM rows, per size band, precision
-and layout (issue 21). BEFORE = benchmarks/results/llm_validation_before.json (the preset-only
-model of commit 2cf14e3, benchmarks/llm_validation_before.py); AFTER = calc.calibrate.llm_validation().
+"""Before/after error of the step-time model on the held-out LLM rows, per size band, precision,
+layout, GPU generation and source (issues 21 and 29), the share of held-out configurations that
+fit, and the mixture-of-experts row.
+
+BEFORE (issue 21) = benchmarks/results/llm_validation_before.json (the preset-only model of commit
+2cf14e3, benchmarks/llm_validation_before.py); BEFORE (issue 29) =
+benchmarks/results/llm_validation_i29_before.json (commit c0451f2, calc.calibrate.llm_validation()
+run there); AFTER = calc.calibrate.llm_validation() now. No row is fitted on (validation.yaml), so
+the per-source rows are each a leave-one-source-out figure.
 
     PYTHONPATH=. python benchmarks/llm_validation_report.py
 """
@@ -11,31 +17,65 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from calc import calibrate
 
+RESULTS = Path(__file__).parent / "results"
 
-def main() -> None:
-    before = {
-        r["name"]: r["ratio"]
-        for r in json.loads((Path(__file__).parent / "results" / "llm_validation_before.json").read_text())["rows"]
-    }
-    t = calibrate.llm_validation()
-    t["before_ratio"] = [before[n] for n in t["name"]]
-    t["after_ratio"] = t["predicted_tokens_per_s_per_gpu"] / t["measured_tokens_per_s_per_gpu"]
 
-    def gm(r: np.ndarray) -> str:
-        return f"{np.exp(np.mean(np.abs(np.log(r)))) - 1:.0%} (x{np.exp(np.mean(np.log(r))):.2f})"
+def _ratios(name: str) -> dict[str, float]:
+    """Ratios predicted / measured per row name from a results file (NaN for rows it lacks)."""
+    return {r["name"]: r["ratio"] for r in json.loads((RESULTS / name).read_text())["rows"]}
 
-    print("| band | precision | layout | rows | before | after |")
-    print("|---|---|---|---|---|---|")
-    for (band, prec, layout), g in t.groupby(["band", "precision", "layout"], sort=True):
+
+def gm(r: np.ndarray) -> str:
+    """Geometric-mean absolute error and the geometric-mean ratio predicted / measured."""
+    r = r[np.isfinite(r)]
+    if not len(r):
+        return "n/a"
+    return f"{np.exp(np.mean(np.abs(np.log(r)))) - 1:.0%} (x{np.exp(np.mean(np.log(r))):.2f})"
+
+
+def _table(t: pd.DataFrame, by: list[str]) -> None:
+    print(f"| {' | '.join(by)} | rows | before (i21) | before (i29) | after |")
+    print("|" + "---|" * (len(by) + 4))
+    for keys, g in t.groupby(by, sort=True):
+        cells = keys if isinstance(keys, tuple) else (keys,)
         print(
-            f"| {band} | {prec} | {layout} | {len(g)} | {gm(g.before_ratio.to_numpy())} |",
-            f"{gm(g.after_ratio.to_numpy())} |",
+            f"| {' | '.join(str(c) for c in cells)} | {len(g)} | {gm(g.i21.to_numpy())} |",
+            f"{gm(g.i29.to_numpy())} | {gm(g.after.to_numpy())} |",
         )
     for name, g in (("all 16-bit", t[t.precision != "fp8"]), ("all", t)):
-        print(f"| {name} | | | {len(g)} | {gm(g.before_ratio.to_numpy())} | {gm(g.after_ratio.to_numpy())} |")
+        pad = " | " * (len(by) - 1)
+        print(
+            f"| {name}{pad} | {len(g)} | {gm(g.i21.to_numpy())} | {gm(g.i29.to_numpy())} | {gm(g.after.to_numpy())} |"
+        )
+    print()
+
+
+def main() -> None:
+    t = calibrate.llm_validation()
+    i21, i29 = _ratios("llm_validation_before.json"), _ratios("llm_validation_i29_before.json")
+    # Rows added by issue 29 (V100) had no issue-21 figure: NaN, left out of that column's means.
+    t["i21"] = [i21.get(n, np.nan) for n in t["name"]]
+    t["i29"] = [i29[n] for n in t["name"]]
+    t["after"] = t["predicted_tokens_per_s_per_gpu"] / t["measured_tokens_per_s_per_gpu"]
+    t["generation"] = t["gpu"].map(lambda g: g.split("-")[0])
+    t["source_family"] = t["name"].map(lambda n: n.split("-")[0] if not n.startswith("llm-") else "llm-foundry")
+    _table(t, ["band", "precision", "layout"])
+    _table(t, ["generation", "precision"])
+    _table(t, ["source_family"])
+    f = calibrate.llm_fit()
+    print(f"Held-out configurations that fit: {int(f.fits.sum())} of {len(f)} ({f.fits.mean():.0%})")
+    for r in calibrate.moe_validation().itertuples():
+        print(
+            f"MoE {r.name}: {r.predicted_tokens_per_s_per_gpu:,.0f} tokens/s per GPU predicted against "
+            f"{r.measured_tokens_per_s_per_gpu:,.0f} published (x{1 + r.error:.2f}); parameters from the config "
+            f"{r.derived_total_params / 1e9:.1f} B total ({r.published_total_params / 1e9:.0f} B published), "
+            f"{r.derived_active_params / 1e9:.1f} B active ({r.published_active_params / 1e9:.0f} B); checkpoint "
+            f"{r.checkpoint_bytes / 1e12:.2f} TB"
+        )
 
 
 if __name__ == "__main__":

@@ -35,14 +35,15 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from calc import catalog
+from calc import catalog, transformer
+from calc.errors import DoesNotFitError
 from calc.fit import (
     CLASSES,
     DEFAULT_SCALING,
@@ -56,6 +57,7 @@ from calc.fit import (
     GemmRow,
     _predict_rows,
     eager_factors,
+    eager_seconds_per_byte,
     fit,
     fitted,
     fp8_gemm_inputs,
@@ -68,6 +70,9 @@ from calc.fit import (
     transformer_efficiency,
 )
 from calc.plan import plan
+from calc.resolve import resolve
+from calc.scenario import Scenario
+from calc.stages import evaluate
 
 __all__ = [
     "CLASSES",
@@ -82,6 +87,7 @@ __all__ = [
     "GemmRow",
     "calibration",
     "eager_factors",
+    "eager_seconds_per_byte",
     "fit",
     "fitted",
     "fp8_gemm_inputs",
@@ -92,8 +98,12 @@ __all__ = [
     "gemm_predicted_tflops",
     "gemm_rows",
     "geomean_error",
+    "llm_fit",
+    "llm_layout",
+    "llm_rows",
     "llm_summary",
     "llm_validation",
+    "moe_validation",
     "per_gpu",
     "size_band",
     "summary",
@@ -210,35 +220,9 @@ def llm_validation() -> pd.DataFrame:
     name, band, precision, layout (``none`` = data parallel / FSDP only, ``TP/PP`` otherwise),
     measured and predicted tokens/s per GPU, error (predicted/measured - 1), source.
     """
-    raw = catalog.load_yaml(catalog.presets_dir() / "validation.yaml")
-    rows = raw.get("llm", []) if isinstance(raw, dict) else []
     out = []
-    for r in rows:
-        arch: dict[str, Any] = {
-            k: int(r[k]) for k in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len")
-        }
-        p = plan(
-            model="transformer",
-            gpu=r["gpu"],
-            precision=r["precision"],
-            optimizer="adamw",
-            params=float(r["params"]),
-            **arch,
-            mlp="gated" if r["gated"] else "plain",
-            batch_size=int(r["micro_batch"]),
-            gradient_accumulation=int(r["gradient_accumulation"]),
-            tensor_parallel=int(r.get("tensor_parallel", 1)),
-            pipeline_parallel=int(r.get("pipeline_parallel", 1)),
-            context_parallel=int(r.get("context_parallel", 1)),
-            virtual_pipeline_stages=int(r.get("virtual_pipeline_stages", 1)),
-            activation_checkpointing=r["activation_checkpointing"],
-            state_shards=int(r.get("state_shards", 1)),
-            gpus_per_job=int(r["gpus"]),
-            gpus_per_node=8,
-            reserved_bytes=0,
-            model_state_bytes=0,
-            activation_bytes_per_example=1,
-        )
+    for r in llm_rows("llm"):
+        p = plan(**llm_layout(r), reserved_bytes=0, model_state_bytes=0, activation_bytes_per_example=1)
         measured = _llm_measured(r)
         predicted = p.gpu_samples_per_s * r["seq_len"]
         layout = "none" if r.get("tensor_parallel", 1) * r.get("pipeline_parallel", 1) == 1 else "TP/PP"
@@ -248,9 +232,149 @@ def llm_validation() -> pd.DataFrame:
                 "band": size_band(float(r["params"])),
                 "precision": r["precision"],
                 "layout": layout,
+                "gpu": r["gpu"],
                 "measured_tokens_per_s_per_gpu": measured,
                 "predicted_tokens_per_s_per_gpu": predicted,
                 "error": predicted / measured - 1,
+                "source": r["source"],
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def llm_rows(section: str) -> list[dict[str, Any]]:
+    """The rows of one section of presets/validation.yaml (``llm`` or ``fits``)."""
+    raw = catalog.load_yaml(catalog.presets_dir() / "validation.yaml")
+    rows = raw.get(section, []) if isinstance(raw, dict) else []
+    return [r for r in rows if isinstance(r, dict)]
+
+
+_LAYOUT_KEYS = (
+    "tensor_parallel",
+    "pipeline_parallel",
+    "context_parallel",
+    "virtual_pipeline_stages",
+    "state_shards",
+    "zero_stage",
+    "shard_group",
+    "data_parallel_overlap",
+    "kernels",
+    "activation_checkpointing",
+    "gpus_per_node",
+    "network_bytes_per_s_per_gpu",
+)
+
+
+def llm_layout(r: dict[str, Any]) -> dict[str, Any]:
+    """A held-out LLM row as plan() inputs: its architecture, precision and parallel layout."""
+    arch = {k: int(r[k]) for k in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len")}
+    return {
+        "model": "transformer",
+        "gpu": r["gpu"],
+        "precision": r["precision"],
+        "optimizer": "adamw",
+        "params": float(r["params"]),
+        **arch,
+        "mlp": "gated" if r["gated"] else "plain",
+        "batch_size": int(r["micro_batch"]),
+        "gradient_accumulation": int(r["gradient_accumulation"]),
+        "gpus_per_job": int(r["gpus"]),
+        "gpus_per_node": 8,
+        **{k: r[k] for k in _LAYOUT_KEYS if k in r},
+    }
+
+
+def llm_fit() -> pd.DataFrame:
+    """Does each held-out LLM configuration fit in its GPUs' memory as planned (issue 29)?
+
+    Every row of validation.yaml ``llm`` and ``fits`` (published layouts, some with a published
+    memory reading) planned with the memory model on. Columns: name, fits (bool), state_gib,
+    activation_gib (per micro-batch sequence), used_gib, gpu_gib, recompute (the mode used),
+    measured_gib (NaN where none is published).
+    """
+    out = []
+    for r in llm_rows("llm") + llm_rows("fits"):
+        gib = 2.0**30
+        v: Mapping[str, Any]
+        try:
+            p = plan(**llm_layout(r))
+            v, fits = p.values, True
+        except DoesNotFitError:
+            v, fits = evaluate(resolve(Scenario(**llm_layout(r))).values), False
+        out.append(
+            {
+                "name": r["name"],
+                "fits": fits,
+                "state_gib": float(v["model_state_bytes"]) / gib,
+                "activation_gib": float(v["activation_bytes_per_example"]) / gib,
+                "used_gib": float(v["memory_used_bytes"]) / gib,
+                "gpu_gib": float(v["gpu_memory_bytes"]) / gib,
+                "recompute": transformer.CHECKPOINTING[int(float(v["checkpointing_used"]))],
+                "measured_gib": float(r.get("memory_gib", math.nan)),
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def moe_validation() -> pd.DataFrame:
+    """The held-out mixture-of-experts rows (validation.yaml ``moe``): step time and size.
+
+    Each row is planned with its preset and layout. Columns: name, measured and predicted tokens/s
+    per GPU, error, the parameters derived from the architecture alone (total and active, against
+    the published counts), the checkpoint bytes the plan writes, source.
+    """
+    out = []
+    for r in llm_rows("moe"):
+        kw = {
+            k: r[k]
+            for k in (
+                "model",
+                "gpu",
+                "precision",
+                "pipeline_parallel",
+                "expert_parallel",
+                "zero_stage",
+                "gpu_link_bytes_per_s",
+                "network_bytes_per_s_per_gpu",
+            )
+            if k in r
+        }
+        p = plan(
+            **kw,
+            optimizer="adamw",
+            gpus_per_job=int(r["gpus"]),
+            gpus_per_node=8,
+            batch_size=int(r["micro_batch"]),
+            gradient_accumulation=int(r["gradient_accumulation"]),
+        )
+        a = transformer.architectures()[r["model"]]
+        active, total = transformer.moe_ffn(
+            a.layers,
+            a.dense_layers,
+            a.ffn_hidden,
+            a.expert_ffn_hidden,
+            a.experts,
+            a.experts_active,
+            a.shared_experts,
+            float(a.gated),
+        )
+        count = [
+            float(transformer.params_count(a.layers, a.hidden, a.heads, a.kv_heads, f, a.vocab, float(a.gated)))
+            for f in (total, active)
+        ]
+        predicted = p.gpu_samples_per_s * p.inputs["seq_len"]
+        out.append(
+            {
+                "name": r["name"],
+                "measured_tokens_per_s_per_gpu": float(r["tokens_per_s_per_gpu"]),
+                "predicted_tokens_per_s_per_gpu": predicted,
+                "error": predicted / float(r["tokens_per_s_per_gpu"]) - 1,
+                "model_parallel_comm_share": p.tensor_parallel_comm_s / p.step_time_s,
+                "derived_total_params": count[0],
+                "published_total_params": float(r["total_params"]),
+                "derived_active_params": count[1],
+                "published_active_params": float(r["active_params"]),
+                "checkpoint_bytes": p.checkpoint_bytes,
                 "source": r["source"],
             }
         )

@@ -120,12 +120,15 @@ def model_terms(
     fill_examples: Numeric,
     stack_factor: Numeric,
     flops_only: Numeric = 0.0,
+    stack_s_per_byte: Numeric = 0.0,
 ) -> tuple[Numeric, Numeric, Numeric, Numeric]:
     """The model's terms and step time, one composition for the plan and the fit.
 
     Returns math time per example, memory time per example, fixed time per step and the
     step time [s]. ``flops_only`` (the articles' model) keeps the math term alone: no memory
-    term, fixed part or stack factor.
+    term, fixed part or stack factor. ``stack_s_per_byte`` is an eager stack's own cost per byte
+    of the example's traffic [s/B] (calc.fit.eager_seconds_per_byte), added to each
+    example's time: it does not follow the GPU's speed.
     """
     full = np.asarray(flops_only) == 0
     c = compute_time_per_example_s(train_flops, peak_flops_per_s, efficiency)
@@ -143,7 +146,8 @@ def model_terms(
         ),
         0.0,
     )
-    t = model_step_time_s(batch_size, c + mem, fixed, np.where(full, stack_factor, 1.0))
+    eager = np.where(full, np.asarray(stack_s_per_byte, dtype=float) * traffic_bytes, 0.0)
+    t = model_step_time_s(batch_size, c + mem + eager, fixed, np.where(full, stack_factor, 1.0))
     return c, mem, fixed, t
 
 

@@ -173,7 +173,15 @@ def _compute_rules(p: Plan) -> dict[str, str]:
                 " per step {tensor_parallel_comm_s}",
             }
             if p.inputs.get("arch", 0.0) and sc.forward_flops_per_example is None
-            else {"step_model_rule": "{stack_factor} x ({batch_size} x per-example time + {fixed_time_s})"}
+            else {
+                "step_model_rule": "{stack_factor} x ({batch_size} x (per-example time"
+                + (
+                    " + the eager stack's cost per traffic byte x its traffic"
+                    if p.inputs.get("stack_s_per_byte")
+                    else ""
+                )
+                + ") + {fixed_time_s})"
+            }
             if not p.inputs.get("arch", 0.0)
             else {"step_model_rule": "(see tensor_parallel_comm_s, pipeline_bubble, data_parallel_comm_s)"}
         ),
@@ -209,7 +217,8 @@ def _data_rules(p: Plan) -> dict[str, str]:
         else "0 (compression_ratio 1: nothing to decompress)",
         "state_rule": "input (scenario)"
         if sc.model_state_bytes is not None
-        else "{params} x {bytes_per_param} B / {state_shards}",
+        else "{params} / (TP x PP) x (weights, gradients, optimizer state: each / the shard group"
+        " from its ZeRO stage on; {bytes_per_param} B in all)",
         "achieved_rule": "1 / sum(1 / stages) (no workers: the stages run in turn)"
         if sc.num_workers == 0
         else "min(stages)"

@@ -110,6 +110,7 @@ class Fit:
     fill_examples: float
     stack_factors: dict[str, dict[str, float]]
     family_factors: dict[str, float]
+    eager_s_per_byte: dict[str, float]
     scaling_within_node: float
     scaling_across_nodes: float
     scaling_source: str
@@ -142,9 +143,11 @@ class Fit:
             return "reference stack (NGC-style: channels_last, fused kernels, DALI), factor 1"
         f = self.stack_factors[stack]
         return (
-            "x the tuned step time: "
+            "a CNN: + "
+            + ", ".join(f"{c} {v * 1e12:.3g} ps" for c, v in self.eager_s_per_byte.items())
+            + " per byte of an example's traffic; a transformer: x the tuned step time: "
             + ", ".join(f"{c} {v:.3g}" for c, v in f.items())
-            + " (geometric mean of paired eager NCHW / tuned NHWC rows in calibration.yaml)"
+            + " (paired eager NCHW / tuned NHWC rows in calibration.yaml, calc.fit.eager_seconds_per_byte)"
         )
 
 
@@ -160,7 +163,8 @@ class _Rows:
     peak: Array
     bandwidth: Array
     pclass: Array  # index into CLASSES
-    stack: Array  # the row's stack factor (1 for tuned; the measured eager factor of its class)
+    stack: Array  # the row's stack factor (1 except eager transformers: the eager factor of its class)
+    stack_s_per_byte: Array  # an eager CNN row's own cost per traffic byte (0 otherwise) [s/B]
     transformer: Array
     multi_gpu: Array  # 1 where the per-GPU rate comes from a multi-GPU run (within a node)
     gpu: tuple[str, ...]
@@ -169,6 +173,10 @@ class _Rows:
 def _rows(ms: Sequence[catalog.Measurement], eager: dict[str, float] | None = None) -> _Rows:
     models, gpus = catalog.models(), catalog.gpus()
     eager = eager if eager is not None else eager_factors()
+    per_byte = eager_seconds_per_byte()
+
+    def additive(m: catalog.Measurement) -> bool:
+        return m.stack == "eager" and models[m.model].family != "transformer"
 
     def col(f: Callable[[catalog.Measurement], float]) -> Array:
         return np.array([f(m) for m in ms], dtype=float)
@@ -192,7 +200,10 @@ def _rows(ms: Sequence[catalog.Measurement], eager: dict[str, float] | None = No
         ),
         bandwidth=col(lambda m: gpus[m.gpu].memory_bandwidth_bytes_per_s),
         pclass=col(lambda m: CLASSES.index(catalog.precision_class(m.precision))),
-        stack=col(lambda m: eager[catalog.precision_class(m.precision)] if m.stack == "eager" else 1.0),
+        stack=col(
+            lambda m: eager[catalog.precision_class(m.precision)] if m.stack == "eager" and not additive(m) else 1.0
+        ),
+        stack_s_per_byte=col(lambda m: per_byte[catalog.precision_class(m.precision)] if additive(m) else 0.0),
         transformer=col(lambda m: float(models[m.model].family == "transformer")),
         multi_gpu=col(lambda m: float(m.gpus > 1)),
         gpu=tuple(m.gpu for m in ms),
@@ -205,7 +216,19 @@ def _predict(theta: Array, r: _Rows, within_node: float) -> Array:
     e_c = p[:3][r.pclass.astype(int)] * np.where(r.transformer > 0, p[6], 1.0)
     e_m = min(p[3], 1.0)
     *_, t = compute.model_terms(
-        r.batch, r.flops, r.peak, np.minimum(e_c, 1.0), r.traffic, r.bandwidth, e_m, r.step_traffic, p[4], p[5], r.stack
+        r.batch,
+        r.flops,
+        r.peak,
+        np.minimum(e_c, 1.0),
+        r.traffic,
+        r.bandwidth,
+        e_m,
+        r.step_traffic,
+        p[4],
+        p[5],
+        r.stack,
+        0.0,
+        r.stack_s_per_byte,
     )
     rate: Array = r.batch / t * np.where(r.multi_gpu > 0, within_node, 1.0)
     return rate
@@ -258,6 +281,32 @@ def eager_factors() -> dict[str, float]:
             ratios[catalog.precision_class(m.precision)].append(tuned[key] / m.samples_per_s)
     known = {c: float(np.exp(np.mean(np.log(v)))) for c, v in ratios.items() if v}
     fallback = float(np.exp(np.mean(np.log(list(known.values()))))) if known else 1.0
+    return {c: known.get(c, fallback) for c in CLASSES}
+
+
+def eager_seconds_per_byte() -> dict[str, float]:
+    """An eager (NCHW, unfused) stack's own time per byte of an example's traffic, per precision
+    class, from paired calibration rows [s/B].
+
+    A pair is one model, GPU, precision and batch measured eager and tuned; its extra time per
+    example is ``1 / eager - 1 / tuned`` [s], over the example's traffic [B]. On the pairs it is
+    nearly the same on a V100 and an H100/H200 (mixed precision: 0.17 and 0.25 ms per ResNet-50
+    image) although their speeds differ 3.7-fold, so it is added per example (layout conversions
+    and unfused kernels that run at their own rate), not multiplied onto the step as the
+    geometric-mean factor was (1.19x on V100 pairs, 1.77x on Hopper: 1.5x everywhere made eager
+    V100 and consumer GPUs 17-40 % slow and Hopper/Blackwell fast). A class with no pair gets the
+    mean of the others.
+    """
+    rows, models = catalog.measurements(), catalog.models()
+    tuned = {(m.model, m.gpu, m.precision, m.batch_size): m.samples_per_s for m in rows if m.stack == "tuned"}
+    per_byte: dict[str, list[float]] = {c: [] for c in CLASSES}
+    for m in rows:
+        key = (m.model, m.gpu, m.precision, m.batch_size)
+        if m.stack == "eager" and key in tuned and models[m.model].family != "transformer":
+            traffic = models[m.model].traffic(catalog.memory_class(m.precision))[0]
+            per_byte[catalog.precision_class(m.precision)].append((1 / m.samples_per_s - 1 / tuned[key]) / traffic)
+    known = {c: float(np.mean(v)) for c, v in per_byte.items() if v}
+    fallback = float(np.mean(list(known.values()))) if known else 0.0
     return {c: known.get(c, fallback) for c in CLASSES}
 
 
@@ -323,6 +372,7 @@ def fit(exclude_gpu: str = "", rows: Sequence[catalog.Measurement] | None = None
         launch_overhead_s=float(p[4]),
         fill_examples=float(p[5]),
         stack_factors={"tuned": dict.fromkeys(CLASSES, 1.0), "eager": eager_factors()},
+        eager_s_per_byte=eager_seconds_per_byte(),
         family_factors={"cnn": 1.0, "transformer": float(p[6])},
         scaling_within_node=within,
         scaling_across_nodes=across,

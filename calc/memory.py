@@ -8,6 +8,7 @@ n           = rounded(n_max)
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from calc._types import Numeric
 from calc.formula import formula, note
@@ -46,6 +47,51 @@ def model_state_bytes(params: Numeric, bytes_per_param: Numeric, state_shards: N
     ``state_shards`` > 1 models ZeRO-3 / FSDP full sharding across that many GPUs.
     """
     return np.asarray(params, dtype=float) * bytes_per_param / state_shards
+
+
+def state_split(bytes_per_param: Numeric, element_bytes: Numeric) -> tuple[Numeric, Numeric, Numeric]:
+    """Weights, gradients and optimizer state per parameter [bytes]: ``(w, g, o)``.
+
+    The weights and gradients are kept at the training precision's element size ``e`` (2 B for
+    mixed precision, 4 B for fp32/tf32), the rest of the optimizer's bytes are its state (fp32
+    master weights, momenta): Adam in mixed precision ``2 + 2 + 12`` (Rajbhandari et al. 2020,
+    ZeRO, section 3.1, K = 12), in fp32 ``4 + 4 + 8``.
+    """
+    total = np.asarray(bytes_per_param, dtype=float)
+    w = np.minimum(total, element_bytes)
+    g = np.minimum(total - w, element_bytes)
+    return w, g, total - w - g
+
+
+def sharded_state_bytes(
+    params: Numeric,
+    bytes_per_param: Numeric,
+    element_bytes: Numeric,
+    model_parallel: Numeric,
+    shard_ranks: Numeric,
+    zero_stage: Numeric,
+) -> Numeric:
+    """Weights + gradients + optimizer state on one GPU [bytes], as the frameworks shard them.
+
+    Tensor and pipeline ranks split every tensor (``model_parallel = t x p``). Over the ``D``
+    data-parallel ranks of a shard group (all of them, or a node's with hybrid sharding) ZeRO
+    stage 1 shards the optimizer state, stage 2 also the gradients, stage 3 (FSDP FULL_SHARD)
+    also the weights (Rajbhandari et al. 2020, Figure 1)::
+
+        state = P / (t p) x (w / D^[z>=3] + g / D^[z>=2] + o / D^[z>=1])
+
+    Megatron's distributed optimizer is stage 1 over the data-parallel (x context-parallel)
+    ranks (Megatron-LM docs, "Distributed Optimizer"); PyTorch DDP is stage 0.
+    """
+    w, g, o = state_split(bytes_per_param, element_bytes)
+    z, d = np.asarray(zero_stage, dtype=float), np.maximum(np.asarray(shard_ranks, dtype=float), 1.0)
+    per = _f(w) / np.where(z >= 3, d, 1.0) + _f(g) / np.where(z >= 2, d, 1.0) + _f(o) / np.where(z >= 1, d, 1.0)
+    out: Numeric = np.asarray(params, dtype=float) / np.asarray(model_parallel, dtype=float) * per
+    return out
+
+
+def _f(x: Numeric) -> npt.NDArray[np.float64]:
+    return np.asarray(x, dtype=float)
 
 
 @formula(

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calc import pipeline, storage
+from calc import pipeline, storage, transformer
 from calc.errors import DoesNotFitError, InputError
 from calc.explain import explained, format_output, formula, render_formula
 from calc.registry import OUTPUTS, STATES
@@ -205,6 +205,13 @@ def _plan(sc: Scenario) -> Plan:
     warnings = list(r.warnings)
     if not values["fits"]:
         raise _does_not_fit(sc, values)
+    if sc.activation_checkpointing == "auto" and values["checkpointing_used"] > 0:
+        mode = transformer.CHECKPOINTING[int(values["checkpointing_used"])]
+        warnings.append(
+            f"activation_checkpointing auto: {mode}, the least recompute that fits "
+            f"({fmt(values['activation_bytes_per_example'], 'bytes', binary=True)} of activations per sequence); "
+            "set activation_checkpointing to choose."
+        )
     if values["h2d_share_of_step"] > 0.5:
         warnings.append(
             "The host-to-GPU copy takes over half the step: overlap it (pin_memory, a side stream) or send uint8."

@@ -185,7 +185,10 @@ def _resolve_compute(c: _Ctx) -> None:
     v["memory_efficiency"], src["memory_efficiency"] = fit.memory_efficiency, f"fitted ({fit.describe})"
     v["launch_overhead_s"], v["fill_examples"] = fit.launch_overhead_s, fit.fill_examples
     v["flops_only"] = float(sc.step_model == "flops")
-    v["stack_factor"] = fit.stack_factors[sc.stack][pclass]
+    # An eager CNN pays its stack per byte of traffic (calc.fit.eager_seconds_per_byte); a transformer x factor.
+    additive = sc.stack == "eager" and m.family != "transformer"
+    v["stack_factor"] = 1.0 if additive else fit.stack_factors[sc.stack][pclass]
+    v["stack_s_per_byte"] = fit.eager_s_per_byte[pclass] if additive else 0.0
     src["stack_factor"] = f"stack {sc.stack}: {fit.stack_source(sc.stack)}"
     if m.name == BLANK_MODEL and sc.efficiency is None and sc.step_time_s is None and sc.samples_per_s_per_gpu is None:
         warnings.append(
@@ -224,8 +227,14 @@ def _resolve_transformer(c: _Ctx) -> None:
     if tv["arch"]:
         if sc.params is not None:
             v["params"], src["params"] = parse(sc.params, "count", "params"), "scenario"
-        elif any(getattr(sc, k) is not None for k in transformer.ARCH_INPUTS[:6]) or sc.mlp is not None:
-            v["params"] = float(transformer.params_count(*transformer.dims(tv)[:6], tv["gated"]))
+        elif (
+            any(getattr(sc, k) is not None for k in (*transformer.ARCH_INPUTS[:6], *transformer.MOE_INPUTS))
+            or sc.mlp is not None
+        ):
+            # A mixture of experts holds every expert: the FFN width in all (calc.transformer.moe_ffn).
+            v["params"] = float(
+                transformer.params_count(*transformer.dims(tv | {"ffn_hidden": tv["ffn_total"]})[:6], tv["gated"])
+            )
             src["params"] = "derived from the architecture (calc.transformer.params_count, untied embeddings)"
         if sc.efficiency is None:
             v["efficiency"] = fit.transformer_efficiency

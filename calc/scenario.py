@@ -160,6 +160,26 @@ class Scenario:
     state_shards: int = _in(
         1, "int", GM, "State shards", "GPUs the training state is sharded over (ZeRO-3/FSDP); 1 = none.", 1, 1e6
     )
+    shard_group: int = _in(
+        0,
+        "int",
+        GM,
+        "Shard group",
+        "Data-parallel ranks sharing one sharded copy of the state (zero_stage 1-3); 0 = all of them; "
+        "fewer = hybrid sharding (HSDP: 8 = inside a node, replicated across nodes).",
+        0,
+        1e6,
+    )
+    kernels: str | None = _in(
+        None,
+        "choice",
+        GM,
+        "Kernels",
+        "compiled (flash attention, no dropout, fused/compiled element-wise: today's common stack), flash "
+        "(flash attention, eager element-wise), gpt (no flash: the s x s attention matrix, dropout); empty = "
+        "compiled, or gpt on GPUs without flash-attention kernels (Volta, Turing, Pascal).",
+        choices=("compiled", "flash", "gpt"),
+    )
     gpu_memory_bytes: Quantity | None = _in(
         None, "bytes", GM, "GPU memory [GiB]", "Overrides the GPU preset.", 1, 1e13, unit="GiB", preset="gpu memory"
     )
@@ -707,7 +727,8 @@ class Scenario:
         "int",
         CHECKPOINT,
         "ZeRO stage",
-        "0 DDP (one replica writes), 1-2 optimizer sharded, 3 all sharded (FSDP).",
+        "0 DDP (one replica writes), 1 optimizer state sharded (Megatron distributed optimizer), 2 + gradients, "
+        "3 + weights (FSDP): the state per GPU and who writes checkpoints.",
         0,
         3,
     )
@@ -740,6 +761,37 @@ class Scenario:
         choices=("gated", "plain"),
         preset="model",
     )
+    experts: int | None = _in(
+        None, "int", GM, "Experts", "Routed experts per MoE layer (0 = a dense model).", 0, 1e5, preset="model"
+    )
+    experts_active: int | None = _in(
+        None, "int", GM, "Active experts", "Routed experts each token runs (top-k).", 0, 1e5, preset="model"
+    )
+    expert_ffn_hidden: int | None = _in(
+        None, "int", GM, "Expert FFN size", "FFN inner width of one expert.", 0, 1e7, preset="model"
+    )
+    shared_experts: int | None = _in(
+        None,
+        "int",
+        GM,
+        "Shared experts",
+        "Experts every token runs (DeepSeek's shared experts).",
+        0,
+        1e4,
+        preset="model",
+    )
+    dense_layers: int | None = _in(
+        None, "int", GM, "Dense layers", "First layers keeping the dense FFN in a MoE model.", 0, 1e4, preset="model"
+    )
+    expert_parallel: int = _in(
+        1,
+        "int",
+        CLUSTER,
+        "Expert parallel",
+        "Ranks the routed experts are split over (carved from data parallel).",
+        1,
+        1e5,
+    )
     context_parallel: int = _in(1, "int", CLUSTER, "Context parallel", "Ranks splitting each sequence.", 1, 1024)
     virtual_pipeline_stages: int = _in(
         1, "int", CLUSTER, "Interleaved chunks", "Model chunks per pipeline stage (interleaved 1F1B).", 1, 64
@@ -748,15 +800,33 @@ class Scenario:
         1, "int", CLUSTER, "Micro-batches per step", "Gradient accumulation (= pipeline micro-batches).", 1, 1e6
     )
     activation_checkpointing: str = _in(
-        "none",
+        "auto",
         "choice",
         GM,
         "Activation checkpointing",
-        "none, selective (attention core recomputed) or full (the forward pass recomputed).",
-        choices=("none", "selective", "full"),
+        "auto (the least recompute that fits), none, selective (attention core / element-wise ops recomputed) "
+        "or full (the forward pass recomputed).",
+        choices=("auto", "none", "selective", "full"),
     )
-    data_parallel_overlap: float = _in(
-        0.0, "fraction", CLUSTER, "Gradient traffic overlap", "Share of data-parallel traffic hidden by compute.", 0, 1
+    data_parallel_overlap: float | None = _in(
+        None,
+        "fraction",
+        CLUSTER,
+        "Gradient traffic overlap",
+        "Share of data-parallel traffic hidden by compute; empty = the framework's default (DDP buckets, FSDP "
+        "prefetch; Megatron without --overlap-grad-reduce: none).",
+        0,
+        1,
+    )
+    data_parallel_framework: str | None = _in(
+        None,
+        "choice",
+        CLUSTER,
+        "Overlap as run by",
+        "ddp (25 MiB buckets in the backward), fsdp (prefetched all-gathers), megatron (no overlap, its "
+        "default), megatron_overlap (--overlap-grad-reduce and --overlap-param-gather); empty = fsdp for "
+        "zero_stage 3, megatron with tensor/pipeline/context parallel, else ddp.",
+        choices=("ddp", "fsdp", "megatron", "megatron_overlap"),
     )
     gpu_link_bytes_per_s: Quantity | None = _in(
         None,

@@ -45,6 +45,7 @@ def _a(x: Any) -> Any:
     Output("max_batch_size", "count", "Largest batch that fits", "examples", integer=True),
     Output("batch_size", "count", "Batch size per GPU", "examples", integer=True),
     Output("memory_used_bytes", "bytes", "GPU memory used", binary=True),
+    keep=("checkpointing_used", "shard_ranks", "zero_stage_used"),
     states={"fits": ("no", "yes")},
 )
 def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
@@ -52,29 +53,62 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     for k in ("gpu_memory_bytes", "reserved_bytes", "activation_bytes_per_example"):
         out[k] = x[k]
     given = _a(x["model_state_given"])
-    shards = _shards(x)
-    state = memory.model_state_bytes(x["params"], x["bytes_per_param"], shards)
-    out["model_state_bytes"] = np.where(np.isfinite(given), given, state)
     arch = _a(x["arch"]) > 0
-    act = transformer.activation_bytes_per_sequence(
-        *transformer.dims(x),
-        x["gated"],
-        x["checkpointing"],
-        x["tensor_parallel"],
-        x["context_parallel"],
-        x["pipeline_parallel"],
-        x["gradient_accumulation"],
-    )
-    act = np.where(
-        arch & (_a(x["activation_given"]) == 0), _a(act) * x["element_scale"], x["activation_bytes_per_example"]
-    )
+    z, shard_ranks = state_layout(x)
+    out["zero_stage_used"], out["shard_ranks"] = z, shard_ranks
+    # Mixed-precision transformers keep 16-bit weights and gradients (ZeRO's 2 + 2 + 12); autocast CNNs fp32 ones.
+    mp = _a(x["tensor_parallel"]) * x["pipeline_parallel"]
+    any_arch = bool(arch.any())
+    if any_arch:
+        element = np.where(arch, 2.0 * _a(x["element_scale"]), 4.0)
+        # A mixture of experts: the routed experts split over the expert-parallel ranks, and their
+        # optimizer shards over the data-parallel ranks left (Megatron-Core's expert data parallel).
+        experts = moe_expert_params(x)
+        ep = _a(x["expert_parallel"])
+        state = _a(
+            memory.sharded_state_bytes(_a(x["params"]) - experts, x["bytes_per_param"], element, mp, shard_ranks, z)
+        ) + memory.sharded_state_bytes(experts, x["bytes_per_param"], element, mp * ep, shard_ranks / ep, z)
+    else:
+        # No transformer by its architecture (a CNN plan): no experts, autocast's fp32 weights and gradients.
+        state = memory.sharded_state_bytes(x["params"], x["bytes_per_param"], 4.0, mp, shard_ranks, z)
+    out["model_state_bytes"] = np.where(np.isfinite(given), given, state)
+    fixed = _a(x["fixed_batch"])
+
+    def activations(mode: Numeric) -> Numeric:
+        if not any_arch:
+            return x["activation_bytes_per_example"]
+        act = transformer.activation_bytes_per_sequence(
+            *transformer.dims(active_ffn(x)),
+            x["gated"],
+            mode,
+            x["tensor_parallel"],
+            x["context_parallel"],
+            x["pipeline_parallel"],
+            x["gradient_accumulation"],
+            x["kernels"],
+            x["virtual_pipeline_stages"],
+        )
+        return np.where(
+            arch & (_a(x["activation_given"]) == 0), _a(act) * x["element_scale"], x["activation_bytes_per_example"]
+        )
+
+    mode = _a(x["checkpointing"])
+    if (mode < 0).any():
+        # auto: the least recompute that fits (the fixed batch, else one sequence), full where none does.
+        chosen = np.full(np.shape(mode), 2.0)
+        for m in (1.0, 0.0):
+            free = _a(x["gpu_memory_bytes"]) - x["reserved_bytes"] - out["model_state_bytes"]
+            need = np.where(np.isfinite(fixed), fixed, 1.0) * _a(activations(m))
+            chosen = np.where(need <= free, m, chosen)
+        mode = np.where(mode < 0, np.where(arch, chosen, 0.0), mode)
+    out["checkpointing_used"] = mode
+    act = activations(mode)
     x = {**x, "activation_bytes_per_example": act}
     out["activation_bytes_per_example"] = act
     n_max = memory.max_batch_size(
         x["gpu_memory_bytes"], x["reserved_bytes"], out["model_state_bytes"], x["activation_bytes_per_example"]
     )
     out["max_batch_size"] = n_max
-    fixed = _a(x["fixed_batch"])
     n = np.where(np.isfinite(fixed), fixed, memory.round_batch(n_max, x["rounding"]))
     out["batch_size"] = np.where((n_max >= 1) | np.isfinite(fixed), n, 0.0)
     out["memory_used_bytes"] = memory.memory_used_bytes(
@@ -82,6 +116,36 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     )
     # Fits: at batch 1 with an automatic batch; the whole fixed batch when one is given.
     out["fits"] = np.where(np.isfinite(fixed), out["memory_used_bytes"] <= _a(x["gpu_memory_bytes"]), n_max >= 1)
+
+
+def active_ffn(x: Mapping[str, Numeric]) -> Mapping[str, Numeric]:
+    """The inputs with the FFN width a token runs through (a mixture of experts' active experts,
+    calc.transformer.moe_ffn): FLOPs, activations and traffic follow it."""
+    return {**x, "ffn_hidden": x["ffn_active"]}
+
+
+def moe_expert_params(x: Mapping[str, Numeric]) -> Numeric:
+    """Routed-expert parameters of a transformer (0 for a dense one or a model without architecture)."""
+    got = transformer.expert_params(
+        x["layers"], x["dense_layers"], x["hidden"], x["expert_ffn_hidden"], x["experts"], x["gated"]
+    )
+    return np.where(_a(x["arch"]) > 0, got, 0.0)
+
+
+def state_layout(x: Mapping[str, Numeric]) -> tuple[Numeric, Numeric]:
+    """The ZeRO stage and the data-parallel ranks one sharded copy of the state spans ``(z, D)``.
+
+    ``shard_group`` when given; else ``state_shards`` (GPUs holding a piece, tensor and pipeline
+    ranks included: ZeRO-3 over ``state_shards / (t p)``, the older way to state FSDP); else every
+    data-parallel rank (x context-parallel: Megatron's distributed optimizer spans both).
+    """
+    tp, pp = _a(x["tensor_parallel"]), _a(x["pipeline_parallel"])
+    ss, group = _a(x["state_shards"]), _a(x["shard_group"])
+    dp_cp = np.maximum(_a(x["gpus_per_job"]) / (tp * pp), 1.0)
+    legacy = (ss > 1) & (group == 0)
+    d = np.where(group > 0, group, np.where(legacy, np.maximum(ss / (tp * pp), 1.0), dp_cp))
+    z = np.where(legacy & (_a(x["zero_stage"]) == 0), 3.0, _a(x["zero_stage"]))
+    return z, d
 
 
 @stage(
@@ -156,10 +220,12 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
             x["fill_examples"],
             x["stack_factor"],
             x["flops_only"],
+            x["stack_s_per_byte"],
         )
 
-    # Sharded state (ZeRO-3/FSDP) also shards the optimizer's per-step reads and writes.
-    step_bytes = _a(x["step_traffic_bytes"]) / x["state_shards"]
+    # Sharded optimizer state (ZeRO 1-3) also shards the optimizer's per-step reads and writes.
+    opt_shards = np.where(_a(out["zero_stage_used"]) >= 1, out["shard_ranks"], 1.0)
+    step_bytes = _a(x["step_traffic_bytes"]) / opt_shards
     out["step_traffic_bytes"] = step_bytes
     c, mem, fixed, t_model = modelled(
         x["peak_flops_per_s"],
@@ -188,7 +254,7 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
         x["anchor_memory_bandwidth_bytes_per_s"],
         x["anchor_efficiency"],
         x["anchor_memory_traffic_bytes_per_example"],
-        _a(x["anchor_step_traffic_bytes"]) / x["state_shards"],
+        _a(x["anchor_step_traffic_bytes"]) / opt_shards,
         a_batch,
     )
     t, method = compute.step_time_s(
@@ -235,17 +301,18 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
         ):
             out[key] = np.zeros_like(arch, dtype=float)
         return
-    dims = transformer.dims(x)
+    dims = transformer.dims(active_ffn(x))
     layers, hidden, heads, kv_heads, _, _, seq = dims
-    mode, mb = x["checkpointing"], x["gradient_accumulation"]
-    per_token = transformer.train_flops_per_token(*dims, x["gated"])
-    attention = _a(transformer.attention_flops_per_token(layers, hidden, seq)) * seq
-    recompute = _a(transformer.recompute_flops_per_token(per_token, layers, hidden, seq, mode)) * seq
+    mode, mb = out["checkpointing_used"], x["gradient_accumulation"]
+    kernels = x["kernels"]
+    per_token = transformer.train_flops_per_token(*dims, x["gated"], kernels)
+    attention = _a(transformer.attention_flops_per_token(layers, hidden, seq, kernels)) * seq
+    recompute = _a(transformer.recompute_flops_per_token(per_token, layers, hidden, seq, mode, kernels)) * seq
     flops = np.where(_a(x["flops_given"]) > 0, out["train_flops_per_example"], _a(per_token) * seq)
     traffic = np.where(
         _a(x["traffic_given"]) > 0,
         _a(x["memory_traffic_bytes_per_example"]) / ranks,
-        _a(transformer.traffic_bytes_per_sequence(*dims, x["gated"], mode, ranks)) * x["element_scale"],
+        _a(transformer.traffic_bytes_per_sequence(*dims, x["gated"], mode, ranks, kernels)) * x["element_scale"],
     )
     bw, e_m = x["memory_bandwidth_bytes_per_s"], x["memory_efficiency"]
     # fp8: x["efficiency"] is the 16-bit layer efficiency; the layer's GEMMs run at the fitted fp8 GEMM
@@ -287,21 +354,12 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     # (calc.calibrate.TRANSFORMER_LAYER), so under-filling is already in it; the CNN-fitted
     # fill (about 10 examples) would charge 2-3 whole sequences per micro-batch.
     fill = 0.0
-    step_bytes = _a(x["params"]) * transformer.STEP_BYTES_PER_PARAM / _shards(x)
+    z, shard_ranks = out["zero_stage_used"], out["shard_ranks"]
+    opt_shards = np.where(_a(z) >= 1, shard_ranks, 1.0)
+    step_bytes = _a(x["params"]) * transformer.STEP_BYTES_PER_PARAM / (tp * pp * opt_shards)
     fixed = compute.fixed_time_s(step_bytes, bw, e_m, x["launch_overhead_s"], 0.0, 0.0)
-    link, net, node = _a(x["gpu_link_bytes_per_s"]), _a(x["network_bytes_per_s_per_gpu"]), _a(x["gpus_per_node"])
-    layer_bytes = transformer.tensor_parallel_bytes_per_layer(n, seq, hidden, tp, mode, cp) + (
-        transformer.context_parallel_bytes_per_layer(n, seq, hidden, heads, kv_heads, cp, tp)
-    )
-    pp_link = np.where(tp * cp * pp > node, net, link)
-    pp_bytes = np.where(pp > 1, transformer.pipeline_bytes_per_micro_batch(n, seq, hidden, tp, cp), 0.0)
-    comm_mb = (_a(layers) / pp * layer_bytes / link + pp_bytes / pp_link) * x["element_scale"]
+    comm_mb, dp = _transformer_traffic(x, out, n, c, mode)
     bubble = transformer.pipeline_bubble(pp, mb, x["virtual_pipeline_stages"])
-    replicas = np.maximum(_a(x["gpus_per_job"]) / ranks, 1.0)
-    sharded = _a(x["state_shards"]) > tp * pp
-    dp_link = np.where(_a(x["gpus_per_job"]) > node, net, link)
-    dp_bytes = transformer.data_parallel_bytes(_a(x["params"]) / (tp * pp), replicas, sharded)
-    dp = (1 - _a(x["data_parallel_overlap"])) * _a(dp_bytes) * x["element_scale"] / dp_link
     full = _a(x["flops_only"]) == 0
     t = transformer.step_time_s(
         n,
@@ -330,6 +388,55 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
         ("model_step_time_s", t),
     ):
         out[key] = np.where(arch, new, out[key])
+
+
+def _transformer_traffic(
+    x: Mapping[str, Numeric], out: Arrays, n: Numeric, c: Numeric, mode: Numeric
+) -> tuple[Numeric, Numeric]:
+    """A transformer's communication: per micro-batch on the GPU link and NICs (tensor, context,
+    pipeline, expert parallel) and the exposed data-parallel time per step [s] (calc.transformer)."""
+    tp, pp, cp = _a(x["tensor_parallel"]), _a(x["pipeline_parallel"]), _a(x["context_parallel"])
+    layers, hidden, heads, kv_heads, seq = x["layers"], x["hidden"], x["heads"], x["kv_heads"], x["seq_len"]
+    mb, z, shard_ranks = x["gradient_accumulation"], out["zero_stage_used"], out["shard_ranks"]
+    link, net, node = _a(x["gpu_link_bytes_per_s"]), _a(x["network_bytes_per_s_per_gpu"]), _a(x["gpus_per_node"])
+    layer_bytes = transformer.tensor_parallel_bytes_per_layer(n, seq, hidden, tp, mode, cp) + (
+        transformer.context_parallel_bytes_per_layer(n, seq, hidden, heads, kv_heads, cp, tp)
+    )
+    pp_link = np.where(tp * cp * pp > node, net, link)
+    pp_bytes = np.where(pp > 1, transformer.pipeline_bytes_per_micro_batch(n, seq, hidden, tp, cp), 0.0)
+    # Expert parallelism: the MoE layers' all-to-alls, over NVLink for the ranks in the node, the
+    # NICs for the rest (expert ranks sit at a stride of t x c, as Megatron orders them).
+    ep = _a(x["expert_parallel"])
+    moe_layers = np.where(_a(x["experts"]) > 0, _a(layers) - np.minimum(_a(x["dense_layers"]), layers), 0.0)
+    ep_node = np.clip(node / (tp * cp), 1.0, ep)
+    in_node = np.where(ep > 1, (ep_node - 1) / np.maximum(ep - 1, 1.0), 1.0)
+    a2a = transformer.all_to_all_bytes_per_layer(n, seq, hidden, x["experts_active"], ep, cp)
+    a2a_s = moe_layers / pp * _a(a2a) * (in_node / link + (1 - in_node) / net)
+    comm_mb = (_a(layers) / pp * layer_bytes / link + pp_bytes / pp_link + a2a_s) * x["element_scale"]
+    # Data-parallel traffic over the data- (x context-) parallel ranks, hierarchical across nodes,
+    # then the part the framework's overlap leaves exposed (calc.transformer).
+    dp_cp = np.maximum(_a(x["gpus_per_job"]) / (tp * pp), 1.0)
+    per_node = np.clip(node / tp, 1.0, dp_cp)
+    experts = moe_expert_params(x)
+    per_rank = (_a(x["params"]) - experts + experts / ep) / (tp * pp)
+    dp_all = _a(
+        transformer.data_parallel_time_s(
+            per_rank, np.where(_a(z) >= 1, shard_ranks, dp_cp), dp_cp, z, per_node, link, net
+        )
+    ) * _a(x["element_scale"])
+    shared = np.where(dp_cp * tp <= node, _a(layers) / pp * layer_bytes / link * x["element_scale"], 0.0)
+    dp = transformer.exposed_data_parallel_s(
+        dp_all,
+        x["dp_framework"],
+        _a(n) * c,
+        mb,
+        shared,
+        per_rank,
+        _a(layers) / pp,
+        x["data_parallel_overlap"],
+        dp_cp,
+    )
+    return comm_mb, dp
 
 
 @stage(

@@ -58,6 +58,14 @@ _LAYOUT = frozenset(
         "heads",
         "kv_heads",
         "seq_len",
+        # issue 29: the shard group and the mixture of experts' rules couple with the layout too
+        "shard_group",
+        "expert_parallel",
+        "experts",
+        "experts_active",
+        "expert_ffn_hidden",
+        "shared_experts",
+        "dense_layers",
     }
 )
 
@@ -65,7 +73,8 @@ COUPLED: tuple[frozenset[str], ...] = (
     # A precision the GPU lacks is refused (resolve), whatever else is overridden.
     frozenset({"gpu", "precision"}),
     # tensor x pipeline x context parallel must divide the GPU count, state shards at most the
-    # GPU count, the layout must fit the architecture; checkpoint_mode="auto" saves asynchronously
+    # GPU count, the layout must fit the architecture (calc.transformer.check_layout / check_experts,
+    # the shard group against the data-parallel ranks); checkpoint_mode="auto" saves asynchronously
     # when the state is sharded (zero_stage > 0 or TP x PP > 1).
     _LAYOUT,
     # A read larger than one file is noted (resolve's warning) against the file's size.

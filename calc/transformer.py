@@ -50,7 +50,7 @@ import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -113,6 +113,16 @@ class Architecture:
     seq_len: int
     gated: bool
     source: str
+    experts: int = 0
+    experts_active: int = 0
+    expert_ffn_hidden: int = 0
+    shared_experts: int = 0
+    dense_layers: int = 0
+
+
+MOE_INPUTS = ("experts", "experts_active", "expert_ffn_hidden", "shared_experts", "dense_layers")
+"""Mixture-of-experts fields of an architecture (0 experts = a dense model); ``dense_layers`` are
+the first layers that keep the dense FFN (DeepSeek-V3's ``first_k_dense_replace``)."""
 
 
 @functools.cache
@@ -139,6 +149,11 @@ def architectures() -> dict[str, Architecture]:
         src = a.get("source")
         if not isinstance(src, str) or not src:
             raise PresetError(f"{where}: source", "expected the source of the architecture")
+        for key in MOE_INPUTS:
+            v = a.get(key, 0)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise PresetError(f"{where}: {key}", f"expected a whole number (0 = none), got {v!r}")
+            vals[key] = v
         out[str(name)] = Architecture(gated=gated, source=src, **vals)
     return out
 
@@ -180,10 +195,12 @@ def train_flops_per_token(
     vocab: Numeric,
     seq_len: Numeric,
     gated: Numeric,
+    kernels: Numeric = 0.0,
 ) -> Numeric:
-    """Training FLOPs per token, no recompute [FLOPs]: ``6 (L w + V h) + 7 L h s`` (module docstring)."""
+    """Training FLOPs per token, no recompute [FLOPs]: ``6 (L w + V h) + 7 L h s`` (module docstring;
+    ``12 L h s`` for the attention without flash kernels, ``kernels`` 2)."""
     return _f(dense_flops_per_token(layers, hidden, heads, kv_heads, ffn_hidden, vocab, gated)) + _f(
-        attention_flops_per_token(layers, hidden, seq_len)
+        attention_flops_per_token(layers, hidden, seq_len, kernels)
     )
 
 
@@ -201,14 +218,30 @@ def dense_flops_per_token(
     return 6 * (_f(layers) * _f(w) + _f(vocab) * _f(hidden))
 
 
-def attention_flops_per_token(layers: Numeric, hidden: Numeric, seq_len: Numeric) -> Numeric:
-    """Attention-core FLOPs per token for training, as flash attention executes them [FLOPs].
+def attention_flops_per_token(layers: Numeric, hidden: Numeric, seq_len: Numeric, kernels: Numeric = 0.0) -> Numeric:
+    """Attention-core FLOPs per token for training, as the kernels execute them [FLOPs].
 
-    Forward QK^T and AV over the causal half: ``2 x 2 s h / 2 = 2 s h`` per layer; the backward
-    pass recomputes QK^T and takes 2.5 x the forward (Dao 2023, FlashAttention-2, the FLOP
-    count of its benchmarks): ``7 L h s`` in all.
+    Flash attention (``kernels`` 0 or 1): forward QK^T and AV over the causal half,
+    ``2 x 2 s h / 2 = 2 s h`` per layer; the backward recomputes QK^T and takes 2.5 x the forward
+    (Dao 2023, FlashAttention-2, the FLOP count of its benchmarks): ``7 L h s`` in all. Without
+    flash kernels (``kernels`` 2, GPT-era Megatron: batched matmuls over the whole s x s, masked
+    after): forward ``4 s h``, backward twice that, ``12 L h s`` (Narayanan et al. 2021, eq. 3's
+    attention terms).
     """
-    return 7 * _f(layers) * _f(hidden) * _f(seq_len)
+    per_layer = np.where(_f(kernels) == 2, 12.0, 7.0)
+    return per_layer * _f(layers) * _f(hidden) * _f(seq_len)
+
+
+FLASH_ARCHITECTURES_MISSING = ("Volta", "Turing", "Pascal")
+"""GPU architectures (gpus.yaml ``architecture``) without flash-attention kernels: FlashAttention-2
+runs on Ampere, Ada and Hopper (Dao-AILab/flash-attention README, "Installation and features",
+checked 2026-11-24), PyTorch's flash SDPA backend needs sm80 or newer. There the default
+``kernels`` is ``gpt`` (the s x s attention matrix materialised, as Megatron ran before flash)."""
+
+
+def default_kernels(architecture: str) -> str:
+    """The kernel stack a GPU runs by default: ``gpt`` without flash attention, else ``compiled``."""
+    return "gpt" if architecture.startswith(FLASH_ARCHITECTURES_MISSING) else "compiled"
 
 
 ATTENTION_EFFICIENCY: dict[str, tuple[float, str]] = {
@@ -231,7 +264,12 @@ attention runs at the transformer efficiency of the matrix multiplies (and the p
     "{seq_len} x (full: forward pass = F_tok / 3; selective: 2 x {layers} x {hidden} x {seq_len}; none: 0)",
 )
 def recompute_flops_per_token(
-    train_flops_per_token: Numeric, layers: Numeric, hidden: Numeric, seq_len: Numeric, mode: Numeric
+    train_flops_per_token: Numeric,
+    layers: Numeric,
+    hidden: Numeric,
+    seq_len: Numeric,
+    mode: Numeric,
+    kernels: Numeric = 0.0,
 ) -> Numeric:
     """FLOPs re-run per token by activation checkpointing [FLOPs]; ``mode`` 0 none, 1 selective, 2 full.
 
@@ -239,7 +277,8 @@ def recompute_flops_per_token(
     attention core, ``2 s h`` per layer (Korthikanti et al. 2022, section 5).
     """
     m = _f(mode)
-    attention = 2 * _f(layers) * _f(hidden) * _f(seq_len)
+    # the attention core's forward: 2 s h causal (flash), 4 s h over the whole s x s without it
+    attention = np.where(_f(kernels) == 2, 4.0, 2.0) * _f(layers) * _f(hidden) * _f(seq_len)
     return np.where(m == 2, _f(train_flops_per_token) / 3, np.where(m == 1, attention, 0.0))
 
 
@@ -253,6 +292,141 @@ def activation_bytes_per_token_layer(
     h, f = _f(hidden), _f(ffn_hidden)
     mlp = np.where(_f(gated) > 0, 8.0, 4.0) * f
     return ACTIVATION_BYTES * (6 * h + 2 * h * _f(kv_heads) / _f(heads)) + mlp
+
+
+def moe_ffn(
+    layers: Numeric,
+    dense_layers: Numeric,
+    ffn_hidden: Numeric,
+    expert_ffn_hidden: Numeric,
+    experts: Numeric,
+    experts_active: Numeric,
+    shared_experts: Numeric,
+    gated: Numeric,
+) -> tuple[Numeric, Numeric]:
+    """The FFN width a mixture of experts computes and holds, averaged over its layers [1].
+
+    Returns ``(f_active, f_total)``: the dense FFN width that has the same matrix-multiply
+    weights per token (``f_active``) and in all (``f_total``). The first ``dense_layers`` keep
+    the dense FFN ``f``; each MoE layer runs its top-``k`` routed and ``S`` shared experts of
+    width ``f_e`` and a router of ``h x E`` (``E / n_mlp`` in FFN-width units)::
+
+        f_active = (L_d f + (L - L_d) (f_e (k + S) + E / n_mlp)) / L
+        f_total  = (L_d f + (L - L_d) (f_e (E + S) + E / n_mlp)) / L
+
+    Every formula in ``f`` (weights, FLOPs, saved activations, traffic) is linear in it, so a
+    MoE model runs through them with ``f_active`` (FLOPs from the active parameters) while its
+    memory and checkpoints count ``f_total`` (all of them). ``E = 0`` is a dense model: both are
+    ``f``.
+
+    References
+    ----------
+    Jiang et al., "Mixtral of Experts", arXiv:2401.04088 (8 experts, top-2, 46.7 B / 12.9 B).
+    DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437 (256 routed + 1 shared, top-8,
+    first 3 layers dense; 671 B total, 37 B active).
+    """
+    n_layers, e = _f(layers), _f(experts)
+    moe = e > 0
+    n_mlp = np.where(_f(gated) > 0, 3.0, 2.0)
+    d = np.where(moe, np.minimum(_f(dense_layers), n_layers), n_layers)
+    fe, router = _f(expert_ffn_hidden), e / n_mlp
+    active = (
+        d * _f(ffn_hidden) + (n_layers - d) * (fe * (_f(experts_active) + _f(shared_experts)) + router)
+    ) / n_layers
+    total = (d * _f(ffn_hidden) + (n_layers - d) * (fe * (e + _f(shared_experts)) + router)) / n_layers
+    return np.where(moe, active, _f(ffn_hidden)), np.where(moe, total, _f(ffn_hidden))
+
+
+def expert_params(
+    layers: Numeric,
+    dense_layers: Numeric,
+    hidden: Numeric,
+    expert_ffn_hidden: Numeric,
+    experts: Numeric,
+    gated: Numeric,
+) -> Numeric:
+    """Parameters of the routed experts, the part expert parallelism splits [1]:
+    ``(L - L_d) x E x n_mlp h f_e`` (0 for a dense model)."""
+    n_mlp = np.where(_f(gated) > 0, 3.0, 2.0)
+    moe_layers = np.where(_f(experts) > 0, _f(layers) - np.minimum(_f(dense_layers), _f(layers)), 0.0)
+    return moe_layers * _f(experts) * n_mlp * _f(hidden) * _f(expert_ffn_hidden)
+
+
+def all_to_all_bytes_per_layer(
+    micro_batch: Numeric,
+    seq_len: Numeric,
+    hidden: Numeric,
+    experts_active: Numeric,
+    expert_parallel: Numeric,
+    context_parallel: Numeric = 1.0,
+) -> Numeric:
+    """Bytes one rank sends per MoE layer per micro-batch for expert parallelism [bytes].
+
+    Each token goes to ``k`` experts: dispatch and combine all-to-alls forward and the same two
+    backward, ``4 x b s/c x k x h x 2 B``, of which ``(ep - 1) / ep`` leaves the rank (Lepikhin
+    et al. 2020, GShard; Megatron-Core MoE token dispatcher).
+    """
+    ep = _f(expert_parallel)
+    tokens = _f(micro_batch) * _f(seq_len) / _f(context_parallel)
+    return 4 * tokens * _f(experts_active) * _f(hidden) * ACTIVATION_BYTES * (ep - 1) / ep
+
+
+KERNELS = ("compiled", "flash", "gpt")
+"""Kernel stacks for saved activations, by code 0..2 (``saved_bytes_per_token_layer``)."""
+
+
+def saved_bytes_per_token_layer(
+    hidden: Numeric,
+    heads: Numeric,
+    kv_heads: Numeric,
+    ffn_hidden: Numeric,
+    gated: Numeric,
+    seq_len: Numeric,
+    kernels: Numeric,
+    mode: Numeric,
+) -> Numeric:
+    """Bytes one layer keeps per token for its backward pass, by kernel stack [bytes].
+
+    ``kernels`` 0 ``compiled`` (today's common stack: flash attention, no dropout, element-wise
+    ops compiled or fused so norm outputs, activation functions and products are recomputed in
+    the backward, torch.compile's min-cut partitioner, Megatron-Core's fused kernels)::
+
+        2 x (4h + 2h k/a) + (4f gated: gate and up | 2f plain: fc1 out)
+
+    (norm 1 in, Q, K, V, attention out, norm 2 in; the MLP's matrix-multiply outputs).
+    1 ``flash`` (flash attention, eager element-wise): ``activation_bytes_per_token_layer``.
+    2 ``gpt`` (Korthikanti et al. 2022, eq. 1: no flash attention, dropout 0.1, eager)::
+
+        14h + 4h k/a + 5 a s + (8f gated | 4f plain)
+
+    which is their ``34 h + 5 a s`` for ``k = a, f = 4h`` (the ``5 a s`` are the softmax
+    output, its dropout mask and output, per token). Selective recompute (``mode`` 1) drops the
+    ``5 a s`` of ``gpt`` (Korthikanti section 5) and, with flash attention, recomputes the
+    element-wise ops (torchtitan's op-level selective checkpointing): the ``compiled`` figure.
+    """
+    h, f, a = _f(hidden), _f(ffn_hidden), _f(heads)
+    kv = h * _f(kv_heads) / a
+    g = _f(gated) > 0
+    eager_mlp = np.where(g, 8.0, 4.0) * f
+    compiled = ACTIVATION_BYTES * (4 * h + 2 * kv) + np.where(g, 4.0, 2.0) * f
+    flash = _f(activation_bytes_per_token_layer(hidden, heads, kv_heads, ffn_hidden, gated))
+    gpt = 14 * h + 4 * kv + eager_mlp + np.where(_f(mode) == 1, 0.0, 5 * a * _f(seq_len))
+    k, m = _f(kernels), _f(mode)
+    return np.where(k == 2, gpt, np.where((k == 0) | (m == 1), compiled, flash))
+
+
+def in_flight_layers(
+    layers: Numeric, pipeline_parallel: Numeric, micro_batches: Numeric, virtual_stages: Numeric = 1.0
+) -> Numeric:
+    """Layers' activations the first pipeline stage holds at its peak [layers].
+
+    1F1B: the first stage runs ``min(p, m)`` forwards before its first backward, each of its
+    ``L / p`` layers. Interleaved with ``v`` chunks per stage it holds ``1 + (p - 1) / (p v)``
+    times more (Korthikanti et al. 2022, section 4.2.3). One stage: one micro-batch at a time.
+    """
+    p, v = _f(pipeline_parallel), _f(virtual_stages)
+    extra = np.where(v > 1, 1 + (p - 1) / (p * v), 1.0)
+    return _f(layers) / p * np.minimum(p, _f(micro_batches)) * extra
 
 
 def activation_bytes_per_sequence(
@@ -269,22 +443,26 @@ def activation_bytes_per_sequence(
     context_parallel: Numeric = 1.0,
     pipeline_parallel: Numeric = 1.0,
     micro_batches: Numeric = 1.0,
+    kernels: Numeric = 1.0,
+    virtual_stages: Numeric = 1.0,
 ) -> Numeric:
     """Activation memory one sequence of a micro-batch takes on the busiest rank [bytes].
 
-    The first pipeline stage holds ``min(p, m)`` micro-batches of ``L / p`` layers (1F1B);
-    with one stage the logits (fp32, ``4 V`` per token) are on it too. Tensor parallelism with
-    sequence parallelism and context parallelism split every tensor (Korthikanti et al. 2022,
-    Table 2: ``34 s b h L / t`` with selective recompute).
+    The first pipeline stage holds ``in_flight_layers`` layers' activations
+    (``saved_bytes_per_token_layer`` each; full recompute keeps each layer's 2h input and one
+    layer's working set); with one stage the logits (fp32, ``4 V`` per token) are on it too.
+    Tensor parallelism with sequence parallelism and context parallelism split every tensor
+    (Korthikanti et al. 2022, Table 2: ``34 s b h L / t`` with selective recompute).
     """
-    per_layer = _f(activation_bytes_per_token_layer(hidden, heads, kv_heads, ffn_hidden, gated))
+    per_layer = _f(saved_bytes_per_token_layer(hidden, heads, kv_heads, ffn_hidden, gated, seq_len, kernels, mode))
     full = _f(mode) == 2
+    working = _f(saved_bytes_per_token_layer(hidden, heads, kv_heads, ffn_hidden, gated, seq_len, kernels, 0.0))
     kept = np.where(full, ACTIVATION_BYTES * _f(hidden), per_layer)
     p = _f(pipeline_parallel)
-    held = _f(layers) / p * np.minimum(p, _f(micro_batches))
+    held = in_flight_layers(layers, p, micro_batches, virtual_stages)
     tokens = _f(seq_len) / (_f(tensor_parallel) * _f(context_parallel))
     logits = np.where(p <= 1, LOGIT_BYTES * _f(vocab), 0.0)
-    return tokens * (held * kept + np.where(full, per_layer, 0.0) + logits)
+    return tokens * (held * kept + np.where(full, working, 0.0) + logits)
 
 
 def traffic_bytes_per_sequence(
@@ -298,14 +476,19 @@ def traffic_bytes_per_sequence(
     gated: Numeric,
     mode: Numeric,
     ranks: Numeric = 1.0,
+    kernels: Numeric = 0.0,
 ) -> Numeric:
     """GPU-memory traffic of one sequence on one rank, fused kernels [bytes].
 
     Each saved activation byte is written and read, and its gradient written and read (4x);
     a full recompute writes the forward activations once more (x 1.5); the fp32 logits are
-    written and read. ``ranks`` = t x c x p shares it out.
+    written and read. ``ranks`` = t x c x p shares it out. Without flash kernels (``kernels`` 2)
+    the s x s softmax chain (``5 a s`` bytes per token per layer: scores, mask, dropout output)
+    moves the same 4x.
     """
-    per_layer = _f(activation_bytes_per_token_layer(hidden, heads, kv_heads, ffn_hidden, gated))
+    per_layer = _f(activation_bytes_per_token_layer(hidden, heads, kv_heads, ffn_hidden, gated)) + np.where(
+        _f(kernels) == 2, 5 * _f(heads) * _f(seq_len), 0.0
+    )
     again = np.where(_f(mode) == 2, 1.5, 1.0)
     per_token = TRAFFIC_PER_ACTIVATION_BYTE * _f(layers) * per_layer * again + 2 * LOGIT_BYTES * _f(vocab)
     return _f(seq_len) * per_token / _f(ranks)
@@ -386,13 +569,8 @@ def pipeline_bytes_per_micro_batch(
     )
 
 
-@formula(
-    "data_parallel_comm_s",
-    "(1 - {data_parallel_overlap}) x (2, or 3 sharded) x (d - 1) / d x {params} / ({tensor_parallel} x"
-    " {pipeline_parallel}) x 2 B / (GPU link in a node, else {network_bytes_per_s_per_gpu})",
-)
 def data_parallel_bytes(params_per_rank: Numeric, replicas: Numeric, sharded: Numeric) -> Numeric:
-    """Bytes one rank sends per step for data parallelism [bytes].
+    """Bytes one rank sends per step for data parallelism over a flat ring [bytes].
 
     Replicated state: a ring all-reduce of the gradients, ``2 (d - 1)/d x P x 2 B``. Sharded
     (ZeRO-3 / FSDP): weights all-gathered forward and backward and gradients reduce-scattered,
@@ -401,6 +579,146 @@ def data_parallel_bytes(params_per_rank: Numeric, replicas: Numeric, sharded: Nu
     d = _f(replicas)
     ring = (d - 1) / d * _f(params_per_rank) * GRAD_BYTES
     return np.where(_f(sharded) > 0, 3 * ring, 2 * ring)
+
+
+def collective_time_s(
+    size_bytes: Numeric,
+    ranks: Numeric,
+    ranks_per_node: Numeric,
+    link_bytes_per_s: Numeric,
+    network_bytes_per_s_per_gpu: Numeric,
+    passes: Numeric,
+) -> Numeric:
+    """Time of ``passes`` reduce-scatter or all-gather passes of ``size_bytes`` over ``ranks`` [s].
+
+    Hierarchical, as NCCL runs it on servers with NVLink inside and one NIC per GPU: ``g``
+    ranks per node, ``N = n / g`` nodes. Each pass moves ``(g - 1)/g x S`` per rank over the
+    GPU link and ``(N - 1)/N x S / g`` per rank over its own NIC (each GPU carries the
+    inter-node share of its ``1/g`` slice)::
+
+        t = passes x ((g - 1)/g x S / link + (N - 1)/N x S / (g x net))
+
+    An all-reduce is 2 passes (reduce-scatter + all-gather). One node (``N = 1``) is the flat
+    ring over NVLink; adding a node adds only the inter-node share, so the time grows smoothly
+    across the node boundary instead of moving every byte at the network rate.
+
+    References
+    ----------
+    Thakur, Rabenseifner, Gropp, "Optimization of Collective Communication Operations in MPICH",
+    IJHPCA 2005 (ring reduce-scatter/all-gather). NCCL docs, "Performance: bus bandwidth".
+    """
+    n = np.maximum(_f(ranks), 1.0)
+    g = np.clip(_f(ranks_per_node), 1.0, n)
+    nodes = n / g
+    s = _f(size_bytes)
+    return _f(passes) * (
+        (g - 1) / g * s / _f(link_bytes_per_s) + (nodes - 1) / nodes * s / (g * _f(network_bytes_per_s_per_gpu))
+    )
+
+
+@formula(
+    "data_parallel_comm_s",
+    "exposed part of: ZeRO stage 0-2: 2 passes, 3: 3 passes of {params} / ({tensor_parallel} x {pipeline_parallel})"
+    " x 2 B over the shard group (NVLink in a node, {network_bytes_per_s_per_gpu} across nodes) + 2 passes of"
+    " its shard across replicas (hybrid); hidden behind compute as the framework overlaps it"
+    " (calc.transformer.exposed_data_parallel_s), or the share data_parallel_overlap says",
+)
+def data_parallel_time_s(
+    params_per_rank: Numeric,
+    shard_ranks: Numeric,
+    replicas: Numeric,
+    zero_stage: Numeric,
+    ranks_per_node: Numeric,
+    link_bytes_per_s: Numeric,
+    network_bytes_per_s_per_gpu: Numeric,
+) -> Numeric:
+    """Data-parallel traffic time per step, none of it hidden [s].
+
+    Over the ``D = shard_ranks`` ranks that share one sharded copy: ZeRO-0/1/2 reduce-scatter the
+    gradients and all-gather the weights (or all-reduce them: the same 2 passes), ZeRO-3/FSDP
+    all-gather the weights forward and backward and reduce-scatter the gradients (3 passes;
+    Rajbhandari et al. 2020, section 7). With hybrid sharding (``D`` below the ``replicas`` data-
+    parallel ranks) each shard is then all-reduced across the ``R = replicas / D`` copies (2
+    passes of ``P / D``; PyTorch HSDP, DeepSpeed hpZ). 2 B per element (bf16 reduction).
+    """
+    size = _f(params_per_rank) * GRAD_BYTES
+    d, r = np.maximum(_f(shard_ranks), 1.0), np.maximum(_f(replicas), 1.0)
+    g = _f(ranks_per_node)
+    inner = collective_time_s(
+        size,
+        d,
+        np.minimum(g, d),
+        link_bytes_per_s,
+        network_bytes_per_s_per_gpu,
+        np.where(_f(zero_stage) >= 3, 3.0, 2.0),
+    )
+    copies = r / d
+    across = collective_time_s(
+        size / d, copies, np.maximum(g / d, 1.0), link_bytes_per_s, network_bytes_per_s_per_gpu, 2.0
+    )
+    return _f(inner) + np.where(copies > 1, _f(across), 0.0)
+
+
+DDP_BUCKET_BYTES = 25 * 2**20
+"""PyTorch DistributedDataParallel's default gradient bucket, ``bucket_cap_mb=25`` [bytes]
+(torch.nn.parallel.DistributedDataParallel docs)."""
+
+OVERLAP = ("ddp", "fsdp", "megatron", "megatron_overlap")
+"""Framework overlap defaults, by code 0..3 (``exposed_data_parallel_s``)."""
+
+MEGATRON_BUCKET_PARAMS = 40e6
+"""Megatron-Core's default gradient bucket with ``--overlap-grad-reduce``: max(40,000,000,
+1,000,000 x data-parallel size) parameters (megatron/core/distributed/distributed_data_parallel_config.py,
+``bucket_size``; found by find_string, checked 2026-11-24)."""
+
+
+def exposed_data_parallel_s(
+    comm_s: Numeric,
+    framework: Numeric,
+    micro_batch_compute_s: Numeric,
+    micro_batches: Numeric,
+    shared_link_s: Numeric,
+    params_per_rank: Numeric,
+    layers_per_rank: Numeric,
+    given_overlap: Numeric,
+    data_parallel_ranks: Numeric = 1.0,
+) -> Numeric:
+    """The part of the data-parallel traffic a step waits for [s].
+
+    With ``given_overlap`` (a share in 0-1; NaN = the framework's default) it is
+    ``(1 - overlap) x comm``. Otherwise, by ``framework``:
+
+    * 0 DDP (and ZeRO-1/2 without model parallelism): gradients are all-reduced in 25 MiB
+      buckets during the last micro-batch's backward; what stays is the traffic beyond that
+      backward, at least the last bucket: ``max(comm - backward, comm x bucket / grads)``.
+    * 1 FSDP (ZeRO-3): all-gathers are prefetched and reduce-scatters overlap throughout the
+      step; the first all-gather (before any compute) and the last reduce-scatter stay, one
+      layer each: ``max(comm - compute, comm x 2 / (3 L))``.
+    * 2 Megatron (tensor or pipeline parallel): Megatron-LM's ``--overlap-grad-reduce`` and
+      ``--overlap-param-gather`` are off by default: all of it.
+    * 3 Megatron with both on: gradients reduce-scattered in buckets of max(40 M, 1 M x d)
+      parameters during the last backward, weights all-gathered during the first forward: the
+      whole micro-batch hides them, all but one bucket:
+      ``max(comm - micro-batch, comm x bucket / params per rank)``.
+
+    The backward is two thirds of a micro-batch's compute (``micro_batch_compute_s``; 4 of the 6
+    FLOPs per parameter per token). Tensor/context-parallel traffic on the same link
+    (``shared_link_s`` per micro-batch, 0 where data-parallel traffic leaves the node) takes its
+    time out of the window the data-parallel traffic could hide in.
+    """
+    comm, fw = _f(comm_s), _f(framework)
+    grads = np.maximum(_f(params_per_rank) * GRAD_BYTES, 1.0)
+    mb_c, shared = _f(micro_batch_compute_s), _f(shared_link_s)
+    ddp = np.maximum(comm - np.maximum(2 / 3 * (mb_c - shared), 0.0), comm * np.minimum(DDP_BUCKET_BYTES / grads, 1.0))
+    fsdp = np.maximum(
+        comm - np.maximum(_f(micro_batches) * (mb_c - shared), 0.0),
+        comm * np.minimum(2 / (3 * np.maximum(_f(layers_per_rank), 1.0)), 1.0),
+    )
+    bucket = np.maximum(MEGATRON_BUCKET_PARAMS, 1e6 * _f(data_parallel_ranks)) * GRAD_BYTES
+    megatron = np.maximum(comm - np.maximum(mb_c - shared, 0.0), comm * np.minimum(bucket / grads, 1.0))
+    default = np.where(fw == 0, ddp, np.where(fw == 1, fsdp, np.where(fw == 3, megatron, comm)))
+    given = _f(given_overlap)
+    return np.where(np.isnan(given), default, (1 - np.nan_to_num(given)) * comm)
 
 
 ARCH_FORMULAS: dict[str, str] = {
@@ -476,8 +794,17 @@ def links(gpu: str, host_link_bytes_per_s: float, server: str = "") -> tuple[flo
 
 
 def checkpointing_code(mode: str) -> float:
-    """Index of an activation-checkpointing mode in ``CHECKPOINTING``."""
-    return float(CHECKPOINTING.index(mode))
+    """Index of an activation-checkpointing mode in ``CHECKPOINTING``; ``auto`` is -1 (chosen in
+    calc.stages: the least recompute that fits)."""
+    return -1.0 if mode == "auto" else float(CHECKPOINTING.index(mode))
+
+
+def framework_code(zero_stage: int, model_parallel: int, given: str | None = None) -> float:
+    """Whose overlap default applies (``OVERLAP``): the one given, else FSDP for ZeRO-3, Megatron
+    for tensor/pipeline/context parallelism, else DDP (bucketed all-reduce; ZeRO-1/2 alike)."""
+    if given is not None:
+        return float(OVERLAP.index(given))
+    return 1.0 if zero_stage >= 3 else 2.0 if model_parallel > 1 else 0.0
 
 
 def describe(a: Mapping[str, float]) -> str:
@@ -491,6 +818,63 @@ def describe(a: Mapping[str, float]) -> str:
 ARCH_INPUTS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len")
 """Scenario inputs that state an architecture (with ``mlp`` and ``params``)."""
 
+LAYOUT_INPUTS: dict[str, Any] = {
+    "tensor_parallel": 1,
+    "pipeline_parallel": 1,
+    "context_parallel": 1,
+    "virtual_pipeline_stages": 1,
+    "gradient_accumulation": 1,
+    "mlp": None,
+    "activation_checkpointing": ("auto", "none"),
+    "kernels": None,
+    "data_parallel_overlap": None,
+    "data_parallel_framework": None,
+    "gpu_link_bytes_per_s": None,
+    "network_bytes_per_s_per_gpu": None,
+    "expert_parallel": 1,
+    **dict.fromkeys(MOE_INPUTS),
+}
+"""Inputs that describe a transformer's parallel layout or kernels, with the value(s) that mean
+"not used": a model without an architecture refuses any other value, each the same way."""
+
+
+_UNUSED = tuple((k, u if isinstance(u, tuple) else (u,)) for k, u in LAYOUT_INPUTS.items())
+"""``LAYOUT_INPUTS`` with every "not used" value as a tuple (the check runs on every plan)."""
+
+
+def check_layout(sc: Scenario, v: Mapping[str, float]) -> None:
+    """Refuse a layout the frameworks would refuse (InputError naming the field and the rule).
+
+    Megatron-LM's argument checks (megatron/training/arguments.py): hidden divisible by heads;
+    heads and KV heads (query groups) divisible by tensor parallel; no more pipeline stages than
+    layers; the sequence divisible by 2 x context parallel (load-balanced causal ring attention);
+    no more interleaved model chunks than a stage's layers.
+    """
+    h, a, k, layers, s = v["hidden"], v["heads"], v["kv_heads"], v["layers"], v["seq_len"]
+    t, p, c, vs = sc.tensor_parallel, sc.pipeline_parallel, sc.context_parallel, sc.virtual_pipeline_stages
+    if k > a or a % k:
+        raise InputError("kv_heads", f"must divide heads ({a:g}), got {k:g}")
+    # A preset's architecture is as its source publishes it (DLIO's hypothetical llama3_1t has
+    # 25872 / 192 heads, which Megatron would run only with an explicit kv_channels).
+    if h % a and (sc.hidden is not None or sc.heads is not None):
+        raise InputError("heads", f"must divide hidden ({h:g}) into whole heads, got {a:g}")
+    if a % t or k % t:
+        raise InputError(
+            "tensor_parallel", f"must divide heads ({a:g}) and kv_heads ({k:g}) (Megatron's rule), got {t}"
+        )
+    if p > layers:
+        raise InputError("pipeline_parallel", f"must be at most layers ({layers:g}): a stage holds a layer, got {p}")
+    if c > 1 and s % (2 * c):
+        raise InputError(
+            "context_parallel",
+            f"2 x context_parallel must divide seq_len ({s:g}) (Megatron's load-balanced ring attention), got {c}",
+        )
+    if vs > layers / p:
+        raise InputError(
+            "virtual_pipeline_stages",
+            f"must be at most the layers per pipeline stage ({layers:g} / {p} = {layers / p:g}), got {vs}",
+        )
+
 
 def resolve(
     sc: Scenario, model: str, gpu: str, host_link_bytes_per_s: float
@@ -503,37 +887,33 @@ def resolve(
 
     preset = architectures().get(model)
     given = {k: getattr(sc, k) for k in ARCH_INPUTS if getattr(sc, k) is not None}
+    mp = sc.tensor_parallel * sc.pipeline_parallel * sc.context_parallel
     v: dict[str, float] = {
         "context_parallel": float(sc.context_parallel),
         "virtual_pipeline_stages": float(sc.virtual_pipeline_stages),
         "gradient_accumulation": float(sc.gradient_accumulation),
         "checkpointing": checkpointing_code(sc.activation_checkpointing),
-        "data_parallel_overlap": float(sc.data_parallel_overlap),
+        "kernels": float(KERNELS.index(sc.kernels or default_kernels(_architecture(gpu)))),
+        "data_parallel_overlap": math.nan if sc.data_parallel_overlap is None else float(sc.data_parallel_overlap),
+        "dp_framework": framework_code(sc.zero_stage, mp, sc.data_parallel_framework),
+        "shard_group": float(sc.shard_group),
     }
     src: dict[str, str] = {}
     warnings: list[str] = []
+    dp_cp = sc.gpus_per_job // max(sc.tensor_parallel * sc.pipeline_parallel, 1)
+    if sc.shard_group and (sc.shard_group > dp_cp or dp_cp % sc.shard_group):
+        raise InputError(
+            "shard_group",
+            f"must divide the {dp_cp} data-parallel ranks (gpus_per_job / (tensor x pipeline parallel)), "
+            f"got {sc.shard_group}; accepted: 0 (all of them) or a divisor of {dp_cp}",
+        )
     if preset is None and not given:
-        layout = {
-            "mlp": sc.mlp is not None,
-            "activation_checkpointing": sc.activation_checkpointing != "none",
-            "gradient_accumulation": sc.gradient_accumulation != 1,
-            "context_parallel": sc.context_parallel != 1,
-            "virtual_pipeline_stages": sc.virtual_pipeline_stages != 1,
-            "data_parallel_overlap": sc.data_parallel_overlap != 0,
-            "gpu_link_bytes_per_s": sc.gpu_link_bytes_per_s is not None,
-            "network_bytes_per_s_per_gpu": sc.network_bytes_per_s_per_gpu is not None,
-        }
-        for name, set_ in layout.items():
-            if set_:
-                raise InputError(
-                    name,
-                    f"applies to a transformer by its architecture; model {model} has none (use a model with an "
-                    f"architecture, e.g. llama3_8b or transformer, or give {', '.join(ARCH_INPUTS)})",
-                )
-        v["arch"] = 0.0
+        _refuse_layout(sc, model)
+        v["arch"], v["checkpointing"] = 0.0, 0.0
         v |= dict.fromkeys(
             (*ARCH_INPUTS, "gated", "gpu_link_bytes_per_s", "network_bytes_per_s_per_gpu", "attention_efficiency"), 1.0
         )
+        v |= dict.fromkeys(MOE_INPUTS, 0.0) | {"expert_parallel": 1.0, "ffn_active": 1.0, "ffn_total": 1.0}
         return v, src, warnings
     if preset is None:
         missing = [k for k in ARCH_INPUTS if k not in given]
@@ -547,14 +927,78 @@ def resolve(
     for k in ARCH_INPUTS:
         v[k] = float(given[k]) if k in given else float(getattr(preset, k))
     v["gated"] = float(sc.mlp == "gated" if sc.mlp is not None else (preset.gated if preset else True))
-    if v["kv_heads"] > v["heads"] or v["heads"] % v["kv_heads"]:
-        raise InputError("kv_heads", f"must divide heads ({v['heads']:g}), got {v['kv_heads']:g}")
+    for k in MOE_INPUTS:
+        given_k = getattr(sc, k)
+        v[k] = float(given_k if given_k is not None else (getattr(preset, k) if preset else 0))
+    v["expert_parallel"] = float(sc.expert_parallel)
+    active, total = moe_ffn(
+        v["layers"],
+        v["dense_layers"],
+        v["ffn_hidden"],
+        v["expert_ffn_hidden"],
+        v["experts"],
+        v["experts_active"],
+        v["shared_experts"],
+        v["gated"],
+    )
+    v["ffn_active"], v["ffn_total"] = float(active), float(total)
+    check_layout(sc, v)
+    check_experts(sc, v)
     src["architecture"] = (
         ("scenario" if given else f"models.yaml {model}")
         + ": "
         + describe({**v, "gated": v["gated"]})
         + (f" ({preset.source})" if preset else "")
     )
+    _resolve_links(sc, gpu, host_link_bytes_per_s, v, src, warnings)
+    return v, src, warnings
+
+
+def _architecture(gpu: str) -> str:
+    g = catalog.gpus().get(gpu)
+    return g.architecture if g is not None else ""
+
+
+def check_experts(sc: Scenario, v: Mapping[str, float]) -> None:
+    """Refuse a mixture of experts the frameworks would refuse (InputError naming field and rule).
+
+    Top-k needs ``1 <= k <= E`` and an expert width; expert parallelism must divide the experts
+    (each rank holds ``E / ep``) and the data- x context-parallel ranks it is carved from
+    (Megatron-Core ``expert_model_parallel_size``); a dense model has nothing to split.
+    """
+    e, k, ep = v["experts"], v["experts_active"], sc.expert_parallel
+    if e == 0:
+        for name in ("experts_active", "expert_ffn_hidden", "shared_experts", "expert_parallel"):
+            if v[name] > (1 if name == "expert_parallel" else 0):
+                raise InputError(name, "applies to a mixture of experts: set experts (routed experts per layer) first")
+        return
+    if not 1 <= k <= e:
+        raise InputError("experts_active", f"must be from 1 to experts ({e:g}), got {k:g}")
+    if v["expert_ffn_hidden"] < 1:
+        raise InputError("expert_ffn_hidden", "a mixture of experts needs the width of one expert's FFN")
+    dp_cp = sc.gpus_per_job // max(sc.tensor_parallel * sc.pipeline_parallel, 1)
+    if e % ep or dp_cp % ep:
+        raise InputError(
+            "expert_parallel",
+            f"must divide experts ({e:g}) and the {dp_cp} data- x context-parallel ranks it is carved from, got {ep}",
+        )
+
+
+def _refuse_layout(sc: Scenario, model: str) -> None:
+    """A model without an architecture refuses every layout input set away from "not used"."""
+    for name, unused in _UNUSED:
+        if getattr(sc, name) not in unused:
+            raise InputError(
+                name,
+                f"applies to a transformer by its architecture; model {model} has none (use a model with an "
+                f"architecture, e.g. llama3_8b or transformer, or give {', '.join(ARCH_INPUTS)})",
+            )
+
+
+def _resolve_links(
+    sc: Scenario, gpu: str, host_link_bytes_per_s: float, v: dict[str, float], src: dict[str, str], warnings: list[str]
+) -> None:
+    """The GPU link and the network per GPU: the scenario's, else the presets' (``links``)."""
     link, link_src, net, net_src, w = links(gpu, host_link_bytes_per_s, sc.server or "")
     if sc.gpu_link_bytes_per_s is not None:
         link, link_src = parse(sc.gpu_link_bytes_per_s, "bytes_per_s", "gpu_link_bytes_per_s"), "scenario"
@@ -566,7 +1010,6 @@ def resolve(
         warnings += w[1:]
     v["gpu_link_bytes_per_s"], v["network_bytes_per_s_per_gpu"] = link, net
     src["gpu_link_bytes_per_s"], src["network_bytes_per_s_per_gpu"] = link_src, net_src
-    return v, src, warnings
 
 
 Dims = tuple[Numeric, Numeric, Numeric, Numeric, Numeric, Numeric, Numeric]

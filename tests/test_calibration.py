@@ -148,10 +148,49 @@ def test_fp8_says_it_is_an_estimate() -> None:
 def test_the_eager_stack_is_slower_than_tuned() -> None:
     tuned = calc.plan(gpu="A100-SXM4-80GB", precision="fp16", batch_size=256)
     eager = calc.plan(gpu="A100-SXM4-80GB", precision="fp16", batch_size=256, stack="eager")
-    f = fitted().stack_factors["eager"]["mixed"]
-    assert f > 1  # plain eager NCHW is slower than channels_last: measured in pairs, not assumed
-    assert eager.step_time_s == pytest.approx(tuned.step_time_s * f, rel=1e-12)
+    per_byte = fitted().eager_s_per_byte["mixed"]
+    assert per_byte > 0  # plain eager NCHW is slower than channels_last: measured in pairs, not assumed
+    # A CNN: each of the 256 examples pays the eager cost per byte of its traffic, on top of the tuned step.
+    extra = 256 * per_byte * tuned.memory_traffic_bytes_per_example
+    assert eager.step_time_s == pytest.approx(tuned.step_time_s + extra, rel=1e-12)
     assert "paired" in eager.sources["stack_factor"]
+
+
+def test_eager_cost_per_byte_is_the_mean_over_paired_rows() -> None:
+    # Each pair (one model, GPU, precision, batch, eager and tuned): (1 / eager - 1 / tuned) / traffic.
+    # e.g. V100-SXM2-16GB fp16 ResNet-50 at batch 256 and H100 bf16 at 256: similar seconds per image
+    # (0.17 and 0.25 ms) at 3.7x different speeds, hence added, not multiplied.
+    rows, models = calc.catalog.measurements(), calc.catalog.models()
+    tuned = {(m.model, m.gpu, m.precision, m.batch_size): m.samples_per_s for m in rows if m.stack == "tuned"}
+    per_byte = [
+        (1 / m.samples_per_s - 1 / tuned[(m.model, m.gpu, m.precision, m.batch_size)])
+        / models[m.model].traffic("mixed")[0]
+        for m in rows
+        if m.stack == "eager"
+        and m.precision in ("fp16", "bf16")
+        and (m.model, m.gpu, m.precision, m.batch_size) in tuned
+    ]
+    assert len(per_byte) >= 5
+    assert fitted().eager_s_per_byte["mixed"] == pytest.approx(sum(per_byte) / len(per_byte), rel=1e-12)
+
+
+def test_eager_transformers_keep_the_factor() -> None:
+    kw = {"model": "gpt_1b", "gpu": "H100-SXM", "precision": "bf16", "batch_size": 1, "optimizer": "adamw"}
+    tuned, eager = calc.plan(**kw), calc.plan(stack="eager", **kw)
+    f = fitted().stack_factors["eager"]["mixed"]
+    assert eager.inputs["stack_factor"] == f and eager.inputs["stack_s_per_byte"] == 0.0
+    assert eager.step_time_s > tuned.step_time_s
+
+
+def test_eager_cnn_bias_by_gpu_family_held_out() -> None:
+    # Held-out ResNet-50 rows (validation.yaml, Lambda's eager NCHW runs): with the eager cost added per
+    # example the V100 AMP row is within 5 % (it was -17 % with the multiplied 1.5x) and no GPU family
+    # is off by more than 30 % (RTX 4090 -25 %, was -37 % / -40 %).
+    t = calc.calibrate.validation()
+    r = t[(t["model"] == "resnet50") & (t["stack"] == "eager")]
+    v100 = r[(r.gpu == "V100-SXM2-16GB") & (r.precision == "fp16")]
+    assert len(v100) == 1 and abs(float(v100.error.iloc[0])) < 0.05
+    assert (r.error.abs() < 0.3).all(), r[["gpu", "precision", "error"]]
 
 
 def test_eager_factor_is_the_geometric_mean_of_paired_rows() -> None:

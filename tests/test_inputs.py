@@ -399,7 +399,7 @@ def test_explain_model_state_given_vs_computed() -> None:
     assert "input (scenario)" in _line(given, "model_state_bytes")
     assert given.model_state_bytes == 98 * 2**20
     computed = calc.plan()
-    assert "params x bytes_per_param B / state_shards" in _line(computed, "model_state_bytes")
+    assert "params / (TP x PP) x (weights, gradients, optimizer state" in _line(computed, "model_state_bytes")
     sharded = calc.plan(optimizer="adam", state_shards=4, gpus_per_job=4)
     assert sharded.model_state_bytes == pytest.approx(computed.inputs["params"] * 16 / 4, rel=1e-12)
 

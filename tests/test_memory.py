@@ -82,3 +82,43 @@ def test_integer_inputs_do_not_overflow() -> None:
     # 6e18 B reserved + 6e18 B of state + 1 x 1 B: 1.2e19, not a wrapped negative number
     six = np.array([6_000_000_000_000_000_000])
     assert float(memory.memory_used_bytes(1, six, six, 1)[0]) == pytest.approx(1.2e19, rel=1e-12)
+
+
+# ------------------------------------------- issue 29: state per GPU as the frameworks shard it
+
+
+def test_state_split_mixed_and_fp32() -> None:
+    # Adam, mixed precision: 2 B weights + 2 B gradients + 12 B (fp32 master, m, v) (ZeRO, K = 12)
+    assert tuple(float(v) for v in memory.state_split(16.0, 2.0)) == (2.0, 2.0, 12.0)
+    # Adam in fp32: 4 + 4 + 8; SGD with momentum in fp32: 4 + 4 + 4; weights only: 4 + 0 + 0
+    assert tuple(float(v) for v in memory.state_split(16.0, 4.0)) == (4.0, 4.0, 8.0)
+    assert tuple(float(v) for v in memory.state_split(12.0, 4.0)) == (4.0, 4.0, 4.0)
+    assert tuple(float(v) for v in memory.state_split(4.0, 4.0)) == (4.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("zero_stage", "per_param"),
+    [
+        (0, 16.0),  # DDP: 2 + 2 + 12, all replicated
+        (1, 2 + 2 + 12 / 8),  # optimizer state over 8 ranks: 5.5 B
+        (2, 2 + (2 + 12) / 8),  # + gradients: 3.75 B
+        (3, 16 / 8),  # + weights (FSDP FULL_SHARD): 2 B
+    ],
+)
+def test_zero_stages_by_hand(zero_stage: int, per_param: float) -> None:
+    # 1e9 parameters, one model-parallel rank, a shard group of 8 data-parallel ranks
+    assert float(memory.sharded_state_bytes(1e9, 16.0, 2.0, 1.0, 8.0, zero_stage)) == pytest.approx(per_param * 1e9)
+
+
+def test_megatron_distributed_optimizer_llama_405b() -> None:
+    # Llama 3.1 405B, TP 8 x PP 16 = 128 model-parallel ranks, distributed optimizer (ZeRO-1) over
+    # the 64 data-parallel ranks of 8,192 GPUs: 405e9 / 128 = 3,164,062,500 parameters per rank x
+    # (2 + 2 + 12 / 64 = 4.1875 B) = 13,249,511,718.75 B (12.34 GiB), not the 16 B x 405e9 / 128 =
+    # 50,625,000,000 B (47.15 GiB) of an unsharded optimizer.
+    assert float(memory.sharded_state_bytes(405e9, 16.0, 2.0, 128.0, 64.0, 1)) == pytest.approx(13_249_511_718.75)
+    assert float(memory.sharded_state_bytes(405e9, 16.0, 2.0, 128.0, 64.0, 0)) == pytest.approx(50_625_000_000)
+
+
+def test_sharded_state_is_vectorised() -> None:
+    got = memory.sharded_state_bytes(1e9, 16.0, 2.0, 1.0, np.array([8.0, 8.0, 1.0]), np.array([3, 1, 3]))
+    np.testing.assert_allclose(got, [2e9, 5.5e9, 16e9])

@@ -138,7 +138,7 @@ def test_sweep_refuses_what_plan_refuses() -> None:
         calc.sweep(base, gpu=["A100-SXM4-80GB", "V100-SXM2-16GB"], precision=["bf16", "fp32"])
     assert sweep_err.value.field == plan_err.value.field == "precision"
     with pytest.raises(calc.InputError) as e:
-        calc.sweep("beast-resnet50-v100", gpus_per_job=[4, 6], tensor_parallel=[1, 4])
+        calc.sweep("gpt-1b-h100-tokens", gpus_per_job=[4, 6], tensor_parallel=[1, 4])
     assert e.value.field == "tensor_parallel" and "gpus_per_job=6" in e.value.message
     with pytest.raises(calc.InputError, match="state_shards"):
         calc.sweep("beast-resnet50-v100", gpus_per_job=[4, 8], state_shards=[8])
@@ -147,8 +147,9 @@ def test_sweep_refuses_what_plan_refuses() -> None:
 def test_sweep_accepts_values_valid_only_together() -> None:
     """tensor_parallel=4 is refused on the base's one GPU but valid beside gpus_per_job=8: each
     combination is checked, not each value alone."""
+    # (a transformer: tensor parallelism on ResNet-50 is refused, issue 32)
     _rows_equal_plans(
-        calc.scenario("beast-resnet50-v100"),
+        calc.scenario("gpt-1b-h100-tokens"),
         {"gpus_per_job": [4, 8], "tensor_parallel": [2, 4]},
         ("samples_per_s", "read_bytes_per_s"),
     )
