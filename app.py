@@ -11,6 +11,7 @@ import math
 import re
 import time
 import traceback
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -433,6 +434,9 @@ def field(name: str, gen: int, error: str | None, base: Scenario | None) -> None
 
 
 def check_or_none(name: str, value: Any) -> Any:
+    if name == "storage" and isinstance(value, str):
+        # A shared page reads storage files of your own only inside the folder it was started in.
+        calc.storage.check_own_inside(value, Path.cwd())
     return None if value is None else check_field(name, value)
 
 

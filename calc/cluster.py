@@ -793,6 +793,7 @@ def cluster_demand(cp: ClusterPlan, jobs_factor: float = 1.0, data_factor: float
         fits_in_ram=all(p.fits_in_ram for p in cp.plans),
         host_ram_bytes=first.inputs["host_ram_bytes"],
         site=job_site(sc),
+        own_storage=(sc.storage,) if sc.storage and st.is_own(sc.storage) else (),
         workstation=False,
         server=srv.name if srv is not None else "",
         server_block_bytes_per_s=srv.block_bytes_per_s if srv is not None else math.inf,

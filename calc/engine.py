@@ -108,6 +108,8 @@ class Demand:
     """Reads each GPU's loader keeps in flight, as the plan counts them: reader_concurrency with an
     asynchronous loader, else num_workers (0: num_workers)."""
     power_usd_per_kwh: float = st.USD_PER_KWH
+    own_storage: tuple[str, ...] = ()
+    """Storage options of your own (YAML paths) ranked beside the catalog: the job's own storage."""
     support_share: float = st.SUPPORT_SHARE_PER_YEAR
 
     @property
@@ -198,6 +200,7 @@ def plan_demand(p: Plan, reads: bool = True) -> Demand:
         examples_per_file=sc.examples_per_file,
         latency_budget_s=v["latency_budget_s"],
         fits_in_ram=bool(v["fits_in_ram"]),
+        own_storage=(sc.storage,) if sc.storage and st.is_own(sc.storage) else (),
         host_ram_bytes=p.inputs["host_ram_bytes"],
         site=job_site(sc),
         workstation=workstation(sc),
@@ -1066,7 +1069,7 @@ def rank(d: Demand) -> pd.DataFrame:
     """Every storage option sized for ``d``, one row each (``COLUMNS``): feasible rows first, then
     by one comparable figure, every monthly charge + purchases spread over amortization_months;
     options with no public price come last, with the reason."""
-    df = pd.DataFrame([option_row(o, d) for o in st.options().values()])
+    df = pd.DataFrame([option_row(o, d) for o in st.options(*d.own_storage).values()])
     df["units"] = pd.Series([whole(u) for u in df["units"]], dtype=object)
     # With a GPU price, the cheapest is storage plus the GPU time its restores, saves and first
     # epoch leave idle (total_with_gpu_usd); without one, storage alone.

@@ -179,7 +179,7 @@ def _too_small(sc: Scenario, values: Mapping[str, float]) -> list[str]:
     RAM holds a copy of the dataset on every node (its capacity is per node); other options hold
     the dataset and the kept checkpoints in units x capacity per unit (raw, before protection).
     """
-    o = storage.options().get(sc.storage or "")
+    o = storage.options(sc.storage).get(sc.storage or "")
     if o is None or sc.storage_units is None or not math.isfinite(o.capacity_bytes):
         return []
     if o.kind == "ram":

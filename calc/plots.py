@@ -252,7 +252,7 @@ def storage_map(
     of it serves the job alone. With ``answer``, the title names what the answer card buys.
     """
     req = p.values["request_bytes"]
-    opts = list(st.options().values())
+    opts = list(st.options(p.scenario.storage).values())
     rec = recommendation
     feasible = {} if rec is None else dict(zip(rec["option"], rec["feasible"], strict=True))
     # The answer card's own order (its site, ready, data-centre parts): the map cannot name another.

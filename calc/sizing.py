@@ -249,7 +249,7 @@ def _tiers(p: Plan, full: Plan, store_rank: pd.DataFrame, site: str) -> _Tiers |
     """The store behind a cache at ``site``: shared and durable, so not RAM, and a node's own drives
     only when one node reads and they are bought as a protected array; None when none serves."""
     clients = _clients(p)
-    opts = st.options()
+    opts = st.options(p.scenario.storage)
     shared = np.array(
         [
             opts[n].kind != "ram" and (opts[n].kind != "local" or (clients == 1 and en.bought_drives(opts[n])))
@@ -312,7 +312,7 @@ def _local_cache(t: _Tiers) -> dict[str, Any] | None:
     at_desk = workstation(sc)
     srv = catalog.server(sc.server) if sc.server else None
     best: dict[str, Any] | None = None
-    for o in st.options().values():
+    for o in st.options(sc.storage).values():
         if not en.bought_drives(o) or o.unit != "drive" or (o.drive_class == "consumer" and not at_desk):
             continue
         # A cache copy: no protection, filled to the fill limit, sized for one node's reads only.
@@ -942,7 +942,7 @@ def buyable_order(p: Plan, rec: pd.DataFrame) -> list[str]:
 def _buyable(rec: pd.DataFrame, site: str | None, allow_other: bool = False) -> npt.NDArray[np.bool_]:
     """Rows of a ``recommend`` table that serve, are ready, have a price and are at ``site`` (node RAM is at
     every site; other sites too when ``allow_other``, their egress priced in the row)."""
-    opts = st.options()
+    opts = st.options(*rec["option"])
     sites = rec["site"].to_numpy()
     here = (sites == site) | (sites == "any") if site is not None and not allow_other else np.ones(len(rec), bool)
     # Ready: the loader's workers keep enough reads in flight (Little's law); a row that is not
@@ -1196,7 +1196,7 @@ def _design_plan(p: Plan, d: Mapping[str, Any] | None) -> Plan | None:
     if d is None:
         return None
     tier = d["local"] if d["design"] == "local cache" else d["store"] if d["design"] == "one tier" else ""
-    if not tier or tier not in st.options():
+    if not tier or tier not in st.options(p.scenario.storage):
         return None
     # At the units the design buys (every node's drives for a local cache), not the option's maximum:
     # the card's utilisation is the design's own.

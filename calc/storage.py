@@ -208,18 +208,41 @@ def catalog_options() -> dict[str, StorageOption]:
     return _options_from(catalog.load_mapping("storage.yaml", "storage option"), "storage.yaml")
 
 
-OWN: dict[str, StorageOption] = {}
-"""Storage options of your own, loaded from YAML files by path (``own_option``), by that path."""
-
-
-def options() -> dict[str, StorageOption]:
-    """All storage options by name: the presets, then those of your own loaded so far (ranked,
-    priced and bought exactly like the presets)."""
-    return catalog_options() | OWN if OWN else catalog_options()
-
+OWN: dict[tuple[str, int, int], StorageOption] = {}
+"""Storage options of your own already parsed, by (path, modification time, size): a file is read
+again once it changes. Never a list of options to rank: each plan ranks only its own (``options``)."""
 
 OWN_SUFFIXES = (".yaml", ".yml")
 """A storage name ending so is a file of your own (``storage="mine.yaml"``)."""
+
+
+def is_own(name: object) -> bool:
+    """Whether a storage name is the path of a YAML file of your own."""
+    return isinstance(name, str) and name.strip().lower().endswith(OWN_SUFFIXES)
+
+
+def check_own_inside(path: str, root: Path) -> str:
+    """``path`` when it names a storage file of your own inside ``root``; a page shared by several
+    people reads no file that a link names elsewhere on its server.
+
+    Raises
+    ------
+    PresetError
+        The file lies outside ``root``, naming the field and the folder.
+    """
+    if is_own(path) and not (root / path.strip()).resolve().is_relative_to(root.resolve()):
+        raise PresetError(
+            "storage", f"{path.strip()!r} is outside {root}: this page reads storage files of your own there only"
+        )
+    return path
+
+
+def options(*own: str | None) -> dict[str, StorageOption]:
+    """All storage options by name: the presets, then the options of your own named in ``own``
+    (the plan's storage, a cluster's shared storage), ranked, priced and bought exactly like the
+    presets. Another user's file never joins a ranking it was not named in."""
+    extra = {name.strip(): own_option(name.strip()) for name in own if is_own(name) and name}
+    return catalog_options() | extra if extra else catalog_options()
 
 
 def own_option(path: str) -> StorageOption:
@@ -227,18 +250,20 @@ def own_option(path: str) -> StorageOption:
     entry ``NAME: {label, kind, unit, iops, read_bandwidth, write_bandwidth, latency, capacity,
     price_per_gb_month or purchase_price (or no_price_reason), site, protection, verified,
     sources}``, as ``python -m calc measure-storage --write-preset`` writes. Its name is the path
-    as given; it is read once per process (``OWN``) and then ranked like the presets.
+    as given; it is parsed once per version of the file (``OWN``).
 
     Raises
     ------
     PresetError
         The file is missing or malformed, naming the file, the entry and the field.
     """
-    if path in OWN:
-        return OWN[path]
     file = Path(path)
     if not file.is_file():
         raise PresetError("storage", f"no file {path!r} (a name ending .yaml is a storage option of your own)")
+    stat = file.stat()
+    key = (path, stat.st_mtime_ns, stat.st_size)
+    if key in OWN:
+        return OWN[key]
     raw = catalog.load_yaml(file, max_bytes=100_000)
     if not isinstance(raw, dict) or len(raw) != 1:
         raise PresetError(file.name, "expected one entry, NAME: {label, kind, unit, read_bandwidth, ...}")
@@ -246,7 +271,7 @@ def own_option(path: str) -> StorageOption:
     if isinstance(data, dict) and "site" not in data:
         raise PresetError(f"{file.name}: site", f"missing; accepted: {', '.join(SITES)}")
     (o,) = _options_from({path: data}, file.name).values()
-    OWN[path] = o
+    OWN[key] = o
     return o
 
 
@@ -518,7 +543,7 @@ def _drive_class(e: catalog._Entry) -> str:
 def option(name: str) -> StorageOption:
     """A storage preset by name (case-insensitive; unknown names list close matches), or a
     storage option of your own by the path of its YAML file (``own_option``)."""
-    if isinstance(name, str) and name.strip().lower().endswith(OWN_SUFFIXES):
+    if is_own(name):
         return own_option(name.strip())
     table = options()
     return table[catalog.lookup(name, table, "storage option", "storage")]

@@ -132,8 +132,28 @@ def test_own_storage_is_priced_and_ranked_like_the_presets(nas: str) -> None:
     assert row["feasible"] and row["units"] == 1
     assert row["purchase_usd"] == 180_000 and row["monthly_total_usd"] == pytest.approx(5_000 + 1_800)
     assert "power is not priced" in row["caveats"]
-    assert nas in calc.recommend("beast-imagenet-4xv100")["option"].tolist()  # ranked for other jobs too
+    # Ranked in this plan's answers only: another plan (another user of a shared page) never sees it.
+    assert nas not in calc.recommend("beast-imagenet-4xv100")["option"].tolist()
     assert nas in calc.answer(p).own
+
+
+def test_own_storage_is_read_again_when_the_file_changes(nas: str) -> None:
+    assert st.own_option(nas).site == "on-prem"
+    text = Path(nas).read_text().replace("on-prem", "aws")
+    Path(nas).write_text(text + "\n")  # a different size, so a new version even within one mtime tick
+    assert st.own_option(nas).site == "aws"
+
+
+def test_a_shared_page_reads_own_storage_only_inside_its_folder(nas: str, tmp_path: Path) -> None:
+    page = tmp_path / "page"
+    page.mkdir()
+    with pytest.raises(calc.InputError, match=r"storage.*outside"):
+        st.check_own_inside(nas, page)
+    with pytest.raises(calc.InputError, match="outside"):
+        st.check_own_inside("../nas.yaml", page)
+    (page / "nas.yaml").write_text(Path(nas).read_text())
+    assert st.check_own_inside("nas.yaml", page) == "nas.yaml"
+    assert st.check_own_inside("aws-s3-standard", page) == "aws-s3-standard"  # a preset is no file
 
 
 def test_own_storage_errors_name_the_file_and_field(tmp_path: Path) -> None:
@@ -202,13 +222,14 @@ def test_explain_of_a_cnn_has_no_transformer_terms() -> None:
         assert f"\n{name} = " not in cnn and f"\n{name} = " in llm
 
 
-def test_the_pages_storage_field_takes_your_own_file(nas: str) -> None:
+def test_the_pages_storage_field_takes_your_own_file(nas: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The dashboard's storage field shows and uses your own file, from a link; the field takes a
     typed path too (``accept_new_options``, which AppTest cannot type into: the link goes through
-    the same codec, Scenario.from_params)."""
+    the same codec, Scenario.from_params). The page was started in the file's folder."""
     from streamlit.testing.v1 import AppTest
 
     app = str(Path(__file__).resolve().parent.parent / "app.py")
+    monkeypatch.chdir(Path(nas).parent)
     at = AppTest.from_file(app, default_timeout=60)
     at.query_params["scenario"] = "beast-imagenet-4xv100"
     at.query_params["storage"] = nas
@@ -218,3 +239,23 @@ def test_the_pages_storage_field_takes_your_own_file(nas: str) -> None:
     box = next(s for s in at.sidebar.selectbox if (s.key or "").endswith("_storage"))
     assert box.value == nas and nas in box.options
     assert nas in " ".join(m.value for m in at.markdown)
+
+
+def test_the_page_refuses_a_link_to_a_storage_file_outside_its_folder(
+    nas: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A link naming a file elsewhere on the server is said beside the storage field; nothing is read."""
+    from streamlit.testing.v1 import AppTest
+
+    app = str(Path(__file__).resolve().parent.parent / "app.py")
+    page = tmp_path / "page"
+    page.mkdir()
+    monkeypatch.chdir(page)
+    at = AppTest.from_file(app, default_timeout=60)
+    at.query_params["scenario"] = "beast-imagenet-4xv100"
+    at.query_params["storage"] = nas
+    at.session_state["group_storage"] = True
+    at.run()
+    assert not at.exception
+    said = " ".join(e.value for e in [*at.error, *at.sidebar.error])
+    assert "outside" in said and "storage" in said
