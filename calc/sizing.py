@@ -1202,7 +1202,9 @@ def _design_plan(p: Plan, d: Mapping[str, Any] | None) -> Plan | None:
     # the card's utilisation is the design's own.
     local = d["design"] == "local cache"
     units = float(d["local_units_per_node"]) * _clients(p) if local else float(d["store_units"])
-    given = units if math.isfinite(units) and units > 0 else None
+    # storage_units is a whole count: a file system bought in fractional steps (4.8 TiB) is planned
+    # at the next whole unit (5), the nearest size the scenario can state.
+    given = float(math.ceil(units - 1e-9)) if math.isfinite(units) and units > 0 else None
     return plan(p.scenario.replace(storage=tier, storage_units=given))
 
 
@@ -1276,8 +1278,8 @@ def _read_time_binds(p: Plan, d: Mapping[str, Any] | None) -> str:
     if d is None or d["design"] != "local cache":
         return ""
     sc = p.scenario
-    q = plan(sc.replace(storage=d["local"], storage_units=None))
-    if q.bottleneck != "storage" or q.gpu_utilization >= sc.target_gpu_utilization - 1e-9:
+    q = _design_plan(p, d)  # planned on the drives the design buys, so the sentence and the card agree
+    if q is None or q.bottleneck != "storage" or q.gpu_utilization >= sc.target_gpu_utilization - 1e-9:
         return ""
     v = q.values  # the plan's own figures: reads in flight = reads/s x read time (Little's law)
     return (
