@@ -742,6 +742,12 @@ def recommend_cluster(cp: ClusterPlan) -> pd.DataFrame:
     return en.rank(cluster_demand(cp))
 
 
+def _one_job(cp: ClusterPlan) -> bool:
+    """A cluster of one job (one entry, one copy): its plan and answer are the job's own. Copies of
+    one entry keep the cluster's model of bursts that coincide (one restarts, the others run)."""
+    return len(cp.plans) == 1 and cp.copies[0] == 1
+
+
 def cluster_demand(cp: ClusterPlan, jobs_factor: float = 1.0, data_factor: float = 1.0) -> en.Demand:
     """The cluster's combined demand on one shared store.
 
@@ -754,8 +760,8 @@ def cluster_demand(cp: ClusterPlan, jobs_factor: float = 1.0, data_factor: float
     shared inputs that decide what may be bought, and where, are the first job's (they are shared).
     """
     first = cp.plans[0]
-    if len(cp.plans) == 1 and jobs_factor == 1 and data_factor == 1:
-        return en.plan_demand(first)  # one entry: its plan's demand (bursts, restores, GPU time), no other
+    if _one_job(cp) and jobs_factor == 1 and data_factor == 1:
+        return en.plan_demand(first)  # one job: its plan's demand (bursts, restores, GPU time), no other
     sc = first.scenario
     written = puts = 0.0
     for p in cp.plans:
@@ -868,7 +874,7 @@ def cluster_answer(x: ClusterPlan | Cluster | Any, /, **inputs: Any) -> ClusterA
     cp = _as_cluster_plan(x, inputs)
     rec = recommend_cluster(cp)
     first = cp.plans[0].scenario
-    if len(cp.plans) == 1:  # one entry: the job's own answer's rows (its demand is the plan's)
+    if _one_job(cp):  # one job: the job's own answer's rows (its demand is the plan's)
         rows = sz.answer_rows(cp.plans[0], rec)[0]
     else:
         ok = rec[sz._buyable(rec, job_site(first), first.allow_other_site)]
@@ -883,7 +889,7 @@ def cluster_answer(x: ClusterPlan | Cluster | Any, /, **inputs: Any) -> ClusterA
     rows_out = []
     for p, n, g, f, f_alone, usd in zip(cp.plans, cp.copies, gpus, fractions, alone, charge, strict=True):
         alone_util = p.gpu_utilization
-        if len(cp.plans) == 1 and p.scenario.storage is None and p.scenario.storage_bytes_per_s is None:
+        if _one_job(cp) and p.scenario.storage is None and p.scenario.storage_bytes_per_s is None:
             on_design = sz.design_plan(p, rec)  # no shared storage: the job on the design bought, as its answer
             alone_util = on_design.gpu_utilization if on_design is not None else alone_util
         util = shared_utilization(alone_util, p.scenario.target_gpu_utilization, f, f_alone)

@@ -504,14 +504,19 @@ def test_every_one_job_cluster_equals_its_plan_on_given_storage(storage: str, un
 
 
 def test_every_one_job_cluster_buys_and_needs_what_its_plan_does() -> None:
-    """Every preset with no storage of its own (a cluster's storage is shared, never one job's):
+    """Every one-job preset with no storage of its own (a cluster's storage is shared, never one job's):
     the demand, the option and units bought and the utilisation on them equal the job's answer."""
+    checked = 0
     for name in _presets():
         p = calc.plan(name, storage=None, storage_units=None)
+        if p.scenario.jobs != 1:
+            continue  # copies of a job keep the cluster's coinciding bursts (one restarts, the others run)
         cp = calc.cluster({name: 1})
+        checked += 1
         assert cluster_demand(cp) == plan_demand(p), name
         one, ca = calc.answer(p), calc.cluster_answer(cp)
         assert (ca.best or {}).get("option") == (one.best or {}).get("option"), name
         assert (ca.best or {}).get("units") == (one.best or {}).get("units"), name
         want = one.design_utilization if math.isfinite(one.design_utilization) else p.gpu_utilization
         assert float(ca.jobs["gpu_utilization"].iloc[0]) == pytest.approx(want, abs=1e-9), name
+    assert checked >= 20
