@@ -741,16 +741,40 @@ def _array(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
                     f"at most {fill} of a {x.label}'s {x.bays} bays are filled: its link "
                     f"({_bps(x.link_bytes_per_s)}) carries {fill} drives' share of {_bps(d.need_bytes_per_s)}"
                 )
-    used = sorted({p.name for x, _ in s.housing for p, _ in x.parts if p.condition == "used"})
-    if used:
-        out.append(
-            f"priced as used-market listings ({', '.join(used)}: a seller's short warranty); "
-            "new parts with the maker's warranty cost more (no list price was found)"
-        )
+    out += _part_market(s)
     if s.wear < d.amortization_months / 12:
         out.append(
             f"checkpoint writes wear the drives out in {s.wear:.1f} years, before the "
             f"{d.amortization_months}-month amortisation"
+        )
+    return out
+
+
+def _part_market(s: Sized) -> list[str]:
+    """New vs used: the answer buys new parts with the maker's warranty where a new price was found;
+    a used-market figure is only shown as the alternative, and parts with no new price are named."""
+    parts = {p.name: p for x, _ in s.housing for p, _ in x.parts}
+    out = []
+    new = sorted(n for n, p in parts.items() if p.condition == "new")
+    if new:
+        out.append(f"bought new with the maker's warranty at list or retail price: {', '.join(new)}")
+    alt = [p for p in parts.values() if p.condition == "new" and math.isfinite(p.used_price_usd)]
+    if alt:
+        saving = sum(
+            n * k * (p.price_usd - p.used_price_usd)
+            for x, n in s.housing
+            for p, k in x.parts
+            if p.condition == "new" and math.isfinite(p.used_price_usd)
+        )
+        out.append(
+            "used-market alternative (a seller's short warranty, not bought): "
+            f"{', '.join(sorted(p.name for p in alt))} used would cost ${saving:,.0f} less"
+        )
+    used = sorted(n for n, p in parts.items() if p.condition == "used")
+    if used:
+        out.append(
+            f"priced as used-market listings ({', '.join(used)}: a seller's short warranty); "
+            "no public new list price was found for these, so new ones cost more than shown"
         )
     return out
 

@@ -973,7 +973,11 @@ class Part:
     watts_source: str = ""
     condition: str = "new"
     """``new`` (with the maker's warranty) or ``used`` (a market listing, short seller warranty);
-    every part in enclosures.yaml states it."""
+    every part in enclosures.yaml states it. ``price_usd`` is for this condition."""
+    used_price_usd: float = math.nan
+    """A used-market alternative to a new part [USD] (enclosures.yaml ``used.price``); NaN: none
+    listed. Never bought by default: it is shown beside the new price, labelled used."""
+    used_source: str = ""
 
 
 CONDITIONS = ("new", "used")
@@ -1044,6 +1048,7 @@ def enclosure_catalog() -> tuple[dict[str, Part], dict[str, Enclosure]]:
             watts=e.quantity("watts", "count", positive=False) if "watts" in e.data else math.nan,
             watts_source=e.text("watts_source", ""),
             condition=_condition(e),
+            **_used_alternative(e),
         )
     encs = {}
     for name, data in raw["enclosures"].items():
@@ -1087,6 +1092,19 @@ def _condition(e: catalog._Entry) -> str:
     if "watts" in e.data and not e.text("watts_source", ""):
         raise PresetError(e.where("watts_source"), "a part's watts need a source")
     return c
+
+
+def _used_alternative(e: catalog._Entry) -> dict[str, Any]:
+    """A new part's optional ``used: {price, price_date, source}``: the used-market figure kept as a
+    labelled alternative (never the default)."""
+    u = e.data.get("used")
+    if u is None:
+        return {}
+    if not isinstance(u, dict) or e.text("condition", "") != "new":
+        raise PresetError(e.where("used"), "expected {price, price_date, source}, on a part whose condition is new")
+    sub = catalog._Entry(e.file, f"{e.name}: used", u)
+    sub.text("price_date")
+    return {"used_price_usd": sub.quantity("price", "count", positive=False), "used_source": sub.text("source")}
 
 
 def _enclosures_of(e: catalog._Entry) -> tuple[Enclosure, ...]:

@@ -379,7 +379,9 @@ def test_drive_array_caveats() -> None:
     assert got[1].startswith("held in ")
     assert got[2].startswith("a storage server on the network")
     # Its 0.6 GB/s link carries 0.6 GB/s x 6 / 0.6 = 6 drives' share (0.1 GB/s each): 6 of 12 bays.
-    assert len(got) == 4 and got[3].startswith("at most 6 of a ") and "12 bays are filled" in got[3]
+    assert len(got) == 5 and got[3].startswith("at most 6 of a ") and "12 bays are filled" in got[3]
+    # the test enclosure's part states no condition: it is new, and the card says so
+    assert got[4] == "bought new with the maker's warranty at list or retail price: server"
     # A 0.3 GB/s link carries 3 drives' share: at most 3 of the 12 bays.
     narrow = drive(enclosures=(_encl("server", "network", 12, 0.3e9, 2000.0),))
     sn = en.size(narrow, d)

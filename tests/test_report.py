@@ -52,12 +52,12 @@ def test_compare_chart_has_a_panel_per_requirement_and_two_for_cost() -> None:
     # two mirrored 24 TB HDDs (2 x $1,079.99) in a 12-bay server with its NIC, 2 switch ports and
     # 2 DACs ($438 + $150 + 2 x $16.67 + 2 x $40 = $701.34) hold it: $5,598.82 (catalog figures)
     buy = next(b for b in fig.data if b.name == "B: b" and b.xaxis == "x8")  # plans are lettered (issue 31)
-    assert buy.x[0] == pytest.approx(2737.5 + 2 * 1079.99 + 438 + 150 + 2 * 16.67 + 2 * 40)
+    assert buy.x[0] == pytest.approx(2737.5 + 2 * 1079.99 + 438 + 400 + 2 * 16.67 + 2 * 40)  # the NIC new, $400
 
 
 def test_compare_chart_title_states_which_plan_is_faster_and_which_storage_is_cheaper() -> None:
     # the article's V100 job on AWS (5,885 samples/s, one gp3 volume, tens of dollars a month) against
-    # 3D U-Net on an H100 on-prem (19.5 samples/s, $5,598.82 of parts over 36 months = $156 a month).
+    # 3D U-Net on an H100 on-prem (19.5 samples/s, $5,848.82 of parts / 36 months = $162 a month; NIC new, $400).
     # Plans are letters in the title, named once in the legend (issue 31: the title repeated its inputs).
     plans = [calc.plan("beast-imagenet-4xv100", site="aws"), calc.plan("mlperf-unet3d-h100", site="on-prem")]
     fig = plots.compare_chart(plans, ["gpu=V100-SXM2-16GB", "gpu=H100-SXM"])
@@ -66,8 +66,8 @@ def test_compare_chart_title_states_which_plan_is_faster_and_which_storage_is_ch
     assert "gpu=" not in title and {d.name for d in fig.data} == {"A: gpu=V100-SXM2-16GB", "B: gpu=H100-SXM"}
     # A site not given: the card asks, and the chart prices nothing for that plan instead of picking a site.
     unsited = plots.compare_chart([calc.plan("beast-imagenet-4xv100"), plans[1]], ["x", "y"])
-    # ($155.52 of parts a month + power $29.13 + support $55.99 = $240.64, issue 28)
-    assert "cheapest storage: B ($241 a month all in)" in unsited.layout.title.text.replace("<br>", " ")
+    # ($5,848.82 / 36 = $162.47 of parts a month + power $29.13 + support $58.49 = $250.09, issue 28)
+    assert "cheapest storage: B ($250 a month all in)" in unsited.layout.title.text.replace("<br>", " ")
 
 
 # ------------------------------------------------------------------ issue 20: a report a meeting can trust
@@ -184,9 +184,9 @@ def test_saves_of_an_empty_state_say_so_without_a_chart() -> None:
 
 def test_what_to_buy_carries_every_answer_line_and_the_monthly_charges() -> None:
     # mlperf-unet3d-h100 on-prem: one PM9A3 cache drive ($2,737.50) + two mirrored 24 TB HDDs
-    # (2 x $1,079.99) in a 12-bay server with its NIC, switch ports and DACs ($701.34) = $5,598.82
-    # bought, / 36 months = $155.52 a month; + power 307 W x 730 h x $0.13/kWh = $29.13 and support
-    # 12 % a year of $5,598.82 / 12 = $55.99: $240.64
+    # (2 x $1,079.99) in a 12-bay server with its new NIC ($400), switch ports and DACs ($951.34) =
+    # $5,848.82 bought, / 36 months = $162.47 a month; + power 307 W x 730 h x $0.13/kWh = $29.13 and
+    # support 12 % a year of $5,848.82 / 12 = $58.49: $250.09
     p = calc.plan("mlperf-unet3d-h100", site="on-prem")
     section = markdown_report(p).split("## What to buy, and what it costs", 1)[1].split("\n## ", 1)[0]
     bullets = [line.removeprefix("- ") for line in section.strip().splitlines()]
@@ -195,7 +195,7 @@ def test_what_to_buy_carries_every_answer_line_and_the_monthly_charges() -> None
         "Buy 1 drive of nvme-gen4 per node on 1 node ($2,738 to buy; a cache copy, filled to at most 80%, in the "
         "node's own drive bays: the server must have 1 free U.2 bay) + 2 drives of hdd-7200 in mirror (24 TB usable) "
         "to hold the dataset",
-        "$241 a month all in (power $29 + support $56 + purchases over 36 months $156); $5,599 to buy",
+        "$250.09 a month all in (power $29.13 + support $58.49 + purchases over 36 months $162.47); $5,849 to buy",
         "Why: Each of 1 node reads 2.86 GB/s from its own copy; the store only holds the dataset (2.75 TB) and "
         "takes the checkpoints.",
     ]

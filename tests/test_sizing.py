@@ -199,15 +199,17 @@ def test_local_cache_design_is_sized_per_node_from_the_full_read_rate() -> None:
     # the 24 a server holds.
     # An H100 server takes data-centre drives only (no 9100 PRO or SN850X): the cheapest that
     # fits is the PM9A3 (nvme-gen4), 6.5 GB/s: 22.87 / 6.5 = 3.52 -> 4 per node, 32 drives x
-    # $2,737.50 = $87,600, plus the store that holds the dataset: one nfs-25gbe, $38,437.50, with
-    # its switch port ($800 SN2410 / 48 ports = $16.67) and 25 GbE DAC ($40): $38,494.17.
+    # $2,737.50 = $87,600, plus the cheapest store that holds the dataset: one nfs-10gbe, $38,537.50
+    # (its X710-DA2 NIC $250 new), with its switch port ($800 SN2410 / 48 ports = $16.67) and DAC
+    # ($40): $38,594.17. nfs-25gbe now costs $38,687.50 + $56.67 = $38,744.17: its E810 NIC is bought
+    # new at $400 (was $150 used, which made it the cheaper one).
     d = calc.designs("mlperf-unet3d-h100", gpus_per_job=64, site="on-prem")
     local = d[d["design"] == "local cache"].iloc[0]
     per_node = 8 * 7 / 0.323 * 0.9 * 146_600_628
     assert math.ceil(per_node / 6.5e9) == 4 and math.ceil(per_node / 560e6) == 41
     assert local["local"] == "nvme-gen4" and local["local_units_per_node"] == 4 and local["feasible"]
-    assert local["store"] == "nfs-25gbe"
-    assert local["purchase_usd"] == pytest.approx(32 * 2737.5 + 38437.5 + 16.67 + 40)
+    assert local["store"] == "nfs-10gbe"
+    assert local["purchase_usd"] == pytest.approx(32 * 2737.5 + 38537.5 + 16.67 + 40)
     sata = calc.designs("mlperf-unet3d-h100", gpus_per_job=64, storage=None)
     assert "41 drives per node" not in " ".join(sata["why_not"])  # the cheaper feasible drive is kept
 
@@ -304,16 +306,16 @@ def test_a_dataset_that_fits_in_ram_is_read_once() -> None:
     assert "page cache" in " ".join(a.lines())
     # The job's storage is nfs-100gbe, so it runs on-prem: the cheapest store that holds 146.9 GB is
     # one 24 TB HDD mirrored (2 x $1,079.99 = $2,159.98) in the small enclosure, not a 60-bay shelf: a
-    # 12-bay 3.5" server $438 + a 2 x 25 GbE NIC $150 + 2 switch ports (2 x $16.67) + 2 DACs (2 x $40)
-    # = $701.34; $2,861.32 over 36 months = $79.48; + power (2 x 9.5 W + 274 W for the server, NIC and
-    # ports = 293 W x 730 h x $0.13/kWh = $27.81) + support (12 % a year of $2,861.32 / 12 = $28.61).
+    # 12-bay 3.5" server $438 (used) + a new 2 x 25 GbE NIC $400 + 2 switch ports (2 x $16.67) + 2 DACs
+    # (2 x $40) = $951.34; $3,111.32 over 36 months = $86.43; + power (2 x 9.5 W + 274 W for the server,
+    # NIC and ports = 293 W x 730 h x $0.13/kWh = $27.81) + support (12 % a year of $3,111.32 / 12 = $31.11).
     assert a.site == "on-prem" and a.best is not None and a.best["option"] == "hdd-7200"
-    box = 438 + 150 + 2 * 16.67 + 2 * 40
+    box = 438 + 400 + 2 * 16.67 + 2 * 40
     buy = 2 * 1079.99 + box
     assert a.best["purchase_usd"] == pytest.approx(buy)
     power, support = 0.293 * 730 * 0.13, buy * 0.12 / 12
     assert a.best["monthly_total_usd"] == pytest.approx(buy / 36 + power + support)  # no 30 TiB of FSx
-    assert '1 x 12-bay 3.5" server on 2 x 25 GbE ($701.34' in a.best["caveats"]
+    assert '1 x 12-bay 3.5" server on 2 x 25 GbE ($951.34' in a.best["caveats"]
 
 
 def test_eight_h100_unet3d_behind_100_gbit_runs_at_about_55_percent() -> None:
@@ -697,15 +699,15 @@ def test_local_cache_drive_keeps_the_gpus_fed_not_only_the_bandwidth() -> None:
 
 
 def test_an_nfs_server_is_bought_with_its_switch_port_and_cable() -> None:
-    # beast-nfs-shop: one nfs-25gbe server, a composed $38,437.50 (13 x $2,737.50 drives + the $2,700
-    # SR635 + a $150 E810 NIC), reached through one 25 GbE switch port (a used SN2410, $800 / 48 ports
-    # = $16.67) and one SFP28 DAC ($40): $38,494.17 bought, / 36 months = $1,069.28 a month.
+    # beast-nfs-shop: one nfs-25gbe server, a composed $38,687.50 (13 x $2,737.50 drives + the $2,700
+    # SR635 + a $400 new E810 NIC), reached through one 25 GbE switch port (a used SN2410, $800 / 48 ports
+    # = $16.67) and one SFP28 DAC ($40): $38,744.17 bought, / 36 months = $1,076.23 a month.
     nfs = _row(calc.recommend("beast-nfs-shop"), "nfs-25gbe")
     assert nfs["feasible"] and nfs["units"] == 1
-    assert nfs["purchase_usd"] == pytest.approx(38437.5 + 800 / 48 + 40, abs=0.01)
+    assert nfs["purchase_usd"] == pytest.approx(38687.5 + 800 / 48 + 40, abs=0.01)
     # + power: 13 PM9A3s at 14 W + the server at 250 W = 432 W x 730 h x $0.13/kWh = $41.00; + support:
-    # 12 % a year of $38,494.17 / 12 = $384.94
-    buy = 38437.5 + 16.67 + 40
+    # 12 % a year of $38,744.17 / 12 = $387.44
+    buy = 38687.5 + 16.67 + 40
     assert nfs["monthly_total_usd"] == pytest.approx(buy / 36 + 0.432 * 730 * 0.13 + buy * 0.01, abs=0.01)
     assert "each server connects through 1 x port-25g ($16.67), 1 x dac-25g ($40.00)" in nfs["caveats"]
     # at 100 GbE a port of a used SN2700 ($800 / 32 = $25) and a 3 m QSFP28 DAC ($125): $150 a server;
@@ -763,7 +765,10 @@ def test_checkpoint_writes_buy_enough_drives_to_last_the_amortisation() -> None:
     assert a.best["total_with_gpu_usd"] < _row(rec, "nfs-25gbe")["total_with_gpu_usd"]
     text = "\n".join(a.lines())
     assert "Deciding: drive endurance; checkpoints write 290.4 PB a year" in text
-    assert "nfs-100gbe costs $125 a month more than nfs-25gbe but idles" in text
+    # nfs-25gbe's 12 servers each carry a new $400 E810 NIC, $250 more than the used one priced before:
+    # 12 x $250 = $3,000, / 36 months + 1 % a month support = $83.33 + $30 = $113.33 a month more, so
+    # the gap of $125 before (rounded) is now about $125 - $113.33 = $11.67: $11 from the unrounded totals
+    assert "nfs-100gbe costs $11 a month more than nfs-25gbe but idles" in text
     # The bare PM9A3s would need 290.4 x 5 / 14.016 = 103.6 -> 104 data drives: more than a 24-drive system.
     nvme = _row(calc.recommend(p), "nvme-gen4")
     assert not nvme["feasible"] and "on endurance" in nvme["why_not"]

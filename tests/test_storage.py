@@ -543,19 +543,20 @@ def test_enclosure_mix_ties_go_to_fewer_enclosures_and_tries_every_size() -> Non
 
 
 def test_hdds_are_housed_by_count_in_the_catalog_enclosures() -> None:
-    # presets/enclosures.yaml: the 12-bay 3.5" server $438 + a 2 x 25 GbE NIC $150 + 2 switch ports
-    # ($800 / 48 = $16.67 each) + 2 SFP28 DACs ($40 each) = $701.34; the 60-bay JBOD $800 + the
+    # presets/enclosures.yaml: the 12-bay 3.5" server $438 (used: no new price found) + a new
+    # 2 x 25 GbE NIC $400 (was $150 used, kept as the used alternative) + 2 switch ports
+    # ($800 / 48 = $16.67 each) + 2 SFP28 DACs ($40 each) = $951.34; the 60-bay JBOD $800 + the
     # host's 9300-8e HBA $405 + 2 SFF-8644 cables at 100 CNY / 6.45 = $15.50 = $1,236.
     hdd = storage.option("hdd-7200")
     small, large = hdd.enclosures
     assert (small.bays, large.bays) == (12, 60) and (small.attach, large.attach) == ("network", "sas")
-    assert small.price_usd == pytest.approx(438 + 150 + 2 * 16.67 + 2 * 40)
+    assert small.price_usd == pytest.approx(438 + 400 + 2 * 16.67 + 2 * 40)
     assert large.price_usd == pytest.approx(800 + 405 + 2 * 15.5)
     assert large.unpriced == ()
     # 2 drives (a mirror) -> one 12-bay server; 13 -> the JBOD ($1,236 < 2 x $701.34 = $1,402.68).
     assert [(x.bays, k) for x, k in storage.house(hdd, 2)] == [(12, 1)]
     assert [(x.bays, k) for x, k in storage.house(hdd, 13)] == [(60, 1)]
-    assert storage.housing_usd(storage.house(hdd, 61)) == pytest.approx(701.34 + 1236)
+    assert storage.housing_usd(storage.house(hdd, 61)) == pytest.approx(951.34 + 1236)
     held, unpriced = storage.describe_housing(storage.house(hdd, 13))
     assert held.startswith('1 x 60-bay 3.5" SAS3 JBOD cabled to the host ($1,236.00: 1 x jbod-60lff $800.00')
     assert unpriced == ""
@@ -801,3 +802,15 @@ def test_support_power_and_part_condition() -> None:
     e = catalog._Entry("enclosures.yaml", "x", {"condition": "new", "watts": 10})
     with pytest.raises(PresetError, match="need a source"):
         st._condition(e)
+    # issue 28 item 4: the E810 NIC is bought new at $400; the $150 used listing stays as the labelled
+    # alternative, never the price. A used part cannot carry a "used" alternative, and one without a
+    # source is refused by field.
+    nic = parts["nic-2x25g"]
+    assert (nic.condition, nic.price_usd, nic.used_price_usd) == ("new", 400.0, 150.0) and "eBay" in nic.used_source
+    assert math.isnan(parts["server-12lff"].used_price_usd)
+    used = {"price": 1, "price_date": "2026", "source": "x"}
+    assert st._used_alternative(catalog._Entry("e", "x", {"condition": "new", "used": used}))["used_price_usd"] == 1.0
+    with pytest.raises(PresetError, match="x: used"):
+        st._used_alternative(catalog._Entry("e", "x", {"condition": "used", "used": used}))
+    with pytest.raises(PresetError, match="used: source"):
+        st._used_alternative(catalog._Entry("e", "x", {"condition": "new", "used": {"price": 1, "price_date": "d"}}))
