@@ -742,6 +742,12 @@ def recommend_cluster(cp: ClusterPlan) -> pd.DataFrame:
     return en.rank(cluster_demand(cp))
 
 
+def _one_job(cp: ClusterPlan) -> bool:
+    """A cluster of one job (one entry, one copy): its plan and answer are the job's own. Copies of
+    one entry keep the cluster's model of bursts that coincide (one restarts, the others run)."""
+    return len(cp.plans) == 1 and cp.copies[0] == 1
+
+
 def cluster_demand(cp: ClusterPlan, jobs_factor: float = 1.0, data_factor: float = 1.0) -> en.Demand:
     """The cluster's combined demand on one shared store.
 
@@ -754,6 +760,8 @@ def cluster_demand(cp: ClusterPlan, jobs_factor: float = 1.0, data_factor: float
     shared inputs that decide what may be bought, and where, are the first job's (they are shared).
     """
     first = cp.plans[0]
+    if _one_job(cp) and jobs_factor == 1 and data_factor == 1:
+        return en.plan_demand(first)  # one job: its plan's demand (bursts, restores, GPU time), no other
     sc = first.scenario
     written = puts = 0.0
     for p in cp.plans:
@@ -866,19 +874,26 @@ def cluster_answer(x: ClusterPlan | Cluster | Any, /, **inputs: Any) -> ClusterA
     cp = _as_cluster_plan(x, inputs)
     rec = recommend_cluster(cp)
     first = cp.plans[0].scenario
-    ok = rec[sz._buyable(rec, job_site(first), first.allow_other_site)]
-    rows = [dict(r) for _, r in ok.iterrows()]
+    if _one_job(cp):  # one job: the job's own answer's rows (its demand is the plan's)
+        rows = sz.answer_rows(cp.plans[0], rec)[0]
+    else:
+        ok = rec[sz._buyable(rec, job_site(first), first.allow_other_site)]
+        rows = [dict(r) for _, r in ok.iterrows()]
     best = rows[0] if rows else None
     loads = [_entry_load(cp, i) for i in range(len(cp.plans))]
     served, axis, own, fractions = _shortfall(cp, loads)
+    alone = _alone_fractions(cp, loads)
     gpus = [p.scenario.gpus_per_job * n for p, n in zip(cp.plans, cp.copies, strict=True)]
     charged = _charged_row(cp, rec, best)
     charge = chargeback(cp, charged, loads) if charged is not None else [math.nan] * len(cp.plans)
     rows_out = []
-    for p, n, g, f, usd in zip(cp.plans, cp.copies, gpus, fractions, charge, strict=True):
+    for p, n, g, f, f_alone, usd in zip(cp.plans, cp.copies, gpus, fractions, alone, charge, strict=True):
+        alone_util = p.gpu_utilization
+        if _one_job(cp) and p.scenario.storage is None and p.scenario.storage_bytes_per_s is None:
+            on_design = sz.design_plan(p, rec)  # no shared storage: the job on the design bought, as its answer
+            alone_util = on_design.gpu_utilization if on_design is not None else alone_util
+        util = shared_utilization(alone_util, p.scenario.target_gpu_utilization, f, f_alone)
         sc = p.scenario
-        target = sc.target_gpu_utilization
-        util = min(p.gpu_utilization, f * target) if f < 1 else p.gpu_utilization
         price, _ = en.gpu_price_per_hour(sc.gpu, sc.gpu_price_per_hour)
         idle_h = en.idle_gpu_hours_per_month(g, util)
         rows_out.append(
@@ -906,6 +921,35 @@ def cluster_answer(x: ClusterPlan | Cluster | Any, /, **inputs: Any) -> ClusterA
         growth=growth(cp, best, charged if charged is not None and cp.plans[0].scenario.storage_units else None),
         charged_option=str(charged["option"]) if charged is not None else "",
     )
+
+
+def shared_utilization(alone_util: float, target: float, served: float, served_alone: float) -> float:
+    """A job's GPU utilisation on the shared storage [fraction].
+
+    ``alone_util`` is its plan's utilisation on that storage by itself (the plan's pipeline:
+    readiness, reads in flight, per-client caps, page cache, and its own saves); ``served`` the
+    share of its demand the storage serves beside the other jobs, ``served_alone`` the share the
+    same axis model gives it alone. Only what the other jobs take away lowers the plan's figure:
+    the ratio served / served_alone. A job whose plan alone fits (served_alone = 1) gets
+    served x target, no more than its plan's; a job already short alone scales its plan's figure.
+    A 1-job cluster has served = served_alone, so its utilisation is its plan's.
+    """
+    if served >= served_alone:
+        return alone_util
+    if served_alone >= 1:
+        return min(alone_util, served * target)
+    return alone_util * served / served_alone
+
+
+def _alone_fractions(cp: ClusterPlan, loads: Sequence[_Load]) -> list[float]:
+    """The share of its demand each entry would be served on the shared storage with no other
+    entry loading it (the same axis model as ``_shortfall``; its plan already counts its copies)."""
+    idle = _Load(0.0, 0.0, 0.0, 0.0, 0.0)
+    out = []
+    for i in range(len(loads)):
+        own = [x if j == i else idle for j, x in enumerate(loads)]
+        out.append(_shortfall(cp, own)[3][i])
+    return out
 
 
 def _as_cluster_plan(x: Any, inputs: dict[str, Any]) -> ClusterPlan:

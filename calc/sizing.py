@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -965,6 +965,45 @@ class Answer:
         return out
 
 
+def answer_rows(
+    p: Plan, rec: pd.DataFrame
+) -> tuple[list[dict[str, Any]], tuple[dict[str, Any], ...], tuple[dict[str, Any], ...]]:
+    """The rows the answer may buy, best first; the plan's designs; with no site, each site's first
+    feasible design. One rule for a job's answer and a 1-job cluster's (calc.cluster)."""
+    sc = p.scenario
+    site = job_site(sc)
+    ok = rec[_buyable(rec, site, sc.allow_other_site)]
+    # Ready rows (the loader's workers cover the latency) before those that need more workers.
+    ok = ok.sort_values("ready", ascending=False, kind="stable")
+    rows = [{str(k): x for k, x in r.items()} for r in ok.to_dict("records")]
+    designs_ = tuple({str(k): x for k, x in r.items()} for r in _designs(p, rec).to_dict("records"))
+    site_lines: tuple[dict[str, Any], ...] = ()
+    if site is None:
+        firsts = {}
+        for d in designs_:
+            if d["feasible"] and d["site"] not in firsts:
+                firsts[d["site"]] = d
+        site_lines = tuple(firsts[s] for s in st.SITES if s in firsts)
+        chosen = min(site_lines, key=lambda d: d["monthly_total_usd"]) if site_lines else None
+        rows = [r for r in rows if chosen is None or r["site"] in (chosen["site"], "any")]
+    return rows, designs_, site_lines
+
+
+def chosen_design(
+    site: str | None, designs_: Sequence[Mapping[str, Any]], site_lines: Sequence[Mapping[str, Any]]
+) -> Mapping[str, Any] | None:
+    """The design the answer buys: the cheapest site's line when the site is unknown, else the first feasible."""
+    if site is None and site_lines:
+        return min(site_lines, key=lambda d: float(d["monthly_total_usd"]))
+    return next((d for d in designs_ if d["feasible"]), None)
+
+
+def design_plan(p: Plan, rec: pd.DataFrame) -> Plan | None:
+    """The plan on the design the answer buys for ``p`` (its reading tier), None when there is none."""
+    _, designs_, site_lines = answer_rows(p, rec)
+    return _design_plan(p, chosen_design(job_site(p.scenario), designs_, site_lines))
+
+
 def buyable_order(p: Plan, rec: pd.DataFrame) -> list[str]:
     """Options of ``rec`` the answer may buy for ``p``, in the answer's order (ready first, then
     ``recommend``'s cheapest-first order): the same rule the card uses, for charts and reports."""
@@ -1163,20 +1202,7 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
     sc = p.scenario
     site = job_site(sc)
     rec = recommend(p)
-    ok = rec[_buyable(rec, site, sc.allow_other_site)]
-    # Ready rows (the loader's workers cover the latency) before those that need more workers.
-    ok = ok.sort_values("ready", ascending=False, kind="stable")
-    rows = [{str(k): x for k, x in r.items()} for r in ok.to_dict("records")]
-    designs_ = tuple({str(k): x for k, x in r.items()} for r in _designs(p, rec).to_dict("records"))
-    site_lines: tuple[dict[str, Any], ...] = ()
-    if site is None:
-        firsts = {}
-        for d in designs_:
-            if d["feasible"] and d["site"] not in firsts:
-                firsts[d["site"]] = d
-        site_lines = tuple(firsts[s] for s in st.SITES if s in firsts)
-        chosen = min(site_lines, key=lambda d: d["monthly_total_usd"]) if site_lines else None
-        rows = [r for r in rows if chosen is None or r["site"] in (chosen["site"], "any")]
+    rows, designs_, site_lines = answer_rows(p, rec)
     best = rows[0] if rows else None
     cheapest = min(rows, key=lambda r: r["monthly_total_usd"]) if rows else None
     fastest = min(rows, key=lambda r: r["lost_gpu_hours_per_month"]) if rows else None
@@ -1185,11 +1211,7 @@ def answer(x: PlanLike, /, **overrides: Any) -> Answer:
         (sc.storage, sc.storage_units) if sc.storage else (best["option"], best["units"]) if best else (None, None)
     )
     # The card names a design's description, not best, when a two-tier design or another site won.
-    chosen = (
-        min(site_lines, key=lambda d: d["monthly_total_usd"])
-        if site is None and site_lines
-        else next((d for d in designs_ if d["feasible"]), None)
-    )
+    chosen = chosen_design(site, designs_, site_lines)
     headline_is_best = chosen is None or (chosen["design"] == "one tier" and site is not None)
     named = sc.storage is not None or (best is not None and headline_is_best)
     feeds, feeds_note = _feeds(p, option, n_units, ok_now if sc.storage else True, named)
@@ -1249,7 +1271,14 @@ def _design_plan(p: Plan, d: Mapping[str, Any] | None) -> Plan | None:
     tier = d["local"] if d["design"] == "local cache" else d["store"] if d["design"] == "one tier" else ""
     if not tier or tier not in st.options(p.scenario.storage):
         return None
-    return plan(p.scenario.replace(storage=tier, storage_units=None))
+    # At the units the design buys (every node's drives for a local cache), not the option's maximum:
+    # the card's utilisation is the design's own.
+    local = d["design"] == "local cache"
+    units = float(d["local_units_per_node"]) * _clients(p) if local else float(d["store_units"])
+    # storage_units is a whole count: a file system bought in fractional steps (4.8 TiB) is planned
+    # at the next whole unit (5), the nearest size the scenario can state.
+    given = float(math.ceil(units - 1e-9)) if math.isfinite(units) and units > 0 else None
+    return plan(p.scenario.replace(storage=tier, storage_units=given))
 
 
 def _own(p: Plan, rec: pd.DataFrame) -> tuple[str, bool]:
@@ -1322,8 +1351,8 @@ def _read_time_binds(p: Plan, d: Mapping[str, Any] | None) -> str:
     if d is None or d["design"] != "local cache":
         return ""
     sc = p.scenario
-    q = plan(sc.replace(storage=d["local"], storage_units=None))
-    if q.bottleneck != "storage" or q.gpu_utilization >= sc.target_gpu_utilization - 1e-9:
+    q = _design_plan(p, d)  # planned on the drives the design buys, so the sentence and the card agree
+    if q is None or q.bottleneck != "storage" or q.gpu_utilization >= sc.target_gpu_utilization - 1e-9:
         return ""
     v = q.values  # the plan's own figures: reads in flight = reads/s x read time (Little's law)
     return (

@@ -371,3 +371,46 @@ def test_a_workstations_sata_ssds_go_in_its_own_bays() -> None:
     assert r["feasible"] and r["units"] == 4 and r["protection"] == "mirror"
     assert r["purchase_usd"] == pytest.approx(4 * 139.99)
     assert "held in" not in r["caveats"]
+
+
+# --- A chosen design that serves the job or says it does not (issue 32) ---------------------------
+
+
+def test_the_cards_utilisation_is_the_design_it_buys() -> None:
+    """Issue 32's repro class: beast-small-files with no site bought 5 azure-premium-ssd-v2 volumes
+    while the card planned the job on the option's default size (61 %, "idles 39 %"). The card's
+    figure is now the plan at the design's own units, and it says no GPU time is lost."""
+    a = calc.answer("beast-small-files", storage=None, storage_units=None)
+    d = a.design
+    assert d is not None and d["store"] == "azure-premium-ssd-v2" and d["store_units"] == 5
+    on_design = calc.plan("beast-small-files", storage="azure-premium-ssd-v2", storage_units=5)
+    assert on_design.gpu_utilization == 1.0
+    assert a.design_utilization == on_design.gpu_utilization
+    text = "\n".join(a.lines())
+    assert "lose no GPU time" in text and "idles" not in text
+
+
+def test_every_cards_design_utilisation_is_its_design_at_its_units_and_said() -> None:
+    """Every preset, every site, with no storage of its own: the card's utilisation is the plan
+    on the chosen design's reading tier at the units it buys (every node's drives for a local
+    cache); a design that leaves the GPUs waiting says so with that percentage."""
+    for name in [s if isinstance(s, str) else s.name for s in calc.scenarios()]:
+        for site in (None, "on-prem", "aws", "gcp", "azure"):
+            kw = {"site": site} if site else {}
+            a = calc.answer(name, storage=None, storage_units=None, **kw)
+            d = a.design
+            if d is None or d["design"] not in ("one tier", "local cache"):
+                continue
+            local = d["design"] == "local cache"
+            clients = int(a.plan.values["clients"])
+            units = d["local_units_per_node"] * clients if local else d["store_units"]
+            tier = d["local"] if local else d["store"]
+            if units != math.floor(units):
+                continue  # a file system in fractional steps (4.8 TiB): a scenario states whole units only
+            q = calc.plan(name, storage=tier, storage_units=units, **kw)
+            assert a.design_utilization == pytest.approx(q.gpu_utilization, abs=1e-12), (name, site)
+            text = "\n".join(a.lines())
+            if q.gpu_utilization < 1 - 1e-9:
+                assert f"{1 - q.gpu_utilization:.0%} of the time" in text, (name, site)
+            for said in re.findall(r"stays at (\d+)%", text):
+                assert int(said) == round(100 * q.gpu_utilization), (name, site)

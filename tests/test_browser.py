@@ -175,6 +175,7 @@ def _card_buys(query: str) -> str:
     p = calc.plan(params.pop("scenario"), **params)
     return card(calc.answer(p), calc.recommend(p)).buy.replace("**", "")
 
+
 BOX = "e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }"
 
 

@@ -25,8 +25,10 @@ from calc.cluster import (
     growth,
     load,
     share,
+    shared_utilization,
     timeline,
 )
+from calc.engine import plan_demand
 from calc.errors import InputError
 from calc.scenario import Scenario
 
@@ -484,3 +486,82 @@ def test_cluster_input_errors_name_their_field() -> None:
     with pytest.raises(InputError) as e:
         load("/nonexistent/cluster.yaml")
     assert e.value.field == "cluster" and "no file '/nonexistent/cluster.yaml'" in e.value.message
+
+
+# --- A 1-job cluster equals its plan (issue 32) -------------------------------------------------
+
+
+def test_shared_utilization_by_hand() -> None:
+    """Only what the other jobs take away lowers a plan's utilisation."""
+    # Alone the same as in the cluster (a 1-job cluster): the plan's figure, whatever the axis share.
+    assert shared_utilization(1.0, 0.9, 0.6086, 0.6086) == 1.0
+    assert shared_utilization(0.61, 0.9, 0.3, 0.3) == 0.61
+    # Fits alone, half served beside the others: 0.5 x 0.9 target = 0.45 (below the plan's 1.0).
+    assert shared_utilization(1.0, 0.9, 0.5, 1.0) == pytest.approx(0.45)
+    # Short alone (0.5 served -> plan 0.6), 0.3 served beside the others: 0.6 x 0.3 / 0.5 = 0.36.
+    assert shared_utilization(0.6, 0.9, 0.3, 0.5) == pytest.approx(0.36)
+
+
+def test_one_job_on_two_nfs_servers_is_at_its_plans_utilisation() -> None:
+    """Issue 32's repro: the 1T checkpoint job on 2 x nfs-25gbe was at 61 % in the cluster and
+    100 % in plan(). The job reads no dataset (0 B/s), so no read stage can idle its GPUs: its
+    saves are the plan's checkpoint stall, not a read shortfall; alone on the storage, nothing
+    else takes bandwidth from it. Both must say 100 %."""
+    kw = {"storage": "nfs-25gbe", "storage_units": 2}
+    p = calc.plan("mlperf-checkpoint-llama3-1t", **kw)
+    assert p.read_bytes_per_s == 0.0 and p.gpu_utilization == 1.0
+    a = calc.cluster_answer(calc.cluster({"mlperf-checkpoint-llama3-1t": 1}, **kw))
+    assert a.served_fraction < 1  # the async drains do load the two servers ...
+    assert float(a.jobs["gpu_utilization"].iloc[0]) == 1.0  # ... but take nothing from a reader
+    assert float(a.jobs["idle_gpu_hours_per_month"].iloc[0]) == 0.0
+
+
+def test_one_job_cluster_buys_what_its_answer_buys() -> None:
+    """Issue 32's repro: a 1-job cluster of the 1T job at GCP bought one GCS bucket (its own demand
+    left out the restore burst and the GPU time) while the job's answer buys the Managed Lustre
+    that restores it fastest per dollar of storage plus idle GPUs. Same job, same answer."""
+    name = "mlperf-checkpoint-llama3-1t"
+    one = calc.answer(name, site="gcp", storage=None, storage_units=None)
+    ca = calc.cluster_answer(calc.cluster({name: 1}, site="gcp"))
+    assert ca.best is not None and one.best is not None
+    assert ca.best["option"] == one.best["option"] != "gcp-cloud-storage"
+    assert float(ca.best["units"]) == float(one.best["units"])
+
+
+def _presets() -> list[str]:
+    return [s if isinstance(s, str) else s.name for s in calc.scenarios()]
+
+
+@pytest.mark.parametrize("storage,units", [("nfs-25gbe", 2), ("gcp-cloud-storage", 1), ("gcp-pd-ssd", 1)])
+def test_every_one_job_cluster_equals_its_plan_on_given_storage(storage: str, units: int) -> None:
+    """Every scenario preset where both are defined: the 1-job cluster's utilisation is the plan's."""
+    checked = 0
+    for name in _presets():
+        kw = {"storage": storage, "storage_units": units}
+        try:
+            p = calc.plan(name, **kw)
+            a = calc.cluster_answer(calc.cluster({name: 1}, **kw))
+        except InputError:
+            continue  # refused by both paths alike (a site the option is not at, ...)
+        assert float(a.jobs["gpu_utilization"].iloc[0]) == pytest.approx(p.gpu_utilization, abs=1e-9), name
+        checked += 1
+    assert checked >= 20
+
+
+def test_every_one_job_cluster_buys_and_needs_what_its_plan_does() -> None:
+    """Every one-job preset with no storage of its own (a cluster's storage is shared, never one job's):
+    the demand, the option and units bought and the utilisation on them equal the job's answer."""
+    checked = 0
+    for name in _presets():
+        p = calc.plan(name, storage=None, storage_units=None)
+        if p.scenario.jobs != 1:
+            continue  # copies of a job keep the cluster's coinciding bursts (one restarts, the others run)
+        cp = calc.cluster({name: 1})
+        checked += 1
+        assert cluster_demand(cp) == plan_demand(p), name
+        one, ca = calc.answer(p), calc.cluster_answer(cp)
+        assert (ca.best or {}).get("option") == (one.best or {}).get("option"), name
+        assert (ca.best or {}).get("units") == (one.best or {}).get("units"), name
+        want = one.design_utilization if math.isfinite(one.design_utilization) else p.gpu_utilization
+        assert float(ca.jobs["gpu_utilization"].iloc[0]) == pytest.approx(want, abs=1e-9), name
+    assert checked >= 20
