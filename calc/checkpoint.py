@@ -37,7 +37,6 @@ buffers, raising CPU memory by checkpoint_size_per_rank x ranks, then writes in 
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -46,7 +45,7 @@ import numpy.typing as npt
 from calc._types import Numeric
 from calc.errors import InputError
 from calc.formula import formula, note
-from calc.units import MONTH_S
+from calc.units import MONTH_S, check_range
 
 note("checkpoint_writing_ranks", "ZeRO 0: TP x PP (one replica writes); else DP x TP x PP")
 note(
@@ -169,36 +168,24 @@ LLM_SIZE_BY_RANK pair) and process layout (TP x PP x DP = processes)."""
 
 
 def _arr(name: str, value: Numeric) -> npt.NDArray[np.float64]:
-    a = np.asarray(value, dtype=float)
-    if not (math.isfinite(a) if a.ndim == 0 else np.isfinite(a).all()):  # scalars: no numpy reduction
-        raise InputError(name, f"{value}; accepted: a finite number")
-    return a
+    return check_range(name, value, accepted="a finite number")
 
 
 def _at_least(name: str, value: Numeric, low: float, accepted: str) -> npt.NDArray[np.float64]:
-    a = _arr(name, value)
-    if a < low if a.ndim == 0 else (a < low).any():
-        raise InputError(name, f"{value}; accepted: {accepted}")
-    return a
+    return check_range(name, value, low, accepted=accepted)
 
 
 def _nonneg(name: str, value: Numeric) -> npt.NDArray[np.float64]:
-    return _at_least(name, value, 0.0, "0 or more")
+    return check_range(name, value, 0.0, accepted="0 or more")
 
 
 def _positive(name: str, value: Numeric) -> npt.NDArray[np.float64]:
-    a = _arr(name, value)
-    if a <= 0 if a.ndim == 0 else (a <= 0).any():
-        raise InputError(name, f"{value}; accepted: more than 0")
-    return a
+    return check_range(name, value, 0.0, accepted="more than 0", above=True)
 
 
 def _rate(name: str, value: Numeric) -> npt.NDArray[np.float64]:
     """A rate: more than 0; infinite means unlimited (its time term is 0)."""
-    a = np.asarray(value, dtype=float)
-    if not (a > 0 if a.ndim == 0 else (a > 0).all()):  # NaN fails too
-        raise InputError(name, f"{value}; accepted: more than 0 (inf = unlimited)")
-    return a
+    return check_range(name, value, 0.0, accepted="more than 0 (inf = unlimited)", above=True, infinite=True)
 
 
 def llama_params(

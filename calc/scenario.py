@@ -28,7 +28,7 @@ from calc.host import parse_tensors
 from calc.memory import BYTES_PER_PARAM, ROUNDINGS
 from calc.pipeline import LOADERS, MEDIA
 from calc.storage import PROTECTIONS, SITES, option, options
-from calc.units import Kind, fmt, parse
+from calc.units import Kind, check_range, fmt, parse
 
 Quantity = float | int | str
 
@@ -1455,9 +1455,12 @@ def _bounds(name: str, number: float, info: FieldInfo) -> None:
     if floor is not None and 0 < number < floor:
         raise InputError(name, f"{number:g} is out of range; accepted: 0, or {floor:g} to {info.maximum or math.inf:g}")
     lo, hi = info.minimum, info.maximum
+    if info.kind in ("int", "number", "fraction"):
+        # The one numeric range check (calc.units.check_range), shared with the formulas' guards.
+        least, most = -math.inf if lo is None else lo, math.inf if hi is None else hi
+        check_range(name, number, least, most, f"{least:g} to {most:g}")
+        return
     if (lo is not None and number < lo) or (hi is not None and number > hi):
-        if info.kind in ("int", "number", "fraction"):
-            raise InputError(name, f"{number:g} is out of range; accepted: {lo:g} to {hi:g}")
         kind: Kind = info.kind  # type: ignore[assignment]
         binary = kind == "bytes" and info.unit.endswith("iB")
         low, high = fmt(lo or 0.0, kind, binary=binary), fmt(hi or 0.0, kind, binary=binary)

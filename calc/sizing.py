@@ -398,6 +398,38 @@ def _storage_fed(out: Mapping[str, Any]) -> Any:
     return np.asarray(out["storage_samples_per_s_per_gpu"], dtype=float) >= demand_per_gpu * (1 - 1e-9)
 
 
+_SCALING_RULES = frozenset(
+    {"RAM copy rate", "per-client cap", "system size", "enclosure link", "per-instance cap", "system IOPS", "metadata"}
+)
+"""The engine's rules (``calc.engine.RULES``) that grow with the GPU count; the others (site,
+durability, scratch, ...) say whether to buy the option, not how many GPUs it feeds."""
+
+
+def engine_feeds(
+    d: en.Demand, option: st.StorageOption | None, units: float | None, bw: float | None, iops: float | None
+) -> bool:
+    """Whether a store carries demand ``d`` by the engine's rules.
+
+    An option: the working units the engine sizes for ``d`` (per axis, with the checkpoint writes
+    amplified by the protection, the capacity and the drives' endurance: ``calc.engine.size``) are at most ``units``
+    (none given: at most the option's maximum), and no rule that grows with the GPU count rules it
+    out. A bandwidth and/or IOPS: the demand's need (reads plus the checkpoint writes that run beside
+    or instead of them, ``Demand.need_bytes_per_s``) and its reads/s are within them.
+    """
+    if bw is not None and d.need_bytes_per_s > bw * (1 + 1e-9):
+        return False
+    if iops is not None and d.read_iops > iops * (1 + 1e-9):
+        return False
+    if option is None or bw is not None or iops is not None:
+        return True  # given figures replace the option's: the plan's storage stage judged them
+    s = en.size(option, d)
+    # Working units (data drives): a protection's extra drives are bought on top, as the plan's
+    # storage stage reads ``storage_units`` as drives that serve reads.
+    if s.perf_units > (units if units is not None else option.max_units):
+        return False
+    return not any(r.check(option, d, s) for r in en.RULES if r.name in _SCALING_RULES)
+
+
 def _last_true(ok: Any) -> int:
     """Index of the last True in ``ok``, -1 if none."""
     hits = np.flatnonzero(ok)
@@ -476,12 +508,37 @@ def max_gpus(
     if i < 0:
         return 0
     # Between the last fed grid point and the next: each group count.
+    k = int(ks[i])
     between = np.arange(ks[i] + 1, ks[i + 1], dtype=float)
     if between.size:
         j = _last_true(_storage_fed(evaluate_over(base, "gpus_per_job", between * mp)))
         if j >= 0:
-            return int(between[j]) * mp
-    return int(ks[i]) * mp
+            k = int(between[j])
+    return _engine_largest(base, k0, k, mp)
+
+
+def _engine_largest(base: Scenario, k0: int, k: int, mp: int) -> int:
+    """The largest GPU count up to ``k`` groups that the engine also finds fed (``engine_feeds`` on
+    the plan's demand): the plan's storage stage counts the reads (caches, latency, scaling); the
+    engine adds the checkpoint writes, capacity, protection and endurance. Demand grows with the GPU
+    count, so a bisection finds it."""
+    opt = st.option(base.storage) if base.storage else None
+    bw = parse(base.storage_bytes_per_s, "bytes_per_s", "storage_bytes_per_s") if base.storage_bytes_per_s else None
+    iops = float(base.storage_iops) if base.storage_iops is not None else None
+
+    def fed(groups: int) -> bool:
+        d = plan_demand(plan(base.replace(gpus_per_job=groups * mp)))
+        return engine_feeds(d, opt, base.storage_units, bw, iops)
+
+    if fed(k):
+        return k * mp
+    if not fed(k0):
+        return 0
+    lo, hi = k0, k  # fed(lo), not fed(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fed(mid) else (lo, mid)
+    return lo * mp
 
 
 def largest_example_bytes(sc: PlanLike, /, **overrides: Any) -> float:
@@ -588,11 +645,26 @@ def lever_changes(sc: Scenario) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def _engine_units(s: Scenario, change: dict[str, Any]) -> dict[str, Any]:
+    """A lever that names a storage option "as many as needed" gets the units the engine sizes for
+    the changed job's demand (``calc.engine.size``: per axis, protected, with the checkpoint writes),
+    not the plan's own guess; other levers are returned as they are."""
+    name = change.get("storage")
+    if name is None or change.get("storage_units") is not None:
+        return change
+    o = st.option(name)
+    if o.kind == "ram":
+        return change  # RAM is one copy per node: nothing to count
+    units = en.size(o, plan_demand(plan(s.replace(**change)))).units
+    return change | {"storage_units": en.whole(units)}
+
+
 def levers(sc: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     """Each lever applied alone: the GPU utilisation it reaches, ranked best first.
 
     Columns: lever, change, gpu_utilization, achieved_samples_per_s, bottleneck, gain
     (utilisation points over the scenario as it is). Levers that make no valid plan are left out.
+    A lever that buys storage buys the units the sizing engine sizes for the job (``_engine_units``).
     """
     s = _as_scenario(sc, overrides)
     base = plan(s)
@@ -606,8 +678,9 @@ def levers(sc: PlanLike, /, **overrides: Any) -> pd.DataFrame:
             "gain": 0.0,
         }
     ]
-    for name, change in lever_changes(s):
+    for name, lever in lever_changes(s):
         try:
+            change = _engine_units(s, lever)
             q = plan(s.replace(**change))
         except InputError:
             continue

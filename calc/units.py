@@ -25,8 +25,9 @@ import re
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
-from calc.errors import UnitError
+from calc.errors import InputError, UnitError
 
 Kind = Literal["bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "count", "count_per_s"]
 
@@ -104,6 +105,39 @@ _ACCEPTED: dict[Kind, str] = {
     "count": "a plain number, optionally with k, M, G",
     "count_per_s": "a plain number per second",
 }
+
+
+def check_range(
+    name: str,
+    value: object,
+    low: float = -math.inf,
+    high: float = math.inf,
+    accepted: str = "",
+    *,
+    above: bool = False,
+    infinite: bool = False,
+) -> npt.NDArray[np.float64]:
+    """The one numeric range check of every input (``calc.scenario.check_value`` for counts and
+    numbers, the formulas' argument guards in ``calc.checkpoint``): each element finite (unless
+    ``infinite``: a rate that may be unlimited), at least ``low`` (more than it when ``above``) and
+    at most ``high``. Returns the value as a float array (0-d for a scalar).
+
+    Raises
+    ------
+    InputError
+        Naming ``name``: "``value``; accepted: a finite number" for NaN or infinity (unless
+        ``infinite``), else "``value`` is out of range; accepted: ``accepted``".
+    """
+    a = np.asarray(value, dtype=float)
+    shown = f"{float(a):g}" if a.ndim == 0 else str(value)
+    if not infinite and not (math.isfinite(a) if a.ndim == 0 else np.isfinite(a).all()):
+        raise InputError(name, f"{shown}; accepted: a finite number")
+    ok = (a > low if above else a >= low) & (a <= high)  # NaN fails both
+    if not (bool(ok) if a.ndim == 0 else bool(ok.all())):
+        if not accepted:
+            accepted = f"{'more than' if above else 'from'} {low:g}" + (f" to {high:g}" if high < math.inf else "")
+        raise InputError(name, f"{shown} is out of range; accepted: {accepted}")
+    return a
 
 
 def accepted_units(kind: Kind) -> str:

@@ -445,6 +445,49 @@ def test_max_min_weights_each_entry_by_all_its_copies_gpus() -> None:
     assert growth(cp, None)["text"] == "" and growth(cp, None)["next_purchase_month"] is None
 
 
+def test_max_min_serves_the_lightest_job_per_gpu_first() -> None:
+    """Water-filling by load per GPU: loads 0.9 (1 GPU) and 0.6 (3 GPUs) of the binding axis sum
+    to 1.5. The 3-GPU job needs 0.2 per GPU, under the even share 1 / 4 GPUs = 0.25: it gets all
+    its 0.6; 0.4 is left for the 1-GPU job, which gets 0.4 / 0.9 = 0.444 of its demand. Served by
+    load x GPUs instead, the 1-GPU job would go first and get 0.25 / 0.9 = 0.278."""
+    from calc.cluster import share
+
+    a, b = share([0.9, 0.6], [1.0, 3.0], "max-min")
+    assert a == pytest.approx(0.4 / 0.9)
+    assert b == 1.0
+    # "demand": each job gets 1 / 1.5 of its demand.
+    assert share([0.9, 0.6], [1.0, 3.0], "demand") == pytest.approx([1 / 1.5, 1 / 1.5])
+    assert share([0.5, 0.5], [1.0, 3.0], "max-min") == [1.0, 1.0]  # fits: everyone is served
+
+
+def test_cluster_input_errors_name_their_field() -> None:
+    """Each refusal of a cluster document names the key it refuses (the message is no use without it)."""
+    from calc.cluster import Cluster, Job, load
+
+    with pytest.raises(InputError) as e:
+        Cluster.from_dict({"jobs": ["mlperf-unet3d-h100"]}, "c.yaml")
+    assert e.value.field == "c.yaml: jobs[0]"
+    assert "expected a mapping with scenario: and count:" in e.value.message
+    with pytest.raises(InputError) as e:
+        Cluster.from_dict({"jobs": [{"scenario": "mlperf-unet3d-h100", "count": 1, "colour": 3}]}, "c.yaml")
+    assert (e.value.field, e.value.message) == (
+        "c.yaml: jobs[0]: colour",
+        "unknown key; accepted: scenario, count, set",
+    )
+    job = Job(calc.scenario("mlperf-unet3d-h100"), 2)
+    with pytest.raises(InputError) as e:
+        Cluster(jobs=(job,), shared={"colour": 3})
+    assert e.value.field == "colour" and e.value.message.startswith("shared ")
+    # An optional input set to None is kept as None (no value), not refused.
+    assert Cluster(jobs=(job,), shared={"storage": None}).shared == {"storage": None}
+    with pytest.raises(InputError) as e:
+        Job("mlperf-unet3d-h100", 1)  # type: ignore[arg-type]
+    assert e.value.field == "jobs" and e.value.message.endswith("accepted: a Scenario with a count")
+    with pytest.raises(InputError) as e:
+        load("/nonexistent/cluster.yaml")
+    assert e.value.field == "cluster" and "no file '/nonexistent/cluster.yaml'" in e.value.message
+
+
 # --- A 1-job cluster equals its plan (issue 32) -------------------------------------------------
 
 

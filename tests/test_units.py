@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -275,3 +277,29 @@ def test_plain_keeps_every_digit_for_widgets_and_links() -> None:
     assert plain(210_100.0) == "210100"  # not 2.101e+05
     assert plain(0.02) == "0.02"
     assert plain(float("inf")) == "inf"
+
+
+def test_check_range_is_the_one_numeric_check() -> None:
+    """check_range: finite, low <= x <= high (or > low), naming the field and what is accepted;
+    scenario inputs and the checkpoint formulas' arguments both go through it (issue 27)."""
+    import calc
+    from calc import checkpoint as ck
+    from calc.errors import InputError
+    from calc.units import check_range
+
+    assert float(check_range("x", 0.0, 0.0)) == 0.0  # the bound itself is accepted
+    assert check_range("x", [1.0, 2.0], 0.0, 2.0).tolist() == [1.0, 2.0]
+    with pytest.raises(InputError, match=r"^x: 0 is out of range; accepted: more than 0$"):
+        check_range("x", 0.0, 0.0, above=True)
+    with pytest.raises(InputError, match=r"^x: 2\.5 is out of range; accepted: from 0 to 2$"):
+        check_range("x", 2.5, 0.0, 2.0)
+    with pytest.raises(InputError, match=r"^x: inf; accepted: a finite number$"):
+        check_range("x", math.inf, 0.0)
+    assert float(check_range("x", math.inf, 0.0, above=True, infinite=True)) == math.inf
+    with pytest.raises(InputError, match="out of range"):
+        check_range("x", np.nan, 0.0, infinite=True)  # NaN is never in range
+    # The same wording from a formula's argument and from a scenario count.
+    with pytest.raises(InputError, match=r"^checkpoint_bytes: -1 is out of range; accepted: 0 or more$"):
+        ck.bytes_per_rank(-1.0, 8)
+    with pytest.raises(InputError, match=r"^num_workers: -1 is out of range; accepted: 0 to 1024$"):
+        calc.plan("mlperf-unet3d-h100", num_workers=-1)
