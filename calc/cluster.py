@@ -767,8 +767,6 @@ def cluster_demand(cp: ClusterPlan, jobs_factor: float = 1.0, data_factor: float
     for p in cp.plans:
         b, r = checkpoint_writes_per_month(p)  # all its copies' (the plan's jobs input is their count)
         written, puts = written + b, puts + r
-    srv = catalog.server(sc.server) if sc.server else None
-    link = sc.site_link_bytes_per_s
     stored = cp.dataset_bytes * data_factor + cp.checkpoint_capacity_bytes * jobs_factor
     # Bursts that coincide: one job restarts (every rank reads its shard within its restore budget)
     # while the others read and save as usual. A starting job's first epoch is said, not bought for
@@ -798,16 +796,8 @@ def cluster_demand(cp: ClusterPlan, jobs_factor: float = 1.0, data_factor: float
         latency_budget_s=min(p.latency_budget_s for p in cp.plans),
         fits_in_ram=all(p.fits_in_ram for p in cp.plans),
         host_ram_bytes=first.inputs["host_ram_bytes"],
-        site=job_site(sc),
-        own_storage=(sc.storage,) if sc.storage and st.is_own(sc.storage) else (),
         workstation=False,
-        server=srv.name if srv is not None else "",
-        server_block_bytes_per_s=srv.block_bytes_per_s if srv is not None else math.inf,
-        allow_other_site=sc.allow_other_site,
-        site_link_bytes_per_s=parse(link, "bytes_per_s", "site_link_bytes_per_s") if link else None,
-        protection=sc.protection,
-        fill_limit=sc.fill_limit,
-        amortization_months=sc.amortization_months,
+        **en.policy(sc),
     )
 
 

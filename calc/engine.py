@@ -38,7 +38,7 @@ from calc import checkpoint as ck
 from calc import demand as dm
 from calc import storage as st
 from calc.plan import Plan
-from calc.scenario import ask
+from calc.scenario import Scenario, ask
 from calc.site import job_site, workstation
 from calc.units import DAYS_PER_MONTH, DAYS_PER_YEAR, HOURS_PER_MONTH, MONTH_S, fmt, parse
 
@@ -152,6 +152,25 @@ def checkpoint_writes_per_month(p: Plan) -> tuple[float, float]:
     return saves * v["checkpoint_bytes"] * jobs, saves * v["checkpoint_writing_ranks"] * parts * jobs
 
 
+def policy(sc: Scenario) -> dict[str, Any]:
+    """The Demand fields a scenario's site and purchase inputs set (the same for a job and for a
+    cluster, whose first job's scenario carries the shared inputs): where it runs, its server, the
+    link to another site, protection, fill limit, amortisation, and its own storage file, if any."""
+    srv = catalog.server(sc.server) if sc.server else None
+    link = sc.site_link_bytes_per_s
+    return {
+        "own_storage": (sc.storage,) if sc.storage and st.is_own(sc.storage) else (),
+        "site": job_site(sc),
+        "server": srv.name if srv is not None else "",
+        "server_block_bytes_per_s": srv.block_bytes_per_s if srv is not None else math.inf,
+        "allow_other_site": sc.allow_other_site,
+        "site_link_bytes_per_s": parse(link, "bytes_per_s", "site_link_bytes_per_s") if link else None,
+        "protection": sc.protection,
+        "fill_limit": sc.fill_limit,
+        "amortization_months": sc.amortization_months,
+    }
+
+
 def plan_demand(p: Plan, reads: bool = True) -> Demand:
     """The demand of one job's plan: its reads (none with ``reads=False``: a store behind a local
     cache that serves every read holds the dataset and takes the checkpoints), its checkpoint
@@ -175,8 +194,6 @@ def plan_demand(p: Plan, reads: bool = True) -> Demand:
         else "steady reads"
     )
     written, puts = checkpoint_writes_per_month(p)
-    link = sc.site_link_bytes_per_s
-    srv = catalog.server(sc.server) if sc.server else None
     interval = float(v["checkpoint_interval_used_s"])
     price = sc.gpu_price_per_hour if sc.gpu_price_per_hour is not None else catalog.gpu(sc.gpu).price_per_hour
     # Read once per start when the page cache serves the steady state: the first epoch is then a burst.
@@ -200,17 +217,9 @@ def plan_demand(p: Plan, reads: bool = True) -> Demand:
         examples_per_file=sc.examples_per_file,
         latency_budget_s=v["latency_budget_s"],
         fits_in_ram=bool(v["fits_in_ram"]),
-        own_storage=(sc.storage,) if sc.storage and st.is_own(sc.storage) else (),
         host_ram_bytes=p.inputs["host_ram_bytes"],
-        site=job_site(sc),
         workstation=workstation(sc),
-        server=srv.name if srv is not None else "",
-        server_block_bytes_per_s=srv.block_bytes_per_s if srv is not None else math.inf,
-        allow_other_site=sc.allow_other_site,
-        site_link_bytes_per_s=parse(link, "bytes_per_s", "site_link_bytes_per_s") if link else None,
-        protection=sc.protection,
-        fill_limit=sc.fill_limit,
-        amortization_months=sc.amortization_months,
+        **policy(sc),
         design_point=point,
         restore_bytes=v["checkpoint_restore_bytes"] if saving else 0.0,
         restore_shard_bytes=v["checkpoint_rank_bytes"],
