@@ -4,31 +4,7 @@ The fit lives in calc.fit (below calc.resolve, which reads it); this module plan
 (above calc.plan) and re-exports the fit's names, so ``calc.calibrate.fitted`` still works.
 
 
-The model (calc.compute) predicts one GPU's samples/s from physical figures: training FLOPs
-and GPU-memory traffic per example, per-step traffic, the GPU's dense peak and memory
-bandwidth. What it cannot know from datasheets is the share of peak real kernels reach. Those
-shares are fitted ONCE, globally, on every row of presets/calibration.yaml:
-
-    e_c[fp32], e_c[tf32], e_c[mixed]    compute efficiency per precision class
-    e_m                                 memory efficiency
-    t_launch, n_fill                    per-step overhead [s], examples' worth of fill time
-    k_transformer                       transformer compute efficiency relative to CNNs (only
-                                        with ``fit(per_family=True)``: it lowered in-sample and
-                                        leave-one-GPU-out error slightly but raised the error on
-                                        held-out validation.yaml, so the default fit leaves it out)
-
-never per (model, GPU). The eager stack's factor per precision class is measured, not fitted:
-the geometric mean step-time ratio of paired rows (same model, GPU, precision and batch, run in
-plain eager NCHW and in the tuned NHWC layout). The form was chosen the same way: a sum of the compute and memory
-terms gave 25 % error on validation.yaml where a roofline max of the two gave 39 %
-(benchmarks/calibration_report.py prints the comparison). The fit minimises the mean squared
-log error (Nelder-Mead in log space). ``calibration()`` reports each row's in-sample
-prediction and its leave-one-GPU-out prediction (the fit rerun without any row of that
-GPU): the honest error for a GPU nobody measured. ``validation()`` predicts
-presets/validation.yaml, rows never used for fitting.
-
-Data-parallel scaling: within-node and across-node efficiencies are the geometric means of
-published multi-GPU tables (calibration.yaml ``scaling``): total rate at N GPUs / (N x one GPU).
+What is fitted, on which rows, and how, is written once in calc.fit's docstring.
 """
 
 from __future__ import annotations

@@ -18,11 +18,12 @@ shares are fitted ONCE, globally, on every row of presets/calibration.yaml:
                                         leave-one-GPU-out error slightly but raised the error on
                                         held-out validation.yaml, so the default fit leaves it out)
 
-never per (model, GPU). The eager stack's factor per precision class is measured, not fitted:
-the geometric mean step-time ratio of paired rows (same model, GPU, precision and batch, run in
-plain eager NCHW and in the tuned NHWC layout). The form was chosen the same way: a sum of the compute and memory
-terms gave 25 % error on validation.yaml where a roofline max of the two gave 39 %
-(benchmarks/calibration_report.py prints the comparison). The fit minimises the mean squared
+never per (model, GPU). The eager stack's cost is measured, not fitted, from paired rows (same
+model, GPU, precision and batch, run in plain eager NCHW and in the tuned NHWC layout): for a CNN
+an added time per byte of an example's traffic (``eager_seconds_per_byte``), for a transformer the
+geometric-mean step-time ratio (``eager_factors``). The form was chosen on held-out error: a sum of
+the compute and memory terms gave 13.2 % on validation.yaml where a roofline max of the two gave
+29.9 % (benchmarks/calibration_report.py prints the comparison). The fit minimises the mean squared
 log error (Nelder-Mead in log space). ``calibration()`` reports each row's in-sample
 prediction and its leave-one-GPU-out prediction (the fit rerun without any row of that
 GPU): the honest error for a GPU nobody measured. ``validation()`` predicts
