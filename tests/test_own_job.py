@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -222,20 +223,26 @@ def test_explain_of_a_cnn_has_no_transformer_terms() -> None:
         assert f"\n{name} = " not in cnn and f"\n{name} = " in llm
 
 
+def _page_linking(storage: str, started_in: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The dashboard, started in ``started_in``, opened from a link that names ``storage``; it ran
+    without an exception."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.chdir(started_in)
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
+    at.query_params["scenario"] = "beast-imagenet-4xv100"
+    at.query_params["storage"] = storage
+    at.session_state["group_storage"] = True
+    at.run()
+    assert not at.exception
+    return at
+
+
 def test_the_pages_storage_field_takes_your_own_file(nas: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The dashboard's storage field shows and uses your own file, from a link; the field takes a
     typed path too (``accept_new_options``, which AppTest cannot type into: the link goes through
     the same codec, Scenario.from_params). The page was started in the file's folder."""
-    from streamlit.testing.v1 import AppTest
-
-    app = str(Path(__file__).resolve().parent.parent / "app.py")
-    monkeypatch.chdir(Path(nas).parent)
-    at = AppTest.from_file(app, default_timeout=60)
-    at.query_params["scenario"] = "beast-imagenet-4xv100"
-    at.query_params["storage"] = nas
-    at.session_state["group_storage"] = True
-    at.run()
-    assert not at.exception
+    at = _page_linking(nas, started_in=Path(nas).parent, monkeypatch=monkeypatch)
     box = next(s for s in at.sidebar.selectbox if (s.key or "").endswith("_storage"))
     assert box.value == nas and nas in box.options
     assert nas in " ".join(m.value for m in at.markdown)
@@ -245,17 +252,8 @@ def test_the_page_refuses_a_link_to_a_storage_file_outside_its_folder(
     nas: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A link naming a file elsewhere on the server is said beside the storage field; nothing is read."""
-    from streamlit.testing.v1 import AppTest
-
-    app = str(Path(__file__).resolve().parent.parent / "app.py")
     page = tmp_path / "page"
     page.mkdir()
-    monkeypatch.chdir(page)
-    at = AppTest.from_file(app, default_timeout=60)
-    at.query_params["scenario"] = "beast-imagenet-4xv100"
-    at.query_params["storage"] = nas
-    at.session_state["group_storage"] = True
-    at.run()
-    assert not at.exception
+    at = _page_linking(nas, started_in=page, monkeypatch=monkeypatch)
     said = " ".join(e.value for e in [*at.error, *at.sidebar.error])
     assert "outside" in said and "storage" in said
