@@ -188,6 +188,39 @@ def state_layout(x: Mapping[str, Numeric]) -> tuple[Numeric, Numeric]:
 )
 def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Step time: the model (compute + memory + fixed), or a measurement re-projected by it."""
+    _train_flops(x, out)
+    n = np.maximum(_a(out["batch_size"]), 1.0)  # keeps t finite; rates are zeroed where n = 0
+    # Sharded optimizer state (ZeRO 1-3) also shards the optimizer's per-step reads and writes.
+    opt_shards = np.where(_a(out["zero_stage_used"]) >= 1, out["shard_ranks"], 1.0)
+    step_bytes = _a(x["step_traffic_bytes"]) / opt_shards
+    out["step_traffic_bytes"] = step_bytes
+    c, mem, fixed, t_model = _modelled(
+        x,
+        out,
+        x["peak_flops_per_s"],
+        x["memory_bandwidth_bytes_per_s"],
+        x["efficiency"],
+        x["memory_traffic_bytes_per_example"],
+        step_bytes,
+        n,
+    )
+    out["compute_time_per_example_s"], out["memory_time_per_example_s"] = c, mem
+    out["fixed_time_s"], out["model_step_time_s"] = fixed, t_model
+    a_batch, t_anchor = _anchor_step(x, out, opt_shards)
+    t, method = compute.step_time_s(
+        n, t_model, x["measured_step_time_s"], x["measured_samples_per_s"], a_batch, t_anchor
+    )
+    out["step_time_s"], out["step_method"] = t, method
+    arch = _a(x["arch"]) > 0
+    evaluate_transformer(x, out, n)
+    t = np.where(arch & (method == 2.0), out["model_step_time_s"], t)
+    out["step_time_s"] = t
+    _gpu_rate(x, out, t, method, arch)
+
+
+def _train_flops(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """Training FLOPs per example (a multiplier of the forward pass, or a measured count) and
+    the GPU figures resolve chose, passed through as outputs."""
     mult = _a(x["train_flops_multiplier"])
     measured = _a(x["train_flops_measured"])
     by_ratio = compute.train_flops(
@@ -202,42 +235,40 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
         "memory_efficiency",
     ):
         out[k] = x[k]
-    n = np.maximum(_a(out["batch_size"]), 1.0)  # keeps t finite; rates are zeroed where n = 0
 
-    def modelled(
-        peak: Numeric, bw: Numeric, eff: Numeric, traffic: Numeric, step_bytes: Numeric, batch: Numeric
-    ) -> tuple[Numeric, Numeric, Numeric, Numeric]:
-        return compute.model_terms(
-            batch,
-            out["train_flops_per_example"],
-            peak,
-            eff,
-            traffic,
-            bw,
-            x["memory_efficiency"],
-            step_bytes,
-            x["launch_overhead_s"],
-            x["fill_examples"],
-            x["stack_factor"],
-            x["flops_only"],
-            x["stack_s_per_byte"],
-        )
 
-    # Sharded optimizer state (ZeRO 1-3) also shards the optimizer's per-step reads and writes.
-    opt_shards = np.where(_a(out["zero_stage_used"]) >= 1, out["shard_ranks"], 1.0)
-    step_bytes = _a(x["step_traffic_bytes"]) / opt_shards
-    out["step_traffic_bytes"] = step_bytes
-    c, mem, fixed, t_model = modelled(
-        x["peak_flops_per_s"],
-        x["memory_bandwidth_bytes_per_s"],
-        x["efficiency"],
-        x["memory_traffic_bytes_per_example"],
+def _modelled(
+    x: Mapping[str, Numeric],
+    out: Arrays,
+    peak: Numeric,
+    bw: Numeric,
+    eff: Numeric,
+    traffic: Numeric,
+    step_bytes: Numeric,
+    batch: Numeric,
+) -> tuple[Numeric, Numeric, Numeric, Numeric]:
+    """The model's terms on a GPU (the plan's or the measurement's): compute.model_terms with the
+    stack's figures; math time, memory time per example, fixed time and step time [s]."""
+    return compute.model_terms(
+        batch,
+        out["train_flops_per_example"],
+        peak,
+        eff,
+        traffic,
+        bw,
+        x["memory_efficiency"],
         step_bytes,
-        n,
+        x["launch_overhead_s"],
+        x["fill_examples"],
+        x["stack_factor"],
+        x["flops_only"],
+        x["stack_s_per_byte"],
     )
-    out["compute_time_per_example_s"], out["memory_time_per_example_s"] = c, mem
-    out["fixed_time_s"], out["model_step_time_s"] = fixed, t_model
-    # The anchor: the batch the measurement was taken at (given, or the automatic batch on its GPU).
+
+
+def _anchor_step(x: Mapping[str, Numeric], out: Arrays, opt_shards: Numeric) -> tuple[Numeric, Numeric]:
+    """The anchor: the batch a measurement was taken at (given, or the automatic batch on its
+    GPU) and the model's step time there [s], to re-project the measurement by."""
     a_max = memory.max_batch_size(
         x["anchor_gpu_memory_bytes"],
         x["reserved_bytes"],
@@ -249,7 +280,9 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     a_auto = np.maximum(memory.round_batch(a_max, x["rounding"]), 1.0)
     a_batch = np.where(np.isfinite(a_given), a_given, a_auto)
     out["anchor_batch_size"] = a_batch
-    *_, t_anchor = modelled(
+    *_, t_anchor = _modelled(
+        x,
+        out,
         x["anchor_peak_flops_per_s"],
         x["anchor_memory_bandwidth_bytes_per_s"],
         x["anchor_efficiency"],
@@ -257,14 +290,11 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
         _a(x["anchor_step_traffic_bytes"]) / opt_shards,
         a_batch,
     )
-    t, method = compute.step_time_s(
-        n, t_model, x["measured_step_time_s"], x["measured_samples_per_s"], a_batch, t_anchor
-    )
-    out["step_time_s"], out["step_method"] = t, method
-    arch = _a(x["arch"]) > 0
-    evaluate_transformer(x, out, n)
-    t = np.where(arch & (method == 2.0), out["model_step_time_s"], t)
-    out["step_time_s"] = t
+    return a_batch, t_anchor
+
+
+def _gpu_rate(x: Mapping[str, Numeric], out: Arrays, t: Numeric, method: Numeric, arch: Any) -> None:
+    """Data-parallel scaling efficiency and the samples a GPU finishes per second."""
     given = _a(x["scaling_given"])
     scale = compute.scaling_efficiency(
         x["gpus_per_job"], x["gpus_per_node"], x["scaling_within_node"], x["scaling_across_nodes"]
@@ -275,6 +305,16 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     ranks = _a(x["tensor_parallel"]) * x["pipeline_parallel"] * x["context_parallel"]
     per_gpu_step = np.where(arch, _a(out["batch_size"]) * x["gradient_accumulation"] / ranks, out["batch_size"])
     out["gpu_samples_per_s"] = demand.gpu_samples_per_s(per_gpu_step, t, out["scaling_efficiency"])
+
+
+_TRANSFORMER_ONLY = (
+    "attention_core_flops_per_example",
+    "recompute_flops_per_example",
+    "pipeline_bubble",
+    "tensor_parallel_comm_s",
+    "data_parallel_comm_s",
+)
+"""The architecture's own terms: zero on rows without one."""
 
 
 def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> None:
@@ -292,60 +332,14 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     if not arch.any():
         # No row is a transformer by its architecture (a CNN plan, say): the generic terms stand,
         # and the architecture's own terms are zero. Half the cost of a plan otherwise.
-        for key in (
-            "attention_core_flops_per_example",
-            "recompute_flops_per_example",
-            "pipeline_bubble",
-            "tensor_parallel_comm_s",
-            "data_parallel_comm_s",
-        ):
+        for key in _TRANSFORMER_ONLY:
             out[key] = np.zeros_like(arch, dtype=float)
         return
     dims = transformer.dims(active_ffn(x))
-    layers, hidden, heads, kv_heads, _, _, seq = dims
     mode, mb = out["checkpointing_used"], x["gradient_accumulation"]
-    kernels = x["kernels"]
-    per_token = transformer.train_flops_per_token(*dims, x["gated"], kernels)
-    attention = _a(transformer.attention_flops_per_token(layers, hidden, seq, kernels)) * seq
-    recompute = _a(transformer.recompute_flops_per_token(per_token, layers, hidden, seq, mode, kernels)) * seq
-    flops = np.where(_a(x["flops_given"]) > 0, out["train_flops_per_example"], _a(per_token) * seq)
-    traffic = np.where(
-        _a(x["traffic_given"]) > 0,
-        _a(x["memory_traffic_bytes_per_example"]) / ranks,
-        _a(transformer.traffic_bytes_per_sequence(*dims, x["gated"], mode, ranks, kernels)) * x["element_scale"],
-    )
+    flops, attn, recompute, traffic = _transformer_work(x, out, dims, mode, ranks)
     bw, e_m = x["memory_bandwidth_bytes_per_s"], x["memory_efficiency"]
-    # fp8: x["efficiency"] is the 16-bit layer efficiency; the layer's GEMMs run at the fitted fp8 GEMM
-    # speed at this micro-batch's shapes, the rest of its math does not speed up (transformer.fp8_math_factor).
-    p16 = _a(x["attention_peak_flops_per_s"])
-    fp8 = _a(x["fp8_gemm"]) > 0
-    # The GEMM roofline costs more than the rest of the plan: only rows that run fp8 need it.
-    fp8_factor = (
-        1.0
-        if not fp8.any()
-        else transformer.fp8_math_factor(
-            _a(n) * _a(seq) / cp,
-            hidden,
-            heads,
-            kv_heads,
-            dims[4],
-            x["gated"],
-            tp,
-            p16,
-            x["peak_flops_per_s"],
-            bw,
-            x["efficiency"],
-            x["gemm_peak_efficiency_16bit"],
-            x["gemm_peak_efficiency_fp8"],
-            x["gemm_bandwidth_efficiency"],
-            x["fp8_quantization_bytes_per_element"],
-            mb,
-        )
-    )
-    fp8_eff = _a(x["efficiency"]) * p16 / _a(x["peak_flops_per_s"]) / _a(fp8_factor)
-    eff = np.where(fp8, fp8_eff, x["efficiency"])
-    # The attention core (and its selective recompute) at its own efficiency; the rest at the GEMMs'.
-    attn = np.where(_a(x["flops_given"]) > 0, 0.0, attention + np.where(_a(mode) == 1, recompute, 0.0))
+    eff = _transformer_efficiency(x, n, dims, mb)
     c = _a(
         compute.compute_time_per_example_s((flops + recompute - attn) / ranks, x["peak_flops_per_s"], eff)
     ) + compute.compute_time_per_example_s(attn / ranks, x["attention_peak_flops_per_s"], x["attention_efficiency"])
@@ -388,6 +382,63 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
         ("model_step_time_s", t),
     ):
         out[key] = np.where(arch, new, out[key])
+
+
+def _transformer_work(
+    x: Mapping[str, Numeric], out: Arrays, dims: transformer.Dims, mode: Numeric, ranks: Numeric
+) -> tuple[Any, Any, Any, Any]:
+    """A transformer's work per sequence: training FLOPs, the attention core's FLOPs (and its
+    selective recompute, run at the attention's own efficiency), recompute FLOPs and GPU memory
+    traffic per rank (calc.transformer; given FLOPs or traffic stand)."""
+    layers, hidden, _, _, _, _, seq = dims
+    kernels = x["kernels"]
+    per_token = transformer.train_flops_per_token(*dims, x["gated"], kernels)
+    attention = _a(transformer.attention_flops_per_token(layers, hidden, seq, kernels)) * seq
+    recompute = _a(transformer.recompute_flops_per_token(per_token, layers, hidden, seq, mode, kernels)) * seq
+    flops = np.where(_a(x["flops_given"]) > 0, out["train_flops_per_example"], _a(per_token) * seq)
+    traffic = np.where(
+        _a(x["traffic_given"]) > 0,
+        _a(x["memory_traffic_bytes_per_example"]) / ranks,
+        _a(transformer.traffic_bytes_per_sequence(*dims, x["gated"], mode, ranks, kernels)) * x["element_scale"],
+    )
+    attn = np.where(_a(x["flops_given"]) > 0, 0.0, attention + np.where(_a(mode) == 1, recompute, 0.0))
+    return flops, attn, recompute, traffic
+
+
+def _transformer_efficiency(x: Mapping[str, Numeric], n: Numeric, dims: transformer.Dims, mb: Numeric) -> Any:
+    """The layer's compute efficiency against the precision's peak: the 16-bit one as given; fp8
+    rescaled by the GEMMs' fp8 speed-up at this micro-batch's shapes."""
+    _, hidden, heads, kv_heads, ffn, _, seq = dims
+    tp, cp = _a(x["tensor_parallel"]), _a(x["context_parallel"])
+    # fp8: x["efficiency"] is the 16-bit layer efficiency; the layer's GEMMs run at the fitted fp8 GEMM
+    # speed at this micro-batch's shapes, the rest of its math does not speed up (transformer.fp8_math_factor).
+    p16 = _a(x["attention_peak_flops_per_s"])
+    fp8 = _a(x["fp8_gemm"]) > 0
+    # The GEMM roofline costs more than the rest of the plan: only rows that run fp8 need it.
+    fp8_factor = (
+        1.0
+        if not fp8.any()
+        else transformer.fp8_math_factor(
+            _a(n) * _a(seq) / cp,
+            hidden,
+            heads,
+            kv_heads,
+            ffn,
+            x["gated"],
+            tp,
+            p16,
+            x["peak_flops_per_s"],
+            x["memory_bandwidth_bytes_per_s"],
+            x["efficiency"],
+            x["gemm_peak_efficiency_16bit"],
+            x["gemm_peak_efficiency_fp8"],
+            x["gemm_bandwidth_efficiency"],
+            x["fp8_quantization_bytes_per_element"],
+            mb,
+        )
+    )
+    fp8_eff = _a(x["efficiency"]) * p16 / _a(x["peak_flops_per_s"]) / _a(fp8_factor)
+    return np.where(fp8, fp8_eff, x["efficiency"])
 
 
 def _transformer_traffic(
@@ -789,6 +840,36 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     Without a storage the write takes what the plan asks for: the stall budget (sync) or the
     whole interval (async drain).
     """
+    c, per_rank, ranks = _checkpoint_size(x, out)
+    is_async = _a(x["checkpoint_async"]) > 0
+    out["checkpoint_async"] = is_async.astype(float)
+    restore, on_storage, limited, host_copy = _checkpoint_paths(x, out, c, per_rank)
+    mtbf_given = _a(x["mtbf_s"])
+    mtbf = np.where(np.isfinite(mtbf_given), mtbf_given, checkpoint.job_mtbf_s(x["gpus_per_job"]))
+    out["mtbf_job_s"] = mtbf
+    out["failures_per_month"] = checkpoint.failures_per_month(mtbf)
+    used = _checkpoint_interval(x, out, host_copy, mtbf, on_storage, limited, is_async)
+    saving = np.isfinite(used) & (used > 0)
+    safe = np.where(saving, used, 1.0)
+    out["checkpoint_interval_used_s"] = np.where(saving, used, 0.0)
+    _checkpoint_writes(x, out, c, safe, saving, is_async, per_rank, ranks)
+    f = _a(x["checkpoint_stall_fraction"])
+    asked = np.where(is_async, safe, f * safe)  # the write at the bandwidth the plan asks for
+    write_s = np.where(limited, on_storage, np.where(saving, asked, 0.0))
+    out["checkpoint_write_s"] = write_s
+    _checkpoint_stalls(out, write_s, safe, host_copy, restore, used, saving, is_async, mtbf)
+    _checkpoint_kept(x, out, c, saving)
+    _bursts(x, out, c, safe, saving, is_async, mtbf)
+    out["checkpoint_durable"] = x["checkpoint_durable_store"]
+    out["storage_need_bytes_per_s"] = np.where(
+        is_async,
+        _a(out["read_bytes_per_s"]) + out["checkpoint_write_bytes_per_s"],
+        np.maximum(out["read_bytes_per_s"], out["checkpoint_write_bytes_per_s"]),
+    )
+
+
+def _checkpoint_size(x: Mapping[str, Numeric], out: Arrays) -> tuple[Any, Any, Any]:
+    """The checkpoint's bytes, its bytes per writing rank and the writing ranks."""
     # A model state typed per GPU is the model in use: the parameters it holds, not the preset's
     # (state x GPUs holding a piece / training bytes per parameter).
     given = _a(x["model_state_given"])
@@ -808,8 +889,14 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
         c, dp, x["tensor_parallel"], x["pipeline_parallel"], x["zero_stage"], wf
     )
     out["checkpoint_rank_bytes"], out["checkpoint_writing_ranks"] = per_rank, ranks
-    is_async = _a(x["checkpoint_async"]) > 0
-    out["checkpoint_async"] = is_async.astype(float)
+    return c, per_rank, ranks
+
+
+def _checkpoint_paths(
+    x: Mapping[str, Numeric], out: Arrays, c: Numeric, per_rank: Numeric
+) -> tuple[Any, Any, Any, Any]:
+    """A checkpoint's way to and from storage: the restore time, the save time on storage (0
+    where nothing limits it), whether something does, and the GPU-to-host copy [s]."""
     # One rank's share of its node's path to storage: the node link and the per-client cap.
     rank_link = np.minimum(_a(x["node_network_bytes_per_s"]), x["storage_client_bytes_per_s"]) / out["gpus_on_node"]
     out["checkpoint_rank_read_bytes_per_s"] = rank_link
@@ -829,11 +916,20 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["checkpoint_write_limited"] = limited.astype(float)  # explain reads the branch taken here
     host_copy = checkpoint.host_copy_s(per_rank, x["host_link_bytes_per_s"])
     out["checkpoint_host_copy_s"] = host_copy
-    mtbf_given = _a(x["mtbf_s"])
-    mtbf = np.where(np.isfinite(mtbf_given), mtbf_given, checkpoint.job_mtbf_s(x["gpus_per_job"]))
-    out["mtbf_job_s"] = mtbf
-    out["failures_per_month"] = checkpoint.failures_per_month(mtbf)
-    # The interval: given, or Young-Daly from the blocking part of a save in the chosen mode.
+    return restore, on_storage, limited, host_copy
+
+
+def _checkpoint_interval(
+    x: Mapping[str, Numeric],
+    out: Arrays,
+    host_copy: Numeric,
+    mtbf: Numeric,
+    on_storage: Numeric,
+    limited: Any,
+    is_async: Any,
+) -> Any:
+    """The interval used [s]: given, or Young-Daly from the blocking part of a save in the chosen
+    mode; NaN where nothing is saved."""
     f = _a(x["checkpoint_stall_fraction"])
     interval = _a(x["checkpoint_interval_s"])
     given = np.isfinite(interval)
@@ -847,11 +943,21 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     )
     young = np.where(is_async, yd_async, yd_sync)
     out["young_daly_interval_s"] = young
-    used = np.where(given, interval, np.where(_a(x["checkpoint_interval_optimal"]) > 0, young, np.nan))
-    saving = np.isfinite(used) & (used > 0)
-    safe = np.where(saving, used, 1.0)
-    out["checkpoint_interval_used_s"] = np.where(saving, used, 0.0)
-    sync = checkpoint.sync_write_bytes_per_s(c, safe, f)
+    return np.where(given, interval, np.where(_a(x["checkpoint_interval_optimal"]) > 0, young, np.nan))
+
+
+def _checkpoint_writes(
+    x: Mapping[str, Numeric],
+    out: Arrays,
+    c: Numeric,
+    safe: Numeric,
+    saving: Any,
+    is_async: Any,
+    per_rank: Numeric,
+    ranks: Numeric,
+) -> None:
+    """Write bandwidth in both modes and the chosen one, and host RAM for async saves."""
+    sync = checkpoint.sync_write_bytes_per_s(c, safe, _a(x["checkpoint_stall_fraction"]))
     drain = checkpoint.async_drain_bytes_per_s(c, safe)
     # Every job saves its own checkpoints, as every job reads: the rates and the kept bytes are
     # all jobs' (sizes, times and stalls stay one job's).
@@ -862,9 +968,21 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     # Writers on one node: its GPUs' ranks, at most all writing ranks of the job.
     node_writers = np.minimum(ranks, out["gpus_on_node"])
     out["checkpoint_host_ram_bytes"] = np.where(saving, checkpoint.async_host_ram_bytes(per_rank * node_writers), 0.0)
-    asked = np.where(is_async, safe, f * safe)  # the write at the bandwidth the plan asks for
-    write_s = np.where(limited, on_storage, np.where(saving, asked, 0.0))
-    out["checkpoint_write_s"] = write_s
+
+
+def _checkpoint_stalls(
+    out: Arrays,
+    write_s: Numeric,
+    safe: Numeric,
+    host_copy: Numeric,
+    restore: Numeric,
+    used: Numeric,
+    saving: Any,
+    is_async: Any,
+    mtbf: Numeric,
+) -> None:
+    """What saves cost training: the stall per save and its share, the lag until a save is
+    durable, the time lost per interruption and the goodput."""
     blocking = checkpoint.blocking_s(write_s, safe, host_copy, is_async)
     out["checkpoint_blocking_s"] = np.where(saving, blocking, 0.0)
     out["checkpoint_stall_share"] = np.where(saving, checkpoint.stall_share(blocking, safe), 0.0)
@@ -873,20 +991,19 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     lost = checkpoint.lost_per_failure_s(restore, np.where(saving, used, 0.0), lag)
     out["checkpoint_lost_per_failure_s"] = np.where(saving, lost, 0.0)
     out["goodput"] = np.where(saving, checkpoint.goodput(out["checkpoint_stall_share"], lost, mtbf), 0.0)
+
+
+def _checkpoint_kept(x: Mapping[str, Numeric], out: Arrays, c: Numeric, saving: Any) -> None:
+    """Checkpoints kept on storage: the milestones of the run and the capacity they fill."""
     run, every = _a(x["run_length_s"]), _a(x["checkpoint_milestone_interval_s"])
     both = np.isfinite(run) & np.isfinite(every)
     milestones = np.where(both, checkpoint.milestone_count(np.where(both, run, 0.0), np.where(both, every, 1.0)), 0.0)
     out["checkpoint_milestones"] = milestones
     # A job that saves nothing keeps nothing; kept is all jobs' (keep + the save in flight each).
-    kept = checkpoint.retained_capacity_bytes(c, x["checkpoint_keep"], milestones, np.where(saving, 1.0, 0.0)) * jobs
-    out["checkpoint_capacity_bytes"] = np.where(saving, kept, 0.0)
-    _bursts(x, out, c, safe, saving, is_async, mtbf)
-    out["checkpoint_durable"] = x["checkpoint_durable_store"]
-    out["storage_need_bytes_per_s"] = np.where(
-        is_async,
-        _a(out["read_bytes_per_s"]) + out["checkpoint_write_bytes_per_s"],
-        np.maximum(out["read_bytes_per_s"], out["checkpoint_write_bytes_per_s"]),
+    kept = checkpoint.retained_capacity_bytes(c, x["checkpoint_keep"], milestones, np.where(saving, 1.0, 0.0)) * _a(
+        x["jobs"]
     )
+    out["checkpoint_capacity_bytes"] = np.where(saving, kept, 0.0)
 
 
 def _bursts(

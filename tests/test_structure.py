@@ -19,10 +19,6 @@ CALC = ROOT / "calc"
 MODULES = {p.stem: p for p in CALC.glob("*.py")}
 
 LONG_FUNCTIONS_ALLOWED = {
-    # owner: issue 29 (training helper) for the stages it computes; issue 32 for the sweep
-    "stages.evaluate_transformer",
-    "stages.evaluate_checkpoint",
-    "stages.evaluate_compute",
     # the GPU probes (torch, run on a GPU machine only): not shrunk in issue 27
     "measure.model",
     "measure.storage",
