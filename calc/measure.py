@@ -158,35 +158,14 @@ def storage(
         raise InputError("seconds", f"{seconds}; accepted: more than 0, at most 3600")
     files = _files_under(Path(path))
     rng = random.Random(seed)
-    lock = threading.Lock()
-    latencies: list[float] = []
-    totals = {"reads": 0, "bytes": 0}
-    modes: set[str] = set()
+    tally = _Tally()
     stop = time.perf_counter() + seconds
-
-    def work(worker_seed: int) -> None:
-        r = random.Random(worker_seed)
-        read = reader or _FileReader(-(-req // ALIGN) * ALIGN)
-        local: list[float] = []
-        n = nbytes = 0
-        while time.perf_counter() < stop:
-            p, size = files[r.randrange(len(files))]
-            size_here = min(req, size)
-            aligned = -(-size_here // ALIGN) * ALIGN
-            offset = r.randrange(0, max(size - size_here, 0) + 1) // ALIGN * ALIGN
-            t0 = time.perf_counter()
-            got = read(p, offset, aligned if isinstance(read, _FileReader) and read.mode else size_here)
-            local.append(time.perf_counter() - t0)
-            n += 1
-            nbytes += min(got, size_here)
-        with lock:
-            latencies.extend(local)
-            totals["reads"] += n
-            totals["bytes"] += nbytes
-            if isinstance(read, _FileReader):
-                modes.add(read.mode or "fadvise")
-
-    threads = [threading.Thread(target=work, args=(rng.randrange(2**31),), daemon=True) for _ in range(concurrency)]
+    threads = [
+        threading.Thread(
+            target=_read_randomly, args=(files, req, stop, rng.randrange(2**31), reader, tally), daemon=True
+        )
+        for _ in range(concurrency)
+    ]
     started = time.perf_counter()
     for t in threads:
         t.start()
@@ -200,14 +179,6 @@ def storage(
     if progress:
         sys.stderr.write("\n")
     elapsed = time.perf_counter() - started
-    if reader is not None:
-        cache = "custom reader"
-    elif modes == {"O_DIRECT"}:
-        cache = "O_DIRECT"
-    elif "fadvise" in modes and hasattr(os, "posix_fadvise"):
-        cache = "fadvise DONTNEED (O_DIRECT refused): pages may still be cached on tmpfs or network file systems"
-    else:
-        cache = "warning: could not bypass the page cache; the result may come from RAM"
     return StorageMeasurement(
         path=str(path),
         files=len(files),
@@ -215,13 +186,62 @@ def storage(
         request_bytes=req,
         concurrency=concurrency,
         seconds=elapsed,
-        reads=totals["reads"],
-        iops=totals["reads"] / elapsed,
-        bytes_per_s=totals["bytes"] / elapsed,
-        latency_p50_s=_percentile(latencies, 50),
-        latency_p99_s=_percentile(latencies, 99),
-        cache=cache,
+        reads=tally.reads,
+        iops=tally.reads / elapsed,
+        bytes_per_s=tally.bytes / elapsed,
+        latency_p50_s=_percentile(tally.latencies, 50),
+        latency_p99_s=_percentile(tally.latencies, 99),
+        cache=_cache_note(reader, tally.modes),
     )
+
+
+@dataclass
+class _Tally:
+    """What the reader threads found, merged under ``lock``: latencies [s], reads, bytes and
+    how each bypassed the page cache."""
+
+    latencies: list[float] = field(default_factory=list)
+    reads: int = 0
+    bytes: int = 0
+    modes: set[str] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _read_randomly(
+    files: list[tuple[str, int]], req: int, stop: float, seed: int, reader: Reader | None, tally: _Tally
+) -> None:
+    """One reader thread: random aligned reads of random files until ``stop``, timed one by one."""
+    r = random.Random(seed)
+    read = reader or _FileReader(-(-req // ALIGN) * ALIGN)
+    local: list[float] = []
+    n = nbytes = 0
+    while time.perf_counter() < stop:
+        p, size = files[r.randrange(len(files))]
+        size_here = min(req, size)
+        aligned = -(-size_here // ALIGN) * ALIGN
+        offset = r.randrange(0, max(size - size_here, 0) + 1) // ALIGN * ALIGN
+        t0 = time.perf_counter()
+        got = read(p, offset, aligned if isinstance(read, _FileReader) and read.mode else size_here)
+        local.append(time.perf_counter() - t0)
+        n += 1
+        nbytes += min(got, size_here)
+    with tally.lock:
+        tally.latencies.extend(local)
+        tally.reads += n
+        tally.bytes += nbytes
+        if isinstance(read, _FileReader):
+            tally.modes.add(read.mode or "fadvise")
+
+
+def _cache_note(reader: Reader | None, modes: set[str]) -> str:
+    """How the page cache was kept out of the measurement, or a warning that it was not."""
+    if reader is not None:
+        return "custom reader"
+    if modes == {"O_DIRECT"}:
+        return "O_DIRECT"
+    if "fadvise" in modes and hasattr(os, "posix_fadvise"):
+        return "fadvise DONTNEED (O_DIRECT refused): pages may still be cached on tmpfs or network file systems"
+    return "warning: could not bypass the page cache; the result may come from RAM"
 
 
 def write_storage_preset(
@@ -575,8 +595,60 @@ def model(
     forward + backward + optimizer step at ``time_batch``.
     """
     torch = _torch()
-    from torch.utils.flop_counter import FlopCounterMode
+    a, b = _check_model_args(precision, optimizer, batch_sizes)
+    dev = _device(device, precision, torch)
+    module = module.to(dev)
+    x1 = _with_batch(example_input, 1, torch)
+    x1 = torch.utils._pytree.tree_map(lambda t: t.to(dev) if isinstance(t, torch.Tensor) else t, x1)
+    autocast = _Autocast(torch, dev, {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision))
+    notes: list[str] = []
+    params = sum(p.numel() for p in module.parameters())
+    forward = _forward_flops(module, x1, autocast)
+    if forward == 0:
+        raise InputError("module", "FlopCounterMode counted no FLOPs: the model uses no matmul or convolution it knows")
+    act = _activation_bytes(module, x1, a, b, autocast, torch)
+    if act <= 0:
+        notes.append("saved-tensor bytes did not grow with batch size; the model may run in inference mode")
 
+    step = _TrainStep(module, _optimizer(optimizer, module.parameters(), torch), autocast, torch)
+    flops, moved = _counted_steps(step, x1, a, b, traffic, torch)
+    train = (flops[b] - flops[a]) / (b - a)
+    step_flops = flops[a] - a * train
+    per_ex = per_step = None
+    by_op: dict[str, tuple[float, float]] = {}
+    if traffic:
+        by_op = _traffic_by_op(moved, a, b)
+        per_ex = sum(v[0] for v in by_op.values())
+        per_step = sum(v[1] for v in by_op.values())
+        if per_step < 0:
+            notes.append("per-step bytes came out negative: traffic is not linear in the batch size here")
+
+    peak = step_s = None
+    if dev.type == "cuda":
+        time_batch = time_batch or b
+        peak, step_s = _cuda_step(step, _with_batch(x1, time_batch, torch), iters, torch)
+    return ModelMeasurement(
+        params=int(params),
+        forward_flops_per_example=forward,
+        train_flops_per_example=train,
+        activation_bytes_per_example=float(act),
+        precision=precision,
+        device=str(dev),
+        peak_memory_bytes=peak,
+        step_time_s=step_s,
+        batch_size=time_batch if step_s else None,
+        notes=notes,
+        memory_bytes_per_example=per_ex,
+        step_memory_bytes=per_step,
+        step_flops=step_flops,
+        optimizer=optimizer,
+        traffic_batch_sizes=(a, b),
+        traffic_by_op=by_op,
+    )
+
+
+def _check_model_args(precision: str, optimizer: str, batch_sizes: tuple[int, int]) -> tuple[int, int]:
+    """The probe's choices, refused with what is accepted; the two batch sizes."""
     if precision not in ("fp32", "bf16", "fp16"):
         raise InputError("precision", f"{precision!r}; accepted: fp32, bf16, fp16")
     if optimizer not in OPTIMIZERS:
@@ -584,27 +656,45 @@ def model(
     a, b = batch_sizes
     if not 1 <= a < b:
         raise InputError("batch_sizes", f"{batch_sizes}; accepted: two sizes 1 <= a < b")
+    return a, b
+
+
+def _device(device: str | None, precision: str, torch: Any) -> Any:
+    """The torch device to measure on: the one named, else CUDA when there is one, else the CPU."""
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     if dev.type == "meta" and precision != "fp32":
         raise InputError("precision", f"{precision!r} on the meta device; autocast needs a real device (fp32 only)")
-    module = module.to(dev)
-    x1 = _with_batch(example_input, 1, torch)
-    x1 = torch.utils._pytree.tree_map(lambda t: t.to(dev) if isinstance(t, torch.Tensor) else t, x1)
-    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
-    notes: list[str] = []
+    return dev
 
-    def autocast() -> Any:
-        if dtype is None:
-            return torch.autocast(dev.type, enabled=False) if dev.type in ("cpu", "cuda") else _NullContext()
-        return torch.autocast(dev.type, dtype=dtype)
 
-    params = sum(p.numel() for p in module.parameters())
+def _forward_flops(module: Any, x1: Any, autocast: _Autocast) -> float:
+    """FLOPs of one forward pass of one example (torch's FlopCounterMode)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
     with FlopCounterMode(display=False) as fwd, autocast():
         out = _call(module, x1)
     forward = float(fwd.get_total_flops())
     del out
-    if forward == 0:
-        raise InputError("module", "FlopCounterMode counted no FLOPs: the model uses no matmul or convolution it knows")
+    return forward
+
+
+class _Autocast:
+    """A fresh autocast context per use: the precision's (bf16, fp16), or autocast off (fp32)."""
+
+    def __init__(self, torch: Any, dev: Any, dtype: Any) -> None:
+        self.torch, self.dev, self.dtype = torch, dev, dtype
+
+    def __call__(self) -> Any:
+        if self.dtype is None:
+            if self.dev.type in ("cpu", "cuda"):
+                return self.torch.autocast(self.dev.type, enabled=False)
+            return _NullContext()
+        return self.torch.autocast(self.dev.type, dtype=self.dtype)
+
+
+def _activation_bytes(module: Any, x1: Any, a: int, b: int, autocast: _Autocast, torch: Any) -> float:
+    """Bytes autograd saves for backward per example: the slope between batches ``a`` and ``b``
+    of the non-parameter storages the forward pass saves."""
 
     def storage_key(t: Any) -> int:
         return int(t.untyped_storage()._cdata)  # one key per storage, on every device (meta included)
@@ -625,76 +715,67 @@ def model(
         del out
         return sum(seen.values())
 
-    act = (saved_bytes(b) - saved_bytes(a)) / (b - a)
-    if act <= 0:
-        notes.append("saved-tensor bytes did not grow with batch size; the model may run in inference mode")
+    return (saved_bytes(b) - saved_bytes(a)) / (b - a)
 
-    opt = _optimizer(optimizer, module.parameters(), torch)
 
-    def train_step(xn: Any) -> None:
-        with autocast():
-            loss = _scalar(_call(module, xn), torch)
+class _TrainStep:
+    """One full training step: forward under autocast, backward of the scalar output, the
+    optimizer's step, gradients dropped."""
+
+    def __init__(self, module: Any, opt: Any, autocast: _Autocast, torch: Any) -> None:
+        self.module, self.opt, self.autocast, self.torch = module, opt, autocast, torch
+
+    def __call__(self, xn: Any) -> None:
+        with self.autocast():
+            loss = _scalar(_call(self.module, xn), self.torch)
         loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
+
+
+def _counted_steps(
+    step: _TrainStep, x1: Any, a: int, b: int, traffic: bool, torch: Any
+) -> tuple[dict[int, float], dict[int, dict[str, int]]]:
+    """FLOPs and bytes per aten op of one training step at batches ``a`` and ``b``, after one
+    uncounted step (it creates the optimizer state: not a steady-state step)."""
+    from torch.utils.flop_counter import FlopCounterMode
 
     flops: dict[int, float] = {}
     moved: dict[int, dict[str, int]] = {}
-    train_step(_with_batch(x1, a, torch))  # creates the optimizer state: not a steady-state step
+    step(_with_batch(x1, a, torch))
     for n in (a, b):
         xn = _with_batch(x1, n, torch)
         counter = _byte_counter(torch) if traffic else _NullContext()
         with FlopCounterMode(display=False) as fc, counter:
-            train_step(xn)
+            step(xn)
         flops[n] = float(fc.get_total_flops())
         moved[n] = dict(counter.by_op) if traffic else {}
-    train = (flops[b] - flops[a]) / (b - a)
-    step_flops = flops[a] - a * train
-    per_ex = per_step = None
-    by_op: dict[str, tuple[float, float]] = {}
-    if traffic:
-        for op in sorted(set(moved[a]) | set(moved[b])):
-            ba, bb = moved[a].get(op, 0), moved[b].get(op, 0)
-            slope = (bb - ba) / (b - a)
-            if ba or bb:
-                by_op[op] = (slope, ba - a * slope)
-        per_ex = sum(v[0] for v in by_op.values())
-        per_step = sum(v[1] for v in by_op.values())
-        if per_step < 0:
-            notes.append("per-step bytes came out negative: traffic is not linear in the batch size here")
+    return flops, moved
 
-    peak = step = None
-    if dev.type == "cuda":
-        n = time_batch or b
-        xn = _with_batch(x1, n, torch)
-        train_step(xn)
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            train_step(xn)
-        torch.cuda.synchronize()
-        step = (time.perf_counter() - t0) / iters
-        peak = float(torch.cuda.max_memory_allocated())
-        time_batch = n
-    return ModelMeasurement(
-        params=int(params),
-        forward_flops_per_example=forward,
-        train_flops_per_example=train,
-        activation_bytes_per_example=float(act),
-        precision=precision,
-        device=str(dev),
-        peak_memory_bytes=peak,
-        step_time_s=step,
-        batch_size=time_batch if step else None,
-        notes=notes,
-        memory_bytes_per_example=per_ex,
-        step_memory_bytes=per_step,
-        step_flops=step_flops,
-        optimizer=optimizer,
-        traffic_batch_sizes=(a, b),
-        traffic_by_op=by_op,
-    )
+
+def _traffic_by_op(moved: dict[int, dict[str, int]], a: int, b: int) -> dict[str, tuple[float, float]]:
+    """aten op -> (bytes per example, bytes per step): each op's bytes at batches ``a`` and ``b``
+    split into a slope and an intercept (ops that moved nothing left out)."""
+    by_op: dict[str, tuple[float, float]] = {}
+    for op in sorted(set(moved[a]) | set(moved[b])):
+        ba, bb = moved[a].get(op, 0), moved[b].get(op, 0)
+        slope = (bb - ba) / (b - a)
+        if ba or bb:
+            by_op[op] = (slope, ba - a * slope)
+    return by_op
+
+
+def _cuda_step(step: _TrainStep, xn: Any, iters: int, torch: Any) -> tuple[float, float]:
+    """Peak GPU memory [bytes] and the mean time of ``iters`` training steps [s] after a warm-up."""
+    step(xn)
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        step(xn)
+    torch.cuda.synchronize()
+    step_s = (time.perf_counter() - t0) / iters
+    return float(torch.cuda.max_memory_allocated()), step_s
 
 
 class _NullContext:
