@@ -433,6 +433,27 @@ def _resolve_node(c: _Ctx) -> None:
         warnings.append(
             f"Server {srv.name} carries {srv.gpu}, not {g.name}: its network, RAM and cores are used as given."
         )
+    _node_cores_and_link(c, srv, taken)
+    v["page_cache"] = float(sc.page_cache)
+    v["loader"] = float(pipeline.LOADERS.index(sc.loader))
+    v["reader_concurrency"] = float(sc.reader_concurrency)
+    put(
+        "host_link_bytes_per_s",
+        sc.host_link_bytes_per_s,
+        "bytes_per_s",
+        g.host_link_bytes_per_s,
+        f"gpus.yaml {g.name}: {g.host_link}",
+    )
+    _node_ram(c, srv, taken)
+    for name in ("transfer_link_bytes_per_s", "compress_bytes_per_s_per_core", "decompress_bytes_per_s"):
+        v[name], src[name] = parse(getattr(sc, name), "bytes_per_s", name), "scenario"
+    if srv and taken:
+        warnings.append(_server_note(srv.name, taken))
+
+
+def _node_cores_and_link(c: _Ctx, srv: catalog.Server | None, taken: list[str]) -> None:
+    """CPU cores for loading and the node's link to storage: given, the server's, or unlimited."""
+    sc, v, src = c.sc, c.v, c.src
     if sc.cpu_cores_per_node is not None:
         v["cpu_cores_per_node"], src["cpu_cores_per_node"] = float(sc.cpu_cores_per_node), "scenario"
     elif srv and math.isfinite(srv.cpu_cores):
@@ -451,16 +472,11 @@ def _resolve_node(c: _Ctx) -> None:
         taken.append(f"node link to storage {fmt(srv.storage_network_bytes_per_s, 'bytes_per_s')}")
     else:
         v["node_network_bytes_per_s"], src["node_network_bytes_per_s"] = math.inf, "unlimited (no server or link given)"
-    v["page_cache"] = float(sc.page_cache)
-    v["loader"] = float(pipeline.LOADERS.index(sc.loader))
-    v["reader_concurrency"] = float(sc.reader_concurrency)
-    put(
-        "host_link_bytes_per_s",
-        sc.host_link_bytes_per_s,
-        "bytes_per_s",
-        g.host_link_bytes_per_s,
-        f"gpus.yaml {g.name}: {g.host_link}",
-    )
+
+
+def _node_ram(c: _Ctx, srv: catalog.Server | None, taken: list[str]) -> None:
+    """Host RAM per node: given, the server's, or the default."""
+    sc, v, src = c.sc, c.v, c.src
     if sc.host_ram_bytes is not None:
         v["host_ram_bytes"], src["host_ram_bytes"] = parse(sc.host_ram_bytes, "bytes", "host_ram_bytes"), "scenario"
     elif srv and math.isfinite(srv.ram_bytes):
@@ -474,10 +490,6 @@ def _resolve_node(c: _Ctx) -> None:
             DEFAULT_HOST_RAM_BYTES,
             "default 512 GiB (calc.resolve.DEFAULT_HOST_RAM_BYTES)",
         )
-    for name in ("transfer_link_bytes_per_s", "compress_bytes_per_s_per_core", "decompress_bytes_per_s"):
-        v[name], src[name] = parse(getattr(sc, name), "bytes_per_s", name), "scenario"
-    if srv and taken:
-        warnings.append(_server_note(srv.name, taken))
 
 
 def _resolve_storage(c: _Ctx) -> None:

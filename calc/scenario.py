@@ -1330,39 +1330,55 @@ def check_value(name: str, value: object, info: FieldInfo) -> Any:
             parse_tensors(value, name)
         return value
     if info.kind == "choice":
-        if not isinstance(value, str) or not value.strip():
-            raise InputError(name, f"expected a name, got {value!r}; {_accepted(name, info)}")
-        accepted = info.choices or _choices(name)
-        if info.choices:
-            folded = {c.lower(): c for c in accepted}
-            if value.strip().lower() not in folded:
-                raise InputError(name, f"unknown {value!r}{closest(value, folded)}; {_accepted(name, info)}")
-            return folded[value.strip().lower()]
-        try:
-            if name == "storage":
-                return option(value.strip()).name
-            if name == "server":
-                return catalog.server(value.strip()).name
-            if name == "model" and value.strip().lower() == BLANK_MODEL:
-                return BLANK_MODEL
-            table: Mapping[str, Any] = catalog.models() if name == "model" else catalog.gpus()
-            return catalog.lookup(value.strip(), table, "model" if name == "model" else "GPU", name)
-        except PresetError as e:
-            raise InputError(name, e.message) from None
+        return _check_choice(name, value, info)
     if info.kind == "bool":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no", "on", "off"):
-            return value.strip().lower() in ("true", "1", "yes", "on")
-        if isinstance(value, numbers.Real) and value in (0, 1):
-            return bool(value)
-        raise InputError(name, f"expected true or false, got {value!r}")
+        return _check_bool(name, value)
     if info.kind in ("int", "fraction", "number"):
         number = _number(name, value, "count", info)
         if info.kind == "int" and number != math.floor(number):
             raise InputError(name, f"expected a whole number, got {_short(value)}; {_accepted(name, info)}")
         _bounds(name, number, info)
         return int(number) if info.kind == "int" else float(number)
+    return _check_quantity(name, value, info)
+
+
+def _check_choice(name: str, value: object, info: FieldInfo) -> str:
+    """A choice or a preset name, in its canonical spelling (matched case-insensitively)."""
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(name, f"expected a name, got {value!r}; {_accepted(name, info)}")
+    accepted = info.choices or _choices(name)
+    if info.choices:
+        folded = {c.lower(): c for c in accepted}
+        if value.strip().lower() not in folded:
+            raise InputError(name, f"unknown {value!r}{closest(value, folded)}; {_accepted(name, info)}")
+        return folded[value.strip().lower()]
+    try:
+        if name == "storage":
+            return option(value.strip()).name
+        if name == "server":
+            return catalog.server(value.strip()).name
+        if name == "model" and value.strip().lower() == BLANK_MODEL:
+            return BLANK_MODEL
+        table: Mapping[str, Any] = catalog.models() if name == "model" else catalog.gpus()
+        return catalog.lookup(value.strip(), table, "model" if name == "model" else "GPU", name)
+    except PresetError as e:
+        raise InputError(name, e.message) from None
+
+
+def _check_bool(name: str, value: object) -> bool:
+    """A switch: a bool, 0 or 1, or one of true/false, yes/no, on/off, 1/0 in words."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+        return value.strip().lower() in ("true", "1", "yes", "on")
+    if isinstance(value, numbers.Real) and value in (0, 1):
+        return bool(value)
+    raise InputError(name, f"expected true or false, got {value!r}")
+
+
+def _check_quantity(name: str, value: object, info: FieldInfo) -> Any:
+    """A quantity with a unit (or a bare number in base units) within its bounds; the bound's
+    message hints at a bare number typed in the label's unit."""
     number = _number(name, value, info.kind, info)  # type: ignore[arg-type]  # a quantity kind, the only ones left
     try:
         _bounds(name, number, info)
