@@ -154,9 +154,20 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
     if bad:
         raise InputError(bad[0], "text inputs cannot be swept; accepted axes: numbers, sizes, rates and choices")
     vals = {k: _values(k, v) for k, v in axes.items()}
-    r0 = resolve(sc)
-    base_x = r0.values
+    sizes = [len(vals[k]) for k in vals]
+    size = math.prod(sizes) if sizes else 1
+    # Flat index of each axis value over the grid, in the order the axes were given.
+    grids = np.meshgrid(*[np.arange(n) for n in sizes], indexing="ij") if sizes else []
+    index = {k: g.ravel() for k, g in zip(vals, grids, strict=True)}
+    out = evaluate(_grid_inputs(sc, vals, index, size))
+    _refuse_like_plan(out, vals, index, size)
+    return _frame(out, vals, index, size)
 
+
+def _grid_inputs(sc: Scenario, vals: dict[str, list[Any]], index: dict[str, Any], size: int) -> dict[str, Any]:
+    """The resolved inputs of every grid row: the base's numbers, and a column for each number an
+    axis (or a group of axes resolved together) changes."""
+    base_x = resolve(sc).values
     # Each value alone on the base (an InputError kept: it may be valid beside another axis's).
     alone = {k: [_resolve_one(sc, k, v) for v in vs] for k, vs in vals.items()}
     # Which resolved numbers each axis changes.
@@ -164,15 +175,8 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
         k: {key for rv in rs if isinstance(rv, dict) for key, xv in rv.items() if not _same(xv, base_x[key])}
         for k, rs in alone.items()
     }
-    groups = _groups(sc, vals, alone, changed, base_x)
-    sizes = [len(vals[k]) for k in vals]
-    size = math.prod(sizes) if sizes else 1
-    # Flat index of each axis value over the grid, in the order the axes were given.
-    grids = np.meshgrid(*[np.arange(n) for n in sizes], indexing="ij") if sizes else []
-    index = {k: g.ravel() for k, g in zip(vals, grids, strict=True)}
-
     x: dict[str, Any] = dict(base_x)
-    for group in groups:
+    for group in _groups(sc, vals, alone, changed, base_x):
         combos = list(itertools.product(*(range(len(vals[k])) for k in group)))
         if len(group) > 1:
             # Resolved per combination: what each changes together, and each one checked.
@@ -192,9 +196,11 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
             pos = pos * len(vals[k]) + index[k]
         for key in keys:
             x[key] = table[key][pos]
+    return x
 
-    out = evaluate(x)
-    _refuse_like_plan(out, vals, index, size)
+
+def _frame(out: dict[str, Any], vals: dict[str, list[Any]], index: dict[str, Any], size: int) -> pd.DataFrame:
+    """The sweep's table: the axis columns, every output, ``fits``, ``step_method`` and ``bottleneck``."""
     columns = {k: np.asarray(out[k], dtype=float) for k in OUTPUTS}
     # The arrays evaluate() made become the columns as they are (copy=False: no
     # consolidation into one block, which cost 0.8 s of page faults at a million rows).
