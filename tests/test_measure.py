@@ -350,3 +350,35 @@ def test_checkpoint_load_probe_feeds_the_restore(tmp_path: Path) -> None:
         measure.checkpoint_load(tmp_path / "missing.pt")
     with pytest.raises(InputError, match="repeats"):
         measure.checkpoint_load(shard, repeats=0)
+
+
+def test_gpu_step_timing_on_a_simulated_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The GPU timing without a GPU: each training step takes 0.25 s of simulated time. One warm-up
+    # step (not timed), then iters = 4 timed steps: 4 x 0.25 s / 4 = 0.25 s a step. The peak is
+    # read after the peak counter was reset (after the warm-up): 3 GiB here, as the fake reports.
+    clock = _Clock()
+    monkeypatch.setattr(measure, "time", clock)
+    events: list[str] = []
+
+    class Cuda:
+        def synchronize(self) -> None:
+            events.append("sync")
+
+        def reset_peak_memory_stats(self) -> None:
+            events.append("reset")
+
+        def max_memory_allocated(self) -> int:
+            events.append("peak")
+            return 3 * 2**30
+
+    class Torch:
+        cuda = Cuda()
+
+    def step(xn: object) -> None:
+        assert xn == "batch"
+        events.append("step")
+        clock.now += 0.25
+
+    peak, step_s = measure._cuda_step(step, "batch", 4, Torch())  # type: ignore[arg-type]
+    assert step_s == 0.25 and peak == 3 * 2**30
+    assert events == ["step", "sync", "reset", "step", "step", "step", "step", "sync", "peak"]
