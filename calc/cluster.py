@@ -208,25 +208,7 @@ class Cluster:
         raw = data.get("jobs")
         if not isinstance(raw, list) or not raw:
             raise InputError(f"{source}: jobs", "expected a list of {scenario: NAME, count: N, set: {...}}")
-        jobs = []
-        for i, entry in enumerate(raw):
-            where = f"{source}: jobs[{i}]"
-            if not isinstance(entry, Mapping):
-                raise InputError(where, f"expected a mapping with scenario: and count:, got {entry!r}")
-            extra = sorted(str(k) for k in entry if k not in ("scenario", "count", "set"))
-            if extra:
-                raise InputError(f"{where}: {extra[0]}", "unknown key; accepted: scenario, count, set")
-            spec, sets = entry.get("scenario"), entry.get("set") or {}
-            if not isinstance(sets, Mapping):
-                raise InputError(f"{where}: set", f"expected a mapping of inputs, got {sets!r}")
-            if isinstance(spec, str):
-                sc = preset_scenario(spec)
-                sc = _with(sc, {str(k): v for k, v in sets.items()}, where)
-            elif isinstance(spec, Mapping):
-                sc = _with(Scenario.from_dict(spec, where), {str(k): v for k, v in sets.items()}, where)
-            else:
-                raise InputError(f"{where}: scenario", "expected a preset name or a mapping of inputs")
-            jobs.append(Job(sc, _count(entry.get("count", 1), where)))
+        jobs = [_job_entry(entry, f"{source}: jobs[{i}]") for i, entry in enumerate(raw)]
         shared = data.get("shared") or {}
         if not isinstance(shared, Mapping):
             raise InputError(f"{source}: shared", f"expected a mapping of inputs, got {shared!r}")
@@ -286,6 +268,27 @@ class Cluster:
 
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Cluster)}
 """The cluster options' defaults, left out of its YAML and links."""
+
+
+def _job_entry(entry: Any, where: str) -> Job:
+    """One entry of a cluster document's jobs: a preset name or a mapping of inputs, with its
+    count and the inputs it sets."""
+    if not isinstance(entry, Mapping):
+        raise InputError(where, f"expected a mapping with scenario: and count:, got {entry!r}")
+    extra = sorted(str(k) for k in entry if k not in ("scenario", "count", "set"))
+    if extra:
+        raise InputError(f"{where}: {extra[0]}", "unknown key; accepted: scenario, count, set")
+    spec, sets = entry.get("scenario"), entry.get("set") or {}
+    if not isinstance(sets, Mapping):
+        raise InputError(f"{where}: set", f"expected a mapping of inputs, got {sets!r}")
+    if isinstance(spec, str):
+        sc = preset_scenario(spec)
+        sc = _with(sc, {str(k): v for k, v in sets.items()}, where)
+    elif isinstance(spec, Mapping):
+        sc = _with(Scenario.from_dict(spec, where), {str(k): v for k, v in sets.items()}, where)
+    else:
+        raise InputError(f"{where}: scenario", "expected a preset name or a mapping of inputs")
+    return Job(sc, _count(entry.get("count", 1), where))
 
 
 def _with(sc: Scenario, changes: Mapping[str, Any], where: str) -> Scenario:

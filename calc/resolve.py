@@ -254,17 +254,22 @@ def _resolve_transformer(c: _Ctx) -> None:
                     "(presets/gemm.yaml) speed up the layer's matrix multiplies only; no fp8 training run calibrates "
                     "it."
                 )
-        arch_src = src["architecture"]
-        for k, what in (
-            ("activation_bytes_per_example", "calc.transformer.activation_bytes_per_sequence"),
-            ("memory_traffic_bytes_per_example", "calc.transformer.traffic_bytes_per_sequence (fused kernels)"),
-            ("step_traffic_bytes", "32 B per parameter per rank (calc.transformer.STEP_BYTES_PER_PARAM)"),
-        ):
-            if src.get(k) != "scenario":
-                src[k] = f"{what}; {arch_src}"
-        src["train_flops_per_example"] = f"calc.transformer.train_flops_per_token x seq_len; {arch_src}"
+        _architecture_sources(src)
     elif sc.params is not None:
         v["params"], src["params"] = parse(sc.params, "count", "params"), "scenario"
+
+
+def _architecture_sources(src: dict[str, str]) -> None:
+    """Where a transformer's per-example figures come from: its architecture (the given ones stand)."""
+    arch_src = src["architecture"]
+    for k, what in (
+        ("activation_bytes_per_example", "calc.transformer.activation_bytes_per_sequence"),
+        ("memory_traffic_bytes_per_example", "calc.transformer.traffic_bytes_per_sequence (fused kernels)"),
+        ("step_traffic_bytes", "32 B per parameter per rank (calc.transformer.STEP_BYTES_PER_PARAM)"),
+    ):
+        if src.get(k) != "scenario":
+            src[k] = f"{what}; {arch_src}"
+    src["train_flops_per_example"] = f"calc.transformer.train_flops_per_token x seq_len; {arch_src}"
 
 
 def _resolve_measurement(c: _Ctx) -> None:

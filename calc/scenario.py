@@ -1293,6 +1293,12 @@ def from_text(name: str, text: Any) -> Any:
         if info.optional:
             return None
         raise InputError(name, f"is required and cannot be {text!r}; {_accepted(name)}")
+    return _text_value(name, value, info)
+
+
+def _text_value(name: str, value: str, info: FieldInfo) -> Any:
+    """Text that names a value by the input's kind: a switch, a count, a bare number in base units;
+    other text (a quantity with its unit, a name) as it is."""
     if info.kind == "bool":
         return check_field(name, value)
     if info.kind in ("int", "number", "fraction"):

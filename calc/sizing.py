@@ -466,23 +466,7 @@ def max_gpus(
         after the first epoch, or more than the largest job a plan takes (1,000,000 GPUs) is fed.
     """
     s = _as_scenario(sc, overrides)
-    n_units = None if units is None else _given("units", "storage_units", units)
-    if storage is None and units is not None:
-        raise InputError("units", "units need a storage option; accepted: storage=NAME with units=N")
-    change: dict[str, Any] = {"jobs": 1}
-    if storage is not None or read_bytes_per_s is not None or read_iops is not None:
-        change |= {
-            "storage": None if storage is None else _given("storage", "storage", storage),
-            "storage_units": n_units,
-            "storage_bytes_per_s": None
-            if read_bytes_per_s is None
-            else _given("read_bytes_per_s", "storage_bytes_per_s", read_bytes_per_s),
-            "storage_iops": None if read_iops is None else _given("read_iops", "storage_iops", read_iops),
-        }
-        if storage is not None:
-            change["storage_latency_s"] = None  # the option's own latency, not the scenario's storage's
-    elif s.storage is None and s.storage_bytes_per_s is None and s.storage_iops is None:
-        raise InputError("storage", "give a storage option, read_bytes_per_s or read_iops")
+    change = _storage_change(s, storage, units, read_bytes_per_s, read_iops)
     mp = s.tensor_parallel * s.pipeline_parallel
     k0 = max(1, math.ceil(s.state_shards / mp))
     kmax = int(float(FIELDS["gpus_per_job"].maximum or 1e6) // mp)
@@ -515,6 +499,35 @@ def max_gpus(
         if j >= 0:
             k = int(between[j])
     return _engine_largest(base, k0, k, mp)
+
+
+def _storage_change(
+    s: Scenario,
+    storage: str | None,
+    units: float | None,
+    read_bytes_per_s: float | str | None,
+    read_iops: float | str | None,
+) -> dict[str, Any]:
+    """The inputs ``max_gpus`` changes: one job, on the storage its arguments give (each checked
+    as the input it stands for), or on the scenario's own storage when they give none."""
+    n_units = None if units is None else _given("units", "storage_units", units)
+    if storage is None and units is not None:
+        raise InputError("units", "units need a storage option; accepted: storage=NAME with units=N")
+    change: dict[str, Any] = {"jobs": 1}
+    if storage is not None or read_bytes_per_s is not None or read_iops is not None:
+        change |= {
+            "storage": None if storage is None else _given("storage", "storage", storage),
+            "storage_units": n_units,
+            "storage_bytes_per_s": None
+            if read_bytes_per_s is None
+            else _given("read_bytes_per_s", "storage_bytes_per_s", read_bytes_per_s),
+            "storage_iops": None if read_iops is None else _given("read_iops", "storage_iops", read_iops),
+        }
+        if storage is not None:
+            change["storage_latency_s"] = None  # the option's own latency, not the scenario's storage's
+    elif s.storage is None and s.storage_bytes_per_s is None and s.storage_iops is None:
+        raise InputError("storage", "give a storage option, read_bytes_per_s or read_iops")
+    return change
 
 
 def _engine_largest(base: Scenario, k0: int, k: int, mp: int) -> int:
@@ -945,6 +958,12 @@ class Answer:
             )
         if self.feeds_gpus is not None and self.feeds_note:
             out.append(self.feeds_note)
+        out.append(self._idle_line())
+        return out
+
+    def _idle_line(self) -> str:
+        """What the bottleneck idles, in GPU-hours and dollars a month, or that it idles nothing."""
+        p = self.plan
         gpus = p.scenario.gpus_per_job * p.scenario.jobs
         # One voice: the idle share is the chosen design's, planned on the tier that serves the reads.
         util = self.design_utilization if math.isfinite(self.design_utilization) else p.gpu_utilization
@@ -955,14 +974,12 @@ class Answer:
                 if math.isfinite(self.idle_usd_per_month)
                 else f" (no GPU price: {self.gpu_price_source}; {ask('gpu_price_per_hour')})"
             )
-            out.append(
+            return (
                 f"The {neck} bottleneck idles {gpus:,} x {p.scenario.gpu} "
                 f"{1 - util:.0%} of the time: "
                 f"{self.idle_gpu_hours_per_month:,.0f} GPU-hours a month{money}."
             )
-        else:
-            out.append(f"The steady reads lose no GPU time: the {_n(gpus, 'GPU')} set the pace.")
-        return out
+        return f"The steady reads lose no GPU time: the {_n(gpus, 'GPU')} set the pace."
 
 
 def answer_rows(
@@ -1123,19 +1140,9 @@ def _deciding(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -> str:
     """One sentence: the constraint that sized the chosen design, with its number."""
     if d is None:
         return ""
-    v = p.values
-    clients = _clients(p)
     if d["design"] != "one tier":
-        if d["design"] == "page cache":
-            return (
-                f"Deciding: the dataset ({fmt(p.dataset_bytes, 'bytes')}) fits in each node's free RAM, so the store "
-                "is read once per node and only holds it."
-            )
-        return (
-            f"Deciding: each of {_n(clients, 'node')} reads {fmt(v['read_bytes_per_s'] / clients, 'bytes_per_s')} "
-            f"from its own copy; the store only holds the dataset ({fmt(p.dataset_bytes, 'bytes')}) "
-            "and takes the checkpoints."
-        )
+        return _deciding_tiers(p, d)
+    v = p.values
     r = rec[rec["option"] == d["store"]].iloc[0]
     lim = str(r["limiting"])
     o = st.option(str(r["option"]))
@@ -1194,6 +1201,21 @@ def _deciding(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -> str:
             f"which sets {_n(r['units'], str(r['unit']))} of {r['option']} (its metadata grows with its size)."
         )
     return f"Deciding: {lim}; it sets {_n(r['units'], str(r['unit']))} of {r['option']}."
+
+
+def _deciding_tiers(p: Plan, d: Mapping[str, Any]) -> str:
+    """The sentence for a design whose reads come from a tier in the nodes (their RAM or a copy)."""
+    if d["design"] == "page cache":
+        return (
+            f"Deciding: the dataset ({fmt(p.dataset_bytes, 'bytes')}) fits in each node's free RAM, so the store "
+            "is read once per node and only holds it."
+        )
+    clients = _clients(p)
+    return (
+        f"Deciding: each of {_n(clients, 'node')} reads {fmt(p.values['read_bytes_per_s'] / clients, 'bytes_per_s')} "
+        f"from its own copy; the store only holds the dataset ({fmt(p.dataset_bytes, 'bytes')}) "
+        "and takes the checkpoints."
+    )
 
 
 def answer(x: PlanLike, /, **overrides: Any) -> Answer:

@@ -184,6 +184,25 @@ def parse(value: object, kind: Kind, field: str = "value") -> float:
         return number
     if not isinstance(value, str):
         raise UnitError(field, f"expected a number or a string with a unit, got {value!r}")
+    number, unit = _number_and_unit(value, kind, field)
+    table = _UNITS[kind]
+    if unit == "":
+        return number  # a bare number is in the base unit, as a Python number is (one rule everywhere)
+    if kind == "bytes" and unit in _BIT_UNITS:
+        # Sizes are never quoted in bits; "64kb" almost always means kilobytes, 8x more.
+        pre = unit.removesuffix("bits").removesuffix("bit").removesuffix("b")
+        hint = f"{pre}B" + (f" or {pre.upper()}iB" if pre and not pre.endswith("i") else "")
+        raise UnitError(field, f"{unit!r} in {value!r} is bits; a size takes bytes, accepted: {hint}")
+    if unit in table:
+        return number * table[unit]
+    other = next((k for k, t in _UNITS.items() if unit in t), None)
+    hint = f" ({unit!r} is a unit of {other.replace('_', ' ')})" if other else ""
+    raise UnitError(field, f"unknown unit {unit!r} in {value!r}{hint}; accepted: {_ACCEPTED[kind]}")
+
+
+def _number_and_unit(value: str, kind: Kind, field: str) -> tuple[float, str]:
+    """The finite number a text starts with (thousands commas and underscores dropped) and the
+    unit after it, spaces removed (``""``: none)."""
     match = _NUMBER.match(value)
     raw = match.group(1) if match else ""
     if "," in raw and not _THOUSANDS.match(raw):
@@ -198,20 +217,7 @@ def parse(value: object, kind: Kind, field: str = "value") -> float:
         raise UnitError(field, f"cannot read {value!r} as a number with a unit; accepted: {_ACCEPTED[kind]}") from None
     if not math.isfinite(number):
         raise UnitError(field, f"{value!r} is not a finite number; accepted: {_ACCEPTED[kind]}")
-    unit = match.group(2).replace(" ", "") if match else ""
-    table = _UNITS[kind]
-    if unit == "":
-        return number  # a bare number is in the base unit, as a Python number is (one rule everywhere)
-    if kind == "bytes" and unit in _BIT_UNITS:
-        # Sizes are never quoted in bits; "64kb" almost always means kilobytes, 8x more.
-        pre = unit.removesuffix("bits").removesuffix("bit").removesuffix("b")
-        hint = f"{pre}B" + (f" or {pre.upper()}iB" if pre and not pre.endswith("i") else "")
-        raise UnitError(field, f"{unit!r} in {value!r} is bits; a size takes bytes, accepted: {hint}")
-    if unit in table:
-        return number * table[unit]
-    other = next((k for k, t in _UNITS.items() if unit in t), None)
-    hint = f" ({unit!r} is a unit of {other.replace('_', ' ')})" if other else ""
-    raise UnitError(field, f"unknown unit {unit!r} in {value!r}{hint}; accepted: {_ACCEPTED[kind]}")
+    return number, match.group(2).replace(" ", "") if match else ""
 
 
 # ---------------------------------------------------------------------------------- display
