@@ -190,8 +190,7 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Step time: the model (compute + memory + fixed), or a measurement re-projected by it."""
     _train_flops(x, out)
     n = np.maximum(_a(out["batch_size"]), 1.0)  # keeps t finite; rates are zeroed where n = 0
-    # Sharded optimizer state (ZeRO 1-3) also shards the optimizer's per-step reads and writes.
-    opt_shards = np.where(_a(out["zero_stage_used"]) >= 1, out["shard_ranks"], 1.0)
+    opt_shards = _optimizer_shards(out)
     step_bytes = _a(x["step_traffic_bytes"]) / opt_shards
     out["step_traffic_bytes"] = step_bytes
     c, mem, fixed, t_model = _modelled(
@@ -216,6 +215,12 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     t = np.where(arch & (method == 2.0), out["model_step_time_s"], t)
     out["step_time_s"] = t
     _gpu_rate(x, out, t, method, arch)
+
+
+def _optimizer_shards(out: Arrays) -> Any:
+    """Ranks the optimizer state is split over: sharded (ZeRO 1-3) state also shards the
+    optimizer's per-step reads and writes; else 1."""
+    return np.where(_a(out["zero_stage_used"]) >= 1, out["shard_ranks"], 1.0)
 
 
 def _train_flops(x: Mapping[str, Numeric], out: Arrays) -> None:
@@ -348,9 +353,7 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     # (calc.calibrate.TRANSFORMER_LAYER), so under-filling is already in it; the CNN-fitted
     # fill (about 10 examples) would charge 2-3 whole sequences per micro-batch.
     fill = 0.0
-    z, shard_ranks = out["zero_stage_used"], out["shard_ranks"]
-    opt_shards = np.where(_a(z) >= 1, shard_ranks, 1.0)
-    step_bytes = _a(x["params"]) * transformer.STEP_BYTES_PER_PARAM / (tp * pp * opt_shards)
+    step_bytes = _a(x["params"]) * transformer.STEP_BYTES_PER_PARAM / (tp * pp * _optimizer_shards(out))
     fixed = compute.fixed_time_s(step_bytes, bw, e_m, x["launch_overhead_s"], 0.0, 0.0)
     comm_mb, dp = _transformer_traffic(x, out, n, c, mode)
     bubble = transformer.pipeline_bubble(pp, mb, x["virtual_pipeline_stages"])
