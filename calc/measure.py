@@ -614,14 +614,11 @@ def model(
     flops, moved = _counted_steps(step, x1, a, b, traffic, torch)
     train = (flops[b] - flops[a]) / (b - a)
     step_flops = flops[a] - a * train
-    per_ex = per_step = None
-    by_op: dict[str, tuple[float, float]] = {}
-    if traffic:
-        by_op = _traffic_by_op(moved, a, b)
-        per_ex = sum(v[0] for v in by_op.values())
-        per_step = sum(v[1] for v in by_op.values())
-        if per_step < 0:
-            notes.append("per-step bytes came out negative: traffic is not linear in the batch size here")
+    by_op = _traffic_by_op(moved, a, b) if traffic else {}
+    per_ex = sum(v[0] for v in by_op.values()) if traffic else None
+    per_step = sum(v[1] for v in by_op.values()) if traffic else None
+    if per_step is not None and per_step < 0:
+        notes.append("per-step bytes came out negative: traffic is not linear in the batch size here")
 
     peak = step_s = None
     if dev.type == "cuda":
