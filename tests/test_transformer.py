@@ -154,11 +154,13 @@ def test_llm_validation_error_bands() -> None:
     # Narayanan 1.7B +7 % -> +15 %; what compensated before was communication, not compute.
     short = bf16[~bf16.name.str.contains("8192") & (bf16.gpu != "V100-SXM2-32GB")]
     assert ((short.error > -0.2) & (short.error < 0.25)).all()
-    # V100 (Megatron-LM 2019, held out): still optimistic, +22 % .. +52 % (before issue 29's no-flash
-    # kernels on Volta: +17 % .. +68 %); the matrix multiplies run at the A100 layer's efficiency.
+    # V100 (Megatron-LM 2019, held out): with the A100 layer's efficiency they were +22 % .. +52 %
+    # (+17 % .. +68 % before the no-flash kernels on Volta); with the V100's own cuBLAS share of peak
+    # (83 of 125 TFLOP/s against the A100's 271.2 of 312: x 0.764, presets/gemm.yaml peak_share)
+    # they are 0 %, +9 % and +26 % (the 8-way model-parallel row keeps its 2019 all-reduces' cost).
     v100 = t[t.gpu == "V100-SXM2-32GB"]
-    assert len(v100) == 3 and ((v100.error > 0) & (v100.error < 0.6)).all()
-    assert calc.calibrate.geomean_error(bf16.predicted_tokens_per_s_per_gpu, bf16.measured_tokens_per_s_per_gpu) < 0.12
+    assert len(v100) == 3 and ((v100.error > -0.1) & (v100.error < 0.3)).all()
+    assert calc.calibrate.geomean_error(bf16.predicted_tokens_per_s_per_gpu, bf16.measured_tokens_per_s_per_gpu) < 0.10
 
 
 # ----------------------------------------- issue 17: mutants of calc/transformer.py that survived
