@@ -37,7 +37,8 @@ from calc._types import Numeric
 
 def peak_share(measured_flops_per_s: Numeric, peak_flops_per_s: Numeric) -> Numeric:
     """Share of the dense peak a measured kernel reaches [0-1]: ``measured / peak``."""
-    return np.asarray(measured_flops_per_s, dtype=float) / np.asarray(peak_flops_per_s, dtype=float)
+    share: Numeric = np.asarray(measured_flops_per_s, dtype=float) / np.asarray(peak_flops_per_s, dtype=float)
+    return share
 
 
 def generation_efficiency(reference_efficiency: Numeric, gpu_share: Numeric, reference_share: Numeric) -> Numeric:
@@ -47,8 +48,9 @@ def generation_efficiency(reference_efficiency: Numeric, gpu_share: Numeric, ref
     of its peak; ``gpu_share`` is the same measurement on the GPU planned for (``peak_share``).
     Equal shares give the reference efficiency back.
     """
-    return (
+    e: Numeric = (
         np.asarray(reference_efficiency, dtype=float)
         * np.asarray(gpu_share, dtype=float)
         / np.asarray(reference_share, dtype=float)
     )
+    return e
