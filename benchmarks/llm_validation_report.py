@@ -61,13 +61,16 @@ def main() -> None:
     t = calibrate.llm_validation()
     i21, i29 = _ratios("llm_validation_before.json"), _ratios("llm_validation_i29_before.json")
     gen = _ratios("llm_validation_generation_before.json")
-    # Rows added by issue 29 (V100) had no issue-21 figure: NaN, left out of that column's means.
+    # Rows added later (V100 in issue 29, Megatron-Bridge with the per-generation efficiency) have no
+    # figure in the older files: NaN, left out of that column's means.
     t["i21"] = [i21.get(n, np.nan) for n in t["name"]]
-    t["i29"] = [i29[n] for n in t["name"]]
+    t["i29"] = [i29.get(n, np.nan) for n in t["name"]]
     t["gen"] = [gen[n] for n in t["name"]]
     t["after"] = t["predicted_tokens_per_s_per_gpu"] / t["measured_tokens_per_s_per_gpu"]
     t["generation"] = t["gpu"].map(lambda g: g.split("-")[0])
-    t["source_family"] = t["name"].map(lambda n: n.split("-")[0] if not n.startswith("llm-") else "llm-foundry")
+    t["source_family"] = t["name"].map(
+        lambda n: next((f for f in ("llm-foundry", "megatron-bridge") if n.startswith(f)), n.split("-")[0])
+    )
     _table(t, ["band", "precision", "layout"])
     _table(t, ["generation", "precision"])
     _table(t, ["source_family"])

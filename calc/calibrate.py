@@ -255,6 +255,7 @@ _LAYOUT_KEYS = (
     "zero_stage",
     "shard_group",
     "data_parallel_overlap",
+    "data_parallel_framework",
     "kernels",
     "activation_checkpointing",
     "gpus_per_node",
