@@ -31,6 +31,12 @@ presets/validation.yaml, rows never used for fitting.
 
 Data-parallel scaling: within-node and across-node efficiencies are the geometric means of
 published multi-GPU tables (calibration.yaml ``scaling``): total rate at N GPUs / (N x one GPU).
+
+Transformers by their architecture are not fitted here: their efficiency is measured on one A100
+layer (``transformer_efficiency``) and carried to each GPU by published kernel measurements, its
+best GEMM share of peak and its attention kernel's (presets/gemm.yaml ``peak_share`` and
+``attention``; ``generation_efficiencies``, calc.efficiency); fp8 by the GEMM roofline
+(``gemm_fit``) at that GPU's shares.
 """
 
 from __future__ import annotations
@@ -87,9 +93,10 @@ def transformer_efficiency(memory_efficiency: float) -> float:
 
     ``e = F / (P x (t_layer - traffic / (W x e_m) - TP bytes / link))`` for the layer of
     ``TRANSFORMER_LAYER`` with calc.transformer's own counts, so the step-time model reproduces
-    that measurement exactly. Applied to transformers by their architecture on every GPU in the
-    mixed-precision class (the CNN fit's compute efficiency sits at its bound of 1, because the
-    eager per-op traffic it is fitted with already carries the non-GEMM time).
+    that measurement exactly. It is the A100's; a transformer by its architecture on another GPU
+    runs at it times that GPU's best measured GEMM share of peak over the A100's
+    (``generation_efficiencies``, calc.efficiency). The CNN fit's compute efficiency sits at its
+    bound of 1, because the eager per-op traffic it is fitted with already carries the non-GEMM time.
     """
     a = TRANSFORMER_LAYER
     gpu = catalog.gpus()["A100-SXM4-80GB"]
