@@ -147,12 +147,20 @@ def test_the_idle_share_is_the_chosen_designs() -> None:
 
 
 def test_headline_and_charges_from_one_row() -> None:
-    # unet3d on AWS with other sites allowed: the headline bought on-prem NVMe ($341) while the charges
-    # line costed aws-ebs-io2; both now come from the one chosen row
+    # unet3d on AWS with other sites allowed: the headline bought on-prem NVMe while the charges line
+    # costed aws-ebs-io2; both now come from the one chosen row. 2 PM9A3s mirrored ($2,737.50 each) in
+    # a 4-bay U.2 server ($1,150) with its 2 x 100G NIC ($1,182.50), 2 new SN2700 ports (2 x $593.44)
+    # and 2 DACs (2 x $125) = $9,244.38: / 36 = $256.79; power 2 x 14 + 300 + 20 + 2 x 10 = 368 W x
+    # 730 h x $0.13/kWh = $34.92; support 12 % a year = $92.44: $384.15 a month (was $341 with the
+    # ports at $25 used).
     a = calc.answer("mlperf-unet3d-h100", site="aws", allow_other_site=True, site_link_bytes_per_s="100 Gb/s")
     assert a.design is not None and a.best is not None
     assert a.design["store"] == a.best["option"]
-    assert "$341 a month all in" in a.headline and a.charges_line().startswith("A month of training costs $341")
+    buy = 2 * 2737.5 + 1150 + 1182.5 + 2 * 593.44 + 2 * 125
+    month = buy / 36 + 0.368 * 730 * 0.13 + buy * 0.12 / 12
+    assert a.best["purchase_usd"] == pytest.approx(buy) and a.best["monthly_total_usd"] == pytest.approx(month)
+    assert month == pytest.approx(384.15, abs=0.01) and "$384 a month all in" in a.headline
+    assert a.charges_line().startswith("A month of training costs $384")
 
 
 def test_cluster_adds_one_jobs_restore_to_the_others_load() -> None:

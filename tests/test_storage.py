@@ -544,19 +544,26 @@ def test_enclosure_mix_ties_go_to_fewer_enclosures_and_tries_every_size() -> Non
 
 def test_hdds_are_housed_by_count_in_the_catalog_enclosures() -> None:
     # presets/enclosures.yaml: the 12-bay 3.5" server $438 (used: no new price found) + a new
-    # 2 x 25 GbE NIC $400 (was $150 used, kept as the used alternative) + 2 switch ports
-    # ($800 / 48 = $16.67 each) + 2 SFP28 DACs ($40 each) = $951.34; the 60-bay JBOD $800 + the
-    # host's 9300-8e HBA $405 + 2 SFF-8644 cables at 100 CNY / 6.45 = $15.50 = $1,236.
+    # 2 x 25 GbE NIC $400 (was $150 used, kept as the used alternative) + 2 new switch ports (an
+    # SN2010 at $5,378.64 / 18 ports = $298.81 each; were $800 / 48 = $16.67 used) + 2 SFP28 DACs
+    # ($40 each) = $1,515.62; the 60-bay JBOD $800 + the host's 9300-8e HBA $405 + 2 SFF-8644 cables
+    # at 100 CNY / 6.45 = $15.50 = $1,236.
     hdd = storage.option("hdd-7200")
     small, large = hdd.enclosures
     assert (small.bays, large.bays) == (12, 60) and (small.attach, large.attach) == ("network", "sas")
-    assert small.price_usd == pytest.approx(438 + 400 + 2 * 16.67 + 2 * 40)
+    assert small.price_usd == pytest.approx(438 + 400 + 2 * 5378.64 / 18 + 2 * 40, abs=0.01)
+    assert small.price_usd == pytest.approx(1515.62)
     assert large.price_usd == pytest.approx(800 + 405 + 2 * 15.5)
     assert large.unpriced == ()
-    # 2 drives (a mirror) -> one 12-bay server; 13 -> the JBOD ($1,236 < 2 x $701.34 = $1,402.68).
-    assert [(x.bays, k) for x, k in storage.house(hdd, 2)] == [(12, 1)]
+    # With new switch ports the JBOD ($1,236) costs less than the 12-bay server ($1,515.62) even for
+    # 2 drives; a store every node mounts (shared) goes in network servers only: 2 -> one server,
+    # 13 -> two ($3,031.24).
+    assert [(x.bays, k) for x, k in storage.house(hdd, 2)] == [(60, 1)]
+    assert [(x.bays, k) for x, k in storage.house(hdd, 2, shared=True)] == [(12, 1)]
+    assert [(x.bays, k) for x, k in storage.house(hdd, 13, shared=True)] == [(12, 2)]
     assert [(x.bays, k) for x, k in storage.house(hdd, 13)] == [(60, 1)]
-    assert storage.housing_usd(storage.house(hdd, 61)) == pytest.approx(951.34 + 1236)
+    # 61 drives: two JBODs ($2,472) beat a JBOD and a server ($2,751.62).
+    assert storage.housing_usd(storage.house(hdd, 61)) == pytest.approx(2 * 1236)
     held, unpriced = storage.describe_housing(storage.house(hdd, 13))
     assert held.startswith('1 x 60-bay 3.5" SAS3 JBOD cabled to the host ($1,236.00: 1 x jbod-60lff $800.00')
     assert unpriced == ""
@@ -620,10 +627,13 @@ def test_nvme_drives_are_spread_over_enough_servers_for_their_nics() -> None:
     carries 22.5 GB/s (presets/enclosures.yaml: 2 x 100 Gb/s / 8 x 90 %)."""
     o = storage.option("nvme-gen4")
     assert [(x.bays, k) for x, k in storage.house(o, 6)] == [(14, 1)]  # no demand given: the bays bind
-    # With the demand: a 14-bay server is full at 5 drives, a 4-bay at 4; 2 x 4-bay ($2,632.50 each,
-    # $5,265) cost less than 2 x 14-bay ($4,182.50 each) and hold 8 >= 6, carrying 45 GB/s.
+    # With the demand: a 14-bay server is full at 5 drives, a 4-bay at 4; 2 x 4-bay cost less than
+    # 2 x 14-bay and hold 8 >= 6, carrying 45 GB/s. A 4-bay: server $1,150 + NIC $1,182.50 + 2 new
+    # 100G switch ports ($18,990 / 32 = $593.44 each) + 2 DACs $125 = $3,769.38 (a 14-bay: $5,319.38).
     assert [(x.bays, k) for x, k in storage.house(o, 6, 22.88e9)] == [(4, 2)]
-    assert storage.housing_usd(storage.house(o, 6, 22.88e9)) == pytest.approx(2 * 2632.5)
+    four = 1150 + 1182.5 + 2 * 593.44 + 2 * 125
+    assert four == pytest.approx(3769.38)
+    assert storage.housing_usd(storage.house(o, 6, 22.88e9)) == pytest.approx(2 * four)
     # One drive's share above every link: no enclosure serves.
     assert storage.house(o, 1, 30e9) == ()
 
@@ -808,6 +818,13 @@ def test_support_power_and_part_condition() -> None:
     nic = parts["nic-2x25g"]
     assert (nic.condition, nic.price_usd, nic.used_price_usd) == ("new", 400.0, 150.0) and "eBay" in nic.used_source
     assert math.isnan(parts["server-12lff"].used_price_usd)
+    # the switch ports are bought new (an SN2010's 18 x 25G ports for $5,378.64; an SN2700's 32 x 100G
+    # for $18,990), their used eBay figures ($800 / 48, $800 / 32) kept as the labelled alternative
+    p25, p100 = parts["port-25g"], parts["port-100g"]
+    assert (p25.condition, p25.price_usd, p25.used_price_usd) == ("new", 298.81, 16.67)
+    assert p25.price_usd == pytest.approx(5378.64 / 18, abs=0.005)
+    assert (p100.condition, p100.price_usd, p100.used_price_usd) == ("new", 593.44, 25.0)
+    assert p100.price_usd == pytest.approx(18990 / 32, abs=0.005)
     used = {"price": 1, "price_date": "2026", "source": "x"}
     assert st._used_alternative(catalog._Entry("e", "x", {"condition": "new", "used": used}))["used_price_usd"] == 1.0
     with pytest.raises(PresetError, match="x: used"):
