@@ -49,12 +49,12 @@ def test_small_files_fit_one_gen4_nvme_but_need_hundreds_of_hdds() -> None:
     # A 7,200 rpm HDD: 162.1 reads/s at 64 KiB (docs/model.md 7.1): 51,200 / 162.1 = 316 drives.
     assert 51200 / storage.option("hdd-7200").iops_at(65536) > 300
     # The 10 jobs run on 10 nodes: the drives go in a storage server on the network that every node
-    # mounts (a 4-bay U.2 server on 2 x 100 GbE), mirrored: 2 x $2,737.50 + $1,150 + $1,182.50 NIC
-    # + 2 new SN2700 ports ($18,990 / 32 = $593.44 each) + 2 x $125 DACs = $9,244.38. A drive inside
-    # one node would feed no other.
+    # mounts (a new 10-bay U.2 server on 2 x 100 GbE), mirrored: 2 x $2,737.50 + the server $8,210.26
+    # + $1,182.50 NIC + 2 new SN2700 ports ($18,990 / 32 = $593.44 each) + 2 x $125 DACs = $16,304.64.
+    # A drive inside one node would feed no other.
     row = _row(recommend(p), "nvme-gen4")
     assert row["feasible"] and row["units"] == 2 and row["protection"] == "mirror"
-    assert row["purchase_usd"] == pytest.approx(2 * 2737.5 + 1150 + 1182.5 + 2 * 593.44 + 2 * 125)
+    assert row["purchase_usd"] == pytest.approx(2 * 2737.5 + 8210.26 + 1182.5 + 2 * 593.44 + 2 * 125)
     assert "every node mounts it over NFS" in row["caveats"]
 
 
@@ -778,15 +778,15 @@ def test_an_nfs_server_is_bought_with_its_switch_port_and_cable() -> None:
 
 def test_bought_nvme_is_spread_over_servers_whose_nics_carry_the_job() -> None:
     # 3D U-Net on a DGX H100, 8 GPUs: 22.88 GB/s from one node's storage. RAID 6 of 4 data drives
-    # = 6 PM9A3s ($2,737.50). One 14-bay server on 2 x 100 GbE carries 22.5 GB/s < 22.88, so they
-    # go in 2 x 4-bay servers ($1,150 + NIC $1,182.50 + 2 new 100G ports 2 x $593.44 + 2 DACs $250 =
-    # $3,769.38 each): 6 x $2,737.50 + 2 x $3,769.38 = $16,425 + $7,538.76 = $23,963.76.
+    # = 6 PM9A3s ($2,737.50). One server on 2 x 100 GbE carries 22.5 GB/s < 22.88, so they go in 2 new
+    # 10-bay servers, 5 and 1 ($8,210.26 + NIC $1,182.50 + 2 new 100G ports 2 x $593.44 + 2 DACs $250 =
+    # $10,829.64 each): 6 x $2,737.50 + 2 x $10,829.64 = $16,425 + $21,659.28 = $38,084.28.
     p = calc.plan("mlperf-unet3d-h100", server="DGX-H100", gpus_per_job=8)
     assert p.values["storage_need_bytes_per_s"] == pytest.approx(22.88e9, rel=2e-3)
     row = _row(calc.recommend(p), "nvme-gen4")
     assert row["units"] == 6 and row["protection"] == "raid6"
-    assert row["purchase_usd"] == pytest.approx(6 * 2737.5 + 2 * (1150 + 1182.5 + 2 * 593.44 + 2 * 125))
-    assert "held in 2 x 4-bay U.2 NVMe server" in row["caveats"]
+    assert row["purchase_usd"] == pytest.approx(6 * 2737.5 + 2 * (8210.26 + 1182.5 + 2 * 593.44 + 2 * 125))
+    assert "held in 2 x 10-bay U.2 NVMe server" in row["caveats"]
 
 
 def test_drives_no_enclosure_link_carries_are_not_bought(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -626,14 +626,14 @@ def test_nvme_drives_are_spread_over_enough_servers_for_their_nics() -> None:
     """Defect: 6 PM9A3s that must move 22.88 GB/s sat in one 14-bay server whose 2 x 100 GbE NIC
     carries 22.5 GB/s (presets/enclosures.yaml: 2 x 100 Gb/s / 8 x 90 %)."""
     o = storage.option("nvme-gen4")
-    assert [(x.bays, k) for x, k in storage.house(o, 6)] == [(14, 1)]  # no demand given: the bays bind
-    # With the demand: a 14-bay server is full at 5 drives, a 4-bay at 4; 2 x 4-bay cost less than
-    # 2 x 14-bay and hold 8 >= 6, carrying 45 GB/s. A 4-bay: server $1,150 + NIC $1,182.50 + 2 new
-    # 100G switch ports ($18,990 / 32 = $593.44 each) + 2 DACs $125 = $3,769.38 (a 14-bay: $5,319.38).
-    assert [(x.bays, k) for x, k in storage.house(o, 6, 22.88e9)] == [(4, 2)]
-    four = 1150 + 1182.5 + 2 * 593.44 + 2 * 125
-    assert four == pytest.approx(3769.38)
-    assert storage.housing_usd(storage.house(o, 6, 22.88e9)) == pytest.approx(2 * four)
+    assert [(x.bays, k) for x, k in storage.house(o, 6)] == [(10, 1)]  # no demand given: the bays bind
+    # With the demand: the new 10-bay server is full at floor(22.5 / (22.88 / 6)) = 5 drives, so 6 take
+    # 2 of them, carrying 45 GB/s. One: the server 6,994 EUR x 1.1739 = $8,210.26 + NIC $1,182.50 + 2 new
+    # 100G switch ports ($18,990 / 32 = $593.44 each) + 2 DACs $125 = $10,829.64.
+    assert [(x.bays, k) for x, k in storage.house(o, 6, 22.88e9)] == [(10, 2)]
+    one = round(6994 * 1.1739, 2) + 1182.5 + 2 * 593.44 + 2 * 125
+    assert one == pytest.approx(10829.64)
+    assert storage.housing_usd(storage.house(o, 6, 22.88e9)) == pytest.approx(2 * one)
     # One drive's share above every link: no enclosure serves.
     assert storage.house(o, 1, 30e9) == ()
 
