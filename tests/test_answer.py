@@ -168,13 +168,17 @@ def test_clip_on_prem_hdds_with_parity_and_the_fill_limit() -> None:
     # price found), said so
     assert "bought new with the maker's warranty at list or retail price: cable-sff8644, hba-sas3-8e" in hdd["caveats"]
     assert "priced as used-market listings (jbod-60lff: a seller's short warranty)" in hdd["caveats"]
-    # The 12-bay server's row lists its new parts and the used alternatives: one used E810 saves
-    # $400 - $150 = $250 and two used SN2410 ports 2 x ($298.81 - $16.67) = $564.28: $814.28 less.
-    box = st.enclosure_catalog()[1]["server-12lff-25g"]
+    # The network server's row (a store every node mounts) lists its new parts and the used
+    # alternatives: one used E810 saves $400 - $150 = $250, two used SN2410 ports 2 x ($298.81 -
+    # $16.67) = $564.28, a used 12-bay server $8,300.49 - $438 = $7,862.49: $8,676.77 less.
+    box = st.enclosure_catalog()[1]["server-24lff-25g"]
     market = engine._part_market(engine.Sized(loads={}, units=11, perf_units=11, limiting="", housing=((box, 1),)))
-    assert "bought new with the maker's warranty at list or retail price: dac-25g, nic-2x25g, port-25g" in market
-    assert "nic-2x25g, port-25g used would cost $814 less" in " ".join(market)
-    assert "priced as used-market listings (server-12lff: a seller's short warranty)" in " ".join(market)
+    assert (
+        "bought new with the maker's warranty at list or retail price: dac-25g, nic-2x25g, port-25g, server-24lff"
+        in market
+    )
+    assert "nic-2x25g, port-25g, server-24lff used would cost $8,677 less" in " ".join(market)
+    assert not any("priced as used-market listings" in x for x in market)
     # Mirror instead: 9 data drives x 2 = 18 in the same JBOD: 18 x $1,079.99 = $19,439.82 + $1,236 =
     # $20,675.82, every part priced.
     mirror = _row(calc.recommend(p, protection="mirror"), "hdd-7200")
