@@ -1203,7 +1203,7 @@ def housing_usd(mix: tuple[tuple[Enclosure, int], ...]) -> float:
 def describe_housing(mix: tuple[tuple[Enclosure, int], ...]) -> tuple[str, str]:
     """(what is bought, with each part's price; what is not priced) for a storage lead.
 
-    ``1 x 12-bay 3.5" server on 2 x 25 GbE ($701.34: 1 x server-12lff $438.00, ...)``.
+    ``1 x 24-bay 3.5" server on 2 x 25 GbE (new) ($9,378.11: 1 x server-24lff $8,300.49, ...)``.
     """
     bought, missing = [], []
     for x, k in mix:

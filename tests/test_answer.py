@@ -12,6 +12,7 @@ import re
 import pytest
 
 import calc
+from calc import engine
 from calc import storage as st
 from calc.sizing import checkpoint_writes_per_month, job_site
 
@@ -156,19 +157,30 @@ def test_clip_on_prem_hdds_with_parity_and_the_fill_limit() -> None:
     assert hdd["feasible"] and hdd["units"] == 11 and hdd["protection"] == "raid6"
     assert hdd["capacity_bytes"] == pytest.approx(216e12)
     # 11 drives fit one 12-bay 3.5" server (presets/enclosures.yaml): server $438 (used) + a new
-    # 2 x 25 GbE NIC $400 + 2 switch ports at $800 / 48 = $16.67 + 2 SFP28 DACs at $40 = $951.34;
-    # 11 x $1,079.99 = $11,879.89 + $951.34 = $12,831.23 (a 60-bay JBOD, $1,236 with HBA and cables, costs more).
-    assert hdd["purchase_usd"] == pytest.approx(11 * 1079.99 + 438 + 400 + 2 * 16.67 + 2 * 40)
+    # 2 x 25 GbE NIC $400 + 2 new switch ports at $5,378.64 / 18 = $298.81 + 2 SFP28 DACs at $40 =
+    # $1,515.62; a 60-bay JBOD ($800 with freight) + the host's external SAS HBA ($405) + 2 SFF-8644
+    # cables (100 CNY / 6.45 = $15.50 each) = $1,236 costs less, so the 2-GPU job's store is the JBOD:
+    # 11 x $1,079.99 = $11,879.89 + $1,236 = $13,115.89.
+    assert hdd["purchase_usd"] == pytest.approx(11 * 1079.99 + 800 + 405 + 2 * 15.5)
     assert "TiB" in hdd["caveats"] and "80%" in hdd["caveats"]
-    assert "held in 1 x 12-bay" in hdd["caveats"] and "JBOD" not in hdd["caveats"]
-    # new vs used on the row: the NIC, DACs bought new; one used E810 would save $400 - $150 = $250;
-    # the server and switch ports are used listings (no new price found), said so
-    assert "bought new with the maker's warranty at list or retail price: dac-25g, nic-2x25g" in hdd["caveats"]
-    assert "nic-2x25g used would cost $250 less" in hdd["caveats"]
-    assert "priced as used-market listings (port-25g, server-12lff" in hdd["caveats"]
-    # Mirror instead: 9 data drives x 2 = 18. Two 12-bay servers ($1,402.68) cost more than one 60-bay
-    # JBOD ($800 with freight) + the host's external SAS HBA ($405) + 2 SFF-8644 cables (100 CNY / 6.45
-    # = $15.50 each) = $1,236: 18 x $1,079.99 = $19,439.82 + $1,236 = $20,675.82, every part priced.
+    assert "held in 1 x 60-bay" in hdd["caveats"] and "12-bay" not in hdd["caveats"]
+    # new vs used on the row: the HBA and cables bought new; the JBOD is a used listing (no new
+    # price found), said so
+    assert "bought new with the maker's warranty at list or retail price: cable-sff8644, hba-sas3-8e" in hdd["caveats"]
+    assert "priced as used-market listings (jbod-60lff: a seller's short warranty)" in hdd["caveats"]
+    # The network server's row (a store every node mounts) lists its new parts and the used
+    # alternatives: one used E810 saves $400 - $150 = $250, two used SN2410 ports 2 x ($298.81 -
+    # $16.67) = $564.28, a used 12-bay server $8,300.49 - $438 = $7,862.49: $8,676.77 less.
+    box = st.enclosure_catalog()[1]["server-24lff-25g"]
+    market = engine._part_market(engine.Sized(loads={}, units=11, perf_units=11, limiting="", housing=((box, 1),)))
+    assert (
+        "bought new with the maker's warranty at list or retail price: dac-25g, nic-2x25g, port-25g, server-24lff"
+        in market
+    )
+    assert "nic-2x25g, port-25g, server-24lff used would cost $8,677 less" in " ".join(market)
+    assert not any("priced as used-market listings" in x for x in market)
+    # Mirror instead: 9 data drives x 2 = 18 in the same JBOD: 18 x $1,079.99 = $19,439.82 + $1,236 =
+    # $20,675.82, every part priced.
     mirror = _row(calc.recommend(p, protection="mirror"), "hdd-7200")
     assert mirror["units"] == 18
     assert mirror["purchase_usd"] == pytest.approx(18 * 1079.99 + 800 + 405 + 2 * 15.5)
@@ -353,14 +365,16 @@ def test_no_site_gives_one_line_per_site_and_says_which_the_cost_is_for() -> Non
     a = calc.answer("mlperf-unet3d-h100")
     lines = a.lines()
     # Headline compares totals; each site's purchase on its own line; the charges name the site.
-    # On-prem: a PM9A3 ($2,737.50) + 2 x $1,079.99 HDDs in a 12-bay server with its NIC, switch ports
-    # and DACs ($438 used + $400 new NIC + 2 x $16.67 + 2 x $40 = $951.34) = $5,848.82 / 36 = $162.47;
-    # power: the drive 14 W + 2 x 9.5 W + the server, NIC and ports 250 + 12 + 2 x 6 = 307 W x 730 h x
-    # $0.13/kWh = $29.13; support 12 % a year of $5,848.82 / 12 = $58.49: $250.09 a month all in.
+    # On-prem: a PM9A3 ($2,737.50) + 2 x $1,079.99 HDDs. The 12-bay server with its NIC, new switch
+    # ports and DACs ($438 used + $400 + 2 x $298.81 + 2 x $40 = $1,515.62) now costs more than the
+    # 60-bay JBOD with the host's HBA and 2 cables ($800 + $405 + 2 x $15.50 = $1,236), so the HDDs go
+    # in the JBOD: $6,133.48 / 36 = $170.37; power: 14 W + 2 x 9.5 W + the JBOD 150 W + the HBA 13 W =
+    # 196 W x 730 h x $0.13/kWh = $18.60; support 12 % a year of $6,133.48 / 12 = $61.33: $250.31 a month
+    # all in (was $250.09 with the 12-bay server and used switch ports).
     assert lines[0].startswith("Buy: it depends on the site") and "buy on-prem $250" in lines[0]
     assert [x.split(":")[0] for x in lines[1:5]] == ["Buy on-prem", "Rent on AWS", "Rent on GCP", "Rent on Azure"]
     assert any(x.startswith("At the cheapest site (on-prem), a month of training costs $250") for x in lines)
-    assert any("power $29, support $58, purchases $162" in x for x in lines)
+    assert any("power $19, support $61, purchases $170" in x for x in lines)
 
 
 def test_a_workstations_sata_ssds_go_in_its_own_bays() -> None:
