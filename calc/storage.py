@@ -1189,6 +1189,9 @@ def house(
     kinds = [x for x in o.enclosures if x.attach == "network" or not shared]
     fits = [(x, usable_bays(x.bays, x.link_bytes_per_s, drives, need_bytes_per_s)) for x in kinds]
     fits = [(x, b) for x, b in fits if b >= 1]
+    # New parts with the maker's warranty by default (issue 28): a chassis priced only as a used
+    # listing is bought only when no new one can hold the drives, and then labelled used.
+    fits = [(x, b) for x, b in fits if all(p.condition == "new" for p, _ in x.parts)] or fits
     if not fits:
         return ()
     mix = enclosure_mix(drives, [b for _, b in fits], [x.price_usd for x, _ in fits])

@@ -141,8 +141,9 @@ def test_clip_on_prem_hdds_within_their_rated_workload() -> None:
     assert hdd["units"] == 30 and hdd["limiting"] == "workload" and hdd["protection"] == "raid6"
     # each of 30 drives moves 13,188.1 / 30 = 439.6 TB a year, within 550
     assert hdd["drive_workload_bytes_per_year"] == pytest.approx(13.1881e15 / 30, rel=1e-4)
-    # 30 drives: one 60-bay JBOD + HBA + 2 cables ($800 + $405 + 2 x $15.50 = $1,236) beats three 12-bay servers
-    assert hdd["purchase_usd"] == pytest.approx(30 * 1079.99 + 800 + 405 + 2 * 15.5)
+    # 30 drives in new parts (issue 28): two new 24-bay servers, each $8,300.49 + a NIC $400 + 2 switch
+    # ports at $298.81 + 2 DACs at $40 = $9,378.11 (the used 60-bay JBOD, $1,236, is not bought new)
+    assert hdd["purchase_usd"] == pytest.approx(30 * 1079.99 + 2 * (8300.49 + 400 + 2 * 298.81 + 2 * 40))
 
 
 def test_clip_on_prem_hdds_with_parity_and_the_fill_limit() -> None:
@@ -156,18 +157,16 @@ def test_clip_on_prem_hdds_with_parity_and_the_fill_limit() -> None:
     hdd = _row(calc.recommend(p), "hdd-7200")
     assert hdd["feasible"] and hdd["units"] == 11 and hdd["protection"] == "raid6"
     assert hdd["capacity_bytes"] == pytest.approx(216e12)
-    # 11 drives fit one 12-bay 3.5" server (presets/enclosures.yaml): server $438 (used) + a new
-    # 2 x 25 GbE NIC $400 + 2 new switch ports at $5,378.64 / 18 = $298.81 + 2 SFP28 DACs at $40 =
-    # $1,515.62; a 60-bay JBOD ($800 with freight) + the host's external SAS HBA ($405) + 2 SFF-8644
-    # cables (100 CNY / 6.45 = $15.50 each) = $1,236 costs less, so the 2-GPU job's store is the JBOD:
-    # 11 x $1,079.99 = $11,879.89 + $1,236 = $13,115.89.
-    assert hdd["purchase_usd"] == pytest.approx(11 * 1079.99 + 800 + 405 + 2 * 15.5)
+    # 11 drives fit one new 24-bay 3.5" server (presets/enclosures.yaml): $8,300.49 + a new 2 x 25 GbE
+    # NIC $400 + 2 new switch ports at $5,378.64 / 18 = $298.81 + 2 SFP28 DACs at $40 = $9,378.11. The
+    # used 60-bay JBOD with the host's HBA and cables ($1,236) would cost less but is a used listing, and
+    # the answer buys new parts (issue 28): 11 x $1,079.99 = $11,879.89 + $9,378.11 = $21,258.00.
+    assert hdd["purchase_usd"] == pytest.approx(11 * 1079.99 + 8300.49 + 400 + 2 * 298.81 + 2 * 40)
     assert "TiB" in hdd["caveats"] and "80%" in hdd["caveats"]
-    assert "held in 1 x 60-bay" in hdd["caveats"] and "12-bay" not in hdd["caveats"]
-    # new vs used on the row: the HBA and cables bought new; the JBOD is a used listing (no new
-    # price found), said so
-    assert "bought new with the maker's warranty at list or retail price: cable-sff8644, hba-sas3-8e" in hdd["caveats"]
-    assert "priced as used-market listings (jbod-60lff: a seller's short warranty)" in hdd["caveats"]
+    assert "held in 1 x 24-bay" in hdd["caveats"] and "60-bay" not in hdd["caveats"]
+    # new vs used on the row: every part bought new, and no used-market listing among them
+    assert "bought new with the maker's warranty" in hdd["caveats"]
+    assert "priced as used-market listings" not in hdd["caveats"]
     # The network server's row (a store every node mounts) lists its new parts and the used
     # alternatives: one used E810 saves $400 - $150 = $250, two used SN2410 ports 2 x ($298.81 -
     # $16.67) = $564.28, a used 12-bay server $8,300.49 - $438 = $7,862.49: $8,676.77 less.
@@ -179,12 +178,12 @@ def test_clip_on_prem_hdds_with_parity_and_the_fill_limit() -> None:
     )
     assert "nic-2x25g, port-25g, server-24lff used would cost $8,677 less" in " ".join(market)
     assert not any("priced as used-market listings" in x for x in market)
-    # Mirror instead: 9 data drives x 2 = 18 in the same JBOD: 18 x $1,079.99 = $19,439.82 + $1,236 =
-    # $20,675.82, every part priced.
+    # Mirror instead: 9 data drives x 2 = 18 in the same 24-bay server: 18 x $1,079.99 = $19,439.82 +
+    # $9,378.11 = $28,817.93, every part priced.
     mirror = _row(calc.recommend(p, protection="mirror"), "hdd-7200")
     assert mirror["units"] == 18
-    assert mirror["purchase_usd"] == pytest.approx(18 * 1079.99 + 800 + 405 + 2 * 15.5)
-    assert "1 x 60-bay" in mirror["caveats"] and "not priced" not in mirror["caveats"]
+    assert mirror["purchase_usd"] == pytest.approx(18 * 1079.99 + 8300.49 + 400 + 2 * 298.81 + 2 * 40)
+    assert "1 x 24-bay" in mirror["caveats"] and "not priced" not in mirror["caveats"]
     # Erasure 8+2 in whole stripes: ceil(9 / 8) = 2 stripes x 10 = 20 drives.
     assert _row(calc.recommend(p, protection="erasure 8+2"), "hdd-7200")["units"] == 20
 
@@ -365,16 +364,15 @@ def test_no_site_gives_one_line_per_site_and_says_which_the_cost_is_for() -> Non
     a = calc.answer("mlperf-unet3d-h100")
     lines = a.lines()
     # Headline compares totals; each site's purchase on its own line; the charges name the site.
-    # On-prem: a PM9A3 ($2,737.50) + 2 x $1,079.99 HDDs. The 12-bay server with its NIC, new switch
-    # ports and DACs ($438 used + $400 + 2 x $298.81 + 2 x $40 = $1,515.62) now costs more than the
-    # 60-bay JBOD with the host's HBA and 2 cables ($800 + $405 + 2 x $15.50 = $1,236), so the HDDs go
-    # in the JBOD: $6,133.48 / 36 = $170.37; power: 14 W + 2 x 9.5 W + the JBOD 150 W + the HBA 13 W =
-    # 196 W x 730 h x $0.13/kWh = $18.60; support 12 % a year of $6,133.48 / 12 = $61.33: $250.31 a month
-    # all in (was $250.09 with the 12-bay server and used switch ports).
-    assert lines[0].startswith("Buy: it depends on the site") and "buy on-prem $250" in lines[0]
+    # On-prem: a PM9A3 ($2,737.50) + 2 x $1,079.99 HDDs in a new 24-bay server with its NIC, switch
+    # ports and DACs ($8,300.49 + $400 + 2 x $298.81 + 2 x $40 = $9,378.11; the used JBOD is not bought):
+    # $14,275.59 / 36 = $396.54; power: 14 W + 2 x 9.5 W + the server 300 W + the NIC 12 W + 2 ports
+    # x 6 W = 357 W x 730 h x $0.13/kWh = $33.88; support 12 % a year of $14,275.59 / 12 = $142.76:
+    # $573.18 a month all in (was $250.31 with the used JBOD).
+    assert lines[0].startswith("Buy: it depends on the site") and "buy on-prem $573" in lines[0]
     assert [x.split(":")[0] for x in lines[1:5]] == ["Buy on-prem", "Rent on AWS", "Rent on GCP", "Rent on Azure"]
-    assert any(x.startswith("At the cheapest site (on-prem), a month of training costs $250") for x in lines)
-    assert any("power $19, support $61, purchases $170" in x for x in lines)
+    assert any(x.startswith("At the cheapest site (on-prem), a month of training costs $573") for x in lines)
+    assert any("power $34, support $143, purchases $397" in x for x in lines)
 
 
 def test_a_workstations_sata_ssds_go_in_its_own_bays() -> None:
@@ -428,3 +426,28 @@ def test_every_cards_design_utilisation_is_its_design_at_its_units_and_said() ->
                 assert f"{1 - q.gpu_utilization:.0%} of the time" in text, (name, site)
             for said in re.findall(r"stays at (\d+)%", text):
                 assert int(said) == round(100 * q.gpu_utilization), (name, site)
+
+
+def test_a_cluster_without_a_site_asks_as_a_job_does() -> None:
+    """Six jobs on one shared store, no site (no job's server or storage names one): the cluster's
+    answer lists each site's cheapest buyable store, as a job's answer does, instead of renting a
+    GCP bucket for GPUs whose site nobody gave. The totals are each site's own first row."""
+    jobs = {"llama3-8b-pretrain-8xh100": 2, "mlperf-unet3d-h100": 1}
+    a = calc.answer(calc.cluster(jobs))
+    lines = a.lines()
+    assert lines[0].startswith('Buy for the cluster: it depends on the site (not given: set "Site"')
+    sites = [r["site"] for r in a.site_lines]
+    assert sites == ["on-prem", "aws", "gcp", "azure"]
+    for r, line in zip(a.site_lines, lines[1:5], strict=True):
+        assert (
+            line.split(":")[0]
+            == {"on-prem": "Buy on-prem", "aws": "Rent on AWS", "gcp": "Rent on GCP", "azure": "Rent on Azure"}[
+                r["site"]
+            ]
+        )
+        assert f"${r['monthly_total_usd']:,.0f}" in lines[0]
+    # The cheapest site's row is the one bought (and charged back).
+    assert a.best is not None and a.best["site"] == min(a.site_lines, key=lambda r: r["monthly_total_usd"])["site"]
+    # A site given: one answer at that site, no per-site lines.
+    b = calc.answer(calc.cluster(jobs, site="on-prem"))
+    assert b.site_lines == () and b.headline.startswith("Buy for the cluster: ") and b.best["site"] == "on-prem"

@@ -257,13 +257,13 @@ def test_a_preset_chosen_after_a_link_is_not_reverted_by_an_old_widget_value() -
         # No site given (no server, no storage): the card asks, it does not pick one of a tie.
         ({"scenario": "mlperf-unet3d-h100"}, ["**Where does this job run?**"]),
         # On-prem: a PM9A3 ($2,737.50) per node as the cache in front of a mirrored pair of 24 TB HDDs
-        # (2 x $1,079.99) in the 60-bay JBOD with the host's HBA and 2 cables ($800 + $405 + 2 x $15.50 =
-        # $1,236): $6,133.48 to buy, / 36 months = $170.37 a month + power (196 W x 730 h x $0.13/kWh =
-        # $18.60) and support (12 % a year / 12 = $61.33): $250.31, shown as $250 since the rounded
-        # charges add up to it (issue 28: prices of 2026-11-25)
+        # (2 x $1,079.99) in a new 24-bay server with its NIC, 2 switch ports and 2 DACs ($8,300.49 + $400
+        # + 2 x $298.81 + 2 x $40 = $9,378.11): $14,275.59 to buy, / 36 months = $396.54 a month + power
+        # (357 W x 730 h x $0.13/kWh = $33.88) and support (12 % a year / 12 = $142.76): $573.18, shown in
+        # cents since the rounded charges ($34 + $143 + $397 = $574) would not add up to $573
         (
             {"scenario": "mlperf-unet3d-h100", "site": "on-prem"},
-            ["**Buy** 1 drive of nvme-gen4", "**$250 a month**"],
+            ["**Buy** 1 drive of nvme-gen4", "**$573.18 a month**"],
         ),
         # nfs-10gbe puts the job on-prem; its 5 nodes mount a storage server: 2 mirrored PM9A3s
         # (2 x $2,737.50) in a new 10-bay U.2 server ($8,210.26) with a 2 x 100 GbE NIC ($1,182.50), 2 new

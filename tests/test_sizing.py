@@ -306,18 +306,17 @@ def test_a_dataset_that_fits_in_ram_is_read_once() -> None:
     a = calc.answer(p)
     assert "page cache" in " ".join(a.lines())
     # The job's storage is nfs-100gbe, so it runs on-prem: the cheapest store that holds 146.9 GB is
-    # one 24 TB HDD mirrored (2 x $1,079.99 = $2,159.98). The 12-bay 3.5" server with its new switch
-    # ports ($438 used + a new NIC $400 + 2 x $298.81 + 2 DACs x $40 = $1,515.62) now costs more than
-    # the 60-bay JBOD cabled to the one node ($800 used + the host's HBA $405 + 2 cables x $15.50 =
-    # $1,236): $3,395.98 over 36 months = $94.33; + power (2 x 9.5 W + the JBOD's 150 W + the HBA's
-    # 13 W = 182 W x 730 h x $0.13/kWh = $17.27) + support (12 % a year of $3,395.98 / 12 = $33.96).
+    # one 24 TB HDD mirrored (2 x $1,079.99 = $2,159.98) in a new 24-bay server with its NIC, 2 switch
+    # ports and 2 DACs ($8,300.49 + $400 + 2 x $298.81 + 2 x $40 = $9,378.11; the used 60-bay JBOD is
+    # not bought, issue 28): $11,538.09 over 36 months = $320.50; + power (2 x 9.5 W + 300 W + 12 W +
+    # 2 x 6 W = 343 W x 730 h x $0.13/kWh = $32.55) + support (12 % a year of $11,538.09 / 12 = $115.38).
     assert a.site == "on-prem" and a.best is not None and a.best["option"] == "hdd-7200"
-    box = 800 + 405 + 2 * 15.5
+    box = 8300.49 + 400 + 2 * 298.81 + 2 * 40
     buy = 2 * 1079.99 + box
     assert a.best["purchase_usd"] == pytest.approx(buy)
-    power, support = 0.182 * 730 * 0.13, buy * 0.12 / 12
+    power, support = 0.343 * 730 * 0.13, buy * 0.12 / 12
     assert a.best["monthly_total_usd"] == pytest.approx(buy / 36 + power + support)  # no 30 TiB of FSx
-    assert '1 x 60-bay 3.5" SAS3 JBOD cabled to the host ($1,236.00' in a.best["caveats"]
+    assert '1 x 24-bay 3.5" server on 2 x 25 GbE' in a.best["caveats"] and "($9,378.11" in a.best["caveats"]
 
 
 def test_eight_h100_unet3d_behind_100_gbit_runs_at_about_55_percent() -> None:

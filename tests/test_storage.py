@@ -554,16 +554,19 @@ def test_hdds_are_housed_by_count_in_the_catalog_enclosures() -> None:
     assert small.price_usd == pytest.approx(9378.11)
     assert large.price_usd == pytest.approx(800 + 405 + 2 * 15.5)
     assert large.unpriced == ()
-    # A store one node reads goes in the JBOD ($1,236 < $9,378.11) at any count up to 60; a store every
-    # node mounts (shared) goes in network servers only: 2 or 13 -> one 24-bay server, 25 -> two.
-    assert [(x.bays, k) for x, k in storage.house(hdd, 2)] == [(60, 1)]
+    # New parts by default (issue 28): the JBOD is priced only as a used listing, so any count goes in
+    # new 24-bay servers, shared or not: 2 or 13 -> one, 25 -> two, 61 -> three ($28,134.33), although
+    # one used JBOD ($1,236) would hold 13 for less.
+    assert [(x.bays, k) for x, k in storage.house(hdd, 2)] == [(24, 1)]
     assert [(x.bays, k) for x, k in storage.house(hdd, 2, shared=True)] == [(24, 1)]
     assert [(x.bays, k) for x, k in storage.house(hdd, 13, shared=True)] == [(24, 1)]
     assert [(x.bays, k) for x, k in storage.house(hdd, 25, shared=True)] == [(24, 2)]
-    assert [(x.bays, k) for x, k in storage.house(hdd, 13)] == [(60, 1)]
-    # 61 drives: two JBODs ($2,472) beat a JBOD and a server ($10,614.11).
-    assert storage.housing_usd(storage.house(hdd, 61)) == pytest.approx(2 * 1236)
-    held, unpriced = storage.describe_housing(storage.house(hdd, 13))
+    assert [(x.bays, k) for x, k in storage.house(hdd, 13)] == [(24, 1)]
+    assert storage.housing_usd(storage.house(hdd, 61)) == pytest.approx(3 * 9378.11, abs=0.03)
+    # The used JBOD only where no new enclosure can: one drive needing 6 GB/s overfills the server's
+    # 2 x 25 GbE (5.6 GB/s) but not the JBOD's x8 HBA slot (7.8 GB/s).
+    assert [(x.bays, k) for x, k in storage.house(hdd, 1, need_bytes_per_s=6e9)] == [(60, 1)]
+    held, unpriced = storage.describe_housing(storage.house(hdd, 1, need_bytes_per_s=6e9))
     assert held.startswith('1 x 60-bay 3.5" SAS3 JBOD cabled to the host ($1,236.00: 1 x jbod-60lff $800.00')
     assert unpriced == ""
     # A workstation's M.2 drives go in its own slots: nothing bought.
@@ -660,12 +663,14 @@ def test_drives_for_endurance(endurance: float, yearly: float, years: float, dri
 
 
 def test_a_shared_array_goes_in_servers_on_the_network_not_a_jbod_on_one_host() -> None:
-    # 13 HDDs: alone, one 60-bay JBOD cabled to the host ($1,236) beats a new 24-bay server ($9,378.11);
-    # shared by several nodes (or holding checkpoints), only the servers every node mounts will do:
-    # one, 24 bays >= 13.
+    # 13 HDDs needing 0.3 GB/s each (3.9 GB/s): shared by several nodes (or holding checkpoints), only the
+    # servers every node mounts will do: one, 24 bays >= 13 and 3.9 <= 5.6 GB/s. One drive needing 6 GB/s
+    # fits no server's link (5.6 GB/s), so alone it goes in the (used) JBOD on the host's 7.8 GB/s HBA,
+    # and shared it has no housing at all.
     hdd = storage.option("hdd-7200")
-    assert [(x.bays, x.attach, k) for x, k in storage.house(hdd, 13)] == [(60, "sas", 1)]
-    assert [(x.bays, x.attach, k) for x, k in storage.house(hdd, 13, shared=True)] == [(24, "network", 1)]
+    assert [(x.bays, x.attach, k) for x, k in storage.house(hdd, 13, 3.9e9, shared=True)] == [(24, "network", 1)]
+    assert [(x.bays, x.attach, k) for x, k in storage.house(hdd, 1, 6e9)] == [(60, "sas", 1)]
+    assert storage.house(hdd, 1, 6e9, shared=True) == ()
 
 
 # ------------------------------------------------------------------ ratings and orderable systems (issue 28)
