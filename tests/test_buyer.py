@@ -222,7 +222,8 @@ def test_nfs_servers_are_protected_and_filled_like_bought_drives() -> None:
     r = _row("sd-latent-diffusion-laion", "nfs-25gbe", site="on-prem")
     assert p.dataset_bytes / (8 * 7.68e12 * 0.8) == pytest.approx(1.844, rel=1e-3)
     assert r["units"] == 2 and r["limiting"] == "capacity"
-    assert "each server holds 10 x nvme-gen4 in raid6 (8 drives' worth of data) filled to at most 80%: 49.15 TB" in r["caveats"]
+    held = "each server holds 10 x nvme-gen4 in raid6 (8 drives' worth of data) filled to at most 80%: 49.15 TB"
+    assert held in r["caveats"]
 
 
 def test_an_on_prem_bill_at_new_prices() -> None:
