@@ -37,12 +37,14 @@ def test_hdds_are_bought_within_their_rated_workload() -> None:
 
 
 def test_restore_is_timed_on_the_store_bought_and_priced_in_gpu_hours() -> None:
-    # 1T on-prem: 11 nfs-100gbe (endurance) restore 18.93e12 B at 11 x 11.25 GB/s = 153.0 s (the plan
-    # without a store says 24 s); 14.55 failures a month x 1,024 GPUs x 153.0 s = 633 GPU-h, + saves.
+    # 1T on-prem writes 290,374 TB a year; each nfs-100gbe server's 10 PM9A3s in RAID 6 (8 + 2) write
+    # 10 / 8 = 1.25 x that, against 10 x 14,016 TB / 5 years = 28,032 TB a year a server:
+    # 290,374 x 1.25 / 28,032 = 12.95 -> 13 servers (endurance; 11 of the used 14-bay SR635 before).
+    # They restore 18.93e12 B at 13 x 11.25 GB/s = 129.4 s (the plan without a store says 24 s).
     p = calc.plan("mlperf-checkpoint-llama3-1t", site="on-prem")
     assert p.checkpoint_restore_s == pytest.approx(24.32, rel=1e-3)
     r = _row("mlperf-checkpoint-llama3-1t", "nfs-100gbe", site="on-prem")
-    restore = 18_484_923_476.25 * 1024 / (11 * 11.25e9)
+    restore = 18_484_923_476.25 * 1024 / (13 * 11.25e9)
     assert r["restore_s"] == pytest.approx(restore, rel=1e-6)
     failures = 30 * 86400 / p.mtbf_job_s
     saves = 30 * 86400 / 1800
@@ -50,7 +52,7 @@ def test_restore_is_timed_on_the_store_bought_and_priced_in_gpu_hours() -> None:
     assert r["lost_gpu_hours_per_month"] == pytest.approx(hours, rel=1e-6)
     assert r["lost_gpu_usd_per_month"] == pytest.approx(hours * 6.88, rel=1e-6)
     a = calc.answer(p)
-    assert any(line.startswith("GPU time on 11 servers of nfs-100gbe: a restore takes 2.55 min") for line in a.lines())
+    assert any(line.startswith("GPU time on 13 servers of nfs-100gbe: a restore takes 2.16 min") for line in a.lines())
 
 
 def test_s3_restore_has_a_request_floor() -> None:
@@ -213,14 +215,15 @@ def test_a_provisioned_volume_restores_at_what_is_provisioned() -> None:
 
 
 def test_nfs_servers_are_protected_and_filled_like_bought_drives() -> None:
-    # sd-latent's 90.62 TB on nfs-25gbe: each server's 13 PM9A3s in RAID 6 (2 groups, 9 data drives) at
-    # 80 % hold 9 x 7.68 x 0.8 = 55.30 TB, so 90.62 / 55.30 = 1.64 -> 2 servers (was 1 server, 91 % full,
-    # unprotected)
+    # sd-latent's 90.62 TB on nfs-25gbe: each server's 10 PM9A3s in RAID 6 (one 8 + 2 group) at 80 %
+    # hold 8 x 7.68 x 0.8 = 49.15 TB, so 90.62 / 49.15 = 1.84 -> 2 servers (was 1 server, 91 % full,
+    # unprotected; then 13 drives in a used 14-bay SR635, 9 x 7.68 x 0.8 = 55.30 TB, 1.64 -> 2)
     p = calc.plan("sd-latent-diffusion-laion", site="on-prem")
     r = _row("sd-latent-diffusion-laion", "nfs-25gbe", site="on-prem")
-    assert p.dataset_bytes / (9 * 7.68e12 * 0.8) == pytest.approx(1.639, rel=1e-3)
+    assert p.dataset_bytes / (8 * 7.68e12 * 0.8) == pytest.approx(1.844, rel=1e-3)
     assert r["units"] == 2 and r["limiting"] == "capacity"
-    assert "each server holds 13 x nvme-gen4 in raid6 (9 drives' worth of data) filled to at most 80%" in r["caveats"]
+    held = "each server holds 10 x nvme-gen4 in raid6 (8 drives' worth of data) filled to at most 80%: 49.15 TB"
+    assert held in r["caveats"]
 
 
 def test_an_on_prem_bill_at_new_prices() -> None:
@@ -246,10 +249,9 @@ def test_an_on_prem_bill_at_new_prices() -> None:
     assert "nic-2x100g, port-100g, server-10u2 used would cost $9,155 less" in r["caveats"]
     a = calc.answer("beast-nfs-shop")
     assert "$16,305 to buy, $647 a month all in" in a.headline
-    # An nfs-* server is composed around a used SR635 (no new price found for a 14-bay U.2 chassis):
-    # its row says so, beside the new switch port ($5,378.64 / 18) and DAC it connects through.
+    # An nfs-* server is built on the new 10-bay AS-1115CS-TNR (was a used 14-bay SR635): its row says
+    # so, beside the new switch port ($5,378.64 / 18) and DAC it connects through.
     nfs = _row("beast-nfs-shop", "nfs-25gbe")
-    assert (
-        "each server: NFS server on 25 GbE (NVMe-backed; used SR635 chassis, seller's short warranty)" in nfs["caveats"]
-    )
+    label = "NFS server on 25 GbE (NVMe-backed; new Supermicro AS-1115CS-TNR, 10 x U.2 NVMe, maker's warranty)"
+    assert f"each server: {label}" in nfs["caveats"] and "used" not in label
     assert "each server connects through 1 x port-25g ($298.81), 1 x dac-25g ($40.00)" in nfs["caveats"]

@@ -200,17 +200,18 @@ def test_local_cache_design_is_sized_per_node_from_the_full_read_rate() -> None:
     # the 24 a server holds.
     # An H100 server takes data-centre drives only (no 9100 PRO or SN850X): the cheapest that
     # fits is the PM9A3 (nvme-gen4), 6.5 GB/s: 22.87 / 6.5 = 3.52 -> 4 per node, 32 drives x
-    # $2,737.50 = $87,600, plus the cheapest store that holds the dataset: one nfs-10gbe, $38,537.50
-    # (its X710-DA2 NIC $250 new), with its switch port (a new SN2010, $5,378.64 / 18 ports = $298.81)
-    # and DAC ($40): $38,876.31. nfs-25gbe costs $38,687.50 + $338.81 = $39,026.31: its E810 NIC is
-    # bought new at $400 (was $150 used, which made it the cheaper one).
+    # $2,737.50 = $87,600, plus the cheapest store that holds the dataset: one nfs-10gbe, $35,835.26
+    # (10 x $2,737.50 + a new AS-1115CS-TNR $8,210.26 + its X710-DA2 NIC $250), with its switch port
+    # (a new SN2010, $5,378.64 / 18 ports = $298.81) and DAC ($40): $36,174.07. nfs-25gbe costs
+    # $35,985.26 + $338.81 = $36,324.07: its E810 NIC is bought new at $400.
     d = calc.designs("mlperf-unet3d-h100", gpus_per_job=64, site="on-prem")
     local = d[d["design"] == "local cache"].iloc[0]
     per_node = 8 * 7 / 0.323 * 0.9 * 146_600_628
     assert math.ceil(per_node / 6.5e9) == 4 and math.ceil(per_node / 560e6) == 41
     assert local["local"] == "nvme-gen4" and local["local_units_per_node"] == 4 and local["feasible"]
     assert local["store"] == "nfs-10gbe"
-    assert local["purchase_usd"] == pytest.approx(32 * 2737.5 + 38537.5 + 5378.64 / 18 + 40, abs=0.01)
+    store = 10 * 2737.5 + 8210.26 + 250 + 5378.64 / 18 + 40
+    assert local["purchase_usd"] == pytest.approx(32 * 2737.5 + store, abs=0.01)
     sata = calc.designs("mlperf-unet3d-h100", gpus_per_job=64, storage=None)
     assert "41 drives per node" not in " ".join(sata["why_not"])  # the cheaper feasible drive is kept
 
@@ -758,21 +759,22 @@ def test_local_cache_drive_keeps_the_gpus_fed_not_only_the_bandwidth() -> None:
 
 
 def test_an_nfs_server_is_bought_with_its_switch_port_and_cable() -> None:
-    # beast-nfs-shop: one nfs-25gbe server, a composed $38,687.50 (13 x $2,737.50 drives + the $2,700
-    # SR635 + a $400 new E810 NIC), reached through one 25 GbE switch port (a new SN2010, $5,378.64 / 18
-    # ports = $298.81) and one SFP28 DAC ($40): $39,026.31 bought, / 36 months = $1,084.06 a month.
+    # beast-nfs-shop: one nfs-25gbe server, a composed $35,985.26 (10 x $2,737.50 drives + a new
+    # $8,210.26 AS-1115CS-TNR + a $400 new E810 NIC), reached through one 25 GbE switch port (a new SN2010,
+    # $5,378.64 / 18 ports = $298.81) and one SFP28 DAC ($40): $36,324.07 bought, / 36 months = $1,009.00 a month.
     nfs = _row(calc.recommend("beast-nfs-shop"), "nfs-25gbe")
     assert nfs["feasible"] and nfs["units"] == 1
-    assert nfs["purchase_usd"] == pytest.approx(38687.5 + 5378.64 / 18 + 40, abs=0.01)
-    # + power: 13 PM9A3s at 14 W + the server at 250 W = 432 W x 730 h x $0.13/kWh = $41.00; + support:
-    # 12 % a year of $39,026.31 / 12 = $390.26
-    buy = 38687.5 + 298.81 + 40
-    assert nfs["monthly_total_usd"] == pytest.approx(buy / 36 + 0.432 * 730 * 0.13 + buy * 0.01, abs=0.01)
+    assert nfs["purchase_usd"] == pytest.approx(10 * 2737.5 + 8210.26 + 400 + 5378.64 / 18 + 40, abs=0.01)
+    # + power: 10 PM9A3s at 14 W + the server at 254 W + the NIC at 12 W = 406 W x 730 h x $0.13/kWh
+    # = $38.53; + support: 12 % a year of $36,324.07 / 12 = $363.24; $1,410.77 a month
+    buy = 35985.26 + 298.81 + 40
+    assert nfs["monthly_total_usd"] == pytest.approx(buy / 36 + 0.406 * 730 * 0.13 + buy * 0.01, abs=0.01)
+    assert nfs["monthly_total_usd"] == pytest.approx(1410.77, abs=0.01)
     assert "each server connects through 1 x port-25g ($298.81), 1 x dac-25g ($40.00)" in nfs["caveats"]
     # at 100 GbE a port of a new SN2700 ($18,990 / 32 = $593.44) and a 3 m QSFP28 DAC ($125): $718.44 a server;
-    # the server holds 14 drives, its chassis' bays: 14 x $2,737.50 + $2,700 + $1,182.50 = $42,207.50
+    # the server holds 10 drives, its chassis' bays: 10 x $2,737.50 + $8,210.26 + $1,182.50 = $36,767.76
     nfs100 = calc.recommend("beast-nfs-shop").set_index("option").loc["nfs-100gbe"]
-    assert nfs100["purchase_usd"] == pytest.approx(nfs100["units"] * (14 * 2737.5 + 2700 + 1182.5 + 593.44 + 125))
+    assert nfs100["purchase_usd"] == pytest.approx(nfs100["units"] * (10 * 2737.5 + 8210.26 + 1182.5 + 593.44 + 125))
 
 
 def test_bought_nvme_is_spread_over_servers_whose_nics_carry_the_job() -> None:
@@ -804,9 +806,9 @@ def test_drives_no_enclosure_link_carries_are_not_bought(monkeypatch: pytest.Mon
 def test_checkpoint_writes_buy_enough_drives_to_last_the_amortisation() -> None:
     # Llama 3 1T checkpoints on a DGX H100 cluster write 290.4 PB a year. A PM9A3 is rated 14,016 TB
     # over its 5-year warranty: 2,803.2 TB a year (issue 28: not spread over the 36-month
-    # amortisation). nfs-100gbe holds 14 of them in RAID 6 (2 groups, 10 data drives: 1.4x writes):
-    # 290.4 x 1.4 = 406.6 PB a year / (14 x 2.8032 = 39.24 PB) = 10.36 -> 11 servers. nfs-25gbe:
-    # 13 drives, 9 data (1.444x): 419.5 / 36.44 = 11.51 -> 12. Before: 5 nfs-25gbe, unprotected,
+    # amortisation). nfs-100gbe and nfs-25gbe each hold 10 of them in RAID 6 (one 8 + 2 group: 1.25x
+    # writes): 290.4 x 1.25 = 363.0 PB a year / (10 x 2.8032 = 28.03 PB) = 12.95 -> 13 servers each.
+    # Before: 11 and 12 in the used 14-bay SR635 (14 and 13 drives); before that 5 nfs-25gbe, unprotected,
     # allowed 5/3 of their rated writes.
     from calc.sizing import checkpoint_writes_per_month
 
@@ -814,23 +816,21 @@ def test_checkpoint_writes_buy_enough_drives_to_last_the_amortisation() -> None:
     written, _ = checkpoint_writes_per_month(p)
     assert written * 365.25 / 30 == pytest.approx(290.4e15, rel=1e-3)
     rec = calc.recommend(p)
-    assert _row(rec, "nfs-100gbe")["units"] == 11 and _row(rec, "nfs-25gbe")["units"] == 12
+    assert _row(rec, "nfs-100gbe")["units"] == 13 and _row(rec, "nfs-25gbe")["units"] == 13
     a = calc.answer(p)
-    # nfs-25gbe costs less to own, but 12 x 2.8 GB/s restore 18.93e12 B in 563 s where 11 x 11.25 GB/s
-    # take 153 s (at 1,024 GPUs, 14.55 failures a month): nfs-100gbe is cheaper in total
-    assert a.best is not None and a.best["option"] == "nfs-100gbe" and a.best["units"] == 11
+    # nfs-25gbe costs less to own, but 13 x 2.8 GB/s restore 18.93e12 B in 520 s where 13 x 11.25 GB/s
+    # take 129 s (at 1,024 GPUs, 14.55 failures a month): nfs-100gbe is cheaper in total
+    assert a.best is not None and a.best["option"] == "nfs-100gbe" and a.best["units"] == 13
     assert a.best["limiting"] == "endurance"
     assert _row(rec, "nfs-25gbe")["monthly_total_usd"] < a.best["monthly_total_usd"]
     assert a.best["total_with_gpu_usd"] < _row(rec, "nfs-25gbe")["total_with_gpu_usd"]
     text = "\n".join(a.lines())
     assert "Deciding: drive endurance; checkpoints write 290.4 PB a year" in text
-    # nfs-25gbe's 12 servers each carry a new $400 E810 NIC, $250 more than the used one priced before:
-    # 12 x $250 = $3,000, / 36 months + 1 % a month support = $83.33 + $30 = $113.33 a month more, so
-    # the gap of $125 before (rounded) fell to $11 (unrounded totals). The switch ports are now bought new:
-    # nfs-100gbe's 11 ports cost 11 x ($593.44 - $25) = $6,252.84 more, nfs-25gbe's 12 ports
-    # 12 x ($298.81 - $16.67) = $3,385.68 more; the difference $2,867.16 x (1/36 + 1 %) = $108.31 a
-    # month widens the gap to $11 + $108.31 = about $120
-    assert "nfs-100gbe costs $120 a month more than nfs-25gbe but idles" in text
+    # 13 servers each: the same drives and chassis, so the gap is the NIC ($1,182.50 - $400 = $782.50)
+    # and the port and DAC ($593.44 + $125 - $298.81 - $40 = $379.63): 13 x $1,162.13 = $15,107.69,
+    # x (1/36 + 1 % support) = $419.66 + $151.08 = $570.73 a month, + power 13 x (20 - 12) W = 104 W x
+    # 730 h x $0.13/kWh = $9.87: $580.60 (was $120 with 11 against 12 servers of the used SR635)
+    assert "nfs-100gbe costs $581 a month more than nfs-25gbe but idles" in text
     # The bare PM9A3s would need 290.4 x 5 / 14.016 = 103.6 -> 104 data drives: more than a 24-drive system.
     nvme = _row(calc.recommend(p), "nvme-gen4")
     assert not nvme["feasible"] and "on endurance" in nvme["why_not"]

@@ -754,16 +754,23 @@ def test_scratch_caps_and_nfs_servers_within_their_bays() -> None:
     for n in ("nfs-10gbe", "nfs-25gbe", "nfs-100gbe"):
         o = opts[n]
         drive = opts[o.server_drive]
-        assert 0 < o.server_drives <= o.server_bays == 14, n
+        # the new 10-bay Supermicro AS-1115CS-TNR, its bays full (was 13-14 drives in a used 14-bay SR635)
+        assert o.server_drives == o.server_bays == 10, n
+        assert "new Supermicro AS-1115CS-TNR" in o.label and "used" not in o.label, n
         # raw capacity = the drives in it; endurance = theirs added
         assert o.capacity_bytes == pytest.approx(o.server_drives * drive.capacity_bytes, rel=1e-3), n
         assert o.endurance_bytes == pytest.approx(o.server_drives * drive.endurance_bytes), n
-    # 13 x 7.68 TB in RAID 6 groups of at most 10 + 2: 2 groups, 13 - 4 = 9 data drives; at 80 %
-    # fill 9 x 7.68 x 0.8 = 55.296 TB of data (14 drives: 10 x 7.68 x 0.8 = 61.44 TB)
+    # 10 x 7.68 TB in RAID 6 groups of at most 10 + 2: one 8 + 2 group, 8 data drives; at 80 %
+    # fill 8 x 7.68 x 0.8 = 49.152 TB of data (13 drives: 2 groups, 9 data drives, 9 x 7.68 x 0.8 = 55.296 TB)
+    assert st.server_usable_bytes(10, 7.68e12, "raid6", 0.8) == pytest.approx(49.152e12)
     assert st.server_usable_bytes(13, 7.68e12, "raid6", 0.8) == pytest.approx(55.296e12)
-    assert st.server_usable_bytes(14, 7.68e12, "raid6", 0.8) == pytest.approx(61.44e12)
-    # nfs-100gbe: 14 drives ($38,325) + server $2,700 + NIC $1,182.50 = $42,207.50
-    assert opts["nfs-100gbe"].purchase_price == pytest.approx(14 * 2737.5 + 2700 + 1182.5)
+    # drives + new server + NIC: 10 x $2,737.50 = $27,375 + $8,210.26, + X710 $250 = $35,835.26,
+    # + E810 $400 = $35,985.26, + ConnectX-6 Dx $1,182.50 = $36,767.76
+    assert opts["nfs-10gbe"].purchase_price == pytest.approx(35_835.26)
+    assert opts["nfs-25gbe"].purchase_price == pytest.approx(35_985.26)
+    assert opts["nfs-100gbe"].purchase_price == pytest.approx(36_767.76)
+    # power: 10 drives x 14 W + the chassis 254 W + the NIC (7, 12, 20 W) = 401, 406, 414 W
+    assert [opts[n].watts for n in ("nfs-10gbe", "nfs-25gbe", "nfs-100gbe")] == [401, 406, 414]
 
 
 def test_server_drives_preset_errors() -> None:
