@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import calc
@@ -186,7 +187,7 @@ def test_one_run_draws_the_headline_then_the_section_with_no_timer() -> None:
     p = calc.plan("beast-imagenet-4xv100")
     assert _metrics(at) == [*_shown(p), p.bottleneck]
     assert _card(at).startswith("**Where does this job run?**")  # no site given: the card asks
-    assert len(at.get("plotly_chart")) == 3 and at.dataframe  # the Requirements section, in the same run
+    assert len(at.get("plotly_chart")) == 1 and not at.dataframe  # the Requirements section, in the same run
     source = Path(APP).read_text()
     assert "run_every" not in source and "st.rerun()" not in source.split("def compare_tab")[0]
 
@@ -408,8 +409,41 @@ def test_every_presets_card_charts_sidebar_and_tabs_agree(name: str) -> None:
         assert monthly[0]["x"][0] == pytest.approx(d["monthly_total_usd"])
 
 
+def test_folded_charts_and_table_are_drawn_when_opened() -> None:
+    """Issue 31 (speed of the whole page): a first visit draws the Requirements section's first chart;
+    its two sweeps and its table are drawn when their expander is opened (a click reruns the page)."""
+    at = _app()
+    assert [e.label for e in at.expander if e.label.startswith(("How the demand", "Every number"))] == [
+        "How the demand changes with the batch and with the number of GPUs",
+        "Every number on this page, with its formula",
+    ]
+    assert _titles(at) == ["Batch 128 uses 12.97 GiB of 16 GiB; up to 158 examples fit"]  # the memory chart
+    at.session_state["fold_sweeps"] = True  # as the click on the expander does
+    at.run()
+    assert not at.exception and len(at.get("plotly_chart")) == 3 and not at.dataframe
+    at.session_state["fold_table"] = True
+    at.run()
+    table = at.dataframe[0].value
+    # the table agrees with the headline: 4 V100s x 128 examples / 87 ms = 5,885 samples/s
+    assert table.loc["samples_per_s", "display"] == "5,885 samples/s"
+    assert _metrics(at)[2] == "5,885"
+
+
+def test_the_first_element_preloads_streamlits_plotly_chunk() -> None:
+    """The browser fetches Plotly's 4.7 MB chunk while the headline is drawn: the page's first element
+    names the chunk this Streamlit ships (a renamed chunk would be fetched twice; the browser test
+    checks the page fetches it once)."""
+    at = _app()
+    first = at.markdown[0].value
+    chunks = sorted((Path(st.__file__).parent / "static" / "static" / "js").glob("PlotlyChart.*.js"))
+    assert len(chunks) == 1 and chunks[0].stat().st_size > 1_000_000  # the whole of plotly.js
+    assert first.startswith(f'<link rel="modulepreload" href="./static/js/{chunks[0].name}">'), first
+
+
 def test_a_job_that_saves_nothing_has_no_checkpoint_figures() -> None:
     at = _app(scenario="beast-imagenet-4xv100")
+    at.session_state["fold_table"] = True
+    at.run()
     assert "Checkpoints" not in at.radio(key="section").options
     table = next(d.value for d in at.dataframe if "label" in d.value.columns)
     assert not any("estore" in str(x) or "Checkpoints kept" in str(x) for x in table["label"])
