@@ -514,12 +514,6 @@ FIRST_SCREEN_CSS = """<style>
 column whole (Streamlit's 2.25 rem value cut "385.7 MB/s" to "385.7 M..." at 1280 px)."""
 
 
-PLOTLY_BUNDLE = sorted((Path(st.__file__).parent / "static" / "static" / "js").glob("PlotlyChart.*.js"))
-"""Streamlit's Plotly chunk (4.7 MB in Streamlit 1.67), which its page fetches when the first chart arrives."""
-PRELOAD = "".join(f'<link rel="modulepreload" href="./static/js/{f.name}">' for f in PLOTLY_BUNDLE)
-"""Sent in the page's first element: the browser fetches and compiles the chunk while the answer and the
-headline are drawn, so the charts wait only for it to run (in a trace, the chunk ran 1.2 s -> 0.3 s after
-the headline was painted; benchmarks/dashboard_timing.py, issue 31)."""
 FOLD_SWEEPS = "fold_sweeps"
 FOLD_TABLE = "fold_table"
 
@@ -602,8 +596,9 @@ def folded(label: str, key: str) -> Any | None:
     click reruns the page): the container to draw into, or None while it is closed.
 
     Every chart and table a first visit draws delays the last one: in the browser, the 3 charts and the
-    table of the Requirements section cost 570 ms of main-thread time after Plotly's bundle had run,
-    the one chart left open 300 ms (benchmarks/dashboard_timing.py, issue 31)."""
+    table of the Requirements section cost 570 ms of main-thread time after Plotly's chunk had run, the
+    one chart left open 300 ms; the last chart came 3.7x -> 2.9-3.5x a bare page's headline time
+    (benchmarks/dashboard_timing.py, issue 31)."""
     box = st.expander(label, key=key, on_change="rerun")
     return box if box.open else None
 
@@ -842,7 +837,7 @@ def main() -> None:
 def page(values: dict[str, Any], errors: dict[str, str]) -> tuple[tuple[calc.Plan, str] | None, dict[str, str]]:
     """The answer and the headline: the plan and its link for the section, and errors the plan
     raised, by field, for the sidebar to show."""
-    st.markdown(PRELOAD + FIRST_SCREEN_CSS, unsafe_allow_html=True)
+    st.markdown(FIRST_SCREEN_CSS, unsafe_allow_html=True)
     if not page_errors(errors):
         return None, {}
     base: Scenario = st.session_state["base"]

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import calc
@@ -427,17 +426,6 @@ def test_folded_charts_and_table_are_drawn_when_opened() -> None:
     # the table agrees with the headline: 4 V100s x 128 examples / 87 ms = 5,885 samples/s
     assert table.loc["samples_per_s", "display"] == "5,885 samples/s"
     assert _metrics(at)[2] == "5,885"
-
-
-def test_the_first_element_preloads_streamlits_plotly_chunk() -> None:
-    """The browser fetches Plotly's 4.7 MB chunk while the headline is drawn: the page's first element
-    names the chunk this Streamlit ships (a renamed chunk would be fetched twice; the browser test
-    checks the page fetches it once)."""
-    at = _app()
-    first = at.markdown[0].value
-    chunks = sorted((Path(st.__file__).parent / "static" / "static" / "js").glob("PlotlyChart.*.js"))
-    assert len(chunks) == 1 and chunks[0].stat().st_size > 1_000_000  # the whole of plotly.js
-    assert first.startswith(f'<link rel="modulepreload" href="./static/js/{chunks[0].name}">'), first
 
 
 def test_a_job_that_saves_nothing_has_no_checkpoint_figures() -> None:
