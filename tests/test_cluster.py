@@ -19,6 +19,7 @@ from calc.cluster import (
     ClusterAnswer,
     ClusterPlan,
     _entry_load,
+    _Load,
     as_cluster,
     chargeback,
     cluster_demand,
@@ -28,6 +29,7 @@ from calc.cluster import (
     shared_utilization,
     timeline,
 )
+from calc.cluster_load import fmt_total
 from calc.engine import plan_demand
 from calc.errors import InputError
 from calc.scenario import Scenario
@@ -565,3 +567,111 @@ def test_every_one_job_cluster_buys_and_needs_what_its_plan_does() -> None:
         want = one.design_utilization if math.isfinite(one.design_utilization) else p.gpu_utilization
         assert float(ca.jobs["gpu_utilization"].iloc[0]) == pytest.approx(want, abs=1e-9), name
     assert checked >= 20
+
+
+def test_chargeback_splits_the_rest_by_reads_plus_writes_and_iops_sized_drives_by_random_reads() -> None:
+    # Hand-built loads (chargeback takes them as given): entry 0 reads 1 GB/s and writes 1 GB/s beside,
+    # entry 1 reads 2 GB/s and writes nothing; both move 2 GB/s, so the $100 of other monthly cost
+    # splits 1 : 1 (by reads alone it would be 1 : 2). 4 nvme-gen4 drives at $2,737.50 over 36 months.
+    cp = calc.cluster({A: 1, B: 3})
+    loads = [_Load(1e9, 1e9, 5000.0, 1000.0, 100e9), _Load(2e9, 0.0, 5000.0, 3000.0, 300e9)]
+    bought = 4 * 2737.5 / 36
+    row = {"option": "nvme-gen4", "units": 4, "limiting": "bandwidth", "monthly_total_usd": bought + 100}
+    assert chargeback(cp, row, loads) == pytest.approx([bought / 2 + 50, bought / 2 + 50])
+    # Sized by random reads: a drive seeks once per file opened (storage.random_reads), so the drives
+    # split 1,000 : 3,000 opens/s; the $100 still 1 : 1.
+    row["limiting"] = "iops"
+    assert chargeback(cp, row, loads) == pytest.approx([bought / 4 + 50, bought * 3 / 4 + 50])
+    # A minimum size: the drives split by GPUs, A's 8 against B's 3 copies x 8 = 24.
+    row["limiting"] = "minimum"
+    assert chargeback(cp, row, loads) == pytest.approx([bought / 4 + 50, bought * 3 / 4 + 50])
+    # No load at all: every part splits equally.
+    idle = _Load(0.0, 0.0, 0.0, 0.0, 0.0)
+    row["limiting"] = "bandwidth"
+    assert chargeback(cp, row, [idle, idle]) == pytest.approx([(bought + 100) / 2] * 2)
+
+
+# ResNet-50 (presets/models.yaml: 25,557,032 parameters) x 14 B (2 weight + 12 optimizer bytes).
+C50 = 25_557_032 * 14  # 357,798,448 B per checkpoint
+A10 = A.replace(name="a10", checkpoint_interval_s="10 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01)
+B20 = B.replace(name="b20", checkpoint_interval_s="20 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01)
+
+
+def test_staggered_timeline_segment_by_segment() -> None:
+    # A10 saves every 600 s within a 1 % stall: C / 6 s; B20 and C20 every 1,200 s: C / 12 s.
+    # Staggered over the N = 4 sync-saving copies and the shortest interval (600 s): copy g starts at
+    # g x 600 / 4 s: A10's two copies at 0 and 150 s, B20 at 300 s, C20 at 450 s; A10 saves again at
+    # 600 and 750 s. Each save pauses its copy's reads (A10: 0.8 GB/s a copy; B20, C20: 2.4 GB/s)
+    # for 6 or 12 s.
+    c20 = B20.replace(name="c20")
+    cp = calc.cluster({A10: 2, B20: 1, c20: 1}, saves="staggered")
+    t = timeline(cp, 1200.0)
+    assert list(t["time_s"]) == [0, 6, 150, 156, 300, 312, 450, 462, 600, 606, 750, 756]
+    a_saving = [1, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0]
+    b_saving = [0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]
+    c_saving = [0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0]
+    assert list(t["a10 reads"]) == pytest.approx([0.8e9 * (2 - s) for s in a_saving])
+    assert list(t["a10 checkpoints"]) == pytest.approx([s * C50 / 6 for s in a_saving])
+    assert list(t["b20 reads"]) == pytest.approx([2.4e9 * (1 - s) for s in b_saving])
+    assert list(t["b20 checkpoints"]) == pytest.approx([s * C50 / 12 for s in b_saving])
+    assert list(t["c20 checkpoints"]) == pytest.approx([s * C50 / 12 for s in c_saving])
+
+
+def test_aligned_timeline_segment_by_segment_and_a_day_by_default() -> None:
+    # Aligned: every copy starts at 0 and every interval after; both A10 copies write C / 6 s each for
+    # 6 s and read nothing, B20 writes for 12 s.
+    cp = calc.cluster({A10: 2, B20: 1})
+    t = timeline(cp, 1200.0)
+    assert list(t["time_s"]) == [0, 6, 12, 600, 606]
+    assert list(t["a10 reads"]) == pytest.approx([0, 1.6e9, 1.6e9, 0, 1.6e9])
+    assert list(t["a10 checkpoints"]) == pytest.approx([2 * C50 / 6, 0, 0, 2 * C50 / 6, 0])
+    assert list(t["b20 reads"]) == pytest.approx([0, 0, 2.4e9, 2.4e9, 2.4e9])
+    assert list(t["b20 checkpoints"]) == pytest.approx([C50 / 12, C50 / 12, 0, 0, 0])
+    # A day (86,400 s) by default: 144 A10 saves (0 ... 85,800 s) start and end, 72 B20 saves start
+    # with every other one and end 12 s in: 144 + 144 + 72 segment edges before 86,400 s, the last
+    # A10's save ending at 85,806 s.
+    day = timeline(cp)
+    assert len(day) == 360 and day["time_s"].iloc[-1] == 85_806
+
+
+def test_a_job_that_does_not_save_has_no_saves_and_does_not_shift_the_others() -> None:
+    # A (no checkpoints) before A10: A reads 0.8 GB/s all the time and writes nothing; A10's two copies
+    # still start at 0 and 300 s (N = 2 sync-saving copies over 600 s).
+    cp = calc.cluster({A: 1, A10: 2}, saves="staggered")
+    t = timeline(cp, 600.0)
+    assert list(t["time_s"]) == [0, 6, 300, 306]
+    assert list(t["a reads"]) == pytest.approx([0.8e9] * 4)
+    assert list(t["a checkpoints"]) == [0.0] * 4
+    assert list(t["a10 checkpoints"]) == pytest.approx([C50 / 6, 0, C50 / 6, 0])
+
+
+def test_a_save_larger_than_its_jobs_reads_adds_the_difference() -> None:
+    # A job reading 8 GPUs x 1,000/s x 1 kB = 8 MB/s that saves C every 600 s within a 1 % stall:
+    # w = C / 6 s = 59,633,074.7 B/s a copy. Two copies, aligned: 2 w - 16 MB/s (both pause their
+    # reads); staggered: one save at a time, w - 8 MB/s (the saving copy's reads), more than the
+    # time average 2 C / 600 s = 1.19 MB/s.
+    small = job("s", "1 kB", checkpoint_interval_s="10 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01)
+    w = C50 / 6
+    assert calc.cluster({small: 2}).write_need_bytes_per_s == pytest.approx(2 * w - 16e6)
+    assert calc.cluster({small: 2}, saves="staggered").write_need_bytes_per_s == pytest.approx(w - 8e6)
+    assert calc.cluster({small: 2}).checkpoint_capacity_bytes == pytest.approx(2 * 3 * C50)
+    assert calc.cluster({A: 2}).checkpoint_capacity_bytes == 0.0
+
+
+def test_combined_figures_print_in_their_units() -> None:
+    # TOTALS declares each figure's kind: reads in bytes/s, requests as a count with its unit, data in bytes.
+    assert fmt_total("read_bytes_per_s", 7.2e9) == "7.2 GB/s"
+    assert fmt_total("read_iops", 40_000) == "40,000 reads/s"
+    assert fmt_total("metadata_ops_per_s", 1_500) == "1,500 ops/s"
+    assert fmt_total("stored_bytes", 400e9) == "400 GB"
+
+
+def test_a_cluster_that_never_saves_writes_nothing_all_day() -> None:
+    # A and B keep no checkpoints: no write need either way, and the day is one segment of reads.
+    for saves in ("aligned", "staggered"):
+        cp = calc.cluster({A: 2, B: 1}, saves=saves)
+        assert cp.write_need_bytes_per_s == 0.0 and cp.peak_write_bytes_per_s == 0.0
+        t = timeline(cp)
+        assert list(t["time_s"]) == [0.0]
+        assert list(t["a reads"]) == [1.6e9] and list(t["b reads"]) == [2.4e9]
+        assert list(t["a checkpoints"]) == [0.0] and list(t["b checkpoints"]) == [0.0]
