@@ -979,3 +979,88 @@ def test_storage_levers_count_the_scenarios_own_storage() -> None:
     assert keep["own_storage_units"] is None or math.isnan(keep["own_storage_units"])
     base = levers("mlperf-unet3d-h100")
     assert float(base[base["lever"] == "as is"].iloc[0]["gain"]) == 0.0
+
+
+def _answer_on(best, cheapest=None, fastest=None, price=6.88, design="one tier"):  # type: ignore[no-untyped-def]
+    """An Answer around hand-built rows: gpu_time_lines reads only these rows and the GPU price."""
+    from calc.sizing import Answer
+
+    return Answer(
+        plan=calc.plan("mlperf-unet3d-h100"),
+        best=best,
+        runners_up=(),
+        own="",
+        feeds_gpus=None,
+        feeds_note="",
+        idle_gpu_hours_per_month=0.0,
+        idle_usd_per_month=0.0,
+        gpu_price_per_hour=price,
+        gpu_price_source="no price in presets/gpus.yaml",
+        designs=({"design": design, "feasible": True},),
+        site="on-prem",
+        cheapest_storage=cheapest,
+        fastest=fastest,
+    )
+
+
+# 11 NFS servers: a restore 153 s, the first epoch 90 s, no save stall; 633 GPU-hours a month idle at
+# $6.88 = $4,355.04, beside $5,000 a month of storage: $9,355.04 all in.
+NFS = {
+    "option": "nfs-100gbe",
+    "unit": "server",
+    "units": 11,
+    "restore_s": 153.0,
+    "save_stall_s": 0.0,
+    "first_epoch_s": 90.0,
+    "lost_gpu_hours_per_month": 633.0,
+    "lost_gpu_usd_per_month": 633 * 6.88,
+    "monthly_total_usd": 5000.0,
+    "total_with_gpu_usd": 5000 + 633 * 6.88,
+}
+
+
+def test_gpu_time_lines_price_the_stores_lost_gpu_hours_and_a_cheaper_total() -> None:
+    # nfs-25gbe costs $11 a month less but idles $15,000 of GPU time: $15,000 - $4,355.04 = $10,644.96
+    # more; all in $19,989 against $9,355.
+    cheap = {
+        "option": "nfs-25gbe",
+        "monthly_total_usd": 4989.0,
+        "lost_gpu_usd_per_month": 15000.0,
+        "total_with_gpu_usd": 19989.0,
+    }
+    assert _answer_on(NFS, cheap).gpu_time_lines() == [
+        "GPU time on 11 servers of nfs-100gbe: a restore takes 2.55 min, the first epoch takes 90 s; "
+        "633 GPU-hours a month idle = $4,355 a month at $6.88 per GPU-hour, beside its $5,000 of storage.",
+        "nfs-100gbe costs $11 a month more than nfs-25gbe but idles $10,645 less GPU time: cheaper in total "
+        "($9,355 against $19,989 a month).",
+    ]
+    # No second line when the cheapest store is the one bought, or costs as much.
+    assert len(_answer_on(NFS, NFS).gpu_time_lines()) == 1
+    assert len(_answer_on(NFS, cheap | {"monthly_total_usd": 5000.0}).gpu_time_lines()) == 1
+
+
+def test_gpu_time_lines_name_each_cost_only_when_there_is_one() -> None:
+    # A half-second save stall counts (500 ms); no restore and no first epoch are left out.
+    row = NFS | {"restore_s": 0.0, "save_stall_s": 0.5, "first_epoch_s": 0.0}
+    assert (
+        _answer_on(row)
+        .gpu_time_lines()[0]
+        .startswith("GPU time on 11 servers of nfs-100gbe: each save stalls training 500 ms; 633 GPU-hours")
+    )
+    # Nothing idle, or a two-tier design (its copy time is said instead): no GPU-time line.
+    assert _answer_on(NFS | {"lost_gpu_hours_per_month": 0.0}).gpu_time_lines() == []
+    assert _answer_on(NFS, design="server NVMe cache").gpu_time_lines() == []
+
+
+def test_gpu_time_lines_without_a_gpu_price_name_the_fastest_store() -> None:
+    from calc.scenario import ask
+
+    unpriced = NFS | {"lost_gpu_usd_per_month": math.nan}
+    fast = {"option": "nfs-200gbe", "lost_gpu_hours_per_month": 120.4, "restore_s": 60.0}
+    assert _answer_on(unpriced, fastest=fast, price=math.nan).gpu_time_lines() == [
+        "GPU time on 11 servers of nfs-100gbe: a restore takes 2.55 min, the first epoch takes 90 s; "
+        f"633 GPU-hours a month idle (no GPU price: no price in presets/gpus.yaml; {ask('gpu_price_per_hour')}).",
+        "Fastest: nfs-200gbe, 120 GPU-hours a month idle (restore 60 s).",
+    ]
+    # A priced answer names no fastest store.
+    assert len(_answer_on(NFS, fastest=fast).gpu_time_lines()) == 1
