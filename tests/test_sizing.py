@@ -1064,3 +1064,73 @@ def test_gpu_time_lines_without_a_gpu_price_name_the_fastest_store() -> None:
     ]
     # A priced answer names no fastest store.
     assert len(_answer_on(NFS, fastest=fast).gpu_time_lines()) == 1
+
+
+# A hand-built recommend row: 3 Gen4 drives in RAID 5 (15.36 TB usable), $8,212 to buy, $300 a month.
+ROW = {
+    "units": 3.0,
+    "unit": "drive",
+    "option": "nvme-gen4",
+    "capacity_bytes": 15.36e12,
+    "protection": "raid5",
+    "purchase_usd": 8212.0,
+    "monthly_total_usd": 300.0,
+    "iops_headroom": 5.0,
+    "bandwidth_headroom": 1.5,
+    "limiting": "bandwidth",
+    "sized_for": "save drain",
+}
+
+
+@pytest.mark.parametrize(
+    ("changes", "room"),
+    [
+        # Sized by a rate with under 2x headroom (the smaller of 5x and 1.5x): the burst it was bought for.
+        ({}, "sized by bandwidth for the save drain, 1.5x headroom"),
+        ({"sized_for": "steady reads"}, "sized by bandwidth, 1.5x headroom"),
+        ({"limiting": "iops", "sized_for": ""}, "sized by iops, 1.5x headroom"),
+        ({"limiting": "checkpoint writes"}, "sized by checkpoint writes for the save drain, 1.5x headroom"),
+        ({"limiting": "write requests", "sized_for": ""}, "sized by write requests, 1.5x headroom"),
+        # 2x and more at a rate: its smallest size already serves the job; exactly 100x is still a number.
+        ({"bandwidth_headroom": 2.0}, "its smallest size serves the job, 2.0x headroom"),
+        ({"bandwidth_headroom": 100.0, "iops_headroom": 250.0}, "its smallest size serves the job, 100.0x headroom"),
+        ({"bandwidth_headroom": 100.5, "iops_headroom": 250.0}, "its smallest size serves the job, over 100x headroom"),
+        # Sized by something else: the rate it delivers is a bonus.
+        ({"limiting": "capacity"}, "sized by capacity; it delivers 1.5x the reads and bandwidth needed"),
+        # No read rate at all: the page cache serves every epoch after the first.
+        (
+            {"bandwidth_headroom": math.inf, "iops_headroom": math.inf},
+            "read once: the page cache holds the dataset after the first epoch",
+        ),
+    ],
+)
+def test_describe_option_says_what_sized_it(changes: dict[str, object], room: str) -> None:
+    from calc.sizing import describe_option
+
+    row = ROW | changes
+    assert (
+        describe_option(row)
+        == f"3 drives of nvme-gen4 in raid5 (15.36 TB usable), $8,212 to buy, $300 a month all in; {room}"
+    )
+
+
+def test_describe_option_brief_forms_and_missing_figures() -> None:
+    from calc.sizing import describe_option
+
+    assert (
+        describe_option(ROW, brief=True)
+        == "3 drives of nvme-gen4 in raid5 (15.36 TB usable), $8,212 to buy, $300 a month all in"
+    )
+    assert describe_option(ROW, brief="store") == "3 drives of nvme-gen4 in raid5 (15.36 TB usable) to hold the dataset"
+    # Rented, unprotected, unbounded capacity, no public price; a fractional unit count (FSx: 4.8 TiB steps).
+    rented = ROW | {
+        "units": 1.0,
+        "unit": "volume",
+        "option": "aws-efs-elastic",
+        "protection": "",
+        "capacity_bytes": math.inf,
+    }
+    rented |= {"purchase_usd": math.nan, "monthly_total_usd": math.nan}
+    assert describe_option(rented, brief=True) == "1 volume of aws-efs-elastic, no public price"
+    fsx = rented | {"units": 4.8, "unit": "TiB", "option": "aws-fsx-lustre-ssd-125", "monthly_total_usd": 700.0}
+    assert describe_option(fsx, brief=True) == "4.8 TiBs of aws-fsx-lustre-ssd-125, $700 a month all in"
