@@ -675,3 +675,15 @@ def test_a_cluster_that_never_saves_writes_nothing_all_day() -> None:
         assert list(t["time_s"]) == [0.0]
         assert list(t["a reads"]) == [1.6e9] and list(t["b reads"]) == [2.4e9]
         assert list(t["a checkpoints"]) == [0.0] and list(t["b checkpoints"]) == [0.0]
+
+
+def test_one_job_starting_reads_its_first_epoch_beside_the_others_steady_reads() -> None:
+    # ac: A with the page cache on and a 10,000 x 100 kB = 1 GB dataset that fits in node RAM: after its
+    # first epoch it reads nothing; 2 copies read 2 x 0.8 GB/s in their first epochs. B reads 2.4 GB/s
+    # steadily (no cache). Steady: 0 + 2.4 = 2.4 GB/s. One ac starting: + 1.6 / 2 = 0.8 GB/s -> 3.2 GB/s
+    # (B starting adds nothing: its first epoch is its steady rate). All at once: 1.6 + 2.4 = 4 GB/s.
+    ac = A.replace(name="ac", page_cache=True, dataset_examples=10_000)
+    cp = calc.cluster({ac: 2, B: 1})
+    assert cp.read_bytes_per_s == pytest.approx(2.4e9)
+    assert cp.start_burst_read_bytes_per_s == pytest.approx(3.2e9)
+    assert cp.first_epoch_read_bytes_per_s == pytest.approx(4.0e9)
