@@ -1134,3 +1134,44 @@ def test_describe_option_brief_forms_and_missing_figures() -> None:
     assert describe_option(rented, brief=True) == "1 volume of aws-efs-elastic, no public price"
     fsx = rented | {"units": 4.8, "unit": "TiB", "option": "aws-fsx-lustre-ssd-125", "monthly_total_usd": 700.0}
     assert describe_option(fsx, brief=True) == "4.8 TiBs of aws-fsx-lustre-ssd-125, $700 a month all in"
+
+
+def test_drive_bays_say_why_a_nodes_drives_do_not_fit() -> None:
+    from calc import catalog
+    from calc.sizing import _bays, _bays_needed
+
+    dgx_a100, dgx_h100 = catalog.server("DGX-A100"), catalog.server("DGX-H100")
+    hgx, p5 = catalog.server("HGX-H100-8"), catalog.server("aws-p5.48xlarge")
+    gen4, hdd = storage.option("nvme-gen4"), storage.option("hdd-7200")
+    # DGX A100 (servers.yaml): 8 U.2 bays, 4 hold its own drives: 4 Gen4 U.2 drives fit, 5 do not.
+    assert _bays(dgx_a100, gen4, 4) == ""
+    assert (
+        _bays(dgx_a100, gen4, 5)
+        == "needs 5 drives per node; a DGX-A100 has 4 free bays (4 of 8 U.2 bays hold its own drives)"
+    )
+    assert _bays(dgx_a100, hdd, 1) == "a DGX-A100's bays take U.2 NVMe drives, not 3.5\""
+    assert _bays(dgx_h100, gen4, 1).startswith("needs 1 drive") and "a DGX-H100 has 0 free bays" in _bays(
+        dgx_h100, gen4, 1
+    )
+    assert _bays(p5, gen4, 1).startswith("a aws-p5.48xlarge has no drive bays to add drives to")
+    # Bays not stated (HGX: -1) or no server: nothing to refuse, but the count of bays is said.
+    assert _bays(hgx, gen4, 9) == "" and _bays(None, gen4, 9) == ""
+    assert _bays_needed(hgx, gen4, 4) == ": the server must have 4 free U.2 bays"
+    assert _bays_needed(None, gen4, 1) == ": the server must have 1 free U.2 bay"
+    assert _bays_needed(dgx_a100, gen4, 4) == "" and _bays_needed(p5, gen4, 4) == ""
+
+
+def test_copy_time_is_the_slower_of_each_nodes_link_and_the_shared_store() -> None:
+    from calc.sizing import _copy_s, _staging
+
+    # 100 GB to 4 nodes at 5 GB/s each: 20 s per node; the store serves 4 x 100 GB at 10 GB/s: 40 s.
+    assert _copy_s(100e9, 4, 50e9, 5e9, 10e9) == pytest.approx(40.0)
+    # A fast store: each node's 5 GB/s binds, 20 s. No node link: unknown (inf), not zero.
+    assert _copy_s(100e9, 4, 50e9, 5e9, 1e12) == pytest.approx(20.0)
+    assert _copy_s(100e9, 4, math.inf, 5e9, 10e9) == math.inf
+    cache = {"design": "local cache", "staging_s": 40.0}
+    assert _staging(cache) == "; copying the dataset to each node takes 40 s"
+    assert _staging(cache | {"staging_s": 0.0}) == "" and _staging({"design": "one tier", "staging_s": 40.0}) == ""
+    assert _staging(cache | {"staging_s": math.inf}).startswith(
+        "; the time to copy the dataset to each node needs the node link: set "
+    )
