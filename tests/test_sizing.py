@@ -1175,3 +1175,102 @@ def test_copy_time_is_the_slower_of_each_nodes_link_and_the_shared_store() -> No
     assert _staging(cache | {"staging_s": math.inf}).startswith(
         "; the time to copy the dataset to each node needs the node link: set "
     )
+
+
+# Two designs, one per site: on-prem buys $16,200 of drives (over 36 months: $450 a month) and pays
+# $20 of power and $30 of support, $500 a month; AWS rents for $700 and charges $100 of reads, $800.
+ONPREM = {
+    "design": "one tier",
+    "feasible": True,
+    "site": "on-prem",
+    "description": "2 drives of nvme-gen4 in mirror",
+    "monthly_total_usd": 500.0,
+    "monthly_rent_usd": 0.0,
+    "monthly_read_usd": 0.0,
+    "monthly_write_usd": 0.0,
+    "monthly_egress_usd": 0.0,
+    "monthly_power_usd": 20.0,
+    "monthly_support_usd": 30.0,
+    "purchase_usd": 16200.0,
+    "staging_s": 0.0,
+}
+AWS = ONPREM | {"site": "aws", "description": "1 volume of aws-efs-elastic", "monthly_total_usd": 800.0}
+AWS |= {"monthly_rent_usd": 700.0, "monthly_read_usd": 100.0, "purchase_usd": math.nan}
+del AWS["monthly_power_usd"], AWS["monthly_support_usd"]  # rented: no power or support columns
+
+
+def _answer_of(site, designs=(), site_lines=()):  # type: ignore[no-untyped-def]
+    from calc.sizing import Answer
+
+    return Answer(
+        plan=calc.plan("mlperf-unet3d-h100", amortization_months=36),
+        best=None,
+        runners_up=(),
+        own="",
+        feeds_gpus=None,
+        feeds_note="",
+        idle_gpu_hours_per_month=0.0,
+        idle_usd_per_month=0.0,
+        gpu_price_per_hour=6.88,
+        gpu_price_source="",
+        designs=designs,
+        site=site,
+        site_lines=site_lines,
+    )
+
+
+def test_without_a_site_the_cheapest_sites_design_is_charged_and_each_site_priced() -> None:
+    from calc.scenario import ask
+
+    a = _answer_of(None, site_lines=(ONPREM, AWS))
+    assert a.design is ONPREM
+    assert a.charges == {
+        "rent": 0.0,
+        "reads": 0.0,
+        "writes": 0.0,
+        "egress": 0.0,
+        "power": 20.0,
+        "support": 30.0,
+        "purchases": pytest.approx(450.0),
+    }
+    assert a.charges_line() == (
+        "At the cheapest site (on-prem), a month of training costs $500: rent $0, reads $0, writes $0, "
+        "egress $0, power $20, support $30, purchases $450 (purchases amortised)."
+    )
+    assert (
+        a.headline
+        == f"Buy: it depends on the site (not given: {ask('site')}): buy on-prem $500, rent on AWS $800 a month all in"
+    )
+    # AWS cheaper: its charges, nothing bought (no purchase price), no power or support.
+    b = _answer_of(None, site_lines=(ONPREM | {"monthly_total_usd": 900.0}, AWS))
+    assert b.charges == {
+        "rent": 700.0,
+        "reads": 100.0,
+        "writes": 0.0,
+        "egress": 0.0,
+        "power": 0.0,
+        "support": 0.0,
+        "purchases": 0.0,
+    }
+    assert b.charges_line().startswith(
+        "At the cheapest site (AWS), a month of training costs $800: rent $700, reads $100,"
+    )
+
+
+def test_at_a_known_site_the_first_feasible_design_is_bought() -> None:
+    # The first design is infeasible: the second is charged. A two-tier design heads the answer with its copy time.
+    cache = ONPREM | {"design": "local cache", "description": "a 3.84 TB drive in each node", "staging_s": 40.0}
+    a = _answer_of("on-prem", designs=(AWS | {"feasible": False}, cache))
+    assert a.design is cache
+    assert a.charges_line().startswith("A month of training costs $500: rent $0,")
+    assert (
+        a.headline
+        == "Buy: a 3.84 TB drive in each node; $500 a month all in; copying the dataset to each node takes 40 s"
+    )
+    # No feasible design and no option: no charges, and the headline says nothing serves the job.
+    none = _answer_of("aws", designs=(AWS | {"feasible": False},))
+    assert none.charges == {} and none.charges_line() == ""
+    assert (
+        none.headline
+        == "No storage option in the catalog serves this job at the job's site (aws): see the reasons per option."
+    )
