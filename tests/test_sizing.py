@@ -1274,3 +1274,74 @@ def test_at_a_known_site_the_first_feasible_design_is_bought() -> None:
         none.headline
         == "No storage option in the catalog serves this job at the job's site (aws): see the reasons per option."
     )
+
+
+# beast-imagenet-4xv100 (the article): 5,885.06 reads/s of 64 KiB = 385,683,126 B/s (385.7 MB/s), one
+# file opened per read, 1,281,167 x 65,536 B = 83,962,560,512 B of data (83.96 GB), no checkpoints.
+# Its reads over a year of 365.25 days: 385,683,126 x 31,557,600 = 12.17 PB.
+BEAST = "beast-imagenet-4xv100"
+
+
+@pytest.mark.parametrize(
+    ("limiting", "row", "sentence"),
+    [
+        ("iops", {}, "Deciding: iops; the job needs 5,885 random reads/s, which sets 46 drives of hdd-7200."),
+        (
+            "bandwidth",
+            {},
+            "Deciding: bandwidth; the job needs 385.7 MB/s at its design point, the steady reads "
+            "(reads 385.7 MB/s), which sets 46 drives of hdd-7200.",
+        ),
+        (
+            "capacity",
+            {},
+            "Deciding: capacity; 83.96 GB (dataset and kept checkpoints) must fit at most 80% full, which sets 46 drives of hdd-7200.",
+        ),
+        (
+            "capacity",
+            {"protection": ""},
+            "Deciding: capacity; 83.96 GB (dataset and kept checkpoints) must fit, which sets 46 drives of hdd-7200.",
+        ),
+        (
+            "workload",
+            {"drive_workload_bytes_per_year": 264.6e12},
+            "Deciding: the drives' rated workload; the job reads 12.17 PB and writes 0 B a year, and each "
+            "7,200 rpm HDD (Seagate Exos X24) is rated for 550 TB a year of reads and writes, which sets "
+            "46 drives of hdd-7200 (264.6 TB a year each).",
+        ),
+        ("RAM", {}, "Deciding: the dataset (83.96 GB) fits in each node's free RAM."),
+        (
+            "metadata",
+            {},
+            "Deciding: metadata; 0 metadata ops/s of file opens, which sets 46 drives of hdd-7200 (its metadata grows with its size).",
+        ),
+        ("minimum", {}, "Deciding: minimum; it sets 46 drives of hdd-7200."),
+    ],
+)
+def test_deciding_names_the_constraint_that_sized_the_store(
+    limiting: str, row: dict[str, object], sentence: str
+) -> None:
+    import pandas as pd
+
+    from calc.sizing import _deciding
+
+    rec = pd.DataFrame(
+        [{"option": "hdd-7200", "unit": "drive", "units": 46, "protection": "raid6", "limiting": limiting} | row]
+    )
+    assert _deciding(calc.plan(BEAST), {"design": "one tier", "store": "hdd-7200"}, rec) == sentence
+
+
+def test_deciding_for_two_tier_designs_and_none() -> None:
+    import pandas as pd
+
+    from calc.sizing import _deciding
+
+    p, rec = calc.plan(BEAST), pd.DataFrame()
+    assert _deciding(p, None, rec) == ""
+    assert _deciding(p, {"design": "page cache"}, rec) == (
+        "Deciding: the dataset (83.96 GB) fits in each node's free RAM, so the store is read once per node and only holds it."
+    )
+    assert _deciding(p, {"design": "local cache"}, rec) == (
+        "Deciding: each of 1 node reads 385.7 MB/s from its own copy; the store only holds the dataset (83.96 GB) "
+        "and takes the checkpoints."
+    )
