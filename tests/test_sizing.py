@@ -1345,3 +1345,43 @@ def test_deciding_for_two_tier_designs_and_none() -> None:
         "Deciding: each of 1 node reads 385.7 MB/s from its own copy; the store only holds the dataset (83.96 GB) "
         "and takes the checkpoints."
     )
+
+
+def _own_of(storage_row: dict[str, object], **changes: object) -> tuple[str, bool]:
+    import pandas as pd
+
+    from calc.sizing import _own
+
+    p = calc.plan(BEAST, **changes)
+    return _own(p, pd.DataFrame([{"option": p.scenario.storage} | storage_row]))
+
+
+def test_own_storage_judged_in_a_sentence() -> None:
+    fits = {"feasible": True, "why_not": "", "units": 46}
+    # Gen4 NVMe serves 5,885 reads/s of 64 KiB easily: it delivers the job's 385.7 MB/s.
+    assert _own_of(fits, storage="nvme-gen4") == (
+        "Your storage, nvme-gen4 (as many units as needed, up to its maximum), delivers what the job needs "
+        "(385.7 MB/s, 5,885 reads/s).",
+        True,
+    )
+    # One 7,200 rpm HDD streams at most 285 MB/s (storage.yaml) of the 385.7 MB/s; 46 would do.
+    assert _own_of(fits, storage="hdd-7200", storage_units=1) == (
+        "Your storage, 1 x hdd-7200, delivers 285 MB/s of the 385.7 MB/s needed; 46 would.",
+        False,
+    )
+    assert _own_of(
+        {"feasible": False, "why_not": "too few bays", "units": 46}, storage="hdd-7200", storage_units=1
+    ) == (
+        "Your storage, 1 x hdd-7200, delivers 285 MB/s of the 385.7 MB/s needed; it cannot: too few bays.",
+        False,
+    )
+    # Enough, but not orderable as a store: said after the verdict.
+    text, ok = _own_of(
+        {"feasible": False, "why_not": "a consumer drive", "units": 2}, storage="nvme-gen4", storage_units=2
+    )
+    assert ok and text.endswith("(385.7 MB/s, 5,885 reads/s). As a store to buy it does not fit: a consumer drive.")
+    # With the page cache on, the 83.96 GB dataset fits in node RAM: read once, 385.7 MB/s in the first epoch.
+    assert _own_of(fits, storage="nvme-gen4", page_cache=True)[0] == (
+        "Your storage, nvme-gen4 (as many units as needed, up to its maximum), is read once: the dataset (83.96 GB) "
+        "fits in node RAM, so after the first epoch (385.7 MB/s while it lasts) nothing more is read from it."
+    )
