@@ -1385,3 +1385,12 @@ def test_own_storage_judged_in_a_sentence() -> None:
         "Your storage, nvme-gen4 (as many units as needed, up to its maximum), is read once: the dataset (83.96 GB) "
         "fits in node RAM, so after the first epoch (385.7 MB/s while it lasts) nothing more is read from it."
     )
+
+
+def test_no_storage_chosen_states_the_jobs_need() -> None:
+    from calc.sizing import _no_storage
+
+    assert _no_storage(calc.plan(BEAST)) == (
+        "No storage chosen: the job needs 385.7 MB/s and 5,885 reads/s in steady state (385.7 MB/s in the first epoch).",
+        True,
+    )
