@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -1394,3 +1395,54 @@ def test_no_storage_chosen_states_the_jobs_need() -> None:
         "No storage chosen: the job needs 385.7 MB/s and 5,885 reads/s in steady state (385.7 MB/s in the first epoch).",
         True,
     )
+
+
+def test_answer_lines_in_order_on_hand_built_rows() -> None:
+    from calc.sizing import Answer
+
+    best = ROW | {"lost_gpu_hours_per_month": 0.0}
+    runner = best | {"option": "nvme-gen5"}
+    cache = ONPREM | {"design": "local cache", "description": "a 3.84 TB drive in each node", "staging_s": 40.0}
+    # 8 H100s idle 25 % of a 730-hour month: 1,460 GPU-hours, x $6.88 = $10,044.80.
+    a = Answer(
+        plan=calc.plan("mlperf-unet3d-h100", amortization_months=36, gpu="H100-SXM", gpus_per_job=8, jobs=1),
+        best=best,
+        runners_up=(runner,),
+        own="Own.",
+        feeds_gpus=8,
+        feeds_note="Feeds.",
+        idle_gpu_hours_per_month=1460.0,
+        idle_usd_per_month=1460 * 6.88,
+        gpu_price_per_hour=6.88,
+        gpu_price_source="",
+        designs=(ONPREM, cache),
+        site="on-prem",
+        deciding="Deciding: x.",
+        design_utilization=0.75,
+        design_bottleneck="storage",
+    )
+    assert a.lines() == [
+        "Buy: 3 drives of nvme-gen4 in raid5 (15.36 TB usable), $8,212 to buy, $300 a month all in; "
+        "sized by bandwidth for the save drain, 1.5x headroom",
+        "Deciding: x.",
+        "A month of training costs $500: rent $0, reads $0, writes $0, egress $0, power $20, support $30, "
+        "purchases $450 (purchases amortised).",
+        "Runners-up: 3 drives of nvme-gen5 in raid5 (15.36 TB usable), $8,212 to buy, $300 a month all in",
+        "Or, a local cache design: a 3.84 TB drive in each node; $500 a month all in; copying the dataset to each "
+        "node takes 40 s.",
+        "Own.",
+        "Feeds.",
+        "The storage bottleneck idles 8 x H100-SXM 25% of the time: 1,460 GPU-hours a month, $10,045 a month at "
+        "$6.88 per GPU-hour.",
+    ]
+    # No site: one line per site (a one-tier design without its price), no runners-up; no idle GPU time.
+    b = dataclasses.replace(
+        a, site=None, site_lines=(ONPREM, cache | {"site": "aws"}), designs=(), design_utilization=1.0
+    )
+    lines = b.lines()
+    assert lines[1:3] == [
+        "Buy on-prem: 2 drives of nvme-gen4 in mirror",
+        "Rent on AWS: a 3.84 TB drive in each node, $500 a month all in",
+    ]
+    assert not any(x.startswith("Runners-up") for x in lines)
+    assert lines[-1] == "The steady reads lose no GPU time: the 8 GPUs set the pace."
