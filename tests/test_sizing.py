@@ -1296,7 +1296,8 @@ BEAST = "beast-imagenet-4xv100"
         (
             "capacity",
             {},
-            "Deciding: capacity; 83.96 GB (dataset and kept checkpoints) must fit at most 80% full, which sets 46 drives of hdd-7200.",
+            "Deciding: capacity; 83.96 GB (dataset and kept checkpoints) must fit at most 80% full, "
+            "which sets 46 drives of hdd-7200.",
         ),
         (
             "capacity",
@@ -1314,7 +1315,8 @@ BEAST = "beast-imagenet-4xv100"
         (
             "metadata",
             {},
-            "Deciding: metadata; 0 metadata ops/s of file opens, which sets 46 drives of hdd-7200 (its metadata grows with its size).",
+            "Deciding: metadata; 0 metadata ops/s of file opens, which sets 46 drives of hdd-7200 "
+            "(its metadata grows with its size).",
         ),
         ("minimum", {}, "Deciding: minimum; it sets 46 drives of hdd-7200."),
     ],
@@ -1340,7 +1342,8 @@ def test_deciding_for_two_tier_designs_and_none() -> None:
     p, rec = calc.plan(BEAST), pd.DataFrame()
     assert _deciding(p, None, rec) == ""
     assert _deciding(p, {"design": "page cache"}, rec) == (
-        "Deciding: the dataset (83.96 GB) fits in each node's free RAM, so the store is read once per node and only holds it."
+        "Deciding: the dataset (83.96 GB) fits in each node's free RAM, so the store is read once per node "
+        "and only holds it."
     )
     assert _deciding(p, {"design": "local cache"}, rec) == (
         "Deciding: each of 1 node reads 385.7 MB/s from its own copy; the store only holds the dataset (83.96 GB) "
@@ -1392,7 +1395,8 @@ def test_no_storage_chosen_states_the_jobs_need() -> None:
     from calc.sizing import _no_storage
 
     assert _no_storage(calc.plan(BEAST)) == (
-        "No storage chosen: the job needs 385.7 MB/s and 5,885 reads/s in steady state (385.7 MB/s in the first epoch).",
+        "No storage chosen: the job needs 385.7 MB/s and 5,885 reads/s in steady state "
+        "(385.7 MB/s in the first epoch).",
         True,
     )
 
