@@ -1450,3 +1450,26 @@ def test_answer_lines_in_order_on_hand_built_rows() -> None:
     ]
     assert not any(x.startswith("Runners-up") for x in lines)
     assert lines[-1] == "The steady reads lose no GPU time: the 8 GPUs set the pace."
+
+
+def test_levers_table_starts_from_the_scenario_as_it_is() -> None:
+    df = levers("mlperf-unet3d-h100")
+    base = df[df["lever"] == "as is"].iloc[0]
+    assert base["change"] == "" and base["gain"] == 0.0
+    # Ranked best first on a fresh 0..n-1 index (no stray "index" column).
+    assert list(df.columns) == ["lever", "change", "gpu_utilization", "achieved_samples_per_s", "bottleneck", "gain"]
+    assert list(df.index) == list(range(len(df)))
+    assert list(df["gpu_utilization"]) == sorted(df["gpu_utilization"], reverse=True)
+
+
+def test_storage_levers_shard_change_and_best_option() -> None:
+    from calc.sizing import storage_levers
+
+    df = storage_levers("beast-small-files").set_index("lever")
+    # 256 MiB shards of 64 KiB examples: 4,096 examples a file, read 1 MiB at a time.
+    assert df.loc["pack into 256 MiB shards, 1 MiB reads", "change"] == "examples_per_file=4096, request_bytes=1 MiB"
+    assert df.loc["cache 20% locally", "change"] == "cache_fraction=0.2"
+    # Each row names what recommend then buys: its first feasible row.
+    rec = recommend("beast-small-files")
+    first = rec[rec["feasible"]].iloc[0]
+    assert df.loc["as is", "best_option"] == first["option"] and df.loc["as is", "best_units"] == first["units"]
