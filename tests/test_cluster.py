@@ -687,3 +687,74 @@ def test_one_job_starting_reads_its_first_epoch_beside_the_others_steady_reads()
     assert cp.read_bytes_per_s == pytest.approx(2.4e9)
     assert cp.start_burst_read_bytes_per_s == pytest.approx(3.2e9)
     assert cp.first_epoch_read_bytes_per_s == pytest.approx(4.0e9)
+
+
+def test_explain_repr_and_the_combined_load_line_add_up_by_hand() -> None:
+    # 3 x A + 2 x B: reads 3 x 0.8 = 2.4 and 2 x 2.4 = 4.8 GB/s, 7.2 in all; 24,000 + 16,000 reads/s;
+    # no saves; datasets 1e6 x 100 kB = 100 GB and 1e6 x 300 kB = 300 GB.
+    cp = calc.cluster({A: 3, B: 2})
+    assert cp.explain().splitlines()[2:6] == [
+        "  a: 3 x, 24 GPUs, reads 2.4 GB/s, 24,000 reads/s, checkpoint writes 0 B/s (none), dataset a",
+        "  b: 2 x, 16 GPUs, reads 4.8 GB/s, 16,000 reads/s, checkpoint writes 0 B/s (none), dataset b",
+        "read_bytes_per_s = sum of reads = 2.4 GB/s + 4.8 GB/s = 7.2 GB/s",
+        "read_iops = 24,000 reads/s + 16,000 reads/s = 40,000 reads/s",
+    ]
+    assert (
+        cp.explain().splitlines()[-1]
+        == "stored_bytes = datasets once each (a 100 GB, b 300 GB) + checkpoints kept 0 B = 400 GB"
+    )
+    assert repr(cp) == (
+        "ClusterPlan(cluster: 5 jobs of 2 types on 40 GPUs; reads 7.2 GB/s, writes 0 B/s aligned / 0 B/s average, "
+        "stored 400 GB)"
+    )
+    assert calc.cluster_answer(cp).lines()[2] == (
+        "Combined load (aligned saves): reads 7.2 GB/s (40,000 reads/s, 0 metadata ops/s) + checkpoint writes 0 B/s "
+        "= 7.2 GB/s; write peaks 0 B/s aligned, 0 B/s on average; first epochs 7.2 GB/s if all start together; "
+        "stored 400 GB (each dataset once)."
+    )
+
+
+def test_cluster_link_round_trips_names_that_need_quotes_or_hold_an_equals_sign() -> None:
+    # A cluster named "none" (an off-word: written quoted, read back as the name) and a job named "x=y"
+    # (the value after the first "=" is the value).
+    c = as_cluster({A.replace(name="x=y"): 2, calc.scenario("mlperf-unet3d-h100"): 1}, name="none")
+    params = c.to_params()
+    assert params["cluster_name"] == '"none"'
+    # The unchanged preset is written as its name and count only.
+    assert params["cluster"].split(";")[1] == "mlperf-unet3d-h100:1"
+    back = Cluster.from_params(params)
+    assert back == c and back.name == "none" and back.jobs[0].scenario.name == "x=y"
+
+
+def test_cluster_documents_and_links_name_the_bad_part() -> None:
+    with pytest.raises(InputError) as e:
+        Cluster.from_dict({"jobs": []})
+    assert (e.value.field, e.value.message) == (
+        "cluster: jobs",
+        "expected a list of {scenario: NAME, count: N, set: {...}}",
+    )
+    with pytest.raises(InputError) as e:
+        Cluster.from_dict({"jobs": [{"scenario": "mlperf-unet3d-h100"}], "shared": [1]})
+    assert (e.value.field, e.value.message) == ("cluster: shared", "expected a mapping of inputs, got [1]")
+    with pytest.raises(InputError) as e:
+        Cluster.from_params({"cluster": "mlperf-unet3d-h100:1", "cluster_shared": "storage"})
+    assert (e.value.field, e.value.message) == ("cluster_shared", "expected key=value, got 'storage'")
+
+
+def test_command_line_without_jobs_and_the_json_output_keys() -> None:
+    from calc.cluster import command_output, from_command_line
+
+    with pytest.raises(InputError) as e:
+        from_command_line(None, [], {})
+    assert (e.value.field, e.value.message) == (
+        "cluster",
+        "give a cluster YAML file, a cluster preset or --job preset:count",
+    )
+    data = json.loads(command_output(as_cluster({A: 3, B: 2}), "json"))
+    assert list(data) == ["cluster", "totals", "answer", "best", "growth", "jobs"]
+    assert [j["job"] for j in data["jobs"]] == ["a", "b"]
+    assert list(data["best"]) == ["option", "units", "unit", "monthly_total_usd"]
+    assert data["totals"]["read_bytes_per_s"] == pytest.approx(7.2e9)
+    table = command_output(as_cluster({A: 3, B: 2}), "table")
+    header = ["job", "count", "gpus", "reads", "reads/s", "save", "burst", "utilisation", "monthly"]
+    assert any(line.split() == header for line in table.splitlines())
