@@ -758,3 +758,45 @@ def test_command_line_without_jobs_and_the_json_output_keys() -> None:
     table = command_output(as_cluster({A: 3, B: 2}), "table")
     header = ["job", "count", "gpus", "reads", "reads/s", "save", "burst", "utilisation", "monthly"]
     assert any(line.split() == header for line in table.splitlines())
+
+
+def test_growth_in_jobs_is_due_when_the_reads_outgrow_the_drives() -> None:
+    # 8 GPUs x 1,000/s x 1 MB = 8 GB/s of 1 MB reads; a Gen4 NVMe reads 1 MB in 1/900,000 s - 4 KiB /
+    # 6.5 GB/s + 1 MB / 6.5 GB/s = 154.3 us: 6.48 GB/s. Month 0: 8 / 6.48 = 1.23 -> 2 data drives,
+    # mirrored = 4 bought. No growth: 4 serve to the horizon. Jobs +100 % a year: 8 x 2^(m/12) GB/s
+    # passes 2 drives' 12.96 GB/s when m > 12 log2(1.62) = 8.35: month 9, 3 data drives in RAID 6 = 5;
+    # month 24: 32 GB/s / 6.48 = 4.94 -> 5 data drives + 2 parity = 7.
+    big = job("big", "1 MB", dataset_examples=1_000_000)
+    flat = calc.cluster({big: 1}, horizon_months=24, job_growth_per_year=0.0, data_growth_per_year=0.0)
+    g = growth(flat, {"option": "nvme-gen4", "units": 4})
+    assert g["next_purchase_month"] is None and list(g["months"]["units"]) == [4] * 25
+    assert (
+        g["text"] == "Growth (jobs +0% and data +0% a year): 4 x nvme-gen4 still serve in 24 months; no purchase due."
+    )
+    grows = calc.cluster({big: 1}, horizon_months=24, job_growth_per_year=1.0, data_growth_per_year=0.0)
+    g = growth(grows, {"option": "nvme-gen4", "units": 4}, owned={"option": "nvme-gen4", "units": 4})
+    assert g["next_purchase_month"] == 9 and g["units_at_horizon"] == 7
+    assert g["text"] == (
+        "Growth (jobs +100% and data +0% a year): buy 4 x nvme-gen4 now; the next purchase is due in month 9 "
+        "(5 needed, limited by bandwidth); 7 by month 24. Your 4 x nvme-gen4 serve until month 9: then 5 are "
+        "needed (limited by bandwidth); buy more before then."
+    )
+
+
+def test_a_short_shared_store_names_each_slowed_job_and_its_idle_cost() -> None:
+    # As in the undersized test: 1.6 GB/s for 3.2 GB/s of reads, shared by demand: both at 50 %.
+    # A was at 100 % alone, B at 1.6 / 2.4 = 67 %. Each idles 8 GPUs x 0.5 x 720 h = 2,880 GPU-hours
+    # at $6.88 (presets/gpus.yaml, H100-SXM) = $19,814.40 a month.
+    cp = calc.cluster({A: 1, B: 1}, storage_bytes_per_s="1.6 GB/s")
+    assert list(cp.to_frame()["gpu_utilization_alone"]) == pytest.approx([1.0, 2 / 3])
+    assert calc.answer(cp).lines()[-2:] == [
+        "a: its 8 GPUs run at 50% on the shared storage (100% alone), $19,814 a month.",
+        "b: its 8 GPUs run at 50% on the shared storage (67% alone), $19,814 a month.",
+    ]
+
+
+def test_a_shared_store_too_small_for_the_data_says_so() -> None:
+    # One 7.68 TB Gen4 drive (storage.yaml) for A's 100 GB and 1e8 x 300 kB = 30 TB of B's: 30.1 TB.
+    big_b = B.replace(dataset_examples=100_000_000)
+    a = calc.answer(calc.cluster({A: 1, big_b: 1}, storage="nvme-gen4", storage_units=1))
+    assert a.own.endswith(" It holds 7.68 TB; the cluster stores 30.1 TB: too small.")
