@@ -196,7 +196,7 @@ def test_chargeback_of_a_rented_object_store_by_hand() -> None:
     # Requests: 8,000/s x 2,592,000 s a month = 20,736 million x $0.40 = $8,294.40 each.
     cp = calc.cluster({A: 1, B: 1})
     row = {"option": "aws-s3-standard", "units": 1, "limiting": "bandwidth", "monthly_total_usd": 9.2 + 2 * 8294.4}
-    assert chargeback(cp, row) == pytest.approx([2.3 + 8294.4, 6.9 + 8294.4])
+    assert chargeback(cp, row) == pytest.approx([2.3 + 8294.4, 6.9 + 8294.4], rel=1e-12)
 
 
 def test_aligned_sync_saves_pause_their_own_reads() -> None:
@@ -425,7 +425,7 @@ def test_chargeback_of_read_charges_by_hand() -> None:
     # $62,208 and $186,624.
     cp = calc.cluster({A: 1, B: 1})
     row = {"option": "aws-efs-elastic", "units": 1, "limiting": "bandwidth", "monthly_total_usd": 120 + 248_832}
-    assert chargeback(cp, row) == pytest.approx([30 + 62_208, 90 + 186_624])
+    assert chargeback(cp, row) == pytest.approx([30 + 62_208, 90 + 186_624], rel=1e-12)
 
 
 def test_cluster_demand_carries_the_servers_block_cap_and_the_real_gpu_count() -> None:
@@ -800,3 +800,9 @@ def test_a_shared_store_too_small_for_the_data_says_so() -> None:
     big_b = B.replace(dataset_examples=100_000_000)
     a = calc.answer(calc.cluster({A: 1, big_b: 1}, storage="nvme-gen4", storage_units=1))
     assert a.own.endswith(" It holds 7.68 TB; the cluster stores 30.1 TB: too small.")
+
+
+def test_jobs_that_never_save_add_no_writes_to_the_shared_store() -> None:
+    # Staggered, with no saves at all: every entry's write share is exactly 0 B/s (not a 1 B/s floor).
+    cp = calc.cluster({A: 1, B: 2}, saves="staggered")
+    assert [_entry_load(cp, i).write for i in range(2)] == [0.0, 0.0]
