@@ -1473,3 +1473,28 @@ def test_storage_levers_shard_change_and_best_option() -> None:
     rec = recommend("beast-small-files")
     first = rec[rec["feasible"]].iloc[0]
     assert df.loc["as is", "best_option"] == first["option"] and df.loc["as is", "best_units"] == first["units"]
+
+
+def test_buyable_rows_serve_are_ready_priced_at_the_site_and_not_node_ram() -> None:
+    import pandas as pd
+
+    from calc.sizing import _buyable, _last_true
+
+    def r(option: str, site: str, **kw: object) -> dict[str, object]:
+        return {"option": option, "site": site, "feasible": True, "ready": True, "monthly_total_usd": 100.0} | kw
+
+    rec = pd.DataFrame(
+        [
+            r("nvme-gen4", "on-prem"),
+            r("aws-efs-elastic", "aws"),
+            r("ram-tmpfs", "any"),  # node RAM: no durable store
+            r("hdd-7200", "on-prem", feasible=False),
+            r("sata-ssd", "on-prem", ready=False),  # the loader keeps too few reads in flight
+            r("nfs-25gbe", "on-prem", monthly_total_usd=math.nan),  # no public price
+        ]
+    )
+    assert list(_buyable(rec, "on-prem")) == [True, False, False, False, False, False]
+    assert list(_buyable(rec, "aws")) == [False, True, False, False, False, False]
+    assert list(_buyable(rec, "on-prem", allow_other=True)) == [True, True, False, False, False, False]
+    assert list(_buyable(rec, None)) == [True, True, False, False, False, False]
+    assert _last_true([False, True, True, False]) == 2 and _last_true([False, False]) == -1
