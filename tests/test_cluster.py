@@ -806,3 +806,11 @@ def test_jobs_that_never_save_add_no_writes_to_the_shared_store() -> None:
     # Staggered, with no saves at all: every entry's write share is exactly 0 B/s (not a 1 B/s floor).
     cp = calc.cluster({A: 1, B: 2}, saves="staggered")
     assert [_entry_load(cp, i).write for i in range(2)] == [0.0, 0.0]
+
+
+def test_cluster_demand_reads_the_mean_request_of_all_jobs() -> None:
+    # A reads 0.8 GB/s in 8,000 reads/s (100 kB each), B 2.4 GB/s in 8,000 (300 kB): the store sees
+    # 3.2 GB/s / 16,000 reads/s = 200 kB a read, not the first job's 100 kB.
+    d = cluster_demand(calc.cluster({A: 1, B: 1}))
+    assert d.request_bytes == pytest.approx(200e3)
+    assert d.read_bytes_per_s == pytest.approx(3.2e9) and d.read_iops == pytest.approx(16_000)
