@@ -1498,3 +1498,68 @@ def test_buyable_rows_serve_are_ready_priced_at_the_site_and_not_node_ram() -> N
     assert list(_buyable(rec, "on-prem", allow_other=True)) == [True, True, False, False, False, False]
     assert list(_buyable(rec, None)) == [True, True, False, False, False, False]
     assert _last_true([False, True, True, False]) == 2 and _last_true([False, False]) == -1
+
+
+# The store behind a cache: 2 Gen4 drives in a mirror (7.68 TB usable), $16,200 bought, $20 of power
+# and $30 of support a month, nothing rented.
+STORE = {
+    "option": "nvme-gen4",
+    "unit": "drive",
+    "units": 2,
+    "capacity_bytes": 7.68e12,
+    "protection": "mirror",
+    "monthly_rent_usd": 0.0,
+    "monthly_read_usd": 0.0,
+    "monthly_write_usd": 0.0,
+    "monthly_egress_usd": 0.0,
+    "monthly_power_usd": 20.0,
+    "monthly_support_usd": 30.0,
+    "purchase_usd": 16200.0,
+    "lost_gpu_usd_per_month": 0.0,
+    "limiting": "capacity",
+}
+
+
+def _tiers_on(site: str = "on-prem", **changes: object):  # type: ignore[no-untyped-def]
+    """The article's job on DGX-H100 nodes at $0.10/kWh, 12 % support a year, 36 months; 4 nodes
+    on 12.5 GB/s links sharing a store that reads 10 GB/s."""
+    from calc.sizing import _Tiers
+
+    kw = {"server": "DGX-H100", "power_usd_per_kwh": 0.1, "support_share": 0.12, "amortization_months": 36}
+    p = calc.plan(BEAST, **(kw | changes))
+    return _Tiers(p, p, site, STORE, 4, 12.5e9, 12.5e9, 10e9)
+
+
+def test_a_two_tier_row_adds_the_cache_to_the_stores_charges() -> None:
+    # A $10,000 cache drawing 100 W: power 0.1 kW x 730 h x $0.10 = $7.30 a month, support 10,000 x
+    # 0.12 / 12 = $100 a month; bought in all $16,200 + $10,000 = $26,200, / 36 = $727.78 a month.
+    row = _tiers_on().row("local cache", "desc", "", 10_000.0, 40.0, "nvme-gen4", 2, True, 100.0)
+    assert row["monthly_power_usd"] == pytest.approx(27.3) and row["monthly_support_usd"] == pytest.approx(130.0)
+    assert row["purchase_usd"] == 26_200.0
+    assert row["monthly_total_usd"] == pytest.approx(27.3 + 130 + 26_200 / 36)
+    assert row["feasible"] and row["why_not"] == "" and row["store"] == "nvme-gen4" and row["store_units"] == 2.0
+    assert not _tiers_on().row("local cache", "desc", "too small", 0.0, 0.0, "x", 1)["feasible"]
+    # Copying 83.96 GB onto 4 nodes: 6.72 s at a node's 12.5 GB/s, but 4 x 83.96 GB / 10 GB/s = 33.6 s.
+    assert _tiers_on().copy_s(12.5e9) == pytest.approx(4 * 83_962_560_512 / 10e9)
+
+
+def test_server_nvme_design_on_a_dgx() -> None:
+    from calc.sizing import _server_nvme
+
+    # A DGX H100 holds 8 x 3.84 TB = 30.72 TB of NVMe (servers.yaml; read rate not published): the
+    # 83.96 GB fits below 80 %. Each of 4 nodes reads 385.7 / 4 = 96.42 MB/s. Nothing to buy: the
+    # store's $20 + $30 + $16,200 / 36 = $500 a month.
+    row = _server_nvme(_tiers_on())
+    assert row is not None and row["feasible"] and row["monthly_total_usd"] == pytest.approx(500.0)
+    assert row["description"] == (
+        "the DGX-H100 nodes' own NVMe (8 x 3.84 TB U.2 NVMe (storage/cache; plus 2x 1.92 TB M.2 for the OS), "
+        "30.72 TB, already in the server) (its read rate is not published: check it against 96.42 MB/s per node) "
+        "+ 2 drives of nvme-gen4 in mirror (7.68 TB usable) to hold the dataset"
+    )
+    assert row["staging_s"] == pytest.approx(4 * 83_962_560_512 / 10e9)
+    # 1e9 examples x 64 KiB = 65.54 TB: more than 80 % of 30.72 TB (24.58 TB).
+    big = _server_nvme(_tiers_on(dataset_examples=1_000_000_000))
+    assert big is not None and big["why_not"] == "the dataset (65.54 TB) exceeds 80% of the 30.72 TB of NVMe"
+    # Another site than the server's, or no server: no such design.
+    assert _server_nvme(_tiers_on("aws")) is None
+    assert _server_nvme(_tiers_on(server=None)) is None
