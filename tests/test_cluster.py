@@ -814,3 +814,5 @@ def test_cluster_demand_reads_the_mean_request_of_all_jobs() -> None:
     d = cluster_demand(calc.cluster({A: 1, B: 1}))
     assert d.request_bytes == pytest.approx(200e3)
     assert d.read_bytes_per_s == pytest.approx(3.2e9) and d.read_iops == pytest.approx(16_000)
+    # Nothing saved, so nothing restored: the design point is the steady reads.
+    assert d.design_point == "steady reads"
