@@ -1621,3 +1621,30 @@ def test_lever_changes_in_order_and_only_those_that_change_something() -> None:
     )
     assert not {"pack into 1 MiB-read shards", "cache 20 % locally", "GPU decode (DALI)", "uint8 tensors"} & set(done)
     assert done["pinned memory"] == {"pin_memory": True}
+
+
+def test_storage_levers_rows_by_hand_on_the_articles_job() -> None:
+    from calc.sizing import storage_levers
+
+    # 5,885.06 reads/s of 64 KiB (385.7 MB/s), one file each. 256 MiB shards hold 4,096 examples:
+    # 385.7 MB/s in 1 MiB reads = 367.8 reads/s, 5,885.06 / 4,096 = 1.437 opens/s. A 20 % local cache
+    # leaves 80 %: 4,708 reads/s. RAM holds the 83.96 GB: nothing read from the store.
+    df = storage_levers(BEAST).set_index("lever")
+    reads = 5885.057471264368
+    shards = df.loc["pack into 256 MiB shards, 1 MiB reads"]
+    assert shards["read_iops"] == pytest.approx(reads * 65536 / 2**20)
+    assert shards["file_opens_per_s"] == pytest.approx(reads / 4096)
+    assert shards["read_bytes_per_s"] == pytest.approx(reads * 65536)
+    assert df.loc["cache 20% locally", "read_iops"] == pytest.approx(0.8 * reads)
+    ram = df.loc["keep the dataset in RAM (page cache / tmpfs)"]
+    assert (ram["read_iops"], ram["file_opens_per_s"], ram["read_bytes_per_s"]) == (0.0, 0.0, 0.0)
+    assert ram["best_option"] == "ram-tmpfs" and ram["change"] == "storage=ram-tmpfs"
+    # 32 GiB of RAM cannot hold 83.96 GB: the row says why and leaves the reads where they are. Shards
+    # already packed (4,096 a file) and no larger cache asked: those rows are left out.
+    small = storage_levers(BEAST, cache_fraction=0.0, host_ram_bytes="32 GiB", examples_per_file=4096)
+    assert list(small["lever"]) == ["as is", "keep the dataset in RAM (page cache / tmpfs)"]
+    keep = small.iloc[1]
+    assert str(keep["best_option"]).startswith("no: dataset 83.96 GB does not fit in free RAM")
+    assert keep["read_bytes_per_s"] == pytest.approx(reads * 65536) and keep["file_opens_per_s"] == pytest.approx(
+        reads / 4096
+    )
