@@ -1648,3 +1648,20 @@ def test_storage_levers_rows_by_hand_on_the_articles_job() -> None:
     assert keep["read_bytes_per_s"] == pytest.approx(reads * 65536) and keep["file_opens_per_s"] == pytest.approx(
         reads / 4096
     )
+
+
+def test_answer_on_one_hdd_feeds_no_gpu_and_prices_the_idle_hours() -> None:
+    # One 7,200 rpm HDD (storage.yaml: 168 IOPS at 4 KiB, 285 MB/s) reads 64 KiB in 1/168 - 4,096 /
+    # 285e6 + 65,536 / 285e6 s: 162.13 reads/s of the 5,885.06 the 4 V100s need: utilisation 2.75 %.
+    # Not even one GPU (1,471 reads/s) is fed. 4 GPUs x 97.2 % idle x 720 h = 2,800.7 GPU-hours a month;
+    # no V100 price in gpus.yaml, so the sentence asks for one.
+    a = calc.answer(BEAST, storage="hdd-7200", storage_units=1)
+    one = 1 / (1 / 168 - 4096 / 285e6 + 65536 / 285e6)
+    assert a.site == "on-prem" and a.feeds_gpus == 0
+    assert a.feeds_note == "1 x hdd-7200 can feed 0 GPUs of this job at its target utilisation."
+    assert a.idle_gpu_hours_per_month == pytest.approx(4 * (1 - one / 5885.057471264368) * 720, rel=1e-9)
+    assert math.isnan(a.gpu_price_per_hour) and math.isnan(a.idle_usd_per_month)
+    assert a.own.startswith("Your storage, 1 x hdd-7200, delivers 285 MB/s of the 385.7 MB/s needed; ")
+    assert a.lines()[-1].startswith(
+        "The storage bottleneck idles 4 x V100-SXM2-16GB 97% of the time: 2,801 GPU-hours a month (no GPU price: "
+    )
