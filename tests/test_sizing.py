@@ -1665,3 +1665,14 @@ def test_answer_on_one_hdd_feeds_no_gpu_and_prices_the_idle_hours() -> None:
     assert a.lines()[-1].startswith(
         "The storage bottleneck idles 4 x V100-SXM2-16GB 97% of the time: 2,801 GPU-hours a month (no GPU price: "
     )
+
+
+def test_own_storage_that_keeps_up_while_the_cpu_binds_is_not_blamed() -> None:
+    # 600 MB/s of 64 KiB reads on 4 GPUs: 600e6 / 65,536 / 4 = 2,288.8 samples/s a GPU, above the
+    # GPUs' 1,471.3 (and under twice it); 4 CPU cores bind the job, not the storage.
+    fits = {"feasible": True, "why_not": "", "units": 1}
+    text, ok = _own_of(fits, storage="nvme-gen4", storage_bytes_per_s="600 MB/s", cpu_cores_per_node=4)
+    assert ok and text == (
+        "Your storage, nvme-gen4 (as many units as needed, up to its maximum), delivers what the job needs "
+        "(385.7 MB/s, 5,885 reads/s)."
+    )
