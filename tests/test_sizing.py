@@ -1419,7 +1419,8 @@ def test_answer_lines_in_order_on_hand_built_rows() -> None:
         idle_usd_per_month=1460 * 6.88,
         gpu_price_per_hour=6.88,
         gpu_price_source="",
-        designs=(ONPREM, cache),
+        # A second one-tier design is a runner-up, not an "Or, a ... design" line.
+        designs=(ONPREM, cache, ONPREM | {"description": "4 drives of hdd-7200 in raid6"}),
         site="on-prem",
         deciding="Deciding: x.",
         design_utilization=0.75,
