@@ -1048,6 +1048,11 @@ def test_gpu_time_lines_name_each_cost_only_when_there_is_one() -> None:
         .gpu_time_lines()[0]
         .startswith("GPU time on 11 servers of nfs-100gbe: each save stalls training 500 ms; 633 GPU-hours")
     )
+    row = NFS | {"restore_s": 0.5, "save_stall_s": 0.0, "first_epoch_s": 0.25}
+    first = _answer_on(row).gpu_time_lines()[0]
+    assert first.startswith(
+        "GPU time on 11 servers of nfs-100gbe: a restore takes 500 ms, the first epoch takes 250 ms;"
+    )
     # Nothing idle, or a two-tier design (its copy time is said instead): no GPU-time line.
     assert _answer_on(NFS | {"lost_gpu_hours_per_month": 0.0}).gpu_time_lines() == []
     assert _answer_on(NFS, design="server NVMe cache").gpu_time_lines() == []
@@ -1677,3 +1682,11 @@ def test_own_storage_that_keeps_up_while_the_cpu_binds_is_not_blamed() -> None:
         "Your storage, nvme-gen4 (as many units as needed, up to its maximum), delivers what the job needs "
         "(385.7 MB/s, 5,885 reads/s)."
     )
+
+
+def test_max_gpus_names_the_storage_it_found_unlimited() -> None:
+    # As above, 1 PB/s feeds more than a million of the article's GPUs; given as the scenario's own
+    # storage (no option), the sentence says "the storage".
+    with pytest.raises(calc.InputError) as e:
+        max_gpus(BEAST, storage_bytes_per_s="1 PB/s")
+    assert e.value.message == "the storage feeds more than 1,000,000 GPUs, the largest job a plan takes"
