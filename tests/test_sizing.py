@@ -1697,19 +1697,21 @@ def test_deciding_counts_the_saves_bursts_and_kept_checkpoints() -> None:
 
     from calc.sizing import _deciding
 
-    # The article's job saving its 359,661,568 B checkpoint every 10 min within a 1 % stall: bursts of
-    # C / 6 s = 59.94 MB/s (a blocking save: its average rate while saving is the burst); two newest
-    # checkpoints kept plus the one being written: 3 C = 1.079 GB beside 83.96 GB = 85.04 GB.
+    # The article's job saving its checkpoint C (calc.checkpoint's figure, tested there) every 10 min
+    # within a 1 % stall: bursts of C / 6 s (a blocking save: its rate while saving is the burst); the
+    # two newest checkpoints kept plus the one being written: 3 C beside the 83.96 GB of data.
     p = calc.plan(BEAST, checkpoint_interval_s="10 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01)
-    assert p.checkpoint_bytes == 359_661_568
+    c = p.checkpoint_bytes
+    burst = calc.fmt(c / 6, "bytes_per_s")
     row = {"option": "hdd-7200", "unit": "drive", "units": 46, "protection": "raid6"}
     one = {"design": "one tier", "store": "hdd-7200"}
     restore = calc.fmt(p.values["restore_read_bytes_per_s"], "bytes_per_s")
     assert _deciding(p, one, pd.DataFrame([row | {"limiting": "bandwidth"}])) == (
         "Deciding: bandwidth; the job needs 385.7 MB/s at its design point, the steady reads (reads 385.7 MB/s, "
-        f"save burst 59.94 MB/s against 59.94 MB/s on average, restore read {restore}), "
+        f"save burst {burst} against {burst} on average, restore read {restore}), "
         "which sets 46 drives of hdd-7200."
     )
+    need = calc.fmt(83_962_560_512 + 3 * c, "bytes")
     assert _deciding(p, one, pd.DataFrame([row | {"limiting": "capacity"}])).startswith(
-        "Deciding: capacity; 85.04 GB (dataset and kept checkpoints) must fit at most 80% full"
+        f"Deciding: capacity; {need} (dataset and kept checkpoints) must fit at most 80% full"
     )
