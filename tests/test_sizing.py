@@ -1715,3 +1715,19 @@ def test_deciding_counts_the_saves_bursts_and_kept_checkpoints() -> None:
     assert _deciding(p, one, pd.DataFrame([row | {"limiting": "capacity"}])).startswith(
         f"Deciding: capacity; {need} (dataset and kept checkpoints) must fit at most 80% full"
     )
+
+
+def test_deciding_by_write_requests_counts_16_mib_parts() -> None:
+    import pandas as pd
+
+    from calc.sizing import _deciding
+
+    # One rank writes each save in ceil(C / 16 MiB) parts; 30 days x 86,400 s / 600 s = 4,320 saves a
+    # month; / 2,592,000 s a month gives the PUTs per second.
+    p = calc.plan(BEAST, checkpoint_interval_s="10 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01)
+    puts = math.ceil(p.checkpoint_bytes / 2**24) * 4320 / 2_592_000
+    row = {"option": "aws-s3-standard", "unit": "bucket", "units": 1, "protection": "", "limiting": "write requests"}
+    assert _deciding(p, {"design": "one tier", "store": "aws-s3-standard"}, pd.DataFrame([row])) == (
+        f"Deciding: checkpoint write requests; {calc.fmt(puts, 'count_per_s', 'PUTs/s')} on average (16 MiB parts; "
+        "saves come in bursts), which sets 1 bucket of aws-s3-standard."
+    )
