@@ -1731,3 +1731,18 @@ def test_deciding_by_write_requests_counts_16_mib_parts() -> None:
         f"Deciding: checkpoint write requests; {calc.fmt(puts, 'count_per_s', 'PUTs/s')} on average (16 MiB parts; "
         "saves come in bursts), which sets 1 bucket of aws-s3-standard."
     )
+
+
+def test_answer_rows_keep_to_the_known_site_or_to_the_cheapest_sites_line() -> None:
+    from calc.sizing import answer_rows
+
+    # At a known site: no per-site lines, every row of that site (or node RAM, at every site).
+    p = calc.plan(BEAST, site="on-prem")
+    rows, _, lines = answer_rows(p, recommend(p))
+    assert lines == () and rows and {r["site"] for r in rows} <= {"on-prem", "any"}
+    # No site: one line per site with a feasible design, and the rows of the cheapest line's site.
+    q = calc.plan(BEAST)
+    rows, _, lines = answer_rows(q, recommend(q))
+    cheapest = min(lines, key=lambda d: d["monthly_total_usd"])
+    assert len({d["site"] for d in lines}) == len(lines) > 1
+    assert rows and {r["site"] for r in rows} <= {cheapest["site"], "any"}
