@@ -613,3 +613,14 @@ def test_plan_demand_of_a_blocking_save_is_the_larger_of_reads_and_burst() -> No
     assert d.write_bytes_per_s == pytest.approx(p.checkpoint_bytes / 6)
     assert d.write_bytes_per_s < reads and d.need_bytes_per_s == pytest.approx(reads)
     assert d.design_point == "steady reads" and not d.writes_overlap_reads
+
+
+def test_plan_demand_counts_saves_a_month_and_drives_without_a_server_amplify_nothing() -> None:
+    # A save every 10 min: 30 days x 86,400 s / 600 s = 4,320 saves a month.
+    p = calc.plan(
+        "beast-imagenet-4xv100", checkpoint_interval_s="10 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01
+    )
+    d = en.plan_demand(p)
+    assert d.saves_per_month == pytest.approx(4320)
+    # Bare drives are no nfs-* server: a byte stored is a byte written (amplification 1).
+    assert en.server_amp(calc.storage.option("nvme-gen4"), d) == 1.0
