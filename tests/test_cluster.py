@@ -816,3 +816,10 @@ def test_cluster_demand_reads_the_mean_request_of_all_jobs() -> None:
     assert d.read_bytes_per_s == pytest.approx(3.2e9) and d.read_iops == pytest.approx(16_000)
     # Nothing saved, so nothing restored: the design point is the steady reads.
     assert d.design_point == "steady reads"
+
+
+def test_staggered_async_drains_add_exactly_their_drain() -> None:
+    # Only asynchronous saves (the Llama 3 8B preset's auto mode): no blocking save to stagger, so the
+    # write need is the drain C / 1,800 s exactly, with nothing added for a sync save that is not there.
+    cp = calc.cluster({calc.scenario("llama3-8b-pretrain-8xh100", checkpoint_mode="auto"): 1}, saves="staggered")
+    assert cp.write_need_bytes_per_s == pytest.approx(C / 1800, rel=1e-12)
