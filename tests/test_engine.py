@@ -624,3 +624,12 @@ def test_plan_demand_counts_saves_a_month_and_drives_without_a_server_amplify_no
     assert d.saves_per_month == pytest.approx(4320)
     # Bare drives are no nfs-* server: a byte stored is a byte written (amplification 1).
     assert en.server_amp(calc.storage.option("nvme-gen4"), d) == 1.0
+
+
+def test_plan_demand_carries_the_first_epoch_burst_and_the_sites_support_share() -> None:
+    # The article's job with the page cache on: its 83,962,560,512 B fit in node RAM, so the store is read
+    # once per start; a steady epoch takes 1,281,167 examples / 5,885.06 samples/s = 217.7 s.
+    d = en.plan_demand(calc.plan("beast-imagenet-4xv100", page_cache=True, support_share=0.2))
+    assert d.first_epoch_bytes == 83_962_560_512
+    assert d.steady_epoch_s == pytest.approx(1_281_167 / 5885.057471264368)
+    assert d.support_share == 0.2
