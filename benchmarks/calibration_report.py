@@ -7,7 +7,8 @@ Prints, from presets/calibration.yaml and the model and GPU presets:
   measured eager-stack factors, data-parallel scaling);
 - the leave-one-GPU-out (LOGO) error per GPU and overall: each row predicted by a fit that
   never saw its GPU - the honest figure for a GPU nobody measured;
-- the error on presets/validation.yaml, rows never used for fitting (Lambda, timm);
+- the error on presets/validation.yaml, rows never used for fitting (Lambda, timm), overall and per
+  GPU, precision and stack;
 - the model forms compared on that held-out error (sum of compute and memory terms vs a
   roofline max, with and without a per-family factor): the reason for the form calc uses;
 - predicted ResNet-50 and ViT-B/16 fp16 samples/s per GPU preset at batch 64.
@@ -122,6 +123,9 @@ def main() -> None:
         f"{calibrate.geomean_error(v.predicted_samples_per_s, v.measured_samples_per_s) * 100:.1f} % "
         f"over {len(v)} rows on {v.gpu.nunique()} GPUs, never fitted"
     )
+    vs = calibrate.validation_summary(v)
+    print("\nHeld-out error per GPU, precision and stack (mean ratio predicted / measured; below 1 = slow):")
+    print(_table(vs.assign(geomean_error=(vs.geomean_error * 100).round(1), mean_ratio=vs.mean_ratio.round(2)), fmt))
     print("\nModel forms compared (errors as fractions):")
     print(_table(_forms().round(3), fmt))
     print("\nPredicted fp16 samples/s per GPU at batch 64 (gpus without fp16 use bf16):")

@@ -5,7 +5,9 @@ fit, and the mixture-of-experts row.
 BEFORE (issue 21) = benchmarks/results/llm_validation_before.json (the preset-only model of commit
 2cf14e3, benchmarks/llm_validation_before.py); BEFORE (issue 29) =
 benchmarks/results/llm_validation_i29_before.json (commit c0451f2, calc.calibrate.llm_validation()
-run there); AFTER = calc.calibrate.llm_validation() now. No row is fitted on (validation.yaml), so
+run there); BEFORE (generation) = benchmarks/results/llm_validation_generation_before.json (commit
+ea6b5d6: one A100 layer efficiency on every GPU generation); AFTER = calc.calibrate.llm_validation() now.
+No row is fitted on (validation.yaml), so
 the per-source rows are each a leave-one-source-out figure.
 
     PYTHONPATH=. python benchmarks/llm_validation_report.py
@@ -38,18 +40,19 @@ def gm(r: np.ndarray) -> str:
 
 
 def _table(t: pd.DataFrame, by: list[str]) -> None:
-    print(f"| {' | '.join(by)} | rows | before (i21) | before (i29) | after |")
-    print("|" + "---|" * (len(by) + 4))
+    print(f"| {' | '.join(by)} | rows | before (i21) | before (i29) | before (generation) | after |")
+    print("|" + "---|" * (len(by) + 5))
     for keys, g in t.groupby(by, sort=True):
         cells = keys if isinstance(keys, tuple) else (keys,)
         print(
             f"| {' | '.join(str(c) for c in cells)} | {len(g)} | {gm(g.i21.to_numpy())} |",
-            f"{gm(g.i29.to_numpy())} | {gm(g.after.to_numpy())} |",
+            f"{gm(g.i29.to_numpy())} | {gm(g.gen.to_numpy())} | {gm(g.after.to_numpy())} |",
         )
     for name, g in (("all 16-bit", t[t.precision != "fp8"]), ("all", t)):
         pad = " | " * (len(by) - 1)
         print(
-            f"| {name}{pad} | {len(g)} | {gm(g.i21.to_numpy())} | {gm(g.i29.to_numpy())} | {gm(g.after.to_numpy())} |"
+            f"| {name}{pad} | {len(g)} | {gm(g.i21.to_numpy())} | {gm(g.i29.to_numpy())} | {gm(g.gen.to_numpy())} |"
+            f" {gm(g.after.to_numpy())} |"
         )
     print()
 
@@ -57,12 +60,17 @@ def _table(t: pd.DataFrame, by: list[str]) -> None:
 def main() -> None:
     t = calibrate.llm_validation()
     i21, i29 = _ratios("llm_validation_before.json"), _ratios("llm_validation_i29_before.json")
-    # Rows added by issue 29 (V100) had no issue-21 figure: NaN, left out of that column's means.
+    gen = _ratios("llm_validation_generation_before.json")
+    # Rows added later (V100 in issue 29, Megatron-Bridge with the per-generation efficiency) have no
+    # figure in the older files: NaN, left out of that column's means.
     t["i21"] = [i21.get(n, np.nan) for n in t["name"]]
-    t["i29"] = [i29[n] for n in t["name"]]
+    t["i29"] = [i29.get(n, np.nan) for n in t["name"]]
+    t["gen"] = [gen[n] for n in t["name"]]
     t["after"] = t["predicted_tokens_per_s_per_gpu"] / t["measured_tokens_per_s_per_gpu"]
     t["generation"] = t["gpu"].map(lambda g: g.split("-")[0])
-    t["source_family"] = t["name"].map(lambda n: n.split("-")[0] if not n.startswith("llm-") else "llm-foundry")
+    t["source_family"] = t["name"].map(
+        lambda n: next((f for f in ("llm-foundry", "megatron-bridge") if n.startswith(f)), n.split("-")[0])
+    )
     _table(t, ["band", "precision", "layout"])
     _table(t, ["generation", "precision"])
     _table(t, ["source_family"])
@@ -71,7 +79,8 @@ def main() -> None:
     for r in calibrate.moe_validation().itertuples():
         print(
             f"MoE {r.name}: {r.predicted_tokens_per_s_per_gpu:,.0f} tokens/s per GPU predicted against "
-            f"{r.measured_tokens_per_s_per_gpu:,.0f} published (x{1 + r.error:.2f}); parameters from the config "
+            f"{r.measured_tokens_per_s_per_gpu:,.0f} published (x{1 + r.error:.2f}, x{gen[r.name]:.2f} before); "
+            "parameters from the config "
             f"{r.derived_total_params / 1e9:.1f} B total ({r.published_total_params / 1e9:.0f} B published), "
             f"{r.derived_active_params / 1e9:.1f} B active ({r.published_active_params / 1e9:.0f} B); checkpoint "
             f"{r.checkpoint_bytes / 1e12:.2f} TB"

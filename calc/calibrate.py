@@ -85,6 +85,7 @@ __all__ = [
     "summary",
     "transformer_efficiency",
     "validation",
+    "validation_summary",
 ]
 
 Array = npt.NDArray[np.float64]
@@ -143,6 +144,26 @@ def validation() -> pd.DataFrame:
         return pd.DataFrame()
     ms = list(catalog.measurements("validation.yaml"))
     return _frame(ms, _predict_rows(fitted(), ms))
+
+
+def validation_summary(table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Held-out error of ``validation()`` per GPU, precision and stack: rows, geometric-mean error and
+    mean ratio predicted / measured (below 1: the model is slow)."""
+    t = validation() if table is None else table
+    rows = []
+    for (gpu, precision, stack), g in t.groupby(["gpu", "precision", "stack"], sort=True):
+        ratio = g["predicted_samples_per_s"] / g["measured_samples_per_s"]
+        rows.append(
+            {
+                "gpu": gpu,
+                "precision": precision,
+                "stack": stack,
+                "rows": len(g),
+                "geomean_error": geomean_error(g["predicted_samples_per_s"], g["measured_samples_per_s"]),
+                "mean_ratio": float(np.exp(np.mean(np.log(ratio)))),
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def summary(table: pd.DataFrame | None = None) -> dict[str, float]:
@@ -234,6 +255,7 @@ _LAYOUT_KEYS = (
     "zero_stage",
     "shard_group",
     "data_parallel_overlap",
+    "data_parallel_framework",
     "kernels",
     "activation_checkpointing",
     "gpus_per_node",

@@ -22,7 +22,7 @@ import yaml
 from calc import compute
 from calc.errors import InputError, PresetError
 from calc.host import tensor_bytes
-from calc.units import Kind, parse
+from calc.units import Kind, check_range, parse
 
 STACKS = ("tuned", "eager")
 """Software stacks a measurement was taken with (calibration.yaml ``stack``)."""
@@ -126,9 +126,14 @@ class _Entry:
         return self.data[key]
 
     def quantity(self, key: str, kind: Kind, positive: bool = True) -> float:
+        """``key`` in base units: more than 0, or 0 or more where ``positive`` is False (prices,
+        counts); never negative. Checked by the one range check, raised as a preset error."""
         value = parse(self.get(key), kind, self.where(key))
-        if positive and value <= 0:
-            raise PresetError(self.where(key), f"must be positive, got {value!r}")
+        accepted = "more than 0" if positive else "0 or more"
+        try:
+            check_range(self.where(key), value, 0.0, above=positive, accepted=accepted)
+        except InputError as e:
+            raise PresetError(e.field, e.message) from None
         return value
 
     def text(self, key: str, default: Any = ...) -> str:

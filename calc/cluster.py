@@ -55,6 +55,7 @@ from calc.scenario import (
     FieldInfo,
     Scenario,
     _short,
+    ask,
     check_field,
     check_value,
     dump_yaml,
@@ -64,7 +65,7 @@ from calc.scenario import (
     unknown_input,
 )
 from calc.scenario import scenario as preset_scenario
-from calc.site import job_site
+from calc.site import SITE_WORDS, job_site
 from calc.units import MONTH_S, Kind, fmt, fmt_usd, parse
 
 SAVES = ("aligned", "staggered")
@@ -688,9 +689,21 @@ class ClusterAnswer:
     jobs: pd.DataFrame
     growth: dict[str, Any]
     charged_option: str
+    site_lines: tuple[dict[str, Any], ...] = ()
+    """No site given (no job, server or shared storage names one): each site's first buyable row, as
+    a job's answer lists them; ``best`` is then the cheapest of these."""
 
     @property
     def headline(self) -> str:
+        if self.site_lines:
+            # As a job's answer: the meeting picks the site, the page does not pick one for it.
+            return (
+                "Buy for the cluster: it depends on the site (not given: "
+                + ask("site")
+                + "): "
+                + ", ".join(f"{SITE_WORDS[r['site']]} {fmt_usd(r['monthly_total_usd'])}" for r in self.site_lines)
+                + " a month all in"
+            )
         if self.best is None:
             return "No storage option in the catalog serves this cluster: see the reasons per option."
         return "Buy for the cluster: " + sz.describe_option(self.best)
@@ -703,6 +716,10 @@ class ClusterAnswer:
         cp = self.plan
         bps: Kind = "bytes_per_s"
         out = [self.headline]
+        out += [
+            f"{SITE_WORDS[r['site']][0].upper()}{SITE_WORDS[r['site']][1:]}: " + sz.describe_option(r)
+            for r in self.site_lines
+        ]
         if self.runners_up:
             out.append("Runners-up: " + "; ".join(sz.describe_option(r, brief=True) for r in self.runners_up))
         out.append(
@@ -734,6 +751,18 @@ class ClusterAnswer:
                 f"({r.gpu_utilization_alone:.0%} alone){money}."
             )
         return out
+
+
+def _site_lines(cp: ClusterPlan, rec: pd.DataFrame) -> tuple[dict[str, Any], ...]:
+    """With no site (and more than one job): each site's first buyable row, in ``st.SITES`` order."""
+    if _one_job(cp) or job_site(cp.plans[0].scenario) is not None:
+        return ()
+    out = []
+    for site in st.SITES:
+        ok = rec[sz._buyable(rec, site, False) & (rec["site"] == site)]
+        if len(ok):
+            out.append({str(k): x for k, x in ok.iloc[0].items()})
+    return tuple(out)
 
 
 def recommend_cluster(cp: ClusterPlan) -> pd.DataFrame:
@@ -869,6 +898,10 @@ def cluster_answer(x: ClusterPlan | Cluster | Any, /, **inputs: Any) -> ClusterA
     else:
         ok = rec[sz._buyable(rec, job_site(first), first.allow_other_site)]
         rows = [dict(r) for _, r in ok.iterrows()]
+    site_lines = _site_lines(cp, rec)
+    if site_lines:  # no site: the cheapest site's rows, the others on their own lines
+        at = min(site_lines, key=lambda r: float(r["monthly_total_usd"]))["site"]
+        rows = [r for r in rows if r["site"] in (at, "any")]
     best = rows[0] if rows else None
     loads = [_entry_load(cp, i) for i in range(len(cp.plans))]
     served, axis, own, fractions = _shortfall(cp, loads)
@@ -910,6 +943,7 @@ def cluster_answer(x: ClusterPlan | Cluster | Any, /, **inputs: Any) -> ClusterA
         jobs=pd.DataFrame(rows_out),
         growth=growth(cp, best, charged if charged is not None and cp.plans[0].scenario.storage_units else None),
         charged_option=str(charged["option"]) if charged is not None else "",
+        site_lines=site_lines,
     )
 
 

@@ -793,9 +793,11 @@ def _server_drives(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
         return []
     scheme, usable = server_array(o, d)
     data = st.usable_drives(o.server_drives, scheme)
+    # the label says whether the composed server's chassis is new or a used listing (issue 28 item 4)
     return [
         f"each {o.unit} holds {o.server_drives} x {o.server_drive} in {scheme} ({data:g} drives' worth of data) "
-        f"filled to at most {d.fill_limit:.0%}: {fmt(usable, 'bytes')} of data a {o.unit}"
+        f"filled to at most {d.fill_limit:.0%}: {fmt(usable, 'bytes')} of data a {o.unit}",
+        f"each {o.unit}: {o.label}",
     ]
 
 

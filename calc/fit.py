@@ -31,6 +31,12 @@ presets/validation.yaml, rows never used for fitting.
 
 Data-parallel scaling: within-node and across-node efficiencies are the geometric means of
 published multi-GPU tables (calibration.yaml ``scaling``): total rate at N GPUs / (N x one GPU).
+
+Transformers by their architecture are not fitted here: their efficiency is measured on one A100
+layer (``transformer_efficiency``) and carried to each GPU by published kernel measurements, its
+best GEMM share of peak and its attention kernel's (presets/gemm.yaml ``peak_share`` and
+``attention``; ``generation_efficiencies``, calc.efficiency); fp8 by the GEMM roofline
+(``gemm_fit``) at that GPU's shares.
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from calc import catalog, compute
+from calc import efficiency as eff
 from calc import transformer as tr
 from calc.errors import PresetError
 
@@ -86,9 +93,10 @@ def transformer_efficiency(memory_efficiency: float) -> float:
 
     ``e = F / (P x (t_layer - traffic / (W x e_m) - TP bytes / link))`` for the layer of
     ``TRANSFORMER_LAYER`` with calc.transformer's own counts, so the step-time model reproduces
-    that measurement exactly. Applied to transformers by their architecture on every GPU in the
-    mixed-precision class (the CNN fit's compute efficiency sits at its bound of 1, because the
-    eager per-op traffic it is fitted with already carries the non-GEMM time).
+    that measurement exactly. It is the A100's; a transformer by its architecture on another GPU
+    runs at it times that GPU's best measured GEMM share of peak over the A100's
+    (``generation_efficiencies``, calc.efficiency). The CNN fit's compute efficiency sits at its
+    bound of 1, because the eager per-op traffic it is fitted with already carries the non-GEMM time.
     """
     a = TRANSFORMER_LAYER
     gpu = catalog.gpus()["A100-SXM4-80GB"]
@@ -414,29 +422,165 @@ FP8_SPEEDUP_RANGE = (1.75 / 1.37, 1.64 / 1.17)
 """FP8-LM's two published Transformer Engine fp8 / bf16 ratios for GPT-175B on H100 [1]."""
 
 
-def fp8_source() -> str:
+def fp8_source(gpu: str = "") -> str:
     """Where the fp8 efficiency comes from, with the fitted figures (the plan's ``efficiency`` source)."""
     f = gemm_fit()
+    ratios = _roofline_ratios(gpu or GEMM_REFERENCE_GPU)
     return (
         "fp8: the transformer's 16-bit layer efficiency with its 12 matrix multiplies at fp8 speed"
         f" (GEMM roofline fitted on {f.rows} published bf16/fp8 GEMMs on H100/H800, presets/gemm.yaml:"
         f" {f.peak_efficiency['bf16']:.1%} of the bf16 and {f.peak_efficiency['fp8']:.1%} of the fp8 peak plus"
         f" operands and result at {f.bandwidth_efficiency:.0%} of the memory bandwidth, {f.error:.1%} geometric-mean"
-        f" error) at this micro-batch's shapes, plus {fp8_quantization_bytes():.1f} B of memory traffic per"
-        " quantized element (Transformer Engine's GEMM benchmark); the rest of the layer's math and the attention"
+        f" error; {ratios[2]}) at this micro-batch's shapes, plus {fp8_quantization_bytes():.1f} B of memory traffic"
+        " per quantized element (Transformer Engine's GEMM benchmark); the rest of the layer's math and the attention"
         " stay 16-bit; calc.transformer.fp8_math_factor"
     )
 
 
-def fp8_gemm_inputs() -> dict[str, float]:
-    """Scenario values for calc.transformer.fp8_math_factor: the GEMM fit and the quantization bytes."""
+def fp8_gemm_inputs(gpu: str = "") -> dict[str, float]:
+    """Scenario values for calc.transformer.fp8_math_factor: the GEMM fit on ``gpu`` and the quantization bytes.
+
+    The roofline's shares of peak were fitted on Hopper (``GEMM_REFERENCE_GPU``); on another GPU each is
+    scaled by that GPU's best GEMM share over the H100's at the same precision
+    (calc.efficiency.generation_efficiency, presets/gemm.yaml ``peak_share``), 1 where none is published.
+    """
     f = gemm_fit()
+    r16, r8, _ = _roofline_ratios(gpu or GEMM_REFERENCE_GPU)
     return {
-        "gemm_peak_efficiency_16bit": f.peak_efficiency["bf16"],
-        "gemm_peak_efficiency_fp8": f.peak_efficiency["fp8"],
+        "gemm_peak_efficiency_16bit": min(float(eff.generation_efficiency(f.peak_efficiency["bf16"], r16, 1.0)), 1.0),
+        "gemm_peak_efficiency_fp8": min(float(eff.generation_efficiency(f.peak_efficiency["fp8"], r8, 1.0)), 1.0),
         "gemm_bandwidth_efficiency": f.bandwidth_efficiency,
         "fp8_quantization_bytes_per_element": fp8_quantization_bytes(),
     }
+
+
+GEMM_REFERENCE_GPU = "H100-SXM"
+"""The GPU the GEMM roofline (presets/gemm.yaml ``rows``: H100 SXM and H800 SXM) stands for."""
+
+LAYER_REFERENCE_GPU = "A100-SXM4-80GB"
+"""The GPU the transformer layer efficiency was measured on (``TRANSFORMER_LAYER``)."""
+
+
+@dataclass(frozen=True)
+class Share:
+    """A GPU's (or architecture's) measured share of its dense peak [0-1], and where it comes from."""
+
+    share: float
+    source: str
+
+
+def _share_class(precision: str) -> str:
+    return "fp8" if precision == "fp8" else "16bit"
+
+
+@functools.cache
+def peak_shares() -> dict[tuple[str, str], Share]:
+    """presets/gemm.yaml ``peak_share``: ``(gpu, "16bit" | "fp8")`` -> the best measured GEMM over the
+    GPU's dense peak in presets/gpus.yaml (calc.efficiency.peak_share). PresetError on a bad row."""
+    raw = _gemm_yaml().get("peak_share", [])
+    if not isinstance(raw, list):
+        raise PresetError("gemm.yaml: peak_share", "expected a list of measured GEMM rows")
+    gpus = catalog.gpus()
+    out: dict[tuple[str, str], Share] = {}
+    for i, data in enumerate(raw):
+        r = catalog._Entry("gemm.yaml", f"peak_share[{i}]", data)
+        name, prec = r.text("gpu"), r.text("precision")
+        if name not in gpus:
+            raise PresetError(r.where("gpu"), f"{name!r} is not in gpus.yaml ({', '.join(gpus)})")
+        if prec not in ("fp16", "bf16", "fp8"):
+            raise PresetError(r.where("precision"), f"expected fp16, bf16 or fp8, got {prec!r}")
+        peak = gpus[name].peak(prec)
+        share = float(eff.peak_share(r.quantity("tflops", "count") * 1e12, peak))
+        if share > 1:
+            raise PresetError(r.where("tflops"), f"exceeds {name}'s {prec} peak ({peak / 1e12:g} TFLOP/s)")
+        out[(name, _share_class(prec))] = Share(
+            share, f"{name} {prec}: {r.quantity('tflops', 'count'):g} TFLOP/s of {peak / 1e12:g} ({_source(r)})"
+        )
+    return out
+
+
+def gemm_share(gpu: str, precision: str) -> Share | None:
+    """The GPU's measured GEMM share at the precision's class: its own row, else the geometric mean of the
+    rows of its architecture (gpus.yaml ``architecture``), else None (no kernel measurement)."""
+    shares, cls = peak_shares(), _share_class(precision)
+    if (gpu, cls) in shares:
+        return shares[(gpu, cls)]
+    gpus = catalog.gpus()
+    arch = gpus[gpu].architecture if gpu in gpus else ""
+    kin = [s for (g, c), s in shares.items() if c == cls and arch and gpus[g].architecture == arch]
+    if not kin:
+        return None
+    mean = float(np.exp(np.mean(np.log([s.share for s in kin]))))
+    return Share(mean, f"{gpu} has no row: its architecture's ({arch}): " + "; ".join(s.source for s in kin))
+
+
+def _roofline_ratios(gpu: str) -> tuple[float, float, str]:
+    """Each precision's GEMM share on ``gpu`` over the roofline reference's (H100 SXM), and a source line."""
+    ratios: list[float] = []
+    words: list[str] = []
+    for prec in ("bf16", "fp8"):
+        s, ref = gemm_share(gpu, prec), gemm_share(GEMM_REFERENCE_GPU, prec)
+        if s is None or ref is None:
+            ratios.append(1.0)
+            words.append(f"{prec} share as the H100's (no {prec} GEMM measurement for {gpu})")
+        else:
+            ratios.append(s.share / ref.share)
+            words.append(f"{prec} share x {s.share / ref.share:.3f} ({s.share:.1%} / {ref.share:.1%} of peak)")
+    return ratios[0], ratios[1], f"on {gpu}: " + ", ".join(words) + " (presets/gemm.yaml peak_share)"
+
+
+@functools.cache
+def attention_shares() -> dict[str, Share]:
+    """presets/gemm.yaml ``attention``: architecture -> the attention kernel's share of the 16-bit peak,
+    given as ``share`` or as ``tflops`` over that architecture's GPUs' bf16 peak (they must agree)."""
+    raw = _gemm_yaml().get("attention", [])
+    if not isinstance(raw, list):
+        raise PresetError("gemm.yaml: attention", "expected a list of attention kernel measurements")
+    archs = {g.architecture: g for g in catalog.gpus().values() if g.architecture}
+    out: dict[str, Share] = {}
+    for i, data in enumerate(raw):
+        r = catalog._Entry("gemm.yaml", f"attention[{i}]", data)
+        arch = r.text("architecture")
+        if arch not in archs:
+            raise PresetError(r.where("architecture"), f"{arch!r} is no gpus.yaml architecture ({', '.join(archs)})")
+        if "share" in r.data:
+            share = r.quantity("share", "count")
+        else:
+            share = float(eff.peak_share(r.quantity("tflops", "count") * 1e12, archs[arch].peak("bf16")))
+        if share > 1:
+            raise PresetError(r.where("share"), f"must be at most 1, got {share:g}")
+        out[arch] = Share(share, f"{r.text('kernel')} at {share:.1%} of the 16-bit peak ({_source(r)})")
+    return out
+
+
+def generation_efficiencies(layer_efficiency: float, gpu: str) -> tuple[float, float, str, str, list[str]]:
+    """The transformer's GEMM and attention efficiencies on ``gpu`` [0-1], their sources and warnings.
+
+    GEMM: the A100 layer efficiency x the GPU's 16-bit GEMM share over the A100's
+    (calc.efficiency.generation_efficiency). Attention: the architecture's attention kernel share where
+    one is published, else the GEMM efficiency. A GPU with no GEMM measurement keeps the A100's, said.
+    """
+    s, ref = gemm_share(gpu, "bf16"), gemm_share(LAYER_REFERENCE_GPU, "bf16")
+    warnings: list[str] = []
+    if s is None or ref is None:
+        e = layer_efficiency
+        src = f"no published GEMM measurement for {gpu}: the A100 layer efficiency {e:.3f} as it is"
+        warnings.append(
+            f"{gpu}: no published matrix-multiply measurement (presets/gemm.yaml peak_share), so the transformer "
+            "runs at the A100's layer efficiency; give efficiency to pin it."
+        )
+    else:
+        e = float(eff.generation_efficiency(layer_efficiency, s.share, ref.share))
+        src = (
+            f"{e:.3f} = A100 layer efficiency {layer_efficiency:.3f} x {s.share:.1%} / {ref.share:.1%} (the GPU's"
+            " best GEMM share of peak over the A100's; calc.efficiency.generation_efficiency):"
+            f" {s.source}; A100: {ref.source}"
+        )
+    arch = catalog.gpus()[gpu].architecture if gpu in catalog.gpus() else ""
+    a = attention_shares().get(arch)
+    if a is None:
+        return e, e, src, "as the matrix multiplies (no attention kernel measurement for this architecture)", warnings
+    return e, a.share, src, a.source, warnings
 
 
 @functools.cache

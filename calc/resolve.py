@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from calc import catalog, checkpoint, demand, host, memory, pipeline, storage, transformer
 from calc.checkpoint import CHECKPOINT_LAYOUTS
 from calc.errors import InputError
-from calc.fit import fitted, fp8_gemm_inputs, fp8_source
+from calc.fit import fitted, fp8_gemm_inputs, fp8_source, generation_efficiencies
 from calc.scenario import BLANK_MODEL, FIELDS, Scenario, ask, bare_number_hint
 from calc.site import job_site
 from calc.units import Kind, fmt, parse
@@ -212,7 +212,7 @@ def _resolve_transformer(c: _Ctx) -> None:
     src |= t_src
     warnings += twarn
     v["attention_peak_flops_per_s"] = v["peak_flops_per_s"]
-    v |= fp8_gemm_inputs()  # GEMM roofline fit; used where fp8_gemm = 1 (calc.transformer.fp8_math_factor)
+    v |= fp8_gemm_inputs(g.name)  # GEMM roofline on this GPU; used where fp8_gemm = 1 (transformer.fp8_math_factor)
     v["fp8_gemm"] = 0.0
     # calc.transformer counts 16-bit activations and gradients; fp32 and tf32 keep 4-byte ones.
     v["element_scale"] = 2.0 if mclass == "fp32" else 1.0
@@ -237,17 +237,19 @@ def _resolve_transformer(c: _Ctx) -> None:
             )
             src["params"] = "derived from the architecture (calc.transformer.params_count, untied embeddings)"
         if sc.efficiency is None:
-            v["efficiency"] = fit.transformer_efficiency
-            src["efficiency"] = fit.transformer_efficiency_source
-        e_attn = transformer.ATTENTION_EFFICIENCY.get(g.name)
-        v["attention_efficiency"] = e_attn[0] if e_attn and sc.efficiency is None else v["efficiency"]
-        src["attention_efficiency"] = e_attn[1] if e_attn and sc.efficiency is None else "as the matrix multiplies"
+            # The A100 layer efficiency, carried to this GPU by its GEMM and attention kernel measurements.
+            e, e_attn, e_src, a_src, e_warn = generation_efficiencies(fit.transformer_efficiency, g.name)
+            v["efficiency"], v["attention_efficiency"] = e, e_attn
+            src["efficiency"], src["attention_efficiency"] = f"{fit.transformer_efficiency_source}; on {e_src}", a_src
+            warnings += e_warn
+        else:
+            v["attention_efficiency"], src["attention_efficiency"] = v["efficiency"], "as the matrix multiplies"
         if sc.precision == "fp8":
             # fp8 runs the matrix multiplies only (Transformer Engine); attention stays 16-bit.
             v["attention_peak_flops_per_s"] = g.peak("bf16")
             if sc.efficiency is None:
                 # The 16-bit layer efficiency; calc.stages turns it into the fp8 one at this batch's shapes.
-                v["fp8_gemm"], src["efficiency"] = 1.0, fp8_source()
+                v["fp8_gemm"], src["efficiency"] = 1.0, f"{fp8_source(g.name)}; the 16-bit layer: {src['efficiency']}"
                 warnings[:] = [w for w in warnings if not w.startswith("fp8 step time is an estimate")]
                 warnings.append(
                     "fp8 step time is an estimate: published fp8 and bf16 GEMM throughput at this model's shapes "

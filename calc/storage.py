@@ -1189,6 +1189,9 @@ def house(
     kinds = [x for x in o.enclosures if x.attach == "network" or not shared]
     fits = [(x, usable_bays(x.bays, x.link_bytes_per_s, drives, need_bytes_per_s)) for x in kinds]
     fits = [(x, b) for x, b in fits if b >= 1]
+    # New parts with the maker's warranty by default (issue 28): a chassis priced only as a used
+    # listing is bought only when no new one can hold the drives, and then labelled used.
+    fits = [(x, b) for x, b in fits if all(p.condition == "new" for p, _ in x.parts)] or fits
     if not fits:
         return ()
     mix = enclosure_mix(drives, [b for _, b in fits], [x.price_usd for x, _ in fits])
@@ -1203,7 +1206,7 @@ def housing_usd(mix: tuple[tuple[Enclosure, int], ...]) -> float:
 def describe_housing(mix: tuple[tuple[Enclosure, int], ...]) -> tuple[str, str]:
     """(what is bought, with each part's price; what is not priced) for a storage lead.
 
-    ``1 x 12-bay 3.5" server on 2 x 25 GbE ($701.34: 1 x server-12lff $438.00, ...)``.
+    ``1 x 24-bay 3.5" server on 2 x 25 GbE (new) ($9,378.11: 1 x server-24lff $8,300.49, ...)``.
     """
     bought, missing = [], []
     for x, k in mix:

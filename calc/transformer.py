@@ -18,7 +18,8 @@ leaves half of it to compute, and flash attention kernels skip the masked blocks
 executed count is ``2 s h`` forward; flash attention's backward recomputes QK^T and runs 2.5x
 the forward, ``7 L h s`` for training (the exact per-op count of QK^T and AV; published MFU
 figures count the full 12 L h s, which a causal kernel never runs). The attention core runs at
-its own measured efficiency where one is published (``ATTENTION_EFFICIENCY``).
+its own measured efficiency where one is published (presets/gemm.yaml ``attention``,
+calc.fit.generation_efficiencies).
 Recompute adds a forward pass (full: F_tok / 3) or only the attention core (selective:
 ``2 L h s``, Korthikanti et al. 2022 section 5).
 
@@ -242,21 +243,6 @@ checked 2026-11-24), PyTorch's flash SDPA backend needs sm80 or newer. There the
 def default_kernels(architecture: str) -> str:
     """The kernel stack a GPU runs by default: ``gpt`` without flash attention, else ``compiled``."""
     return "gpt" if architecture.startswith(FLASH_ARCHITECTURES_MISSING) else "compiled"
-
-
-ATTENTION_EFFICIENCY: dict[str, tuple[float, str]] = {
-    "H100-SXM": (
-        0.35,
-        "FlashAttention-2 reaches 35 % of the H100's peak (Shah et al. 2024, FlashAttention-3, abstract)",
-    ),
-    "H100-PCIe": (
-        0.35,
-        "FlashAttention-2 reaches 35 % of the H100's peak (Shah et al. 2024, FlashAttention-3, abstract)",
-    ),
-    "H200": (0.35, "Hopper as H100: FlashAttention-2 at 35 % of peak (Shah et al. 2024, FlashAttention-3, abstract)"),
-}
-"""Share of the 16-bit peak the attention core reaches [0-1], where published. Elsewhere the
-attention runs at the transformer efficiency of the matrix multiplies (and the plan says so)."""
 
 
 @formula(

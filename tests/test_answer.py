@@ -12,6 +12,7 @@ import re
 import pytest
 
 import calc
+from calc import engine
 from calc import storage as st
 from calc.sizing import checkpoint_writes_per_month, job_site
 
@@ -140,8 +141,9 @@ def test_clip_on_prem_hdds_within_their_rated_workload() -> None:
     assert hdd["units"] == 30 and hdd["limiting"] == "workload" and hdd["protection"] == "raid6"
     # each of 30 drives moves 13,188.1 / 30 = 439.6 TB a year, within 550
     assert hdd["drive_workload_bytes_per_year"] == pytest.approx(13.1881e15 / 30, rel=1e-4)
-    # 30 drives: one 60-bay JBOD + HBA + 2 cables ($800 + $405 + 2 x $15.50 = $1,236) beats three 12-bay servers
-    assert hdd["purchase_usd"] == pytest.approx(30 * 1079.99 + 800 + 405 + 2 * 15.5)
+    # 30 drives in new parts (issue 28): two new 24-bay servers, each $8,300.49 + a NIC $400 + 2 switch
+    # ports at $298.81 + 2 DACs at $40 = $9,378.11 (the used 60-bay JBOD, $1,236, is not bought new)
+    assert hdd["purchase_usd"] == pytest.approx(30 * 1079.99 + 2 * (8300.49 + 400 + 2 * 298.81 + 2 * 40))
 
 
 def test_clip_on_prem_hdds_with_parity_and_the_fill_limit() -> None:
@@ -155,24 +157,33 @@ def test_clip_on_prem_hdds_with_parity_and_the_fill_limit() -> None:
     hdd = _row(calc.recommend(p), "hdd-7200")
     assert hdd["feasible"] and hdd["units"] == 11 and hdd["protection"] == "raid6"
     assert hdd["capacity_bytes"] == pytest.approx(216e12)
-    # 11 drives fit one 12-bay 3.5" server (presets/enclosures.yaml): server $438 (used) + a new
-    # 2 x 25 GbE NIC $400 + 2 switch ports at $800 / 48 = $16.67 + 2 SFP28 DACs at $40 = $951.34;
-    # 11 x $1,079.99 = $11,879.89 + $951.34 = $12,831.23 (a 60-bay JBOD, $1,236 with HBA and cables, costs more).
-    assert hdd["purchase_usd"] == pytest.approx(11 * 1079.99 + 438 + 400 + 2 * 16.67 + 2 * 40)
+    # 11 drives fit one new 24-bay 3.5" server (presets/enclosures.yaml): $8,300.49 + a new 2 x 25 GbE
+    # NIC $400 + 2 new switch ports at $5,378.64 / 18 = $298.81 + 2 SFP28 DACs at $40 = $9,378.11. The
+    # used 60-bay JBOD with the host's HBA and cables ($1,236) would cost less but is a used listing, and
+    # the answer buys new parts (issue 28): 11 x $1,079.99 = $11,879.89 + $9,378.11 = $21,258.00.
+    assert hdd["purchase_usd"] == pytest.approx(11 * 1079.99 + 8300.49 + 400 + 2 * 298.81 + 2 * 40)
     assert "TiB" in hdd["caveats"] and "80%" in hdd["caveats"]
-    assert "held in 1 x 12-bay" in hdd["caveats"] and "JBOD" not in hdd["caveats"]
-    # new vs used on the row: the NIC, DACs bought new; one used E810 would save $400 - $150 = $250;
-    # the server and switch ports are used listings (no new price found), said so
-    assert "bought new with the maker's warranty at list or retail price: dac-25g, nic-2x25g" in hdd["caveats"]
-    assert "nic-2x25g used would cost $250 less" in hdd["caveats"]
-    assert "priced as used-market listings (port-25g, server-12lff" in hdd["caveats"]
-    # Mirror instead: 9 data drives x 2 = 18. Two 12-bay servers ($1,402.68) cost more than one 60-bay
-    # JBOD ($800 with freight) + the host's external SAS HBA ($405) + 2 SFF-8644 cables (100 CNY / 6.45
-    # = $15.50 each) = $1,236: 18 x $1,079.99 = $19,439.82 + $1,236 = $20,675.82, every part priced.
+    assert "held in 1 x 24-bay" in hdd["caveats"] and "60-bay" not in hdd["caveats"]
+    # new vs used on the row: every part bought new, and no used-market listing among them
+    assert "bought new with the maker's warranty" in hdd["caveats"]
+    assert "priced as used-market listings" not in hdd["caveats"]
+    # The network server's row (a store every node mounts) lists its new parts and the used
+    # alternatives: one used E810 saves $400 - $150 = $250, two used SN2410 ports 2 x ($298.81 -
+    # $16.67) = $564.28, a used 12-bay server $8,300.49 - $438 = $7,862.49: $8,676.77 less.
+    box = st.enclosure_catalog()[1]["server-24lff-25g"]
+    market = engine._part_market(engine.Sized(loads={}, units=11, perf_units=11, limiting="", housing=((box, 1),)))
+    assert (
+        "bought new with the maker's warranty at list or retail price: dac-25g, nic-2x25g, port-25g, server-24lff"
+        in market
+    )
+    assert "nic-2x25g, port-25g, server-24lff used would cost $8,677 less" in " ".join(market)
+    assert not any("priced as used-market listings" in x for x in market)
+    # Mirror instead: 9 data drives x 2 = 18 in the same 24-bay server: 18 x $1,079.99 = $19,439.82 +
+    # $9,378.11 = $28,817.93, every part priced.
     mirror = _row(calc.recommend(p, protection="mirror"), "hdd-7200")
     assert mirror["units"] == 18
-    assert mirror["purchase_usd"] == pytest.approx(18 * 1079.99 + 800 + 405 + 2 * 15.5)
-    assert "1 x 60-bay" in mirror["caveats"] and "not priced" not in mirror["caveats"]
+    assert mirror["purchase_usd"] == pytest.approx(18 * 1079.99 + 8300.49 + 400 + 2 * 298.81 + 2 * 40)
+    assert "1 x 24-bay" in mirror["caveats"] and "not priced" not in mirror["caveats"]
     # Erasure 8+2 in whole stripes: ceil(9 / 8) = 2 stripes x 10 = 20 drives.
     assert _row(calc.recommend(p, protection="erasure 8+2"), "hdd-7200")["units"] == 20
 
@@ -353,14 +364,15 @@ def test_no_site_gives_one_line_per_site_and_says_which_the_cost_is_for() -> Non
     a = calc.answer("mlperf-unet3d-h100")
     lines = a.lines()
     # Headline compares totals; each site's purchase on its own line; the charges name the site.
-    # On-prem: a PM9A3 ($2,737.50) + 2 x $1,079.99 HDDs in a 12-bay server with its NIC, switch ports
-    # and DACs ($438 used + $400 new NIC + 2 x $16.67 + 2 x $40 = $951.34) = $5,848.82 / 36 = $162.47;
-    # power: the drive 14 W + 2 x 9.5 W + the server, NIC and ports 250 + 12 + 2 x 6 = 307 W x 730 h x
-    # $0.13/kWh = $29.13; support 12 % a year of $5,848.82 / 12 = $58.49: $250.09 a month all in.
-    assert lines[0].startswith("Buy: it depends on the site") and "buy on-prem $250" in lines[0]
+    # On-prem: a PM9A3 ($2,737.50) + 2 x $1,079.99 HDDs in a new 24-bay server with its NIC, switch
+    # ports and DACs ($8,300.49 + $400 + 2 x $298.81 + 2 x $40 = $9,378.11; the used JBOD is not bought):
+    # $14,275.59 / 36 = $396.54; power: 14 W + 2 x 9.5 W + the server 300 W + the NIC 12 W + 2 ports
+    # x 6 W = 357 W x 730 h x $0.13/kWh = $33.88; support 12 % a year of $14,275.59 / 12 = $142.76:
+    # $573.18 a month all in (was $250.31 with the used JBOD).
+    assert lines[0].startswith("Buy: it depends on the site") and "buy on-prem $573" in lines[0]
     assert [x.split(":")[0] for x in lines[1:5]] == ["Buy on-prem", "Rent on AWS", "Rent on GCP", "Rent on Azure"]
-    assert any(x.startswith("At the cheapest site (on-prem), a month of training costs $250") for x in lines)
-    assert any("power $29, support $58, purchases $162" in x for x in lines)
+    assert any(x.startswith("At the cheapest site (on-prem), a month of training costs $573") for x in lines)
+    assert any("power $34, support $143, purchases $397" in x for x in lines)
 
 
 def test_a_workstations_sata_ssds_go_in_its_own_bays() -> None:
@@ -414,3 +426,28 @@ def test_every_cards_design_utilisation_is_its_design_at_its_units_and_said() ->
                 assert f"{1 - q.gpu_utilization:.0%} of the time" in text, (name, site)
             for said in re.findall(r"stays at (\d+)%", text):
                 assert int(said) == round(100 * q.gpu_utilization), (name, site)
+
+
+def test_a_cluster_without_a_site_asks_as_a_job_does() -> None:
+    """Six jobs on one shared store, no site (no job's server or storage names one): the cluster's
+    answer lists each site's cheapest buyable store, as a job's answer does, instead of renting a
+    GCP bucket for GPUs whose site nobody gave. The totals are each site's own first row."""
+    jobs = {"llama3-8b-pretrain-8xh100": 2, "mlperf-unet3d-h100": 1}
+    a = calc.answer(calc.cluster(jobs))
+    lines = a.lines()
+    assert lines[0].startswith('Buy for the cluster: it depends on the site (not given: set "Site"')
+    sites = [r["site"] for r in a.site_lines]
+    assert sites == ["on-prem", "aws", "gcp", "azure"]
+    for r, line in zip(a.site_lines, lines[1:5], strict=True):
+        assert (
+            line.split(":")[0]
+            == {"on-prem": "Buy on-prem", "aws": "Rent on AWS", "gcp": "Rent on GCP", "azure": "Rent on Azure"}[
+                r["site"]
+            ]
+        )
+        assert f"${r['monthly_total_usd']:,.0f}" in lines[0]
+    # The cheapest site's row is the one bought (and charged back).
+    assert a.best is not None and a.best["site"] == min(a.site_lines, key=lambda r: r["monthly_total_usd"])["site"]
+    # A site given: one answer at that site, no per-site lines.
+    b = calc.answer(calc.cluster(jobs, site="on-prem"))
+    assert b.site_lines == () and b.headline.startswith("Buy for the cluster: ") and b.best["site"] == "on-prem"

@@ -257,17 +257,18 @@ def test_a_preset_chosen_after_a_link_is_not_reverted_by_an_old_widget_value() -
         # No site given (no server, no storage): the card asks, it does not pick one of a tie.
         ({"scenario": "mlperf-unet3d-h100"}, ["**Where does this job run?**"]),
         # On-prem: a PM9A3 ($2,737.50) per node as the cache in front of a mirrored pair of 24 TB HDDs
-        # (2 x $1,079.99) in a 12-bay server with its new NIC, 2 switch ports and 2 DACs ($438 + $400 +
-        # 2 x $16.67 + 2 x $40 = $951.34): $5,848.82 to buy, / 36 months = $162.47 a month.
-        # + power (307 W x 730 h x $0.13/kWh = $29.13) and support (12 % a year / 12 = $58.49): $250.09 (issue 28)
+        # (2 x $1,079.99) in a new 24-bay server with its NIC, 2 switch ports and 2 DACs ($8,300.49 + $400
+        # + 2 x $298.81 + 2 x $40 = $9,378.11): $14,275.59 to buy, / 36 months = $396.54 a month + power
+        # (357 W x 730 h x $0.13/kWh = $33.88) and support (12 % a year / 12 = $142.76): $573.18, shown in
+        # cents since the rounded charges ($34 + $143 + $397 = $574) would not add up to $573
         (
             {"scenario": "mlperf-unet3d-h100", "site": "on-prem"},
-            ["**Buy** 1 drive of nvme-gen4", "**$250.09 a month**"],
+            ["**Buy** 1 drive of nvme-gen4", "**$573.18 a month**"],
         ),
         # nfs-10gbe puts the job on-prem; its 5 nodes mount a storage server: 2 mirrored PM9A3s
-        # (2 x $2,737.50) in a 4-bay U.2 server ($1,150) with a 2 x 100 GbE NIC ($1,182.50), 2 switch
-        # ports ($800 / 32 = $25) and 2 DACs ($125): $8,107.50 to buy.
-        ({"scenario": "beast-nfs-shop"}, ["**Buy** 2 drives of nvme-gen4 in mirror", "**$8,108 to buy**"]),
+        # (2 x $2,737.50) in a new 10-bay U.2 server ($8,210.26) with a 2 x 100 GbE NIC ($1,182.50), 2 new
+        # switch ports ($18,990 / 32 = $593.44) and 2 DACs ($125): $16,304.64 to buy.
+        ({"scenario": "beast-nfs-shop"}, ["**Buy** 2 drives of nvme-gen4 in mirror", "**$16,305 to buy**"]),
         # the data sits in S3 (160.5 TB x $0.023 = $3,691.50 a month + reads): plain words, not "1 prefix of"
         ({"scenario": "clip-vitl14-datacomp-webdataset"}, ["**Rent** an aws-s3-standard bucket", "rent $3,692"]),
         # The articles' job with the page cache off (every epoch reads storage, as the articles do):

@@ -179,6 +179,9 @@ def test_vectorised_over_zero_stage() -> None:
         (lambda: ck.async_drain_bytes_per_s(-1.0, 1800), "checkpoint_bytes"),
         (lambda: ck.bytes_per_rank(C70, 0.0), "data_parallel"),
         (lambda: ck.bytes_per_rank(C70, 8, zero_stage=4.0), "zero_stage"),
+        (lambda: ck.bytes_per_rank(C70, 8, zero_stage=1.5), "zero_stage"),  # stages are whole
+        (lambda: ck.bytes_per_rank(C70, 8, zero_stage=-1.0), "zero_stage"),
+        (lambda: ck.bytes_per_rank(C70, 8, zero_stage=[0.0, 3.5]), "zero_stage"),  # any element
         (lambda: ck.restore_time_s(C70, 0.0, 64, 1e9), "read_bytes_per_s"),
         (lambda: ck.restore_time_s(C70, 1e9, 64, 1e9, 0.0), "load_bytes_per_s"),
         (lambda: ck.job_mtbf_s(0.0), "gpus"),

@@ -49,10 +49,10 @@ def test_compare_chart_has_a_panel_per_requirement_and_two_for_cost() -> None:
     assert "worker RAM [GiB]" in titles and "storage to buy [USD]" in titles
     assert len(fig.data) == 2 * 8  # a bar per plan and panel
     # mlperf-unet3d-h100 on-prem: one PM9A3 (nvme-gen4, $2,737.50) caches the dataset in the node,
-    # two mirrored 24 TB HDDs (2 x $1,079.99) in a 12-bay server with its NIC, 2 switch ports and
-    # 2 DACs ($438 + $150 + 2 x $16.67 + 2 x $40 = $701.34) hold it: $5,598.82 (catalog figures)
+    # two mirrored 24 TB HDDs (2 x $1,079.99) in a new 24-bay server with its NIC, 2 switch ports and
+    # 2 DACs ($8,300.49 + $400 + 2 x $298.81 + 2 x $40 = $9,378.11; new parts, issue 28) hold it: $14,275.59
     buy = next(b for b in fig.data if b.name == "B: b" and b.xaxis == "x8")  # plans are lettered (issue 31)
-    assert buy.x[0] == pytest.approx(2737.5 + 2 * 1079.99 + 438 + 400 + 2 * 16.67 + 2 * 40)  # the NIC new, $400
+    assert buy.x[0] == pytest.approx(2737.5 + 2 * 1079.99 + 8300.49 + 400 + 2 * 298.81 + 2 * 40)
 
 
 def test_compare_chart_title_states_which_plan_is_faster_and_which_storage_is_cheaper() -> None:
@@ -66,8 +66,9 @@ def test_compare_chart_title_states_which_plan_is_faster_and_which_storage_is_ch
     assert "gpu=" not in title and {d.name for d in fig.data} == {"A: gpu=V100-SXM2-16GB", "B: gpu=H100-SXM"}
     # A site not given: the card asks, and the chart prices nothing for that plan instead of picking a site.
     unsited = plots.compare_chart([calc.plan("beast-imagenet-4xv100"), plans[1]], ["x", "y"])
-    # ($5,848.82 / 36 = $162.47 of parts a month + power $29.13 + support $58.49 = $250.09, issue 28)
-    assert "cheapest storage: B ($250 a month all in)" in unsited.layout.title.text.replace("<br>", " ")
+    # ($14,275.59 / 36 = $396.54 of parts a month + power (14 + 2 x 9.5 + 300 + 12 + 2 x 6 = 357 W x 730 h
+    # x $0.13/kWh) $33.88 + support (12 % a year / 12) $142.76 = $573.18, issue 28)
+    assert "cheapest storage: B ($573 a month all in)" in unsited.layout.title.text.replace("<br>", " ")
 
 
 # ------------------------------------------------------------------ issue 20: a report a meeting can trust
@@ -184,9 +185,10 @@ def test_saves_of_an_empty_state_say_so_without_a_chart() -> None:
 
 def test_what_to_buy_carries_every_answer_line_and_the_monthly_charges() -> None:
     # mlperf-unet3d-h100 on-prem: one PM9A3 cache drive ($2,737.50) + two mirrored 24 TB HDDs
-    # (2 x $1,079.99) in a 12-bay server with its new NIC ($400), switch ports and DACs ($951.34) =
-    # $5,848.82 bought, / 36 months = $162.47 a month; + power 307 W x 730 h x $0.13/kWh = $29.13 and
-    # support 12 % a year of $5,848.82 / 12 = $58.49: $250.09
+    # (2 x $1,079.99) in a new 24-bay server with its NIC, ports and DACs ($9,378.11) = $14,275.59 bought,
+    # / 36 months = $396.54 a month; + power (14 + 2 x 9.5 + 300 + 12 + 2 x 6 = 357 W) x 730 h x
+    # $0.13/kWh = $33.88 and support 12 % a year of $14,275.59 / 12 = $142.76: $573.18 (in cents: the
+    # rounded charges $34 + $143 + $397 = $574 would not add up to $573)
     p = calc.plan("mlperf-unet3d-h100", site="on-prem")
     section = markdown_report(p).split("## What to buy, and what it costs", 1)[1].split("\n## ", 1)[0]
     bullets = [line.removeprefix("- ") for line in section.strip().splitlines()]
@@ -195,7 +197,7 @@ def test_what_to_buy_carries_every_answer_line_and_the_monthly_charges() -> None
         "Buy 1 drive of nvme-gen4 per node on 1 node ($2,738 to buy; a cache copy, filled to at most 80%, in the "
         "node's own drive bays: the server must have 1 free U.2 bay) + 2 drives of hdd-7200 in mirror (24 TB usable) "
         "to hold the dataset",
-        "$250.09 a month all in (power $29.13 + support $58.49 + purchases over 36 months $162.47); $5,849 to buy",
+        "$573.18 a month all in (power $33.88 + support $142.76 + purchases over 36 months $396.54); $14,276 to buy",
         "Why: Each of 1 node reads 2.86 GB/s from its own copy; the store only holds the dataset (2.75 TB) and "
         "takes the checkpoints.",
     ]

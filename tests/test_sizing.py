@@ -50,11 +50,12 @@ def test_small_files_fit_one_gen4_nvme_but_need_hundreds_of_hdds() -> None:
     # A 7,200 rpm HDD: 162.1 reads/s at 64 KiB (docs/model.md 7.1): 51,200 / 162.1 = 316 drives.
     assert 51200 / storage.option("hdd-7200").iops_at(65536) > 300
     # The 10 jobs run on 10 nodes: the drives go in a storage server on the network that every node
-    # mounts (a 4-bay U.2 server on 2 x 100 GbE), mirrored: 2 x $2,737.50 + $1,150 + $1,182.50 NIC
-    # + 2 x $25 ports + 2 x $125 DACs = $8,107.50. A drive inside one node would feed no other.
+    # mounts (a new 10-bay U.2 server on 2 x 100 GbE), mirrored: 2 x $2,737.50 + the server $8,210.26
+    # + $1,182.50 NIC + 2 new SN2700 ports ($18,990 / 32 = $593.44 each) + 2 x $125 DACs = $16,304.64.
+    # A drive inside one node would feed no other.
     row = _row(recommend(p), "nvme-gen4")
     assert row["feasible"] and row["units"] == 2 and row["protection"] == "mirror"
-    assert row["purchase_usd"] == pytest.approx(2 * 2737.5 + 1150 + 1182.5 + 2 * 25 + 2 * 125)
+    assert row["purchase_usd"] == pytest.approx(2 * 2737.5 + 8210.26 + 1182.5 + 2 * 593.44 + 2 * 125)
     assert "every node mounts it over NFS" in row["caveats"]
 
 
@@ -200,17 +201,18 @@ def test_local_cache_design_is_sized_per_node_from_the_full_read_rate() -> None:
     # the 24 a server holds.
     # An H100 server takes data-centre drives only (no 9100 PRO or SN850X): the cheapest that
     # fits is the PM9A3 (nvme-gen4), 6.5 GB/s: 22.87 / 6.5 = 3.52 -> 4 per node, 32 drives x
-    # $2,737.50 = $87,600, plus the cheapest store that holds the dataset: one nfs-10gbe, $38,537.50
-    # (its X710-DA2 NIC $250 new), with its switch port ($800 SN2410 / 48 ports = $16.67) and DAC
-    # ($40): $38,594.17. nfs-25gbe now costs $38,687.50 + $56.67 = $38,744.17: its E810 NIC is bought
-    # new at $400 (was $150 used, which made it the cheaper one).
+    # $2,737.50 = $87,600, plus the cheapest store that holds the dataset: one nfs-10gbe, $35,835.26
+    # (10 x $2,737.50 + a new AS-1115CS-TNR $8,210.26 + its X710-DA2 NIC $250), with its switch port
+    # (a new SN2010, $5,378.64 / 18 ports = $298.81) and DAC ($40): $36,174.07. nfs-25gbe costs
+    # $35,985.26 + $338.81 = $36,324.07: its E810 NIC is bought new at $400.
     d = calc.designs("mlperf-unet3d-h100", gpus_per_job=64, site="on-prem")
     local = d[d["design"] == "local cache"].iloc[0]
     per_node = 8 * 7 / 0.323 * 0.9 * 146_600_628
     assert math.ceil(per_node / 6.5e9) == 4 and math.ceil(per_node / 560e6) == 41
     assert local["local"] == "nvme-gen4" and local["local_units_per_node"] == 4 and local["feasible"]
     assert local["store"] == "nfs-10gbe"
-    assert local["purchase_usd"] == pytest.approx(32 * 2737.5 + 38537.5 + 16.67 + 40)
+    store = 10 * 2737.5 + 8210.26 + 250 + 5378.64 / 18 + 40
+    assert local["purchase_usd"] == pytest.approx(32 * 2737.5 + store, abs=0.01)
     sata = calc.designs("mlperf-unet3d-h100", gpus_per_job=64, storage=None)
     assert "41 drives per node" not in " ".join(sata["why_not"])  # the cheaper feasible drive is kept
 
@@ -306,17 +308,17 @@ def test_a_dataset_that_fits_in_ram_is_read_once() -> None:
     a = calc.answer(p)
     assert "page cache" in " ".join(a.lines())
     # The job's storage is nfs-100gbe, so it runs on-prem: the cheapest store that holds 146.9 GB is
-    # one 24 TB HDD mirrored (2 x $1,079.99 = $2,159.98) in the small enclosure, not a 60-bay shelf: a
-    # 12-bay 3.5" server $438 (used) + a new 2 x 25 GbE NIC $400 + 2 switch ports (2 x $16.67) + 2 DACs
-    # (2 x $40) = $951.34; $3,111.32 over 36 months = $86.43; + power (2 x 9.5 W + 274 W for the server,
-    # NIC and ports = 293 W x 730 h x $0.13/kWh = $27.81) + support (12 % a year of $3,111.32 / 12 = $31.11).
+    # one 24 TB HDD mirrored (2 x $1,079.99 = $2,159.98) in a new 24-bay server with its NIC, 2 switch
+    # ports and 2 DACs ($8,300.49 + $400 + 2 x $298.81 + 2 x $40 = $9,378.11; the used 60-bay JBOD is
+    # not bought, issue 28): $11,538.09 over 36 months = $320.50; + power (2 x 9.5 W + 300 W + 12 W +
+    # 2 x 6 W = 343 W x 730 h x $0.13/kWh = $32.55) + support (12 % a year of $11,538.09 / 12 = $115.38).
     assert a.site == "on-prem" and a.best is not None and a.best["option"] == "hdd-7200"
-    box = 438 + 400 + 2 * 16.67 + 2 * 40
+    box = 8300.49 + 400 + 2 * 298.81 + 2 * 40
     buy = 2 * 1079.99 + box
     assert a.best["purchase_usd"] == pytest.approx(buy)
-    power, support = 0.293 * 730 * 0.13, buy * 0.12 / 12
+    power, support = 0.343 * 730 * 0.13, buy * 0.12 / 12
     assert a.best["monthly_total_usd"] == pytest.approx(buy / 36 + power + support)  # no 30 TiB of FSx
-    assert '1 x 12-bay 3.5" server on 2 x 25 GbE ($951.34' in a.best["caveats"]
+    assert '1 x 24-bay 3.5" server on 2 x 25 GbE' in a.best["caveats"] and "($9,378.11" in a.best["caveats"]
 
 
 def test_eight_h100_unet3d_behind_100_gbit_runs_at_about_55_percent() -> None:
@@ -758,34 +760,35 @@ def test_local_cache_drive_keeps_the_gpus_fed_not_only_the_bandwidth() -> None:
 
 
 def test_an_nfs_server_is_bought_with_its_switch_port_and_cable() -> None:
-    # beast-nfs-shop: one nfs-25gbe server, a composed $38,687.50 (13 x $2,737.50 drives + the $2,700
-    # SR635 + a $400 new E810 NIC), reached through one 25 GbE switch port (a used SN2410, $800 / 48 ports
-    # = $16.67) and one SFP28 DAC ($40): $38,744.17 bought, / 36 months = $1,076.23 a month.
+    # beast-nfs-shop: one nfs-25gbe server, a composed $35,985.26 (10 x $2,737.50 drives + a new
+    # $8,210.26 AS-1115CS-TNR + a $400 new E810 NIC), reached through one 25 GbE switch port (a new SN2010,
+    # $5,378.64 / 18 ports = $298.81) and one SFP28 DAC ($40): $36,324.07 bought, / 36 months = $1,009.00 a month.
     nfs = _row(calc.recommend("beast-nfs-shop"), "nfs-25gbe")
     assert nfs["feasible"] and nfs["units"] == 1
-    assert nfs["purchase_usd"] == pytest.approx(38687.5 + 800 / 48 + 40, abs=0.01)
-    # + power: 13 PM9A3s at 14 W + the server at 250 W = 432 W x 730 h x $0.13/kWh = $41.00; + support:
-    # 12 % a year of $38,744.17 / 12 = $387.44
-    buy = 38687.5 + 16.67 + 40
-    assert nfs["monthly_total_usd"] == pytest.approx(buy / 36 + 0.432 * 730 * 0.13 + buy * 0.01, abs=0.01)
-    assert "each server connects through 1 x port-25g ($16.67), 1 x dac-25g ($40.00)" in nfs["caveats"]
-    # at 100 GbE a port of a used SN2700 ($800 / 32 = $25) and a 3 m QSFP28 DAC ($125): $150 a server;
-    # the server holds 14 drives, its chassis' bays: 14 x $2,737.50 + $2,700 + $1,182.50 = $42,207.50
+    assert nfs["purchase_usd"] == pytest.approx(10 * 2737.5 + 8210.26 + 400 + 5378.64 / 18 + 40, abs=0.01)
+    # + power: 10 PM9A3s at 14 W + the server at 254 W + the NIC at 12 W = 406 W x 730 h x $0.13/kWh
+    # = $38.53; + support: 12 % a year of $36,324.07 / 12 = $363.24; $1,410.77 a month
+    buy = 35985.26 + 298.81 + 40
+    assert nfs["monthly_total_usd"] == pytest.approx(buy / 36 + 0.406 * 730 * 0.13 + buy * 0.01, abs=0.01)
+    assert nfs["monthly_total_usd"] == pytest.approx(1410.77, abs=0.01)
+    assert "each server connects through 1 x port-25g ($298.81), 1 x dac-25g ($40.00)" in nfs["caveats"]
+    # at 100 GbE a port of a new SN2700 ($18,990 / 32 = $593.44) and a 3 m QSFP28 DAC ($125): $718.44 a server;
+    # the server holds 10 drives, its chassis' bays: 10 x $2,737.50 + $8,210.26 + $1,182.50 = $36,767.76
     nfs100 = calc.recommend("beast-nfs-shop").set_index("option").loc["nfs-100gbe"]
-    assert nfs100["purchase_usd"] == pytest.approx(nfs100["units"] * (14 * 2737.5 + 2700 + 1182.5 + 25 + 125))
+    assert nfs100["purchase_usd"] == pytest.approx(nfs100["units"] * (10 * 2737.5 + 8210.26 + 1182.5 + 593.44 + 125))
 
 
 def test_bought_nvme_is_spread_over_servers_whose_nics_carry_the_job() -> None:
     # 3D U-Net on a DGX H100, 8 GPUs: 22.88 GB/s from one node's storage. RAID 6 of 4 data drives
-    # = 6 PM9A3s ($2,737.50). One 14-bay server on 2 x 100 GbE carries 22.5 GB/s < 22.88, so they
-    # go in 2 x 4-bay servers ($1,150 + NIC $1,182.50 + 2 ports $50 + 2 DACs $250 = $2,632.50 each):
-    # 6 x $2,737.50 + 2 x $2,632.50 = $16,425 + $5,265 = $21,690.
+    # = 6 PM9A3s ($2,737.50). One server on 2 x 100 GbE carries 22.5 GB/s < 22.88, so they go in 2 new
+    # 10-bay servers, 5 and 1 ($8,210.26 + NIC $1,182.50 + 2 new 100G ports 2 x $593.44 + 2 DACs $250 =
+    # $10,829.64 each): 6 x $2,737.50 + 2 x $10,829.64 = $16,425 + $21,659.28 = $38,084.28.
     p = calc.plan("mlperf-unet3d-h100", server="DGX-H100", gpus_per_job=8)
     assert p.values["storage_need_bytes_per_s"] == pytest.approx(22.88e9, rel=2e-3)
     row = _row(calc.recommend(p), "nvme-gen4")
     assert row["units"] == 6 and row["protection"] == "raid6"
-    assert row["purchase_usd"] == pytest.approx(6 * 2737.5 + 2 * (1150 + 1182.5 + 2 * 25 + 2 * 125))
-    assert "held in 2 x 4-bay U.2 NVMe server" in row["caveats"]
+    assert row["purchase_usd"] == pytest.approx(6 * 2737.5 + 2 * (8210.26 + 1182.5 + 2 * 593.44 + 2 * 125))
+    assert "held in 2 x 10-bay U.2 NVMe server" in row["caveats"]
 
 
 def test_drives_no_enclosure_link_carries_are_not_bought(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -804,9 +807,9 @@ def test_drives_no_enclosure_link_carries_are_not_bought(monkeypatch: pytest.Mon
 def test_checkpoint_writes_buy_enough_drives_to_last_the_amortisation() -> None:
     # Llama 3 1T checkpoints on a DGX H100 cluster write 290.4 PB a year. A PM9A3 is rated 14,016 TB
     # over its 5-year warranty: 2,803.2 TB a year (issue 28: not spread over the 36-month
-    # amortisation). nfs-100gbe holds 14 of them in RAID 6 (2 groups, 10 data drives: 1.4x writes):
-    # 290.4 x 1.4 = 406.6 PB a year / (14 x 2.8032 = 39.24 PB) = 10.36 -> 11 servers. nfs-25gbe:
-    # 13 drives, 9 data (1.444x): 419.5 / 36.44 = 11.51 -> 12. Before: 5 nfs-25gbe, unprotected,
+    # amortisation). nfs-100gbe and nfs-25gbe each hold 10 of them in RAID 6 (one 8 + 2 group: 1.25x
+    # writes): 290.4 x 1.25 = 363.0 PB a year / (10 x 2.8032 = 28.03 PB) = 12.95 -> 13 servers each.
+    # Before: 11 and 12 in the used 14-bay SR635 (14 and 13 drives); before that 5 nfs-25gbe, unprotected,
     # allowed 5/3 of their rated writes.
     from calc.sizing import checkpoint_writes_per_month
 
@@ -814,20 +817,21 @@ def test_checkpoint_writes_buy_enough_drives_to_last_the_amortisation() -> None:
     written, _ = checkpoint_writes_per_month(p)
     assert written * 365.25 / 30 == pytest.approx(290.4e15, rel=1e-3)
     rec = calc.recommend(p)
-    assert _row(rec, "nfs-100gbe")["units"] == 11 and _row(rec, "nfs-25gbe")["units"] == 12
+    assert _row(rec, "nfs-100gbe")["units"] == 13 and _row(rec, "nfs-25gbe")["units"] == 13
     a = calc.answer(p)
-    # nfs-25gbe costs less to own, but 12 x 2.8 GB/s restore 18.93e12 B in 563 s where 11 x 11.25 GB/s
-    # take 153 s (at 1,024 GPUs, 14.55 failures a month): nfs-100gbe is cheaper in total
-    assert a.best is not None and a.best["option"] == "nfs-100gbe" and a.best["units"] == 11
+    # nfs-25gbe costs less to own, but 13 x 2.8 GB/s restore 18.93e12 B in 520 s where 13 x 11.25 GB/s
+    # take 129 s (at 1,024 GPUs, 14.55 failures a month): nfs-100gbe is cheaper in total
+    assert a.best is not None and a.best["option"] == "nfs-100gbe" and a.best["units"] == 13
     assert a.best["limiting"] == "endurance"
     assert _row(rec, "nfs-25gbe")["monthly_total_usd"] < a.best["monthly_total_usd"]
     assert a.best["total_with_gpu_usd"] < _row(rec, "nfs-25gbe")["total_with_gpu_usd"]
     text = "\n".join(a.lines())
     assert "Deciding: drive endurance; checkpoints write 290.4 PB a year" in text
-    # nfs-25gbe's 12 servers each carry a new $400 E810 NIC, $250 more than the used one priced before:
-    # 12 x $250 = $3,000, / 36 months + 1 % a month support = $83.33 + $30 = $113.33 a month more, so
-    # the gap of $125 before (rounded) is now about $125 - $113.33 = $11.67: $11 from the unrounded totals
-    assert "nfs-100gbe costs $11 a month more than nfs-25gbe but idles" in text
+    # 13 servers each: the same drives and chassis, so the gap is the NIC ($1,182.50 - $400 = $782.50)
+    # and the port and DAC ($593.44 + $125 - $298.81 - $40 = $379.63): 13 x $1,162.13 = $15,107.69,
+    # x (1/36 + 1 % support) = $419.66 + $151.08 = $570.73 a month, + power 13 x (20 - 12) W = 104 W x
+    # 730 h x $0.13/kWh = $9.87: $580.60 (was $120 with 11 against 12 servers of the used SR635)
+    assert "nfs-100gbe costs $581 a month more than nfs-25gbe but idles" in text
     # The bare PM9A3s would need 290.4 x 5 / 14.016 = 103.6 -> 104 data drives: more than a 24-drive system.
     nvme = _row(calc.recommend(p), "nvme-gen4")
     assert not nvme["feasible"] and "on endurance" in nvme["why_not"]

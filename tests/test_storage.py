@@ -543,21 +543,30 @@ def test_enclosure_mix_ties_go_to_fewer_enclosures_and_tries_every_size() -> Non
 
 
 def test_hdds_are_housed_by_count_in_the_catalog_enclosures() -> None:
-    # presets/enclosures.yaml: the 12-bay 3.5" server $438 (used: no new price found) + a new
-    # 2 x 25 GbE NIC $400 (was $150 used, kept as the used alternative) + 2 switch ports
-    # ($800 / 48 = $16.67 each) + 2 SFP28 DACs ($40 each) = $951.34; the 60-bay JBOD $800 + the
-    # host's 9300-8e HBA $405 + 2 SFF-8644 cables at 100 CNY / 6.45 = $15.50 = $1,236.
+    # presets/enclosures.yaml: a new 24-bay 3.5" server (ServerSimply's 7,826.96 EUR x 1.0605 =
+    # $8,300.49) + a new 2 x 25 GbE NIC $400 + 2 new switch ports (an SN2010 at $5,378.64 / 18 ports =
+    # $298.81 each) + 2 SFP28 DACs ($40 each) = $9,378.11; the 60-bay JBOD $800 (used: no new price
+    # found) + the host's 9300-8e HBA $405 + 2 SFF-8644 cables at 100 CNY / 6.45 = $15.50 = $1,236.
     hdd = storage.option("hdd-7200")
     small, large = hdd.enclosures
-    assert (small.bays, large.bays) == (12, 60) and (small.attach, large.attach) == ("network", "sas")
-    assert small.price_usd == pytest.approx(438 + 400 + 2 * 16.67 + 2 * 40)
+    assert (small.bays, large.bays) == (24, 60) and (small.attach, large.attach) == ("network", "sas")
+    assert small.price_usd == pytest.approx(round(7826.96 * 1.0605, 2) + 400 + 2 * 5378.64 / 18 + 2 * 40, abs=0.01)
+    assert small.price_usd == pytest.approx(9378.11)
     assert large.price_usd == pytest.approx(800 + 405 + 2 * 15.5)
     assert large.unpriced == ()
-    # 2 drives (a mirror) -> one 12-bay server; 13 -> the JBOD ($1,236 < 2 x $701.34 = $1,402.68).
-    assert [(x.bays, k) for x, k in storage.house(hdd, 2)] == [(12, 1)]
-    assert [(x.bays, k) for x, k in storage.house(hdd, 13)] == [(60, 1)]
-    assert storage.housing_usd(storage.house(hdd, 61)) == pytest.approx(951.34 + 1236)
-    held, unpriced = storage.describe_housing(storage.house(hdd, 13))
+    # New parts by default (issue 28): the JBOD is priced only as a used listing, so any count goes in
+    # new 24-bay servers, shared or not: 2 or 13 -> one, 25 -> two, 61 -> three ($28,134.33), although
+    # one used JBOD ($1,236) would hold 13 for less.
+    assert [(x.bays, k) for x, k in storage.house(hdd, 2)] == [(24, 1)]
+    assert [(x.bays, k) for x, k in storage.house(hdd, 2, shared=True)] == [(24, 1)]
+    assert [(x.bays, k) for x, k in storage.house(hdd, 13, shared=True)] == [(24, 1)]
+    assert [(x.bays, k) for x, k in storage.house(hdd, 25, shared=True)] == [(24, 2)]
+    assert [(x.bays, k) for x, k in storage.house(hdd, 13)] == [(24, 1)]
+    assert storage.housing_usd(storage.house(hdd, 61)) == pytest.approx(3 * 9378.11, abs=0.03)
+    # The used JBOD only where no new enclosure can: one drive needing 6 GB/s overfills the server's
+    # 2 x 25 GbE (5.6 GB/s) but not the JBOD's x8 HBA slot (7.8 GB/s).
+    assert [(x.bays, k) for x, k in storage.house(hdd, 1, need_bytes_per_s=6e9)] == [(60, 1)]
+    held, unpriced = storage.describe_housing(storage.house(hdd, 1, need_bytes_per_s=6e9))
     assert held.startswith('1 x 60-bay 3.5" SAS3 JBOD cabled to the host ($1,236.00: 1 x jbod-60lff $800.00')
     assert unpriced == ""
     # A workstation's M.2 drives go in its own slots: nothing bought.
@@ -619,11 +628,14 @@ def test_nvme_drives_are_spread_over_enough_servers_for_their_nics() -> None:
     """Defect: 6 PM9A3s that must move 22.88 GB/s sat in one 14-bay server whose 2 x 100 GbE NIC
     carries 22.5 GB/s (presets/enclosures.yaml: 2 x 100 Gb/s / 8 x 90 %)."""
     o = storage.option("nvme-gen4")
-    assert [(x.bays, k) for x, k in storage.house(o, 6)] == [(14, 1)]  # no demand given: the bays bind
-    # With the demand: a 14-bay server is full at 5 drives, a 4-bay at 4; 2 x 4-bay ($2,632.50 each,
-    # $5,265) cost less than 2 x 14-bay ($4,182.50 each) and hold 8 >= 6, carrying 45 GB/s.
-    assert [(x.bays, k) for x, k in storage.house(o, 6, 22.88e9)] == [(4, 2)]
-    assert storage.housing_usd(storage.house(o, 6, 22.88e9)) == pytest.approx(2 * 2632.5)
+    assert [(x.bays, k) for x, k in storage.house(o, 6)] == [(10, 1)]  # no demand given: the bays bind
+    # With the demand: the new 10-bay server is full at floor(22.5 / (22.88 / 6)) = 5 drives, so 6 take
+    # 2 of them, carrying 45 GB/s. One: the server 6,994 EUR x 1.1739 = $8,210.26 + NIC $1,182.50 + 2 new
+    # 100G switch ports ($18,990 / 32 = $593.44 each) + 2 DACs $125 = $10,829.64.
+    assert [(x.bays, k) for x, k in storage.house(o, 6, 22.88e9)] == [(10, 2)]
+    one = round(6994 * 1.1739, 2) + 1182.5 + 2 * 593.44 + 2 * 125
+    assert one == pytest.approx(10829.64)
+    assert storage.housing_usd(storage.house(o, 6, 22.88e9)) == pytest.approx(2 * one)
     # One drive's share above every link: no enclosure serves.
     assert storage.house(o, 1, 30e9) == ()
 
@@ -651,11 +663,14 @@ def test_drives_for_endurance(endurance: float, yearly: float, years: float, dri
 
 
 def test_a_shared_array_goes_in_servers_on_the_network_not_a_jbod_on_one_host() -> None:
-    # 13 HDDs: alone, one 60-bay JBOD cabled to the host ($1,236) beats 2 x 12-bay servers ($1,402.68);
-    # shared by several nodes (or holding checkpoints), only the servers every node mounts will do.
+    # 13 HDDs needing 0.3 GB/s each (3.9 GB/s): shared by several nodes (or holding checkpoints), only the
+    # servers every node mounts will do: one, 24 bays >= 13 and 3.9 <= 5.6 GB/s. One drive needing 6 GB/s
+    # fits no server's link (5.6 GB/s), so alone it goes in the (used) JBOD on the host's 7.8 GB/s HBA,
+    # and shared it has no housing at all.
     hdd = storage.option("hdd-7200")
-    assert [(x.bays, x.attach, k) for x, k in storage.house(hdd, 13)] == [(60, "sas", 1)]
-    assert [(x.bays, x.attach, k) for x, k in storage.house(hdd, 13, shared=True)] == [(12, "network", 2)]
+    assert [(x.bays, x.attach, k) for x, k in storage.house(hdd, 13, 3.9e9, shared=True)] == [(24, "network", 1)]
+    assert [(x.bays, x.attach, k) for x, k in storage.house(hdd, 1, 6e9)] == [(60, "sas", 1)]
+    assert storage.house(hdd, 1, 6e9, shared=True) == ()
 
 
 # ------------------------------------------------------------------ ratings and orderable systems (issue 28)
@@ -739,16 +754,23 @@ def test_scratch_caps_and_nfs_servers_within_their_bays() -> None:
     for n in ("nfs-10gbe", "nfs-25gbe", "nfs-100gbe"):
         o = opts[n]
         drive = opts[o.server_drive]
-        assert 0 < o.server_drives <= o.server_bays == 14, n
+        # the new 10-bay Supermicro AS-1115CS-TNR, its bays full (was 13-14 drives in a used 14-bay SR635)
+        assert o.server_drives == o.server_bays == 10, n
+        assert "new Supermicro AS-1115CS-TNR" in o.label and "used" not in o.label, n
         # raw capacity = the drives in it; endurance = theirs added
         assert o.capacity_bytes == pytest.approx(o.server_drives * drive.capacity_bytes, rel=1e-3), n
         assert o.endurance_bytes == pytest.approx(o.server_drives * drive.endurance_bytes), n
-    # 13 x 7.68 TB in RAID 6 groups of at most 10 + 2: 2 groups, 13 - 4 = 9 data drives; at 80 %
-    # fill 9 x 7.68 x 0.8 = 55.296 TB of data (14 drives: 10 x 7.68 x 0.8 = 61.44 TB)
+    # 10 x 7.68 TB in RAID 6 groups of at most 10 + 2: one 8 + 2 group, 8 data drives; at 80 %
+    # fill 8 x 7.68 x 0.8 = 49.152 TB of data (13 drives: 2 groups, 9 data drives, 9 x 7.68 x 0.8 = 55.296 TB)
+    assert st.server_usable_bytes(10, 7.68e12, "raid6", 0.8) == pytest.approx(49.152e12)
     assert st.server_usable_bytes(13, 7.68e12, "raid6", 0.8) == pytest.approx(55.296e12)
-    assert st.server_usable_bytes(14, 7.68e12, "raid6", 0.8) == pytest.approx(61.44e12)
-    # nfs-100gbe: 14 drives ($38,325) + server $2,700 + NIC $1,182.50 = $42,207.50
-    assert opts["nfs-100gbe"].purchase_price == pytest.approx(14 * 2737.5 + 2700 + 1182.5)
+    # drives + new server + NIC: 10 x $2,737.50 = $27,375 + $8,210.26, + X710 $250 = $35,835.26,
+    # + E810 $400 = $35,985.26, + ConnectX-6 Dx $1,182.50 = $36,767.76
+    assert opts["nfs-10gbe"].purchase_price == pytest.approx(35_835.26)
+    assert opts["nfs-25gbe"].purchase_price == pytest.approx(35_985.26)
+    assert opts["nfs-100gbe"].purchase_price == pytest.approx(36_767.76)
+    # power: 10 drives x 14 W + the chassis 254 W + the NIC (7, 12, 20 W) = 401, 406, 414 W
+    assert [opts[n].watts for n in ("nfs-10gbe", "nfs-25gbe", "nfs-100gbe")] == [401, 406, 414]
 
 
 def test_server_drives_preset_errors() -> None:
@@ -789,13 +811,14 @@ def test_support_power_and_part_condition() -> None:
     assert st.support_usd_per_month(192_471.0) == pytest.approx(1924.71)
     assert st.support_usd_per_month(1000.0, 0.0) == 0.0
     parts, encs = st.enclosure_catalog()
-    # the 12-bay server: chassis 250 W + NIC 12 W + 2 switch ports x 6 W + 2 DACs x 0 W = 274 W
-    assert encs["server-12lff-25g"].watts == 274.0
-    # 7 x hdd-7200 (9.5 W) + that server: 66.5 + 274 = 340.5 W at $0.13/kWh: 0.3405 x 730 x 0.13 = $32.31
-    assert st.power_usd_per_month(7 * 9.5 + 274.0, st.USD_PER_KWH) == pytest.approx(32.313, rel=1e-4)
-    # every part says whether it is a used listing or new; the chassis are used, labelled so
+    # the 24-bay server: chassis 300 W + NIC 12 W + 2 switch ports x 6 W + 2 DACs x 0 W = 324 W
+    assert encs["server-24lff-25g"].watts == 324.0
+    # 7 x hdd-7200 (9.5 W) + that server: 66.5 + 324 = 390.5 W at $0.13/kWh: 0.3905 x 730 x 0.13 = $37.06
+    assert st.power_usd_per_month(7 * 9.5 + 324.0, st.USD_PER_KWH) == pytest.approx(37.058, rel=1e-4)
+    # every part says whether it is a used listing or new; chassis with no new price are used, labelled so
     assert all(p.condition in st.CONDITIONS for p in parts.values())
-    assert parts["server-12lff"].condition == "used" and parts["dac-25g"].condition == "new"
+    assert parts["jbod-60lff"].condition == "used" and parts["dac-25g"].condition == "new"
+    assert (parts["server-24lff"].condition, parts["server-24lff"].used_price_usd) == ("new", 438.0)
     e = catalog._Entry("enclosures.yaml", "x", {"condition": "refurb"})
     with pytest.raises(PresetError, match="accepted: new, used"):
         st._condition(e)
@@ -807,7 +830,14 @@ def test_support_power_and_part_condition() -> None:
     # source is refused by field.
     nic = parts["nic-2x25g"]
     assert (nic.condition, nic.price_usd, nic.used_price_usd) == ("new", 400.0, 150.0) and "eBay" in nic.used_source
-    assert math.isnan(parts["server-12lff"].used_price_usd)
+    assert math.isnan(parts["jbod-60lff"].used_price_usd)
+    # the switch ports are bought new (an SN2010's 18 x 25G ports for $5,378.64; an SN2700's 32 x 100G
+    # for $18,990), their used eBay figures ($800 / 48, $800 / 32) kept as the labelled alternative
+    p25, p100 = parts["port-25g"], parts["port-100g"]
+    assert (p25.condition, p25.price_usd, p25.used_price_usd) == ("new", 298.81, 16.67)
+    assert p25.price_usd == pytest.approx(5378.64 / 18, abs=0.005)
+    assert (p100.condition, p100.price_usd, p100.used_price_usd) == ("new", 593.44, 25.0)
+    assert p100.price_usd == pytest.approx(18990 / 32, abs=0.005)
     used = {"price": 1, "price_date": "2026", "source": "x"}
     assert st._used_alternative(catalog._Entry("e", "x", {"condition": "new", "used": used}))["used_price_usd"] == 1.0
     with pytest.raises(PresetError, match="x: used"):

@@ -154,11 +154,26 @@ def test_llm_validation_error_bands() -> None:
     # Narayanan 1.7B +7 % -> +15 %; what compensated before was communication, not compute.
     short = bf16[~bf16.name.str.contains("8192") & (bf16.gpu != "V100-SXM2-32GB")]
     assert ((short.error > -0.2) & (short.error < 0.25)).all()
-    # V100 (Megatron-LM 2019, held out): still optimistic, +22 % .. +52 % (before issue 29's no-flash
-    # kernels on Volta: +17 % .. +68 %); the matrix multiplies run at the A100 layer's efficiency.
+    # V100 (Megatron-LM 2019, held out): with the A100 layer's efficiency they were +22 % .. +52 %
+    # (+17 % .. +68 % before the no-flash kernels on Volta); with the V100's own cuBLAS share of peak
+    # (83 of 125 TFLOP/s against the A100's 271.2 of 312: x 0.764, presets/gemm.yaml peak_share)
+    # they are 0 %, +9 % and +26 % (the 8-way model-parallel row keeps its 2019 all-reduces' cost).
     v100 = t[t.gpu == "V100-SXM2-32GB"]
-    assert len(v100) == 3 and ((v100.error > 0) & (v100.error < 0.6)).all()
-    assert calc.calibrate.geomean_error(bf16.predicted_tokens_per_s_per_gpu, bf16.measured_tokens_per_s_per_gpu) < 0.12
+    assert len(v100) == 3 and ((v100.error > -0.1) & (v100.error < 0.3)).all()
+    assert calc.calibrate.geomean_error(bf16.predicted_tokens_per_s_per_gpu, bf16.measured_tokens_per_s_per_gpu) < 0.10
+
+
+def test_llm_validation_per_generation_and_fp8() -> None:
+    t = calc.calibrate.llm_validation().set_index("name")
+    # Megatron-Bridge's 25.11 table (held out): B200 fp8 runs at the B200's own bf16 and fp8 GEMM shares
+    # (77.6 % and 76.3 % of peak) and cuDNN attention (55 %): -13 % and -12 % (-7 % and -4 % with the
+    # A100's efficiency and the H100's fp8 shares); its H100 fp8 rows -27 %, -24 %, -21 %: the recipes'
+    # cuDNN attention and CUDA graphs beat the FlashAttention-2 stack the H100 efficiency stands for,
+    # while llm-foundry's H100 rows (FlashAttention-2) come out at x1.03 (bf16).
+    b200 = t[t.gpu == "B200"].error
+    assert len(b200) == 2 and ((b200 > -0.2) & (b200 < 0)).all()
+    mb_h100 = t[t.index.str.startswith("megatron-bridge") & (t.gpu == "H100-SXM")].error
+    assert len(mb_h100) == 3 and ((mb_h100 > -0.3) & (mb_h100 < -0.1)).all()
 
 
 # ----------------------------------------- issue 17: mutants of calc/transformer.py that survived
@@ -723,7 +738,8 @@ def test_each_published_configuration_fits(name: str) -> None:
 
 def test_every_validation_configuration_fits() -> None:
     t = calc.calibrate.llm_fit()
-    assert len(t) == len(_HELD_OUT) == 38 and t.fits.all(), t[~t.fits].name.tolist()
+    # 38 rows, and 5 Megatron-Bridge rows (B200 and H100 fp8) added with the per-generation efficiency
+    assert len(t) == len(_HELD_OUT) == 43 and t.fits.all(), t[~t.fits].name.tolist()
     # the published memory readings (torchtitan, 96 GB H100s): within 20 %
     m = t[t.measured_gib == t.measured_gib]
     assert len(m) == 2 and ((m.used_gib / m.measured_gib - 1).abs() < 0.2).all()

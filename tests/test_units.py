@@ -298,6 +298,15 @@ def test_check_range_is_the_one_numeric_check() -> None:
     assert float(check_range("x", math.inf, 0.0, above=True, infinite=True)) == math.inf
     with pytest.raises(InputError, match="out of range"):
         check_range("x", np.nan, 0.0, infinite=True)  # NaN is never in range
+    # Arrays take the vectorised path: one bad element fails the whole check, with the same words.
+    with pytest.raises(InputError, match=r"^x: \[1.0, nan\]; accepted: a finite number$"):
+        check_range("x", [1.0, np.nan], 0.0)
+    with pytest.raises(InputError, match=r"^x: \[1.0, 0.0\] is out of range; accepted: more than 0$"):
+        check_range("x", [1.0, 0.0], 0.0, above=True)
+    with pytest.raises(InputError, match=r"out of range; accepted: from 0 to 2$"):
+        check_range("x", [2.0, 2.5], 0.0, 2.0)
+    assert check_range("x", [math.inf, 1.0], 0.0, above=True, infinite=True).tolist() == [math.inf, 1.0]
+    assert float(check_range("x", 2.0, 0.0, 2.0)) == 2.0  # the upper bound itself is accepted
     # The same wording from a formula's argument and from a scenario count.
     with pytest.raises(InputError, match=r"^checkpoint_bytes: -1 is out of range; accepted: 0 or more$"):
         ck.bytes_per_rank(-1.0, 8)
