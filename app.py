@@ -514,6 +514,10 @@ FIRST_SCREEN_CSS = """<style>
 column whole (Streamlit's 2.25 rem value cut "385.7 MB/s" to "385.7 M..." at 1280 px)."""
 
 
+FOLD_SWEEPS = "fold_sweeps"
+FOLD_TABLE = "fold_table"
+
+
 def on_card_site(gen: int, key: str) -> None:
     """The card's site control sets the ``site`` input, as the sidebar's field would."""
     if gen != st.session_state.get(GEN, 0):
@@ -587,15 +591,31 @@ def headline(p: calc.Plan) -> None:
         st.warning(plain_words(w))
 
 
+def folded(label: str, key: str) -> Any | None:
+    """A closed expander whose contents are built only when the user opens it (its widget state; the
+    click reruns the page): the container to draw into, or None while it is closed.
+
+    Every chart and table a first visit draws delays the last one: in the browser, the 3 charts and the
+    table of the Requirements section cost 570 ms of main-thread time after Plotly's chunk had run, the
+    one chart left open 300 ms; the last chart came 3.7x -> 2.9-3.5x a bare page's headline time
+    (benchmarks/dashboard_timing.py, issue 31)."""
+    box = st.expander(label, key=key, on_change="rerun")
+    return box if box.open else None
+
+
 def requirements_tab(p: calc.Plan) -> None:
     st.plotly_chart(cached_chart("memory_breakdown", p.scenario), key="chart_memory")
-    # One chart per row: side by side, titles and axis labels get cut at meeting widths.
-    st.plotly_chart(cached_chart("demand_vs_batch", p.scenario), key="chart_batch")
-    st.plotly_chart(cached_chart("demand_vs_gpus", p.scenario), key="chart_gpus")
-    t = p.to_frame()[["label", "display", "formula"]]
-    if "Checkpoints" not in sections(p):  # a job that saves nothing: no checkpoint figures
-        t = t.drop(index=[k for k in CHECKPOINT_OUTPUTS if k in t.index])
-    st.dataframe(t, width="stretch", height=560)
+    sweeps = folded("How the demand changes with the batch and with the number of GPUs", FOLD_SWEEPS)
+    if sweeps is not None:
+        with sweeps:  # one chart per row: side by side, titles and axis labels get cut at meeting widths
+            st.plotly_chart(cached_chart("demand_vs_batch", p.scenario), key="chart_batch")
+            st.plotly_chart(cached_chart("demand_vs_gpus", p.scenario), key="chart_gpus")
+    table = folded("Every number on this page, with its formula", FOLD_TABLE)
+    if table is not None:
+        t = p.to_frame()[["label", "display", "formula"]]
+        if "Checkpoints" not in sections(p):  # a job that saves nothing: no checkpoint figures
+            t = t.drop(index=[k for k in CHECKPOINT_OUTPUTS if k in t.index])
+        table.dataframe(t, width="stretch", height=560)
 
 
 OPTION_COLUMNS: dict[str, Any] = {

@@ -59,8 +59,8 @@ def saves_async(p: Plan) -> bool:
 def _writes(p: Plan, n: int) -> dict[str, float]:
     """One entry's checkpoint figures for its ``n`` copies [bytes/s, bytes].
 
-    ``w`` is one job's write rate while it saves (a sync burst, or an async drain that runs all
-    the time); ``peak`` all copies at once; ``average`` n x C / T (T the resolved interval, given
+    One job writes ``w`` while it saves (a sync burst, or an async drain that runs all the time);
+    ``peak`` is all copies at once; ``average`` n x C / T (T the resolved interval, given
     or Young-Daly); ``extra_aligned`` what the saves add over the entry's reads when all copies
     save at once; ``extra_one`` what one copy's save adds.
     """
@@ -71,7 +71,6 @@ def _writes(p: Plan, n: int) -> dict[str, float]:
     reads = p.read_bytes_per_s
     is_async = saves_async(p)
     return {
-        "w": w,
         "peak": n * w,
         "average": average,
         "async": float(is_async),
@@ -147,6 +146,6 @@ def timeline(cp: ClusterPlan, seconds: float = 86400.0) -> pd.DataFrame:
         ).astype(float)
         per_copy = p.read_bytes_per_s / n
         cols[f"{p.scenario.name} reads"] = per_copy * (n - saving_now)
-        drain = saves_async(p) and w > 0
-        cols[f"{p.scenario.name} checkpoints"] = np.full(len(starts_t), n * w) if drain else saving_now * w
+        # an async drain writes all the time; a job that never saves has w = 0 either way
+        cols[f"{p.scenario.name} checkpoints"] = np.full(len(starts_t), n * w) if saves_async(p) else saving_now * w
     return pd.DataFrame(cols)

@@ -186,7 +186,7 @@ def test_one_run_draws_the_headline_then_the_section_with_no_timer() -> None:
     p = calc.plan("beast-imagenet-4xv100")
     assert _metrics(at) == [*_shown(p), p.bottleneck]
     assert _card(at).startswith("**Where does this job run?**")  # no site given: the card asks
-    assert len(at.get("plotly_chart")) == 3 and at.dataframe  # the Requirements section, in the same run
+    assert len(at.get("plotly_chart")) == 1 and not at.dataframe  # the Requirements section, in the same run
     source = Path(APP).read_text()
     assert "run_every" not in source and "st.rerun()" not in source.split("def compare_tab")[0]
 
@@ -409,8 +409,30 @@ def test_every_presets_card_charts_sidebar_and_tabs_agree(name: str) -> None:
         assert monthly[0]["x"][0] == pytest.approx(d["monthly_total_usd"])
 
 
+def test_folded_charts_and_table_are_drawn_when_opened() -> None:
+    """Issue 31 (speed of the whole page): a first visit draws the Requirements section's first chart;
+    its two sweeps and its table are drawn when their expander is opened (a click reruns the page)."""
+    at = _app()
+    assert [e.label for e in at.expander if e.label.startswith(("How the demand", "Every number"))] == [
+        "How the demand changes with the batch and with the number of GPUs",
+        "Every number on this page, with its formula",
+    ]
+    assert _titles(at) == ["Batch 128 uses 12.97 GiB of 16 GiB; up to 158 examples fit"]  # the memory chart
+    at.session_state["fold_sweeps"] = True  # as the click on the expander does
+    at.run()
+    assert not at.exception and len(at.get("plotly_chart")) == 3 and not at.dataframe
+    at.session_state["fold_table"] = True
+    at.run()
+    table = at.dataframe[0].value
+    # the table agrees with the headline: 4 V100s x 128 examples / 87 ms = 5,885 samples/s
+    assert table.loc["samples_per_s", "display"] == "5,885 samples/s"
+    assert _metrics(at)[2] == "5,885"
+
+
 def test_a_job_that_saves_nothing_has_no_checkpoint_figures() -> None:
     at = _app(scenario="beast-imagenet-4xv100")
+    at.session_state["fold_table"] = True
+    at.run()
     assert "Checkpoints" not in at.radio(key="section").options
     table = next(d.value for d in at.dataframe if "label" in d.value.columns)
     assert not any("estore" in str(x) or "Checkpoints kept" in str(x) for x in table["label"])

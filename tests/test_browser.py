@@ -113,6 +113,21 @@ def _settled(page: Page) -> None:
     page.wait_for_timeout(500)  # Plotly's first layout pass
 
 
+FOLDS = ("How the demand changes with the batch", "Every number on this page")
+"""The Requirements section's folded expanders (drawn when opened, issue 31's speed)."""
+
+
+def _open_folds(page: Page) -> None:
+    """Open the section's folded expanders, as a reader would: each click reruns the page and draws them."""
+    main = page.locator("[data-testid='stMain']")
+    # Each waits for what the click's rerun draws: the script state alone can be read before the rerun starts.
+    main.locator("[data-testid='stExpander'] summary", has_text=FOLDS[0]).click()
+    expect(page.locator(".js-plotly-plot")).to_have_count(3)
+    main.locator("[data-testid='stExpander'] summary", has_text=FOLDS[1]).click()
+    main.locator("[data-testid='stDataFrame']").first.wait_for()
+    _wait(page)
+
+
 def _download(page: Page, button: str, path: Path) -> str:
     """Click a download button, save what it sends to ``path`` and return its text."""
     with page.expect_download() as info:
@@ -232,6 +247,8 @@ def test_page_loads_with_the_default_plan(server: str, browser_page: Page) -> No
     _settled(page)
     SCREENSHOT.parent.mkdir(exist_ok=True)
     _save(page.screenshot(full_page=False), SCREENSHOT)
+    expect(page.locator(".js-plotly-plot")).to_have_count(1)  # the sweeps and the table are folded
+    _open_folds(page)
 
 
 @pytest.mark.parametrize("width", [1280, 1920])
@@ -263,6 +280,8 @@ def test_every_section_renders_at_meeting_widths(server: str, browser_page: Page
             # the title states the finding: the pinned H100 plan is the faster one
             expect(page.get_by_text("Fastest: A ").first).to_be_visible()  # a letter; the legend names it
             _no_errors(page)
+        if section == "Requirements":
+            _open_folds(page)
         page.wait_for_selector(".js-plotly-plot")
         page.wait_for_timeout(800)  # let Plotly finish its first layout pass
         charts = page.locator(".js-plotly-plot")
@@ -575,6 +594,8 @@ def test_no_chart_text_overprints_another(server: str, browser_page: Page, width
         for section in sections:
             page.locator("[data-testid='stRadio']").get_by_text(section, exact=True).click()
             _wait(page)
+            if section == "Requirements":
+                _open_folds(page)
             page.wait_for_selector(".js-plotly-plot")
             page.wait_for_timeout(800)
             # Every chart in one call: a chart redrawn between a count and an nth() would time out.

@@ -19,6 +19,7 @@ from calc.cluster import (
     ClusterAnswer,
     ClusterPlan,
     _entry_load,
+    _Load,
     as_cluster,
     chargeback,
     cluster_demand,
@@ -28,6 +29,7 @@ from calc.cluster import (
     shared_utilization,
     timeline,
 )
+from calc.cluster_load import fmt_total
 from calc.engine import plan_demand
 from calc.errors import InputError
 from calc.scenario import Scenario
@@ -194,7 +196,7 @@ def test_chargeback_of_a_rented_object_store_by_hand() -> None:
     # Requests: 8,000/s x 2,592,000 s a month = 20,736 million x $0.40 = $8,294.40 each.
     cp = calc.cluster({A: 1, B: 1})
     row = {"option": "aws-s3-standard", "units": 1, "limiting": "bandwidth", "monthly_total_usd": 9.2 + 2 * 8294.4}
-    assert chargeback(cp, row) == pytest.approx([2.3 + 8294.4, 6.9 + 8294.4])
+    assert chargeback(cp, row) == pytest.approx([2.3 + 8294.4, 6.9 + 8294.4], rel=1e-12)
 
 
 def test_aligned_sync_saves_pause_their_own_reads() -> None:
@@ -423,7 +425,7 @@ def test_chargeback_of_read_charges_by_hand() -> None:
     # $62,208 and $186,624.
     cp = calc.cluster({A: 1, B: 1})
     row = {"option": "aws-efs-elastic", "units": 1, "limiting": "bandwidth", "monthly_total_usd": 120 + 248_832}
-    assert chargeback(cp, row) == pytest.approx([30 + 62_208, 90 + 186_624])
+    assert chargeback(cp, row) == pytest.approx([30 + 62_208, 90 + 186_624], rel=1e-12)
 
 
 def test_cluster_demand_carries_the_servers_block_cap_and_the_real_gpu_count() -> None:
@@ -565,3 +567,260 @@ def test_every_one_job_cluster_buys_and_needs_what_its_plan_does() -> None:
         want = one.design_utilization if math.isfinite(one.design_utilization) else p.gpu_utilization
         assert float(ca.jobs["gpu_utilization"].iloc[0]) == pytest.approx(want, abs=1e-9), name
     assert checked >= 20
+
+
+def test_chargeback_splits_the_rest_by_reads_plus_writes_and_iops_sized_drives_by_random_reads() -> None:
+    # Hand-built loads (chargeback takes them as given): entry 0 reads 1 GB/s and writes 1 GB/s beside,
+    # entry 1 reads 2 GB/s and writes nothing; both move 2 GB/s, so the $100 of other monthly cost
+    # splits 1 : 1 (by reads alone it would be 1 : 2). 4 nvme-gen4 drives at $2,737.50 over 36 months.
+    cp = calc.cluster({A: 1, B: 3})
+    loads = [_Load(1e9, 1e9, 5000.0, 1000.0, 100e9), _Load(2e9, 0.0, 5000.0, 3000.0, 300e9)]
+    bought = 4 * 2737.5 / 36
+    row = {"option": "nvme-gen4", "units": 4, "limiting": "bandwidth", "monthly_total_usd": bought + 100}
+    assert chargeback(cp, row, loads) == pytest.approx([bought / 2 + 50, bought / 2 + 50])
+    # Sized by random reads: a drive seeks once per file opened (storage.random_reads), so the drives
+    # split 1,000 : 3,000 opens/s; the $100 still 1 : 1.
+    row["limiting"] = "iops"
+    assert chargeback(cp, row, loads) == pytest.approx([bought / 4 + 50, bought * 3 / 4 + 50])
+    # A minimum size: the drives split by GPUs, A's 8 against B's 3 copies x 8 = 24.
+    row["limiting"] = "minimum"
+    assert chargeback(cp, row, loads) == pytest.approx([bought / 4 + 50, bought * 3 / 4 + 50])
+    # No load at all: every part splits equally.
+    idle = _Load(0.0, 0.0, 0.0, 0.0, 0.0)
+    row["limiting"] = "bandwidth"
+    assert chargeback(cp, row, [idle, idle]) == pytest.approx([(bought + 100) / 2] * 2)
+
+
+# ResNet-50 (presets/models.yaml: 25,557,032 parameters) x 14 B (2 weight + 12 optimizer bytes).
+C50 = 25_557_032 * 14  # 357,798,448 B per checkpoint
+A10 = A.replace(name="a10", checkpoint_interval_s="10 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01)
+B20 = B.replace(name="b20", checkpoint_interval_s="20 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01)
+
+
+def test_staggered_timeline_segment_by_segment() -> None:
+    # A10 saves every 600 s within a 1 % stall: C / 6 s; B20 and C20 every 1,200 s: C / 12 s.
+    # Staggered over the N = 4 sync-saving copies and the shortest interval (600 s): copy g starts at
+    # g x 600 / 4 s: A10's two copies at 0 and 150 s, B20 at 300 s, C20 at 450 s; A10 saves again at
+    # 600 and 750 s. Each save pauses its copy's reads (A10: 0.8 GB/s a copy; B20, C20: 2.4 GB/s)
+    # for 6 or 12 s.
+    c20 = B20.replace(name="c20")
+    cp = calc.cluster({A10: 2, B20: 1, c20: 1}, saves="staggered")
+    t = timeline(cp, 1200.0)
+    assert list(t["time_s"]) == [0, 6, 150, 156, 300, 312, 450, 462, 600, 606, 750, 756]
+    a_saving = [1, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0]
+    b_saving = [0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]
+    c_saving = [0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0]
+    assert list(t["a10 reads"]) == pytest.approx([0.8e9 * (2 - s) for s in a_saving])
+    assert list(t["a10 checkpoints"]) == pytest.approx([s * C50 / 6 for s in a_saving])
+    assert list(t["b20 reads"]) == pytest.approx([2.4e9 * (1 - s) for s in b_saving])
+    assert list(t["b20 checkpoints"]) == pytest.approx([s * C50 / 12 for s in b_saving])
+    assert list(t["c20 checkpoints"]) == pytest.approx([s * C50 / 12 for s in c_saving])
+
+
+def test_aligned_timeline_segment_by_segment_and_a_day_by_default() -> None:
+    # Aligned: every copy starts at 0 and every interval after; both A10 copies write C / 6 s each for
+    # 6 s and read nothing, B20 writes for 12 s.
+    cp = calc.cluster({A10: 2, B20: 1})
+    t = timeline(cp, 1200.0)
+    assert list(t["time_s"]) == [0, 6, 12, 600, 606]
+    assert list(t["a10 reads"]) == pytest.approx([0, 1.6e9, 1.6e9, 0, 1.6e9])
+    assert list(t["a10 checkpoints"]) == pytest.approx([2 * C50 / 6, 0, 0, 2 * C50 / 6, 0])
+    assert list(t["b20 reads"]) == pytest.approx([0, 0, 2.4e9, 2.4e9, 2.4e9])
+    assert list(t["b20 checkpoints"]) == pytest.approx([C50 / 12, C50 / 12, 0, 0, 0])
+    # A day (86,400 s) by default: 144 A10 saves (0 ... 85,800 s) start and end, 72 B20 saves start
+    # with every other one and end 12 s in: 144 + 144 + 72 segment edges before 86,400 s, the last
+    # A10's save ending at 85,806 s.
+    day = timeline(cp)
+    assert len(day) == 360 and day["time_s"].iloc[-1] == 85_806
+
+
+def test_a_job_that_does_not_save_has_no_saves_and_does_not_shift_the_others() -> None:
+    # A (no checkpoints) before A10: A reads 0.8 GB/s all the time and writes nothing; A10's two copies
+    # still start at 0 and 300 s (N = 2 sync-saving copies over 600 s).
+    cp = calc.cluster({A: 1, A10: 2}, saves="staggered")
+    t = timeline(cp, 600.0)
+    assert list(t["time_s"]) == [0, 6, 300, 306]
+    assert list(t["a reads"]) == pytest.approx([0.8e9] * 4)
+    assert list(t["a checkpoints"]) == [0.0] * 4
+    assert list(t["a10 checkpoints"]) == pytest.approx([C50 / 6, 0, C50 / 6, 0])
+
+
+def test_a_save_larger_than_its_jobs_reads_adds_the_difference() -> None:
+    # A job reading 8 GPUs x 1,000/s x 1 kB = 8 MB/s that saves C every 600 s within a 1 % stall:
+    # w = C / 6 s = 59,633,074.7 B/s a copy. Two copies, aligned: 2 w - 16 MB/s (both pause their
+    # reads); staggered: one save at a time, w - 8 MB/s (the saving copy's reads), more than the
+    # time average 2 C / 600 s = 1.19 MB/s.
+    small = job("s", "1 kB", checkpoint_interval_s="10 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01)
+    w = C50 / 6
+    assert calc.cluster({small: 2}).write_need_bytes_per_s == pytest.approx(2 * w - 16e6)
+    assert calc.cluster({small: 2}, saves="staggered").write_need_bytes_per_s == pytest.approx(w - 8e6)
+    assert calc.cluster({small: 2}).checkpoint_capacity_bytes == pytest.approx(2 * 3 * C50)
+    assert calc.cluster({A: 2}).checkpoint_capacity_bytes == 0.0
+
+
+def test_combined_figures_print_in_their_units() -> None:
+    # TOTALS declares each figure's kind: reads in bytes/s, requests as a count with its unit, data in bytes.
+    assert fmt_total("read_bytes_per_s", 7.2e9) == "7.2 GB/s"
+    assert fmt_total("read_iops", 40_000) == "40,000 reads/s"
+    assert fmt_total("metadata_ops_per_s", 1_500) == "1,500 ops/s"
+    assert fmt_total("stored_bytes", 400e9) == "400 GB"
+
+
+def test_a_cluster_that_never_saves_writes_nothing_all_day() -> None:
+    # A and B keep no checkpoints: no write need either way, and the day is one segment of reads.
+    for saves in ("aligned", "staggered"):
+        cp = calc.cluster({A: 2, B: 1}, saves=saves)
+        assert cp.write_need_bytes_per_s == 0.0 and cp.peak_write_bytes_per_s == 0.0
+        t = timeline(cp)
+        assert list(t["time_s"]) == [0.0]
+        assert list(t["a reads"]) == [1.6e9] and list(t["b reads"]) == [2.4e9]
+        assert list(t["a checkpoints"]) == [0.0] and list(t["b checkpoints"]) == [0.0]
+
+
+def test_one_job_starting_reads_its_first_epoch_beside_the_others_steady_reads() -> None:
+    # ac: A with the page cache on and a 10,000 x 100 kB = 1 GB dataset that fits in node RAM: after its
+    # first epoch it reads nothing; 2 copies read 2 x 0.8 GB/s in their first epochs. B reads 2.4 GB/s
+    # steadily (no cache). Steady: 0 + 2.4 = 2.4 GB/s. One ac starting: + 1.6 / 2 = 0.8 GB/s -> 3.2 GB/s
+    # (B starting adds nothing: its first epoch is its steady rate). All at once: 1.6 + 2.4 = 4 GB/s.
+    ac = A.replace(name="ac", page_cache=True, dataset_examples=10_000)
+    cp = calc.cluster({ac: 2, B: 1})
+    assert cp.read_bytes_per_s == pytest.approx(2.4e9)
+    assert cp.start_burst_read_bytes_per_s == pytest.approx(3.2e9)
+    assert cp.first_epoch_read_bytes_per_s == pytest.approx(4.0e9)
+
+
+def test_explain_repr_and_the_combined_load_line_add_up_by_hand() -> None:
+    # 3 x A + 2 x B: reads 3 x 0.8 = 2.4 and 2 x 2.4 = 4.8 GB/s, 7.2 in all; 24,000 + 16,000 reads/s;
+    # no saves; datasets 1e6 x 100 kB = 100 GB and 1e6 x 300 kB = 300 GB.
+    cp = calc.cluster({A: 3, B: 2})
+    assert cp.explain().splitlines()[2:6] == [
+        "  a: 3 x, 24 GPUs, reads 2.4 GB/s, 24,000 reads/s, checkpoint writes 0 B/s (none), dataset a",
+        "  b: 2 x, 16 GPUs, reads 4.8 GB/s, 16,000 reads/s, checkpoint writes 0 B/s (none), dataset b",
+        "read_bytes_per_s = sum of reads = 2.4 GB/s + 4.8 GB/s = 7.2 GB/s",
+        "read_iops = 24,000 reads/s + 16,000 reads/s = 40,000 reads/s",
+    ]
+    assert (
+        cp.explain().splitlines()[-1]
+        == "stored_bytes = datasets once each (a 100 GB, b 300 GB) + checkpoints kept 0 B = 400 GB"
+    )
+    assert repr(cp) == (
+        "ClusterPlan(cluster: 5 jobs of 2 types on 40 GPUs; reads 7.2 GB/s, writes 0 B/s aligned / 0 B/s average, "
+        "stored 400 GB)"
+    )
+    combined = [x for x in calc.cluster_answer(cp).lines() if x.startswith("Combined load")]
+    assert combined == [
+        "Combined load (aligned saves): reads 7.2 GB/s (40,000 reads/s, 0 metadata ops/s) + checkpoint writes 0 B/s "
+        "= 7.2 GB/s; write peaks 0 B/s aligned, 0 B/s on average; first epochs 7.2 GB/s if all start together; "
+        "stored 400 GB (each dataset once)."
+    ]
+
+
+def test_cluster_link_round_trips_names_that_need_quotes_or_hold_an_equals_sign() -> None:
+    # A cluster named "none" (an off-word: written quoted, read back as the name) and a job named "x=y"
+    # (the value after the first "=" is the value).
+    c = as_cluster({A.replace(name="x=y"): 2, calc.scenario("mlperf-unet3d-h100"): 1}, name="none")
+    params = c.to_params()
+    assert params["cluster_name"] == '"none"'
+    # The unchanged preset is written as its name and count only.
+    assert params["cluster"].split(";")[1] == "mlperf-unet3d-h100:1"
+    back = Cluster.from_params(params)
+    assert back == c and back.name == "none" and back.jobs[0].scenario.name == "x=y"
+
+
+def test_cluster_documents_and_links_name_the_bad_part() -> None:
+    with pytest.raises(InputError) as e:
+        Cluster.from_dict({"jobs": []})
+    assert (e.value.field, e.value.message) == (
+        "cluster: jobs",
+        "expected a list of {scenario: NAME, count: N, set: {...}}",
+    )
+    with pytest.raises(InputError) as e:
+        Cluster.from_dict({"jobs": [{"scenario": "mlperf-unet3d-h100"}], "shared": [1]})
+    assert (e.value.field, e.value.message) == ("cluster: shared", "expected a mapping of inputs, got [1]")
+    with pytest.raises(InputError) as e:
+        Cluster.from_params({"cluster": "mlperf-unet3d-h100:1", "cluster_shared": "storage"})
+    assert (e.value.field, e.value.message) == ("cluster_shared", "expected key=value, got 'storage'")
+
+
+def test_command_line_without_jobs_and_the_json_output_keys() -> None:
+    from calc.cluster import command_output, from_command_line
+
+    with pytest.raises(InputError) as e:
+        from_command_line(None, [], {})
+    assert (e.value.field, e.value.message) == (
+        "cluster",
+        "give a cluster YAML file, a cluster preset or --job preset:count",
+    )
+    data = json.loads(command_output(as_cluster({A: 3, B: 2}), "json"))
+    assert list(data) == ["cluster", "totals", "answer", "best", "growth", "jobs"]
+    assert [j["job"] for j in data["jobs"]] == ["a", "b"]
+    assert list(data["best"]) == ["option", "units", "unit", "monthly_total_usd"]
+    assert data["totals"]["read_bytes_per_s"] == pytest.approx(7.2e9)
+    table = command_output(as_cluster({A: 3, B: 2}), "table")
+    header = ["job", "count", "gpus", "reads", "reads/s", "save", "burst", "utilisation", "monthly"]
+    assert any(line.split() == header for line in table.splitlines())
+
+
+def test_growth_in_jobs_is_due_when_the_reads_outgrow_the_drives() -> None:
+    # 8 GPUs x 1,000/s x 1 MB = 8 GB/s of 1 MB reads; a Gen4 NVMe reads 1 MB in 1/900,000 s - 4 KiB /
+    # 6.5 GB/s + 1 MB / 6.5 GB/s = 154.3 us: 6.48 GB/s. Month 0: 8 / 6.48 = 1.23 -> 2 data drives,
+    # mirrored = 4 bought. No growth: 4 serve to the horizon. Jobs +100 % a year: 8 x 2^(m/12) GB/s
+    # passes 2 drives' 12.96 GB/s when m > 12 log2(1.62) = 8.35: month 9, 3 data drives in RAID 6 = 5;
+    # month 24: 32 GB/s / 6.48 = 4.94 -> 5 data drives + 2 parity = 7.
+    big = job("big", "1 MB", dataset_examples=1_000_000)
+    flat = calc.cluster({big: 1}, horizon_months=24, job_growth_per_year=0.0, data_growth_per_year=0.0)
+    g = growth(flat, {"option": "nvme-gen4", "units": 4})
+    assert g["next_purchase_month"] is None and list(g["months"]["units"]) == [4] * 25
+    assert (
+        g["text"] == "Growth (jobs +0% and data +0% a year): 4 x nvme-gen4 still serve in 24 months; no purchase due."
+    )
+    grows = calc.cluster({big: 1}, horizon_months=24, job_growth_per_year=1.0, data_growth_per_year=0.0)
+    g = growth(grows, {"option": "nvme-gen4", "units": 4}, owned={"option": "nvme-gen4", "units": 4})
+    assert g["next_purchase_month"] == 9 and g["units_at_horizon"] == 7
+    assert g["text"] == (
+        "Growth (jobs +100% and data +0% a year): buy 4 x nvme-gen4 now; the next purchase is due in month 9 "
+        "(5 needed, limited by bandwidth); 7 by month 24. Your 4 x nvme-gen4 serve until month 9: then 5 are "
+        "needed (limited by bandwidth); buy more before then."
+    )
+
+
+def test_a_short_shared_store_names_each_slowed_job_and_its_idle_cost() -> None:
+    # As in the undersized test: 1.6 GB/s for 3.2 GB/s of reads, shared by demand: both at 50 %.
+    # A was at 100 % alone, B at 1.6 / 2.4 = 67 %. Each idles 8 GPUs x 0.5 x 720 h = 2,880 GPU-hours
+    # at $6.88 (presets/gpus.yaml, H100-SXM) = $19,814.40 a month.
+    cp = calc.cluster({A: 1, B: 1}, storage_bytes_per_s="1.6 GB/s")
+    assert list(cp.to_frame()["gpu_utilization_alone"]) == pytest.approx([1.0, 2 / 3])
+    assert calc.answer(cp).lines()[-2:] == [
+        "a: its 8 GPUs run at 50% on the shared storage (100% alone), $19,814 a month.",
+        "b: its 8 GPUs run at 50% on the shared storage (67% alone), $19,814 a month.",
+    ]
+
+
+def test_a_shared_store_too_small_for_the_data_says_so() -> None:
+    # One 7.68 TB Gen4 drive (storage.yaml) for A's 100 GB and 1e8 x 300 kB = 30 TB of B's: 30.1 TB.
+    big_b = B.replace(dataset_examples=100_000_000)
+    a = calc.answer(calc.cluster({A: 1, big_b: 1}, storage="nvme-gen4", storage_units=1))
+    assert a.own.endswith(" It holds 7.68 TB; the cluster stores 30.1 TB: too small.")
+
+
+def test_jobs_that_never_save_add_no_writes_to_the_shared_store() -> None:
+    # Staggered, with no saves at all: every entry's write share is exactly 0 B/s (not a 1 B/s floor).
+    cp = calc.cluster({A: 1, B: 2}, saves="staggered")
+    assert [_entry_load(cp, i).write for i in range(2)] == [0.0, 0.0]
+
+
+def test_cluster_demand_reads_the_mean_request_of_all_jobs() -> None:
+    # A reads 0.8 GB/s in 8,000 reads/s (100 kB each), B 2.4 GB/s in 8,000 (300 kB): the store sees
+    # 3.2 GB/s / 16,000 reads/s = 200 kB a read, not the first job's 100 kB.
+    d = cluster_demand(calc.cluster({A: 1, B: 1}))
+    assert d.request_bytes == pytest.approx(200e3)
+    assert d.read_bytes_per_s == pytest.approx(3.2e9) and d.read_iops == pytest.approx(16_000)
+    # Nothing saved, so nothing restored: the design point is the steady reads.
+    assert d.design_point == "steady reads"
+
+
+def test_staggered_async_drains_add_exactly_their_drain() -> None:
+    # Only asynchronous saves (the Llama 3 8B preset's auto mode): no blocking save to stagger, so the
+    # write need is the drain C / 1,800 s exactly, with nothing added for a sync save that is not there.
+    cp = calc.cluster({calc.scenario("llama3-8b-pretrain-8xh100", checkpoint_mode="auto"): 1}, saves="staggered")
+    assert cp.write_need_bytes_per_s == pytest.approx(C / 1800, rel=1e-12)

@@ -591,3 +591,45 @@ def test_plan_demand_fields() -> None:
     # With checkpoints: the kept ones are stored too.
     q = calc.plan("mlperf-checkpoint-llama3-8b")
     assert en.plan_demand(q).capacity_bytes == pytest.approx(q.dataset_bytes + q.checkpoint_capacity_bytes)
+
+
+def test_plan_demand_design_point_is_the_restore_when_it_reads_fastest() -> None:
+    # Llama 3 8B's checkpoint: 8,030,261,248 parameters x 14 B = 112,423,657,472 B, restored within a
+    # 60 s target: 1,873,727,624.5 B/s, above the save drain (C / 900 s = 124.9 MB/s).
+    c = 8_030_261_248 * 14
+    d = en.plan_demand(calc.plan("mlperf-checkpoint-llama3-8b", restore_target_s="60 s"))
+    assert d.design_point == "restore read" and d.need_bytes_per_s == pytest.approx(c / 60)
+    assert d.restore_bytes == c
+
+
+def test_plan_demand_of_a_blocking_save_is_the_larger_of_reads_and_burst() -> None:
+    # The article's job (385.7 MB/s of reads) saving C every 10 min within a 1 % stall: a blocking save
+    # writes C / 6 s while the reads pause, so the store needs max(reads, burst) = the reads, not the sum.
+    p = calc.plan(
+        "beast-imagenet-4xv100", checkpoint_interval_s="10 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01
+    )
+    d = en.plan_demand(p)
+    reads = 5885.057471264368 * 65536
+    assert d.write_bytes_per_s == pytest.approx(p.checkpoint_bytes / 6)
+    assert d.write_bytes_per_s < reads and d.need_bytes_per_s == pytest.approx(reads)
+    assert d.design_point == "steady reads" and not d.writes_overlap_reads
+
+
+def test_plan_demand_counts_saves_a_month_and_drives_without_a_server_amplify_nothing() -> None:
+    # A save every 10 min: 30 days x 86,400 s / 600 s = 4,320 saves a month.
+    p = calc.plan(
+        "beast-imagenet-4xv100", checkpoint_interval_s="10 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01
+    )
+    d = en.plan_demand(p)
+    assert d.saves_per_month == pytest.approx(4320)
+    # Bare drives are no nfs-* server: a byte stored is a byte written (amplification 1).
+    assert en.server_amp(calc.storage.option("nvme-gen4"), d) == 1.0
+
+
+def test_plan_demand_carries_the_first_epoch_burst_and_the_sites_support_share() -> None:
+    # The article's job with the page cache on: its 83,962,560,512 B fit in node RAM, so the store is read
+    # once per start; a steady epoch takes 1,281,167 examples / 5,885.06 samples/s = 217.7 s.
+    d = en.plan_demand(calc.plan("beast-imagenet-4xv100", page_cache=True, support_share=0.2))
+    assert d.first_epoch_bytes == 83_962_560_512
+    assert d.steady_epoch_s == pytest.approx(1_281_167 / 5885.057471264368)
+    assert d.support_share == 0.2
