@@ -132,6 +132,15 @@ def moe_expert_params(x: Mapping[str, Numeric]) -> Numeric:
     return np.where(_a(x["arch"]) > 0, got, 0.0)
 
 
+def data_parallel_ranks(x: Mapping[str, Numeric]) -> Any:
+    """Data- (x context-) parallel ranks of one job [count]: ``max(gpus_per_job / (TP x PP), 1)``.
+
+    Written once: the state's shard group, the step's data-parallel traffic and the checkpoint's
+    writing ranks all count them this way.
+    """
+    return np.maximum(_a(x["gpus_per_job"]) / (_a(x["tensor_parallel"]) * _a(x["pipeline_parallel"])), 1.0)
+
+
 def state_layout(x: Mapping[str, Numeric]) -> tuple[Numeric, Numeric]:
     """The ZeRO stage and the data-parallel ranks one sharded copy of the state spans ``(z, D)``.
 
@@ -141,7 +150,7 @@ def state_layout(x: Mapping[str, Numeric]) -> tuple[Numeric, Numeric]:
     """
     tp, pp = _a(x["tensor_parallel"]), _a(x["pipeline_parallel"])
     ss, group = _a(x["state_shards"]), _a(x["shard_group"])
-    dp_cp = np.maximum(_a(x["gpus_per_job"]) / (tp * pp), 1.0)
+    dp_cp = data_parallel_ranks(x)
     legacy = (ss > 1) & (group == 0)
     d = np.where(group > 0, group, np.where(legacy, np.maximum(ss / (tp * pp), 1.0), dp_cp))
     z = np.where(legacy & (_a(x["zero_stage"]) == 0), 3.0, _a(x["zero_stage"]))
@@ -469,7 +478,7 @@ def _transformer_traffic(
     comm_mb = (_a(layers) / pp * layer_bytes / link + pp_bytes / pp_link + a2a_s) * x["element_scale"]
     # Data-parallel traffic over the data- (x context-) parallel ranks, hierarchical across nodes,
     # then the part the framework's overlap leaves exposed (calc.transformer).
-    dp_cp = np.maximum(_a(x["gpus_per_job"]) / (tp * pp), 1.0)
+    dp_cp = data_parallel_ranks(x)
     per_node = np.clip(node / tp, 1.0, dp_cp)
     experts = moe_expert_params(x)
     per_rank = (_a(x["params"]) - experts + experts / ep) / (tp * pp)
@@ -883,8 +892,7 @@ def _checkpoint_size(x: Mapping[str, Numeric], out: Arrays) -> tuple[Any, Any, A
         params, x["checkpoint_weight_bytes_per_param"], x["checkpoint_optimizer_bytes_per_param"]
     )
     out["checkpoint_bytes"] = c
-    mp = _a(x["tensor_parallel"]) * x["pipeline_parallel"]
-    dp = np.maximum(_a(x["gpus_per_job"]) / mp, 1.0)
+    dp = data_parallel_ranks(x)
     wf = _a(x["checkpoint_weight_bytes_per_param"]) / (
         _a(x["checkpoint_weight_bytes_per_param"]) + x["checkpoint_optimizer_bytes_per_param"]
     )
