@@ -1066,7 +1066,7 @@ def _bays(srv: catalog.Server | None, o: st.StorageOption, k: int) -> str:
         return f"a {srv.name}'s bays take {srv.bay_form_factor} {srv.bay_interface} drives, not {o.form_factor}"
     if k > srv.free_bays:
         return (
-            f"needs {k} drives per node; a {srv.name} has {srv.free_bays} free bays "
+            f"needs {k} drive{'' if k == 1 else 's'} per node; a {srv.name} has {srv.free_bays} free bays "
             f"({srv.bays_used} of {srv.drive_bays} {srv.bay_form_factor} bays hold its own drives)"
         )
     return ""
