@@ -1330,6 +1330,13 @@ def _own(p: Plan, rec: pd.DataFrame) -> tuple[str, bool]:
             f"Your storage, {have}, delivers what the job needs "
             f"({fmt(need_bw, 'bytes_per_s')}, {fmt(need_iops, 'count_per_s', 'reads/s')})."
         )
+    elif p.storage_bytes_per_s >= need_bw and float(p.values["storage_iops"]) < need_iops * (1 - 1e-9):
+        # Bandwidth to spare but too few random reads a second (HDDs): more workers do not lift that.
+        would = f"; {mine['units']:,} would" if mine["feasible"] else f"; it cannot: {mine['why_not']}"
+        own = (
+            f"Your storage, {have}, delivers {fmt(float(p.values['storage_iops']), 'count_per_s', 'reads/s')} of "
+            f"the {fmt(need_iops, 'count_per_s', 'reads/s')} needed (random reads bind, not its bandwidth){would}."
+        )
     elif not math.isfinite(p.storage_bytes_per_s) or p.storage_bytes_per_s >= need_bw:
         # Bandwidth to spare yet the bottleneck: its read time binds (Little's law), not its size.
         own = (

@@ -451,3 +451,22 @@ def test_a_cluster_without_a_site_asks_as_a_job_does() -> None:
     # A site given: one answer at that site, no per-site lines.
     b = calc.answer(calc.cluster(jobs, site="on-prem"))
     assert b.site_lines == () and b.headline.startswith("Buy for the cluster: ") and b.best["site"] == "on-prem"
+
+
+def test_own_hdds_short_of_random_reads_are_not_told_more_workers_help() -> None:
+    """Two HDDs under the article's V100 job: their 570 MB/s would carry its 386 MB/s, but at 64 KiB
+    requests each reads 1 / (1/168 s + (65,536 - 4,096) B / 285 MB/s) = 162.13 a second (the Exos
+    figure is for 4 KiB reads; the rest of each request streams at the drive's rate): 324.26 reads/s
+    for 4 x 128 / 0.087 s = 5,885 needed. More loader workers cannot lift a random-read cap; 5,885 /
+    162.13 = 36.3 -> 37 data drives, in RAID 6 groups of at most 10 + 2: 37 + 4 x 2 = 45 would."""
+    p = calc.plan("beast-imagenet-4xv100", storage="hdd-7200", storage_units=2, site="on-prem")
+    per_drive = 1 / (1 / 168 + (65_536 - 4_096) / 285e6)
+    assert float(p.values["storage_iops"]) == pytest.approx(2 * per_drive, rel=1e-9)
+    assert p.read_iops == pytest.approx(4 * 128 / 0.087, rel=1e-9)
+    assert p.storage_bytes_per_s >= p.read_bytes_per_s  # bandwidth is not what binds
+    (own,) = [x for x in calc.answer(p).lines() if x.startswith("Your storage")]
+    assert own == (
+        "Your storage, 2 x hdd-7200, delivers 324.3 reads/s of the 5,885 reads/s needed "
+        "(random reads bind, not its bandwidth); 45 would."
+    )
+    assert "more workers" not in own
