@@ -55,7 +55,6 @@ from calc.scenario import (
     FieldInfo,
     Scenario,
     _short,
-    ask,
     check_field,
     check_value,
     dump_yaml,
@@ -65,7 +64,7 @@ from calc.scenario import (
     unknown_input,
 )
 from calc.scenario import scenario as preset_scenario
-from calc.site import SITE_WORDS, job_site
+from calc.site import job_site
 from calc.units import MONTH_S, Kind, fmt, fmt_usd, parse
 
 SAVES = ("aligned", "staggered")
@@ -700,13 +699,7 @@ class ClusterAnswer:
     def headline(self) -> str:
         if self.site_lines:
             # As a job's answer: the meeting picks the site, the page does not pick one for it.
-            return (
-                "Buy for the cluster: it depends on the site (not given: "
-                + ask("site")
-                + "): "
-                + ", ".join(f"{SITE_WORDS[r['site']]} {fmt_usd(r['monthly_total_usd'])}" for r in self.site_lines)
-                + " a month all in"
-            )
+            return "Buy for the cluster: " + sz.site_question(self.site_lines)
         if self.best is None:
             return "No storage option in the catalog serves this cluster: see the reasons per option."
         return "Buy for the cluster: " + sz.describe_option(self.best)
@@ -719,10 +712,7 @@ class ClusterAnswer:
         cp = self.plan
         bps: Kind = "bytes_per_s"
         out = [self.headline]
-        out += [
-            f"{SITE_WORDS[r['site']][0].upper()}{SITE_WORDS[r['site']][1:]}: " + sz.describe_option(r)
-            for r in self.site_lines
-        ]
+        out += [f"{sz.site_label(r['site'])}: " + sz.describe_option(r) for r in self.site_lines]
         if self.runners_up:
             out.append("Runners-up: " + "; ".join(sz.describe_option(r, brief=True) for r in self.runners_up))
         out.append(
@@ -902,9 +892,9 @@ def cluster_answer(x: ClusterPlan | Cluster | Any, /, **inputs: Any) -> ClusterA
         ok = rec[sz._buyable(rec, job_site(first), first.allow_other_site)]
         rows = [dict(r) for _, r in ok.iterrows()]
     site_lines = _site_lines(cp, rec)
-    if site_lines:  # no site: the cheapest site's rows, the others on their own lines
-        at = min(site_lines, key=lambda r: float(r["monthly_total_usd"]))["site"]
-        rows = [r for r in rows if r["site"] in (at, "any")]
+    cheapest = sz.chosen_design(None, (), site_lines)  # no site: the cheapest site's line, as a job's answer
+    if cheapest is not None:
+        rows = [r for r in rows if r["site"] in (cheapest["site"], "any")]
     best = rows[0] if rows else None
     loads = [_entry_load(cp, i) for i in range(len(cp.plans))]
     served, axis, own, fractions = _shortfall(cp, loads)

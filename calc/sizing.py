@@ -847,13 +847,7 @@ class Answer:
         """One sentence: what to buy and what it costs."""
         if self.site is None and self.site_lines:
             # No site: one line per site follows (lines()); the headline compares their totals.
-            return (
-                "Buy: it depends on the site (not given: "
-                + ask("site")
-                + "): "
-                + ", ".join(f"{SITE_WORDS[d['site']]} {fmt_usd(d['monthly_total_usd'])}" for d in self.site_lines)
-                + " a month all in"
-            )
+            return "Buy: " + site_question(self.site_lines)
         d = self.design
         if d is not None and d["design"] != "one tier":
             # An unknown copy time (no node link) is said in lines(), not in the one-sentence headline.
@@ -922,7 +916,7 @@ class Answer:
         chosen = self.design
         if self.site is None:
             out += [
-                f"{SITE_WORDS[d['site']][0].upper()}{SITE_WORDS[d['site']][1:]}: {d['description']}"
+                f"{site_label(d['site'])}: {d['description']}"
                 + ("" if d["design"] == "one tier" else f", {fmt_usd(d['monthly_total_usd'])} a month all in")
                 for d in self.site_lines
             ]
@@ -980,6 +974,19 @@ class Answer:
                 f"{self.idle_gpu_hours_per_month:,.0f} GPU-hours a month{money}."
             )
         return f"The steady reads lose no GPU time: the {_n(gpus, 'GPU')} set the pace."
+
+
+def site_question(site_lines: Sequence[Mapping[str, Any]]) -> str:
+    """The answer's words when no site is known, a job's or a cluster's: ``it depends on the site
+    (not given: ...): buy on-prem $x, rent on AWS $y, ... a month all in``."""
+    totals = ", ".join(f"{SITE_WORDS[d['site']]} {fmt_usd(d['monthly_total_usd'])}" for d in site_lines)
+    return f"it depends on the site (not given: {ask('site')}): {totals} a month all in"
+
+
+def site_label(site: str) -> str:
+    """``Buy on-prem``, ``Rent on AWS``: the start of a site's own line under that headline."""
+    words = SITE_WORDS[site]
+    return words[0].upper() + words[1:]
 
 
 def answer_rows(
@@ -1317,6 +1324,7 @@ def _own(p: Plan, rec: pd.DataFrame) -> tuple[str, bool]:
     # The storage is fine when its own stage keeps up with the GPUs, whatever else binds (a
     # lone worker that both reads and decodes binds as "workers" while its read time is short).
     ok_now = p.gpu_utilization >= 1 - 1e-9 or p.stages.get("storage", math.inf) >= p.stages["gpu"] * (1 - 1e-9)
+    would = f"; {mine['units']:,} would" if mine["feasible"] else f"; it cannot: {mine['why_not']}"  # what buying takes
     if o.kind == "ram" and not p.fits_in_ram:
         own = f"Your storage, {have}, cannot hold the dataset ({fmt(p.dataset_bytes, 'bytes')}): {mine['why_not']}."
     elif need_bw == 0 and p.page_cache_hit >= 1:
@@ -1332,7 +1340,6 @@ def _own(p: Plan, rec: pd.DataFrame) -> tuple[str, bool]:
         )
     elif p.storage_bytes_per_s >= need_bw and float(p.values["storage_iops"]) < need_iops * (1 - 1e-9):
         # Bandwidth to spare but too few random reads a second (HDDs): more workers do not lift that.
-        would = f"; {mine['units']:,} would" if mine["feasible"] else f"; it cannot: {mine['why_not']}"
         own = (
             f"Your storage, {have}, delivers {fmt(float(p.values['storage_iops']), 'count_per_s', 'reads/s')} of "
             f"the {fmt(need_iops, 'count_per_s', 'reads/s')} needed (random reads bind, not its bandwidth){would}."
@@ -1345,7 +1352,6 @@ def _own(p: Plan, rec: pd.DataFrame) -> tuple[str, bool]:
             "not by its bandwidth: more workers or asynchronous reads lift it."
         )
     else:
-        would = f"; {mine['units']:,} would" if mine["feasible"] else f"; it cannot: {mine['why_not']}"
         own = (
             f"Your storage, {have}, delivers {fmt(p.storage_bytes_per_s, 'bytes_per_s')} of the "
             f"{fmt(need_bw, 'bytes_per_s')} needed{would}."
