@@ -99,15 +99,20 @@ def check_sweep(case: tuple[str, dict[str, list[Any]]]) -> None:
     assert refused is None, f"sweep accepted what plan() refuses: {refused}"
     assert len(df) == len(wants)
     for (_, row), want in zip(df.iterrows(), wants, strict=True):
-        changes = {k: row[k] for k in axes}
-        if isinstance(want, str):
-            assert not row["fits"], changes
-            continue
-        assert row["fits"], changes
-        for k in OUTPUTS:
-            assert row[k] == pytest.approx(want.values[k], rel=FLOAT_TOL, abs=1e-12), (changes, k)
-        assert row["bottleneck"] == want.bottleneck, changes
-        assert row["step_method"] == want.step_method, changes
+        assert_row_is_plan(row, want, {k: row[k] for k in axes})
+
+
+def assert_row_is_plan(row: Any, want: Any, changes: dict[str, Any]) -> None:
+    """One sweep row equals ``want``, the plan of that row's scenario (or says it does not fit
+    where ``want`` is the plan's refusal, a string)."""
+    if isinstance(want, str):
+        assert not row["fits"], changes
+        return
+    assert row["fits"], changes
+    for k in OUTPUTS:
+        assert row[k] == pytest.approx(want.values[k], rel=FLOAT_TOL, abs=1e-12), (changes, k)
+    assert row["bottleneck"] == want.bottleneck, changes
+    assert row["step_method"] == want.step_method, changes
 
 
 # ------------------------------------------------------------------ every field's values, round trips

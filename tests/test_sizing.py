@@ -986,19 +986,30 @@ def test_storage_levers_count_the_scenarios_own_storage() -> None:
     assert float(base[base["lever"] == "as is"].iloc[0]["gain"]) == 0.0
 
 
-def _answer_on(best, cheapest=None, fastest=None, price=6.88, design="one tier"):  # type: ignore[no-untyped-def]
-    """An Answer around hand-built rows: gpu_time_lines reads only these rows and the GPU price."""
+def _hand_answer(**fields):  # type: ignore[no-untyped-def]
+    """An Answer around hand-built rows on 3D U-Net's plan; ``fields`` replace the empty defaults."""
     from calc.sizing import Answer
 
-    return Answer(
+    empty = {
+        "plan": calc.plan("mlperf-unet3d-h100", amortization_months=36),
+        "best": None,
+        "runners_up": (),
+        "own": "",
+        "feeds_gpus": None,
+        "feeds_note": "",
+        "idle_gpu_hours_per_month": 0.0,
+        "idle_usd_per_month": 0.0,
+        "gpu_price_per_hour": 6.88,
+        "gpu_price_source": "",
+    }
+    return Answer(**(empty | fields))
+
+
+def _answer_on(best, cheapest=None, fastest=None, price=6.88, design="one tier"):  # type: ignore[no-untyped-def]
+    """An Answer around hand-built rows: gpu_time_lines reads only these rows and the GPU price."""
+    return _hand_answer(
         plan=calc.plan("mlperf-unet3d-h100"),
         best=best,
-        runners_up=(),
-        own="",
-        feeds_gpus=None,
-        feeds_note="",
-        idle_gpu_hours_per_month=0.0,
-        idle_usd_per_month=0.0,
         gpu_price_per_hour=price,
         gpu_price_source="no price in presets/gpus.yaml",
         designs=({"design": design, "feasible": True},),
@@ -1208,23 +1219,7 @@ del AWS["monthly_power_usd"], AWS["monthly_support_usd"]  # rented: no power or 
 
 
 def _answer_of(site, designs=(), site_lines=()):  # type: ignore[no-untyped-def]
-    from calc.sizing import Answer
-
-    return Answer(
-        plan=calc.plan("mlperf-unet3d-h100", amortization_months=36),
-        best=None,
-        runners_up=(),
-        own="",
-        feeds_gpus=None,
-        feeds_note="",
-        idle_gpu_hours_per_month=0.0,
-        idle_usd_per_month=0.0,
-        gpu_price_per_hour=6.88,
-        gpu_price_source="",
-        designs=designs,
-        site=site,
-        site_lines=site_lines,
-    )
+    return _hand_answer(designs=designs, site=site, site_lines=site_lines)
 
 
 def test_without_a_site_the_cheapest_sites_design_is_charged_and_each_site_priced() -> None:
