@@ -589,10 +589,9 @@ def checkpoint_timeline(p: Plan, intervals: int = 2) -> go.Figure:
         fig.add_scatter(
             x=x, y=[write, write], mode="lines", name="checkpoint drain", line_color=COLORS["demand"], stackgroup="a"
         )
+        beside = f"beside {fmt(v['read_bytes_per_s'], 'bytes_per_s')} of reads" if read > 0 else "(no dataset read)"
         title = (
-            f"Async saves drain {fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')} "
-            + (f"beside {fmt(v['read_bytes_per_s'], 'bytes_per_s')} of reads" if read > 0 else "(the job reads no dataset)")
-            + ", and hold "
+            f"Async saves drain {fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')} {beside}, and hold "
             f"{fmt(v['checkpoint_host_ram_bytes'], 'bytes', binary=True)} of host RAM per node"
         )
     else:
