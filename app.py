@@ -55,6 +55,11 @@ HEADLINE_LABELS = {
     "worker_ram_bytes": "Loader RAM per GPU",
     "cpu_cores": "CPU cores for loading",
     "gpu_utilization": "GPU utilisation",
+    "checkpoint_bytes": "Checkpoint size",
+    "checkpoint_write_bytes_per_s": "Checkpoint writes",
+    "checkpoint_save_burst_bytes_per_s": "Write burst in a save",
+    "checkpoint_restore_s": "Restore time",
+    "checkpoint_capacity_bytes": "Checkpoints kept",
 }
 FIRST_PAINT_PAUSE_S = 0.6
 """Pause after the headline on a session's first run [s]: on 2 cores, 0.3 s left the headline in the
@@ -560,8 +565,27 @@ def answer_card(p: calc.Plan) -> None:
 
 
 def headline(p: calc.Plan) -> None:
-    cols = [*st.columns(5), *st.columns(5)]
-    for col, key in zip(cols, HEADLINE, strict=False):
+    """The headline numbers, five to a row: the data path's, the bottleneck and where the step time
+    came from, then (a job that saves) what its checkpoints ask of storage."""
+    keys = p.headline
+    slots = [*HEADLINE, "bottleneck", "step_method", *keys[len(HEADLINE) :]]
+    cols = [col for _ in range(len(slots) // 5) for col in st.columns(5)]
+    method = {
+        "measured step time": "measured",
+        "measured throughput": "measured",
+        "re-projected measurement": "re-projected",
+    }.get(p.step_method, "model")
+    for col, key in zip(cols, slots, strict=True):
+        if key == "bottleneck":
+            col.metric(
+                "Bottleneck",
+                p.bottleneck,
+                help="Slowest pipeline stage: storage, network, cpu, pcie, gpu, decoder or workers",
+            )
+            continue
+        if key == "step_method":
+            col.metric("Step time from", method, help=p.step_method)
+            continue
         # Demand beside what the pipeline delivers, when it falls short (a room reads both).
         short_of = key == "samples_per_s" and p.gpu_utilization < 1 - 1e-6
         col.metric(
@@ -573,15 +597,6 @@ def headline(p: calc.Plan) -> None:
             # The formula with this plan's numbers, as the Formulas section shows it (no {names}).
             help=f"{calc.OUTPUTS[key].label} = {render_formula(p, formula(p, key))[1]}",
         )
-    cols[len(HEADLINE)].metric(
-        "Bottleneck", p.bottleneck, help="Slowest pipeline stage: storage, network, cpu, pcie, gpu, decoder or workers"
-    )
-    method = {
-        "measured step time": "measured",
-        "measured throughput": "measured",
-        "re-projected measurement": "re-projected",
-    }.get(p.step_method, "model")
-    cols[len(HEADLINE) + 1].metric("Step time from", method, help=p.step_method)
     if p.cpu_cores == 0:
         st.caption(
             "CPU cores for loading is 0: this scenario has no decode cost per example "
@@ -895,8 +910,7 @@ def show_what_the_link_holds(sc: Scenario, values: dict[str, Any]) -> None:
 def sections(p: calc.Plan) -> list[str]:
     """The sections this plan has: Checkpoints only when the job saves, Moving the data only when it
     reads a dataset (a checkpoint benchmark drew "Moving 0 B: 0 s")."""
-    saves = p.checkpoint_write_bytes_per_s > 0 or p.values["checkpoint_interval_used_s"] > 0
-    hidden = {"Checkpoints": not saves, "Moving the data": p.values["dataset_bytes"] <= 0}
+    hidden = {"Checkpoints": not p.saves, "Moving the data": p.values["dataset_bytes"] <= 0}
     return [s for s in SECTIONS if not hidden.get(s, False)]
 
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from calc.cluster import ClusterAnswer, ClusterPlan, cluster_answer
 from calc.errors import InputError
-from calc.plan import HEADLINE, Plan
+from calc.plan import Plan
 from calc.registry import OUTPUTS
 from calc.report import markdown_table
 from calc.scenario import FIELDS, Scenario, to_text
@@ -50,11 +50,10 @@ def _answer_lines(p: Plan) -> list[str]:
 
 
 def headline_frame(p: Plan) -> pd.DataFrame:
-    """The headline requirements of a plan: label and value with its unit."""
+    """The headline requirements of a plan, its checkpoints' too when it saves: label and value with its unit."""
     frame = p.to_frame()
-    return pd.DataFrame(
-        {"requirement": [frame.loc[k, "label"] for k in HEADLINE], "value": [p.formatted(k) for k in HEADLINE]}
-    )
+    keys = p.headline
+    return pd.DataFrame({"requirement": [frame.loc[k, "label"] for k in keys], "value": [p.formatted(k) for k in keys]})
 
 
 def plan_markdown(p: Plan) -> str:

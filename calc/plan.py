@@ -39,6 +39,15 @@ HEADLINE = (
     "gpu_utilization",
 )
 """The outputs a meeting looks at first: the dashboard's headline row, the report's summary."""
+CHECKPOINT_HEADLINE = (
+    "checkpoint_bytes",
+    "checkpoint_write_bytes_per_s",
+    "checkpoint_save_burst_bytes_per_s",
+    "checkpoint_restore_s",
+    "checkpoint_capacity_bytes",
+)
+"""What a job that saves asks of storage, shown after HEADLINE when it saves (``Plan.headline``): an
+LLM's reads are kilobytes a second, its checkpoints what storage is bought for."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,16 @@ class Plan:
             raise AttributeError(f"Plan has no output {name!r}; outputs: calc.OUTPUTS")
         value = self.values[name]
         return int(value) if out.integer else float(value)
+
+    @property
+    def saves(self) -> bool:
+        """Whether the job saves checkpoints (a given or an optimal interval, or a write rate)."""
+        return self.values["checkpoint_write_bytes_per_s"] > 0 or self.values["checkpoint_interval_used_s"] > 0
+
+    @property
+    def headline(self) -> tuple[str, ...]:
+        """The outputs to show first: HEADLINE, then CHECKPOINT_HEADLINE when the job saves."""
+        return HEADLINE + CHECKPOINT_HEADLINE if self.saves else HEADLINE
 
     @property
     def title(self) -> str:

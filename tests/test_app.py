@@ -442,12 +442,26 @@ def test_a_job_without_a_dataset_has_nothing_to_move() -> None:
     """The MLPerf checkpoint benchmark reads no dataset (0 B): no "Moving the data" section (it drew
     "Moving 0 B: 0 s"); the article's 83.96 GB ImageNet has one."""
     at = _app(scenario="mlperf-checkpoint-llama3-70b")
-    at.run()
     assert "Moving the data" not in at.radio(key="section").options
     assert "Checkpoints" in at.radio(key="section").options
     at = _app(scenario="beast-imagenet-4xv100")
-    at.run()
     assert "Moving the data" in at.radio(key="section").options
+
+
+def test_a_job_that_saves_shows_its_checkpoints_in_the_headline() -> None:
+    """An LLM checkpoint job reads nothing (0 reads/s); what storage is bought for is its checkpoints.
+    Llama 3 70B: 69,882,617,856 parameters x (2 + 12) B = 978,356,649,984 B = 911.2 GiB a checkpoint;
+    every 30 min drains 978,356,649,984 / 1,800 s = 543.5 MB/s; 3 kept = 2,733.5 GiB = 2.67 TiB."""
+    at = _app(scenario="mlperf-checkpoint-llama3-70b")
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Checkpoint size"] == "911.2 GiB"
+    assert shown["Checkpoint writes"] == "543.5 MB/s"
+    assert shown["Checkpoints kept"] == "2.67 TiB"
+    assert {"Write burst in a save", "Restore time"} <= set(shown)
+    assert len(at.metric) == 15  # three rows of five
+    # The article's ImageNet job saves nothing: the two rows of ten, no checkpoint figures.
+    at = _app(scenario="beast-imagenet-4xv100")
+    assert len(at.metric) == 10 and "Checkpoint size" not in {m.label for m in at.metric}
 
 
 def test_the_sharers_sidebar_shows_what_the_link_holds() -> None:

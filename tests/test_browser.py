@@ -219,7 +219,7 @@ def test_the_first_screen_decides_without_scrolling(
     sl, st_, sr, sb = site.evaluate(BOX)
     assert left <= sl and sr <= right and top <= st_ and sb <= bottom
     values = page.locator("[data-testid='stMetricValue']")
-    expect(values).to_have_count(10)
+    expect(values).to_have_count(10 if name in ("default", "on-prem") else 15)  # a job that saves: a third row
     for i in range(values.count()):
         v = values.nth(i)
         assert v.evaluate(BOX)[3] <= size[1], v.inner_text()  # without scrolling
