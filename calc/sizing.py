@@ -1220,8 +1220,8 @@ def _deciding_tiers(p: Plan, d: Mapping[str, Any]) -> str:
     clients = _clients(p)
     return (
         f"Deciding: each of {_n(clients, 'node')} reads {fmt(p.values['read_bytes_per_s'] / clients, 'bytes_per_s')} "
-        f"from its own copy; the store only holds the dataset ({fmt(p.dataset_bytes, 'bytes')}) "
-        "and takes the checkpoints."
+        f"from its own copy; the store only holds the dataset ({fmt(p.dataset_bytes, 'bytes')})"
+        + (" and takes the checkpoints." if p.saves else ".")  # a job that saves nothing: no checkpoints
     )
 
 

@@ -198,8 +198,7 @@ def test_what_to_buy_carries_every_answer_line_and_the_monthly_charges() -> None
         "node's own drive bays: the server must have 1 free U.2 bay) + 2 drives of hdd-7200 in mirror (24 TB usable) "
         "to hold the dataset",
         "$573.18 a month all in (power $33.88 + support $142.76 + purchases over 36 months $396.54); $14,276 to buy",
-        "Why: Each of 1 node reads 2.86 GB/s from its own copy; the store only holds the dataset (2.75 TB) and "
-        "takes the checkpoints.",
+        "Why: Each of 1 node reads 2.86 GB/s from its own copy; the store only holds the dataset (2.75 TB).",
     ]
     assert bullets[3:] == details(calc.answer(p))
     # no site given: the report asks, as the card does, and lists each site's best design below
