@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from calc._types import Numeric
+from calc._types import Numeric, where
 from calc.errors import InputError
 from calc.formula import formula, note
 from calc.units import MONTH_S, check_range
@@ -268,8 +268,8 @@ def bytes_per_rank(
     wf = _arr("weight_fraction", weight_fraction)
     if np.any((wf < 0) | (wf > 1)):
         raise InputError("weight_fraction", f"{weight_fraction}; accepted: 0 to 1")
-    per_rank = np.where(z == 0, c / mp, np.where(z == 3, c / (dp * mp), c * wf / mp + c * (1 - wf) / (dp * mp)))
-    ranks = np.where(z == 0, mp, dp * mp)
+    per_rank = where(z == 0, c / mp, where(z == 3, c / (dp * mp), c * wf / mp + c * (1 - wf) / (dp * mp)))
+    ranks = where(z == 0, mp, dp * mp)
     return per_rank, ranks
 
 
@@ -390,7 +390,7 @@ def blocking_s(write_s: Numeric, interval_s: Numeric, host_copy_s: Numeric, is_a
     w = _nonneg("checkpoint_write_s", write_s)
     i = _rate("checkpoint_interval_s", interval_s)
     h = _nonneg("checkpoint_host_copy_s", host_copy_s)
-    return np.where(np.asarray(is_async) > 0, h + np.maximum(w - i, 0.0), w)
+    return where(np.asarray(is_async) > 0, h + np.maximum(w - i, 0.0), w)
 
 
 @formula("checkpoint_stall_share", "{checkpoint_blocking_s} / {checkpoint_interval_used_s}")

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calc._types import Numeric
+from calc._types import Numeric, where
 from calc.formula import formula
 
 METHODS = ("measured step time", "measured throughput", "model", "re-projected measurement")
@@ -132,8 +132,8 @@ def model_terms(
     """
     full = np.asarray(flops_only) == 0
     c = compute_time_per_example_s(train_flops, peak_flops_per_s, efficiency)
-    mem = np.where(full, memory_time_per_example_s(traffic_bytes, memory_bytes_per_s, memory_efficiency), 0.0)
-    fixed = np.where(
+    mem = where(full, memory_time_per_example_s(traffic_bytes, memory_bytes_per_s, memory_efficiency), 0.0)
+    fixed = where(
         full,
         fixed_time_s(
             step_traffic_bytes,
@@ -146,8 +146,8 @@ def model_terms(
         ),
         0.0,
     )
-    eager = np.where(full, np.asarray(stack_s_per_byte, dtype=float) * traffic_bytes, 0.0)
-    t = model_step_time_s(batch_size, c + mem + eager, fixed, np.where(full, stack_factor, 1.0))
+    eager = where(full, np.asarray(stack_s_per_byte, dtype=float) * traffic_bytes, 0.0)
+    t = model_step_time_s(batch_size, c + mem + eager, fixed, where(full, stack_factor, 1.0))
     return c, mem, fixed, t
 
 
@@ -169,12 +169,12 @@ def step_time_s(
     step = np.asarray(measured_step_time_s, dtype=float)
     rate = np.asarray(measured_samples_per_s, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        measured = np.where(np.isfinite(step), step, np.asarray(anchor_batch_size, dtype=float) / rate)
+        measured = where(np.isfinite(step), step, np.asarray(anchor_batch_size, dtype=float) / rate)
         ratio = np.asarray(model_s, dtype=float) / anchor_model_s
     have = np.isfinite(measured)
     same = ratio == 1.0
-    t = np.where(have, measured * ratio, model_s)
-    method = np.where(have, np.where(same, np.where(np.isfinite(step), 0.0, 1.0), 3.0), 2.0)
+    t = where(have, measured * ratio, model_s)
+    method = where(have, where(same, where(np.isfinite(step), 0.0, 1.0), 3.0), 2.0)
     return t, method
 
 
@@ -192,7 +192,7 @@ def scaling_efficiency(
     Weak scaling (fixed per-GPU batch), as published tables measure it.
     """
     g = np.asarray(gpus_per_job, dtype=float)
-    return np.where(g <= 1, 1.0, np.where(g <= gpus_per_node, within_node, np.asarray(within_node) * across_nodes))
+    return where(g <= 1, 1.0, where(g <= gpus_per_node, within_node, np.asarray(within_node) * across_nodes))
 
 
 # ---------------------------------------------------------------- fp32 convolutions on CUDA cores

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calc._types import Numeric
+from calc._types import Numeric, where
 from calc.formula import formula, note
 
 DEFAULT_SHARD_REQUEST_BYTES = 262144.0
@@ -54,9 +54,9 @@ def request_bytes(example_bytes: Numeric, examples_per_file: Numeric, request_by
     req = np.asarray(request_bytes, dtype=float)
     files = np.asarray(examples_per_file) <= 1
     given = np.isfinite(req)
-    per_file = np.where(given, np.minimum(req, example_bytes), example_bytes)
+    per_file = where(given, np.minimum(req, example_bytes), example_bytes)
     shard = np.asarray(examples_per_file, dtype=float) * example_bytes
-    return np.where(files, per_file, np.minimum(np.where(given, req, DEFAULT_SHARD_REQUEST_BYTES), shard))
+    return where(files, per_file, np.minimum(where(given, req, DEFAULT_SHARD_REQUEST_BYTES), shard))
 
 
 @formula("read_iops", "{samples_per_s} x {remote_fraction} x {reads_per_example} reads/example")
@@ -75,7 +75,7 @@ def read_iops(
     """
     remote = np.asarray(samples_per_s, dtype=float) * remote_fraction
     ratio = np.asarray(example_bytes, dtype=float) / request_bytes
-    per_example = np.where(np.asarray(examples_per_file) <= 1, np.ceil(ratio - 1e-9), ratio)
+    per_example = where(np.asarray(examples_per_file) <= 1, np.ceil(ratio - 1e-9), ratio)
     iops: Numeric = remote * per_example
     return iops
 
@@ -115,7 +115,7 @@ def epoch_time_s(dataset_examples: Numeric, per_gpu_samples_per_s: Numeric, gpus
     """One pass over the dataset by one job [s]; 0 where nothing runs."""
     rate = np.asarray(per_gpu_samples_per_s, dtype=float) * gpus_per_job
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.where(rate > 0, np.asarray(dataset_examples, dtype=float) / np.maximum(rate, 1e-300), 0.0)
+        return where(rate > 0, np.asarray(dataset_examples, dtype=float) / np.maximum(rate, 1e-300), 0.0)
 
 
 @formula(
@@ -136,9 +136,9 @@ def page_cache_hit(
     d = np.asarray(dataset_bytes, dtype=float)
     free = np.maximum(np.asarray(free_ram_bytes, dtype=float), 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(d > 0, np.minimum(free / d, 1.0), 1.0)
-    hit = np.where(share >= 1.0, 1.0, np.where(np.asarray(examples_per_file) > 1, 0.0, share))
-    return np.where(np.asarray(page_cache) > 0, hit, 0.0)
+        share = where(d > 0, np.minimum(free / d, 1.0), 1.0)
+    hit = where(share >= 1.0, 1.0, where(np.asarray(examples_per_file) > 1, 0.0, share))
+    return where(np.asarray(page_cache) > 0, hit, 0.0)
 
 
 @formula("remote_fraction", "(1 - {cache_fraction}) x (1 - {page_cache_hit})")

@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from calc._types import Numeric
+from calc._types import Numeric, where
 from calc.errors import InputError
 from calc.formula import formula
 
@@ -83,7 +83,7 @@ def batch_bytes(batch_size: Numeric, example_tensor_bytes: Numeric) -> Numeric:
 def batches_in_flight(num_workers: Numeric, prefetch_factor: Numeric) -> Numeric:
     """Batches the DataLoader holds at once: workers x prefetch, or 1 with no workers."""
     w = np.asarray(num_workers, dtype=float)
-    return np.where(w > 0, w * prefetch_factor, 1.0)
+    return where(w > 0, w * prefetch_factor, 1.0)
 
 
 @formula("worker_ram_bytes", "{batch_bytes} x {batches_in_flight} batches x (1 + {pin_memory} pinned)")

@@ -8,9 +8,8 @@ n           = rounded(n_max)
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
-from calc._types import Numeric
+from calc._types import Numeric, floats, where
 from calc.formula import formula, note
 
 note("batch_size", "{batch_rule}")
@@ -85,13 +84,12 @@ def sharded_state_bytes(
     """
     w, g, o = state_split(bytes_per_param, element_bytes)
     z, d = np.asarray(zero_stage, dtype=float), np.maximum(np.asarray(shard_ranks, dtype=float), 1.0)
-    per = _f(w) / np.where(z >= 3, d, 1.0) + _f(g) / np.where(z >= 2, d, 1.0) + _f(o) / np.where(z >= 1, d, 1.0)
+    per = _f(w) / where(z >= 3, d, 1.0) + _f(g) / where(z >= 2, d, 1.0) + _f(o) / where(z >= 1, d, 1.0)
     out: Numeric = np.asarray(params, dtype=float) / np.asarray(model_parallel, dtype=float) * per
     return out
 
 
-def _f(x: Numeric) -> npt.NDArray[np.float64]:
-    return np.asarray(x, dtype=float)
+_f = floats  # one scenario's numbers stay NumPy scalars (calc._types)
 
 
 @formula(
@@ -120,9 +118,9 @@ def round_batch(n_max: Numeric, rounding: Numeric) -> Numeric:
     """
     n = np.asarray(n_max, dtype=float)
     with np.errstate(divide="ignore"):
-        pow2 = np.where(n >= 1, 2.0 ** np.floor(np.log2(np.maximum(n, 1.0))), 0.0)
-    mult8 = np.where(n >= 8, np.floor(n / 8) * 8, n)
-    return np.where(rounding == 0, pow2, np.where(rounding == 1, mult8, n))
+        pow2 = where(n >= 1, 2.0 ** np.floor(np.log2(np.maximum(n, 1.0))), 0.0)
+    mult8 = where(n >= 8, np.floor(n / 8) * 8, n)
+    return where(rounding == 0, pow2, where(rounding == 1, mult8, n))
 
 
 @formula("memory_used_bytes", "{reserved_bytes} + {model_state_bytes} + {batch_size} x {activation_bytes_per_example}")

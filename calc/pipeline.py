@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calc._types import Numeric
+from calc._types import Numeric, where
 from calc.formula import formula
 
 STAGES = ("storage", "network", "cpu", "pcie", "gpu", "decoder", "workers")
@@ -133,12 +133,12 @@ def worker_bound(
     """
     with np.errstate(divide="ignore", invalid="ignore"):
         sync = np.maximum(num_workers, 1) / (np.asarray(read_s_per_example, dtype=float) + cpu_seconds_per_example)
-    return np.where((np.asarray(loader) > 0) | (np.asarray(num_workers) <= 0), np.inf, sync)
+    return where((np.asarray(loader) > 0) | (np.asarray(num_workers) <= 0), np.inf, sync)
 
 
 def pcie_stage(host_link_bytes_per_s: Numeric, example_tensor_bytes: Numeric, pin_memory: Numeric) -> Numeric:
     """Samples/s per GPU the host-to-GPU link carries (pinned, or pageable at a fraction)."""
-    link = np.asarray(host_link_bytes_per_s, dtype=float) * np.where(np.asarray(pin_memory) > 0, 1.0, PAGEABLE_FRACTION)
+    link = np.asarray(host_link_bytes_per_s, dtype=float) * where(np.asarray(pin_memory) > 0, 1.0, PAGEABLE_FRACTION)
     return link / example_tensor_bytes
 
 
@@ -178,7 +178,7 @@ def achieved(
                 + 1.0 / np.asarray(gpu)
                 + 1.0 / np.asarray(decoder)
             )
-        rate = np.where(n > 0, slowest, serial)
+        rate = where(n > 0, slowest, serial)
     code = np.select([np.asarray(by_code[c]) <= slowest for c in TIE_ORDER], [float(c) for c in TIE_ORDER], default=4.0)
     return rate, code
 
@@ -204,14 +204,14 @@ def decoder_stage(
     (NaN). The engines run beside the SMs, so decoding takes no step time.
     """
     video_rate = np.asarray(video_fps_1080p, dtype=float) * REFERENCE_FRAME_PIXELS / np.asarray(frame_pixels)
-    rate = np.where(np.asarray(video) > 0, video_rate / np.asarray(frames_per_example), jpeg_images_per_s)
-    rate = np.where(np.isnan(rate), np.inf, rate)
-    return np.where(np.asarray(gpu_decode) > 0, rate, np.inf)
+    rate = where(np.asarray(video) > 0, video_rate / np.asarray(frames_per_example), jpeg_images_per_s)
+    rate = where(np.isnan(rate), np.inf, rate)
+    return where(np.asarray(gpu_decode) > 0, rate, np.inf)
 
 
 @formula("cpu_seconds_effective", "{cpu_seconds_per_example} x (0.1 if GPU decode else 1)")
 def cpu_seconds_effective(cpu_seconds_per_example: Numeric, gpu_decode: Numeric) -> Numeric:
     """CPU seconds per example left on the host: all of it, or ``GPU_DECODE_CPU_FRACTION`` with GPU decode [s]."""
-    return np.asarray(cpu_seconds_per_example, dtype=float) * np.where(
+    return np.asarray(cpu_seconds_per_example, dtype=float) * where(
         np.asarray(gpu_decode) > 0, GPU_DECODE_CPU_FRACTION, 1.0
     )

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from calc import catalog
-from calc._types import Numeric
+from calc._types import Numeric, where
 from calc.demand import METADATA_OPS_PER_OPEN
 from calc.errors import InputError, PresetError
 from calc.formula import formula
@@ -693,7 +693,7 @@ def iops_at_request(
     bw = np.asarray(unit_bytes_per_s, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         transfer = np.asarray(request_bytes, dtype=float) / bw
-        seek = np.where(np.isfinite(iops), np.maximum(1.0 / iops - np.asarray(iops_request_bytes) / bw, 0.0), 0.0)
+        seek = where(np.isfinite(iops), np.maximum(1.0 / iops - np.asarray(iops_request_bytes) / bw, 0.0), 0.0)
         rate: Numeric = 1.0 / (seek + transfer)
     return rate
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calc._types import Numeric
+from calc._types import Numeric, where
 from calc.formula import formula, note
 
 note("compress_s", "{compress_rule}")
@@ -40,9 +40,9 @@ def transfer_stages_s(
     d = np.asarray(dataset_bytes, dtype=float)
     ratio = np.asarray(compression_ratio, dtype=float)
     packed = ratio > 1
-    compress = np.where(packed, d / (np.asarray(compress_cores, dtype=float) * compress_bytes_per_s_per_core), 0.0)
+    compress = where(packed, d / (np.asarray(compress_cores, dtype=float) * compress_bytes_per_s_per_core), 0.0)
     send = d / ratio / link_bytes_per_s
-    decompress = np.where(packed, d / decompress_bytes_per_s, 0.0)
+    decompress = where(packed, d / decompress_bytes_per_s, 0.0)
     return compress, send, decompress
 
 
@@ -50,9 +50,7 @@ def transfer_stages_s(
 def transfer_time_s(compress_s: Numeric, send_s: Numeric, decompress_s: Numeric, streamed: Numeric = 0.0) -> Numeric:
     """Total time [s]: the stages' sum, or the slowest one when streamed."""
     seq = np.asarray(compress_s, dtype=float) + send_s + decompress_s
-    return np.where(
-        np.asarray(streamed, dtype=float) > 0, np.maximum(np.maximum(compress_s, send_s), decompress_s), seq
-    )
+    return where(np.asarray(streamed, dtype=float) > 0, np.maximum(np.maximum(compress_s, send_s), decompress_s), seq)
 
 
 @formula("transfer_direct_time_s", "{dataset_bytes} / {transfer_link_bytes_per_s}")
