@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from calc._types import Numeric, where
+from calc._types import Numeric, floats, where
 from calc.errors import InputError
 from calc.formula import formula, note
 from calc.units import MONTH_S, check_range
@@ -390,7 +390,7 @@ def blocking_s(write_s: Numeric, interval_s: Numeric, host_copy_s: Numeric, is_a
     w = _nonneg("checkpoint_write_s", write_s)
     i = _rate("checkpoint_interval_s", interval_s)
     h = _nonneg("checkpoint_host_copy_s", host_copy_s)
-    return where(np.asarray(is_async) > 0, h + np.maximum(w - i, 0.0), w)
+    return where(floats(is_async) > 0, h + np.maximum(w - i, 0.0), w)
 
 
 @formula("checkpoint_stall_share", "{checkpoint_blocking_s} / {checkpoint_interval_used_s}")
