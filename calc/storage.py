@@ -674,7 +674,8 @@ def supply_bytes_per_s(
     """Read bandwidth of ``units`` units read by ``clients`` nodes [bytes/s] (inf = unconstrained)."""
     with np.errstate(invalid="ignore"):
         total = floats(units) * unit_bytes_per_s
-    return np.minimum(np.nan_to_num(total, nan=np.inf, posinf=np.inf), floats(clients) * client_bytes_per_s)
+    # 0 units x an unlimited rate (NaN) is unlimited; where, not np.nan_to_num (~10 us on a scalar).
+    return np.minimum(where(np.isnan(total), np.inf, total), floats(clients) * client_bytes_per_s)
 
 
 def iops_at_request(
@@ -713,7 +714,8 @@ def supply_iops(
     """Random reads/s of ``units`` units at ``request_bytes`` per read [1/s]."""
     with np.errstate(invalid="ignore", divide="ignore"):
         per_unit = iops_at_request(unit_iops, unit_bytes_per_s, request_bytes, iops_request_bytes)
-        total = np.nan_to_num(floats(units) * per_unit, nan=np.inf, posinf=np.inf)
+        total = floats(units) * per_unit
+        total = where(np.isnan(total), np.inf, total)  # 0 units x unlimited reads/s: unlimited
         by_bw = floats(bytes_per_s) / request_bytes
     return np.minimum(np.minimum(total, aggregate_iops), by_bw)
 
