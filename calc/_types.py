@@ -22,7 +22,7 @@ Floats: TypeAlias = np.float64 | npt.NDArray[np.float64]
 def floats(x: Any) -> Floats:
     """``x`` as float64 (``np.asarray``): a NumPy scalar for one number, an array for many."""
     if isinstance(x, float):  # a Python float or a NumPy float64: the common case, made quick
-        return np.float64(x)
+        return x if type(x) is np.float64 else np.float64(x)
     a = np.asarray(x, dtype=float)
     return a[()] if a.ndim == 0 else a
 
@@ -34,6 +34,14 @@ def where(condition: Any, a: Any, b: Any) -> Floats:
     cheaper. Arrays, ints and bools go to ``np.where`` unchanged.
     """
     if isinstance(a, float) and isinstance(b, float) and not isinstance(condition, np.ndarray):
-        return np.float64(a if condition else b)
+        picked = a if condition else b
+        return picked if type(picked) is np.float64 else np.float64(picked)
     out: npt.NDArray[np.float64] = np.where(condition, a, b)
+    return out
+
+
+def clip(x: Any, low: Any, high: Any) -> Floats:
+    """``np.clip(x, low, high)`` by its definition, ``minimum(maximum(x, low), high)``: the same
+    numbers (NaN stays NaN; ``high`` wins where ``low > high``) at half the cost on a scalar."""
+    out: Floats = np.minimum(np.maximum(x, low), high)
     return out

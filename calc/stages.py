@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from calc import checkpoint, compute, demand, host, memory, pipeline, storage, transfer, transformer
-from calc._types import Numeric, floats, where
+from calc._types import Numeric, clip, floats, where
 from calc.registry import BY_STAGE, KEPT, OUTPUTS, STATES, STEPS, Output, stage
 from calc.registry import check as registry_check
 from calc.scenario import ask
@@ -470,7 +470,7 @@ def _transformer_traffic(
     # NICs for the rest (expert ranks sit at a stride of t x c, as Megatron orders them).
     ep = _a(x["expert_parallel"])
     moe_layers = where(_a(x["experts"]) > 0, _a(layers) - np.minimum(_a(x["dense_layers"]), layers), 0.0)
-    ep_node = np.clip(node / (tp * cp), 1.0, ep)
+    ep_node = clip(node / (tp * cp), 1.0, ep)
     in_node = where(ep > 1, (ep_node - 1) / np.maximum(ep - 1, 1.0), 1.0)
     a2a = transformer.all_to_all_bytes_per_layer(n, seq, hidden, x["experts_active"], ep, cp)
     a2a_s = moe_layers / pp * _a(a2a) * (in_node / link + (1 - in_node) / net)
@@ -478,7 +478,7 @@ def _transformer_traffic(
     # Data-parallel traffic over the data- (x context-) parallel ranks, hierarchical across nodes,
     # then the part the framework's overlap leaves exposed (calc.transformer).
     dp_cp = data_parallel_ranks(x)
-    per_node = np.clip(node / tp, 1.0, dp_cp)
+    per_node = clip(node / tp, 1.0, dp_cp)
     experts = moe_expert_params(x)
     per_rank = (_a(x["params"]) - experts + experts / ep) / (tp * pp)
     dp_all = _a(

@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from calc import catalog
-from calc._types import Numeric, floats, where
+from calc._types import Numeric, clip, floats, where
 from calc.errors import InputError, PresetError
 from calc.formula import formula
 from calc.units import parse
@@ -592,7 +592,7 @@ def collective_time_s(
     IJHPCA 2005 (ring reduce-scatter/all-gather). NCCL docs, "Performance: bus bandwidth".
     """
     n = np.maximum(_f(ranks), 1.0)
-    g = np.clip(_f(ranks_per_node), 1.0, n)
+    g = clip(_f(ranks_per_node), 1.0, n)
     nodes = n / g
     s = _f(size_bytes)
     return _f(passes) * (
@@ -702,7 +702,7 @@ def exposed_data_parallel_s(
     megatron = np.maximum(comm - np.maximum(mb_c - shared, 0.0), comm * np.minimum(bucket / grads, 1.0))
     default = where(fw == 0, ddp, where(fw == 1, fsdp, where(fw == 3, megatron, comm)))
     given = _f(given_overlap)
-    return where(np.isnan(given), default, (1 - np.nan_to_num(given)) * comm)
+    return where(np.isnan(given), default, (1 - given) * comm)  # NaN: no overlap given
 
 
 ARCH_FORMULAS: dict[str, str] = {

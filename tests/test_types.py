@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calc._types import floats, where
+from calc._types import clip, floats, where
 
 
 def test_floats_keeps_one_number_a_numpy_scalar() -> None:
@@ -34,3 +34,10 @@ def test_one_scenario_divides_by_zero_as_numpy_does() -> None:
     with np.errstate(divide="ignore"):
         assert 1.0 / floats(0.0) == np.inf
         assert 1.0 / where(True, 0.0, 1.0) == np.inf
+
+
+def test_clip_is_np_clips_definition() -> None:
+    assert clip(1.5, 0.0, 1.0) == 1.0 and clip(-0.5, 0.0, 1.0) == 0.0 and clip(0.25, 0.0, 1.0) == 0.25
+    assert clip(5.0, 3.0, 2.0) == 2.0  # low above high: high, as np.clip documents
+    assert np.isnan(clip(float("nan"), 0.0, 1.0))
+    assert clip(np.array([-1.0, 0.5, 2.0]), 0.0, 1.0).tolist() == [0.0, 0.5, 1.0]
