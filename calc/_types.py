@@ -23,6 +23,8 @@ def floats(x: Any) -> Floats:
     """``x`` as float64 (``np.asarray``): a NumPy scalar for one number, an array for many."""
     if isinstance(x, float):  # a Python float or a NumPy float64: the common case, made quick
         return x if type(x) is np.float64 else np.float64(x)
+    if isinstance(x, int):  # an int or a bool, as np.asarray(x, dtype=float) reads them
+        return np.float64(x)
     a = np.asarray(x, dtype=float)
     return a[()] if a.ndim == 0 else a
 
