@@ -26,7 +26,7 @@ from typing import Literal
 
 import numpy as np
 
-from calc._types import Floats
+from calc._types import Floats, floats
 from calc.errors import InputError, UnitError
 
 Kind = Literal["bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "count", "count_per_s"]
@@ -128,8 +128,7 @@ def check_range(
         Naming ``name``: "``value``; accepted: a finite number" for NaN or infinity (unless
         ``infinite``), else "``value`` is out of range; accepted: ``accepted``".
     """
-    # One float stays a NumPy scalar: arithmetic on what is returned is ~10x faster than on a 0-d array.
-    a = np.float64(value) if isinstance(value, float) else np.asarray(value, dtype=float)
+    a = floats(value)  # one number stays a NumPy scalar: what is returned computes ~10x faster than a 0-d array
     if a.ndim == 0:  # the common case, checked on plain floats: a plan runs ~70 of these
         v = float(a)
         finite, ok = math.isfinite(v), (v > low if above else v >= low) and v <= high  # NaN fails both
