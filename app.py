@@ -893,9 +893,11 @@ def show_what_the_link_holds(sc: Scenario, values: dict[str, Any]) -> None:
 
 
 def sections(p: calc.Plan) -> list[str]:
-    """The sections this plan has: Checkpoints only when the job saves."""
+    """The sections this plan has: Checkpoints only when the job saves, Moving the data only when it
+    reads a dataset (a checkpoint benchmark drew "Moving 0 B: 0 s")."""
     saves = p.checkpoint_write_bytes_per_s > 0 or p.values["checkpoint_interval_used_s"] > 0
-    return [s for s in SECTIONS if s != "Checkpoints" or saves]
+    hidden = {"Checkpoints": not saves, "Moving the data": p.values["dataset_bytes"] <= 0}
+    return [s for s in SECTIONS if not hidden.get(s, False)]
 
 
 def section_of(p: calc.Plan, link: str) -> None:

@@ -60,8 +60,14 @@ def _layout(fig: go.Figure, title: str, height: int = 360) -> go.Figure:
     lines = wrapped.count("<br>") + 1
     fig.update_layout(
         # Hung from the top of the figure: centred in the margin (plotly's "auto"), a three-line
-        # title reached down over the top tick label.
-        title={"text": wrapped, "font": {"size": 17}, "y": 1.0, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
+        # title reached down over the top tick label. Plotly hangs a title of two or more lines 12 px
+        # higher than one line: with the same pad its top line began 9 px above the chart, cut off
+        # (bounding boxes in Chromium, tests/test_browser.py).
+        title={
+            "text": wrapped,
+            "font": {"size": 17},
+            **{"y": 1.0, "yref": "container", "yanchor": "top", "pad": {"t": 8 if lines == 1 else 20}},
+        },
         height=height + 24 * max(lines - 2, 0),
         margin={"l": 70, "r": 30, "t": 24 + 24 * lines, "b": 60},  # room for every title line
         template=TEMPLATE,
@@ -583,9 +589,9 @@ def checkpoint_timeline(p: Plan, intervals: int = 2) -> go.Figure:
         fig.add_scatter(
             x=x, y=[write, write], mode="lines", name="checkpoint drain", line_color=COLORS["demand"], stackgroup="a"
         )
+        beside = f"beside {fmt(v['read_bytes_per_s'], 'bytes_per_s')} of reads" if read > 0 else "(no dataset read)"
         title = (
-            f"Async saves drain {fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')} beside "
-            f"{fmt(v['read_bytes_per_s'], 'bytes_per_s')} of reads, and hold "
+            f"Async saves drain {fmt(v['checkpoint_write_bytes_per_s'], 'bytes_per_s')} {beside}, and hold "
             f"{fmt(v['checkpoint_host_ram_bytes'], 'bytes', binary=True)} of host RAM per node"
         )
     else:

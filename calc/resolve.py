@@ -555,21 +555,24 @@ def _resolve_site_link(c: _Ctx) -> None:
     where, job = storage.option(sc.storage).site, job_site(sc)
     if job is None or where in ("any", job):
         return
+    said = []  # one warning for what reading storage at another site still lacks (two said the site twice)
     if sc.site_link_bytes_per_s is not None:
         v["site_link_bytes_per_s"] = parse(sc.site_link_bytes_per_s, "bytes_per_s", "site_link_bytes_per_s")
         src["site_link_bytes_per_s"] = "scenario"
     else:
         src["site_link_bytes_per_s"] = "not given: unlimited"
-        warnings.append(
-            f"{sc.storage} is at another site ({where}) than the job ({job}): every byte read crosses the link "
-            f"between them, which this plan does not limit until you {ask('site_link_bytes_per_s')}."
+        said.append(
+            "every byte read crosses the link between the sites, which this plan does not limit until you "
+            + ask("site_link_bytes_per_s")
         )
     if not sc.allow_other_site:
-        warnings.append(
-            f"{sc.storage} is at another site ({where}) than the job ({job}): the answer (calc.answer, recommend) "
-            f"will not buy it unless you {ask('allow_other_site')}; it is then read over the link between the sites "
-            f"({ask('site_link_bytes_per_s')}) with egress out of {where} priced per GB."
+        said.insert(
+            0,
+            f"the answer (calc.answer, recommend) will not buy it unless you {ask('allow_other_site')}, and "
+            f"then prices egress out of {where} per GB",
         )
+    if said:
+        warnings.append(f"{sc.storage} is at another site ({where}) than the job ({job}): {'; '.join(said)}.")
 
 
 def _resolve_checkpoint(c: _Ctx) -> None:

@@ -227,11 +227,14 @@ _BIN = [(2.0**50, "Pi"), (2.0**40, "Ti"), (2.0**30, "Gi"), (2.0**20, "Mi"), (2.0
 
 
 def _sig(x: float) -> str:
-    """Four significant figures (three below 1), thousands separators, no exponent."""
+    """Four significant figures (three below 1), thousands separators, no exponent: 0.000141 cores, not
+    "0", which a room reads as none (at most 9 decimals: smaller reads "under 0.000000001")."""
     if x == 0:
         return "0"
     ax = abs(x)
-    decimals = 0 if ax >= 1000 else 1 if ax >= 100 else 2 if ax >= 1 else 3
+    if ax < 0.5e-9:
+        return "under 0.000000001" if x > 0 else "above -0.000000001"
+    decimals = 0 if ax >= 1000 else 1 if ax >= 100 else 2 if ax >= 1 else min(2 - math.floor(math.log10(ax)), 9)
     text = f"{x:,.{decimals}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
 

@@ -438,6 +438,18 @@ def test_a_job_that_saves_nothing_has_no_checkpoint_figures() -> None:
     assert not any("estore" in str(x) or "Checkpoints kept" in str(x) for x in table["label"])
 
 
+def test_a_job_without_a_dataset_has_nothing_to_move() -> None:
+    """The MLPerf checkpoint benchmark reads no dataset (0 B): no "Moving the data" section (it drew
+    "Moving 0 B: 0 s"); the article's 83.96 GB ImageNet has one."""
+    at = _app(scenario="mlperf-checkpoint-llama3-70b")
+    at.run()
+    assert "Moving the data" not in at.radio(key="section").options
+    assert "Checkpoints" in at.radio(key="section").options
+    at = _app(scenario="beast-imagenet-4xv100")
+    at.run()
+    assert "Moving the data" in at.radio(key="section").options
+
+
 def test_the_sharers_sidebar_shows_what_the_link_holds() -> None:
     """Clearing the measured step clears the measured GPU and precision in the link: the sharer's
     sidebar says so too, carries the "-edited" name, and lists the same changes as the recipient's."""

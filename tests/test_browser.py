@@ -562,6 +562,9 @@ OVERLAP = """plot => {
   pick('.xtick text, .ytick text, .x2tick text, .y2tick text', 'tick'); pick('.annotation-text', 'label');
   pick('.legendtext', 'legend'); pick('.textpoint text', 'point label');
   const out = [];
+  const own = plot.getBoundingClientRect();  // a text reaching past the chart's box is cut off
+  for (const b of boxes) if (b[3] < own.top - 1 || b[2] < own.left - 1 || b[4] > own.right + 1)
+    out.push(b[0] + ' "' + b[1] + '" cut off at the edge of its chart');
   for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
     const a = boxes[i], b = boxes[j];
     if (a[0] === b[0] && (a[0] === 'tick' || a[0] === 'point label' || a[0] === 'legend')) continue;
@@ -572,7 +575,9 @@ OVERLAP = """plot => {
   return out;
 }"""
 """Pairs of a chart's SVG texts whose boxes overlap by more than 2 px each way: titles, axis titles,
-tick labels, annotations, legend entries and point labels (a tick beside a tick is the axis's own)."""
+tick labels, annotations, legend entries and point labels (a tick beside a tick is the axis's own);
+and any of them reaching past the top or the sides of the chart, where it is cut off (a two-line title
+began 9 px above its chart)."""
 
 CHART_PAGES = (
     ("scenario=beast-imagenet-4xv100&site=aws", ("Requirements", "Storage", "Pipeline", "Moving the data", "Compare")),

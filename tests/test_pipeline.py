@@ -236,10 +236,11 @@ def test_storage_at_another_site_not_allowed_is_warned() -> None:
 
     p = calc.plan("beast-imagenet-4xv100", site="on-prem", storage="aws-s3-standard")
     said = [w for w in p.warnings if "another site (aws) than the job (on-prem)" in w]
-    # One warning that the link is not limited (none given), one that the answer will not buy it.
-    assert len(said) == 2
-    assert any("will not buy it" in w and "allow_other_site" in w for w in said)
-    assert any("site_link_bytes_per_s" in w and "does not limit" in w for w in said)
+    # One warning (the site said once) with both things missing: the answer will not buy it, and the
+    # link is not limited (none given).
+    assert len(said) == 1
+    assert "will not buy it" in said[0] and "allow_other_site" in said[0]
+    assert "site_link_bytes_per_s" in said[0] and "does not limit" in said[0]
     assert p.values["network_samples_per_s_per_gpu"] == inf
     # Allowed, with a link: neither warning.
     q = calc.plan(
@@ -250,3 +251,11 @@ def test_storage_at_another_site_not_allowed_is_warned() -> None:
         site_link_bytes_per_s="1 Gb/s",
     )
     assert not any("another site" in w for w in q.warnings)
+    # Allowed without a link: only the link is asked for; a link without the permission: only the permission.
+    link_only = calc.plan("beast-imagenet-4xv100", site="on-prem", storage="aws-s3-standard", allow_other_site=True)
+    (w,) = [w for w in link_only.warnings if "another site" in w]
+    assert "does not limit" in w and "will not buy" not in w
+    kw = {"site": "on-prem", "storage": "aws-s3-standard", "site_link_bytes_per_s": "1 Gb/s"}
+    not_allowed = calc.plan("beast-imagenet-4xv100", **kw)
+    (w,) = [w for w in not_allowed.warnings if "another site" in w]
+    assert "will not buy it" in w and "does not limit" not in w

@@ -302,3 +302,11 @@ def test_the_report_writes_headroom_as_the_page_does() -> None:
     table = storage_table(recommend(p))
     cells = [str(x) for x in table["Bandwidth headroom"]] + [str(x) for x in table["Reads/s headroom"]]
     assert all(not re.fullmatch(r"[\d,]{4,}\.\dx", c) for c in cells), cells
+
+
+def test_a_checkpoint_benchmark_without_reads_says_so() -> None:
+    """MLPerf's checkpoint benchmark reads no dataset: its drain is not "beside 0 B/s of reads"."""
+    title = plots.checkpoint_timeline(calc.plan("mlperf-checkpoint-llama3-70b")).layout.title.text.replace("<br>", " ")
+    assert "(no dataset read)" in title and "0 B/s" not in title
+    llm = plots.checkpoint_timeline(calc.plan("llama3-8b-pretrain-8xh100")).layout.title.text.replace("<br>", " ")
+    assert "beside 256.7 kB/s of reads" in llm  # 7.83 samples/s x 8,192 tokens x 4 B = 256.7 kB/s

@@ -117,6 +117,11 @@ def test_fmt_usd_never_rounds_a_cost_to_zero() -> None:
         (1.234, "1.23"),
         (2.5, "2.5"),
         (0.12345, "0.123"),  # below 1: three
+        (0.052149, "0.0521"),  # three significant figures, not "0.052"
+        (0.000140994, "0.000141"),  # an LLM's loader cores: not "0", which reads as none
+        (0.99951, "1"),
+        (1e-9, "0.000000001"),  # nine decimals at most
+        (4e-10, "under 0.000000001"),
         (-1234.6, "-1,235"),
     ],
 )
