@@ -40,9 +40,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-from calc._types import Numeric
+from calc._types import Floats, Numeric, clip, floats, where
 from calc.errors import InputError
 from calc.formula import formula, note
 from calc.units import MONTH_S, check_range
@@ -167,23 +166,23 @@ MLPERF_CHECKPOINT: dict[str, dict[str, Any]] = {
 LLM_SIZE_BY_RANK pair) and process layout (TP x PP x DP = processes)."""
 
 
-def _arr(name: str, value: Numeric) -> npt.NDArray[np.float64]:
+def _arr(name: str, value: Numeric) -> Floats:
     return check_range(name, value, accepted="a finite number")
 
 
-def _at_least(name: str, value: Numeric, low: float, accepted: str) -> npt.NDArray[np.float64]:
+def _at_least(name: str, value: Numeric, low: float, accepted: str) -> Floats:
     return check_range(name, value, low, accepted=accepted)
 
 
-def _nonneg(name: str, value: Numeric) -> npt.NDArray[np.float64]:
+def _nonneg(name: str, value: Numeric) -> Floats:
     return check_range(name, value, 0.0, accepted="0 or more")
 
 
-def _positive(name: str, value: Numeric) -> npt.NDArray[np.float64]:
+def _positive(name: str, value: Numeric) -> Floats:
     return check_range(name, value, 0.0, accepted="more than 0", above=True)
 
 
-def _rate(name: str, value: Numeric) -> npt.NDArray[np.float64]:
+def _rate(name: str, value: Numeric) -> Floats:
     """A rate: more than 0; infinite means unlimited (its time term is 0)."""
     return check_range(name, value, 0.0, accepted="more than 0 (inf = unlimited)", above=True, infinite=True)
 
@@ -263,13 +262,13 @@ def bytes_per_rank(
         "pipeline_parallel", pipeline_parallel, 1.0, "1 or more"
     )
     z = _arr("zero_stage", zero_stage)
-    if np.any((z != np.round(z)) | (z < 0) | (z > 3)):  # not np.isin: 10x slower on a scalar
+    if ((z % 1 != 0) | (z < 0) | (z > 3)).any():  # not np.isin, np.round or np.any: slow on a scalar
         raise InputError("zero_stage", f"{zero_stage}; accepted: 0, 1, 2 or 3")
     wf = _arr("weight_fraction", weight_fraction)
-    if np.any((wf < 0) | (wf > 1)):
+    if ((wf < 0) | (wf > 1)).any():
         raise InputError("weight_fraction", f"{weight_fraction}; accepted: 0 to 1")
-    per_rank = np.where(z == 0, c / mp, np.where(z == 3, c / (dp * mp), c * wf / mp + c * (1 - wf) / (dp * mp)))
-    ranks = np.where(z == 0, mp, dp * mp)
+    per_rank = where(z == 0, c / mp, where(z == 3, c / (dp * mp), c * wf / mp + c * (1 - wf) / (dp * mp)))
+    ranks = where(z == 0, mp, dp * mp)
     return per_rank, ranks
 
 
@@ -282,7 +281,7 @@ def sync_write_bytes_per_s(checkpoint_bytes: Numeric, interval_s: Numeric, stall
     c = _nonneg("checkpoint_bytes", checkpoint_bytes)
     t = _positive("interval_s", interval_s)
     f = _arr("stall_fraction", stall_fraction)
-    if np.any((f <= 0) | (f > 1)):
+    if ((f <= 0) | (f > 1)).any():
         raise InputError("stall_fraction", f"{stall_fraction}; accepted: more than 0, at most 1")
     return c / (f * t)
 
@@ -390,7 +389,7 @@ def blocking_s(write_s: Numeric, interval_s: Numeric, host_copy_s: Numeric, is_a
     w = _nonneg("checkpoint_write_s", write_s)
     i = _rate("checkpoint_interval_s", interval_s)
     h = _nonneg("checkpoint_host_copy_s", host_copy_s)
-    return np.where(np.asarray(is_async) > 0, h + np.maximum(w - i, 0.0), w)
+    return where(floats(is_async) > 0, h + np.maximum(w - i, 0.0), w)
 
 
 @formula("checkpoint_stall_share", "{checkpoint_blocking_s} / {checkpoint_interval_used_s}")
@@ -514,7 +513,7 @@ def goodput(stall_share: Numeric, lost_per_failure_s: Numeric, mtbf_s: Numeric) 
     waste = _nonneg("stall_share", stall_share) + _nonneg("lost_per_failure_s", lost_per_failure_s) / _positive(
         "mtbf_s", mtbf_s
     )
-    return np.clip(1.0 - waste, 0.0, 1.0)
+    return clip(1.0 - waste, 0.0, 1.0)
 
 
 # ------------------------------------------------------------------ bursts: the design point
@@ -543,7 +542,7 @@ def drain_bytes_per_s(checkpoint_bytes: Numeric, interval_s: Numeric, drain_shar
     the interval: 16.56e12 / 900 = 18.4 GB/s (the average over the interval is 9.2 GB/s)."""
     c = _nonneg("checkpoint_bytes", checkpoint_bytes)
     share = _arr("drain_share", drain_share)
-    if np.any((share <= 0) | (share > 1)):
+    if ((share <= 0) | (share > 1)).any():
         raise InputError("drain_target", f"{drain_share}; accepted: more than 0, at most 1 (a share of the interval)")
     return c / (share * _positive("interval_s", interval_s))
 
@@ -558,7 +557,7 @@ def restore_budget_s(stall_fraction: Numeric, mtbf_s: Numeric) -> Numeric:
     Llama 3 at 16,384 GPUs (MTBF 54 d / 419 = 3.09 h = 11,134 s), 2 %: 223 s.
     """
     f = _arr("stall_fraction", stall_fraction)
-    if np.any((f <= 0) | (f > 1)):
+    if ((f <= 0) | (f > 1)).any():
         raise InputError("checkpoint_stall_fraction", f"{stall_fraction}; accepted: more than 0, at most 1")
     return f * _positive("mtbf_s", mtbf_s)
 

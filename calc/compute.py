@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calc._types import Numeric
+from calc._types import Numeric, floats, where
 from calc.formula import formula
 
 METHODS = ("measured step time", "measured throughput", "model", "re-projected measurement")
@@ -41,7 +41,7 @@ forward (Kaplan et al. 2020, "Scaling laws for neural language models", section 
 @formula("train_flops_per_example", "{train_flops_rule}")
 def train_flops(forward_flops_per_example: Numeric, multiplier: Numeric) -> Numeric:
     """Training FLOPs per example [FLOPs] from the forward count and a ratio."""
-    return np.asarray(forward_flops_per_example, dtype=float) * multiplier
+    return floats(forward_flops_per_example) * multiplier
 
 
 @formula(
@@ -50,7 +50,7 @@ def train_flops(forward_flops_per_example: Numeric, multiplier: Numeric) -> Nume
 )
 def compute_time_per_example_s(train_flops: Numeric, peak_flops_per_s: Numeric, efficiency: Numeric) -> Numeric:
     """Time the math of one example takes at ``efficiency`` of the dense peak [s]."""
-    return np.asarray(train_flops, dtype=float) / (np.asarray(peak_flops_per_s, dtype=float) * efficiency)
+    return floats(train_flops) / (floats(peak_flops_per_s) * efficiency)
 
 
 @formula(
@@ -61,7 +61,7 @@ def memory_time_per_example_s(
     traffic_bytes: Numeric, memory_bytes_per_s: Numeric, memory_efficiency: Numeric
 ) -> Numeric:
     """Time one example's GPU-memory reads and writes take [s]."""
-    return np.asarray(traffic_bytes, dtype=float) / (np.asarray(memory_bytes_per_s, dtype=float) * memory_efficiency)
+    return floats(traffic_bytes) / (floats(memory_bytes_per_s) * memory_efficiency)
 
 
 FILL_SATURATION_FLOPS = 1e13
@@ -94,17 +94,15 @@ def fixed_time_s(
     fewer when one example is itself enough work to fill the GPU:
     ``fill_examples / (1 + train_flops / FILL_SATURATION_FLOPS)``.
     """
-    memory = np.asarray(step_traffic_bytes, dtype=float) / (
-        np.asarray(memory_bytes_per_s, dtype=float) * memory_efficiency
-    )
-    fill = np.asarray(fill_examples, dtype=float) / (1.0 + np.asarray(train_flops, dtype=float) / FILL_SATURATION_FLOPS)
+    memory = floats(step_traffic_bytes) / (floats(memory_bytes_per_s) * memory_efficiency)
+    fill = floats(fill_examples) / (1.0 + floats(train_flops) / FILL_SATURATION_FLOPS)
     return memory + launch_overhead_s + fill * per_example_s
 
 
 @formula("model_step_time_s", "{step_model_rule}")
 def model_step_time_s(batch_size: Numeric, per_example_s: Numeric, fixed_s: Numeric, stack_factor: Numeric) -> Numeric:
     """Modelled time of one training step at ``batch_size`` [s]."""
-    return np.asarray(stack_factor, dtype=float) * (np.asarray(batch_size, dtype=float) * per_example_s + fixed_s)
+    return floats(stack_factor) * (floats(batch_size) * per_example_s + fixed_s)
 
 
 def model_terms(
@@ -130,10 +128,10 @@ def model_terms(
     of the example's traffic [s/B] (calc.fit.eager_seconds_per_byte), added to each
     example's time: it does not follow the GPU's speed.
     """
-    full = np.asarray(flops_only) == 0
+    full = floats(flops_only) == 0
     c = compute_time_per_example_s(train_flops, peak_flops_per_s, efficiency)
-    mem = np.where(full, memory_time_per_example_s(traffic_bytes, memory_bytes_per_s, memory_efficiency), 0.0)
-    fixed = np.where(
+    mem = where(full, memory_time_per_example_s(traffic_bytes, memory_bytes_per_s, memory_efficiency), 0.0)
+    fixed = where(
         full,
         fixed_time_s(
             step_traffic_bytes,
@@ -146,8 +144,8 @@ def model_terms(
         ),
         0.0,
     )
-    eager = np.where(full, np.asarray(stack_s_per_byte, dtype=float) * traffic_bytes, 0.0)
-    t = model_step_time_s(batch_size, c + mem + eager, fixed, np.where(full, stack_factor, 1.0))
+    eager = where(full, floats(stack_s_per_byte) * traffic_bytes, 0.0)
+    t = model_step_time_s(batch_size, c + mem + eager, fixed, where(full, stack_factor, 1.0))
     return c, mem, fixed, t
 
 
@@ -166,15 +164,15 @@ def step_time_s(
     measured figure is reproduced as it is. Returns the step time [s] and the method code
     (index into ``METHODS``).
     """
-    step = np.asarray(measured_step_time_s, dtype=float)
-    rate = np.asarray(measured_samples_per_s, dtype=float)
+    step = floats(measured_step_time_s)
+    rate = floats(measured_samples_per_s)
     with np.errstate(invalid="ignore", divide="ignore"):
-        measured = np.where(np.isfinite(step), step, np.asarray(anchor_batch_size, dtype=float) / rate)
-        ratio = np.asarray(model_s, dtype=float) / anchor_model_s
+        measured = where(np.isfinite(step), step, floats(anchor_batch_size) / rate)
+        ratio = floats(model_s) / anchor_model_s
     have = np.isfinite(measured)
     same = ratio == 1.0
-    t = np.where(have, measured * ratio, model_s)
-    method = np.where(have, np.where(same, np.where(np.isfinite(step), 0.0, 1.0), 3.0), 2.0)
+    t = where(have, measured * ratio, model_s)
+    method = where(have, where(same, where(np.isfinite(step), 0.0, 1.0), 3.0), 2.0)
     return t, method
 
 
@@ -191,8 +189,8 @@ def scaling_efficiency(
     or PCIe). More than one node: ``within_node x across_nodes`` (the network all-reduce).
     Weak scaling (fixed per-GPU batch), as published tables measure it.
     """
-    g = np.asarray(gpus_per_job, dtype=float)
-    return np.where(g <= 1, 1.0, np.where(g <= gpus_per_node, within_node, np.asarray(within_node) * across_nodes))
+    g = floats(gpus_per_job)
+    return where(g <= 1, 1.0, where(g <= gpus_per_node, within_node, floats(within_node) * across_nodes))
 
 
 # ---------------------------------------------------------------- fp32 convolutions on CUDA cores
@@ -268,4 +266,4 @@ def fp32_convolution_share(fp32_lanes_per_sm: Numeric) -> Numeric:
     NVIDIA Volta Tuning Guide 4.1.1; NVIDIA Ampere GPU Architecture Tuning Guide 1.4.1.6; GA102
     whitepaper (2020), SM datapaths; docs/model.md 4.3.1.
     """
-    return np.minimum(1.0, FP32_LANES_FED_PER_SM / np.asarray(fp32_lanes_per_sm, dtype=float))
+    return np.minimum(1.0, FP32_LANES_FED_PER_SM / floats(fp32_lanes_per_sm))

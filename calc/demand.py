@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calc._types import Numeric
+from calc._types import Numeric, floats, where
 from calc.formula import formula, note
 
 DEFAULT_SHARD_REQUEST_BYTES = 262144.0
@@ -28,19 +28,19 @@ DEFAULT_SHARD_REQUEST_BYTES = 262144.0
 @formula("gpu_samples_per_s", "{batch_size} / {step_time_s} x {scaling_efficiency}")
 def gpu_samples_per_s(batch_size: Numeric, step_time_s: Numeric, scaling_efficiency: Numeric = 1.0) -> Numeric:
     """Samples/s one GPU consumes in its job: n / t, less the data-parallel scaling loss [samples/s]."""
-    return np.asarray(batch_size, dtype=float) / step_time_s * scaling_efficiency
+    return floats(batch_size) / step_time_s * scaling_efficiency
 
 
 @formula("per_gpu_samples_per_s", "{gpu_samples_per_s} x {target_gpu_utilization}")
 def per_gpu_demand(gpu_samples_per_s: Numeric, target_gpu_utilization: Numeric) -> Numeric:
     """Samples/s the data path must feed each GPU at the target utilisation [samples/s]."""
-    return np.asarray(gpu_samples_per_s, dtype=float) * target_gpu_utilization
+    return floats(gpu_samples_per_s) * target_gpu_utilization
 
 
 @formula("samples_per_s", "{per_gpu_samples_per_s} x {gpus_per_job} x {jobs}")
 def samples_per_s(per_gpu_samples_per_s: Numeric, gpus_per_job: Numeric = 1.0, jobs: Numeric = 1.0) -> Numeric:
     """Samples per second the data path must deliver to all GPUs of all jobs [samples/s]."""
-    return np.asarray(per_gpu_samples_per_s, dtype=float) * gpus_per_job * jobs
+    return floats(per_gpu_samples_per_s) * gpus_per_job * jobs
 
 
 @formula("request_bytes", "{request_rule}")
@@ -51,12 +51,12 @@ def request_bytes(example_bytes: Numeric, examples_per_file: Numeric, request_by
     when that is smaller. Packed shards: ``request_bytes``, default 256 KiB (DLIO), at most
     the whole shard (``examples_per_file x example_bytes``): a read never spans two files.
     """
-    req = np.asarray(request_bytes, dtype=float)
-    files = np.asarray(examples_per_file) <= 1
+    req = floats(request_bytes)
+    files = floats(examples_per_file) <= 1
     given = np.isfinite(req)
-    per_file = np.where(given, np.minimum(req, example_bytes), example_bytes)
-    shard = np.asarray(examples_per_file, dtype=float) * example_bytes
-    return np.where(files, per_file, np.minimum(np.where(given, req, DEFAULT_SHARD_REQUEST_BYTES), shard))
+    per_file = where(given, np.minimum(req, example_bytes), example_bytes)
+    shard = floats(examples_per_file) * example_bytes
+    return where(files, per_file, np.minimum(where(given, req, DEFAULT_SHARD_REQUEST_BYTES), shard))
 
 
 @formula("read_iops", "{samples_per_s} x {remote_fraction} x {reads_per_example} reads/example")
@@ -73,9 +73,9 @@ def read_iops(
     ``bytes / request``. Only ``remote_fraction`` of the examples reach storage: the rest hit the
     page cache or a local cache after the first epoch.
     """
-    remote = np.asarray(samples_per_s, dtype=float) * remote_fraction
-    ratio = np.asarray(example_bytes, dtype=float) / request_bytes
-    per_example = np.where(np.asarray(examples_per_file) <= 1, np.ceil(ratio - 1e-9), ratio)
+    remote = floats(samples_per_s) * remote_fraction
+    ratio = floats(example_bytes) / request_bytes
+    per_example = where(floats(examples_per_file) <= 1, np.ceil(ratio - 1e-9), ratio)
     iops: Numeric = remote * per_example
     return iops
 
@@ -83,7 +83,7 @@ def read_iops(
 @formula("read_bytes_per_s", "{samples_per_s} x {example_bytes} x {remote_fraction}")
 def read_bytes_per_s(samples_per_s: Numeric, example_bytes: Numeric, remote_fraction: Numeric = 1.0) -> Numeric:
     """Bytes per second read from storage [bytes/s] (on-disk size of each example)."""
-    rate: Numeric = np.asarray(samples_per_s, dtype=float) * example_bytes * remote_fraction
+    rate: Numeric = floats(samples_per_s) * example_bytes * remote_fraction
     return rate
 
 
@@ -94,28 +94,28 @@ def outstanding_reads(read_iops: Numeric, storage_latency_s: Numeric) -> Numeric
     Little's law, L = lambda x W: the queue depth (loader workers x their concurrency) the
     loader must keep outstanding.
     """
-    return np.asarray(read_iops, dtype=float) * storage_latency_s
+    return floats(read_iops) * storage_latency_s
 
 
 @formula("file_opens_per_s", "{samples_per_s} x {remote_fraction} / {examples_per_file}")
 def file_opens_per_s(samples_per_s: Numeric, examples_per_file: Numeric, remote_fraction: Numeric = 1.0) -> Numeric:
     """Files opened per second on storage: one per example, or one per shard of examples [1/s]."""
-    opens: Numeric = np.asarray(samples_per_s, dtype=float) * remote_fraction
+    opens: Numeric = floats(samples_per_s) * remote_fraction
     return opens / examples_per_file
 
 
 @formula("latency_budget_s", "{step_time_s} (the article's bound: an example must arrive within one step)")
 def latency_budget_s(step_time_s: Numeric) -> Numeric:
     """Time an example may take to arrive [s]: one step, the article's bound."""
-    return np.asarray(step_time_s, dtype=float)
+    return floats(step_time_s)
 
 
 @formula("epoch_time_s", "{dataset_examples} / ({per_gpu_samples_per_s} x {gpus_per_job})")
 def epoch_time_s(dataset_examples: Numeric, per_gpu_samples_per_s: Numeric, gpus_per_job: Numeric) -> Numeric:
     """One pass over the dataset by one job [s]; 0 where nothing runs."""
-    rate = np.asarray(per_gpu_samples_per_s, dtype=float) * gpus_per_job
+    rate = floats(per_gpu_samples_per_s) * gpus_per_job
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.where(rate > 0, np.asarray(dataset_examples, dtype=float) / np.maximum(rate, 1e-300), 0.0)
+        return where(rate > 0, floats(dataset_examples) / np.maximum(rate, 1e-300), 0.0)
 
 
 @formula(
@@ -133,25 +133,25 @@ def page_cache_hit(
     dataset that fits is read from storage once. ``page_cache`` = 0 turns it off (the articles
     size storage without it; MLPerf Storage defeats it with datasets of 5x client RAM).
     """
-    d = np.asarray(dataset_bytes, dtype=float)
-    free = np.maximum(np.asarray(free_ram_bytes, dtype=float), 0.0)
+    d = floats(dataset_bytes)
+    free = np.maximum(floats(free_ram_bytes), 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(d > 0, np.minimum(free / d, 1.0), 1.0)
-    hit = np.where(share >= 1.0, 1.0, np.where(np.asarray(examples_per_file) > 1, 0.0, share))
-    return np.where(np.asarray(page_cache) > 0, hit, 0.0)
+        share = where(d > 0, np.minimum(free / d, 1.0), 1.0)
+    hit = where(share >= 1.0, 1.0, where(floats(examples_per_file) > 1, 0.0, share))
+    return where(floats(page_cache) > 0, hit, 0.0)
 
 
 @formula("remote_fraction", "(1 - {cache_fraction}) x (1 - {page_cache_hit})")
 def remote_fraction(cache_fraction: Numeric, page_cache_hit: Numeric) -> Numeric:
     """Share of example reads that reach shared storage in steady state (after epoch 1) [0-1]."""
-    share: Numeric = (1 - np.asarray(cache_fraction, dtype=float)) * (1 - np.asarray(page_cache_hit, dtype=float))
+    share: Numeric = (1 - floats(cache_fraction)) * (1 - floats(page_cache_hit))
     return share
 
 
 @formula("first_epoch_read_bytes_per_s", "{samples_per_s} x {example_bytes} (no cache is warm yet)")
 def first_epoch_read_bytes_per_s(samples_per_s: Numeric, example_bytes: Numeric) -> Numeric:
     """Read bandwidth in the first epoch, when every example comes from storage [bytes/s]."""
-    return np.asarray(samples_per_s, dtype=float) * example_bytes
+    return floats(samples_per_s) * example_bytes
 
 
 @formula(
@@ -162,7 +162,7 @@ def node_read_bytes_per_s(
     per_gpu_samples_per_s: Numeric, gpus_on_node: Numeric, example_bytes: Numeric, remote_fraction: Numeric
 ) -> Numeric:
     """Storage traffic into one node in steady state: what its network link must carry [bytes/s]."""
-    return np.asarray(per_gpu_samples_per_s, dtype=float) * gpus_on_node * example_bytes * remote_fraction
+    return floats(per_gpu_samples_per_s) * gpus_on_node * example_bytes * remote_fraction
 
 
 METADATA_OPS_PER_OPEN = {"nfs": 4.0, "lustre": 2.0, "daos": 1.0, "object": 0.0, "block": 0.0, "local": 0.0, "ram": 0.0}
@@ -180,7 +180,7 @@ drives and RAM: the kernel's dentry and inode caches, no remote service."""
 @formula("metadata_ops_per_s", "{file_opens_per_s} x metadata operations per open (protocol)")
 def metadata_ops_per_s(file_opens_per_s: Numeric, ops_per_open: Numeric) -> Numeric:
     """Metadata operations per second the storage's metadata service must serve [1/s]."""
-    return np.asarray(file_opens_per_s, dtype=float) * ops_per_open
+    return floats(file_opens_per_s) * ops_per_open
 
 
 P99_Z = 2.326
@@ -201,6 +201,6 @@ def p99_factor(example_bytes_cv: Numeric, batch_size: Numeric) -> Numeric:
     bandwidth and reads in flight than the mean. MLPerf 3D U-Net: 146.6 +- 68.3 MB (cv 0.466) at
     batch 7 gives 1.41.
     """
-    n = np.maximum(np.asarray(batch_size, dtype=float), 1.0)
-    factor: Numeric = 1.0 + P99_Z * np.asarray(example_bytes_cv, dtype=float) / np.sqrt(n)
+    n = np.maximum(floats(batch_size), 1.0)
+    factor: Numeric = 1.0 + P99_Z * floats(example_bytes_cv) / np.sqrt(n)
     return factor

@@ -134,7 +134,7 @@ class Fit:
             f", without {self.excluded_gpu}" if self.excluded_gpu else ""
         )
 
-    @property
+    @functools.cached_property  # a Fit never changes; a plan read it twice, ~10 us each
     def transformer_efficiency(self) -> float:
         """Transformer GEMM efficiency (share of the 16-bit peak) from one measured layer [0-1]."""
         return transformer_efficiency(self.memory_efficiency)
@@ -514,6 +514,7 @@ def gemm_share(gpu: str, precision: str) -> Share | None:
     return Share(mean, f"{gpu} has no row: its architecture's ({arch}): " + "; ".join(s.source for s in kin))
 
 
+@functools.cache  # of the GPU's name alone (peak_shares reads the presets once); every plan asks
 def _roofline_ratios(gpu: str) -> tuple[float, float, str]:
     """Each precision's GEMM share on ``gpu`` over the roofline reference's (H100 SXM), and a source line."""
     ratios: list[float] = []

@@ -17,9 +17,7 @@ from __future__ import annotations
 import math
 import re
 
-import numpy as np
-
-from calc._types import Numeric
+from calc._types import Numeric, floats, where
 from calc.errors import InputError
 from calc.formula import formula
 
@@ -77,13 +75,13 @@ def tensor_bytes(spec: str, field: str = "tensors") -> float:
 @formula("batch_bytes", "{batch_size} x {example_tensor_bytes}")
 def batch_bytes(batch_size: Numeric, example_tensor_bytes: Numeric) -> Numeric:
     """One batch in host memory [bytes]."""
-    return np.asarray(batch_size, dtype=float) * example_tensor_bytes
+    return floats(batch_size) * example_tensor_bytes
 
 
 def batches_in_flight(num_workers: Numeric, prefetch_factor: Numeric) -> Numeric:
     """Batches the DataLoader holds at once: workers x prefetch, or 1 with no workers."""
-    w = np.asarray(num_workers, dtype=float)
-    return np.where(w > 0, w * prefetch_factor, 1.0)
+    w = floats(num_workers)
+    return where(w > 0, w * prefetch_factor, 1.0)
 
 
 @formula("worker_ram_bytes", "{batch_bytes} x {batches_in_flight} batches x (1 + {pin_memory} pinned)")
@@ -93,26 +91,26 @@ def worker_ram_bytes(batch_bytes: Numeric, batches_in_flight: Numeric, pin_memor
     With ``pin_memory`` a pinned copy of each batch may coexist with the worker's copy, so the
     figure doubles (an upper bound: the pinning thread frees the shared copy as it goes).
     """
-    ram: Numeric = np.asarray(batch_bytes, dtype=float) * batches_in_flight * (1 + np.asarray(pin_memory, dtype=float))
+    ram: Numeric = floats(batch_bytes) * batches_in_flight * (1 + floats(pin_memory))
     return ram
 
 
 @formula("cpu_cores", "{samples_per_s} x {cpu_seconds_effective}")
 def cpu_cores(samples_per_s: Numeric, cpu_seconds_per_example: Numeric) -> Numeric:
     """CPU cores busy decoding and augmenting [cores]."""
-    return np.asarray(samples_per_s, dtype=float) * cpu_seconds_per_example
+    return floats(samples_per_s) * cpu_seconds_per_example
 
 
 @formula("h2d_copy_time_s", "{batch_bytes} / {host_link_bytes_per_s}")
 def copy_time_s(batch_bytes: Numeric, host_link_bytes_per_s: Numeric) -> Numeric:
     """Host-to-GPU copy time of one batch [s]; it hides behind compute only when overlapped."""
-    return np.asarray(batch_bytes, dtype=float) / host_link_bytes_per_s
+    return floats(batch_bytes) / host_link_bytes_per_s
 
 
 @formula("host_ram_per_node_bytes", "{worker_ram_bytes} x {gpus_on_node} GPUs")
 def host_ram_per_node_bytes(worker_ram_bytes: Numeric, gpus_on_node: Numeric) -> Numeric:
     """Loader RAM on one node: every GPU process's batches in flight [bytes]."""
-    return np.asarray(worker_ram_bytes, dtype=float) * gpus_on_node
+    return floats(worker_ram_bytes) * gpus_on_node
 
 
 @formula("cpu_cores_per_node", "{per_gpu_samples_per_s} x {gpus_on_node} x {cpu_seconds_effective}")
@@ -120,30 +118,28 @@ def cpu_cores_per_node(
     per_gpu_samples_per_s: Numeric, gpus_on_node: Numeric, cpu_seconds_per_example: Numeric
 ) -> Numeric:
     """CPU cores one node needs for its GPUs' decode and augmentation [cores]."""
-    return np.asarray(per_gpu_samples_per_s, dtype=float) * gpus_on_node * cpu_seconds_per_example
+    return floats(per_gpu_samples_per_s) * gpus_on_node * cpu_seconds_per_example
 
 
 @formula("h2d_bytes_per_s_per_gpu", "{per_gpu_samples_per_s} x {example_tensor_bytes}")
 def h2d_bytes_per_s(per_gpu_samples_per_s: Numeric, example_tensor_bytes: Numeric) -> Numeric:
     """Host-to-GPU bytes per second one GPU receives [bytes/s]."""
-    return np.asarray(per_gpu_samples_per_s, dtype=float) * example_tensor_bytes
+    return floats(per_gpu_samples_per_s) * example_tensor_bytes
 
 
 @formula("h2d_share_of_step", "{h2d_copy_time_s} / {step_time_s}")
 def copy_share(copy_time_s: Numeric, step_time_s: Numeric) -> Numeric:
     """Share of a step the batch copy would take if not overlapped [1]."""
-    return np.asarray(copy_time_s, dtype=float) / step_time_s
+    return floats(copy_time_s) / step_time_s
 
 
 @formula("dataset_bytes", "{dataset_examples} x {example_bytes}")
 def dataset_bytes(dataset_examples: Numeric, example_bytes: Numeric) -> Numeric:
     """Dataset size on storage [bytes]."""
-    return np.asarray(dataset_examples, dtype=float) * example_bytes
+    return floats(dataset_examples) * example_bytes
 
 
 @formula("fits_in_ram", "{dataset_bytes} <= {host_ram_bytes} - {host_ram_per_node_bytes}")
 def fits_in_ram(dataset_bytes: Numeric, host_ram_bytes: Numeric, loader_ram_bytes: Numeric) -> Numeric:
     """1 where the dataset fits in the RAM left beside the loader's batches (the page cache), else 0."""
-    return (
-        np.asarray(dataset_bytes, dtype=float) <= np.asarray(host_ram_bytes, dtype=float) - loader_ram_bytes
-    ).astype(float)
+    return (floats(dataset_bytes) <= floats(host_ram_bytes) - loader_ram_bytes).astype(float)

@@ -8,9 +8,8 @@ n           = rounded(n_max)
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
-from calc._types import Numeric
+from calc._types import Numeric, floats, where
 from calc.formula import formula, note
 
 note("batch_size", "{batch_rule}")
@@ -46,7 +45,7 @@ def model_state_bytes(params: Numeric, bytes_per_param: Numeric, state_shards: N
 
     ``state_shards`` > 1 models ZeRO-3 / FSDP full sharding across that many GPUs.
     """
-    return np.asarray(params, dtype=float) * bytes_per_param / state_shards
+    return floats(params) * bytes_per_param / state_shards
 
 
 def state_split(bytes_per_param: Numeric, element_bytes: Numeric) -> tuple[Numeric, Numeric, Numeric]:
@@ -57,7 +56,7 @@ def state_split(bytes_per_param: Numeric, element_bytes: Numeric) -> tuple[Numer
     master weights, momenta): Adam in mixed precision ``2 + 2 + 12`` (Rajbhandari et al. 2020,
     ZeRO, section 3.1, K = 12), in fp32 ``4 + 4 + 8``.
     """
-    total = np.asarray(bytes_per_param, dtype=float)
+    total = floats(bytes_per_param)
     w = np.minimum(total, element_bytes)
     g = np.minimum(total - w, element_bytes)
     return w, g, total - w - g
@@ -84,14 +83,13 @@ def sharded_state_bytes(
     ranks (Megatron-LM docs, "Distributed Optimizer"); PyTorch DDP is stage 0.
     """
     w, g, o = state_split(bytes_per_param, element_bytes)
-    z, d = np.asarray(zero_stage, dtype=float), np.maximum(np.asarray(shard_ranks, dtype=float), 1.0)
-    per = _f(w) / np.where(z >= 3, d, 1.0) + _f(g) / np.where(z >= 2, d, 1.0) + _f(o) / np.where(z >= 1, d, 1.0)
-    out: Numeric = np.asarray(params, dtype=float) / np.asarray(model_parallel, dtype=float) * per
+    z, d = floats(zero_stage), np.maximum(floats(shard_ranks), 1.0)
+    per = _f(w) / where(z >= 3, d, 1.0) + _f(g) / where(z >= 2, d, 1.0) + _f(o) / where(z >= 1, d, 1.0)
+    out: Numeric = floats(params) / floats(model_parallel) * per
     return out
 
 
-def _f(x: Numeric) -> npt.NDArray[np.float64]:
-    return np.asarray(x, dtype=float)
+_f = floats  # one scenario's numbers stay NumPy scalars (calc._types)
 
 
 @formula(
@@ -109,7 +107,7 @@ def max_batch_size(
     ``n_max = floor((gpu_memory - reserved - model_state) / activation_bytes_per_example)``,
     never below 0. A result of 0 means the model does not fit even at batch 1.
     """
-    free = np.asarray(gpu_memory_bytes, dtype=float) - reserved_bytes - model_state_bytes
+    free = floats(gpu_memory_bytes) - reserved_bytes - model_state_bytes
     return np.maximum(np.floor(free / activation_bytes_per_example), 0.0)
 
 
@@ -118,11 +116,11 @@ def round_batch(n_max: Numeric, rounding: Numeric) -> Numeric:
 
     A multiple of 8 below 8 is impossible, so ``multiple_of_8`` keeps ``n_max`` there.
     """
-    n = np.asarray(n_max, dtype=float)
+    n = floats(n_max)
     with np.errstate(divide="ignore"):
-        pow2 = np.where(n >= 1, 2.0 ** np.floor(np.log2(np.maximum(n, 1.0))), 0.0)
-    mult8 = np.where(n >= 8, np.floor(n / 8) * 8, n)
-    return np.where(rounding == 0, pow2, np.where(rounding == 1, mult8, n))
+        pow2 = where(n >= 1, 2.0 ** np.floor(np.log2(np.maximum(n, 1.0))), 0.0)
+    mult8 = where(n >= 8, np.floor(n / 8) * 8, n)
+    return where(rounding == 0, pow2, where(rounding == 1, mult8, n))
 
 
 @formula("memory_used_bytes", "{reserved_bytes} + {model_state_bytes} + {batch_size} x {activation_bytes_per_example}")
@@ -133,4 +131,4 @@ def memory_used_bytes(
     activation_bytes_per_example: Numeric,
 ) -> Numeric:
     """GPU memory a batch of ``batch_size`` takes [bytes]: reserve + state + n x activations."""
-    return np.asarray(reserved_bytes, dtype=float) + model_state_bytes + batch_size * activation_bytes_per_example
+    return floats(reserved_bytes) + model_state_bytes + batch_size * activation_bytes_per_example

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from calc import pipeline, storage, transformer
@@ -220,7 +219,7 @@ def _plan(sc: Scenario) -> Plan:
     """``plan`` of one Scenario, uncached (``plan`` caches it)."""
     r = resolve(sc)
     out = evaluate(r.values)
-    values = {k: float(np.asarray(v)) for k, v in out.items()}
+    values = {k: float(v) for k, v in out.items()}
     warnings = list(r.warnings)
     if not values["fits"]:
         raise _does_not_fit(sc, values)

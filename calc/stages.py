@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from calc import checkpoint, compute, demand, host, memory, pipeline, storage, transfer, transformer
-from calc._types import Numeric
+from calc._types import Numeric, clip, floats, where
 from calc.registry import BY_STAGE, KEPT, OUTPUTS, STATES, STEPS, Output, stage
 from calc.registry import check as registry_check
 from calc.scenario import ask
@@ -27,8 +27,7 @@ def _shards(x: Mapping[str, Numeric]) -> Any:
     return np.maximum(_a(x["state_shards"]), _a(x["tensor_parallel"]) * x["pipeline_parallel"])
 
 
-def _a(x: Any) -> Any:
-    return np.asarray(x, dtype=float)
+_a = floats  # one scenario's numbers stay NumPy scalars (calc._types)
 
 
 @stage(
@@ -60,7 +59,7 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     mp = _a(x["tensor_parallel"]) * x["pipeline_parallel"]
     any_arch = bool(arch.any())
     if any_arch:
-        element = np.where(arch, 2.0 * _a(x["element_scale"]), 4.0)
+        element = where(arch, 2.0 * _a(x["element_scale"]), 4.0)
         # A mixture of experts: the routed experts split over the expert-parallel ranks, and their
         # optimizer shards over the data-parallel ranks left (Megatron-Core's expert data parallel).
         experts = moe_expert_params(x)
@@ -71,7 +70,7 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     else:
         # No transformer by its architecture (a CNN plan): no experts, autocast's fp32 weights and gradients.
         state = memory.sharded_state_bytes(x["params"], x["bytes_per_param"], 4.0, mp, shard_ranks, z)
-    out["model_state_bytes"] = np.where(np.isfinite(given), given, state)
+    out["model_state_bytes"] = where(np.isfinite(given), given, state)
     fixed = _a(x["fixed_batch"])
 
     def activations(mode: Numeric) -> Numeric:
@@ -88,19 +87,19 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
             x["kernels"],
             x["virtual_pipeline_stages"],
         )
-        return np.where(
+        return where(
             arch & (_a(x["activation_given"]) == 0), _a(act) * x["element_scale"], x["activation_bytes_per_example"]
         )
 
     mode = _a(x["checkpointing"])
     if (mode < 0).any():
         # auto: the least recompute that fits (the fixed batch, else one sequence), full where none does.
-        chosen = np.full(np.shape(mode), 2.0)
+        chosen = floats(np.full(np.shape(mode), 2.0))
         for m in (1.0, 0.0):
             free = _a(x["gpu_memory_bytes"]) - x["reserved_bytes"] - out["model_state_bytes"]
-            need = np.where(np.isfinite(fixed), fixed, 1.0) * _a(activations(m))
-            chosen = np.where(need <= free, m, chosen)
-        mode = np.where(mode < 0, np.where(arch, chosen, 0.0), mode)
+            need = where(np.isfinite(fixed), fixed, 1.0) * _a(activations(m))
+            chosen = where(need <= free, m, chosen)
+        mode = where(mode < 0, where(arch, chosen, 0.0), mode)
     out["checkpointing_used"] = mode
     act = activations(mode)
     x = {**x, "activation_bytes_per_example": act}
@@ -109,13 +108,13 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
         x["gpu_memory_bytes"], x["reserved_bytes"], out["model_state_bytes"], x["activation_bytes_per_example"]
     )
     out["max_batch_size"] = n_max
-    n = np.where(np.isfinite(fixed), fixed, memory.round_batch(n_max, x["rounding"]))
-    out["batch_size"] = np.where((n_max >= 1) | np.isfinite(fixed), n, 0.0)
+    n = where(np.isfinite(fixed), fixed, memory.round_batch(n_max, x["rounding"]))
+    out["batch_size"] = where((n_max >= 1) | np.isfinite(fixed), n, 0.0)
     out["memory_used_bytes"] = memory.memory_used_bytes(
         out["batch_size"], x["reserved_bytes"], out["model_state_bytes"], x["activation_bytes_per_example"]
     )
     # Fits: at batch 1 with an automatic batch; the whole fixed batch when one is given.
-    out["fits"] = np.where(np.isfinite(fixed), out["memory_used_bytes"] <= _a(x["gpu_memory_bytes"]), n_max >= 1)
+    out["fits"] = where(np.isfinite(fixed), out["memory_used_bytes"] <= _a(x["gpu_memory_bytes"]), n_max >= 1)
 
 
 def active_ffn(x: Mapping[str, Numeric]) -> Mapping[str, Numeric]:
@@ -129,7 +128,7 @@ def moe_expert_params(x: Mapping[str, Numeric]) -> Numeric:
     got = transformer.expert_params(
         x["layers"], x["dense_layers"], x["hidden"], x["expert_ffn_hidden"], x["experts"], x["gated"]
     )
-    return np.where(_a(x["arch"]) > 0, got, 0.0)
+    return where(_a(x["arch"]) > 0, got, 0.0)
 
 
 def data_parallel_ranks(x: Mapping[str, Numeric]) -> Any:
@@ -152,8 +151,8 @@ def state_layout(x: Mapping[str, Numeric]) -> tuple[Numeric, Numeric]:
     ss, group = _a(x["state_shards"]), _a(x["shard_group"])
     dp_cp = data_parallel_ranks(x)
     legacy = (ss > 1) & (group == 0)
-    d = np.where(group > 0, group, np.where(legacy, np.maximum(ss / (tp * pp), 1.0), dp_cp))
-    z = np.where(legacy & (_a(x["zero_stage"]) == 0), 3.0, _a(x["zero_stage"]))
+    d = where(group > 0, group, where(legacy, np.maximum(ss / (tp * pp), 1.0), dp_cp))
+    z = where(legacy & (_a(x["zero_stage"]) == 0), 3.0, _a(x["zero_stage"]))
     return z, d
 
 
@@ -221,7 +220,7 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["step_time_s"], out["step_method"] = t, method
     arch = _a(x["arch"]) > 0
     evaluate_transformer(x, out, n)
-    t = np.where(arch & (method == 2.0), out["model_step_time_s"], t)
+    t = where(arch & (method == 2.0), out["model_step_time_s"], t)
     out["step_time_s"] = t
     _gpu_rate(x, out, t, method, arch)
 
@@ -229,7 +228,7 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
 def _optimizer_shards(out: Arrays) -> Any:
     """Ranks the optimizer state is split over: sharded (ZeRO 1-3) state also shards the
     optimizer's per-step reads and writes; else 1."""
-    return np.where(_a(out["zero_stage_used"]) >= 1, out["shard_ranks"], 1.0)
+    return where(_a(out["zero_stage_used"]) >= 1, out["shard_ranks"], 1.0)
 
 
 def _train_flops(x: Mapping[str, Numeric], out: Arrays) -> None:
@@ -238,9 +237,9 @@ def _train_flops(x: Mapping[str, Numeric], out: Arrays) -> None:
     mult = _a(x["train_flops_multiplier"])
     measured = _a(x["train_flops_measured"])
     by_ratio = compute.train_flops(
-        x["forward_flops_per_example"], np.where(np.isfinite(mult), mult, compute.TRAIN_FLOPS_MULTIPLIER)
+        x["forward_flops_per_example"], where(np.isfinite(mult), mult, compute.TRAIN_FLOPS_MULTIPLIER)
     )
-    out["train_flops_per_example"] = np.where(np.isfinite(measured) & ~np.isfinite(mult), measured, by_ratio)
+    out["train_flops_per_example"] = where(np.isfinite(measured) & ~np.isfinite(mult), measured, by_ratio)
     for k in (
         "peak_flops_per_s",
         "efficiency",
@@ -292,7 +291,7 @@ def _anchor_step(x: Mapping[str, Numeric], out: Arrays, opt_shards: Numeric) -> 
     a_given = _a(x["anchor_batch"])
     # A measurement with no batch recorded was taken at the automatic batch of its own GPU.
     a_auto = np.maximum(memory.round_batch(a_max, x["rounding"]), 1.0)
-    a_batch = np.where(np.isfinite(a_given), a_given, a_auto)
+    a_batch = where(np.isfinite(a_given), a_given, a_auto)
     out["anchor_batch_size"] = a_batch
     *_, t_anchor = _modelled(
         x,
@@ -315,9 +314,9 @@ def _gpu_rate(x: Mapping[str, Numeric], out: Arrays, t: Numeric, method: Numeric
     )
     # A measured step was taken in the job as configured: its all-reduce is already in it.
     # A transformer's data-parallel traffic is in its step time (evaluate_transformer).
-    out["scaling_efficiency"] = np.where(np.isfinite(given), given, np.where((method == 2.0) & ~arch, scale, 1.0))
+    out["scaling_efficiency"] = where(np.isfinite(given), given, where((method == 2.0) & ~arch, scale, 1.0))
     ranks = _a(x["tensor_parallel"]) * x["pipeline_parallel"] * x["context_parallel"]
-    per_gpu_step = np.where(arch, _a(out["batch_size"]) * x["gradient_accumulation"] / ranks, out["batch_size"])
+    per_gpu_step = where(arch, _a(out["batch_size"]) * x["gradient_accumulation"] / ranks, out["batch_size"])
     out["gpu_samples_per_s"] = demand.gpu_samples_per_s(per_gpu_step, t, out["scaling_efficiency"])
 
 
@@ -370,19 +369,19 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     t = transformer.step_time_s(
         n,
         mb,
-        np.where(full, _a(c) + mem, c),
-        np.where(full, fill, 0.0),
-        np.where(full, comm_mb, 0.0),
+        where(full, _a(c) + mem, c),
+        where(full, fill, 0.0),
+        where(full, comm_mb, 0.0),
         bubble,
-        np.where(full, fixed, 0.0),
-        np.where(full, dp, 0.0),
-        np.where(full, x["stack_factor"], 1.0),
+        where(full, fixed, 0.0),
+        where(full, dp, 0.0),
+        where(full, x["stack_factor"], 1.0),
     )
-    out["attention_core_flops_per_example"] = np.where(arch, attn, 0.0)
-    out["recompute_flops_per_example"] = np.where(arch, recompute, 0.0)
-    out["pipeline_bubble"] = np.where(arch, bubble, 0.0)
-    out["tensor_parallel_comm_s"] = np.where(arch, _a(comm_mb) * _a(mb) / (1 - _a(bubble)), 0.0)
-    out["data_parallel_comm_s"] = np.where(arch, dp, 0.0)
+    out["attention_core_flops_per_example"] = where(arch, attn, 0.0)
+    out["recompute_flops_per_example"] = where(arch, recompute, 0.0)
+    out["pipeline_bubble"] = where(arch, bubble, 0.0)
+    out["tensor_parallel_comm_s"] = where(arch, _a(comm_mb) * _a(mb) / (1 - _a(bubble)), 0.0)
+    out["data_parallel_comm_s"] = where(arch, dp, 0.0)
     for key, new in (
         ("train_flops_per_example", flops),
         ("efficiency", eff),
@@ -393,7 +392,7 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
         ("step_traffic_bytes", step_bytes),
         ("model_step_time_s", t),
     ):
-        out[key] = np.where(arch, new, out[key])
+        out[key] = where(arch, new, out[key])
 
 
 def _transformer_work(
@@ -407,13 +406,13 @@ def _transformer_work(
     per_token = transformer.train_flops_per_token(*dims, x["gated"], kernels)
     attention = _a(transformer.attention_flops_per_token(layers, hidden, seq, kernels)) * seq
     recompute = _a(transformer.recompute_flops_per_token(per_token, layers, hidden, seq, mode, kernels)) * seq
-    flops = np.where(_a(x["flops_given"]) > 0, out["train_flops_per_example"], _a(per_token) * seq)
-    traffic = np.where(
+    flops = where(_a(x["flops_given"]) > 0, out["train_flops_per_example"], _a(per_token) * seq)
+    traffic = where(
         _a(x["traffic_given"]) > 0,
         _a(x["memory_traffic_bytes_per_example"]) / ranks,
         _a(transformer.traffic_bytes_per_sequence(*dims, x["gated"], mode, ranks, kernels)) * x["element_scale"],
     )
-    attn = np.where(_a(x["flops_given"]) > 0, 0.0, attention + np.where(_a(mode) == 1, recompute, 0.0))
+    attn = where(_a(x["flops_given"]) > 0, 0.0, attention + where(_a(mode) == 1, recompute, 0.0))
     return flops, attn, recompute, traffic
 
 
@@ -450,7 +449,7 @@ def _transformer_efficiency(x: Mapping[str, Numeric], n: Numeric, dims: transfor
         )
     )
     fp8_eff = _a(x["efficiency"]) * p16 / _a(x["peak_flops_per_s"]) / _a(fp8_factor)
-    return np.where(fp8, fp8_eff, x["efficiency"])
+    return where(fp8, fp8_eff, x["efficiency"])
 
 
 def _transformer_traffic(
@@ -465,29 +464,27 @@ def _transformer_traffic(
     layer_bytes = transformer.tensor_parallel_bytes_per_layer(n, seq, hidden, tp, mode, cp) + (
         transformer.context_parallel_bytes_per_layer(n, seq, hidden, heads, kv_heads, cp, tp)
     )
-    pp_link = np.where(tp * cp * pp > node, net, link)
-    pp_bytes = np.where(pp > 1, transformer.pipeline_bytes_per_micro_batch(n, seq, hidden, tp, cp), 0.0)
+    pp_link = where(tp * cp * pp > node, net, link)
+    pp_bytes = where(pp > 1, transformer.pipeline_bytes_per_micro_batch(n, seq, hidden, tp, cp), 0.0)
     # Expert parallelism: the MoE layers' all-to-alls, over NVLink for the ranks in the node, the
     # NICs for the rest (expert ranks sit at a stride of t x c, as Megatron orders them).
     ep = _a(x["expert_parallel"])
-    moe_layers = np.where(_a(x["experts"]) > 0, _a(layers) - np.minimum(_a(x["dense_layers"]), layers), 0.0)
-    ep_node = np.clip(node / (tp * cp), 1.0, ep)
-    in_node = np.where(ep > 1, (ep_node - 1) / np.maximum(ep - 1, 1.0), 1.0)
+    moe_layers = where(_a(x["experts"]) > 0, _a(layers) - np.minimum(_a(x["dense_layers"]), layers), 0.0)
+    ep_node = clip(node / (tp * cp), 1.0, ep)
+    in_node = where(ep > 1, (ep_node - 1) / np.maximum(ep - 1, 1.0), 1.0)
     a2a = transformer.all_to_all_bytes_per_layer(n, seq, hidden, x["experts_active"], ep, cp)
     a2a_s = moe_layers / pp * _a(a2a) * (in_node / link + (1 - in_node) / net)
     comm_mb = (_a(layers) / pp * layer_bytes / link + pp_bytes / pp_link + a2a_s) * x["element_scale"]
     # Data-parallel traffic over the data- (x context-) parallel ranks, hierarchical across nodes,
     # then the part the framework's overlap leaves exposed (calc.transformer).
     dp_cp = data_parallel_ranks(x)
-    per_node = np.clip(node / tp, 1.0, dp_cp)
+    per_node = clip(node / tp, 1.0, dp_cp)
     experts = moe_expert_params(x)
     per_rank = (_a(x["params"]) - experts + experts / ep) / (tp * pp)
     dp_all = _a(
-        transformer.data_parallel_time_s(
-            per_rank, np.where(_a(z) >= 1, shard_ranks, dp_cp), dp_cp, z, per_node, link, net
-        )
+        transformer.data_parallel_time_s(per_rank, where(_a(z) >= 1, shard_ranks, dp_cp), dp_cp, z, per_node, link, net)
     ) * _a(x["element_scale"])
-    shared = np.where(dp_cp * tp <= node, _a(layers) / pp * layer_bytes / link * x["element_scale"], 0.0)
+    shared = where(dp_cp * tp <= node, _a(layers) / pp * layer_bytes / link * x["element_scale"], 0.0)
     dp = transformer.exposed_data_parallel_s(
         dp_all,
         x["dp_framework"],
@@ -636,17 +633,17 @@ def evaluate_storage(x: Mapping[str, Numeric], out: Arrays) -> None:
     clients = np.ceil(_a(x["gpus_per_job"]) / x["gpus_per_node"]) * x["jobs"]
     out["clients"] = clients
     given = _a(x["storage_units_given"])
-    units = np.where(np.isfinite(given), given, x["storage_max_units"])
+    units = where(np.isfinite(given), given, x["storage_max_units"])
     out["storage_units_used"] = units
     bw = storage.supply_bytes_per_s(units, x["storage_unit_bytes_per_s"], clients, x["storage_client_bytes_per_s"])
     bw_given = _a(x["storage_bytes_per_s_given"])
-    bw = np.where(np.isfinite(bw_given), bw_given, bw)
+    bw = where(np.isfinite(bw_given), bw_given, bw)
     out["storage_bytes_per_s"] = bw
     # A storage given only as a bandwidth (no option) has one figure for reads and writes.
     write = storage.supply_bytes_per_s(
         units, x["storage_unit_write_bytes_per_s"], clients, x["storage_client_bytes_per_s"]
     )
-    out["storage_write_bytes_per_s"] = np.where(np.isfinite(bw_given), bw_given, write)
+    out["storage_write_bytes_per_s"] = where(np.isfinite(bw_given), bw_given, write)
     iops = storage.supply_iops(
         units,
         x["storage_unit_iops"],
@@ -657,12 +654,12 @@ def evaluate_storage(x: Mapping[str, Numeric], out: Arrays) -> None:
         x["storage_iops_request_bytes"],
     )
     iops_given = _a(x["storage_iops_given"])
-    out["storage_iops"] = np.where(np.isfinite(iops_given), iops_given, iops)
+    out["storage_iops"] = where(np.isfinite(iops_given), iops_given, iops)
     lat = storage.read_service_time_s(
         x["storage_base_latency_s"], out["request_bytes"], x["storage_stream_bytes_per_s"]
     )
     lat_given = _a(x["storage_latency_given"])
-    out["storage_latency_s"] = np.where(np.isfinite(lat_given), lat_given, lat)
+    out["storage_latency_s"] = where(np.isfinite(lat_given), lat_given, lat)
     out["outstanding_reads"] = demand.outstanding_reads(out["read_iops"], out["storage_latency_s"])
     out["p99_outstanding_reads"] = _a(out["outstanding_reads"]) * out["p99_factor"]
 
@@ -684,11 +681,11 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Each stage's capacity per GPU, the achieved rate, utilisation and the bottleneck."""
     readers = _a(x["gpus_per_job"]) * x["jobs"]
     # Reads that cost a seek or a request: all of them on object stores, else one per file.
-    seeks = np.where(_a(x["storage_counts_requests"]) > 0, out["reads_per_example"], 1.0 / _a(x["examples_per_file"]))
+    seeks = where(_a(x["storage_counts_requests"]) > 0, out["reads_per_example"], 1.0 / _a(x["examples_per_file"]))
     gpu_rate = out["gpu_samples_per_s"]
     remote = out["remote_fraction"]
     is_async = _a(x["loader"]) > 0
-    in_flight = np.where(is_async, x["reader_concurrency"], x["num_workers"])
+    in_flight = where(is_async, x["reader_concurrency"], x["num_workers"])
     stages = {
         "storage": pipeline.storage_stage(
             out["storage_bytes_per_s"],
@@ -726,7 +723,7 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
     # The metadata service caps file opens: ops per open x opens per example, shared by readers.
     with np.errstate(divide="ignore", invalid="ignore"):
         ops_per_example = _a(x["metadata_ops_per_open"]) * remote / _a(x["examples_per_file"])
-        by_metadata = np.where(ops_per_example > 0, _a(x["storage_metadata_ops"]) / ops_per_example / readers, np.inf)
+        by_metadata = where(ops_per_example > 0, _a(x["storage_metadata_ops"]) / ops_per_example / readers, np.inf)
     stages["storage"] = np.minimum(stages["storage"], by_metadata)
     # Synchronous workers read then decode each example: a bound of its own, so a stage.
     read_s = _a(out["storage_latency_s"]) * out["reads_per_example"] * remote
@@ -745,7 +742,7 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
     )
     out["achieved_samples_per_s"] = _a(rate) * readers
     with np.errstate(divide="ignore", invalid="ignore"):
-        out["gpu_utilization"] = np.where(_a(gpu_rate) > 0, _a(rate) / gpu_rate, 0.0)
+        out["gpu_utilization"] = where(_a(gpu_rate) > 0, _a(rate) / gpu_rate, 0.0)
     out["bottleneck"] = bottleneck
 
 
@@ -857,23 +854,23 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["checkpoint_async"] = is_async.astype(float)
     restore, on_storage, limited, host_copy = _checkpoint_paths(x, out, c, per_rank)
     mtbf_given = _a(x["mtbf_s"])
-    mtbf = np.where(np.isfinite(mtbf_given), mtbf_given, checkpoint.job_mtbf_s(x["gpus_per_job"]))
+    mtbf = where(np.isfinite(mtbf_given), mtbf_given, checkpoint.job_mtbf_s(x["gpus_per_job"]))
     out["mtbf_job_s"] = mtbf
     out["failures_per_month"] = checkpoint.failures_per_month(mtbf)
     used = _checkpoint_interval(x, out, host_copy, mtbf, on_storage, limited, is_async)
     saving = np.isfinite(used) & (used > 0)
-    safe = np.where(saving, used, 1.0)
-    out["checkpoint_interval_used_s"] = np.where(saving, used, 0.0)
+    safe = where(saving, used, 1.0)
+    out["checkpoint_interval_used_s"] = where(saving, used, 0.0)
     _checkpoint_writes(x, out, c, safe, saving, is_async, per_rank, ranks)
     f = _a(x["checkpoint_stall_fraction"])
-    asked = np.where(is_async, safe, f * safe)  # the write at the bandwidth the plan asks for
-    write_s = np.where(limited, on_storage, np.where(saving, asked, 0.0))
+    asked = where(is_async, safe, f * safe)  # the write at the bandwidth the plan asks for
+    write_s = where(limited, on_storage, where(saving, asked, 0.0))
     out["checkpoint_write_s"] = write_s
     _checkpoint_stalls(out, write_s, safe, host_copy, restore, used, saving, is_async, mtbf)
     _checkpoint_kept(x, out, c, saving)
     _bursts(x, out, c, safe, saving, is_async, mtbf)
     out["checkpoint_durable"] = x["checkpoint_durable_store"]
-    out["storage_need_bytes_per_s"] = np.where(
+    out["storage_need_bytes_per_s"] = where(
         is_async,
         _a(out["read_bytes_per_s"]) + out["checkpoint_write_bytes_per_s"],
         np.maximum(out["read_bytes_per_s"], out["checkpoint_write_bytes_per_s"]),
@@ -886,7 +883,7 @@ def _checkpoint_size(x: Mapping[str, Numeric], out: Arrays) -> tuple[Any, Any, A
     # (state x GPUs holding a piece / training bytes per parameter).
     given = _a(x["model_state_given"])
     shards = _shards(x)
-    params = np.where(np.isfinite(given), given * shards / _a(x["bytes_per_param"]), x["params"])
+    params = where(np.isfinite(given), given * shards / _a(x["bytes_per_param"]), x["params"])
     out["checkpoint_params"] = params
     c = checkpoint.checkpoint_bytes(
         params, x["checkpoint_weight_bytes_per_param"], x["checkpoint_optimizer_bytes_per_param"]
@@ -944,17 +941,17 @@ def _checkpoint_interval(
     f = _a(x["checkpoint_stall_fraction"])
     interval = _a(x["checkpoint_interval_s"])
     given = np.isfinite(interval)
-    yd_async = np.maximum(checkpoint.young_daly_interval_s(host_copy, mtbf, np.where(limited, 0.0, 1.0)), on_storage)
+    yd_async = np.maximum(checkpoint.young_daly_interval_s(host_copy, mtbf, where(limited, 0.0, 1.0)), on_storage)
     # Sync without a storage: the save takes the stall budget f x T; for "optimal" the interval
     # that is Young-optimal for storage sized to its own budget, sqrt(2 f T M) = T -> T = 2 f M.
-    yd_sync = np.where(
+    yd_sync = where(
         limited,
         checkpoint.young_daly_interval_s(on_storage, mtbf),
-        np.where(given, checkpoint.young_daly_interval_s(f * np.where(given, interval, 1.0), mtbf), 2.0 * f * mtbf),
+        where(given, checkpoint.young_daly_interval_s(f * where(given, interval, 1.0), mtbf), 2.0 * f * mtbf),
     )
-    young = np.where(is_async, yd_async, yd_sync)
+    young = where(is_async, yd_async, yd_sync)
     out["young_daly_interval_s"] = young
-    return np.where(given, interval, np.where(_a(x["checkpoint_interval_optimal"]) > 0, young, np.nan))
+    return where(given, interval, where(_a(x["checkpoint_interval_optimal"]) > 0, young, np.nan))
 
 
 def _checkpoint_writes(
@@ -973,12 +970,12 @@ def _checkpoint_writes(
     # Every job saves its own checkpoints, as every job reads: the rates and the kept bytes are
     # all jobs' (sizes, times and stalls stay one job's).
     jobs = _a(x["jobs"])
-    out["checkpoint_sync_write_bytes_per_s"] = np.where(saving, sync, 0.0) * jobs
-    out["checkpoint_async_write_bytes_per_s"] = np.where(saving, drain, 0.0) * jobs
-    out["checkpoint_write_bytes_per_s"] = np.where(saving, np.where(is_async, drain, sync), 0.0) * jobs
+    out["checkpoint_sync_write_bytes_per_s"] = where(saving, sync, 0.0) * jobs
+    out["checkpoint_async_write_bytes_per_s"] = where(saving, drain, 0.0) * jobs
+    out["checkpoint_write_bytes_per_s"] = where(saving, where(is_async, drain, sync), 0.0) * jobs
     # Writers on one node: its GPUs' ranks, at most all writing ranks of the job.
     node_writers = np.minimum(ranks, out["gpus_on_node"])
-    out["checkpoint_host_ram_bytes"] = np.where(saving, checkpoint.async_host_ram_bytes(per_rank * node_writers), 0.0)
+    out["checkpoint_host_ram_bytes"] = where(saving, checkpoint.async_host_ram_bytes(per_rank * node_writers), 0.0)
 
 
 def _checkpoint_stalls(
@@ -995,26 +992,26 @@ def _checkpoint_stalls(
     """What saves cost training: the stall per save and its share, the lag until a save is
     durable, the time lost per interruption and the goodput."""
     blocking = checkpoint.blocking_s(write_s, safe, host_copy, is_async)
-    out["checkpoint_blocking_s"] = np.where(saving, blocking, 0.0)
-    out["checkpoint_stall_share"] = np.where(saving, checkpoint.stall_share(blocking, safe), 0.0)
-    lag = np.where(saving & is_async, write_s, 0.0)
+    out["checkpoint_blocking_s"] = where(saving, blocking, 0.0)
+    out["checkpoint_stall_share"] = where(saving, checkpoint.stall_share(blocking, safe), 0.0)
+    lag = where(saving & is_async, write_s, 0.0)
     out["checkpoint_lag_s"] = lag
-    lost = checkpoint.lost_per_failure_s(restore, np.where(saving, used, 0.0), lag)
-    out["checkpoint_lost_per_failure_s"] = np.where(saving, lost, 0.0)
-    out["goodput"] = np.where(saving, checkpoint.goodput(out["checkpoint_stall_share"], lost, mtbf), 0.0)
+    lost = checkpoint.lost_per_failure_s(restore, where(saving, used, 0.0), lag)
+    out["checkpoint_lost_per_failure_s"] = where(saving, lost, 0.0)
+    out["goodput"] = where(saving, checkpoint.goodput(out["checkpoint_stall_share"], lost, mtbf), 0.0)
 
 
 def _checkpoint_kept(x: Mapping[str, Numeric], out: Arrays, c: Numeric, saving: Any) -> None:
     """Checkpoints kept on storage: the milestones of the run and the capacity they fill."""
     run, every = _a(x["run_length_s"]), _a(x["checkpoint_milestone_interval_s"])
     both = np.isfinite(run) & np.isfinite(every)
-    milestones = np.where(both, checkpoint.milestone_count(np.where(both, run, 0.0), np.where(both, every, 1.0)), 0.0)
+    milestones = where(both, checkpoint.milestone_count(where(both, run, 0.0), where(both, every, 1.0)), 0.0)
     out["checkpoint_milestones"] = milestones
     # A job that saves nothing keeps nothing; kept is all jobs' (keep + the save in flight each).
-    kept = checkpoint.retained_capacity_bytes(c, x["checkpoint_keep"], milestones, np.where(saving, 1.0, 0.0)) * _a(
+    kept = checkpoint.retained_capacity_bytes(c, x["checkpoint_keep"], milestones, where(saving, 1.0, 0.0)) * _a(
         x["jobs"]
     )
-    out["checkpoint_capacity_bytes"] = np.where(saving, kept, 0.0)
+    out["checkpoint_capacity_bytes"] = where(saving, kept, 0.0)
 
 
 def _bursts(
@@ -1025,14 +1022,14 @@ def _bursts(
     read within its budget, each also per node."""
     # All jobs', as the other checkpoint rates (one job's drain x jobs); the restore is one job's.
     drain = checkpoint.drain_bytes_per_s(c, safe, x["drain_target"]) * _a(x["jobs"])
-    out["checkpoint_drain_bytes_per_s"] = np.where(saving & is_async, drain, 0.0)
-    burst = np.where(is_async, drain, out["checkpoint_sync_write_bytes_per_s"])
-    out["checkpoint_save_burst_bytes_per_s"] = np.where(saving, burst, 0.0)
+    out["checkpoint_drain_bytes_per_s"] = where(saving & is_async, drain, 0.0)
+    burst = where(is_async, drain, out["checkpoint_sync_write_bytes_per_s"])
+    out["checkpoint_save_burst_bytes_per_s"] = where(saving, burst, 0.0)
     out["checkpoint_save_burst_node_bytes_per_s"] = checkpoint.per_node(
         out["checkpoint_save_burst_bytes_per_s"], out["clients"]
     )
     target = _a(x["restore_target_s"])
-    budget = np.where(np.isfinite(target), target, checkpoint.restore_budget_s(x["checkpoint_stall_fraction"], mtbf))
+    budget = where(np.isfinite(target), target, checkpoint.restore_budget_s(x["checkpoint_stall_fraction"], mtbf))
     out["restore_budget_s"] = budget
     out["restore_read_bytes_per_s"] = checkpoint.restore_read_bytes_per_s(out["checkpoint_restore_bytes"], budget)
     out["restore_read_node_bytes_per_s"] = checkpoint.per_node(out["restore_read_bytes_per_s"], out["clients"])

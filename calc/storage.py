@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from calc import catalog
-from calc._types import Numeric
+from calc._types import Numeric, floats, where
 from calc.demand import METADATA_OPS_PER_OPEN
 from calc.errors import InputError, PresetError
 from calc.formula import formula
@@ -673,10 +673,9 @@ def supply_bytes_per_s(
 ) -> Numeric:
     """Read bandwidth of ``units`` units read by ``clients`` nodes [bytes/s] (inf = unconstrained)."""
     with np.errstate(invalid="ignore"):
-        total = np.asarray(units, dtype=float) * unit_bytes_per_s
-    return np.minimum(
-        np.nan_to_num(total, nan=np.inf, posinf=np.inf), np.asarray(clients, dtype=float) * client_bytes_per_s
-    )
+        total = floats(units) * unit_bytes_per_s
+    # 0 units x an unlimited rate (NaN) is unlimited; where, not np.nan_to_num (~10 us on a scalar).
+    return np.minimum(where(np.isnan(total), np.inf, total), floats(clients) * client_bytes_per_s)
 
 
 def iops_at_request(
@@ -689,11 +688,11 @@ def iops_at_request(
     costs that plus r/bandwidth: iops(r) = 1 / (1/iops - r_quoted/bw + r/bw). NaN ``unit_iops``
     (none published) leaves the transfer time alone.
     """
-    iops = np.asarray(unit_iops, dtype=float)
-    bw = np.asarray(unit_bytes_per_s, dtype=float)
+    iops = floats(unit_iops)
+    bw = floats(unit_bytes_per_s)
     with np.errstate(divide="ignore", invalid="ignore"):
-        transfer = np.asarray(request_bytes, dtype=float) / bw
-        seek = np.where(np.isfinite(iops), np.maximum(1.0 / iops - np.asarray(iops_request_bytes) / bw, 0.0), 0.0)
+        transfer = floats(request_bytes) / bw
+        seek = where(np.isfinite(iops), np.maximum(1.0 / iops - floats(iops_request_bytes) / bw, 0.0), 0.0)
         rate: Numeric = 1.0 / (seek + transfer)
     return rate
 
@@ -715,15 +714,16 @@ def supply_iops(
     """Random reads/s of ``units`` units at ``request_bytes`` per read [1/s]."""
     with np.errstate(invalid="ignore", divide="ignore"):
         per_unit = iops_at_request(unit_iops, unit_bytes_per_s, request_bytes, iops_request_bytes)
-        total = np.nan_to_num(np.asarray(units, dtype=float) * per_unit, nan=np.inf, posinf=np.inf)
-        by_bw = np.asarray(bytes_per_s, dtype=float) / request_bytes
+        total = floats(units) * per_unit
+        total = where(np.isnan(total), np.inf, total)  # 0 units x unlimited reads/s: unlimited
+        by_bw = floats(bytes_per_s) / request_bytes
     return np.minimum(np.minimum(total, aggregate_iops), by_bw)
 
 
 @formula("storage_latency_s", "{latency_rule}")
 def read_service_time_s(latency_s: Numeric, request_bytes: Numeric, stream_bytes_per_s: Numeric) -> Numeric:
     """Time one synchronous reader spends per read: latency + bytes / stream rate [s]."""
-    return np.asarray(latency_s, dtype=float) + np.asarray(request_bytes, dtype=float) / stream_bytes_per_s
+    return floats(latency_s) + floats(request_bytes) / stream_bytes_per_s
 
 
 # ------------------------------------------------------------------ drives bought as a system

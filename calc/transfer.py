@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calc._types import Numeric
+from calc._types import Numeric, floats, where
 from calc.formula import formula, note
 
 note("compress_s", "{compress_rule}")
@@ -37,25 +37,23 @@ def transfer_stages_s(
     decompress_bytes_per_s: Numeric = 390e6,
 ) -> tuple[Numeric, Numeric, Numeric]:
     """Seconds for compress, send and decompress; a ratio of 1 means no compression."""
-    d = np.asarray(dataset_bytes, dtype=float)
-    ratio = np.asarray(compression_ratio, dtype=float)
+    d = floats(dataset_bytes)
+    ratio = floats(compression_ratio)
     packed = ratio > 1
-    compress = np.where(packed, d / (np.asarray(compress_cores, dtype=float) * compress_bytes_per_s_per_core), 0.0)
+    compress = where(packed, d / (floats(compress_cores) * compress_bytes_per_s_per_core), 0.0)
     send = d / ratio / link_bytes_per_s
-    decompress = np.where(packed, d / decompress_bytes_per_s, 0.0)
+    decompress = where(packed, d / decompress_bytes_per_s, 0.0)
     return compress, send, decompress
 
 
 @formula("transfer_time_s", "{transfer_rule}")
 def transfer_time_s(compress_s: Numeric, send_s: Numeric, decompress_s: Numeric, streamed: Numeric = 0.0) -> Numeric:
     """Total time [s]: the stages' sum, or the slowest one when streamed."""
-    seq = np.asarray(compress_s, dtype=float) + send_s + decompress_s
-    return np.where(
-        np.asarray(streamed, dtype=float) > 0, np.maximum(np.maximum(compress_s, send_s), decompress_s), seq
-    )
+    seq = floats(compress_s) + send_s + decompress_s
+    return where(floats(streamed) > 0, np.maximum(np.maximum(compress_s, send_s), decompress_s), seq)
 
 
 @formula("transfer_direct_time_s", "{dataset_bytes} / {transfer_link_bytes_per_s}")
 def direct_time_s(dataset_bytes: Numeric, link_bytes_per_s: Numeric) -> Numeric:
     """A plain copy with no compression [s]."""
-    return np.asarray(dataset_bytes, dtype=float) / link_bytes_per_s
+    return floats(dataset_bytes) / link_bytes_per_s

@@ -54,10 +54,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 
 from calc import catalog
-from calc._types import Numeric
+from calc._types import Numeric, clip, floats, where
 from calc.errors import InputError, PresetError
 from calc.formula import formula
 from calc.units import parse
@@ -159,14 +158,13 @@ def architectures() -> dict[str, Architecture]:
     return out
 
 
-def _f(x: Numeric) -> npt.NDArray[np.float64]:
-    return np.asarray(x, dtype=float)
+_f = floats  # one scenario's numbers stay NumPy scalars (calc._types)
 
 
 def layer_weights(hidden: Numeric, heads: Numeric, kv_heads: Numeric, ffn_hidden: Numeric, gated: Numeric) -> Numeric:
     """Weights of one layer's matrix multiplies [parameters]: ``2h^2 (1 + k/a) + n_mlp h f``."""
     h = _f(hidden)
-    n_mlp = np.where(_f(gated) > 0, 3.0, 2.0)
+    n_mlp = where(_f(gated) > 0, 3.0, 2.0)
     return 2 * h * h * (1 + _f(kv_heads) / _f(heads)) + n_mlp * h * _f(ffn_hidden)
 
 
@@ -229,7 +227,7 @@ def attention_flops_per_token(layers: Numeric, hidden: Numeric, seq_len: Numeric
     after): forward ``4 s h``, backward twice that, ``12 L h s`` (Narayanan et al. 2021, eq. 3's
     attention terms).
     """
-    per_layer = np.where(_f(kernels) == 2, 12.0, 7.0)
+    per_layer = where(_f(kernels) == 2, 12.0, 7.0)
     return per_layer * _f(layers) * _f(hidden) * _f(seq_len)
 
 
@@ -264,8 +262,8 @@ def recompute_flops_per_token(
     """
     m = _f(mode)
     # the attention core's forward: 2 s h causal (flash), 4 s h over the whole s x s without it
-    attention = np.where(_f(kernels) == 2, 4.0, 2.0) * _f(layers) * _f(hidden) * _f(seq_len)
-    return np.where(m == 2, _f(train_flops_per_token) / 3, np.where(m == 1, attention, 0.0))
+    attention = where(_f(kernels) == 2, 4.0, 2.0) * _f(layers) * _f(hidden) * _f(seq_len)
+    return where(m == 2, _f(train_flops_per_token) / 3, where(m == 1, attention, 0.0))
 
 
 def activation_bytes_per_token_layer(
@@ -276,7 +274,7 @@ def activation_bytes_per_token_layer(
     ``2 x (6h + 2h k/a) + (8f gated | 4f plain)`` (module docstring).
     """
     h, f = _f(hidden), _f(ffn_hidden)
-    mlp = np.where(_f(gated) > 0, 8.0, 4.0) * f
+    mlp = where(_f(gated) > 0, 8.0, 4.0) * f
     return ACTIVATION_BYTES * (6 * h + 2 * h * _f(kv_heads) / _f(heads)) + mlp
 
 
@@ -313,14 +311,14 @@ def moe_ffn(
     """
     n_layers, e = _f(layers), _f(experts)
     moe = e > 0
-    n_mlp = np.where(_f(gated) > 0, 3.0, 2.0)
-    d = np.where(moe, np.minimum(_f(dense_layers), n_layers), n_layers)
+    n_mlp = where(_f(gated) > 0, 3.0, 2.0)
+    d = where(moe, np.minimum(_f(dense_layers), n_layers), n_layers)
     fe, router = _f(expert_ffn_hidden), e / n_mlp
     active = (
         d * _f(ffn_hidden) + (n_layers - d) * (fe * (_f(experts_active) + _f(shared_experts)) + router)
     ) / n_layers
     total = (d * _f(ffn_hidden) + (n_layers - d) * (fe * (e + _f(shared_experts)) + router)) / n_layers
-    return np.where(moe, active, _f(ffn_hidden)), np.where(moe, total, _f(ffn_hidden))
+    return where(moe, active, _f(ffn_hidden)), where(moe, total, _f(ffn_hidden))
 
 
 def expert_params(
@@ -333,8 +331,8 @@ def expert_params(
 ) -> Numeric:
     """Parameters of the routed experts, the part expert parallelism splits [1]:
     ``(L - L_d) x E x n_mlp h f_e`` (0 for a dense model)."""
-    n_mlp = np.where(_f(gated) > 0, 3.0, 2.0)
-    moe_layers = np.where(_f(experts) > 0, _f(layers) - np.minimum(_f(dense_layers), _f(layers)), 0.0)
+    n_mlp = where(_f(gated) > 0, 3.0, 2.0)
+    moe_layers = where(_f(experts) > 0, _f(layers) - np.minimum(_f(dense_layers), _f(layers)), 0.0)
     return moe_layers * _f(experts) * n_mlp * _f(hidden) * _f(expert_ffn_hidden)
 
 
@@ -393,12 +391,12 @@ def saved_bytes_per_token_layer(
     h, f, a = _f(hidden), _f(ffn_hidden), _f(heads)
     kv = h * _f(kv_heads) / a
     g = _f(gated) > 0
-    eager_mlp = np.where(g, 8.0, 4.0) * f
-    compiled = ACTIVATION_BYTES * (4 * h + 2 * kv) + np.where(g, 4.0, 2.0) * f
+    eager_mlp = where(g, 8.0, 4.0) * f
+    compiled = ACTIVATION_BYTES * (4 * h + 2 * kv) + where(g, 4.0, 2.0) * f
     flash = _f(activation_bytes_per_token_layer(hidden, heads, kv_heads, ffn_hidden, gated))
-    gpt = 14 * h + 4 * kv + eager_mlp + np.where(_f(mode) == 1, 0.0, 5 * a * _f(seq_len))
+    gpt = 14 * h + 4 * kv + eager_mlp + where(_f(mode) == 1, 0.0, 5 * a * _f(seq_len))
     k, m = _f(kernels), _f(mode)
-    return np.where(k == 2, gpt, np.where((k == 0) | (m == 1), compiled, flash))
+    return where(k == 2, gpt, where((k == 0) | (m == 1), compiled, flash))
 
 
 def in_flight_layers(
@@ -411,7 +409,7 @@ def in_flight_layers(
     times more (Korthikanti et al. 2022, section 4.2.3). One stage: one micro-batch at a time.
     """
     p, v = _f(pipeline_parallel), _f(virtual_stages)
-    extra = np.where(v > 1, 1 + (p - 1) / (p * v), 1.0)
+    extra = where(v > 1, 1 + (p - 1) / (p * v), 1.0)
     return _f(layers) / p * np.minimum(p, _f(micro_batches)) * extra
 
 
@@ -443,12 +441,12 @@ def activation_bytes_per_sequence(
     per_layer = _f(saved_bytes_per_token_layer(hidden, heads, kv_heads, ffn_hidden, gated, seq_len, kernels, mode))
     full = _f(mode) == 2
     working = _f(saved_bytes_per_token_layer(hidden, heads, kv_heads, ffn_hidden, gated, seq_len, kernels, 0.0))
-    kept = np.where(full, ACTIVATION_BYTES * _f(hidden), per_layer)
+    kept = where(full, ACTIVATION_BYTES * _f(hidden), per_layer)
     p = _f(pipeline_parallel)
     held = in_flight_layers(layers, p, micro_batches, virtual_stages)
     tokens = _f(seq_len) / (_f(tensor_parallel) * _f(context_parallel))
-    logits = np.where(p <= 1, LOGIT_BYTES * _f(vocab), 0.0)
-    return tokens * (held * kept + np.where(full, working, 0.0) + logits)
+    logits = where(p <= 1, LOGIT_BYTES * _f(vocab), 0.0)
+    return tokens * (held * kept + where(full, working, 0.0) + logits)
 
 
 def traffic_bytes_per_sequence(
@@ -472,10 +470,10 @@ def traffic_bytes_per_sequence(
     the s x s softmax chain (``5 a s`` bytes per token per layer: scores, mask, dropout output)
     moves the same 4x.
     """
-    per_layer = _f(activation_bytes_per_token_layer(hidden, heads, kv_heads, ffn_hidden, gated)) + np.where(
+    per_layer = _f(activation_bytes_per_token_layer(hidden, heads, kv_heads, ffn_hidden, gated)) + where(
         _f(kernels) == 2, 5 * _f(heads) * _f(seq_len), 0.0
     )
-    again = np.where(_f(mode) == 2, 1.5, 1.0)
+    again = where(_f(mode) == 2, 1.5, 1.0)
     per_token = TRAFFIC_PER_ACTIVATION_BYTE * _f(layers) * per_layer * again + 2 * LOGIT_BYTES * _f(vocab)
     return _f(seq_len) * per_token / _f(ranks)
 
@@ -518,7 +516,7 @@ def tensor_parallel_bytes_per_layer(
     all-gather + reduce-scatter); a full recompute reruns the 2 forward ones. Each moves
     ``2 (t - 1) / t`` of its size per rank (ring). Context parallelism splits s.
     """
-    count = np.where(_f(mode) == 2, 6.0, 4.0)
+    count = where(_f(mode) == 2, 6.0, 4.0)
     size = _f(micro_batch) * _f(seq_len) / _f(context_parallel) * _f(hidden) * ACTIVATION_BYTES
     return count * ring_all_reduce_bytes(size, tensor_parallel)
 
@@ -564,7 +562,7 @@ def data_parallel_bytes(params_per_rank: Numeric, replicas: Numeric, sharded: Nu
     """
     d = _f(replicas)
     ring = (d - 1) / d * _f(params_per_rank) * GRAD_BYTES
-    return np.where(_f(sharded) > 0, 3 * ring, 2 * ring)
+    return where(_f(sharded) > 0, 3 * ring, 2 * ring)
 
 
 def collective_time_s(
@@ -594,7 +592,7 @@ def collective_time_s(
     IJHPCA 2005 (ring reduce-scatter/all-gather). NCCL docs, "Performance: bus bandwidth".
     """
     n = np.maximum(_f(ranks), 1.0)
-    g = np.clip(_f(ranks_per_node), 1.0, n)
+    g = clip(_f(ranks_per_node), 1.0, n)
     nodes = n / g
     s = _f(size_bytes)
     return _f(passes) * (
@@ -636,13 +634,13 @@ def data_parallel_time_s(
         np.minimum(g, d),
         link_bytes_per_s,
         network_bytes_per_s_per_gpu,
-        np.where(_f(zero_stage) >= 3, 3.0, 2.0),
+        where(_f(zero_stage) >= 3, 3.0, 2.0),
     )
     copies = r / d
     across = collective_time_s(
         size / d, copies, np.maximum(g / d, 1.0), link_bytes_per_s, network_bytes_per_s_per_gpu, 2.0
     )
-    return _f(inner) + np.where(copies > 1, _f(across), 0.0)
+    return _f(inner) + where(copies > 1, _f(across), 0.0)
 
 
 DDP_BUCKET_BYTES = 25 * 2**20
@@ -702,9 +700,9 @@ def exposed_data_parallel_s(
     )
     bucket = np.maximum(MEGATRON_BUCKET_PARAMS, 1e6 * _f(data_parallel_ranks)) * GRAD_BYTES
     megatron = np.maximum(comm - np.maximum(mb_c - shared, 0.0), comm * np.minimum(bucket / grads, 1.0))
-    default = np.where(fw == 0, ddp, np.where(fw == 1, fsdp, np.where(fw == 3, megatron, comm)))
+    default = where(fw == 0, ddp, where(fw == 1, fsdp, where(fw == 3, megatron, comm)))
     given = _f(given_overlap)
-    return np.where(np.isnan(given), default, (1 - np.nan_to_num(given)) * comm)
+    return where(np.isnan(given), default, (1 - given) * comm)  # NaN: no overlap given
 
 
 ARCH_FORMULAS: dict[str, str] = {
@@ -1070,7 +1068,7 @@ def layer_gemms(
     runs over the tokens), as Transformer Engine's GEMM benchmark lists them (fprop, dgrad, wgrad).
     """
     h, t = _f(hidden), _f(tensor_parallel)
-    up = np.where(_f(gated) > 0, 2.0, 1.0) * _f(ffn_hidden)
+    up = where(_f(gated) > 0, 2.0, 1.0) * _f(ffn_hidden)
     fwd = [
         (_f(tokens), h * (1 + 2 * _f(kv_heads) / _f(heads)) / t, h),
         (_f(tokens), h, h / t),

@@ -1,0 +1,43 @@
+"""calc._types: the scalar-keeping helpers behave as np.asarray / np.where, with NumPy scalars
+for one scenario (a plan) and arrays for many (a sweep)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from calc._types import clip, floats, where
+
+
+def test_floats_keeps_one_number_a_numpy_scalar() -> None:
+    assert type(floats(2.5)) is np.float64 and floats(2.5) == 2.5
+    assert type(floats(3)) is np.float64 and floats(3) == 3.0  # an int becomes a float
+    assert type(floats(np.array(4.0))) is np.float64  # a 0-d array becomes a scalar
+
+
+def test_floats_of_many_is_a_float_array() -> None:
+    got = floats([1, 2, 3])
+    assert isinstance(got, np.ndarray) and got.dtype == np.float64
+    assert got.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_where_picks_like_np_where() -> None:
+    assert where(True, 2.0, 3.0) == 2.0 and type(where(True, 2.0, 3.0)) is np.float64
+    assert where(np.float64(1.0) > 2.0, 2.0, np.float64(3.0)) == 3.0
+    assert np.isnan(where(False, 1.0, float("nan")))
+    # An array condition, or an array branch, is np.where's: element by element.
+    assert where(np.array([True, False]), 1.0, 0.0).tolist() == [1.0, 0.0]
+    assert where(True, np.array([5.0, 6.0]), 0.0).tolist() == [5.0, 6.0]
+
+
+def test_one_scenario_divides_by_zero_as_numpy_does() -> None:
+    # A Python float would raise ZeroDivisionError; the helpers keep NumPy's inf under errstate.
+    with np.errstate(divide="ignore"):
+        assert 1.0 / floats(0.0) == np.inf
+        assert 1.0 / where(True, 0.0, 1.0) == np.inf
+
+
+def test_clip_is_np_clips_definition() -> None:
+    assert clip(1.5, 0.0, 1.0) == 1.0 and clip(-0.5, 0.0, 1.0) == 0.0 and clip(0.25, 0.0, 1.0) == 0.25
+    assert clip(5.0, 3.0, 2.0) == 2.0  # low above high: high, as np.clip documents
+    assert np.isnan(clip(float("nan"), 0.0, 1.0))
+    assert clip(np.array([-1.0, 0.5, 2.0]), 0.0, 1.0).tolist() == [0.0, 0.5, 1.0]
