@@ -27,6 +27,7 @@ from calc.explain import formula, render_formula
 from calc.plan import HEADLINE
 from calc.report import (
     cluster_html,
+    cluster_jobs_note,
     cluster_jobs_table,
     cluster_markdown,
     compare_table,
@@ -1064,6 +1065,8 @@ def cluster_view(sc: Scenario, link: str) -> None:
     for line in shown[1:]:
         box.markdown(f"- {plain_words(line)}")
     top.dataframe(cluster_jobs_table(a), hide_index=True, width="stretch")
+    if note := cluster_jobs_note(a):
+        top.caption(note)
     st.plotly_chart(plots.cluster_day(a.plan), width="stretch", key="cluster_day")
     cluster_downloads(a, c, link)
 

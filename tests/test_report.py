@@ -10,7 +10,16 @@ import calc
 from calc import plots
 from calc import storage as st
 from calc.card import details
-from calc.report import cluster_html, compare_table, html_report, markdown_report, pin_name, sections
+from calc.report import (
+    cluster_html,
+    cluster_jobs_note,
+    cluster_markdown,
+    compare_table,
+    html_report,
+    markdown_report,
+    pin_name,
+    sections,
+)
 from calc.sizing import recommend
 from calc.units import fmt
 
@@ -140,6 +149,20 @@ def test_cluster_report_link_wraps() -> None:
     page = cluster_html(a, link="https://feedrate.example/?" + "x" * 400)
     assert "pre{white-space:pre-wrap;overflow-wrap:anywhere" in page
     assert "https://feedrate.example/?" + "x" * 400 in page
+
+
+def test_cluster_jobs_reading_nothing_say_why() -> None:
+    """ResNet-50 on ImageNet-1k (146.9 GB) fits in an 8 x H100 node's page cache: after the first epoch it
+    reads 0 B/s from the store, and the jobs table says why; the Llama 3 pretrain (544.6 GB of tokens,
+    page cache off in its preset) reads from the store and is not named."""
+    resnet = calc.scenario("resnet50-8xh100-imagenet").replace(dataset="imagenet-1k", page_cache=True)
+    c = calc.cluster([(resnet, 3), ("llama3-8b-pretrain-8xh100", 1)])
+    a = calc.cluster_answer(c)
+    note = cluster_jobs_note(a)
+    assert note.startswith("resnet50-8xh100-imagenet-edited: 0 B/s of reads from the store")
+    assert "llama3" not in note
+    assert note in cluster_markdown(a)
+    assert cluster_jobs_note(calc.cluster_answer(calc.cluster({"llama3-8b-pretrain-8xh100": 1}))) == ""
 
 
 def _figure_titles(p: calc.Plan) -> dict[str, list[str]]:
