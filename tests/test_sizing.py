@@ -906,7 +906,7 @@ def test_describe_option_in_each_form() -> None:
     assert describe_option(r, brief="store") == "3 drives of x in mirror (3 TB usable) to hold the dataset"
     # Its smallest size has 3x: said as such; no finite headroom: read once from the page cache.
     assert describe_option(r | {"bandwidth_headroom": 3.0, "iops_headroom": 4.0}).endswith(
-        "; its smallest size serves the job, 3.0x headroom"
+        "; its smallest size serves the load, 3.0x headroom"
     )
     assert describe_option(r | {"bandwidth_headroom": math.inf, "iops_headroom": math.inf}).endswith(
         "; read once: the page cache holds the dataset after the first epoch"
@@ -1113,9 +1113,12 @@ ROW = {
         ({"limiting": "checkpoint writes"}, "sized by checkpoint writes for the save drain, 1.5x headroom"),
         ({"limiting": "write requests", "sized_for": ""}, "sized by write requests, 1.5x headroom"),
         # 2x and more at a rate: its smallest size already serves the job; exactly 100x is still a number.
-        ({"bandwidth_headroom": 2.0}, "its smallest size serves the job, 2.0x headroom"),
-        ({"bandwidth_headroom": 100.0, "iops_headroom": 250.0}, "its smallest size serves the job, 100.0x headroom"),
-        ({"bandwidth_headroom": 100.5, "iops_headroom": 250.0}, "its smallest size serves the job, over 100x headroom"),
+        ({"bandwidth_headroom": 2.0}, "its smallest size serves the load, 2.0x headroom"),
+        ({"bandwidth_headroom": 100.0, "iops_headroom": 250.0}, "its smallest size serves the load, 100.0x headroom"),
+        (
+            {"bandwidth_headroom": 100.5, "iops_headroom": 250.0},
+            "its smallest size serves the load, over 100x headroom",
+        ),
         # Sized by something else: the rate it delivers is a bonus.
         ({"limiting": "capacity"}, "sized by capacity; it delivers 1.5x the reads and bandwidth needed"),
         # No read rate at all: the page cache serves every epoch after the first.
