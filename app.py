@@ -568,7 +568,7 @@ def answer_card(p: calc.Plan) -> None:
 def headline(p: calc.Plan) -> None:
     """The headline numbers, five to a row: the data path's, the bottleneck and where the step time
     came from, then (a job that saves) what its checkpoints ask of storage."""
-    keys = p.headline
+    keys = p.headline_outputs
     slots = [*HEADLINE, "bottleneck", "step_method", *keys[len(HEADLINE) :]]
     cols = [col for _ in range(len(slots) // 5) for col in st.columns(5)]
     method = {
