@@ -189,7 +189,7 @@ def demand_vs_batch(p: Plan, points: int = 24) -> go.Figure:
             x=[p.batch_size] * 2,
             y=[0, float(y.max())],
             mode="lines+text",
-            text=["", f"n = {p.batch_size}"],
+            text=["", f"this job: {p.batch_size}"],  # not "n = 256": the page says batch, not n
             textposition="top left",
             line={"dash": "dot", "color": "#333"},
             showlegend=False,

@@ -279,13 +279,15 @@ def test_chart_words_are_plain() -> None:
     """No code names on a chart: n_max, Young-Daly, checkpoint_interval_s; a percentage never split."""
     p = calc.plan("llama3-8b-pretrain-8xh100")
     texts = []
-    for fig in (plots.memory_breakdown(p), plots.checkpoint_interval_chart(p), plots.checkpoint_timeline(p)):
+    charts = (plots.memory_breakdown(p), plots.checkpoint_interval_chart(p), plots.checkpoint_timeline(p))
+    for fig in (*charts, plots.demand_vs_batch(p)):
         texts.append(fig.layout.title.text)
         texts += [a.text for a in fig.layout.annotations]
         texts += [str(d.text) for d in fig.data if getattr(d, "text", None) is not None]
     words = " ".join(texts)
     assert "n_max" not in words and "Young-Daly" not in words and "_s" not in words, words
-    assert "most that fit" in words and "optimal" in words
+    assert "most that fit" in words and "optimal" in words and "this job: 1" in words
+    assert not re.search(r"\bn = ", words)  # the batch marker said "n = 256"
     assert not re.search(r"\d<br>%", words)  # "99.98 %" stays on one line
 
 
