@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -298,6 +299,12 @@ def test_the_storage_map_names_every_option_without_hover() -> None:
     assert all(o in named for o in st.options())
     assert "hover" not in named
     assert fig.layout.title.text.replace("<br>", " ").startswith("aws-ebs-gp3 is what the answer buys on AWS")
+    # Two columns of names, every one shown (no scrolling legend): 38 entries in 19 rows of 19 px.
+    assert fig.layout.legend.entrywidth == 0.5 and fig.layout.margin.b == 90 + 19 * math.ceil(len(fig.data) / 2)
+    assert not any(len(d.name) > 45 for d in fig.data)  # "at the edge" in the axis title, not in each name
+    llm = calc.plan("llama3-8b-pretrain-8xh100", site="on-prem")
+    title = plots.storage_map(llm, recommend(llm), answer=calc.answer(llm.scenario)).layout.title.text
+    assert title.replace("<br>", " ").startswith("hdd-7200 is what the answer buys on-prem:")  # not "on On-prem"
 
 
 def test_the_cluster_day_chart_draws_every_jobs_saves_as_resolved() -> None:

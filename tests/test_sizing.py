@@ -447,7 +447,8 @@ def test_every_chart_draws_with_every_stage_finite() -> None:
     m = plots.storage_map(p, calc.recommend(p))
     xs = [x for trace in m.data for x in (trace.x or ())]
     assert all(math.isfinite(x) for x in xs)
-    assert any("no bandwidth limit published" in (trace.name or "") for trace in m.data)
+    assert any("at the edge" in (trace.name or "") for trace in m.data)  # S3, named "at the edge"
+    assert m.layout.xaxis.title.text.endswith("(none published: drawn at the right edge)")
 
 
 def test_checkpoint_writes_to_s3_are_bounded_by_put_requests_per_prefix() -> None:
