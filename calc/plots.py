@@ -379,7 +379,7 @@ def pipeline_stages(p: Plan) -> go.Figure:
             marker_color=[COLORS[n] for n in names],
             text=[fmt(x, "count_per_s", "samples/s") for x in values],
             # A short bar's label goes after it: inside, Plotly shrank "1,429 samples/s" to 7 px.
-            textposition=["inside" if x > 0.3 * top else "outside" for x in values],
+            textposition=["inside" if x > 0.15 * top else "outside" for x in values],
             insidetextanchor="start",
             showlegend=False,
         )
