@@ -53,6 +53,9 @@ def test_fixed_time_by_hand_with_the_fill_saturating_with_work_per_example() -> 
     # examples; 2.028571 ms + 1 ms + 3.990304 x 1.011975 ms = 2.028571 + 1 + 4.038086 = 7.066657 ms
     got = compute.fixed_time_s(STEP_TRAFFIC, BANDWIDTH, 0.7, 1e-3, 4.0, per, FLOPS)
     assert got == pytest.approx(7.066657e-3, rel=1e-6)
+    # No FLOPs count given: no saturation, the whole 4 examples' fill, 0 + 0 + 4 / (1 + 0) x 1 s = 4 s
+    # exactly (not 4 / (1 + 1e-13): one FLOP would already show)
+    assert compute.fixed_time_s(0.0, BANDWIDTH, 0.7, 0.0, 4.0, 1.0) == 4.0
     # At 1e13 FLOPs per example (FILL_SATURATION_FLOPS) the fill halves: 4 / (1 + 1) = 2 examples
     assert compute.FILL_SATURATION_FLOPS == 1e13
     got = compute.fixed_time_s(STEP_TRAFFIC, BANDWIDTH, 0.7, 1e-3, 4.0, per, 1e13)
@@ -119,17 +122,18 @@ def test_step_time_from_a_throughput_reprojected() -> None:
 
 
 def test_step_time_vectorised_over_scenarios() -> None:
-    # measured step time as taken, a throughput re-projected, the model alone: 87 ms, 2 x 128 ms, 50 ms
+    # measured step time as taken; a throughput re-projected, 128 / 1000 = 128 ms x 0.2 / 0.1 = 256 ms;
+    # the model alone, 50 ms; the same throughput where the model says nothing changed, 128 ms
     t, method = compute.step_time_s(
-        np.array([128.0, 128.0, 128.0]),
-        np.array([0.2, 0.2, 0.05]),
-        np.array([0.087, math.nan, math.nan]),
-        np.array([math.nan, 1000.0, math.nan]),
-        np.array([128.0, 128.0, 128.0]),
-        np.array([0.2, 0.1, 0.2]),
+        np.array([128.0, 128.0, 128.0, 64.0]),
+        np.array([0.2, 0.2, 0.05, 0.1]),
+        np.array([0.087, math.nan, math.nan, math.nan]),
+        np.array([math.nan, 1000.0, math.nan, 1000.0]),
+        np.array([128.0, 128.0, 128.0, 128.0]),
+        np.array([0.2, 0.1, 0.2, 0.1]),
     )
-    assert t.tolist() == pytest.approx([0.087, 0.256, 0.05], rel=1e-12)  # type: ignore[union-attr]
-    assert method.tolist() == [0.0, 3.0, 2.0]  # type: ignore[union-attr]
+    assert t.tolist() == pytest.approx([0.087, 0.256, 0.05, 0.128], rel=1e-12)  # type: ignore[union-attr]
+    assert method.tolist() == [0.0, 3.0, 2.0, 1.0]  # type: ignore[union-attr]
 
 
 def test_scaling_efficiency_at_the_node_boundary() -> None:
