@@ -27,6 +27,7 @@ from calc.explain import formula, render_formula
 from calc.plan import HEADLINE
 from calc.report import (
     cluster_html,
+    cluster_jobs_note,
     cluster_jobs_table,
     cluster_markdown,
     compare_table,
@@ -567,7 +568,7 @@ def answer_card(p: calc.Plan) -> None:
 def headline(p: calc.Plan) -> None:
     """The headline numbers, five to a row: the data path's, the bottleneck and where the step time
     came from, then (a job that saves) what its checkpoints ask of storage."""
-    keys = p.headline
+    keys = p.headline_outputs
     slots = [*HEADLINE, "bottleneck", "step_method", *keys[len(HEADLINE) :]]
     cols = [col for _ in range(len(slots) // 5) for col in st.columns(5)]
     method = {
@@ -1064,6 +1065,8 @@ def cluster_view(sc: Scenario, link: str) -> None:
     for line in shown[1:]:
         box.markdown(f"- {plain_words(line)}")
     top.dataframe(cluster_jobs_table(a), hide_index=True, width="stretch")
+    if note := cluster_jobs_note(a):
+        top.caption(note)
     st.plotly_chart(plots.cluster_day(a.plan), width="stretch", key="cluster_day")
     cluster_downloads(a, c, link)
 

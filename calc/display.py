@@ -52,7 +52,7 @@ def _answer_lines(p: Plan) -> list[str]:
 def headline_frame(p: Plan) -> pd.DataFrame:
     """The headline requirements of a plan, its checkpoints' too when it saves: label and value with its unit."""
     frame = p.to_frame()
-    keys = p.headline
+    keys = p.headline_outputs
     return pd.DataFrame({"requirement": [frame.loc[k, "label"] for k in keys], "value": [p.formatted(k) for k in keys]})
 
 

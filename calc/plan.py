@@ -45,7 +45,7 @@ CHECKPOINT_HEADLINE = (
     "checkpoint_restore_s",
     "checkpoint_capacity_bytes",
 )
-"""What a job that saves asks of storage, shown after HEADLINE when it saves (``Plan.headline``): an
+"""What a job that saves asks of storage, shown after HEADLINE when it saves (``Plan.headline_outputs``): an
 LLM's reads are kilobytes a second, its checkpoints what storage is bought for."""
 
 
@@ -81,7 +81,7 @@ class Plan:
         return self.values["checkpoint_write_bytes_per_s"] > 0 or self.values["checkpoint_interval_used_s"] > 0
 
     @property
-    def headline(self) -> tuple[str, ...]:
+    def headline_outputs(self) -> tuple[str, ...]:
         """The outputs to show first: HEADLINE, then CHECKPOINT_HEADLINE when the job saves."""
         return HEADLINE + CHECKPOINT_HEADLINE if self.saves else HEADLINE
 

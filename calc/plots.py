@@ -189,7 +189,7 @@ def demand_vs_batch(p: Plan, points: int = 24) -> go.Figure:
             x=[p.batch_size] * 2,
             y=[0, float(y.max())],
             mode="lines+text",
-            text=["", f"n = {p.batch_size}"],
+            text=["", f"this job: {p.batch_size}"],  # not "n = 256": the page says batch, not n
             textposition="top left",
             line={"dash": "dot", "color": "#333"},
             showlegend=False,
@@ -275,7 +275,7 @@ def storage_map(
     for i, name in enumerate(dict.fromkeys(marked)):
         o = st.option(name)
         role = "your storage" if name == p.scenario.storage else ("cheapest that serves" if i == 0 else "serves")
-        edge_note = "" if math.isfinite(o.read_bytes_per_s) else ", no bandwidth limit published: drawn at the edge"
+        edge_note = "" if math.isfinite(o.read_bytes_per_s) else ", at the edge"
         fig.add_scatter(
             x=[x_of(o)],
             y=[o.iops_at(req)],
@@ -297,14 +297,28 @@ def storage_map(
         )
     # The workload's star stays on the map even when it reads far less than any one unit gives.
     lo = min([x_of(o) for o in opts] + ([p.read_bytes_per_s / 1e6] if busy else []))
+    unpublished = any(not math.isfinite(o.read_bytes_per_s) for o in opts)
+    note = " (none published: drawn at the right edge)" if unpublished else ""
     fig.update_xaxes(
-        title="read bandwidth of one unit [MB/s]", type="log", range=[math.log10(lo / 2), math.log10(edge * 2)]
+        title=f"read bandwidth of one unit [MB/s]{note}",
+        type="log",
+        range=[math.log10(lo / 2), math.log10(edge * 2)],
     )
     fig.update_yaxes(title=f"random reads/s of one unit at {fmt(req, 'bytes', binary=True)}", type="log")
     fig = _layout(fig, _storage_finding(p, order, answer), 640)
-    # Legend below the map: beside it, it took half the width at 1280 px; about 40 names need rows.
-    fig.update_layout(legend={"orientation": "h", "y": -0.14, "x": 0, "yanchor": "top", "font": {"size": 11}})
-    fig.update_layout(height=fig.layout.height + 300, margin_b=330)
+    # Legend below the map in two fixed columns, tall enough for every name: beside the map it took
+    # half the width at 1280 px; in columns sized by its longest name it fell to one column of 40
+    # rows that scrolled, hiding most names from a room.
+    rows = math.ceil(len(fig.data) / 2)
+    below = 90 + 19 * rows
+    fig.update_layout(
+        legend={
+            **{"orientation": "h", "x": 0, "y": 0, "yref": "container", "yanchor": "bottom"},
+            **{"entrywidth": 0.5, "entrywidthmode": "fraction", "font": {"size": 11}},
+        },
+        height=fig.layout.height - 60 + below,
+        margin_b=below,
+    )
     return fig
 
 
@@ -314,7 +328,7 @@ def _numbered(
     """The unnamed options as small grey points, each numbered on the map and named in the legend."""
     for k, o in enumerate(rest, start=1):
         cannot = "" if feasible.get(o.name, True) else ", cannot serve"
-        edge = "" if math.isfinite(o.read_bytes_per_s) else ", at the edge: no bandwidth published"
+        edge = "" if math.isfinite(o.read_bytes_per_s) else " (at the edge)"  # the axis title says why
         fig.add_scatter(
             x=[x_of(o)],
             y=[o.iops_at(req)],
@@ -339,8 +353,8 @@ def _storage_finding(p: Plan, order: Sequence[str], answer: Answer | None) -> st
     if d is not None and d["design"] != "one tier":
         return f"The answer buys a {d['design']} ({need} from the nodes' own copies); the store only holds the data"
     if d is not None:
-        site = SITE_LABELS.get(str(d["site"]), str(d["site"]))
-        return f"{d['store']} is what the answer buys on {site}: the cheapest option that serves {need}"
+        where = "on-prem" if d["site"] == "on-prem" else f"on {SITE_LABELS.get(str(d['site']), str(d['site']))}"
+        return f"{d['store']} is what the answer buys {where}: the cheapest option that serves {need}"
     if order:
         return f"{order[0]} is the cheapest option that serves {need}"
     return "No option in the catalog serves this workload"
@@ -353,6 +367,10 @@ def pipeline_stages(p: Plan) -> go.Figure:
     """
     names = list(p.stages)
     values = [p.stages[n] for n in names]
+    demand = p.per_gpu_samples_per_s
+    # Linear, so 2,609 vs 3,957 reads as it is; a stage far above the need runs off the axis
+    # (its label gives the figure) rather than squashing every other bar.
+    top = 2.5 * max(demand, p.gpu_samples_per_s, min(values))
     fig = go.Figure(
         go.Bar(
             y=names,
@@ -360,12 +378,12 @@ def pipeline_stages(p: Plan) -> go.Figure:
             orientation="h",
             marker_color=[COLORS[n] for n in names],
             text=[fmt(x, "count_per_s", "samples/s") for x in values],
-            textposition="inside",
+            # A short bar's label goes after it: inside, Plotly shrank "1,429 samples/s" to 7 px.
+            textposition=["inside" if x > 0.3 * top else "outside" for x in values],
             insidetextanchor="start",
             showlegend=False,
         )
     )
-    demand = p.per_gpu_samples_per_s
     fig.add_scatter(
         x=[demand, demand],
         y=[names[0], names[-1]],
@@ -373,9 +391,6 @@ def pipeline_stages(p: Plan) -> go.Figure:
         name=f"needed: {fmt(demand, 'count_per_s', 'samples/s')}",
         line={"dash": "dash", "color": COLORS["demand"]},
     )
-    # Linear, so 2,609 vs 3,957 reads as it is; a stage far above the need runs off the axis
-    # (its label gives the figure) rather than squashing every other bar.
-    top = 2.5 * max(demand, p.gpu_samples_per_s, min(values))
     fig.update_xaxes(title="samples/s per GPU", range=[0, top])
     fig.update_traces(cliponaxis=True, selector={"type": "bar"})
     fig.update_yaxes(autorange="reversed")
@@ -407,11 +422,12 @@ def pipeline_stages(p: Plan) -> go.Figure:
             f"({p.gpu_utilization:.0%} GPU utilisation)"
         )
     missing = [s for s in ("storage", "cpu", "pcie", "gpu") if s not in p.stages]
-    fig = _layout(fig, title, 120 + 50 * len(names))
-    if missing:
-        fig.add_annotation(
-            text="unlimited here: " + ", ".join(missing), xref="paper", yref="paper", x=1, y=-0.35, showarrow=False
-        )
+    if missing:  # said in the axis title: a note placed under the short plot area met the legend
+        fig.update_xaxes(title=f"samples/s per GPU (not drawn, unlimited here: {', '.join(missing)})")
+    fig = _layout(fig, title, 150 + 50 * len(names))
+    # The legend hung from the figure's bottom, below the axis title: placed under the short plot
+    # area (-0.2 of it), it touched "samples/s per GPU".
+    fig.update_layout(margin_b=90, legend={"y": 0, "yref": "container", "yanchor": "bottom"})
     return fig
 
 

@@ -1125,7 +1125,7 @@ def describe_option(row: Mapping[str, Any], brief: bool | str = False) -> str:
         # Sized by the rate: its headroom is on that rate (2x and more only at the smallest size).
         else f"sized by {lim}{_for(row)}, {times} headroom"
         if lim in ("bandwidth", "iops", "checkpoint writes", "write requests") and head < 2
-        else f"its smallest size serves the job, {times} headroom"
+        else f"its smallest size serves the load, {times} headroom"  # a job's or a cluster's
         if lim in ("bandwidth", "iops", "checkpoint writes", "write requests")
         # Sized by something else (capacity, a minimum size): the rate it delivers is a bonus.
         else f"sized by {lim}; it delivers {times} the reads and bandwidth needed"

@@ -141,6 +141,11 @@ def _metric(page: Page, label: str) -> str:
     return box.locator("[data-testid='stMetricValue']").inner_text().strip()
 
 
+NO_HEADER = "[data-testid='stHeader'] { display: none !important; }"
+"""Streamlit's fixed header: an element screenshot scrolls the chart to the window's top, under it,
+and the header hid the chart's title (the pictures in docs/screenshots lost their first lines)."""
+
+
 def _save(png: bytes, path: Path) -> None:
     """Write a screenshot unless the file already shows the same picture (anti-aliasing aside).
 
@@ -286,7 +291,7 @@ def test_every_section_renders_at_meeting_widths(server: str, browser_page: Page
         page.wait_for_timeout(800)  # let Plotly finish its first layout pass
         charts = page.locator(".js-plotly-plot")
         for i in range(charts.count()):
-            _save(charts.nth(i).screenshot(), out / f"{name}-{i + 1}-{width}.png")
+            _save(charts.nth(i).screenshot(style=NO_HEADER), out / f"{name}-{i + 1}-{width}.png")
     # checkpoints: a scenario that writes them (the default one has none, and says so)
     page.goto(f"{server}/?scenario=mlperf-checkpoint-llama3-70b")
     _wait(page)
@@ -297,7 +302,7 @@ def test_every_section_renders_at_meeting_widths(server: str, browser_page: Page
     charts = page.locator(".js-plotly-plot")
     expect(charts).to_have_count(2)  # the save timeline and the interval trade-off
     for i in range(charts.count()):
-        _save(charts.nth(i).screenshot(), out / f"checkpoints-{i + 1}-{width}.png")
+        _save(charts.nth(i).screenshot(style=NO_HEADER), out / f"checkpoints-{i + 1}-{width}.png")
     # the default page, and three presets' sections as a meeting opens them
     page.goto(server)
     _wait(page)
@@ -315,7 +320,8 @@ def test_every_section_renders_at_meeting_widths(server: str, browser_page: Page
         page.wait_for_selector(".js-plotly-plot")
         page.wait_for_timeout(800)
         _no_errors(page)
-        _save(page.locator(".js-plotly-plot").first.screenshot(), out / f"{preset}-{section.lower()}-{width}.png")
+        chart = page.locator(".js-plotly-plot").first
+        _save(chart.screenshot(style=NO_HEADER), out / f"{preset}-{section.lower()}-{width}.png")
     page.set_viewport_size({"width": 1600, "height": 1100})
 
 
@@ -494,7 +500,7 @@ def test_cluster_view_from_a_link(server: str, browser_page: Page) -> None:
     page.wait_for_timeout(800)
     out = ROOT / "docs" / "screenshots"
     out.mkdir(parents=True, exist_ok=True)
-    _save(page.locator(".js-plotly-plot").first.screenshot(), out / "cluster-day.png")
+    _save(page.locator(".js-plotly-plot").first.screenshot(style=NO_HEADER), out / "cluster-day.png")
     _save(page.screenshot(full_page=True), out / "cluster-view.png")
 
 

@@ -102,3 +102,18 @@ def test_sweep_axis_columns_are_numbers_and_plot_in_one_call() -> None:
     assert list(fig.data[0].y) == pytest.approx([1.6777216, 3.3554432])
     with pytest.raises(calc.InputError, match="not a column"):
         calc.plots.sweep(df, x="jobz", y="read_bytes_per_s")
+
+
+def test_a_notebooks_headline_lists_checkpoints_for_a_job_that_saves() -> None:
+    """The notebook's headline table tells the page's story: a job that saves adds its checkpoints.
+    Llama 3 70B: 69,882,617,856 x (2 + 12) B = 978,356,649,984 B = 911.2 GiB; / 1,800 s = 543.5 MB/s."""
+    from calc.display import headline_frame
+
+    p = calc.plan("mlperf-checkpoint-llama3-70b")
+    assert p.saves
+    rows = dict(zip(headline_frame(p)["requirement"], headline_frame(p)["value"], strict=True))
+    assert len(rows) == 8 + 5
+    assert rows["Checkpoint size"] == "911.2 GiB"
+    assert rows["Checkpoint write bandwidth, all jobs"] == "543.5 MB/s"
+    beast = calc.plan("beast-imagenet-4xv100")  # the article's job saves nothing
+    assert not beast.saves and len(headline_frame(beast)) == 8

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -10,7 +11,16 @@ import calc
 from calc import plots
 from calc import storage as st
 from calc.card import details
-from calc.report import cluster_html, compare_table, html_report, markdown_report, pin_name, sections
+from calc.report import (
+    cluster_html,
+    cluster_jobs_note,
+    cluster_markdown,
+    compare_table,
+    html_report,
+    markdown_report,
+    pin_name,
+    sections,
+)
 from calc.sizing import recommend
 from calc.units import fmt
 
@@ -142,6 +152,20 @@ def test_cluster_report_link_wraps() -> None:
     assert "https://feedrate.example/?" + "x" * 400 in page
 
 
+def test_cluster_jobs_reading_nothing_say_why() -> None:
+    """ResNet-50 on ImageNet-1k (146.9 GB) fits in an 8 x H100 node's page cache: after the first epoch it
+    reads 0 B/s from the store, and the jobs table says why; the Llama 3 pretrain (544.6 GB of tokens,
+    page cache off in its preset) reads from the store and is not named."""
+    resnet = calc.scenario("resnet50-8xh100-imagenet").replace(dataset="imagenet-1k", page_cache=True)
+    c = calc.cluster([(resnet, 3), ("llama3-8b-pretrain-8xh100", 1)])
+    a = calc.cluster_answer(c)
+    note = cluster_jobs_note(a)
+    assert note.startswith("resnet50-8xh100-imagenet-edited: 0 B/s of reads from the store")
+    assert "llama3" not in note
+    assert note in cluster_markdown(a)
+    assert cluster_jobs_note(calc.cluster_answer(calc.cluster({"llama3-8b-pretrain-8xh100": 1}))) == ""
+
+
 def _figure_titles(p: calc.Plan) -> dict[str, list[str]]:
     return {s.title: [f.layout.title.text for f in s.figures] for s in sections(p, charts=True)}
 
@@ -256,13 +280,15 @@ def test_chart_words_are_plain() -> None:
     """No code names on a chart: n_max, Young-Daly, checkpoint_interval_s; a percentage never split."""
     p = calc.plan("llama3-8b-pretrain-8xh100")
     texts = []
-    for fig in (plots.memory_breakdown(p), plots.checkpoint_interval_chart(p), plots.checkpoint_timeline(p)):
+    charts = (plots.memory_breakdown(p), plots.checkpoint_interval_chart(p), plots.checkpoint_timeline(p))
+    for fig in (*charts, plots.demand_vs_batch(p)):
         texts.append(fig.layout.title.text)
         texts += [a.text for a in fig.layout.annotations]
         texts += [str(d.text) for d in fig.data if getattr(d, "text", None) is not None]
     words = " ".join(texts)
     assert "n_max" not in words and "Young-Daly" not in words and "_s" not in words, words
-    assert "most that fit" in words and "optimal" in words
+    assert "most that fit" in words and "optimal" in words and "this job: 1" in words
+    assert not re.search(r"\bn = ", words)  # the batch marker said "n = 256"
     assert not re.search(r"\d<br>%", words)  # "99.98 %" stays on one line
 
 
@@ -273,6 +299,12 @@ def test_the_storage_map_names_every_option_without_hover() -> None:
     assert all(o in named for o in st.options())
     assert "hover" not in named
     assert fig.layout.title.text.replace("<br>", " ").startswith("aws-ebs-gp3 is what the answer buys on AWS")
+    # Two columns of names, every one shown (no scrolling legend): 38 entries in 19 rows of 19 px.
+    assert fig.layout.legend.entrywidth == 0.5 and fig.layout.margin.b == 90 + 19 * math.ceil(len(fig.data) / 2)
+    assert not any(len(d.name) > 45 for d in fig.data)  # "at the edge" in the axis title, not in each name
+    llm = calc.plan("llama3-8b-pretrain-8xh100", site="on-prem")
+    title = plots.storage_map(llm, recommend(llm), answer=calc.answer(llm.scenario)).layout.title.text
+    assert title.replace("<br>", " ").startswith("hdd-7200 is what the answer buys on-prem:")  # not "on On-prem"
 
 
 def test_the_cluster_day_chart_draws_every_jobs_saves_as_resolved() -> None:

@@ -447,7 +447,8 @@ def test_every_chart_draws_with_every_stage_finite() -> None:
     m = plots.storage_map(p, calc.recommend(p))
     xs = [x for trace in m.data for x in (trace.x or ())]
     assert all(math.isfinite(x) for x in xs)
-    assert any("no bandwidth limit published" in (trace.name or "") for trace in m.data)
+    assert any("at the edge" in (trace.name or "") for trace in m.data)  # S3, named "at the edge"
+    assert m.layout.xaxis.title.text.endswith("(none published: drawn at the right edge)")
 
 
 def test_checkpoint_writes_to_s3_are_bounded_by_put_requests_per_prefix() -> None:
@@ -906,7 +907,7 @@ def test_describe_option_in_each_form() -> None:
     assert describe_option(r, brief="store") == "3 drives of x in mirror (3 TB usable) to hold the dataset"
     # Its smallest size has 3x: said as such; no finite headroom: read once from the page cache.
     assert describe_option(r | {"bandwidth_headroom": 3.0, "iops_headroom": 4.0}).endswith(
-        "; its smallest size serves the job, 3.0x headroom"
+        "; its smallest size serves the load, 3.0x headroom"
     )
     assert describe_option(r | {"bandwidth_headroom": math.inf, "iops_headroom": math.inf}).endswith(
         "; read once: the page cache holds the dataset after the first epoch"
@@ -1113,9 +1114,12 @@ ROW = {
         ({"limiting": "checkpoint writes"}, "sized by checkpoint writes for the save drain, 1.5x headroom"),
         ({"limiting": "write requests", "sized_for": ""}, "sized by write requests, 1.5x headroom"),
         # 2x and more at a rate: its smallest size already serves the job; exactly 100x is still a number.
-        ({"bandwidth_headroom": 2.0}, "its smallest size serves the job, 2.0x headroom"),
-        ({"bandwidth_headroom": 100.0, "iops_headroom": 250.0}, "its smallest size serves the job, 100.0x headroom"),
-        ({"bandwidth_headroom": 100.5, "iops_headroom": 250.0}, "its smallest size serves the job, over 100x headroom"),
+        ({"bandwidth_headroom": 2.0}, "its smallest size serves the load, 2.0x headroom"),
+        ({"bandwidth_headroom": 100.0, "iops_headroom": 250.0}, "its smallest size serves the load, 100.0x headroom"),
+        (
+            {"bandwidth_headroom": 100.5, "iops_headroom": 250.0},
+            "its smallest size serves the load, over 100x headroom",
+        ),
         # Sized by something else: the rate it delivers is a bonus.
         ({"limiting": "capacity"}, "sized by capacity; it delivers 1.5x the reads and bandwidth needed"),
         # No read rate at all: the page cache serves every epoch after the first.
