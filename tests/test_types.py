@@ -41,3 +41,14 @@ def test_clip_is_np_clips_definition() -> None:
     assert clip(5.0, 3.0, 2.0) == 2.0  # low above high: high, as np.clip documents
     assert np.isnan(clip(float("nan"), 0.0, 1.0))
     assert clip(np.array([-1.0, 0.5, 2.0]), 0.0, 1.0).tolist() == [0.0, 0.5, 1.0]
+
+
+def test_a_float64_or_a_float64_array_passes_through_as_it_is() -> None:
+    # The fast path's promise (module docstring): one scenario's NumPy scalar is returned, not a
+    # new float64 built from it, and a float64 array is the array itself, as np.asarray returns
+    # it (no copy, no view): floats(x) is x and where(...) is the branch it picks.
+    x, y = np.float64(2.5), np.float64(4.0)
+    assert floats(x) is x
+    assert where(True, x, y) is x and where(False, x, y) is y
+    a = np.array([1.0, 2.0])
+    assert floats(a) is a
