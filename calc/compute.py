@@ -1,12 +1,14 @@
 """Per-step GPU time t: a roofline-style sum of compute, memory traffic and a fixed part.
 
-    t_model(n) = stack x [ (n + n_fill / (1 + F / 1e13)) x (F / (P x e_c) + B / (W x e_m)) + S / (W x e_m) + t_launch ]
+    t_model(n) = stack x [ n x (F / (P x e_c) + B / (W x e_m) + s_eager x B)
+                           + n_fill / (1 + F / 1e13) x (F / (P x e_c) + B / (W x e_m)) + S / (W x e_m) + t_launch ]
 
 with, per example, F training FLOPs (forward + backward, measured), B bytes read and written
 in GPU memory (measured per op), and, per step, S batch-independent bytes (weights, gradients
 and optimizer state read and written). P is the GPU's dense peak at the precision, W its memory
 bandwidth; e_c (per precision class) and e_m are the shares reached, t_launch a fixed
-per-step overhead and n_fill the examples' worth of time a step loses filling the GPU.
+per-step overhead and n_fill the examples' worth of time a step loses filling the GPU; s_eager an
+eager stack's own cost per byte of each example's traffic (0 for a compiled one).
 All of them are fitted once, globally, on presets/calibration.yaml (calc.calibrate).
 
 Why a sum: within a step some kernels are bound by math (convolutions, matmuls) and others by
@@ -74,8 +76,9 @@ rows over 1e11-1e15 (1e13: 18.9 % mean, against 19.1 % with no saturation); docs
 @formula(
     "fixed_time_s",
     "{step_traffic_bytes} / ({memory_bandwidth_bytes_per_s} x {memory_efficiency}) + {launch_overhead_s}"
-    " + {fill_examples} / (1 + {train_flops_per_example} / 1e13) x ({compute_time_per_example_s}"
-    " + {memory_time_per_example_s})",
+    " + {fill_examples} / (1 + {train_flops_per_example} / "
+    + f"{FILL_SATURATION_FLOPS:.0e}".replace("+", "")  # "1e13": the text follows the constant
+    + ") x ({compute_time_per_example_s} + {memory_time_per_example_s})",
 )
 def fixed_time_s(
     step_traffic_bytes: Numeric,
@@ -170,8 +173,10 @@ def step_time_s(
         measured = where(np.isfinite(step), step, floats(anchor_batch_size) / rate)
         ratio = floats(model_s) / anchor_model_s
     have = np.isfinite(measured)
-    same = ratio == 1.0
-    t = where(have, measured * ratio, model_s)
+    # Nothing changed since the measurement: the model's two runs agree but for rounding (a sweep
+    # evaluates on arrays), and the measured figure is kept as it is, labelled measured.
+    same = np.abs(ratio - 1.0) <= 1e-9
+    t = where(have, measured * where(same, 1.0, ratio), model_s)
     method = where(have, where(same, where(np.isfinite(step), 0.0, 1.0), 3.0), 2.0)
     return t, method
 

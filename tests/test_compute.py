@@ -163,3 +163,16 @@ def test_fp32_lanes_per_architecture_by_hand() -> None:
     }
     # min(1, 64 / lanes): never above the peak, even for a narrower SM (32 lanes: 64 / 32 = 2 -> 1)
     assert compute.fp32_convolution_share(np.array([32.0, 64.0, 128.0])).tolist() == [1.0, 1.0, 0.5]  # type: ignore[union-attr]
+
+
+def test_a_measurement_differing_by_rounding_only_stays_measured() -> None:
+    """The model's two runs (the scenario's and the measurement's) agree but for one rounding step:
+    87.85 ms as measured, labelled measured, not "re-projected" by a factor 1 + 2.2e-16; a real
+    change of 1e-6 re-projects (87.85 ms x 1.000001)."""
+    anchor = 0.2
+    noisy = anchor * (1 + 2.2e-16)
+    t, method = compute.step_time_s(128, noisy, 0.08785, math.nan, 128, anchor)
+    assert t == 0.08785 and compute.METHODS[int(method)] == "measured step time"
+    t, method = compute.step_time_s(128, anchor * (1 + 1e-6), 0.08785, math.nan, 128, anchor)
+    assert t == pytest.approx(0.08785 * (1 + 1e-6), rel=1e-12)
+    assert compute.METHODS[int(method)] == "re-projected measurement"
