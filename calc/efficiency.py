@@ -30,14 +30,12 @@ docs/model.md, "Efficiency per GPU generation".
 
 from __future__ import annotations
 
-import numpy as np
-
-from calc._types import Numeric
+from calc._types import Numeric, floats
 
 
 def peak_share(measured_flops_per_s: Numeric, peak_flops_per_s: Numeric) -> Numeric:
     """Share of the dense peak a measured kernel reaches [0-1]: ``measured / peak``."""
-    share: Numeric = np.asarray(measured_flops_per_s, dtype=float) / np.asarray(peak_flops_per_s, dtype=float)
+    share: Numeric = floats(measured_flops_per_s) / floats(peak_flops_per_s)
     return share
 
 
@@ -48,9 +46,5 @@ def generation_efficiency(reference_efficiency: Numeric, gpu_share: Numeric, ref
     of its peak; ``gpu_share`` is the same measurement on the GPU planned for (``peak_share``).
     Equal shares give the reference efficiency back.
     """
-    e: Numeric = (
-        np.asarray(reference_efficiency, dtype=float)
-        * np.asarray(gpu_share, dtype=float)
-        / np.asarray(reference_share, dtype=float)
-    )
+    e: Numeric = floats(reference_efficiency) * floats(gpu_share) / floats(reference_share)
     return e
