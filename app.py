@@ -629,7 +629,7 @@ def requirements_tab(p: calc.Plan) -> None:
     table = folded("Every number on this page, with its formula", FOLD_TABLE)
     if table is not None:
         t = p.to_frame()[["label", "display", "formula"]]
-        if "Checkpoints" not in sections(p):  # a job that saves nothing: no checkpoint figures
+        if not p.saves:  # a job that saves nothing: no checkpoint figures
             t = t.drop(index=[k for k in CHECKPOINT_OUTPUTS if k in t.index])
         table.dataframe(t, width="stretch", height=560)
 
