@@ -555,21 +555,22 @@ def _resolve_site_link(c: _Ctx) -> None:
     where, job = storage.option(sc.storage).site, job_site(sc)
     if job is None or where in ("any", job):
         return
-    said = []  # one warning for what reading storage at another site still lacks (two said the site twice)
     if sc.site_link_bytes_per_s is not None:
         v["site_link_bytes_per_s"] = parse(sc.site_link_bytes_per_s, "bytes_per_s", "site_link_bytes_per_s")
         src["site_link_bytes_per_s"] = "scenario"
     else:
         src["site_link_bytes_per_s"] = "not given: unlimited"
+    # One warning for what reading storage at another site still lacks (two said the site twice).
+    said = []
+    if not sc.allow_other_site:
+        said.append(
+            f"the answer (calc.answer, recommend) will not buy it unless you {ask('allow_other_site')}, and "
+            f"then prices egress out of {where} per GB"
+        )
+    if sc.site_link_bytes_per_s is None:
         said.append(
             "every byte read crosses the link between the sites, which this plan does not limit until you "
             + ask("site_link_bytes_per_s")
-        )
-    if not sc.allow_other_site:
-        said.insert(
-            0,
-            f"the answer (calc.answer, recommend) will not buy it unless you {ask('allow_other_site')}, and "
-            f"then prices egress out of {where} per GB",
         )
     if said:
         warnings.append(f"{sc.storage} is at another site ({where}) than the job ({job}): {'; '.join(said)}.")
