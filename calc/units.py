@@ -229,8 +229,8 @@ _BIN = [(2.0**50, "Pi"), (2.0**40, "Ti"), (2.0**30, "Gi"), (2.0**20, "Mi"), (2.0
 def _sig(x: float) -> str:
     """Four significant figures (three below 1), thousands separators, no exponent: 0.000141 cores, not
     "0", which a room reads as none (at most 9 decimals: smaller reads "under 0.000000001")."""
-    if x == 0:
-        return "0"
+    if x == 0 or math.isnan(x):  # NaN as before ("nan"): the formatter never raises
+        return "0" if x == 0 else "nan"
     ax = abs(x)
     if ax < 0.5e-9:
         return "under 0.000000001" if x > 0 else "above -0.000000001"

@@ -122,6 +122,8 @@ def test_fmt_usd_never_rounds_a_cost_to_zero() -> None:
         (0.99951, "1"),
         (1e-9, "0.000000001"),  # nine decimals at most
         (4e-10, "under 0.000000001"),
+        (float("nan"), "nan"),  # as before the three-figure rule: formatting never raises
+        (float("inf"), "inf"),
         (-1234.6, "-1,235"),
     ],
 )
