@@ -39,7 +39,8 @@ from calc.report import (
     markdown_report,
     pin_name,
 )
-from calc.scenario import FIELDS, Scenario, check_field, choices, from_text
+from calc.scenario import FIELDS, QUANTITY_KINDS, Scenario, check_field, choices, from_text
+from calc.scenario import same_input as same
 from calc.site import job_site
 from calc.sizing import recommend
 from calc.stages import CHECKPOINT_OUTPUTS
@@ -49,7 +50,6 @@ DEFAULT_PRESET = "beast-imagenet-4xv100"
 MAX_UPLOAD_BYTES = 1024 * 1024
 """Streamlit's own limit (server.maxUploadSize = 1, in MiB) and the uploader's "1MB per file" label."""
 NONE = "(none)"
-QUANTITY_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "count", "count_per_s")
 HEADLINE_LABELS = {
     "batch_size": "Batch per GPU",
     "step_time_s": "Step time",
@@ -449,27 +449,12 @@ def check_or_none(name: str, value: Any) -> Any:
     return None if value is None else check_field(name, value)
 
 
-def same(name: str, a: Any, b: Any) -> bool:
-    """Equal as inputs: "1457" and 1457 are; "64 KiB" and 65536 are."""
-    if a is None or b is None:
-        return a is b
-    kind = FIELDS[name].kind
-    if kind in QUANTITY_KINDS:
-        return bool(parse(a, kind) == parse(b, kind))  # type: ignore[arg-type]
-    return bool(a == b)
-
-
 def share_params(sc: Scenario, preset: str | None) -> dict[str, str]:
     """The link: the preset, and each input that differs from it, as text (Scenario.to_params).
 
     An uploaded scenario has no preset: its link starts from the default one and names every difference."""
     preset = preset or DEFAULT_PRESET
-    base = calc.scenario(preset)
-    params = {"scenario": preset}
-    for name, text in sc.to_params(base).items():
-        if name != "name" and same(name, getattr(sc, name), getattr(base, name)):
-            continue  # "64 KiB" and 65536 are one input: keep links short
-        params[name] = text
+    params = {"scenario": preset} | sc.link_params(calc.scenario(preset))
     pins = st.session_state.get("pins", [])
     if pins:
         params["pins"] = ";".join(pins)
