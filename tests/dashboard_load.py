@@ -79,10 +79,13 @@ STEPS: tuple[tuple[Edit, ...], ...] = (
     (Edit("text", "jobs", ("2", "3")), Edit("text", "batch_size", ("32", "48"))),
     (Edit("upload", "jobs", ("3", "6")),),
     (Edit("text", "prefetch_factor", ("3", "4")), Edit("text", "batch_size", ("16", "24"))),
+    (Edit("text", "step_time_s", ("", "0.5 s")),),
 )
 """What each person does, a step at a time: numbers, text with units, a choice, the card's site, an
-upload. The edits of one step are made back to back, the second while the first's run is in flight
-(a person typing into one field, then the next); after a step the page is checked for each."""
+upload, and a measured step time cleared or typed (the page then sets where it was measured itself:
+the fields it changes must show it). The edits of one step are made back to back, the second while
+the first's run is in flight (a person typing into one field, then the next); after a step the page
+is checked for each."""
 
 
 EDIT_TIMEOUT_S = 180.0
@@ -261,11 +264,46 @@ async def agrees(page: Any, done: Sequence[tuple[Edit, str]]) -> list[str]:
         elif edit.kind in ("text", "choice") and (got := (await shown_field(page, edit)).strip()) != value:
             problems.append(f"{edit.name}={value}: the field shows {got!r}")
     p = link_plan(url)
+    problems += [f"{m} ({url.split('?', 1)[-1]})" for m in mismatched_fields(p.scenario, await sidebar_fields(page))]
     for label, key in HEADLINE_CHECKED.items():
         want = p.formatted(key)
         if not want.startswith(shown[label].split(" ")[0]):
             problems.append(f"headline {label} {shown[label]!r}, the link's plan {want!r} ({url.split('?', 1)[-1]})")
     return problems
+
+
+SIDEBAR_FIELDS = """() => [...document.querySelectorAll("[data-testid='stSidebar'] input")]
+  .filter(e => e.getAttribute("aria-label") && e.offsetParent !== null)
+  .map(e => [e.getAttribute("aria-label"), e.type === "checkbox" ? String(e.checked) : e.value])"""
+"""Every visible field of the sidebar: its label and what it shows."""
+
+
+async def sidebar_fields(page: Any) -> list[tuple[str, str]]:
+    return [(str(a), str(b)) for a, b in await page.evaluate(SIDEBAR_FIELDS)]
+
+
+def mismatched_fields(sc: Any, shown: Sequence[tuple[str, str]]) -> list[str]:
+    """The sidebar's fields that show something other than what the link's scenario holds."""
+    from calc.scenario import FIELDS, from_text, same_input
+
+    by_label = {f.title: n for n, f in FIELDS.items()}
+    out = []
+    for label, text in shown:
+        name = by_label.get(label.split(" (bare number")[0])
+        if name is None:
+            continue  # the preset picker, the uploader
+        value = None if text in ("(none)", "") else from_text(name, "true" if text == "true" else text)
+        if FIELDS[name].kind == "bool":
+            value = text == "true"
+        held = getattr(sc, name)
+        if FIELDS[name].kind == "bool":
+            held = bool(held)
+        try:
+            if not same_input(name, value, held):
+                out.append(f"the field {label!r} shows {text!r}, the link holds {held!r}")
+        except Exception as exc:  # a value one side cannot parse: said, not raised
+            out.append(f"the field {label!r} shows {text!r}, the link holds {held!r} ({exc})")
+    return out
 
 
 POLL_S = 0.25
