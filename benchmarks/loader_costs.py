@@ -100,7 +100,7 @@ def versions() -> dict[str, str]:
     v: dict[str, str] = {"python": platform.python_version(), "numpy": np.__version__}
     for name, mod in [("pillow", "PIL"), ("opencv", "cv2"), ("simplejpeg", "simplejpeg"),
                       ("pyturbojpeg", "turbojpeg"), ("torch", "torch"), ("torchvision", "torchvision"),
-                      ("dali", "nvidia.dali")]:
+                      ("dali", "nvidia.dali"), ("ffcv", "ffcv")]:
         try:
             m = __import__(mod, fromlist=["_"])
         except Exception as e:
@@ -1135,7 +1135,8 @@ HAND_ENTRIES: dict[str, Any] = {
 def ffcv_entry(rows: list[dict[str, Any]], runs: dict[str, Any], name: str) -> dict[str, Any]:
     """FFCV measured as a whole (decode + RandomResizedCrop + flip + ToTensor in its numba pipeline) on the
     one stored size the .beton holds, so it gets per-image figures, not per-pixel coefficients."""
-    version = next((run["versions"].get("ffcv", "?") for k, run in runs.items() if k.startswith("ffcv:")), "?")
+    # the runs before versions() learnt ffcv: 1.0.2 is what pip installed in this session
+    version = next((run["versions"].get("ffcv", "1.0.2") for k, run in runs.items() if k.startswith("ffcv:")), "?")
     e: dict[str, Any] = {"label": f"FFCV {version} (Loader, os_cache, numba pipeline threads in one process)",
                          "measured": True, "formats": ["jpeg", "raw"], "dct_scaling": False,
                          "note": "whole pipeline per image on 500x375 quality-90 JPEGs stored in a .beton "
@@ -1310,7 +1311,7 @@ def cmd_validation(args: argparse.Namespace) -> None:
                 if sec != "ffcv" else r["cpu_s_per_image"] * 1e3
             decoder = "ffcv" if sec == "ffcv" else ("opencv" if r.get("chain") == "opencv" else "pil")
             out.append({
-                "id": f"own-{sec}-{i:02d}",
+                "id": f"own-{key.replace(':', '-')}-{i:02d}",
                 "source": {"title": "this machine, benchmarks/loader_costs.py " + sec, "url": f"{name} runs.{key}",
                            "date": run["date"][:10]},
                 "measured": "dataloader", "cpu": data["cpu_key"], "cores": 2,
@@ -1394,6 +1395,7 @@ def cmd_report(args: argparse.Namespace) -> None:
         lines.append(f"  {k:14s}" + " ".join(f"{v['cpu_s'] * 1e3:8.2f}" if v else "      -" for v in vals))
     lines.append("")
     lines += _report_fit(fit)
+    lines += _report_check(data)
     lines += _report_sections(runs)
     out = path.with_suffix(".txt")
     out.write_text("\n".join(lines) + "\n")
@@ -1430,6 +1432,51 @@ def _report_fit(fit: dict[str, Any]) -> list[str]:
         if r:
             c = r["coef"]
             lines.append(f"  {k:8s} fixed {c['fixed_s'] * 1e6:.1f} us + {c['s_per_mb'] * 1e3:.3f} ms/MB")
+    return [*lines, ""]
+
+
+def _expected_crop_px(w: int, h: int) -> float:
+    """E[crop area] for the e2e chain: area fraction U(0.08, 1) of w*h, square, clamped to the short side."""
+    fr = np.linspace(0.08, 1.0, 20001)
+    return float(np.mean(np.minimum(fr * w * h, min(w, h) ** 2)))
+
+
+def _report_check(data: dict[str, Any]) -> list[str]:
+    """Out-of-sample check: the fitted components (decode + augment + collate, + transfer with workers)
+    against the e2e DataLoader runs' CPU per image, which the fit never saw."""
+    fit = data.get("fit", {})
+    e2e = [r for k, run in data["runs"].items() if k.startswith("e2e:") for r in run["rows"]]
+    if not e2e or "decode" not in fit or "augment" not in fit:
+        return []
+    d, mp, mb = fit["decode"]["pil"]["fit"]["coef"], 500 * 375 / 1e6, 76_400 / 1e6
+    decode = d["fixed_s"] + (d["s_per_decoded_mp"] + d["s_per_stored_mp"]) * mp + d["s_per_compressed_mb"] * mb
+    crop = _expected_crop_px(500, 375) / 1e6
+    lines = ["Check on the e2e runs (never fitted): predicted CPU ms/image = PIL decode of a 500x375 q90 JPEG "
+             f"({decode * 1e3:.3f}) + PIL train chain (mean crop {crop:.3f} MP) + collate [+ worker send + main "
+             "receive per image with workers]:"]
+    errs = []
+    for r in e2e:
+        a = fit["augment"]["train:pil:float32"]["coef"]
+        out_mp = r["res"] ** 2 / 1e6
+        aug = a["fixed_s"] + a["s_per_crop_input_mp"] * crop + a["s_per_output_mp"] * out_mp
+        batch_mb = r["batch"] * 3 * r["res"] ** 2 * 4 / 1e6
+        c = fit["collate"]["default_collate"]["coef"]
+        col = c["fixed_s"] + c["s_per_mb"] * batch_mb + (c["s_per_mb_if_above_mmap_threshold"] * batch_mb
+                                                         if batch_mb > MMAP_MB else 0.0)
+        pred = decode + aug + col / r["batch"]
+        if r["workers"]:
+            w = "w2" if r["workers"] == 2 else "w1"
+            send, recv = fit["transfer"][f"{w}:worker_send_extra"]["coef"], fit["transfer"][f"{w}:main_receive"]["coef"]
+            pred += (send["fixed_s"] + send["s_per_mb"] * batch_mb + recv["fixed_s"] + recv["s_per_mb"] * batch_mb) \
+                / r["batch"]
+        meas = r["main_cpu_s_per_image"] + r["worker_cpu_s_per_image"]
+        errs.append(pred / meas - 1)
+        lines.append(f"  res {r['res']} workers {r['workers']} batch {r['batch']}: predicted {pred * 1e3:.2f} ms, "
+                     f"measured {meas * 1e3:.2f} ms ({(pred / meas - 1) * 100:+.0f} %)")
+    e = np.abs(np.array(errs))
+    lines.append(f"  median |error| {np.median(e) * 100:.0f} %, max {e.max() * 100:.0f} % (n={len(e)}); the model "
+                 "leaves out per-item Python work (file open/read, the Dataset and sampler, label tensors) and ran "
+                 "on 2 shared cores (load average 6-8 during these runs)")
     return [*lines, ""]
 
 
