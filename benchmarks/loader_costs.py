@@ -1371,7 +1371,8 @@ def cmd_report(args: argparse.Namespace) -> None:
               f"per core, L2 {cpu.get('lscpu', {}).get('L2 cache')}, L3 {cpu.get('lscpu', {}).get('L3 cache')}, "
               f"KVM guest, TSC {cpu.get('cpu_MHz')} MHz",
               "Timing: CPU time (thread_time / process_time / getrusage), median of 7 repeats; the 2 vCPUs were "
-              "shared with other jobs (1-min load average 4 to 34 over the session), so wall rates are disturbed and CPU times are the figures.",
+              "shared with other jobs (1-min load average 4 to 34 over the session), so wall rates are disturbed "
+              "and CPU times are the figures.",
               ""]
     for k, run in sorted(runs.items()):
         v = run["versions"]
