@@ -106,6 +106,27 @@ def _wait(page: Page, metrics: bool = True) -> None:
         page.wait_for_selector("[data-testid='stMetric']")
 
 
+def _pick(page: Page, box: Any, option: str) -> None:
+    """Pick an option of a select box: typed first, since the list is virtual (an option scrolled out of
+    it is not drawn, and a click on it waited for ever on a loaded machine)."""
+    box.click()
+    page.keyboard.type(option)
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def _section(page: Page, name: str) -> None:
+    """Open a section and wait for its run: idle, nothing stale, twice 300 ms apart. The script state
+    alone reads notRunning in the gap before the click's run starts (a chart screenshot then met a chart
+    being redrawn: "Element is not attached to the DOM")."""
+    page.locator("[data-testid='stRadio']").get_by_text(name, exact=True).click()
+    expect(page.locator("[data-testid='stRadio'] input[type='radio']:checked")).to_have_count(1)
+    for _ in range(2):
+        _wait(page, metrics=False)
+        expect(page.locator("[data-stale='true']")).to_have_count(0)
+        page.wait_for_timeout(300)
+    _wait(page, metrics=False)
+
+
 def _settled(page: Page) -> None:
     """Before a screenshot: the sidebar's fields and the first chart are drawn, not skeletons."""
     page.locator("[data-testid='stSidebar'] [data-testid='stTextInputField']:visible").first.wait_for()
@@ -272,16 +293,14 @@ def test_every_section_renders_at_meeting_widths(server: str, browser_page: Page
         # a headline value that does not fit its column is cut with an ellipsis by the browser
         assert value.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), value.inner_text()
     for section in ("Requirements", "Storage", "Pipeline", "Moving the data", "Compare"):
-        page.locator("[data-testid='stRadio']").get_by_text(section, exact=True).click()
-        _wait(page)
+        _section(page, section)
         _no_errors(page)
         name = section.lower().replace(" ", "-")
         if section == "Compare":  # pin the H100 plan, then compare it with an A100 one
             page.get_by_role("button", name="Pin this scenario").click()
             _wait(page)
             box = page.get_by_test_id("stSelectbox").filter(has_text="GPU").filter(has_not_text="GPUs").first
-            box.click()
-            page.get_by_role("option", name="A100-SXM4-80GB", exact=True).click()
+            _pick(page, box, "A100-SXM4-80GB")
             expect(page).to_have_url(re.compile(r"gpu=A100-SXM4-80GB"))
             # the title states the finding: the pinned H100 plan is the faster one
             expect(page.get_by_text("Fastest: A ").first).to_be_visible()  # a letter; the legend names it
@@ -296,7 +315,7 @@ def test_every_section_renders_at_meeting_widths(server: str, browser_page: Page
     # checkpoints: a scenario that writes them (the default one has none, and says so)
     page.goto(f"{server}/?scenario=mlperf-checkpoint-llama3-70b")
     _wait(page)
-    page.locator("[data-testid='stRadio']").get_by_text("Checkpoints", exact=True).click()
+    _section(page, "Checkpoints")
     page.wait_for_selector(".js-plotly-plot")
     page.wait_for_timeout(800)
     _no_errors(page)
@@ -316,8 +335,7 @@ def test_every_section_renders_at_meeting_widths(server: str, browser_page: Page
     ):
         page.goto(f"{server}/?scenario={preset}")
         _wait(page)
-        page.locator("[data-testid='stRadio']").get_by_text(section, exact=True).click()
-        _wait(page)
+        _section(page, section)
         page.wait_for_selector(".js-plotly-plot")
         page.wait_for_timeout(800)
         _no_errors(page)
@@ -331,8 +349,7 @@ def test_changing_the_gpu_updates_the_numbers(server: str, browser_page: Page) -
     page.goto(server)
     _wait(page)
     box = page.get_by_test_id("stSelectbox").filter(has_text="GPU").filter(has_not_text="GPUs").first
-    box.click()
-    page.get_by_role("option", name="A100-SXM4-80GB", exact=True).click()
+    _pick(page, box, "A100-SXM4-80GB")
     expect(
         page.locator("[data-testid='stMetric']", has_text="Batch per GPU").locator("[data-testid='stMetricValue']")
     ).to_have_text("512")
@@ -368,8 +385,7 @@ def test_report_carries_the_pinned_comparison(server: str, browser_page: Page, t
     page = browser_page
     page.goto(f"{server}/?scenario=beast-imagenet-4xv100")
     _wait(page)
-    page.locator("[data-testid='stRadio']").get_by_text("Compare", exact=True).click()
-    _wait(page)
+    _section(page, "Compare")
     page.get_by_role("button", name="Pin this scenario").click()
     # The pin's run ends in st.rerun(): wait for the run that shows it, not the gap between the two.
     expect(page.get_by_role("button", name="Clear pinned")).to_be_enabled()
@@ -492,8 +508,7 @@ def test_cluster_view_from_a_link(server: str, browser_page: Page) -> None:
     page = browser_page
     page.goto(f"{server}/?{urlencode(query)}")
     _wait(page)
-    page.locator("[data-testid='stRadio']").get_by_text("Cluster", exact=True).click()
-    _wait(page)
+    _section(page, "Cluster")
     _no_errors(page)
     expect(page.get_by_text("Buy for the cluster").first).to_be_visible()
     expect(page.get_by_text("clip-vitl14-datacomp-webdataset-edited").first).to_be_visible()
@@ -604,8 +619,7 @@ def test_no_chart_text_overprints_another(server: str, browser_page: Page, width
         page.goto(f"{server}/?{query}")
         _wait(page)
         for section in sections:
-            page.locator("[data-testid='stRadio']").get_by_text(section, exact=True).click()
-            _wait(page)
+            _section(page, section)
             if section == "Requirements":
                 _open_folds(page)
             page.wait_for_selector(".js-plotly-plot")
