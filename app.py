@@ -899,8 +899,8 @@ def main() -> None:
 def page(values: dict[str, Any], errors: dict[str, str]) -> tuple[tuple[calc.Plan, str] | None, dict[str, str]]:
     """The answer and the headline: the plan and its link for the section, and errors the plan
     raised, by field, for the sidebar to show."""
-    st.markdown(FIRST_SCREEN_CSS, unsafe_allow_html=True)
-    st.html(PENDING_JS, unsafe_allow_javascript=True)
+    # One element for the style and the watcher: each element takes a row of the page's gap (16 px).
+    st.html(FIRST_SCREEN_CSS + PENDING_JS, unsafe_allow_javascript=True)
     if not page_errors(errors):
         return None, {}
     base: Scenario = st.session_state["base"]
