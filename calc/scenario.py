@@ -1009,6 +1009,20 @@ class Scenario:
             }
         return out
 
+    def link_params(self, base: Scenario) -> dict[str, str]:
+        """The shortest text inputs that reopen this scenario on ``base``: a link's query.
+
+        Inputs equal to ``base``'s by value ("64 KiB" and 65536) are left out, except where
+        ``from_params`` needs them: it applies the inputs together, so an input equal to the
+        preset's can still be needed (a new GPU re-records where a measurement was taken, and a
+        link without ``measured_gpu`` moved an uploaded scenario's measurement to the new GPU).
+        """
+        full = self.to_params(base)
+        out = {k: v for k, v in full.items() if k == "name" or not same_input(k, getattr(self, k), getattr(base, k))}
+        back = Scenario.from_params(out, base)
+        missing = [k for k in FIELDS if not same_input(k, getattr(back, k), getattr(self, k))]
+        return out | {k: full.get(k, to_text(getattr(self, k), k)) for k in missing}
+
     @classmethod
     def from_params(cls, params: Mapping[str, Any], base: Scenario | None = None, source: str = "") -> Scenario:
         """Read text inputs (URL query, CLI ``--set``, widgets) on top of ``base``.
@@ -1251,6 +1265,20 @@ def _choices(name: str) -> tuple[str, ...]:
 def choices(name: str) -> tuple[str, ...]:
     """The accepted names of a choice input (presets for gpu, model and storage)."""
     return _choices(name)
+
+
+QUANTITY_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "count", "count_per_s")
+"""Field kinds whose text carries a unit ("64 KiB"): equal inputs by value, whatever the spelling."""
+
+
+def same_input(name: str, a: Any, b: Any) -> bool:
+    """Equal as inputs: "1457" and 1457 are; "64 KiB" and 65536 are; None only equals None."""
+    if a is None or b is None:
+        return a is b
+    kind = FIELDS[name].kind
+    if kind in QUANTITY_KINDS:
+        return bool(parse(a, kind) == parse(b, kind))  # type: ignore[arg-type]
+    return bool(a == b)
 
 
 def to_text(value: Any, name: str | None = None) -> str:
