@@ -35,6 +35,20 @@ References
 Hugging Face accelerate ``estimate-memory``; Rajbhandari et al., "ZeRO", SC 2020.
 """
 
+FRAMEWORK_ZERO_STAGE = {"fsdp": 3, "nemo": 1}
+"""The state sharding a framework applies unless told otherwise (``zero_stage`` empty): PyTorch FSDP2
+(torchtitan) shards weights, gradients and optimizer state over the data x context ranks (ZeRO-3);
+NeMo and Megatron-Bridge run Megatron-Core with its distributed optimizer (ZeRO-1 over the data x
+context ranks, Megatron-LM README "Distributed Optimizer"). DDP and plain Megatron-LM: none."""
+
+
+def zero_stage_used(zero_stage: int | None, framework: str | None) -> int:
+    """The ZeRO stage a plan runs: the one given, else its framework's default (``FRAMEWORK_ZERO_STAGE``), else 0."""
+    if zero_stage is not None:
+        return zero_stage
+    return FRAMEWORK_ZERO_STAGE.get(framework or "", 0)
+
+
 ROUNDINGS = ("pow2", "multiple_of_8", "none")
 """Batch rounding: largest power of two (the article), largest multiple of 8, or exact."""
 
@@ -48,17 +62,29 @@ def model_state_bytes(params: Numeric, bytes_per_param: Numeric, state_shards: N
     return floats(params) * bytes_per_param / state_shards
 
 
-def state_split(bytes_per_param: Numeric, element_bytes: Numeric) -> tuple[Numeric, Numeric, Numeric]:
+MEGATRON_MIXED_STATE = {"fp16": (20.0, 2.0), "bf16": (18.0, 4.0), "fp8": (18.0, 4.0)}
+"""Adam's bytes per parameter and the gradients' bytes as Megatron-Core keeps them in mixed precision
+[B]: fp16 parameters and gradients, fp32 main parameters, main gradients and both moments (20 = 2 + 2
++ 16); bf16 parameters with fp32 gradients, which are the main gradients (18 = 2 + 4 + 12). Megatron-LM
+README, "Distributed Optimizer": 20 and 18 bytes per parameter, 4 + 16/d and 6 + 12/d distributed over
+d data-parallel ranks. fp8 (Transformer Engine) keeps the bf16 parameters and casts per GEMM: as bf16."""
+
+
+def state_split(
+    bytes_per_param: Numeric, element_bytes: Numeric, grad_bytes: Numeric | None = None
+) -> tuple[Numeric, Numeric, Numeric]:
     """Weights, gradients and optimizer state per parameter [bytes]: ``(w, g, o)``.
 
     The weights and gradients are kept at the training precision's element size ``e`` (2 B for
     mixed precision, 4 B for fp32/tf32), the rest of the optimizer's bytes are its state (fp32
     master weights, momenta): Adam in mixed precision ``2 + 2 + 12`` (Rajbhandari et al. 2020,
-    ZeRO, section 3.1, K = 12), in fp32 ``4 + 4 + 8``.
+    ZeRO, section 3.1, K = 12), in fp32 ``4 + 4 + 8``. ``grad_bytes`` where the gradients are kept
+    at another size than the weights (Megatron's fp32 gradients beside bf16 weights:
+    ``MEGATRON_MIXED_STATE``).
     """
     total = floats(bytes_per_param)
     w = np.minimum(total, element_bytes)
-    g = np.minimum(total - w, element_bytes)
+    g = np.minimum(total - w, element_bytes if grad_bytes is None else grad_bytes)
     return w, g, total - w - g
 
 
@@ -69,6 +95,7 @@ def sharded_state_bytes(
     model_parallel: Numeric,
     shard_ranks: Numeric,
     zero_stage: Numeric,
+    grad_bytes: Numeric | None = None,
 ) -> Numeric:
     """Weights + gradients + optimizer state on one GPU [bytes], as the frameworks shard them.
 
@@ -82,7 +109,7 @@ def sharded_state_bytes(
     Megatron's distributed optimizer is stage 1 over the data-parallel (x context-parallel)
     ranks (Megatron-LM docs, "Distributed Optimizer"); PyTorch DDP is stage 0.
     """
-    w, g, o = state_split(bytes_per_param, element_bytes)
+    w, g, o = state_split(bytes_per_param, element_bytes, grad_bytes)
     z, d = floats(zero_stage), np.maximum(floats(shard_ranks), 1.0)
     per = _f(w) / where(z >= 3, d, 1.0) + _f(g) / where(z >= 2, d, 1.0) + _f(o) / where(z >= 1, d, 1.0)
     out: Numeric = floats(params) / floats(model_parallel) * per

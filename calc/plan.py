@@ -236,11 +236,7 @@ def _plan(sc: Scenario) -> Plan:
         )
     method = STATES["step_method"][int(values["step_method"])]
     if method == "re-projected measurement":
-        warnings.append(
-            f"The measured step ({sc.measured_gpu}, {sc.measured_precision}, batch {values['anchor_batch_size']:g}) is "
-            f"re-projected to {sc.gpu}, {sc.precision}, batch {values['batch_size']:g} through the step-time model "
-            f"(x {values['step_time_s'] / _measured_step(r.values, values):.3g})."
-        )
+        warnings.append(_reprojected(sc, r.values, values, r.sources.get("reprojection_band", "")))
     if method in ("measured step time", "measured throughput", "re-projected measurement"):
         warnings += _faster_than_peak(sc, r.values, values)
     warnings += _too_small(sc, values)
@@ -306,6 +302,31 @@ def _outside_range(x: Mapping[str, float], v: Mapping[str, float]) -> list[str]:
             "Daly 2006), so both are outside their range; make the save shorter."
         )
     return out
+
+
+def _reprojected(sc: Scenario, x: Mapping[str, float], v: Mapping[str, float], band: str) -> str:
+    """How far the measured step moved, and on what ratio (calc.compute.reprojection)."""
+    measured = _measured_step(x, v)
+    rate = v["anchor_batch_size"] / measured
+    gpu = v["reprojection_gpu_rate_ratio"]
+    model_gpu = v["mid_model_step_time_s"] / v["model_step_time_s"]
+    lo, hi = x["reprojection_band_low"], x["reprojection_band_high"]
+    said = (
+        f"the GPU change at x{gpu:.3g}, the model's own x{model_gpu:.3g}"
+        + (
+            f" kept inside [x{lo:.3g}, x{hi:.3g}] ({band})"
+            if abs(gpu - model_gpu) > 1e-9 * gpu
+            else f", inside [x{lo:.3g}, x{hi:.3g}] ({band})"
+        )
+        if sc.measured_gpu != sc.gpu
+        else "the same GPU"
+    )
+    return (
+        f"The measured step ({sc.measured_gpu}, {sc.measured_precision}, batch {v['anchor_batch_size']:g}: "
+        f"{fmt(measured, 'seconds')}, {rate:,.0f} samples/s per GPU) is re-projected to {sc.gpu}, {sc.precision}, "
+        f"batch {v['batch_size']:g}: step x{v['reprojection_ratio']:.3g}, {v['gpu_samples_per_s']:,.0f} samples/s per "
+        f"GPU; the batch and precision by the step-time model, {said}."
+    )
 
 
 def _measured_step(x: Mapping[str, float], v: Mapping[str, float]) -> float:

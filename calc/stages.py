@@ -60,13 +60,17 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     any_arch = bool(arch.any())
     if any_arch:
         element = where(arch, 2.0 * _a(x["element_scale"]), 4.0)
+        grads = _a(x["grad_element_bytes"])
+        grads = where(np.isfinite(grads), grads, element)
         # A mixture of experts: the routed experts split over the expert-parallel ranks, and their
         # optimizer shards over the data-parallel ranks left (Megatron-Core's expert data parallel).
         experts = moe_expert_params(x)
         ep = _a(x["expert_parallel"])
         state = _a(
-            memory.sharded_state_bytes(_a(x["params"]) - experts, x["bytes_per_param"], element, mp, shard_ranks, z)
-        ) + memory.sharded_state_bytes(experts, x["bytes_per_param"], element, mp * ep, shard_ranks / ep, z)
+            memory.sharded_state_bytes(
+                _a(x["params"]) - experts, x["bytes_per_param"], element, mp, shard_ranks, z, grads
+            )
+        ) + memory.sharded_state_bytes(experts, x["bytes_per_param"], element, mp * ep, shard_ranks / ep, z, grads)
     else:
         # No transformer by its architecture (a CNN plan): no experts, autocast's fp32 weights and gradients.
         state = memory.sharded_state_bytes(x["params"], x["bytes_per_param"], 4.0, mp, shard_ranks, z)
@@ -184,6 +188,16 @@ def state_layout(x: Mapping[str, Numeric]) -> tuple[Numeric, Numeric]:
     Output("fixed_time_s", "seconds", "Fixed time per step"),
     Output("model_step_time_s", "seconds", "Modelled step time", zero_without_step=True),
     Output("step_time_s", "seconds", "Step time t", formula="{step_rule}", zero_without_step=True),
+    Output("reprojection_ratio", "count", "Measured step moved by (x)", digits=3),
+    Output(
+        "reprojection_gpu_rate_ratio",
+        "count",
+        "GPU speed-up applied to the measurement (x)",
+        formula="min(max({mid_model_step_time_s} / {model_step_time_s}, {reprojection_band_low}),"
+        " {reprojection_band_high}): the model's speed-up between the GPUs inside {src_reprojection_band}"
+        " (1: no measurement moved)",
+        digits=3,
+    ),
     Output("scaling_efficiency", "count", "Data-parallel scaling efficiency", percent=True),
     Output("gpu_samples_per_s", "count_per_s", "GPU rate per GPU", "samples/s", zero_without_step=True),
     # A transformer's layout terms (evaluate_transformer, called from here; 0 without an architecture).
@@ -191,12 +205,23 @@ def state_layout(x: Mapping[str, Numeric]) -> tuple[Numeric, Numeric]:
     Output("pipeline_bubble", "count", "Pipeline bubble (share of the step idle)", percent=True),
     Output("tensor_parallel_comm_s", "seconds", "Tensor/context/pipeline-parallel traffic per step"),
     Output("data_parallel_comm_s", "seconds", "Exposed data-parallel gradient traffic per step"),
-    keep=("anchor_batch_size", "attention_core_flops_per_example", "model_parallel_ranks"),
+    keep=(
+        "anchor_batch_size",
+        "attention_core_flops_per_example",
+        "model_parallel_ranks",
+        "stack_traffic_share",
+        "mid_model_step_time_s",
+        "anchor_model_step_time_s",
+    ),
     states={"step_method": compute.METHODS},
 )
 def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Step time: the model (compute + memory + fixed), or a measurement re-projected by it."""
     _train_flops(x, out)
+    # A transformer by its architecture counts its fused kernels' traffic itself (``kernels``).
+    out["stack_traffic_share"] = where(
+        _a(x["arch"]) > 0, 1.0, compute.stack_traffic_share(x["fused_traffic_share"], x["stack_fuses"])
+    )
     n = np.maximum(_a(out["batch_size"]), 1.0)  # keeps t finite; rates are zeroed where n = 0
     opt_shards = _optimizer_shards(out)
     step_bytes = _a(x["step_traffic_bytes"]) / opt_shards
@@ -213,11 +238,20 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     )
     out["compute_time_per_example_s"], out["memory_time_per_example_s"] = c, mem
     out["fixed_time_s"], out["model_step_time_s"] = fixed, t_model
-    a_batch, t_anchor = _anchor_step(x, out, opt_shards)
-    t, method = compute.step_time_s(
-        n, t_model, x["measured_step_time_s"], x["measured_samples_per_s"], a_batch, t_anchor
+    a_batch, t_anchor, t_mid = _anchor_step(x, out, opt_shards, n, t_model)
+    t, method, ratio, gpu_rate = compute.step_time_s(
+        n,
+        t_model,
+        x["measured_step_time_s"],
+        x["measured_samples_per_s"],
+        a_batch,
+        t_anchor,
+        t_mid,
+        x["reprojection_band_low"],
+        x["reprojection_band_high"],
     )
     out["step_time_s"], out["step_method"] = t, method
+    out["reprojection_ratio"], out["reprojection_gpu_rate_ratio"] = ratio, gpu_rate
     arch = _a(x["arch"]) > 0
     evaluate_transformer(x, out, n)
     t = where(arch & (method == 2.0), out["model_step_time_s"], t)
@@ -276,12 +310,24 @@ def _modelled(
         x["stack_factor"],
         x["flops_only"],
         x["stack_s_per_byte"],
+        out["stack_traffic_share"],
+        x["depthwise_traffic_share"],
+        x["depthwise_memory_efficiency"],
     )
 
 
-def _anchor_step(x: Mapping[str, Numeric], out: Arrays, opt_shards: Numeric) -> tuple[Numeric, Numeric]:
+def _anchor_step(
+    x: Mapping[str, Numeric], out: Arrays, opt_shards: Numeric, n: Numeric, t_model: Numeric
+) -> tuple[Numeric, Numeric, Numeric]:
     """The anchor: the batch a measurement was taken at (given, or the automatic batch on its
-    GPU) and the model's step time there [s], to re-project the measurement by."""
+    GPU), the model's step time there, and the model on the measured GPU at this batch and
+    precision (the re-projection's midpoint) [s]. Without a measurement neither is needed: the
+    model's own step stands for both (one evaluation instead of three)."""
+    measured = np.isfinite(_a(x["measured_step_time_s"])) | np.isfinite(_a(x["measured_samples_per_s"]))
+    if not measured.any():
+        out["anchor_batch_size"] = n
+        out["mid_model_step_time_s"] = out["anchor_model_step_time_s"] = t_model
+        return n, t_model, t_model
     a_max = memory.max_batch_size(
         x["anchor_gpu_memory_bytes"],
         x["reserved_bytes"],
@@ -303,7 +349,18 @@ def _anchor_step(x: Mapping[str, Numeric], out: Arrays, opt_shards: Numeric) -> 
         _a(x["anchor_step_traffic_bytes"]) / opt_shards,
         a_batch,
     )
-    return a_batch, t_anchor
+    *_, t_mid = _modelled(
+        x,
+        out,
+        x["mid_peak_flops_per_s"],
+        x["mid_memory_bandwidth_bytes_per_s"],
+        x["mid_efficiency"],
+        x["memory_traffic_bytes_per_example"],
+        out["step_traffic_bytes"],
+        n,
+    )
+    out["anchor_model_step_time_s"], out["mid_model_step_time_s"] = t_anchor, t_mid
+    return a_batch, t_anchor, t_mid
 
 
 def _gpu_rate(x: Mapping[str, Numeric], out: Arrays, t: Numeric, method: Numeric, arch: Any) -> None:

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from calc import catalog
+from calc import catalog, memory
 from calc._types import Numeric, clip, floats, where
 from calc.errors import InputError, PresetError
 from calc.formula import formula
@@ -647,8 +647,8 @@ DDP_BUCKET_BYTES = 25 * 2**20
 """PyTorch DistributedDataParallel's default gradient bucket, ``bucket_cap_mb=25`` [bytes]
 (torch.nn.parallel.DistributedDataParallel docs)."""
 
-OVERLAP = ("ddp", "fsdp", "megatron", "megatron_overlap")
-"""Framework overlap defaults, by code 0..3 (``exposed_data_parallel_s``)."""
+OVERLAP = ("ddp", "fsdp", "megatron", "megatron_overlap", "nemo")
+"""Framework overlap defaults, by code 0..4 (``exposed_data_parallel_s``; nemo overlaps as megatron_overlap)."""
 
 MEGATRON_BUCKET_PARAMS = 40e6
 """Megatron-Core's default gradient bucket with ``--overlap-grad-reduce``: max(40,000,000,
@@ -680,10 +680,10 @@ def exposed_data_parallel_s(
       layer each: ``max(comm - compute, comm x 2 / (3 L))``.
     * 2 Megatron (tensor or pipeline parallel): Megatron-LM's ``--overlap-grad-reduce`` and
       ``--overlap-param-gather`` are off by default: all of it.
-    * 3 Megatron with both on: gradients reduce-scattered in buckets of max(40 M, 1 M x d)
-      parameters during the last backward, weights all-gathered during the first forward: the
-      whole micro-batch hides them, all but one bucket:
-      ``max(comm - micro-batch, comm x bucket / params per rank)``.
+    * 3 Megatron with both on (4: NeMo and Megatron-Bridge run them on by default): gradients
+      reduce-scattered in buckets of max(40 M, 1 M x d) parameters during the last backward,
+      weights all-gathered during the first forward: the whole micro-batch hides them, all but
+      one bucket: ``max(comm - micro-batch, comm x bucket / params per rank)``.
 
     The backward is two thirds of a micro-batch's compute (``micro_batch_compute_s``; 4 of the 6
     FLOPs per parameter per token). Tensor/context-parallel traffic on the same link
@@ -700,7 +700,7 @@ def exposed_data_parallel_s(
     )
     bucket = np.maximum(MEGATRON_BUCKET_PARAMS, 1e6 * _f(data_parallel_ranks)) * GRAD_BYTES
     megatron = np.maximum(comm - np.maximum(mb_c - shared, 0.0), comm * np.minimum(bucket / grads, 1.0))
-    default = where(fw == 0, ddp, where(fw == 1, fsdp, where(fw == 3, megatron, comm)))
+    default = where(fw == 0, ddp, where(fw == 1, fsdp, where(fw >= 3, megatron, comm)))
     given = _f(given_overlap)
     return where(np.isnan(given), default, (1 - given) * comm)  # NaN: no overlap given
 
@@ -718,6 +718,9 @@ ARCH_FORMULAS: dict[str, str] = {
     " x {scaling_efficiency}",
     "fixed_time_s": "{step_traffic_bytes} / ({memory_bandwidth_bytes_per_s} x {memory_efficiency})"
     " + {launch_overhead_s}",
+    # The architecture's traffic is already the fused kernels' (``kernels``): no stack share, no depthwise term.
+    "memory_time_per_example_s": "{memory_traffic_bytes_per_example} / ({memory_bandwidth_bytes_per_s}"
+    " x {memory_efficiency})",
 }
 """Formulas that replace the generic ones (calc.compute) for a model given by its architecture."""
 
@@ -783,12 +786,12 @@ def checkpointing_code(mode: str) -> float:
     return -1.0 if mode == "auto" else float(CHECKPOINTING.index(mode))
 
 
-def framework_code(zero_stage: int, model_parallel: int, given: str | None = None) -> float:
+def framework_code(zero_stage: int | None, model_parallel: int, given: str | None = None) -> float:
     """Whose overlap default applies (``OVERLAP``): the one given, else FSDP for ZeRO-3, Megatron
     for tensor/pipeline/context parallelism, else DDP (bucketed all-reduce; ZeRO-1/2 alike)."""
     if given is not None:
         return float(OVERLAP.index(given))
-    return 1.0 if zero_stage >= 3 else 2.0 if model_parallel > 1 else 0.0
+    return 1.0 if (zero_stage or 0) >= 3 else 2.0 if model_parallel > 1 else 0.0
 
 
 def describe(a: Mapping[str, float]) -> str:
@@ -826,25 +829,55 @@ _UNUSED = tuple((k, u if isinstance(u, tuple) else (u,)) for k, u in LAYOUT_INPU
 """``LAYOUT_INPUTS`` with every "not used" value as a tuple (the check runs on every plan)."""
 
 
-def check_layout(sc: Scenario, v: Mapping[str, float]) -> None:
-    """Refuse a layout the frameworks would refuse (InputError naming the field and the rule).
+HEADS_REPLICATED_BY = (
+    "bigcode-project/Megatron-LM (StarCoder's fork: the KV projection run duplicated on every tensor-parallel rank,"
+    " PR 51)"
+)
+"""Where a training framework replicates the KV heads over tensor-parallel ranks (fewer KV heads than ranks)."""
+
+HEADS_UNEVEN_BY = (
+    "DeepSpeed AutoTP (deepspeed/module_inject/tp_shard.py get_shard_size: ranks hold heads // t or one more)"
+)
+"""Where a training framework splits the heads unevenly over tensor-parallel ranks."""
+
+
+def check_layout(sc: Scenario, v: Mapping[str, float]) -> list[str]:
+    """Refuse a layout no framework runs (InputError naming the field and the rule); warn where one
+    framework runs what Megatron-LM refuses (the returned warnings say which framework, and how).
 
     Megatron-LM's argument checks (megatron/training/arguments.py): hidden divisible by heads;
     heads and KV heads (query groups) divisible by tensor parallel; no more pipeline stages than
     layers; the sequence divisible by 2 x context parallel (load-balanced causal ring attention);
-    no more interleaved model chunks than a stage's layers.
+    no more interleaved model chunks than a stage's layers. Of these, the heads rule is Megatron's
+    alone: a KV head count below the tensor-parallel ranks runs with the KV heads replicated
+    (``HEADS_REPLICATED_BY``), heads not divisible by them run split unevenly (``HEADS_UNEVEN_BY``).
+    More ranks than heads no framework splits.
     """
     h, a, k, layers, s = v["hidden"], v["heads"], v["kv_heads"], v["layers"], v["seq_len"]
     t, p, c, vs = sc.tensor_parallel, sc.pipeline_parallel, sc.context_parallel, sc.virtual_pipeline_stages
+    warnings: list[str] = []
     if k > a or a % k:
         raise InputError("kv_heads", f"must divide heads ({a:g}), got {k:g}")
     # A preset's architecture is as its source publishes it (DLIO's hypothetical llama3_1t has
     # 25872 / 192 heads, which Megatron would run only with an explicit kv_channels).
     if h % a and (sc.hidden is not None or sc.heads is not None):
         raise InputError("heads", f"must divide hidden ({h:g}) into whole heads, got {a:g}")
-    if a % t or k % t:
+    if t > a:
         raise InputError(
-            "tensor_parallel", f"must divide heads ({a:g}) and kv_heads ({k:g}) (Megatron's rule), got {t}"
+            "tensor_parallel", f"must be at most heads ({a:g}): no framework splits one head over ranks, got {t}"
+        )
+    if a % t:
+        busiest = math.ceil(a / t)
+        warnings.append(
+            f"tensor_parallel {t} does not divide the {a:g} heads: Megatron-LM refuses it; {HEADS_UNEVEN_BY} runs "
+            f"it, the busiest rank with {busiest} heads where an even split would give {a / t:g}: its attention "
+            f"takes x{busiest / (a / t):.3g} as long, which this plan does not add (it splits the heads evenly)."
+        )
+    elif k % t:
+        warnings.append(
+            f"tensor_parallel {t} does not divide the {k:g} KV heads: Megatron-LM refuses it; {HEADS_REPLICATED_BY} "
+            f"runs it with each KV head on {t / k:g} ranks (every rank holds and computes all {k:g} KV heads "
+            f"where an even split would give {k / t:g}): this plan counts the even split."
         )
     if p > layers:
         raise InputError("pipeline_parallel", f"must be at most layers ({layers:g}): a stage holds a layer, got {p}")
@@ -858,6 +891,7 @@ def check_layout(sc: Scenario, v: Mapping[str, float]) -> None:
             "virtual_pipeline_stages",
             f"must be at most the layers per pipeline stage ({layers:g} / {p} = {layers / p:g}), got {vs}",
         )
+    return warnings
 
 
 def resolve(
@@ -879,7 +913,9 @@ def resolve(
         "checkpointing": checkpointing_code(sc.activation_checkpointing),
         "kernels": float(KERNELS.index(sc.kernels or default_kernels(_architecture(gpu)))),
         "data_parallel_overlap": math.nan if sc.data_parallel_overlap is None else float(sc.data_parallel_overlap),
-        "dp_framework": framework_code(sc.zero_stage, mp, sc.data_parallel_framework),
+        "dp_framework": framework_code(
+            memory.zero_stage_used(sc.zero_stage, sc.data_parallel_framework), mp, sc.data_parallel_framework
+        ),
         "shard_group": float(sc.shard_group),
     }
     src: dict[str, str] = {}
@@ -926,7 +962,7 @@ def resolve(
         v["gated"],
     )
     v["ffn_active"], v["ffn_total"] = float(active), float(total)
-    check_layout(sc, v)
+    warnings += check_layout(sc, v)
     check_experts(sc, v)
     src["architecture"] = (
         ("scenario" if given else f"models.yaml {model}")

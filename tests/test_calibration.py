@@ -161,7 +161,7 @@ def test_eager_cost_per_byte_is_the_mean_over_paired_rows() -> None:
     # e.g. V100-SXM2-16GB fp16 ResNet-50 at batch 256 and H100 bf16 at 256: similar seconds per image
     # (0.17 and 0.25 ms) at 3.7x different speeds, hence added, not multiplied.
     rows, models = calc.catalog.measurements(), calc.catalog.models()
-    tuned = {(m.model, m.gpu, m.precision, m.batch_size): m.samples_per_s for m in rows if m.stack == "tuned"}
+    tuned = {(m.model, m.gpu, m.precision, m.batch_size): m.samples_per_s for m in rows if m.stack == "ngc"}
     per_byte = [
         (1 / m.samples_per_s - 1 / tuned[(m.model, m.gpu, m.precision, m.batch_size)])
         / models[m.model].traffic("mixed")[0]
@@ -197,7 +197,7 @@ def test_eager_factor_is_the_geometric_mean_of_paired_rows() -> None:
     # calibration.yaml pairs ResNet-50 NCHW (eager) and NHWC (tuned) runs; e.g. H100 bf16 at
     # batch 256: 3,964 / 2,221 = 1.78 (benchmarks/results/gpu_step_times_h100.json).
     rows = calc.catalog.measurements()
-    tuned = {(m.model, m.gpu, m.precision, m.batch_size): m.samples_per_s for m in rows if m.stack == "tuned"}
+    tuned = {(m.model, m.gpu, m.precision, m.batch_size): m.samples_per_s for m in rows if m.stack == "ngc"}
     pairs = [
         tuned[(m.model, m.gpu, m.precision, m.batch_size)] / m.samples_per_s
         for m in rows
@@ -258,24 +258,26 @@ def test_llm_step_time_against_torchtitan_llama3_8b() -> None:
 def test_fp32_convolution_share_by_hand() -> None:
     # A 64-lane SM (V100, A100: 4 schedulers x 16 FP32 lanes) feeds all its lanes: 64 / 64 = 1.
     # A 128-lane SM (H100, RTX 4090) feeds 64 of 128 in a convolution: 64 / 128 = 0.5.
+    inf = math.inf  # no shared-memory ceiling: the fp32 rule alone
     assert compute.fp32_convolution_share(64) == 1.0
     assert compute.fp32_convolution_share(128) == 0.5
-    assert catalog.convolution_peak_share("H100-SXM", "fp32", "cnn")[0] == 0.5
-    assert catalog.convolution_peak_share("RTX-4090", "fp32", "cnn")[0] == 0.5
-    assert catalog.convolution_peak_share("V100-SXM2-16GB", "fp32", "cnn")[0] == 1.0
-    assert catalog.convolution_peak_share("A100-SXM4-80GB", "fp32", "cnn")[0] == 1.0
-    # Tensor cores (tf32, 16-bit) and GEMMs (transformers) are not limited by the FP32 lanes.
-    assert catalog.convolution_peak_share("H100-SXM", "tf32", "cnn")[0] == 1.0
-    assert catalog.convolution_peak_share("H100-SXM", "bf16", "cnn")[0] == 1.0
-    assert catalog.convolution_peak_share("H100-SXM", "fp32", "transformer")[0] == 1.0
+    assert catalog.convolution_peak_share("H100-SXM", "fp32", "cnn", inf)[0] == 0.5
+    assert catalog.convolution_peak_share("RTX-4090", "fp32", "cnn", inf)[0] == 0.5
+    assert catalog.convolution_peak_share("V100-SXM2-16GB", "fp32", "cnn", inf)[0] == 1.0
+    assert catalog.convolution_peak_share("A100-SXM4-80GB", "fp32", "cnn", inf)[0] == 1.0
+    # Tensor cores (tf32, 16-bit) are not limited by the FP32 lanes; GEMMs (transformers) by nothing.
+    assert catalog.convolution_peak_share("H100-SXM", "tf32", "cnn", inf)[0] == 1.0
+    assert catalog.convolution_peak_share("H100-SXM", "bf16", "cnn", inf)[0] == 1.0
+    assert catalog.convolution_peak_share("H100-SXM", "fp32", "transformer", 48.0)[0] == 1.0
+    assert catalog.convolution_peak_share("H100-SXM", "bf16", "transformer", 48.0)[0] == 1.0
     # No lane figure (AMD): the datasheet peak is used, and the source says so.
-    share, src = catalog.convolution_peak_share("MI300X", "fp32", "cnn")
+    share, src = catalog.convolution_peak_share("MI300X", "fp32", "cnn", inf)
     assert share == 1.0 and "no FP32 lane figure" in src
     # Every NVIDIA GPU preset with an fp32 peak names its architecture (gpus.yaml), each with a lane count.
     for name, g in calc.gpus().items():
         if name.startswith(("V100", "A1", "A3", "A4", "L4", "H1", "H2", "GH", "B2", "RTX", "T4")):
             assert g.architecture in compute.ARCHITECTURE_FP32_LANES, name
-            assert "fp32" not in g.peak_flops_per_s or catalog.convolution_peak_share(name, "fp32", "cnn")[1]
+            assert "fp32" not in g.peak_flops_per_s or catalog.convolution_peak_share(name, "fp32", "cnn", inf)[1]
 
 
 def test_an_unknown_architecture_in_a_gpu_preset_is_refused_by_field() -> None:
