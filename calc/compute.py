@@ -34,7 +34,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from calc._types import Numeric, floats, where
+from calc._types import Numeric, floats, isfinite, maximum, minimum, where
 from calc.formula import formula
 
 METHODS = ("measured step time", "measured throughput", "model", "re-projected measurement")
@@ -253,16 +253,19 @@ def step_time_s(
     """
     step = floats(measured_step_time_s)
     rate = floats(measured_samples_per_s)
+    given = isfinite(step)
+    if not (given.any() or isfinite(rate).any()):  # nothing measured: the model's step, nothing moved
+        return floats(model_s), where(given, 0.0, 2.0), where(given, 0.0, 1.0), where(given, 0.0, 1.0)
     mid = floats(model_s) if mid_model_s is None else floats(mid_model_s)
     with np.errstate(invalid="ignore", divide="ignore"):
-        measured = where(np.isfinite(step), step, floats(anchor_batch_size) / rate)
-    ratio, gpu_rate = reprojection(model_s, mid, anchor_model_s, band_low, band_high)
-    have = np.isfinite(measured)
+        measured = where(given, step, floats(anchor_batch_size) / rate)
+        ratio, gpu_rate = reprojection(model_s, mid, anchor_model_s, band_low, band_high)
+    have = isfinite(measured)
     # Nothing changed since the measurement: the model's two runs agree but for rounding (a sweep
     # evaluates on arrays), and the measured figure is kept as it is, labelled measured.
     same = np.abs(ratio - 1.0) <= 1e-9
     t = where(have, measured * where(same, 1.0, ratio), model_s)
-    method = where(have, where(same, where(np.isfinite(step), 0.0, 1.0), 3.0), 2.0)
+    method = where(have, where(same, where(given, 0.0, 1.0), 3.0), 2.0)
     return t, method, where(have & ~same, ratio, 1.0), where(have & ~same, gpu_rate, 1.0)
 
 
@@ -284,7 +287,7 @@ def reprojection(
     measurement is moved to. Returns the step-time ratio applied and the GPU rate ratio used.
     """
     m, mid, a = floats(model_s), floats(mid_model_s), floats(anchor_model_s)
-    gpu_rate = np.minimum(np.maximum(mid / m, band_low), band_high)
+    gpu_rate = minimum(maximum(mid / m, band_low), band_high)
     ratio: Numeric = mid / a / gpu_rate
     return ratio, gpu_rate
 
@@ -379,7 +382,7 @@ def fp32_convolution_share(fp32_lanes_per_sm: Numeric) -> Numeric:
     NVIDIA Volta Tuning Guide 4.1.1; NVIDIA Ampere GPU Architecture Tuning Guide 1.4.1.6; GA102
     whitepaper (2020), SM datapaths; docs/model.md 4.3.1.
     """
-    return np.minimum(1.0, FP32_LANES_FED_PER_SM / floats(fp32_lanes_per_sm))
+    return minimum(1.0, FP32_LANES_FED_PER_SM / floats(fp32_lanes_per_sm))
 
 
 # ------------------------------------------------------ tensor-core convolutions fed from shared memory
@@ -409,4 +412,4 @@ def tensor_convolution_share(
     the FLOPs per 16-bit byte are halved for 4-byte TF32 operands and doubled for 1-byte fp8.
     """
     feed = floats(flops_per_shared_byte) * SHARED_MEMORY_BYTES_PER_CLOCK / floats(operand_bytes)
-    return np.minimum(1.0, feed / floats(tensor_flops_per_clock_per_sm))
+    return minimum(1.0, feed / floats(tensor_flops_per_clock_per_sm))

@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from calc import catalog, memory
-from calc._types import Numeric, clip, floats, where
+from calc._types import Numeric, clip, floats, maximum, minimum, where
 from calc.errors import InputError, PresetError
 from calc.formula import formula
 from calc.units import parse
@@ -312,7 +312,7 @@ def moe_ffn(
     n_layers, e = _f(layers), _f(experts)
     moe = e > 0
     n_mlp = where(_f(gated) > 0, 3.0, 2.0)
-    d = where(moe, np.minimum(_f(dense_layers), n_layers), n_layers)
+    d = where(moe, minimum(_f(dense_layers), n_layers), n_layers)
     fe, router = _f(expert_ffn_hidden), e / n_mlp
     active = (
         d * _f(ffn_hidden) + (n_layers - d) * (fe * (_f(experts_active) + _f(shared_experts)) + router)
@@ -332,7 +332,7 @@ def expert_params(
     """Parameters of the routed experts, the part expert parallelism splits [1]:
     ``(L - L_d) x E x n_mlp h f_e`` (0 for a dense model)."""
     n_mlp = where(_f(gated) > 0, 3.0, 2.0)
-    moe_layers = where(_f(experts) > 0, _f(layers) - np.minimum(_f(dense_layers), _f(layers)), 0.0)
+    moe_layers = where(_f(experts) > 0, _f(layers) - minimum(_f(dense_layers), _f(layers)), 0.0)
     return moe_layers * _f(experts) * n_mlp * _f(hidden) * _f(expert_ffn_hidden)
 
 
@@ -410,7 +410,7 @@ def in_flight_layers(
     """
     p, v = _f(pipeline_parallel), _f(virtual_stages)
     extra = where(v > 1, 1 + (p - 1) / (p * v), 1.0)
-    return _f(layers) / p * np.minimum(p, _f(micro_batches)) * extra
+    return _f(layers) / p * minimum(p, _f(micro_batches)) * extra
 
 
 def activation_bytes_per_sequence(
@@ -591,7 +591,7 @@ def collective_time_s(
     Thakur, Rabenseifner, Gropp, "Optimization of Collective Communication Operations in MPICH",
     IJHPCA 2005 (ring reduce-scatter/all-gather). NCCL docs, "Performance: bus bandwidth".
     """
-    n = np.maximum(_f(ranks), 1.0)
+    n = maximum(_f(ranks), 1.0)
     g = clip(_f(ranks_per_node), 1.0, n)
     nodes = n / g
     s = _f(size_bytes)
@@ -626,19 +626,19 @@ def data_parallel_time_s(
     passes of ``P / D``; PyTorch HSDP, DeepSpeed hpZ). 2 B per element (bf16 reduction).
     """
     size = _f(params_per_rank) * GRAD_BYTES
-    d, r = np.maximum(_f(shard_ranks), 1.0), np.maximum(_f(replicas), 1.0)
+    d, r = maximum(_f(shard_ranks), 1.0), maximum(_f(replicas), 1.0)
     g = _f(ranks_per_node)
     inner = collective_time_s(
         size,
         d,
-        np.minimum(g, d),
+        minimum(g, d),
         link_bytes_per_s,
         network_bytes_per_s_per_gpu,
         where(_f(zero_stage) >= 3, 3.0, 2.0),
     )
     copies = r / d
     across = collective_time_s(
-        size / d, copies, np.maximum(g / d, 1.0), link_bytes_per_s, network_bytes_per_s_per_gpu, 2.0
+        size / d, copies, maximum(g / d, 1.0), link_bytes_per_s, network_bytes_per_s_per_gpu, 2.0
     )
     return _f(inner) + where(copies > 1, _f(across), 0.0)
 
@@ -691,15 +691,15 @@ def exposed_data_parallel_s(
     time out of the window the data-parallel traffic could hide in.
     """
     comm, fw = _f(comm_s), _f(framework)
-    grads = np.maximum(_f(params_per_rank) * GRAD_BYTES, 1.0)
+    grads = maximum(_f(params_per_rank) * GRAD_BYTES, 1.0)
     mb_c, shared = _f(micro_batch_compute_s), _f(shared_link_s)
-    ddp = np.maximum(comm - np.maximum(2 / 3 * (mb_c - shared), 0.0), comm * np.minimum(DDP_BUCKET_BYTES / grads, 1.0))
-    fsdp = np.maximum(
-        comm - np.maximum(_f(micro_batches) * (mb_c - shared), 0.0),
-        comm * np.minimum(2 / (3 * np.maximum(_f(layers_per_rank), 1.0)), 1.0),
+    ddp = maximum(comm - maximum(2 / 3 * (mb_c - shared), 0.0), comm * minimum(DDP_BUCKET_BYTES / grads, 1.0))
+    fsdp = maximum(
+        comm - maximum(_f(micro_batches) * (mb_c - shared), 0.0),
+        comm * minimum(2 / (3 * maximum(_f(layers_per_rank), 1.0)), 1.0),
     )
-    bucket = np.maximum(MEGATRON_BUCKET_PARAMS, 1e6 * _f(data_parallel_ranks)) * GRAD_BYTES
-    megatron = np.maximum(comm - np.maximum(mb_c - shared, 0.0), comm * np.minimum(bucket / grads, 1.0))
+    bucket = maximum(MEGATRON_BUCKET_PARAMS, 1e6 * _f(data_parallel_ranks)) * GRAD_BYTES
+    megatron = maximum(comm - maximum(mb_c - shared, 0.0), comm * minimum(bucket / grads, 1.0))
     default = where(fw == 0, ddp, where(fw == 1, fsdp, where(fw >= 3, megatron, comm)))
     given = _f(given_overlap)
     return where(np.isnan(given), default, (1 - given) * comm)  # NaN: no overlap given
@@ -1223,4 +1223,4 @@ def fp8_math_factor(
         / (_f(bandwidth_bytes_per_s) * _f(gemm_bandwidth_efficiency))
     )
     t16 = _f(flops) / (_f(peak_16bit_flops_per_s) * _f(layer_efficiency))
-    return (np.maximum(t16 - g16, 0.0) + g8 + q) / np.maximum(t16, g16)
+    return (maximum(t16 - g16, 0.0) + g8 + q) / maximum(t16, g16)
