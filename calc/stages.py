@@ -72,33 +72,8 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     arch = _a(x["arch"]) > 0
     z, shard_ranks = state_layout(x)
     out["zero_stage_used"], out["shard_ranks"] = z, shard_ranks
-    # Mixed-precision transformers keep 16-bit weights and gradients (ZeRO's 2 + 2 + 12); autocast CNNs fp32 ones.
-    mp = _a(x["tensor_parallel"]) * x["pipeline_parallel"]
     any_arch = bool(arch.any())
-    if any_arch:
-        element = where(arch, 2.0 * _a(x["element_scale"]), 4.0)
-        grads = _a(x["grad_element_bytes"])
-        grads = where(isfinite(grads), grads, element)
-        # A mixture of experts: the routed experts split over the expert-parallel ranks, and their
-        # optimizer shards over the data-parallel ranks left (Megatron-Core's expert data parallel).
-        experts = moe_expert_params(x)
-        ep = _a(x["expert_parallel"])
-        dense = memory.sharded_state_parts(
-            _a(x["params"]) - experts, x["bytes_per_param"], element, mp, shard_ranks, z, grads
-        )
-        routed = memory.sharded_state_parts(experts, x["bytes_per_param"], element, mp * ep, shard_ranks / ep, z, grads)
-        parts = [_a(a) + b for a, b in zip(dense, routed, strict=True)]
-        unsharded = (_a(x["params"]) - experts + experts / ep) / mp * x["bytes_per_param"]
-    else:
-        # No transformer by its architecture (a CNN plan): no experts, autocast's fp32 weights and gradients.
-        parts = list(memory.sharded_state_parts(x["params"], x["bytes_per_param"], 4.0, mp, shard_ranks, z))
-        unsharded = _a(x["params"]) / mp * x["bytes_per_param"]
-    state = _a(parts[0]) + parts[1] + parts[2]
-    # A typed model state keeps the computed split's proportions.
-    scale = where(isfinite(given), given / maximum(state, 1e-300), 1.0)
-    out["weights_bytes"], out["gradients_bytes"], out["optimizer_state_bytes"] = (_a(p) * scale for p in parts)
-    out["model_state_bytes"] = where(isfinite(given), given, state)
-    unsharded = _a(unsharded) * scale
+    unsharded = _state(x, out, arch, any_arch, z, shard_ranks, given)
     fixed = _a(x["fixed_batch"])
 
     seen: dict[float, Numeric] = {}  # one scenario's activations per checkpointing mode, computed once
@@ -155,6 +130,40 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     )
     # Fits: at batch 1 with an automatic batch; the whole fixed batch when one is given.
     out["fits"] = where(isfinite(fixed), out["memory_used_bytes"] <= _a(x["gpu_memory_bytes"]), n_max >= 1)
+
+
+def _state(
+    x: Mapping[str, Numeric], out: Arrays, arch: Any, any_arch: bool, z: Numeric, shard_ranks: Numeric, given: Any
+) -> Numeric:
+    """The model state per GPU and its parts (weights, gradients, optimizer); returns one tensor x pipeline
+    rank's state unsharded (calc.memory.smallest_shard_group)."""
+    # Mixed-precision transformers keep 16-bit weights and gradients (ZeRO's 2 + 2 + 12); autocast CNNs fp32 ones.
+    mp = _a(x["tensor_parallel"]) * x["pipeline_parallel"]
+    if any_arch:
+        element = where(arch, 2.0 * _a(x["element_scale"]), 4.0)
+        grads = _a(x["grad_element_bytes"])
+        grads = where(isfinite(grads), grads, element)
+        # A mixture of experts: the routed experts split over the expert-parallel ranks, and their
+        # optimizer shards over the data-parallel ranks left (Megatron-Core's expert data parallel).
+        experts = moe_expert_params(x)
+        ep = _a(x["expert_parallel"])
+        dense = memory.sharded_state_parts(
+            _a(x["params"]) - experts, x["bytes_per_param"], element, mp, shard_ranks, z, grads
+        )
+        routed = memory.sharded_state_parts(experts, x["bytes_per_param"], element, mp * ep, shard_ranks / ep, z, grads)
+        parts = [_a(a) + b for a, b in zip(dense, routed, strict=True)]
+        unsharded = (_a(x["params"]) - experts + experts / ep) / mp * x["bytes_per_param"]
+    else:
+        # No transformer by its architecture (a CNN plan): no experts, autocast's fp32 weights and gradients.
+        parts = list(memory.sharded_state_parts(x["params"], x["bytes_per_param"], 4.0, mp, shard_ranks, z))
+        unsharded = _a(x["params"]) / mp * x["bytes_per_param"]
+    state = _a(parts[0]) + parts[1] + parts[2]
+    # A typed model state keeps the computed split's proportions.
+    scale = where(isfinite(given), given / maximum(state, 1e-300), 1.0)
+    out["weights_bytes"], out["gradients_bytes"], out["optimizer_state_bytes"] = (_a(p) * scale for p in parts)
+    out["model_state_bytes"] = where(isfinite(given), given, state)
+    unsharded = _a(unsharded) * scale
+    return unsharded
 
 
 def active_ffn(x: Mapping[str, Numeric]) -> Mapping[str, Numeric]:
@@ -264,11 +273,14 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["step_traffic_bytes"] = step_bytes
     arch = _a(x["arch"]) > 0
     measured = isfinite(_a(x["measured_step_time_s"])) | isfinite(_a(x["measured_samples_per_s"]))
+    c: Numeric
+    mem: Numeric
+    fixed: Numeric
+    t_model: Numeric
     if arch.all() and not measured.any():
         # Every row a transformer by its architecture, none measured: evaluate_transformer computes
         # every term of the step; the generic ones would be thrown away (a third of an LLM's plan).
-        zero = np.zeros_like(n, dtype=float) if np.ndim(n) else np.float64(0.0)
-        c = mem = fixed = t_model = zero
+        c = mem = fixed = t_model = floats(np.zeros_like(n, dtype=float) if np.ndim(n) else 0.0)
     else:
         c, mem, fixed, t_model = _modelled(
             x,
