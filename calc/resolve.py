@@ -231,7 +231,9 @@ def _resolve_stack_traffic(c: _Ctx) -> None:
         sc.depthwise_traffic_share,
         "count",
         m.depthwise_traffic_share,
-        f"models.yaml {m.name}: {m.sources.get('depthwise_traffic_share', 'no depthwise convolutions')}",
+        f"models.yaml {m.name}: {m.sources.get('depthwise_traffic_share', 'no depthwise convolutions')}"
+        if m.name != BLANK_MODEL
+        else "blank model: none unless given",
     )
     if v["fused_traffic_share"] + v["depthwise_traffic_share"] >= 1:
         raise InputError(
