@@ -220,7 +220,8 @@ def _resolve_stack_traffic(c: _Ctx) -> None:
         if known
         else f"no per-op traffic measurement for {m.name}: 0",
     )
-    if v["stack_fuses"] and not known and sc.fused_traffic_share is None and m.family != "transformer":
+    by_architecture = m.name in transformer.architectures() or sc.layers is not None
+    if v["stack_fuses"] and not known and sc.fused_traffic_share is None and not by_architecture:
         warnings.append(
             f"stack {sc.stack} fuses element-wise ops, but no per-op measurement of {m.name} says how much of its "
             f"traffic they are, so the step is planned as the ngc stack's; {ask('fused_traffic_share')} "

@@ -357,3 +357,83 @@ def test_b200_and_h200_held_out_within_a_fifth() -> None:
     v = calc.calibrate.validation()
     new = v[v.gpu.isin(["B200", "H200"])]
     assert len(new) == 4 and (new.error.abs() < 0.2).all()
+
+
+# ------------------------------------------------------------ issue 41: the stacks and the new terms in a plan
+
+
+def test_stacks_named_with_the_default_and_tuned_reading_as_ngc() -> None:
+    assert calc.catalog.STACKS == ("ngc", "eager", "optimized", "compiled")
+    assert calc.Scenario().stack == "ngc" and calc.Scenario(stack="tuned").stack == "ngc"
+    assert calc.Scenario(stack="Tuned").stack == "ngc"  # case-folded like every choice
+    with pytest.raises(calc.InputError) as e:
+        calc.Scenario(stack="fused")
+    assert e.value.field == "stack" and "ngc, eager, optimized, compiled" in e.value.message
+    # calibration.yaml's rows still say tuned: read as ngc
+    assert {m.stack for m in calc.catalog.measurements()} == {"ngc", "eager"}
+
+
+def test_a_fusing_stack_moves_less_traffic_by_hand() -> None:
+    # ResNet-50 on an A100 at bf16, batch 256: the optimized stack keeps 1 - 0.3126 of the mixed per-example traffic.
+    kw = {"gpu": "A100-SXM4-80GB", "precision": "bf16", "batch_size": 256}
+    ngc, opt = calc.plan(**kw), calc.plan(stack="optimized", **kw)
+    comp = calc.plan(stack="compiled", **kw)
+    f = fitted()
+    b, w = ngc.memory_traffic_bytes_per_example, ngc.memory_bandwidth_bytes_per_s
+    assert ngc.memory_time_per_example_s == pytest.approx(b / (w * f.memory_efficiency), rel=1e-12)
+    assert opt.memory_time_per_example_s == pytest.approx(b * (1 - 0.3126) / (w * f.memory_efficiency), rel=1e-12)
+    assert comp.step_time_s == opt.step_time_s < ngc.step_time_s
+    assert opt.values["stack_traffic_share"] == pytest.approx(0.6874) and ngc.values["stack_traffic_share"] == 1.0
+    # A model with no per-op measurement: the fusing stack is planned as ngc, and the plan says so.
+    blank = calc.plan(model="vivit_b16x2", stack="optimized", gpu="H100-SXM", precision="bf16")
+    assert blank.values["stack_traffic_share"] == 1.0
+    assert any("no per-op measurement of vivit_b16x2" in w for w in blank.warnings)
+
+
+def test_depthwise_convolutions_run_at_their_own_share_of_the_bandwidth() -> None:
+    # EfficientNet-B0 at bf16 on an H100: 0.11 of its 291.6 MB per example at the fitted e_dw, the rest at e_m.
+    p = calc.plan(model="efficientnet_b0", gpu="H100-SXM", precision="bf16", batch_size=256)
+    f = fitted()
+    b, w = p.memory_traffic_bytes_per_example, p.memory_bandwidth_bytes_per_s
+    want = b * 0.89 / (w * f.memory_efficiency) + b * 0.11 / (w * f.depthwise_efficiency)
+    assert p.memory_time_per_example_s == pytest.approx(want, rel=1e-12)
+    assert 0 < f.depthwise_efficiency < f.memory_efficiency  # the depthwise kernels reach less of the bandwidth
+    # ResNet-50 has none: the plain term.
+    r = calc.plan(gpu="H100-SXM", precision="bf16", batch_size=256)
+    assert r.memory_time_per_example_s == pytest.approx(
+        r.memory_traffic_bytes_per_example / (r.memory_bandwidth_bytes_per_s * f.memory_efficiency), rel=1e-12
+    )
+    with pytest.raises(calc.InputError) as e:
+        calc.plan(model="efficientnet_b0", stack="optimized", fused_traffic_share=0.95)
+    assert e.value.field == "depthwise_traffic_share"
+
+
+def test_tensor_convolutions_reach_what_shared_memory_feeds() -> None:
+    # The fitted feed (k FLOPs per byte) against each GPU's tensor FLOPs per clock per SM at 2-byte operands:
+    # share = min(1, k x 128 / (2 x F)). Hopper (4,096) is held below its peak; V100 (1,024) and the
+    # GeForce cards' half-rate tensor cores (512) are not.
+    k = fitted().flops_per_shared_byte
+    h100 = calc.plan(gpu="H100-SXM", precision="bf16", batch_size=256)
+    assert h100.efficiency == pytest.approx(min(1.0, k * 128 / (2 * 4096)), rel=1e-12)
+    assert 0.5 < h100.efficiency < 1
+    for gpu in ("V100-SXM2-16GB", "RTX-3090", "RTX-4090"):
+        assert calc.plan(gpu=gpu, precision="fp16", batch_size=64).efficiency == 1.0
+    # A transformer's GEMMs keep the peak (family transformer).
+    assert calc.plan(model="vit_b16", gpu="H100-SXM", precision="bf16", batch_size=64).efficiency == 1.0
+
+
+def test_memory_itemised_and_said_where_a_job_does_not_fit() -> None:
+    p = calc.plan("llama3-8b-pretrain-8xh100")
+    assert p.weights_bytes + p.gradients_bytes + p.optimizer_state_bytes == pytest.approx(p.model_state_bytes)
+    assert p.activations_bytes == p.batch_size * p.activation_bytes_per_example
+    assert p.memory_used_bytes == pytest.approx(p.reserved_bytes + p.model_state_bytes + p.activations_bytes)
+    from calc.plan import memory_line, stack_line
+
+    assert memory_line(p).startswith("GPU memory per GPU: weights 1.87 GiB + gradients 1.87 GiB + optimizer")
+    assert "largest micro-batch that fits is 31" in memory_line(p)
+    assert stack_line(p).startswith("Step time on NGC PyTorch") and "(the default)" in stack_line(p)
+    with pytest.raises(calc.DoesNotFitError) as e:
+        calc.plan(model="llama3_70b", gpu="H100-SXM", precision="bf16", optimizer="adamw", gpus_per_job=8)
+    said = e.value.message
+    assert "weights 130.2 GiB + gradients 130.2 GiB + optimizer 781 GiB" in said
+    assert "the largest micro-batch that fits is 0" in said and "over at least 17 GPUs fits one example" in said

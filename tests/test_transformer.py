@@ -1039,3 +1039,17 @@ def test_megatron_with_overlapped_grad_reduce_and_param_gather() -> None:
     }
     off, on = calc.plan(**kw), calc.plan(data_parallel_framework="megatron_overlap", **kw)
     assert on.data_parallel_comm_s < off.data_parallel_comm_s and on.step_time_s < off.step_time_s
+
+
+def test_nemo_overlaps_as_megatron_overlap_and_shards_by_default() -> None:
+    # NeMo (code 4) hides the data-parallel traffic as Megatron with both overlaps on (code 3): all but one bucket.
+    assert T.OVERLAP.index("nemo") == 4 and T.framework_code(None, 1, "nemo") == 4.0
+    assert T.framework_code(None, 8) == 2.0 and T.framework_code(None, 1) == 0.0  # inferred as before
+    args = (1.0, 0.5, 4, 0.0, 1e9, 32, float("nan"), 8)
+    assert T.exposed_data_parallel_s(args[0], 4.0, *args[1:]) == T.exposed_data_parallel_s(args[0], 3.0, *args[1:])
+    # A 16-way TP x PP Llama 3 70B under NeMo without zero_stage: the distributed optimizer over the 4 data ranks,
+    # Megatron's bf16 state 69,882,617,856 (the preset's count) / 16 x (2 + 4 + 12 / 4) = 39,308,972,544 B.
+    p = calc.plan(model="llama3_70b", gpu="H100-SXM", precision="bf16", optimizer="adamw", tensor_parallel=4,
+                  pipeline_parallel=4, gpus_per_job=64, batch_size=1, data_parallel_framework="nemo")  # fmt: skip
+    assert p.values["zero_stage_used"] == 1 and p.model_state_bytes == pytest.approx(39_308_972_544)
+    assert p.sources["zero_stage"].startswith("nemo's default")
