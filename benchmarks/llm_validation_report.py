@@ -80,6 +80,10 @@ def main() -> None:
     _table(t, ["source_family"])
     f = calibrate.llm_fit()
     print(f"Held-out configurations that fit: {int(f.fits.sum())} of {len(f)} ({f.fits.mean():.0%})")
+    before = json.loads((RESULTS / "step_validation_i41_before.json").read_text())["fits"]
+    refused = [r["name"] for r in before if not r["fits"]]
+    print(f"Refused before issue 41 (e5c3b13, the same rows): {len(refused)} of {len(before)}: {', '.join(refused)}")
+    print(f"Refused now: {len(f) - int(f.fits.sum())}: {', '.join(f[~f.fits].name) or 'none'}")
     for r in calibrate.moe_validation().itertuples():
         print(
             f"MoE {r.name}: {r.predicted_tokens_per_s_per_gpu:,.0f} tokens/s per GPU predicted against "

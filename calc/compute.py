@@ -255,7 +255,8 @@ def step_time_s(
     rate = floats(measured_samples_per_s)
     given = isfinite(step)
     if not (given.any() or isfinite(rate).any()):  # nothing measured: the model's step, nothing moved
-        return floats(model_s), where(given, 0.0, 2.0), where(given, 0.0, 1.0), where(given, 0.0, 1.0)
+        one = floats(np.ones(np.shape(step)))
+        return floats(model_s), 2.0 * one, one, one
     mid = floats(model_s) if mid_model_s is None else floats(mid_model_s)
     with np.errstate(invalid="ignore", divide="ignore"):
         measured = where(given, step, floats(anchor_batch_size) / rate)

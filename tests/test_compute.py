@@ -10,6 +10,7 @@ fill are round illustrative values, not the fitted ones (calc.calibrate fits tho
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -260,3 +261,41 @@ def test_reprojection_keeps_the_gpu_change_inside_the_published_band_by_hand() -
     t, method, r, g = compute.step_time_s(512, 0.3, 0.087, math.nan, 128, 0.3, 1.2, 3.30, 3.45)
     assert t == pytest.approx(0.087 * 4.0 / 3.45, rel=1e-12) and r == pytest.approx(4.0 / 3.45, rel=1e-12)
     assert g == 3.45 and compute.METHODS[int(method)] == "re-projected measurement"
+
+
+def test_model_terms_pass_the_stack_and_depthwise_shares_to_the_memory_term() -> None:
+    # ResNet-50's figures with a fusing stack keeping 0.6 and a 0.1 depthwise share at e_dw 0.35:
+    # 392.6e6 x 0.5 / 630e9 + 392.6e6 x 0.1 / 315e9 = 0.311587 + 0.124635 = 0.436222 ms per example
+    _, m, _, _ = compute.model_terms(64, *TERMS, kept_share=0.6, depthwise_share=0.1, depthwise_efficiency=0.35)
+    assert m == pytest.approx(392.6e6 * 0.5 / 630e9 + 392.6e6 * 0.1 / 315e9, rel=1e-12)
+
+
+def test_step_time_outputs_per_row_and_no_warnings() -> None:
+    # A measured row moved (x2 by the model, the GPU change x1.5 inside [1, 2]: 0.087 x 2 / 1.5), and a row with
+    # nothing measured whose model is 0 s (0 / 0 in the re-projection: no RuntimeWarning, and ratio and GPU
+    # speed-up 1 there); the first row's ratio 2 / 1.5 and GPU 1.5.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t, method, ratio, gpu = compute.step_time_s(
+            np.array([128.0, 64.0]),
+            np.array([0.2, 0.0]),
+            np.array([0.087, math.nan]),
+            np.array([math.nan, math.nan]),
+            np.array([128.0, 128.0]),
+            np.array([0.15, 0.0]),
+            np.array([0.3, 0.0]),
+            1.0,
+            2.0,
+        )
+    assert t.tolist() == pytest.approx([0.087 * 2 / 1.5, 0.0], rel=1e-12)  # type: ignore[union-attr]
+    assert method.tolist() == [3.0, 2.0]  # type: ignore[union-attr]
+    assert ratio.tolist() == pytest.approx([2 / 1.5, 1.0], rel=1e-12)  # type: ignore[union-attr]
+    assert gpu.tolist() == pytest.approx([1.5, 1.0], rel=1e-12)  # type: ignore[union-attr]
+    # A zero throughput divides by zero without a warning (resolve refuses it before a plan gets here).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compute.step_time_s(64, 0.1, math.nan, 0.0, 128, 0.1)
+    # Nothing measured anywhere: method "model" (2), ratio and GPU 1, for arrays too.
+    nan2 = np.full(2, math.nan)
+    t, method, ratio, gpu = compute.step_time_s(np.array([1.0, 2.0]), np.array([0.1, 0.2]), nan2, nan2, nan2, nan2)
+    assert method.tolist() == [2.0, 2.0] and ratio.tolist() == [1.0, 1.0] and gpu.tolist() == [1.0, 1.0]  # type: ignore[union-attr]

@@ -168,3 +168,16 @@ def test_smallest_shard_group_by_hand() -> None:
     assert memory.smallest_shard_group(1e9, 80 * gib, gib, gib) == 1.0
     assert memory.smallest_shard_group(1e9, 80 * gib, gib, 79 * gib) == np.inf
     assert memory.smallest_shard_group(1e9, 80 * gib, gib, 80 * gib) == np.inf
+
+
+def test_smallest_shard_group_at_its_edges_without_warnings() -> None:
+    import warnings
+
+    gib = 2.0**30
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # Half a byte left for the state: 1e9 / 0.5 = 2e9 ranks, a number, not "none fits"
+        assert memory.smallest_shard_group(1e9, 2 * gib + 0.5, gib, gib) == 2e9
+        # Nothing left (0 / 0 and x / 0): none fits, and NumPy says nothing
+        assert memory.smallest_shard_group(0.0, 2 * gib, gib, gib) == np.inf
+        assert memory.smallest_shard_group(1e9, 2 * gib, gib, gib) == np.inf

@@ -78,3 +78,11 @@ def test_isfinite_gives_a_numpy_bool_for_one_number() -> None:
     assert isfinite(float("inf")) is np.False_ and isfinite(3) is np.True_
     assert bool(~isfinite(float("nan"))) and isfinite(np.float64(2.0)).any()
     assert isfinite(np.array([1.0, np.inf, np.nan])).tolist() == [True, False, False]
+
+
+def test_minimum_of_a_number_and_an_array_is_the_arrays() -> None:
+    from calc._types import maximum, minimum
+
+    # One side an array: np.minimum's broadcast, never the two-number path.
+    assert minimum(2.0, np.array([1.0, 3.0])).tolist() == [1.0, 2.0]
+    assert maximum(np.array([1.0, 3.0]), 2.0).tolist() == [2.0, 3.0]
