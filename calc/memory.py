@@ -120,23 +120,6 @@ def sharded_state_parts(
     )
 
 
-def sharded_state_bytes(
-    params: Numeric,
-    bytes_per_param: Numeric,
-    element_bytes: Numeric,
-    model_parallel: Numeric,
-    shard_ranks: Numeric,
-    zero_stage: Numeric,
-    grad_bytes: Numeric | None = None,
-) -> Numeric:
-    """Weights + gradients + optimizer state on one GPU [bytes]: the sum of ``sharded_state_parts``."""
-    w, g, o = sharded_state_parts(
-        params, bytes_per_param, element_bytes, model_parallel, shard_ranks, zero_stage, grad_bytes
-    )
-    out: Numeric = _f(w) + g + o
-    return out
-
-
 @formula(
     "smallest_shard_group",
     "ceil(({weights_bytes} + {gradients_bytes} + {optimizer_state_bytes}) x {shard_ranks} (unsharded)"

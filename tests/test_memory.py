@@ -12,6 +12,12 @@ import pytest
 
 from calc import memory
 
+
+def _state(*args: object) -> object:
+    """The state per GPU: the sum of calc.memory.sharded_state_parts (weights + gradients + optimizer)."""
+    w, g, o = memory.sharded_state_parts(*args)  # type: ignore[arg-type]
+    return w + g + o
+
 MIB = 2**20
 GIB = 2**30
 
@@ -107,7 +113,7 @@ def test_state_split_mixed_and_fp32() -> None:
 )
 def test_zero_stages_by_hand(zero_stage: int, per_param: float) -> None:
     # 1e9 parameters, one model-parallel rank, a shard group of 8 data-parallel ranks
-    assert float(memory.sharded_state_bytes(1e9, 16.0, 2.0, 1.0, 8.0, zero_stage)) == pytest.approx(per_param * 1e9)
+    assert float(_state(1e9, 16.0, 2.0, 1.0, 8.0, zero_stage)) == pytest.approx(per_param * 1e9)
 
 
 def test_megatron_distributed_optimizer_llama_405b() -> None:
@@ -115,12 +121,12 @@ def test_megatron_distributed_optimizer_llama_405b() -> None:
     # the 64 data-parallel ranks of 8,192 GPUs: 405e9 / 128 = 3,164,062,500 parameters per rank x
     # (2 + 2 + 12 / 64 = 4.1875 B) = 13,249,511,718.75 B (12.34 GiB), not the 16 B x 405e9 / 128 =
     # 50,625,000,000 B (47.15 GiB) of an unsharded optimizer.
-    assert float(memory.sharded_state_bytes(405e9, 16.0, 2.0, 128.0, 64.0, 1)) == pytest.approx(13_249_511_718.75)
-    assert float(memory.sharded_state_bytes(405e9, 16.0, 2.0, 128.0, 64.0, 0)) == pytest.approx(50_625_000_000)
+    assert float(_state(405e9, 16.0, 2.0, 128.0, 64.0, 1)) == pytest.approx(13_249_511_718.75)
+    assert float(_state(405e9, 16.0, 2.0, 128.0, 64.0, 0)) == pytest.approx(50_625_000_000)
 
 
 def test_sharded_state_is_vectorised() -> None:
-    got = memory.sharded_state_bytes(1e9, 16.0, 2.0, 1.0, np.array([8.0, 8.0, 1.0]), np.array([3, 1, 3]))
+    got = _state(1e9, 16.0, 2.0, 1.0, np.array([8.0, 8.0, 1.0]), np.array([3, 1, 3]))
     np.testing.assert_allclose(got, [2e9, 5.5e9, 16e9])
 
 
@@ -129,7 +135,7 @@ def test_sharded_state_is_vectorised() -> None:
 
 def test_state_parts_by_hand() -> None:
     # 1e9 parameters, ZeRO-1 over 8 ranks, mixed Adam: weights 2e9 B, gradients 2e9 B, optimizer 12e9 / 8 = 1.5e9 B;
-    # their sum is sharded_state_bytes' 5.5e9.
+    # their sum is the 5.5e9 of ZeRO-1 above.
     w, g, o = memory.sharded_state_parts(1e9, 16.0, 2.0, 1.0, 8.0, 1)
     assert (float(w), float(g), float(o)) == (2e9, 2e9, 1.5e9)
     # ZeRO-2 also shards the gradients, ZeRO-3 the weights: 2e9 / 8 each.
@@ -146,8 +152,8 @@ def test_megatron_keeps_fp32_gradients_beside_bf16_weights() -> None:
     assert tuple(float(v) for v in memory.state_split(18.0, 2.0, 4.0)) == (2.0, 4.0, 12.0)
     assert tuple(float(v) for v in memory.state_split(20.0, 2.0, 2.0)) == (2.0, 2.0, 16.0)
     # 1e9 parameters over d = 8: 6 + 12 / 8 = 7.5 B (bf16); 4 + 16 / 8 = 6 B (fp16)
-    assert float(memory.sharded_state_bytes(1e9, 18.0, 2.0, 1.0, 8.0, 1, 4.0)) == pytest.approx(7.5e9)
-    assert float(memory.sharded_state_bytes(1e9, 20.0, 2.0, 1.0, 8.0, 1, 2.0)) == pytest.approx(6e9)
+    assert float(_state(1e9, 18.0, 2.0, 1.0, 8.0, 1, 4.0)) == pytest.approx(7.5e9)
+    assert float(_state(1e9, 20.0, 2.0, 1.0, 8.0, 1, 2.0)) == pytest.approx(6e9)
 
 
 def test_zero_stage_follows_the_framework_unless_given() -> None:
