@@ -2,6 +2,7 @@
 
     python benchmarks/dashboard_load.py                 # N = 1, 5, 15
     python benchmarks/dashboard_load.py --people 1 10   # other crowds
+    python benchmarks/dashboard_load.py --app ../old    # another checkout's app.py (before and after)
 
 Spawns ``streamlit run app.py`` and, for each N, drives N headless Chromium contexts (separate
 sessions) at once, each on another preset's link, through the edits of ``tests/dashboard_load.py``
@@ -42,12 +43,12 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def serve() -> tuple[subprocess.Popen[bytes], str]:
+def serve(app: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port)]
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app / "app.py"), "--server.port", str(port)]
     cmd += ["--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"]
     cmd += ["--server.fileWatcherType", "none", "--global.developmentMode", "false"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, cwd=app, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     started = time.monotonic()
     while time.monotonic() - started < 60:
         try:
@@ -59,8 +60,8 @@ def serve() -> tuple[subprocess.Popen[bytes], str]:
     raise RuntimeError("streamlit did not start within 60 s")
 
 
-def one_crowd(n: int) -> dict[str, float]:
-    proc, url = serve()
+def one_crowd(n: int, app: Path) -> dict[str, float]:
+    proc, url = serve(app)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             asyncio.run(crowd(url, 1, Path(tmp), steps=()))  # warm: one page load (imports, caches)
@@ -77,8 +78,9 @@ def one_crowd(n: int) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--people", type=int, nargs="+", default=[1, 5, 15])
+    ap.add_argument("--app", type=Path, default=ROOT, help="the checkout whose app.py is served (default: this one)")
     args = ap.parse_args()
-    rows = {n: one_crowd(n) for n in args.people}
+    rows = {n: one_crowd(n, args.app.resolve()) for n in args.people}
     one = rows[min(rows)]["median_served_s"]
     head = f"served (ratio to {min(rows)})"
     print(f"{'people':>6}  {'edits':>5}  {'applied':>7}  {'edits/s':>7}  {head:>22}")
