@@ -182,7 +182,7 @@ def plan_demand(p: Plan, reads: bool = True) -> Demand:
     write_bw = v["checkpoint_save_burst_bytes_per_s"]
     is_async = p.inputs["checkpoint_async"] > 0
     read_bw = v["read_bytes_per_s"] if reads else 0.0
-    with_save = read_bw + write_bw if is_async else max(read_bw, write_bw)
+    with_save = float(ck.save_with_reads(read_bw, write_bw, is_async))  # the plan's storage_need_bytes_per_s
     saving = write_bw > 0
     restore_bw = v["restore_read_bytes_per_s"] if saving else 0.0
     need = max(with_save, restore_bw)
@@ -980,7 +980,7 @@ def gpu_time(o: st.StorageOption, d: Demand, s: Sized) -> dict[str, float]:
             )
         )
         write_s = float(ck.save_time_s(d.checkpoint_bytes, write, d.restore_shard_bytes, d.per_rank_bytes_per_s))
-        save = d.host_copy_s + max(write_s - d.interval_s, 0.0) if d.save_async else write_s
+        save = float(ck.blocking_s(write_s, d.interval_s, d.host_copy_s, d.save_async))  # the plan's stall rule
     first = float(ck.first_epoch_s(d.first_epoch_bytes, read, d.steady_epoch_s)) if d.first_epoch_bytes > 0 else 0.0
     lost = float(
         ck.idle_gpu_hours(restore, d.gpus, d.failures_per_month)

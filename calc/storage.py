@@ -26,6 +26,7 @@ import numpy as np
 
 from calc import catalog
 from calc._types import Numeric, floats, where
+from calc.checkpoint import save_with_reads
 from calc.demand import METADATA_OPS_PER_OPEN
 from calc.errors import InputError, PresetError
 from calc.formula import formula
@@ -607,9 +608,10 @@ def unit_loads(
     """Fractional units busy on each axis.
 
     ``iops``: seeks (or requests) x their fixed cost 1/iops; ``bandwidth``: bytes read / read
-    rate, plus bytes written / write rate when writes run beside the reads (an async
-    checkpoint drain), or the larger of the two when they take turns (a blocking save stops
-    training, and its reads, while it runs); ``capacity``: dataset / unit capacity;
+    rate with bytes written / write rate as ``calc.checkpoint.save_with_reads`` combines them:
+    added when writes run beside the reads (an async checkpoint drain), the larger of the two
+    when they take turns (a blocking save stops training, and its reads, while it runs);
+    ``capacity``: dataset / unit capacity;
     ``minimum``: the option's smallest size. A unit spends time on both seeks and transfer,
     so units = ceil(max(iops + bandwidth, capacity, minimum)).
     """
@@ -618,7 +620,7 @@ def unit_loads(
     writing = write_bytes_per_s / o.write_bytes_per_s
     return {
         "iops": rnd / o.iops if math.isfinite(o.iops) else 0.0,
-        "bandwidth": reading + writing if writes_overlap_reads else max(reading, writing),
+        "bandwidth": float(save_with_reads(reading, writing, writes_overlap_reads)),
         "capacity": dataset_bytes / o.capacity_bytes if math.isfinite(o.capacity_bytes) else 0.0,
         "minimum": o.min_units,
         # Object stores cap PUTs per prefix or bucket apart from GETs: one per part written.
