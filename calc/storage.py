@@ -552,7 +552,7 @@ def option(name: str) -> StorageOption:
 
 @dataclass(frozen=True)
 class Supply:
-    """What a storage option with a number of units delivers."""
+    """What a storage option with a number of units delivers to the nodes that read it."""
 
     option: str
     bytes_per_s: float
@@ -560,19 +560,24 @@ class Supply:
     latency_s: float
     counts_requests: bool
     source: str
+    write_bytes_per_s: float = math.inf
 
 
-def supply_of(name: str, units: float | None, request_bytes: float, clients: float = 1.0) -> Supply:
-    """Bandwidth [bytes/s], IOPS [1/s] at ``request_bytes`` and read service time [s] of ``units`` units.
+def supply(o: StorageOption, units: float | None, request_bytes: float, clients: float = 1.0) -> Supply:
+    """Read and write bandwidth [bytes/s], random reads/s at ``request_bytes`` [1/s] and read
+    service time [s] of ``units`` units of ``o`` read by ``clients`` nodes.
 
-    ``units=None`` means "as many as needed": unconstrained bandwidth and IOPS, real latency.
-    ``clients`` (nodes reading) bounds bandwidth by the per-client cap.
+    The one model of what a store delivers: ``supply_bytes_per_s`` (units x per-unit rate, capped
+    per client) and ``supply_iops`` (units x reads/s at the read size, capped per system and by the
+    bandwidth), the functions the plan's storage stage evaluates on the same per-unit figures
+    (calc.stages.evaluate_storage); the sizing engine judges its rows with this. ``units=None``
+    means "as many as needed": unconstrained bandwidth and IOPS, real latency.
     """
-    o = option(name)
     if units is None:
-        bw = iops = math.inf
+        bw = iops = write = math.inf
     else:
         bw = float(supply_bytes_per_s(units, o.read_bytes_per_s, clients, o.client_bytes_per_s))
+        write = float(supply_bytes_per_s(units, o.write_bytes_per_s, clients, o.client_bytes_per_s))
         iops = float(
             supply_iops(units, o.iops, o.read_bytes_per_s, request_bytes, o.aggregate_iops, bw, o.iops_request_bytes)
         )
@@ -586,7 +591,13 @@ def supply_of(name: str, units: float | None, request_bytes: float, clients: flo
         o.service_time_s(request_bytes),
         o.counts_requests,
         f"{o.label} ({o.verified}); latency {o.sources.get('latency', '')}{stream}",
+        write,
     )
+
+
+def supply_of(name: str, units: float | None, request_bytes: float, clients: float = 1.0) -> Supply:
+    """``supply`` of the storage option named ``name`` (a preset, or a YAML file of your own)."""
+    return supply(option(name), units, request_bytes, clients)
 
 
 def random_reads(o: StorageOption, read_iops: float, file_opens_per_s: float) -> float:

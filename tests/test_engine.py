@@ -434,6 +434,47 @@ def test_headrooms_by_hand() -> None:
     assert en.sized_iops(fs, d, sf) == pytest.approx(1000.0 * fs.iops_at(2.0**20) / 1000.0)
 
 
+def test_what_the_sized_units_deliver_is_the_plans_supply() -> None:
+    """Issue 37: one supply model (calc.storage.supply, the functions the plan's storage stage runs).
+    4 working drives of 1 GB/s and 100,000 IOPS at 4 KiB, each reading 1 MiB in
+    1/100,000 - 4,096/1e9 + 1,048,576/1e9 s = 1.05448 ms: 948.34 reads/s a drive, 3,793.3 on four;
+    but one node pulls at most 0.5 GB/s through the per-client cap, 0.5e9 / 1,048,576 = 476.84
+    reads/s of 1 MiB. The engine said 3,793.3 before (units x per-unit IOPS, the link forgotten)."""
+    o = drive(iops=1e5, client_bytes_per_s=0.5e9, write_bytes_per_s=0.8e9)
+    s = en.Sized(loads={}, units=4.0, perf_units=4.0, limiting="bandwidth")
+    got = en.delivered(o, demand(), s)
+    assert got.bytes_per_s == 0.5e9 and got.write_bytes_per_s == 0.5e9  # 4 x 1 / 4 x 0.8 GB/s, capped
+    assert got.iops == pytest.approx(0.5e9 / 2**20, rel=1e-12)
+    assert en.sized_iops(o, demand(), s) == pytest.approx(476.837158203125, rel=1e-12)
+    # Two nodes pull 1 GB/s: still below 3,793.3, so the link binds at 953.67 reads/s.
+    assert en.sized_iops(o, demand(clients=2), s) == pytest.approx(1e9 / 2**20, rel=1e-12)
+    # No cap: the drives' own 4 / 1.05448 ms = 3,793.3 reads/s, and 4 GB/s read, 3.2 GB/s written.
+    free = dataclasses.replace(o, client_bytes_per_s=math.inf)
+    one = 1 / (1 / 1e5 - 4096 / 1e9 + 2**20 / 1e9)
+    assert en.delivered(free, demand(), s).iops == pytest.approx(4 * one, rel=1e-12)
+    assert (en.delivered(free, demand(), s).bytes_per_s, en.delivered(free, demand(), s).write_bytes_per_s) == (
+        4e9,
+        3.2e9,
+    )
+
+
+def test_every_rule_says_whether_more_gpus_can_make_it_fail() -> None:
+    """Issue 37: each Rule carries its own flag (max_gpus reads it); before, calc.sizing named seven
+    rules by string. A rate, a node count or a link that grows with the GPUs scales; a rule about
+    where or what the option is does not."""
+    flags = {r.name: r.scales_with_gpus for r in en.RULES}
+    assert all(isinstance(f, bool) for f in flags.values()) and len(flags) == len(en.RULES)
+    grows = {"RAM copy rate", "per-client cap", "system size", "enclosure link", "per-instance cap", "system IOPS"}
+    grows |= {"metadata", "one node", "per-node checkpoints", "site link"}
+    assert {n for n, f in flags.items() if f} == grows
+    # What each flagged rule reads grows with the GPUs: the need, the nodes, the reads/s, the opens.
+    o = drive(name="aws-test-fs", kind="cloud-file", unit="TiB", purchase_price=math.nan)
+    d = demand(allow_other_site=True, site_link_bytes_per_s=1e9)
+    assert en._site_link(o, d, en.size_option(o, d)) == ""
+    twice = demand(allow_other_site=True, site_link_bytes_per_s=1e9, read_bytes_per_s=1e9, need_bytes_per_s=1.2e9)
+    assert en._site_link(o, twice, en.size_option(o, twice)) != ""
+
+
 def test_option_row_columns_by_hand() -> None:
     # 3 TB on 1 TB drives at 80 %: 4 data drives in RAID 6 = 6 drives at $100 = $600; 4 TB usable
     # against 3 TB needed (1.33x); bandwidth 0.5 GB/s on 4 data drives: 4 / 0.5 = 8x.
