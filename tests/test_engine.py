@@ -206,6 +206,64 @@ def test_another_site_needs_permission_and_a_link() -> None:
     assert en.rule_out(o, fast, en.size_option(o, fast))[0] == ""
 
 
+def test_the_site_link_carries_the_save_burst_not_only_the_reads() -> None:
+    """Issue 37, a bug the tests missed: the link between sites judged on the steady reads. Reads of
+    0.3 GB/s with an async drain of 0.2 GB/s beside them need 0.5 GB/s over the link: a 0.4 GB/s link
+    carries the reads (0.3 < 0.4) but not the burst; at exactly 0.5 GB/s it carries both."""
+    o = drive(name="aws-test-fs", kind="cloud-file", unit="TiB", purchase_price=math.nan)
+    d = demand(
+        allow_other_site=True,
+        site_link_bytes_per_s=0.4e9,
+        read_bytes_per_s=0.3e9,
+        write_bytes_per_s=0.2e9,
+        writes_overlap_reads=True,
+        need_bytes_per_s=0.5e9,
+    )
+    why, limiting = en.rule_out(o, d, en.size_option(o, d))
+    assert limiting == "site link"
+    assert why == "at another site (aws): the link carries 400 MB/s of the 500 MB/s needed"
+    at = dataclasses.replace(d, site_link_bytes_per_s=0.5e9)
+    assert en.rule_out(o, at, en.size_option(o, at)) == ("", "bandwidth")
+    # The job's own plan: the Llama 3 8B preset drains C / 900 s = 124.9 MB/s beside 0.26 MB/s of
+    # reads; a 100 MB/s link to an AWS store carries its reads 390 times over but not its drain.
+    p = calc.plan("llama3-8b-pretrain-8xh100", site="on-prem", allow_other_site=True, site_link_bytes_per_s="100 MB/s")
+    dj = en.plan_demand(p)
+    assert dj.read_bytes_per_s < 1e6 < 100e6 < 8_030_261_248 * 14 / 900
+    assert dj.need_bytes_per_s == pytest.approx(dj.read_bytes_per_s + 8_030_261_248 * 14 / 900, rel=1e-12)
+    efs = st.option("aws-efs-elastic")
+    why = en._site_link(efs, dj, en.size_option(efs, dj))
+    assert why == "at another site (aws): the link carries 100 MB/s of the 125.2 MB/s needed"
+
+
+def test_an_async_saves_drain_past_its_interval_stalls_training() -> None:
+    """Issue 37, a bug the tests missed: an async save's drain past its interval dropped from the
+    GPU time on a store (the next save waits for the buffer). 300 GB on one 1 GB/s drive takes
+    300 s; every 100 s an async save stalls 2 s (the copy to host RAM) + 300 - 100 = 202 s; a sync
+    save 300 s. 25,920 saves a month (2,592,000 s / 100 s) x 202 s x 8 GPUs / 3,600 = 11,635.2
+    GPU-hours. At exactly the interval (100 GB: 100 s) the drain holds nothing back: 2 s."""
+    o = drive(client_bytes_per_s=math.inf)
+    s = en.Sized(loads={}, units=2.0, perf_units=1.0, limiting="bandwidth", scheme="mirror")
+    saves = 2_592_000 / 100
+    d = demand(
+        restore_bytes=300e9,
+        restore_shard_bytes=300e9 / 8,
+        checkpoint_bytes=300e9,
+        interval_s=100.0,
+        host_copy_s=2.0,
+        save_async=True,
+        saves_per_month=saves,
+    )
+    t = en.gpu_time(o, d, s)
+    assert t["save_stall_s"] == pytest.approx(202.0, rel=1e-12)
+    assert t["lost_gpu_hours"] == pytest.approx(saves * 202.0 * 8 / 3600, rel=1e-12)
+    assert t["lost_gpu_hours"] == pytest.approx(11_635.2, rel=1e-12)
+    assert en.gpu_time(o, dataclasses.replace(d, save_async=False), s)["save_stall_s"] == pytest.approx(300.0)
+    at = dataclasses.replace(d, checkpoint_bytes=100e9, restore_shard_bytes=100e9 / 8)
+    assert en.gpu_time(o, at, s)["save_stall_s"] == pytest.approx(2.0, rel=1e-12)
+    over = dataclasses.replace(d, checkpoint_bytes=101e9, restore_shard_bytes=101e9 / 8)
+    assert en.gpu_time(o, over, s)["save_stall_s"] == pytest.approx(3.0, rel=1e-9)
+
+
 # ------------------------------------------------------------------ caveats
 
 

@@ -1623,6 +1623,15 @@ def test_server_nvme_design_on_a_dgx() -> None:
     # 1e9 examples x 64 KiB = 65.54 TB: more than 80 % of 30.72 TB (24.58 TB).
     big = _server_nvme(_tiers_on(dataset_examples=1_000_000_000))
     assert big is not None and big["why_not"] == "the dataset (65.54 TB) exceeds 80% of the 30.72 TB of NVMe"
+    # Issue 37, a bug the tests missed: the cache filled past the fill limit. 400,000,000 x 64 KiB =
+    # 26.21 TB is 85.3 % of the 30.72 TB: it fits the drives, not 80 % of them (24.576 TB).
+    full = _server_nvme(_tiers_on(dataset_examples=400_000_000))
+    assert full is not None and not full["feasible"]
+    assert full["why_not"] == "the dataset (26.21 TB) exceeds 80% of the 30.72 TB of NVMe"
+    # At the limit, 375,000,000 x 64 KiB = 24.576 TB = 80 % exactly: it fits; with a 90 % limit,
+    # 26.21 TB fits too.
+    assert _server_nvme(_tiers_on(dataset_examples=375_000_000))["feasible"]  # type: ignore[index]
+    assert _server_nvme(_tiers_on(dataset_examples=400_000_000, fill_limit=0.9))["feasible"]  # type: ignore[index]
     # Another site than the server's, or no server: no such design.
     assert _server_nvme(_tiers_on("aws")) is None
     assert _server_nvme(_tiers_on(server=None)) is None
