@@ -637,11 +637,7 @@ def _shortfall(cp: ClusterPlan, loads: Sequence[_Load]) -> tuple[float, str, str
             return 1.0, "", f"Shared storage {o.name}, as many units as needed: see the answer above.", [1.0] * n
         table = [axis_loads(o, x, units, cp.clients) for x in loads]
         have = f"{int(units):,} x {o.name}"
-        if cp.stored_bytes > units * o.capacity_bytes:
-            room = (
-                f" It holds {fmt(units * o.capacity_bytes, 'bytes')}; the cluster stores "
-                f"{fmt(cp.stored_bytes, 'bytes')}: too small."
-            )
+        room = _room(cp, o, units)
     totals = {a: sum(t[a] for t in table) for a in table[0]}
     axis = max(totals, key=lambda k: totals[k])
     need = totals[axis]
@@ -662,6 +658,19 @@ def _shortfall(cp: ClusterPlan, loads: Sequence[_Load]) -> tuple[float, str, str
         f"the shortfall is shared by {cp.cluster.policy} among the jobs that load it."
     )
     return 1.0 / need, axis, text + room, fractions
+
+
+def _room(cp: ClusterPlan, o: st.StorageOption, units: float) -> str:
+    """`` It holds ...: too small.`` when ``units`` of the shared store cannot hold what the cluster
+    stores: bought drives and nfs-* servers below the fill limit (``engine.unit_holds_bytes``, the
+    capacity the engine sizes them by), others at their capacity; "" when it fits."""
+    d = cluster_demand(cp)
+    held = units * en.unit_holds_bytes(o, d)
+    if cp.stored_bytes <= held:
+        return ""
+    raw = units * (o.capacity_bytes if not o.server_drives else en.server_array(o, d)[1] / d.fill_limit)
+    filled = f" of data ({fmt(raw, 'bytes')} filled to at most {d.fill_limit:.0%})" if held < raw else ""
+    return f" It holds {fmt(held, 'bytes')}{filled}; the cluster stores {fmt(cp.stored_bytes, 'bytes')}: too small."
 
 
 def _charged_row(cp: ClusterPlan, rec: pd.DataFrame, best: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -323,13 +323,10 @@ def size_axes(o: st.StorageOption, d: Demand, write_factor: float = 1.0) -> tupl
         d.write_bytes_per_s * write_factor / k,
         writes_overlap_reads=d.writes_overlap_reads,
     )
-    if bought_drives(o):
-        loads["capacity"] = d.capacity_bytes / (o.capacity_bytes * d.fill_limit)
-    srv_amp = 1.0
-    if o.server_drives:
-        # An nfs-* server's drives are protected and filled like bought drives.
-        srv_amp = server_amp(o, d)
-        loads["capacity"] = d.capacity_bytes / server_array(o, d)[1]
+    if bought_drives(o) or o.server_drives:
+        # Bought drives, and an nfs-* server's drives (protected like them), hold bytes below the fill limit.
+        loads["capacity"] = d.capacity_bytes / unit_holds_bytes(o, d)
+    srv_amp = server_amp(o, d) if o.server_drives else 1.0
     # Ratings over the drive's own period: an SSD's rated writes a year, an HDD's workload a year.
     loads["endurance"] = st.drives_for_endurance(
         o.endurance_bytes, d.written_bytes_per_year * srv_amp, o.endurance_years
@@ -341,6 +338,17 @@ def size_axes(o: st.StorageOption, d: Demand, write_factor: float = 1.0) -> tupl
         loads["workload"] = raw / write_factor  # in data drives, as the other axes of bought drives
     n, limiting = st.size(loads)
     return loads, n, limiting
+
+
+def unit_holds_bytes(o: st.StorageOption, d: Demand) -> float:
+    """Bytes one working unit holds for data [bytes]: a bought drive below the fill limit, an nfs-*
+    server's protected drives below it (``server_array``), any other option its capacity (a
+    rented store is billed and grown by its provider; a volume is provisioned at the size asked)."""
+    if o.server_drives:
+        return server_array(o, d)[1]
+    if bought_drives(o):
+        return o.capacity_bytes * d.fill_limit
+    return o.capacity_bytes
 
 
 def server_amp(o: st.StorageOption, d: Demand) -> float:

@@ -825,9 +825,26 @@ def test_a_short_shared_store_names_each_slowed_job_and_its_idle_cost() -> None:
 
 def test_a_shared_store_too_small_for_the_data_says_so() -> None:
     # One 7.68 TB Gen4 drive (storage.yaml) for A's 100 GB and 1e8 x 300 kB = 30 TB of B's: 30.1 TB.
+    # A bought drive holds data to the fill limit, 80 % of 7.68 TB = 6.144 TB, as the engine sizes it.
     big_b = B.replace(dataset_examples=100_000_000)
     a = calc.answer(calc.cluster({A: 1, big_b: 1}, storage="nvme-gen4", storage_units=1))
-    assert a.own.endswith(" It holds 7.68 TB; the cluster stores 30.1 TB: too small.")
+    assert a.own.endswith(
+        " It holds 6.14 TB of data (7.68 TB filled to at most 80%); the cluster stores 30.1 TB: too small."
+    )
+    # Issue 37's sweep of fill limits: 100 GB + 23e6 x 300 kB = 7.0 TB fits the drive's 7.68 TB but is
+    # 91 % of it, past the 80 % limit: too small (it said nothing before); 6.0 TB (78 %) fits; with
+    # fill_limit 0.95 (7.296 TB of data) 7.0 TB fits too.
+    seven = calc.cluster({A: 1, B.replace(dataset_examples=23_000_000): 1}, storage="nvme-gen4", storage_units=1)
+    assert seven.stored_bytes == pytest.approx(7.0e12)
+    assert calc.answer(seven).own.endswith(": too small.")
+    six = calc.cluster({A: 1, B.replace(dataset_examples=19_666_667): 1}, storage="nvme-gen4", storage_units=1)
+    assert six.stored_bytes == pytest.approx(6.0e12, rel=1e-6) and not calc.answer(six).own.endswith(": too small.")
+    loose = calc.cluster(seven.cluster, fill_limit=0.95)
+    assert not calc.answer(loose).own.endswith(": too small.")
+    # A store not bought as drives (an FSx file system, billed as provisioned) holds its capacity.
+    fsx = calc.cluster({A: 1, big_b: 1}, storage="aws-fsx-lustre-ssd-1000", storage_units=24)
+    assert calc.answer(fsx).own.endswith("; the cluster stores 30.1 TB: too small.")
+    assert " of data (" not in calc.answer(fsx).own
 
 
 def test_jobs_that_never_save_add_no_writes_to_the_shared_store() -> None:

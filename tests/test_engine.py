@@ -228,7 +228,7 @@ def test_the_site_link_carries_the_save_burst_not_only_the_reads() -> None:
     # reads; a 100 MB/s link to an AWS store carries its reads 390 times over but not its drain.
     p = calc.plan("llama3-8b-pretrain-8xh100", site="on-prem", allow_other_site=True, site_link_bytes_per_s="100 MB/s")
     dj = en.plan_demand(p)
-    assert dj.read_bytes_per_s < 1e6 < 100e6 < 8_030_261_248 * 14 / 900
+    assert dj.read_bytes_per_s < 1e6  # far below the 100 MB/s link, and the drain C / 900 s above it
     assert dj.need_bytes_per_s == pytest.approx(dj.read_bytes_per_s + 8_030_261_248 * 14 / 900, rel=1e-12)
     efs = st.option("aws-efs-elastic")
     why = en._site_link(efs, dj, en.size_option(efs, dj))
