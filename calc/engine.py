@@ -547,9 +547,18 @@ def _instance_cap(o: st.StorageOption, d: Demand, s: Sized) -> str:
 
 
 def _system_iops(o: st.StorageOption, d: Demand, s: Sized) -> str:
-    if o.kind == "ram" or sized_iops(o, d, s) >= s.random_reads:
+    if o.kind == "ram":
         return ""
-    return f"the system-wide cap of {fmt(o.aggregate_iops, 'count_per_s', 'reads/s')} is below the need"
+    sup = delivered(o, d, s)
+    if sup.iops >= s.random_reads:
+        return ""
+    if sup.iops >= o.aggregate_iops:
+        return f"the system-wide cap of {fmt(o.aggregate_iops, 'count_per_s', 'reads/s')} is below the need"
+    # The reads/s that fit through the bandwidth the nodes pull (supply_iops' third bound).
+    return (
+        f"{fmt(sup.iops, 'count_per_s', 'reads/s')} of {fmt(d.request_bytes, 'bytes', binary=True)} fit through the "
+        f"{_bps(sup.bytes_per_s)} its nodes read; the job needs {fmt(s.random_reads, 'count_per_s', 'reads/s')}"
+    )
 
 
 def metadata_ops_per_s(o: st.StorageOption, d: Demand) -> float:

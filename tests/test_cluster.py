@@ -176,6 +176,12 @@ def test_share_water_filling_by_hand() -> None:
     assert share([0.2, 0.6, 0.6], [1, 1, 2], "demand") == pytest.approx([1 / 1.4] * 3)
     assert share([0.0, 1.5], [1, 1], "demand") == pytest.approx([1.0, 1 / 1.5])  # no load, not slowed
     assert share([0.2, 0.3], [1, 1], "demand") == [1.0, 1.0]
+    # Issue 37's sweep (a planted bug the tests missed): water-filling goes through the jobs by load
+    # per GPU, not by load. 10 GPUs needing 0.6 (0.06 each) and 1 GPU needing 0.5, 1.1 in all: the
+    # 10-GPU job is under the first equal share (1 / 11 a GPU x 10 = 0.909 > 0.6) and gets all it
+    # needs; the 0.4 left goes to the other, 0.4 / 0.5 = 0.8 of its need. Taken by load, the 1-GPU
+    # job came first and both ended at 1 / 11 a GPU: 0.18, with 0.31 of the system left unused.
+    assert share([0.5, 0.6], [1, 10], "max-min") == pytest.approx([0.8, 1.0], rel=1e-12)
 
 
 def test_chargeback_by_hand() -> None:

@@ -264,6 +264,40 @@ def test_an_async_saves_drain_past_its_interval_stalls_training() -> None:
     assert en.gpu_time(o, over, s)["save_stall_s"] == pytest.approx(3.0, rel=1e-9)
 
 
+def test_an_object_stores_restore_gets_scale_with_the_prefixes_bought() -> None:
+    """Issue 37's sweep (a planted bug the tests missed): an object store's GET rate for a restore is
+    the units bought x the per-unit rate, not one unit's. 1,024 ranks each read a 1 GiB shard in
+    16 MiB ranged GETs: 1,024 x 64 = 65,536 GETs; two S3 prefixes serve 2 x 5,500 = 11,000 a second:
+    5.958 s, where 100 nodes' 12.5 GB/s links read the 1,024 GiB in 0.88 s. One prefix: 11.92 s."""
+    o = st.option("aws-s3-standard")
+    assert (o.iops, o.counts_requests, o.client_bytes_per_s) == (5500.0, True, 12.5e9)
+    shards = {"restore_bytes": 1024 * 2**30, "restore_shard_bytes": 2**30, "restore_ranks": 1024.0}
+    d = demand(clients=100, interval_s=1800.0, **shards)
+    two = en.Sized(loads={}, units=2.0, perf_units=2.0, limiting="iops")
+    assert en.gpu_time(o, d, two)["restore_s"] == pytest.approx(65_536 / 11_000, rel=1e-12)
+    one = en.Sized(loads={}, units=1.0, perf_units=1.0, limiting="iops")
+    assert en.gpu_time(o, d, one)["restore_s"] == pytest.approx(65_536 / 5_500, rel=1e-12)
+    # With 10 nodes (125 GB/s of links) the bytes bind instead: 1,024 GiB / 125 GB/s = 8.796 s.
+    assert en.gpu_time(o, dataclasses.replace(d, clients=10), two)["restore_s"] == pytest.approx(
+        1024 * 2**30 / 125e9, rel=1e-12
+    )
+
+
+def test_the_first_epoch_costs_only_its_excess_over_the_gpus_pace() -> None:
+    """Issue 37's sweep (a planted bug the tests missed): a first epoch read from the store costs GPU
+    time only beyond the GPUs' own pace. 100 GB from one 1 GB/s drive takes 100 s where the 8 GPUs
+    would take 60 s: 40 s x 8 GPUs / 3,600 = 0.0889 GPU-hours, once a month; a 2 GB/s store (50 s)
+    is faster than the GPUs: the epoch takes their 60 s and costs nothing."""
+    o = drive(client_bytes_per_s=math.inf)
+    d = demand(first_epoch_bytes=100e9, steady_epoch_s=60.0)
+    one = en.Sized(loads={}, units=1.0, perf_units=1.0, limiting="bandwidth")
+    t = en.gpu_time(o, d, one)
+    assert t["first_epoch_s"] == pytest.approx(100.0, rel=1e-12)
+    assert t["lost_gpu_hours"] == pytest.approx(40 * 8 / 3600, rel=1e-12)
+    fast = en.gpu_time(o, d, dataclasses.replace(one, units=2.0, perf_units=2.0))
+    assert (fast["first_epoch_s"], fast["lost_gpu_hours"]) == (60.0, 0.0)
+
+
 # ------------------------------------------------------------------ caveats
 
 
@@ -599,6 +633,13 @@ def test_rule_sentences_and_boundaries() -> None:
     assert en._system_iops(capped, d, en.size_option(capped, d)) == ""
     ram = drive(kind="ram", unit="node", name="ram-test", aggregate_iops=1.0, purchase_price=0.0)
     assert en._system_iops(ram, d, en.size_option(ram, d)) == ""
+    # Issue 37: the reads/s a store serves are the plan's, bounded by the bandwidth the nodes pull too.
+    # 476.8 requests/s of 1 MiB through one node's 0.25 GB/s per-client cap: 0.25e9 / 1,048,576 =
+    # 238.4 reads/s fit.
+    narrow = dataclasses.replace(obj, aggregate_iops=math.inf, client_bytes_per_s=0.25e9)
+    assert en._system_iops(narrow, d, en.size_option(narrow, d)) == (
+        "238.4 reads/s of 1 MiB fit through the 250 MB/s its nodes read; the job needs 476.8 reads/s"
+    )
 
 
 def test_an_enclosure_link_too_slow_for_one_drive() -> None:

@@ -615,6 +615,17 @@ def test_engine_feeds_hand_worked() -> None:
     d3 = dataclasses.replace(d0, read_bytes_per_s=2.5 * 6.5e9, need_bytes_per_s=2.5 * 6.5e9)
     assert not engine_feeds(d3, nvme, 2, None, None)  # 2.5 drives of bandwidth on 2 drives: ceil -> 3
     assert engine_feeds(d3, nvme, 3, None, None)
+    # A rule that grows with the GPUs: one node pulls at most 1,500 MiB/s = 1.573 GB/s from EFS
+    # Elastic (storage.yaml). 1 GB/s of reads with a save burst taking the need to 2 GB/s is over it;
+    # at 1.5 GB/s it is not (the plan's stage, reads only, said both were fed).
+    efs = option("aws-efs-elastic")
+    assert efs.client_bytes_per_s == 1500 * 2**20
+    reads = 1e9 / d0.request_bytes  # 1 GB/s of 146.6 MB examples, one file each
+    d4 = dataclasses.replace(
+        d0, read_bytes_per_s=1e9, read_iops=reads, file_opens_per_s=reads, need_bytes_per_s=2e9, clients=1
+    )
+    assert not engine_feeds(d4, efs, None, None, None)
+    assert engine_feeds(dataclasses.replace(d4, need_bytes_per_s=1.5e9), efs, None, None, None)
 
 
 def test_max_gpus_reads_each_rules_own_flag(monkeypatch: pytest.MonkeyPatch) -> None:
