@@ -126,6 +126,7 @@ BUGS = (
                 'loads["capacity"] = d.capacity_bytes / (o.capacity_bytes * d.fill_limit)',
                 'loads["capacity"] = d.capacity_bytes / o.capacity_bytes',
             ),
+            ("        return o.capacity_bytes * d.fill_limit\n", "        return o.capacity_bytes\n"),
         ),
     ),
     Bug(
