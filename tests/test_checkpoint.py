@@ -695,7 +695,14 @@ def test_a_save_beside_the_reads_by_hand() -> None:
     assert ck.save_with_reads(0.5, 0.25, True) == 0.75 and ck.save_with_reads(0.5, 0.25, False) == 0.5
     got = ck.save_with_reads(np.array([1e9, 1e9, 0.2e9]), np.array([0.6e9, 0.6e9, 3e9]), np.array([0.0, 1.0, 0.0]))
     assert got.tolist() == pytest.approx([1e9, 1.6e9, 3e9], rel=1e-12)
-    for bad, field in (((-1.0, 0.0, 0.0), "read"), ((0.0, math.nan, 1.0), "save")):
+    # An unlimited rate stays unlimited (no storage: the plan asks for nothing finite); a negative or
+    # NaN one is refused, naming it.
+    assert ck.save_with_reads(math.inf, 1.0, 0.0) == math.inf and ck.save_with_reads(1.0, math.inf, 1.0) == math.inf
+    for bad, field, says in (
+        ((-1.0, 0.0, 0.0), "read", "-1 is out of range; accepted: 0 or more"),
+        ((0.0, -2.0, 1.0), "save", "-2 is out of range; accepted: 0 or more"),
+        ((0.0, math.nan, 1.0), "save", "nan is out of range; accepted: 0 or more"),
+    ):
         with pytest.raises(InputError) as e:
             ck.save_with_reads(*bad)
-        assert e.value.field == field
+        assert (e.value.field, e.value.message) == (field, says)
