@@ -1,19 +1,25 @@
 """Every preset's answer, as the CLI prints it, with the monthly cost split into its charges.
 
     python benchmarks/answers_table.py > out.md
-    python benchmarks/answers_table.py --before before.md > docs/answers_before_after.md
+    python benchmarks/answers_table.py --before before.md > changes.md
 
-With ``--before`` (this script's output on an older commit), each answer is printed before and after.
+With ``--before`` (this script's output on an older commit), each answer that differs is printed
+before and after, and the unchanged ones are named in one list at the end.
 
 For each scenario preset: the answer as it stands, with ``server=DGX-H100`` (an on-prem
-cluster), and for three presets with a cloud server. Used for docs/answers_before_after.md
-(issue 18's closing note).
+cluster), and for three presets with a cloud server; then each cluster preset's answer. Used for
+docs/answers_before_after.md (issue 18's closing note, then issues 28 and 37).
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
+from pathlib import Path
 from typing import Any
+
+# This checkout's calc, not the one the shared virtualenv installs (run it on an older commit's copy).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import calc
 from calc.units import fmt_usd
@@ -52,6 +58,17 @@ def block(name: str, **over: Any) -> list[str]:
     return [*out, ""]
 
 
+def cluster_blocks() -> list[str]:
+    """Each cluster preset's answer (its inputs module moved in issue 37: either place is read)."""
+    moved = (Path(calc.__file__).parent / "cluster_input.py").is_file()
+    inputs = importlib.import_module("calc.cluster_input" if moved else "calc.cluster")
+    out: list[str] = []
+    for name in inputs.clusters():
+        a = calc.answer(calc.cluster(inputs.load(name)))
+        out += [f"### `cluster {name}`", "", *(f"- {line}" for line in a.lines()), ""]
+    return out
+
+
 def blocks(text: str) -> dict[str, str]:
     """``### `head``` sections of this script's output, by head."""
     out: dict[str, str] = {}
@@ -68,12 +85,16 @@ def main() -> None:
         lines += block(name, server="DGX-H100")
         if name in CLOUD:
             lines += block(name, server=CLOUD[name])
+    lines += cluster_blocks()
     if len(sys.argv) == 3 and sys.argv[1] == "--before":
         with open(sys.argv[2], encoding="utf-8") as f:
             before = blocks(f.read())
         after = blocks("\n".join(lines))
-        lines = []
+        lines, same = [], []
         for head, body in after.items():
+            if before.get(head) == body:
+                same.append(f"`{head}`")
+                continue
             lines += [
                 f"## `{head}`",
                 "",
@@ -84,6 +105,7 @@ def main() -> None:
                 "**After**",
             ]
             lines += ["", body, ""]
+        lines += [f"## Unchanged ({len(same)})", "", ", ".join(same), ""]
     sys.stdout.write("\n".join(lines))
 
 

@@ -69,10 +69,6 @@ note(
     "storage kind: a node's own drives or RAM die with it (no); shared, replicated or object stores (yes); "
     "no storage chosen: yes, the sizing must pick a durable tier",
 )
-note(
-    "storage_need_bytes_per_s",
-    "sync: max({read_bytes_per_s}, {checkpoint_write_bytes_per_s}); async: their sum",
-)
 
 GIB = 2**30
 TIB = 2**40
@@ -376,6 +372,32 @@ def save_time_s(
     aggregate = c / _rate("write_bytes_per_s", write_bytes_per_s)
     one = _nonneg("shard_bytes", shard_bytes) / _rate("per_rank_write_bytes_per_s", per_rank_write_bytes_per_s)
     return maximum(aggregate, one)
+
+
+# ------------------------------------------------------------------ a save beside the reads: one rule
+# How a save shares the store with the reads, both at the burst the job is sized for: a blocking
+# (sync) save stops training, and its reads, while it writes; an asynchronous drain runs beside
+# them. The store's side is ``save_with_reads`` (the plan's storage need, the engine's demand, a
+# unit's busy share, the cluster's write need); training's side is ``blocking_s`` (the plan's
+# stall and the GPU time on each store). Each caller calls these; none writes the rule again.
+
+
+@formula(
+    "storage_need_bytes_per_s",
+    "sync: max({read_bytes_per_s}, {checkpoint_save_burst_bytes_per_s}); async: their sum",
+)
+def save_with_reads(read: Numeric, save: Numeric, is_async: Numeric) -> Numeric:
+    """What a store carries while a save runs [the inputs' unit: bytes/s, or a unit's busy share].
+
+    ``read`` the steady reads, ``save`` the save's write burst (a sync save within its stall
+    budget, an async drain within its drain target), ``is_async`` the mode (> 0: async). A sync save
+    stops training, so its reads pause while it writes: ``max(read, save)``; an async drain runs
+    beside the reads: ``read + save``. 385.7 MB/s of reads with a 27 GB/s sync save: 27 GB/s; with
+    an 18.4 GB/s async drain: 18.79 GB/s.
+    """
+    r = check_range("read", read, 0.0, accepted="0 or more", infinite=True)
+    w = check_range("save", save, 0.0, accepted="0 or more", infinite=True)
+    return where(floats(is_async) > 0, r + w, np.maximum(r, w))
 
 
 @formula("checkpoint_blocking_s", "{blocking_rule}")

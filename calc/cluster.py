@@ -4,15 +4,20 @@
 their demands (docs/model.md, "The cluster plan")::
 
     read_bytes_per_s     = sum_j read_j                  (each entry's Plan counts its copies)
-    peak writes, aligned = sum_j n_j x w_j               (every job saves at once)
+    peak writes, aligned = sum_j n_j x w_j               (every job saves at once, each at its burst w_j)
     average writes       = sum_j n_j x C_j / T_j         (checkpoint bytes per interval)
-    write need, aligned  = sum_async n_j w_j + sum_sync max(n_j w_j - read_j, 0)
-    write need, staggered= sum_async n_j w_j + max(max_sync (w_j - read_j / n_j), sum_sync n_j C_j / T_j)
+    need, aligned        = sum_j with(read_j, n_j w_j)
+    need, staggered      = reads + max(max_j (with(read_j / n_j, w_j) - read_j / n_j),
+                                       sum_j n_j x (with(read_j / n_j, w_j) - read_j / n_j) x C_j / (w_j T_j))
+    write need           = need - reads
     stored_bytes         = sum over distinct dataset names of the dataset + sum_j n_j x checkpoints kept
 
-A blocking (sync) save stops that job's reads while it writes, so its write adds only what exceeds
-its reads (calc.stages.evaluate_checkpoint does the same for one job); an async drain runs beside
-the reads all the time, aligned or not.
+``with`` is ``calc.checkpoint.save_with_reads``, the one rule for a save beside the reads that the
+plan, the engine and the storage supply also call: a blocking (sync) save stops that job's reads
+while it writes, so its write adds only what exceeds its reads; an async drain runs beside them.
+Each save is taken at the burst the job is sized for (``checkpoint_save_burst_bytes_per_s``: a sync
+save within its stall budget, an async drain within its drain target), so a 1-job cluster needs
+what its plan's ``storage_need_bytes_per_s`` says. The cluster's inputs are ``calc.cluster_input``'s.
 
 ``answer(cluster_plan)`` (re-exported as ``calc.cluster_answer``; ``calc.answer`` dispatches here)
 sizes every storage option for the combined load with ``calc.sizing.recommend``'s own ranking,
@@ -42,7 +47,7 @@ from calc import demand
 from calc import engine as en
 from calc import storage as st
 from calc.cluster_input import STORAGE_INPUTS, Cluster, as_cluster
-from calc.cluster_load import TOTALS, _writes, write_need_bytes_per_s
+from calc.cluster_load import TOTALS, _writes, storage_need_bytes_per_s
 from calc.design import buyable, describe_option
 from calc.engine import checkpoint_writes_per_month
 from calc.errors import InputError
@@ -247,7 +252,8 @@ def _combine(c: Cluster, plans: tuple[Plan, ...], copies: tuple[int, ...]) -> Cl
                 f"{fmt(p.dataset_bytes, 'bytes')}): the larger is stored"
             )
         datasets[key] = max(datasets.get(key, 0.0), p.dataset_bytes)
-    need_w = write_need_bytes_per_s(writes, c.saves)
+    need = storage_need_bytes_per_s(writes, reads, c.saves)
+    need_w = need - reads
     data = sum(datasets.values())
     kept = sum(w["kept"] for w in writes)
     first = [p.first_epoch_read_bytes_per_s for p in plans]
@@ -266,7 +272,7 @@ def _combine(c: Cluster, plans: tuple[Plan, ...], copies: tuple[int, ...]) -> Cl
         peak_write_bytes_per_s=sum(w["peak"] for w in writes),
         average_write_bytes_per_s=sum(w["average"] for w in writes),
         write_need_bytes_per_s=need_w,
-        storage_need_bytes_per_s=reads + need_w,
+        storage_need_bytes_per_s=need,
         dataset_bytes=data,
         checkpoint_capacity_bytes=kept,
         stored_bytes=data + kept,
@@ -589,13 +595,12 @@ def _entry_load(cp: ClusterPlan, i: int) -> _Load:
     p, n = cp.plans[i], cp.copies[i]
     writes = _entry_writes(cp)
     mine = writes[i]
-    if cp.saves == "aligned" or mine["async"]:
+    if cp.saves == "aligned":
         w = mine["extra_aligned"]
     else:
-        sync = [x for x in writes if not x["async"]]
-        sync_need = cp.write_need_bytes_per_s - sum(x["extra_aligned"] for x in writes if x["async"])
-        avg = sum(x["average"] for x in sync)
-        w = sync_need * (mine["average"] / avg) if avg > 0 else 0.0
+        # Staggered: the write need shared by each entry's time-averaged extra over its reads.
+        avg = sum(x["average_extra"] for x in writes)
+        w = cp.write_need_bytes_per_s * (mine["average_extra"] / avg) if avg > 0 else 0.0
     key = p.scenario.dataset or p.scenario.name
     sharers = sum(c for q, c in zip(cp.plans, cp.copies, strict=True) if (q.scenario.dataset or q.scenario.name) == key)
     stored = cp.datasets[key] * n / sharers + mine["kept"]
@@ -632,11 +637,7 @@ def _shortfall(cp: ClusterPlan, loads: Sequence[_Load]) -> tuple[float, str, str
             return 1.0, "", f"Shared storage {o.name}, as many units as needed: see the answer above.", [1.0] * n
         table = [axis_loads(o, x, units, cp.clients) for x in loads]
         have = f"{int(units):,} x {o.name}"
-        if cp.stored_bytes > units * o.capacity_bytes:
-            room = (
-                f" It holds {fmt(units * o.capacity_bytes, 'bytes')}; the cluster stores "
-                f"{fmt(cp.stored_bytes, 'bytes')}: too small."
-            )
+        room = _room(cp, o, units)
     totals = {a: sum(t[a] for t in table) for a in table[0]}
     axis = max(totals, key=lambda k: totals[k])
     need = totals[axis]
@@ -657,6 +658,19 @@ def _shortfall(cp: ClusterPlan, loads: Sequence[_Load]) -> tuple[float, str, str
         f"the shortfall is shared by {cp.cluster.policy} among the jobs that load it."
     )
     return 1.0 / need, axis, text + room, fractions
+
+
+def _room(cp: ClusterPlan, o: st.StorageOption, units: float) -> str:
+    """`` It holds ...: too small.`` when ``units`` of the shared store cannot hold what the cluster
+    stores: bought drives and nfs-* servers below the fill limit (``engine.unit_holds_bytes``, the
+    capacity the engine sizes them by), others at their capacity; "" when it fits."""
+    d = cluster_demand(cp)
+    held = units * en.unit_holds_bytes(o, d)
+    if cp.stored_bytes <= held:
+        return ""
+    raw = units * (o.capacity_bytes if not o.server_drives else en.server_array(o, d)[1] / d.fill_limit)
+    filled = f" of data ({fmt(raw, 'bytes')} filled to at most {d.fill_limit:.0%})" if held < raw else ""
+    return f" It holds {fmt(held, 'bytes')}{filled}; the cluster stores {fmt(cp.stored_bytes, 'bytes')}: too small."
 
 
 def _charged_row(cp: ClusterPlan, rec: pd.DataFrame, best: dict[str, Any] | None) -> dict[str, Any] | None:

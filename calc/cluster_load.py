@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from calc import checkpoint as ck
 from calc.plan import Plan
 from calc.units import Kind, fmt
 
@@ -66,64 +67,79 @@ def saves_async(p: Plan) -> bool:
 
 
 def _writes(p: Plan, n: int) -> dict[str, float]:
-    """One entry's checkpoint figures for its ``n`` copies [bytes/s, bytes].
+    """One entry's checkpoint figures for its ``n`` copies [bytes/s, bytes; ``duty`` a fraction].
 
-    One job writes ``w`` while it saves (a sync burst, or an async drain that runs all the time);
-    ``peak`` is all copies at once; ``average`` n x C / T (T the resolved interval, given
-    or Young-Daly); ``extra_aligned`` what the saves add over the entry's reads when all copies
-    save at once; ``extra_one`` what one copy's save adds.
+    One copy writes ``w`` while it saves, the burst its plan is sized for (a sync save within its
+    stall budget, an async drain within its drain target: ``checkpoint_save_burst_bytes_per_s``),
+    for C / w of every interval T (``duty`` = C / (w T)); ``peak`` is all copies at once;
+    ``average`` n x C / T (T the resolved interval, given or Young-Daly). How a save shares the store
+    with the reads is ``calc.checkpoint.save_with_reads``: a sync save pauses its reads, an async
+    drain runs beside them. ``need_aligned`` is what the entry's store must carry when all its
+    copies save at once (the plan's own ``storage_need_bytes_per_s``), ``extra_aligned`` what that
+    adds over its reads; ``need_one`` is one copy's reads with its save, ``extra_one`` what that adds
+    over the copy's reads, ``average_extra`` n x ``extra_one`` x ``duty``: the extra's time average.
     """
-    w = p.checkpoint_write_bytes_per_s / n  # the plan's rate is all n copies' (its jobs input is n)
+    peak = p.checkpoint_save_burst_bytes_per_s  # the plan's rate is all n copies' (its jobs input is n)
+    w = peak / n
     saving = w > 0
     interval = float(p.values["checkpoint_interval_used_s"]) if saving else math.inf
-    average = n * p.checkpoint_bytes / interval if saving and math.isfinite(interval) and interval > 0 else 0.0
+    timed = saving and math.isfinite(interval) and interval > 0
+    average = n * p.checkpoint_bytes / interval if timed else 0.0
     reads = p.read_bytes_per_s
     is_async = saves_async(p)
+    need = float(ck.save_with_reads(reads, peak, is_async))
+    need_one = float(ck.save_with_reads(reads / n, w, is_async))
+    duty = min(p.checkpoint_bytes / (w * interval), 1.0) if timed else 0.0
     return {
-        "peak": n * w,
+        "peak": peak,
         "average": average,
         "async": float(is_async),
-        "extra_aligned": n * w if is_async else max(n * w - reads, 0.0),
-        "extra_one": w if is_async else max(w - reads / n, 0.0),
+        "need_aligned": need,
+        "extra_aligned": need - reads,
+        "copy_reads": reads / n,
+        "need_one": need_one,
+        "extra_one": need_one - reads / n,
+        "average_extra": n * (need_one - reads / n) * duty,
+        "duty": duty,
         "kept": p.checkpoint_capacity_bytes if saving else 0.0,  # all n copies' already
     }
 
 
-def write_need_bytes_per_s(writes: Sequence[Mapping[str, float]], saves: str) -> float:
-    """Bandwidth the checkpoint saves add to the reads [bytes/s], aligned or staggered.
+def storage_need_bytes_per_s(writes: Sequence[Mapping[str, float]], reads: float, saves: str) -> float:
+    """What the store carries while the saves run [bytes/s], aligned or staggered; ``reads`` is every entry's.
 
-    Async drains run all the time (their sum counts in both modes). Aligned: every sync job saves
-    at once, each pausing its reads. Staggered: sync saves spread out, so the storage carries the
-    largest single save beyond its job's reads, or, when saves are so frequent that they must
-    overlap, their time average (sum of n x C / T).
+    Aligned: every copy of every entry saves at once; each entry's need is its reads with its saves
+    (``need_aligned``), and the needs add. Staggered: the saves are spread out, so the store carries
+    every read with the largest single save beside (async) or instead of (sync) its copy's reads;
+    or, when saves are so frequent that they must overlap, every read plus the time average of each
+    save's extra (``average_extra``). A 1-job cluster's need is its plan's ``storage_need_bytes_per_s``.
     """
-    drains = sum(w["extra_aligned"] for w in writes if w["async"])
-    sync = [w for w in writes if not w["async"]]
     if saves == "aligned":
-        return drains + sum(w["extra_aligned"] for w in sync)
-    one = max((w["extra_one"] for w in sync), default=0.0)
-    return drains + max(one, sum(w["average"] for w in sync))
+        return float(sum(w["need_aligned"] for w in writes))
+    one = max(((reads - w["copy_reads"]) + w["need_one"] for w in writes), default=reads)
+    return max(one, reads + sum(w["average_extra"] for w in writes))
 
 
 def _save_starts(cp: ClusterJobs, seconds: float) -> list[tuple[npt.NDArray[np.float64], float]]:
-    """Each entry's sync save start times within ``seconds`` (every copy's) and one save's length [s].
+    """Each entry's save start times within ``seconds`` (every copy's) and one save's length [s].
 
-    Saves start at t = 0 (aligned) or are spread evenly over the shortest interval by a global
-    index of all sync-saving copies (staggered): copy g starts at g / N of the shortest interval,
-    so saves whose intervals are multiples of it never meet while each lasts less than shortest / N.
-    Intervals and modes are the plans' resolved ones. Work: one array per entry, linear in the saves.
+    A save, sync or async, writes at its burst (``_writes``) for C / w seconds. Saves start at t = 0
+    (aligned) or are spread evenly over the shortest interval by a global index of all saving copies
+    (staggered): copy g starts at g / N of the shortest interval, so saves whose intervals are
+    multiples of it never meet while each lasts less than shortest / N. Intervals and modes are the
+    plans' resolved ones. Work: one array per entry, linear in the saves.
     """
-    sync = [(p.checkpoint_write_bytes_per_s > 0 and not saves_async(p)) for p in cp.plans]
-    total = sum(n for n, s in zip(cp.copies, sync, strict=True) if s)
+    saving = [p.checkpoint_save_burst_bytes_per_s > 0 for p in cp.plans]
+    total = sum(n for n, s in zip(cp.copies, saving, strict=True) if s)
     intervals = [float(p.values["checkpoint_interval_used_s"]) for p in cp.plans]
-    shortest = min((t for t, s in zip(intervals, sync, strict=True) if s), default=1.0)
+    shortest = min((t for t, s in zip(intervals, saving, strict=True) if s), default=1.0)
     out: list[tuple[npt.NDArray[np.float64], float]] = []
-    first = 0  # the global index of this entry's first sync-saving copy
-    for p, n, s, interval in zip(cp.plans, cp.copies, sync, intervals, strict=True):
+    first = 0  # the global index of this entry's first saving copy
+    for p, n, s, interval in zip(cp.plans, cp.copies, saving, intervals, strict=True):
         if not s:
             out.append((np.zeros(0), 0.0))
             continue
-        dur = min(p.checkpoint_bytes * n / p.checkpoint_write_bytes_per_s, interval)  # one copy's save
+        dur = min(p.checkpoint_bytes * n / p.checkpoint_save_burst_bytes_per_s, interval)  # one copy's save
         phases = np.zeros(n) if cp.saves == "aligned" else shortest * np.arange(first, first + n) / total
         first += n
         k = np.arange(math.ceil(seconds / interval) + 1)
@@ -136,9 +152,10 @@ def timeline(cp: ClusterJobs, seconds: float = 86400.0) -> pd.DataFrame:
     """Each job type's reads and checkpoint writes over ``seconds`` [bytes/s], as step segments.
 
     Columns: time_s (start of a segment; the rate holds until the next row), then
-    ``<job> reads`` and ``<job> checkpoints`` per entry. A sync save pauses its copy's reads for
-    C / w seconds (``_save_starts``); an async drain writes C / T all the time. Each segment counts
-    the saves running in it as (saves started by then) - (saves ended by then), two sorted searches.
+    ``<job> reads`` and ``<job> checkpoints`` per entry. A save writes at its burst for C / w seconds
+    (``_save_starts``): a sync save pauses its copy's reads meanwhile, an async drain runs beside
+    them. Each segment counts the saves running in it as (saves started by then) - (saves ended by
+    then), two sorted searches.
     """
     saves = _save_starts(cp, seconds)
     edges = [np.array([0.0, float(seconds)])]
@@ -148,13 +165,14 @@ def timeline(cp: ClusterJobs, seconds: float = 86400.0) -> pd.DataFrame:
     starts_t = times[:-1]
     cols: dict[str, Any] = {"time_s": starts_t}
     for p, n, (starts, dur) in zip(cp.plans, cp.copies, saves, strict=True):
-        w = p.checkpoint_write_bytes_per_s / n  # one copy's rate
+        w = p.checkpoint_save_burst_bytes_per_s / n  # one copy's rate
         ends = np.sort(np.minimum(starts + dur, seconds))
         saving_now = (
             np.searchsorted(starts, starts_t, side="right") - np.searchsorted(ends, starts_t, side="right")
         ).astype(float)
         per_copy = p.read_bytes_per_s / n
-        cols[f"{p.scenario.name} reads"] = per_copy * (n - saving_now)
-        # an async drain writes all the time; a job that never saves has w = 0 either way
-        cols[f"{p.scenario.name} checkpoints"] = np.full(len(starts_t), n * w) if saves_async(p) else saving_now * w
+        # a sync save pauses its copy's reads; a job that never saves has no saves running
+        paused = 0.0 if saves_async(p) else saving_now
+        cols[f"{p.scenario.name} reads"] = per_copy * (n - paused)
+        cols[f"{p.scenario.name} checkpoints"] = saving_now * w
     return pd.DataFrame(cols)

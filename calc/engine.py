@@ -14,7 +14,8 @@ ClusterPlan; both rank options with ``rank(demand)``, which runs, for each optio
     rank        feasible first, then cheapest
 
 To add a purchasing rule, append a ``Rule`` to ``RULES`` (its predicate returns the reason an
-option cannot be bought, "" when it can) or a caveat to ``CAVEATS``; each step is a function of
+option cannot be bought, "" when it can, and its ``scales_with_gpus`` flag says whether more GPUs
+can make it fail, which ``max_gpus`` reads) or a caveat to ``CAVEATS``; each step is a function of
 (option, demand, sized) tested on its own in tests/test_engine.py.
 
 References
@@ -182,7 +183,7 @@ def plan_demand(p: Plan, reads: bool = True) -> Demand:
     write_bw = v["checkpoint_save_burst_bytes_per_s"]
     is_async = p.inputs["checkpoint_async"] > 0
     read_bw = v["read_bytes_per_s"] if reads else 0.0
-    with_save = read_bw + write_bw if is_async else max(read_bw, write_bw)
+    with_save = float(ck.save_with_reads(read_bw, write_bw, is_async))  # the plan's storage_need_bytes_per_s
     saving = write_bw > 0
     restore_bw = v["restore_read_bytes_per_s"] if saving else 0.0
     need = max(with_save, restore_bw)
@@ -322,13 +323,10 @@ def size_axes(o: st.StorageOption, d: Demand, write_factor: float = 1.0) -> tupl
         d.write_bytes_per_s * write_factor / k,
         writes_overlap_reads=d.writes_overlap_reads,
     )
-    if bought_drives(o):
-        loads["capacity"] = d.capacity_bytes / (o.capacity_bytes * d.fill_limit)
-    srv_amp = 1.0
-    if o.server_drives:
-        # An nfs-* server's drives are protected and filled like bought drives.
-        srv_amp = server_amp(o, d)
-        loads["capacity"] = d.capacity_bytes / server_array(o, d)[1]
+    if bought_drives(o) or o.server_drives:
+        # Bought drives, and an nfs-* server's drives (protected like them), hold bytes below the fill limit.
+        loads["capacity"] = d.capacity_bytes / unit_holds_bytes(o, d)
+    srv_amp = server_amp(o, d) if o.server_drives else 1.0
     # Ratings over the drive's own period: an SSD's rated writes a year, an HDD's workload a year.
     loads["endurance"] = st.drives_for_endurance(
         o.endurance_bytes, d.written_bytes_per_year * srv_amp, o.endurance_years
@@ -340,6 +338,17 @@ def size_axes(o: st.StorageOption, d: Demand, write_factor: float = 1.0) -> tupl
         loads["workload"] = raw / write_factor  # in data drives, as the other axes of bought drives
     n, limiting = st.size(loads)
     return loads, n, limiting
+
+
+def unit_holds_bytes(o: st.StorageOption, d: Demand) -> float:
+    """Bytes one working unit holds for data [bytes]: a bought drive below the fill limit, an nfs-*
+    server's protected drives below it (``server_array``), any other option its capacity (a
+    rented store is billed and grown by its provider; a volume is provisioned at the size asked)."""
+    if o.server_drives:
+        return server_array(o, d)[1]
+    if bought_drives(o):
+        return o.capacity_bytes * d.fill_limit
+    return o.capacity_bytes
 
 
 def server_amp(o: st.StorageOption, d: Demand) -> float:
@@ -442,10 +451,16 @@ def size_option(o: st.StorageOption, d: Demand) -> Sized:
     )
 
 
+def delivered(o: st.StorageOption, d: Demand, s: Sized) -> st.Supply:
+    """What the sized option delivers to the job's nodes at its working units: ``calc.storage.supply``,
+    the plan's own supply (units x per-unit rate, capped per client; reads/s at the read size,
+    capped per system and by the bandwidth), so a row and the plan on that store agree."""
+    return st.supply(o, s.perf_units, d.request_bytes, d.clients)
+
+
 def sized_iops(o: st.StorageOption, d: Demand, s: Sized) -> float:
-    """Random reads/s the sized option serves: its units' IOPS at the read size, up to the system cap."""
-    each = s.perf_units * o.iops_at(d.request_bytes) if o.kind != "ram" else math.inf
-    return min(each, o.aggregate_iops)
+    """Random reads/s the sized option serves (``delivered``); node RAM: its system cap alone."""
+    return delivered(o, d, s).iops if o.kind != "ram" else min(math.inf, o.aggregate_iops)
 
 
 def bandwidth_headroom(o: st.StorageOption, d: Demand, s: Sized) -> float:
@@ -462,11 +477,15 @@ def bandwidth_headroom(o: st.StorageOption, d: Demand, s: Sized) -> float:
 @dataclass(frozen=True)
 class Rule:
     """A reason an option cannot be bought: ``check`` returns the sentence ("" when it passes);
-    ``limiting`` is what the table names as the limit when it fails."""
+    ``limiting`` is what the table names as the limit when it fails; ``scales_with_gpus`` says
+    whether more GPUs of the job can make it fail (a rate or a node count that grows with them:
+    ``calc.sizing.max_gpus`` reads it), or whether it only says if the option may be bought at all
+    (its site, its durability, its drive class)."""
 
     name: str
     limiting: str
     check: Callable[[st.StorageOption, Demand, Sized], str]
+    scales_with_gpus: bool
 
 
 def _bps(x: float) -> str:
@@ -528,9 +547,18 @@ def _instance_cap(o: st.StorageOption, d: Demand, s: Sized) -> str:
 
 
 def _system_iops(o: st.StorageOption, d: Demand, s: Sized) -> str:
-    if o.kind == "ram" or sized_iops(o, d, s) >= s.random_reads:
+    if o.kind == "ram":
         return ""
-    return f"the system-wide cap of {fmt(o.aggregate_iops, 'count_per_s', 'reads/s')} is below the need"
+    sup = delivered(o, d, s)
+    if sup.iops >= s.random_reads:
+        return ""
+    if sup.iops >= o.aggregate_iops:
+        return f"the system-wide cap of {fmt(o.aggregate_iops, 'count_per_s', 'reads/s')} is below the need"
+    # The reads/s that fit through the bandwidth the nodes pull (supply_iops' third bound).
+    return (
+        f"{fmt(sup.iops, 'count_per_s', 'reads/s')} of {fmt(d.request_bytes, 'bytes', binary=True)} fit through the "
+        f"{_bps(sup.bytes_per_s)} its nodes read; the job needs {fmt(s.random_reads, 'count_per_s', 'reads/s')}"
+    )
 
 
 def metadata_ops_per_s(o: st.StorageOption, d: Demand) -> float:
@@ -619,22 +647,22 @@ def _site_link(o: st.StorageOption, d: Demand, s: Sized) -> str:
 
 
 RULES: list[Rule] = [
-    Rule("dataset fits in RAM", "RAM", _ram_holds),
-    Rule("RAM copy rate", "RAM", _ram_copies),
-    Rule("per-client cap", "per-client cap", _client_cap),
-    Rule("system size", "system size", _system_size),
-    Rule("enclosure link", "enclosure link", _enclosure_link),
-    Rule("per-instance cap", "per-instance cap", _instance_cap),
-    Rule("system IOPS", "system size", _system_iops),
-    Rule("metadata", "metadata", _metadata),
-    Rule("one node", "one node", _one_node),
-    Rule("ephemeral", "ephemeral", _ephemeral),
-    Rule("durability", "durability", _durability),
-    Rule("scratch", "scratch", _scratch),
-    Rule("per-node checkpoints", "attachment", _per_node_checkpoints),
-    Rule("drive class", "drive class", _consumer_drive),
-    Rule("site", "site", _at_other_site),
-    Rule("site link", "site link", _site_link),
+    Rule("dataset fits in RAM", "RAM", _ram_holds, scales_with_gpus=False),
+    Rule("RAM copy rate", "RAM", _ram_copies, scales_with_gpus=True),
+    Rule("per-client cap", "per-client cap", _client_cap, scales_with_gpus=True),
+    Rule("system size", "system size", _system_size, scales_with_gpus=True),
+    Rule("enclosure link", "enclosure link", _enclosure_link, scales_with_gpus=True),
+    Rule("per-instance cap", "per-instance cap", _instance_cap, scales_with_gpus=True),
+    Rule("system IOPS", "system size", _system_iops, scales_with_gpus=True),
+    Rule("metadata", "metadata", _metadata, scales_with_gpus=True),
+    Rule("one node", "one node", _one_node, scales_with_gpus=True),
+    Rule("ephemeral", "ephemeral", _ephemeral, scales_with_gpus=False),
+    Rule("durability", "durability", _durability, scales_with_gpus=False),
+    Rule("scratch", "scratch", _scratch, scales_with_gpus=False),
+    Rule("per-node checkpoints", "attachment", _per_node_checkpoints, scales_with_gpus=True),
+    Rule("drive class", "drive class", _consumer_drive, scales_with_gpus=False),
+    Rule("site", "site", _at_other_site, scales_with_gpus=False),
+    Rule("site link", "site link", _site_link, scales_with_gpus=True),
 ]
 """Why an option cannot be bought, first failing rule first: its sentence is ``why_not``, its
 label ``limiting``."""
@@ -958,14 +986,15 @@ def gpu_time(o: st.StorageOption, d: Demand, s: Sized) -> dict[str, float]:
     """
     if o.kind == "ram":
         return {"restore_s": 0.0, "save_stall_s": 0.0, "first_epoch_s": d.steady_epoch_s, "lost_gpu_hours": 0.0}
-    clients_cap = d.clients * o.client_bytes_per_s
+    sup = delivered(o, d, s)
+    cap = math.inf
     provisioned = max(d.need_bytes_per_s, s.units * o.free_bytes_per_s)
     if (o.price_per_mbps_month > 0 or math.isfinite(o.throughput_io_bytes)) and provisioned > 0:
         # Throughput bought by the MB/s (or as IOPS): the volume runs at what is provisioned, the design
         # point or its free baseline, not at its maximum (price() bills the same figure).
-        clients_cap = min(clients_cap, provisioned)
-    read = min(s.perf_units * o.read_bytes_per_s, clients_cap)
-    write = min(s.perf_units * o.write_bytes_per_s, clients_cap)
+        cap = provisioned
+    read = min(sup.bytes_per_s, cap)
+    write = min(sup.write_bytes_per_s, cap)
     restore = save = 0.0
     if d.restore_bytes > 0:
         gets = (
@@ -980,7 +1009,7 @@ def gpu_time(o: st.StorageOption, d: Demand, s: Sized) -> dict[str, float]:
             )
         )
         write_s = float(ck.save_time_s(d.checkpoint_bytes, write, d.restore_shard_bytes, d.per_rank_bytes_per_s))
-        save = d.host_copy_s + max(write_s - d.interval_s, 0.0) if d.save_async else write_s
+        save = float(ck.blocking_s(write_s, d.interval_s, d.host_copy_s, d.save_async))  # the plan's stall rule
     first = float(ck.first_epoch_s(d.first_epoch_bytes, read, d.steady_epoch_s)) if d.first_epoch_bytes > 0 else 0.0
     lost = float(
         ck.idle_gpu_hours(restore, d.gpus, d.failures_per_month)

@@ -92,13 +92,6 @@ def _storage_fed(out: Mapping[str, Any]) -> Any:
     return np.asarray(out["storage_samples_per_s_per_gpu"], dtype=float) >= demand_per_gpu * (1 - 1e-9)
 
 
-_SCALING_RULES = frozenset(
-    {"RAM copy rate", "per-client cap", "system size", "enclosure link", "per-instance cap", "system IOPS", "metadata"}
-)
-"""The engine's rules (``calc.engine.RULES``) that grow with the GPU count; the others (site,
-durability, scratch, ...) say whether to buy the option, not how many GPUs it feeds."""
-
-
 def engine_feeds(
     d: en.Demand, option: st.StorageOption | None, units: float | None, bw: float | None, iops: float | None
 ) -> bool:
@@ -121,7 +114,7 @@ def engine_feeds(
     # storage stage reads ``storage_units`` as drives that serve reads.
     if s.perf_units > (units if units is not None else option.max_units):
         return False
-    return not any(r.check(option, d, s) for r in en.RULES if r.name in _SCALING_RULES)
+    return not any(r.check(option, d, s) for r in en.RULES if r.scales_with_gpus)
 
 
 def _last_true(ok: Any) -> int:

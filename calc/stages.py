@@ -956,10 +956,12 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     retention, the failure rate, the Young-Daly interval and goodput (calc.checkpoint).
 
     With no interval given nothing is saved: sizes are still shown, rates are 0. The storage
-    must then serve reads and writes together: a blocking save stops training (and its reads)
-    while it runs, so the need is the larger of the two; an async drain runs beside the reads.
-    Without a storage the write takes what the plan asks for: the stall budget (sync) or the
-    whole interval (async drain).
+    must then serve reads and writes together, the save at its burst (a sync save within its stall
+    budget, an async drain within its drain target): a blocking save stops training (and its reads)
+    while it runs, so the need is the larger of the two; an async drain runs beside the reads
+    (``checkpoint.save_with_reads``, the rule the engine and the cluster call too). Without a
+    storage the write takes what the plan asks for: the stall budget (sync) or the whole interval
+    (async drain).
     """
     c, per_rank, ranks = _checkpoint_size(x, out)
     is_async = _a(x["checkpoint_async"]) > 0
@@ -982,10 +984,9 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     _checkpoint_kept(x, out, c, saving)
     _bursts(x, out, c, safe, saving, is_async, mtbf)
     out["checkpoint_durable"] = x["checkpoint_durable_store"]
-    out["storage_need_bytes_per_s"] = where(
-        is_async,
-        _a(out["read_bytes_per_s"]) + out["checkpoint_write_bytes_per_s"],
-        maximum(out["read_bytes_per_s"], out["checkpoint_write_bytes_per_s"]),
+    # The one rule for a save beside the reads (calc.checkpoint), at the burst the store is bought for.
+    out["storage_need_bytes_per_s"] = checkpoint.save_with_reads(
+        out["read_bytes_per_s"], out["checkpoint_save_burst_bytes_per_s"], out["checkpoint_async"]
     )
 
 

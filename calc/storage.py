@@ -26,6 +26,7 @@ import numpy as np
 
 from calc import catalog
 from calc._types import Numeric, floats, isfinite, maximum, minimum, where
+from calc.checkpoint import save_with_reads
 from calc.demand import METADATA_OPS_PER_OPEN
 from calc.errors import InputError, PresetError
 from calc.formula import formula
@@ -551,7 +552,7 @@ def option(name: str) -> StorageOption:
 
 @dataclass(frozen=True)
 class Supply:
-    """What a storage option with a number of units delivers."""
+    """What a storage option with a number of units delivers to the nodes that read it."""
 
     option: str
     bytes_per_s: float
@@ -559,19 +560,24 @@ class Supply:
     latency_s: float
     counts_requests: bool
     source: str
+    write_bytes_per_s: float = math.inf
 
 
-def supply_of(name: str, units: float | None, request_bytes: float, clients: float = 1.0) -> Supply:
-    """Bandwidth [bytes/s], IOPS [1/s] at ``request_bytes`` and read service time [s] of ``units`` units.
+def supply(o: StorageOption, units: float | None, request_bytes: float, clients: float = 1.0) -> Supply:
+    """Read and write bandwidth [bytes/s], random reads/s at ``request_bytes`` [1/s] and read
+    service time [s] of ``units`` units of ``o`` read by ``clients`` nodes.
 
-    ``units=None`` means "as many as needed": unconstrained bandwidth and IOPS, real latency.
-    ``clients`` (nodes reading) bounds bandwidth by the per-client cap.
+    The one model of what a store delivers: ``supply_bytes_per_s`` (units x per-unit rate, capped
+    per client) and ``supply_iops`` (units x reads/s at the read size, capped per system and by the
+    bandwidth), the functions the plan's storage stage evaluates on the same per-unit figures
+    (calc.stages.evaluate_storage); the sizing engine judges its rows with this. ``units=None``
+    means "as many as needed": unconstrained bandwidth and IOPS, real latency.
     """
-    o = option(name)
     if units is None:
-        bw = iops = math.inf
+        bw = iops = write = math.inf
     else:
         bw = float(supply_bytes_per_s(units, o.read_bytes_per_s, clients, o.client_bytes_per_s))
+        write = float(supply_bytes_per_s(units, o.write_bytes_per_s, clients, o.client_bytes_per_s))
         iops = float(
             supply_iops(units, o.iops, o.read_bytes_per_s, request_bytes, o.aggregate_iops, bw, o.iops_request_bytes)
         )
@@ -585,7 +591,13 @@ def supply_of(name: str, units: float | None, request_bytes: float, clients: flo
         o.service_time_s(request_bytes),
         o.counts_requests,
         f"{o.label} ({o.verified}); latency {o.sources.get('latency', '')}{stream}",
+        write,
     )
+
+
+def supply_of(name: str, units: float | None, request_bytes: float, clients: float = 1.0) -> Supply:
+    """``supply`` of the storage option named ``name`` (a preset, or a YAML file of your own)."""
+    return supply(option(name), units, request_bytes, clients)
 
 
 def random_reads(o: StorageOption, read_iops: float, file_opens_per_s: float) -> float:
@@ -607,9 +619,10 @@ def unit_loads(
     """Fractional units busy on each axis.
 
     ``iops``: seeks (or requests) x their fixed cost 1/iops; ``bandwidth``: bytes read / read
-    rate, plus bytes written / write rate when writes run beside the reads (an async
-    checkpoint drain), or the larger of the two when they take turns (a blocking save stops
-    training, and its reads, while it runs); ``capacity``: dataset / unit capacity;
+    rate with bytes written / write rate as ``calc.checkpoint.save_with_reads`` combines them:
+    added when writes run beside the reads (an async checkpoint drain), the larger of the two
+    when they take turns (a blocking save stops training, and its reads, while it runs);
+    ``capacity``: dataset / unit capacity;
     ``minimum``: the option's smallest size. A unit spends time on both seeks and transfer,
     so units = ceil(max(iops + bandwidth, capacity, minimum)).
     """
@@ -618,7 +631,7 @@ def unit_loads(
     writing = write_bytes_per_s / o.write_bytes_per_s
     return {
         "iops": rnd / o.iops if math.isfinite(o.iops) else 0.0,
-        "bandwidth": reading + writing if writes_overlap_reads else max(reading, writing),
+        "bandwidth": float(save_with_reads(reading, writing, writes_overlap_reads)),
         "capacity": dataset_bytes / o.capacity_bytes if math.isfinite(o.capacity_bytes) else 0.0,
         "minimum": o.min_units,
         # Object stores cap PUTs per prefix or bucket apart from GETs: one per part written.

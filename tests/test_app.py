@@ -359,15 +359,17 @@ def test_two_jobs_write_and_keep_twice_one_jobs_checkpoints() -> None:
     2 B weights + 12 B Adam state) = 112,423,657,472 B a save; async (ZeRO-3 sharded) drains it over
     the 30 min interval: 112,423,657,472 / 1,800 s = 62,457,587.5 B/s a job. Kept: 2 recent + 30
     daily milestones of a 30-day run + the save in flight (issue 28) = 33 x 112,423,657,472 =
-    3,709,980,696,576 B a job.
+    3,709,980,696,576 B a job. The store carries each job's drain at its burst, within half the
+    interval (drain_target 0.5): 112,423,657,472 / 900 s = 124,915,174.97 B/s a job beside the reads
+    (issue 37: the storage need said the average, 62.5 MB/s a job, while the sizing bought the burst).
     """
     size = 8_030_261_248 * 14
-    one_rate, one_kept = size / 1800, 33 * size
+    one_rate, one_kept, one_burst = size / 1800, 33 * size, size / 900
     for jobs in (1, 2):
         p = calc.plan("llama3-8b-pretrain-8xh100", site="aws", jobs=jobs)
         assert p.checkpoint_write_bytes_per_s == pytest.approx(jobs * one_rate, rel=1e-9)
         assert p.checkpoint_capacity_bytes == pytest.approx(jobs * one_kept, rel=1e-9)
-        assert p.storage_need_bytes_per_s == pytest.approx(p.read_bytes_per_s + jobs * one_rate, rel=1e-9)
+        assert p.storage_need_bytes_per_s == pytest.approx(p.read_bytes_per_s + jobs * one_burst, rel=1e-9)
     # The cost: each job's saves are written (PUT requests) and kept (rent) on the store.
     a1 = calc.answer(calc.scenario("llama3-8b-pretrain-8xh100").replace(site="aws"))
     a2 = calc.answer(calc.scenario("llama3-8b-pretrain-8xh100").replace(site="aws", jobs=2))

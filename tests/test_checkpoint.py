@@ -241,7 +241,11 @@ def test_plan_sizes_the_checkpoint_writes_by_hand() -> None:
     a = calc.plan(p.scenario, checkpoint_mode="async")
     assert a.checkpoint_write_bytes_per_s == pytest.approx(size / 1800, rel=1e-12)
     assert a.checkpoint_host_ram_bytes == pytest.approx(size, rel=1e-12)  # 8 shards, all on one node
-    assert a.storage_need_bytes_per_s == pytest.approx(a.read_bytes_per_s + size / 1800, rel=1e-12)
+    # The async drain is bought within half the interval (drain_target 0.5), beside the reads:
+    # size / 900 s, twice its average (before issue 37 this figure said the average, size / 1800 s,
+    # while the sizing bought the burst).
+    assert a.checkpoint_save_burst_bytes_per_s == pytest.approx(size / 900, rel=1e-12)
+    assert a.storage_need_bytes_per_s == pytest.approx(a.read_bytes_per_s + size / 900, rel=1e-12)
 
 
 def test_no_interval_means_no_checkpoint_writes() -> None:
@@ -674,3 +678,31 @@ def test_plan_states_its_bursts_1t() -> None:
     assert q.checkpoint_drain_bytes_per_s == pytest.approx(C1T / 450, rel=1e-9)
     # capacity: keep 2 + the one being written = 3 x 16.56e12
     assert p.checkpoint_capacity_bytes == pytest.approx(3 * C1T, rel=1e-9)
+
+
+def test_a_save_beside_the_reads_by_hand() -> None:
+    """Issue 37: one rule for how a save shares the store with the reads (the plan, the engine, a
+    unit's busy share and the cluster call it). 385.7 MB/s of reads (the article's ResNet-50 job)."""
+    # A blocking save stops training and its reads: the store carries the larger, 27 GB/s.
+    assert ck.save_with_reads(385.7e6, 27e9, 0.0) == 27e9
+    # An async drain runs beside them: 385.7 MB/s + 18.4 GB/s = 18.7857 GB/s.
+    assert ck.save_with_reads(385.7e6, 18.4e9, 1.0) == pytest.approx(18.7857e9, rel=1e-12)
+    # A sync save below the reads adds nothing (the boundary: the reads, not their sum 1.6 GB/s).
+    assert ck.save_with_reads(1e9, 0.6e9, 0.0) == 1e9
+    assert ck.save_with_reads(1e9, 0.6e9, 1.0) == pytest.approx(1.6e9, rel=1e-12)
+    # No save: the reads in either mode; the same rule on a unit's busy shares (0.5 + 0.25).
+    assert ck.save_with_reads(1e9, 0.0, 1.0) == ck.save_with_reads(1e9, 0.0, 0.0) == 1e9
+    assert ck.save_with_reads(0.5, 0.25, True) == 0.75 and ck.save_with_reads(0.5, 0.25, False) == 0.5
+    got = ck.save_with_reads(np.array([1e9, 1e9, 0.2e9]), np.array([0.6e9, 0.6e9, 3e9]), np.array([0.0, 1.0, 0.0]))
+    assert got.tolist() == pytest.approx([1e9, 1.6e9, 3e9], rel=1e-12)
+    # An unlimited rate stays unlimited (no storage: the plan asks for nothing finite); a negative or
+    # NaN one is refused, naming it.
+    assert ck.save_with_reads(math.inf, 1.0, 0.0) == math.inf and ck.save_with_reads(1.0, math.inf, 1.0) == math.inf
+    for bad, field, says in (
+        ((-1.0, 0.0, 0.0), "read", "-1 is out of range; accepted: 0 or more"),
+        ((0.0, -2.0, 1.0), "save", "-2 is out of range; accepted: 0 or more"),
+        ((0.0, math.nan, 1.0), "save", "nan is out of range; accepted: 0 or more"),
+    ):
+        with pytest.raises(InputError) as e:
+            ck.save_with_reads(*bad)
+        assert (e.value.field, e.value.message) == (field, says)

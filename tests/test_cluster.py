@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 
 import pytest
 
@@ -111,17 +112,22 @@ def test_day_timeline_peaks_match_the_aligned_and_staggered_needs() -> None:
         assert float(total.max()) == pytest.approx(expected, rel=2e-4), saves
 
 
-def test_auto_saves_that_resolve_to_async_drain_all_day() -> None:
-    # The Llama 3 8B preset saves in mode auto, which is async for its sharded state (calc.resolve):
-    # C / T = 112,423,657,472 B / 1,800 s = 62,457,587.5 B/s drained beside the reads all day, never
-    # a blocking burst that pauses them.
+def test_auto_saves_that_resolve_to_async_drain_beside_the_reads_at_their_burst() -> None:
+    # The Llama 3 8B preset saves in mode auto, which is async for its sharded state (calc.resolve).
+    # Its plan buys the drain within half the interval (drain_target 0.5): C / (0.5 x 1,800 s) =
+    # 112,423,657,472 B / 900 s = 124,915,174.97 B/s for 900 s of every 1,800, beside the reads (they
+    # never pause), then nothing; a day holds 48 saves, 96 segments. Before issue 37 the cluster
+    # drew and bought C / T = 62,457,587.5 B/s all day, half the burst the job itself is sized for.
     cp = calc.cluster({calc.scenario("llama3-8b-pretrain-8xh100", checkpoint_mode="auto"): 1})
     assert list(cp.to_frame()["checkpoint_mode"]) == ["async"]
     t = timeline(cp)
     name = cp.plans[0].scenario.name
-    assert list(t[f"{name} checkpoints"]) == pytest.approx([C / 1800] * len(t))
+    assert len(t) == 96 and list(t["time_s"][:3]) == [0.0, 900.0, 1800.0]
+    assert list(t[f"{name} checkpoints"]) == pytest.approx([C / 900, 0.0] * 48, rel=1e-12)
     assert list(t[f"{name} reads"]) == pytest.approx([cp.read_bytes_per_s] * len(t))
-    assert cp.write_need_bytes_per_s == pytest.approx(C / 1800)
+    assert cp.peak_write_bytes_per_s == pytest.approx(C / 900, rel=1e-12)
+    assert cp.write_need_bytes_per_s == pytest.approx(C / 900, rel=1e-12)
+    assert cp.average_write_bytes_per_s == pytest.approx(C / 1800, rel=1e-12)
 
 
 def test_a_shared_dataset_is_stored_once() -> None:
@@ -170,6 +176,12 @@ def test_share_water_filling_by_hand() -> None:
     assert share([0.2, 0.6, 0.6], [1, 1, 2], "demand") == pytest.approx([1 / 1.4] * 3)
     assert share([0.0, 1.5], [1, 1], "demand") == pytest.approx([1.0, 1 / 1.5])  # no load, not slowed
     assert share([0.2, 0.3], [1, 1], "demand") == [1.0, 1.0]
+    # Issue 37's sweep (a planted bug the tests missed): water-filling goes through the jobs by load
+    # per GPU, not by load. 10 GPUs needing 0.6 (0.06 each) and 1 GPU needing 0.5, 1.1 in all: the
+    # 10-GPU job is under the first equal share (1 / 11 a GPU x 10 = 0.909 > 0.6) and gets all it
+    # needs; the 0.4 left goes to the other, 0.4 / 0.5 = 0.8 of its need. Taken by load, the 1-GPU
+    # job came first and both ended at 1 / 11 a GPU: 0.18, with 0.31 of the system left unused.
+    assert share([0.5, 0.6], [1, 10], "max-min") == pytest.approx([0.8, 1.0], rel=1e-12)
 
 
 def test_chargeback_by_hand() -> None:
@@ -208,10 +220,13 @@ def test_aligned_sync_saves_pause_their_own_reads() -> None:
     assert aligned.peak_write_bytes_per_s == pytest.approx(2 * w)
     assert aligned.write_need_bytes_per_s == 0.0
     assert aligned.storage_need_bytes_per_s == pytest.approx(1.6e9)
-    # Staggered: one save at a time adds max(w - 0.8 GB/s, 0) = 0; the time average, 2 C / 600 s =
-    # 1,192,661.5 B/s, is what the store carries on top of the reads.
+    # Staggered: one save at a time adds max(w - 0.8 GB/s, 0) = 0 to what its copy reads, and so
+    # does the time average of those extras (0 x a 1 % duty). Before issue 37 the staggered need
+    # added the writes' time average, 2 C / 600 s = 1,192,661.5 B/s, on top of reads that a blocking
+    # save pauses: the rule the aligned need and the plan did not follow.
     staggered = calc.cluster({a: 2}, saves="staggered")
-    assert staggered.write_need_bytes_per_s == pytest.approx(2 * c / 600)
+    assert staggered.write_need_bytes_per_s == 0.0
+    assert staggered.storage_need_bytes_per_s == pytest.approx(1.6e9)
 
 
 def test_grown_demand_scales_kept_checkpoints_with_the_jobs() -> None:
@@ -385,15 +400,35 @@ def test_metadata_load_on_fsx_scales_with_the_file_systems_size() -> None:
 
 
 def test_staggered_sync_need_is_split_by_each_entrys_saves() -> None:
-    # Blocking saves below their jobs' reads: one save at a time adds nothing, so the time average
-    # binds: a (2 copies, C / 600 s each) 2 x 357,798,448 / 600 = 1,192,661.5 B/s, b (1 copy,
-    # C / 1,200 s) 298,165.4 B/s; 1,490,826.9 B/s in all, each entry charged its own share.
+    # Blocking saves in a 0.05 % stall: a saves C = 357,798,448 B every 10 min in 0.3 s, a burst of
+    # 1,192,661,493.3 B/s against its copy's 0.8 GB/s of reads, which pause: 392,661,493.3 B/s more
+    # than the copy reads. b saves every 20 min in 0.6 s: 596,330,746.7 B/s, below its 2.4 GB/s of
+    # reads: nothing more. One save at a time, the largest extra binds (the time average of the
+    # extras, 2 x 392.66 MB/s x 0.0005 = 392,661.5 B/s, is far below it); it is a's alone.
     c = 25_557_032 * 14
-    a = A.replace(checkpoint_interval_s="10 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01)
-    b = B.replace(checkpoint_interval_s="20 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.01)
+    a = A.replace(checkpoint_interval_s="10 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.0005)
+    b = B.replace(checkpoint_interval_s="20 min", checkpoint_mode="sync", checkpoint_stall_fraction=0.0005)
     cp = calc.cluster({a: 2, b: 1}, saves="staggered")
-    assert cp.write_need_bytes_per_s == pytest.approx(2 * c / 600 + c / 1200)
-    assert [_entry_load(cp, i).write for i in range(2)] == pytest.approx([2 * c / 600, c / 1200])
+    extra = c / 0.3 - 0.8e9
+    assert cp.write_need_bytes_per_s == pytest.approx(extra, rel=1e-12)
+    assert cp.storage_need_bytes_per_s == pytest.approx(2 * 0.8e9 + 2.4e9 + extra, rel=1e-12)
+    assert [_entry_load(cp, i).write for i in range(2)] == pytest.approx([extra, 0.0], rel=1e-12)
+    # Aligned: both copies of a save at once (2 x 1.1927 GB/s instead of their 1.6 GB/s of reads),
+    # b's save stays below its reads: 2 x 1,192,661,493.3 - 1.6e9 = 785,322,986.7 B/s more.
+    aligned = calc.cluster({a: 2, b: 1})
+    assert aligned.write_need_bytes_per_s == pytest.approx(2 * c / 0.3 - 1.6e9, rel=1e-12)
+    assert [_entry_load(aligned, i).write for i in range(2)] == pytest.approx([2 * c / 0.3 - 1.6e9, 0.0])
+
+
+def test_staggered_drains_that_must_overlap_add_their_time_average() -> None:
+    # Three Llama 3 8B jobs saving asynchronously (auto): each drains C / 900 s = 124,915,174.97 B/s
+    # for half of every 1,800 s, beside its reads. Spread out, three half-interval drains must
+    # overlap: their time average, 3 x 124.9 MB/s x 0.5 = 3 C / 1,800 s = 187,372,762.5 B/s, is more
+    # than the largest single drain, and binds. One such job alone: its own drain, C / 900 s.
+    llm = calc.scenario("llama3-8b-pretrain-8xh100", checkpoint_mode="auto")
+    three = calc.cluster({llm: 3}, saves="staggered")
+    assert three.write_need_bytes_per_s == pytest.approx(3 * C / 1800, rel=1e-12)
+    assert calc.cluster({llm: 1}, saves="staggered").write_need_bytes_per_s == pytest.approx(C / 900, rel=1e-12)
 
 
 def test_a_shared_storage_with_headroom_says_how_much() -> None:
@@ -796,9 +831,26 @@ def test_a_short_shared_store_names_each_slowed_job_and_its_idle_cost() -> None:
 
 def test_a_shared_store_too_small_for_the_data_says_so() -> None:
     # One 7.68 TB Gen4 drive (storage.yaml) for A's 100 GB and 1e8 x 300 kB = 30 TB of B's: 30.1 TB.
+    # A bought drive holds data to the fill limit, 80 % of 7.68 TB = 6.144 TB, as the engine sizes it.
     big_b = B.replace(dataset_examples=100_000_000)
     a = calc.answer(calc.cluster({A: 1, big_b: 1}, storage="nvme-gen4", storage_units=1))
-    assert a.own.endswith(" It holds 7.68 TB; the cluster stores 30.1 TB: too small.")
+    assert a.own.endswith(
+        " It holds 6.14 TB of data (7.68 TB filled to at most 80%); the cluster stores 30.1 TB: too small."
+    )
+    # Issue 37's sweep of fill limits: 100 GB + 23e6 x 300 kB = 7.0 TB fits the drive's 7.68 TB but is
+    # 91 % of it, past the 80 % limit: too small (it said nothing before); 6.0 TB (78 %) fits; with
+    # fill_limit 0.95 (7.296 TB of data) 7.0 TB fits too.
+    seven = calc.cluster({A: 1, B.replace(dataset_examples=23_000_000): 1}, storage="nvme-gen4", storage_units=1)
+    assert seven.stored_bytes == pytest.approx(7.0e12)
+    assert calc.answer(seven).own.endswith(": too small.")
+    six = calc.cluster({A: 1, B.replace(dataset_examples=19_666_667): 1}, storage="nvme-gen4", storage_units=1)
+    assert six.stored_bytes == pytest.approx(6.0e12, rel=1e-6) and not calc.answer(six).own.endswith(": too small.")
+    loose = calc.cluster(seven.cluster, fill_limit=0.95)
+    assert not calc.answer(loose).own.endswith(": too small.")
+    # A store not bought as drives (an FSx file system, billed as provisioned) holds its capacity.
+    fsx = calc.cluster({A: 1, big_b: 1}, storage="aws-fsx-lustre-ssd-1000", storage_units=24)
+    assert calc.answer(fsx).own.endswith("; the cluster stores 30.1 TB: too small.")
+    assert " of data (" not in calc.answer(fsx).own
 
 
 def test_jobs_that_never_save_add_no_writes_to_the_shared_store() -> None:
@@ -819,6 +871,44 @@ def test_cluster_demand_reads_the_mean_request_of_all_jobs() -> None:
 
 def test_staggered_async_drains_add_exactly_their_drain() -> None:
     # Only asynchronous saves (the Llama 3 8B preset's auto mode): no blocking save to stagger, so the
-    # write need is the drain C / 1,800 s exactly, with nothing added for a sync save that is not there.
+    # write need is one drain at its burst, C / 900 s exactly, beside the reads it does not pause.
     cp = calc.cluster({calc.scenario("llama3-8b-pretrain-8xh100", checkpoint_mode="auto"): 1}, saves="staggered")
-    assert cp.write_need_bytes_per_s == pytest.approx(C / 1800, rel=1e-12)
+    assert cp.write_need_bytes_per_s == pytest.approx(C / 900, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("name", "changes", "hand"),
+    [
+        # Llama 3 8B saving asynchronously (auto): its drain within half of 1,800 s, C / 900 s =
+        # 124,915,174.97 B/s, beside its reads.
+        ("llama3-8b-pretrain-8xh100", {}, lambda reads: reads + C / 900),
+        # The same job saving synchronously within 2 % of 30 min: W30 = C / 36 s, instead of its reads.
+        ("llama3-8b-pretrain-8xh100", {"checkpoint_mode": "sync"}, lambda reads: max(reads, W30)),
+        # A (0.8 GB/s of reads) saving 357,798,448 B every 10 min within 1 %: 59.6 MB/s, below the reads.
+        (
+            "a",
+            {"checkpoint_interval_s": "10 min", "checkpoint_mode": "sync", "checkpoint_stall_fraction": 0.01},
+            lambda reads: max(reads, 25_557_032 * 14 / 6.0),
+        ),
+    ],
+)
+def test_a_job_its_one_job_cluster_and_its_sweep_row_agree_on_saves_beside_reads(
+    name: str, changes: dict[str, object], hand: Callable[[float], float]
+) -> None:
+    """Issue 37: one rule for a save beside the reads, at the burst the job is sized for, so the
+    plan, the engine's demand, the same job as a 1-job cluster (aligned or staggered) and its sweep
+    row need the same bandwidth. Before, a 1-job cluster counted an async save at its average, C / T."""
+    sc = (A if name == "a" else calc.scenario(name)).replace(**changes)
+    p = calc.plan(sc)
+    need = hand(p.read_bytes_per_s)
+    assert p.storage_need_bytes_per_s == pytest.approx(need, rel=1e-12)
+    d = plan_demand(p)
+    assert d.write_bytes_per_s == p.checkpoint_save_burst_bytes_per_s  # the engine buys the same burst
+    assert d.need_bytes_per_s == max(p.storage_need_bytes_per_s, p.restore_read_bytes_per_s)
+    for saves in ("aligned", "staggered"):
+        cp = calc.cluster({sc: 1}, saves=saves)
+        assert cp.storage_need_bytes_per_s == p.storage_need_bytes_per_s, saves
+        assert cp.write_need_bytes_per_s == pytest.approx(need - p.read_bytes_per_s, rel=1e-9, abs=1e-6), saves
+        assert cluster_demand(cp).need_bytes_per_s == d.need_bytes_per_s
+    row = calc.sweep(sc, gpus_per_job=[sc.gpus_per_job])
+    assert float(row["storage_need_bytes_per_s"].iloc[0]) == p.storage_need_bytes_per_s

@@ -206,6 +206,98 @@ def test_another_site_needs_permission_and_a_link() -> None:
     assert en.rule_out(o, fast, en.size_option(o, fast))[0] == ""
 
 
+def test_the_site_link_carries_the_save_burst_not_only_the_reads() -> None:
+    """Issue 37, a bug the tests missed: the link between sites judged on the steady reads. Reads of
+    0.3 GB/s with an async drain of 0.2 GB/s beside them need 0.5 GB/s over the link: a 0.4 GB/s link
+    carries the reads (0.3 < 0.4) but not the burst; at exactly 0.5 GB/s it carries both."""
+    o = drive(name="aws-test-fs", kind="cloud-file", unit="TiB", purchase_price=math.nan)
+    d = demand(
+        allow_other_site=True,
+        site_link_bytes_per_s=0.4e9,
+        read_bytes_per_s=0.3e9,
+        write_bytes_per_s=0.2e9,
+        writes_overlap_reads=True,
+        need_bytes_per_s=0.5e9,
+    )
+    why, limiting = en.rule_out(o, d, en.size_option(o, d))
+    assert limiting == "site link"
+    assert why == "at another site (aws): the link carries 400 MB/s of the 500 MB/s needed"
+    at = dataclasses.replace(d, site_link_bytes_per_s=0.5e9)
+    assert en.rule_out(o, at, en.size_option(o, at)) == ("", "bandwidth")
+    # The job's own plan: the Llama 3 8B preset drains C / 900 s = 124.9 MB/s beside 0.26 MB/s of
+    # reads; a 100 MB/s link to an AWS store carries its reads 390 times over but not its drain.
+    p = calc.plan("llama3-8b-pretrain-8xh100", site="on-prem", allow_other_site=True, site_link_bytes_per_s="100 MB/s")
+    dj = en.plan_demand(p)
+    assert dj.read_bytes_per_s < 1e6  # far below the 100 MB/s link, and the drain C / 900 s above it
+    assert dj.need_bytes_per_s == pytest.approx(dj.read_bytes_per_s + 8_030_261_248 * 14 / 900, rel=1e-12)
+    efs = st.option("aws-efs-elastic")
+    why = en._site_link(efs, dj, en.size_option(efs, dj))
+    assert why == "at another site (aws): the link carries 100 MB/s of the 125.2 MB/s needed"
+
+
+def test_an_async_saves_drain_past_its_interval_stalls_training() -> None:
+    """Issue 37, a bug the tests missed: an async save's drain past its interval dropped from the
+    GPU time on a store (the next save waits for the buffer). 300 GB on one 1 GB/s drive takes
+    300 s; every 100 s an async save stalls 2 s (the copy to host RAM) + 300 - 100 = 202 s; a sync
+    save 300 s. 25,920 saves a month (2,592,000 s / 100 s) x 202 s x 8 GPUs / 3,600 = 11,635.2
+    GPU-hours. At exactly the interval (100 GB: 100 s) the drain holds nothing back: 2 s."""
+    o = drive(client_bytes_per_s=math.inf)
+    s = en.Sized(loads={}, units=2.0, perf_units=1.0, limiting="bandwidth", scheme="mirror")
+    saves = 2_592_000 / 100
+    d = demand(
+        restore_bytes=300e9,
+        restore_shard_bytes=300e9 / 8,
+        checkpoint_bytes=300e9,
+        interval_s=100.0,
+        host_copy_s=2.0,
+        save_async=True,
+        saves_per_month=saves,
+    )
+    t = en.gpu_time(o, d, s)
+    assert t["save_stall_s"] == pytest.approx(202.0, rel=1e-12)
+    assert t["lost_gpu_hours"] == pytest.approx(saves * 202.0 * 8 / 3600, rel=1e-12)
+    assert t["lost_gpu_hours"] == pytest.approx(11_635.2, rel=1e-12)
+    assert en.gpu_time(o, dataclasses.replace(d, save_async=False), s)["save_stall_s"] == pytest.approx(300.0)
+    at = dataclasses.replace(d, checkpoint_bytes=100e9, restore_shard_bytes=100e9 / 8)
+    assert en.gpu_time(o, at, s)["save_stall_s"] == pytest.approx(2.0, rel=1e-12)
+    over = dataclasses.replace(d, checkpoint_bytes=101e9, restore_shard_bytes=101e9 / 8)
+    assert en.gpu_time(o, over, s)["save_stall_s"] == pytest.approx(3.0, rel=1e-9)
+
+
+def test_an_object_stores_restore_gets_scale_with_the_prefixes_bought() -> None:
+    """Issue 37's sweep (a planted bug the tests missed): an object store's GET rate for a restore is
+    the units bought x the per-unit rate, not one unit's. 1,024 ranks each read a 1 GiB shard in
+    16 MiB ranged GETs: 1,024 x 64 = 65,536 GETs; two S3 prefixes serve 2 x 5,500 = 11,000 a second:
+    5.958 s, where 100 nodes' 12.5 GB/s links read the 1,024 GiB in 0.88 s. One prefix: 11.92 s."""
+    o = st.option("aws-s3-standard")
+    assert (o.iops, o.counts_requests, o.client_bytes_per_s) == (5500.0, True, 12.5e9)
+    shards = {"restore_bytes": 1024 * 2**30, "restore_shard_bytes": 2**30, "restore_ranks": 1024.0}
+    d = demand(clients=100, interval_s=1800.0, **shards)
+    two = en.Sized(loads={}, units=2.0, perf_units=2.0, limiting="iops")
+    assert en.gpu_time(o, d, two)["restore_s"] == pytest.approx(65_536 / 11_000, rel=1e-12)
+    one = en.Sized(loads={}, units=1.0, perf_units=1.0, limiting="iops")
+    assert en.gpu_time(o, d, one)["restore_s"] == pytest.approx(65_536 / 5_500, rel=1e-12)
+    # With 10 nodes (125 GB/s of links) the bytes bind instead: 1,024 GiB / 125 GB/s = 8.796 s.
+    assert en.gpu_time(o, dataclasses.replace(d, clients=10), two)["restore_s"] == pytest.approx(
+        1024 * 2**30 / 125e9, rel=1e-12
+    )
+
+
+def test_the_first_epoch_costs_only_its_excess_over_the_gpus_pace() -> None:
+    """Issue 37's sweep (a planted bug the tests missed): a first epoch read from the store costs GPU
+    time only beyond the GPUs' own pace. 100 GB from one 1 GB/s drive takes 100 s where the 8 GPUs
+    would take 60 s: 40 s x 8 GPUs / 3,600 = 0.0889 GPU-hours, once a month; a 2 GB/s store (50 s)
+    is faster than the GPUs: the epoch takes their 60 s and costs nothing."""
+    o = drive(client_bytes_per_s=math.inf)
+    d = demand(first_epoch_bytes=100e9, steady_epoch_s=60.0)
+    one = en.Sized(loads={}, units=1.0, perf_units=1.0, limiting="bandwidth")
+    t = en.gpu_time(o, d, one)
+    assert t["first_epoch_s"] == pytest.approx(100.0, rel=1e-12)
+    assert t["lost_gpu_hours"] == pytest.approx(40 * 8 / 3600, rel=1e-12)
+    fast = en.gpu_time(o, d, dataclasses.replace(one, units=2.0, perf_units=2.0))
+    assert (fast["first_epoch_s"], fast["lost_gpu_hours"]) == (60.0, 0.0)
+
+
 # ------------------------------------------------------------------ caveats
 
 
@@ -434,6 +526,47 @@ def test_headrooms_by_hand() -> None:
     assert en.sized_iops(fs, d, sf) == pytest.approx(1000.0 * fs.iops_at(2.0**20) / 1000.0)
 
 
+def test_what_the_sized_units_deliver_is_the_plans_supply() -> None:
+    """Issue 37: one supply model (calc.storage.supply, the functions the plan's storage stage runs).
+    4 working drives of 1 GB/s and 100,000 IOPS at 4 KiB, each reading 1 MiB in
+    1/100,000 - 4,096/1e9 + 1,048,576/1e9 s = 1.05448 ms: 948.34 reads/s a drive, 3,793.3 on four;
+    but one node pulls at most 0.5 GB/s through the per-client cap, 0.5e9 / 1,048,576 = 476.84
+    reads/s of 1 MiB. The engine said 3,793.3 before (units x per-unit IOPS, the link forgotten)."""
+    o = drive(iops=1e5, client_bytes_per_s=0.5e9, write_bytes_per_s=0.8e9)
+    s = en.Sized(loads={}, units=4.0, perf_units=4.0, limiting="bandwidth")
+    got = en.delivered(o, demand(), s)
+    assert got.bytes_per_s == 0.5e9 and got.write_bytes_per_s == 0.5e9  # 4 x 1 / 4 x 0.8 GB/s, capped
+    assert got.iops == pytest.approx(0.5e9 / 2**20, rel=1e-12)
+    assert en.sized_iops(o, demand(), s) == pytest.approx(476.837158203125, rel=1e-12)
+    # Two nodes pull 1 GB/s: still below 3,793.3, so the link binds at 953.67 reads/s.
+    assert en.sized_iops(o, demand(clients=2), s) == pytest.approx(1e9 / 2**20, rel=1e-12)
+    # No cap: the drives' own 4 / 1.05448 ms = 3,793.3 reads/s, and 4 GB/s read, 3.2 GB/s written.
+    free = dataclasses.replace(o, client_bytes_per_s=math.inf)
+    one = 1 / (1 / 1e5 - 4096 / 1e9 + 2**20 / 1e9)
+    assert en.delivered(free, demand(), s).iops == pytest.approx(4 * one, rel=1e-12)
+    assert (en.delivered(free, demand(), s).bytes_per_s, en.delivered(free, demand(), s).write_bytes_per_s) == (
+        4e9,
+        3.2e9,
+    )
+
+
+def test_every_rule_says_whether_more_gpus_can_make_it_fail() -> None:
+    """Issue 37: each Rule carries its own flag (max_gpus reads it); before, calc.sizing named seven
+    rules by string. A rate, a node count or a link that grows with the GPUs scales; a rule about
+    where or what the option is does not."""
+    flags = {r.name: r.scales_with_gpus for r in en.RULES}
+    assert all(isinstance(f, bool) for f in flags.values()) and len(flags) == len(en.RULES)
+    grows = {"RAM copy rate", "per-client cap", "system size", "enclosure link", "per-instance cap", "system IOPS"}
+    grows |= {"metadata", "one node", "per-node checkpoints", "site link"}
+    assert {n for n, f in flags.items() if f} == grows
+    # What each flagged rule reads grows with the GPUs: the need, the nodes, the reads/s, the opens.
+    o = drive(name="aws-test-fs", kind="cloud-file", unit="TiB", purchase_price=math.nan)
+    d = demand(allow_other_site=True, site_link_bytes_per_s=1e9)
+    assert en._site_link(o, d, en.size_option(o, d)) == ""
+    twice = demand(allow_other_site=True, site_link_bytes_per_s=1e9, read_bytes_per_s=1e9, need_bytes_per_s=1.2e9)
+    assert en._site_link(o, twice, en.size_option(o, twice)) != ""
+
+
 def test_option_row_columns_by_hand() -> None:
     # 3 TB on 1 TB drives at 80 %: 4 data drives in RAID 6 = 6 drives at $100 = $600; 4 TB usable
     # against 3 TB needed (1.33x); bandwidth 0.5 GB/s on 4 data drives: 4 / 0.5 = 8x.
@@ -500,6 +633,13 @@ def test_rule_sentences_and_boundaries() -> None:
     assert en._system_iops(capped, d, en.size_option(capped, d)) == ""
     ram = drive(kind="ram", unit="node", name="ram-test", aggregate_iops=1.0, purchase_price=0.0)
     assert en._system_iops(ram, d, en.size_option(ram, d)) == ""
+    # Issue 37: the reads/s a store serves are the plan's, bounded by the bandwidth the nodes pull too.
+    # 476.8 requests/s of 1 MiB through one node's 0.25 GB/s per-client cap: 0.25e9 / 1,048,576 =
+    # 238.4 reads/s fit.
+    narrow = dataclasses.replace(obj, aggregate_iops=math.inf, client_bytes_per_s=0.25e9)
+    assert en._system_iops(narrow, d, en.size_option(narrow, d)) == (
+        "238.4 reads/s of 1 MiB fit through the 250 MB/s its nodes read; the job needs 476.8 reads/s"
+    )
 
 
 def test_an_enclosure_link_too_slow_for_one_drive() -> None:

@@ -580,10 +580,18 @@ def test_max_gpus_small_reads_by_the_engine() -> None:
     """beast-small-files reads 64 KiB per sample, 1,280 samples/s per GPU. The engine times a read
     on a SATA SSD as 1/98,000 s + 65,536 B / 560 MB/s = 127.2 us: 7,861 reads/s a drive, 15,722 on
     two. 12 GPUs read 12 x 1,280 = 15,360/s (fed); 13 read 16,640/s (not). The plan's storage stage
-    alone (bandwidth and IOPS apart) said 13."""
+    alone (bandwidth and IOPS apart) said 13.
+
+    But the drives sit in one node (sata-ssd names no networked enclosure) and the preset puts 4
+    GPUs on a node: a fifth GPU is a second node, which they cannot serve (the engine's "one node"
+    rule). Before issue 37 max_gpus skipped that rule, which calc.sizing's string set of scaling
+    rules left out, and said 12: three nodes fed by two drives in one of them. Its flag now says
+    it grows with the GPU count, so max_gpus says 4. With 16 GPUs on a node, one node reads and the
+    drives' reads/s decide again: 12."""
     per_drive = 1 / (1 / 98_000 + 65_536 / 560e6)
     assert 12 * 1280 <= 2 * per_drive < 13 * 1280
-    assert max_gpus("beast-small-files", storage="sata-ssd", units=2) == 12
+    assert max_gpus("beast-small-files", storage="sata-ssd", units=2) == 4
+    assert max_gpus("beast-small-files", storage="sata-ssd", units=2, gpus_per_node=16) == 12
 
 
 def test_engine_feeds_hand_worked() -> None:
@@ -607,6 +615,57 @@ def test_engine_feeds_hand_worked() -> None:
     d3 = dataclasses.replace(d0, read_bytes_per_s=2.5 * 6.5e9, need_bytes_per_s=2.5 * 6.5e9)
     assert not engine_feeds(d3, nvme, 2, None, None)  # 2.5 drives of bandwidth on 2 drives: ceil -> 3
     assert engine_feeds(d3, nvme, 3, None, None)
+    # A rule that grows with the GPUs: one node pulls at most 1,500 MiB/s = 1.573 GB/s from EFS
+    # Elastic (storage.yaml). 1 GB/s of reads with a save burst taking the need to 2 GB/s is over it;
+    # at 1.5 GB/s it is not (the plan's stage, reads only, said both were fed).
+    efs = option("aws-efs-elastic")
+    assert efs.client_bytes_per_s == 1500 * 2**20
+    reads = 1e9 / d0.request_bytes  # 1 GB/s of 146.6 MB examples, one file each
+    d4 = dataclasses.replace(
+        d0, read_bytes_per_s=1e9, read_iops=reads, file_opens_per_s=reads, need_bytes_per_s=2e9, clients=1
+    )
+    assert not engine_feeds(d4, efs, None, None, None)
+    assert engine_feeds(dataclasses.replace(d4, need_bytes_per_s=1.5e9), efs, None, None, None)
+
+
+def test_max_gpus_reads_each_rules_own_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37: a rule that grows with the GPU count says so on itself, and max_gpus reads it (the
+    string set calc.sizing._SCALING_RULES is gone). 4 Gen4 NVMe feed 9 unet3d GPUs (below); a rule
+    failing above 4 GPUs caps that at 4 when it scales, and is left to the answer when it does not."""
+    from calc import engine as en
+
+    cap = en.Rule("test cap", "test", lambda o, d, s: "more than 4 GPUs" if d.gpus > 4 else "", True)
+    monkeypatch.setattr(en, "RULES", [*en.RULES, cap])
+    assert max_gpus("mlperf-unet3d-h100", storage="nvme-gen4", units=4) == 4
+    monkeypatch.setattr(en, "RULES", [*en.RULES[:-1], dataclasses.replace(cap, scales_with_gpus=False)])
+    assert max_gpus("mlperf-unet3d-h100", storage="nvme-gen4", units=4) == 9
+
+
+@pytest.mark.parametrize("name", ["beast-imagenet-4xv100", "mlperf-unet3d-h100", "clip-vitl14-datacomp-webdataset"])
+def test_the_engine_and_the_plan_read_one_supply(name: str) -> None:
+    """Issue 37: at the working units the engine sizes for a job, what it says they deliver (read and
+    write bandwidth, reads/s at the read size) is what the plan's storage stage says the same store
+    at the same units delivers: one supply model (calc.storage.supply), not two."""
+    from calc import engine as en
+    from calc.storage import options
+
+    p = calc.plan(name, page_cache=False)
+    d = en.plan_demand(p)
+    checked = 0
+    for o in options().values():
+        s = en.size_option(o, d)
+        if o.kind == "ram" or not float(s.perf_units).is_integer() or s.n_node > 1:
+            continue
+        try:
+            q = calc.plan(p.scenario.replace(storage=o.name, storage_units=int(s.perf_units), storage_latency_s=None))
+        except calc.InputError:
+            continue  # a store the scenario cannot be planned on (another site's server)
+        got = en.delivered(o, d, s)
+        assert q.storage_bytes_per_s == got.bytes_per_s, o.name
+        assert float(q.values["storage_write_bytes_per_s"]) == got.write_bytes_per_s, o.name
+        assert float(q.values["storage_iops"]) == got.iops, o.name
+        checked += 1
+    assert checked >= 20
 
 
 @pytest.mark.parametrize(
@@ -1576,6 +1635,15 @@ def test_server_nvme_design_on_a_dgx() -> None:
     # 1e9 examples x 64 KiB = 65.54 TB: more than 80 % of 30.72 TB (24.58 TB).
     big = _server_nvme(_tiers_on(dataset_examples=1_000_000_000))
     assert big is not None and big["why_not"] == "the dataset (65.54 TB) exceeds 80% of the 30.72 TB of NVMe"
+    # Issue 37, a bug the tests missed: the cache filled past the fill limit. 400,000,000 x 64 KiB =
+    # 26.21 TB is 85.3 % of the 30.72 TB: it fits the drives, not 80 % of them (24.576 TB).
+    full = _server_nvme(_tiers_on(dataset_examples=400_000_000))
+    assert full is not None and not full["feasible"]
+    assert full["why_not"] == "the dataset (26.21 TB) exceeds 80% of the 30.72 TB of NVMe"
+    # At the limit, 375,000,000 x 64 KiB = 24.576 TB = 80 % exactly: it fits; with a 90 % limit,
+    # 26.21 TB fits too.
+    assert _server_nvme(_tiers_on(dataset_examples=375_000_000))["feasible"]  # type: ignore[index]
+    assert _server_nvme(_tiers_on(dataset_examples=400_000_000, fill_limit=0.9))["feasible"]  # type: ignore[index]
     # Another site than the server's, or no server: no such design.
     assert _server_nvme(_tiers_on("aws")) is None
     assert _server_nvme(_tiers_on(server=None)) is None
