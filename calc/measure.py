@@ -345,14 +345,16 @@ class FioMeasurement:
         return self.job(self.write_job).write_bytes_per_s if self.write_job else math.nan
 
     def as_inputs(self) -> dict[str, Any]:
-        """Scenario inputs: the store's random reads/s, read time and bandwidth as measured.
+        """Scenario inputs: the store's random reads/s, read time and bandwidth as measured, in place
+        of a storage option (``storage`` and ``storage_units`` cleared: the measured store is the job's).
 
         A store given by these inputs has one bandwidth for reads and checkpoint writes
         (``storage_bytes_per_s``): where the run wrote too, it is the lower of the read and write
         bandwidths (a store that serves the job at that figure serves it)."""
         r = self.read
         bw = r.read_bytes_per_s if self.write_job is None else min(r.read_bytes_per_s, self.write_bytes_per_s)
-        return {"storage_bytes_per_s": bw, "storage_iops": r.read_iops, "storage_latency_s": r.read_latency_s}
+        figures = {"storage_bytes_per_s": bw, "storage_iops": r.read_iops, "storage_latency_s": r.read_latency_s}
+        return {"storage": None, "storage_units": None, **figures}
 
     def __str__(self) -> str:
         r = self.read
@@ -477,9 +479,10 @@ class DlioMeasurement:
     """Bytes read a second, all accelerators [bytes/s] (DLIO's "MB/second" is MiB/s)."""
 
     def as_inputs(self) -> dict[str, Any]:
-        """Scenario input: the store's bandwidth as DLIO saw it. Where the run met its AU the store
-        delivered at least this (a lower bound); where it did not, this is what the store gave."""
-        return {"storage_bytes_per_s": self.bytes_per_s}
+        """Scenario inputs: the store's bandwidth as DLIO saw it, in place of a storage option. Where
+        the run met its AU the store delivered at least this (a lower bound); where it did not, this
+        is what the store gave. DLIO's summary holds no reads/s or read time: those stay the plan's."""
+        return {"storage": None, "storage_units": None, "storage_bytes_per_s": self.bytes_per_s}
 
     def __str__(self) -> str:
         return (
