@@ -27,7 +27,7 @@ from calc.cluster import cluster_answer, command_output, from_command_line
 from calc.errors import InputError
 from calc.hf_config import from_hf_config
 from calc.plan import plan
-from calc.scenario import FIELDS, Scenario, scenario, scenarios
+from calc.scenario import FIELDS, Scenario, from_text, scenario, scenarios, unknown_input
 from calc.storage import options as storage_options
 from calc.sweep import sweep
 from calc.units import Kind, fmt
@@ -164,7 +164,12 @@ def _job_scenario(args: argparse.Namespace) -> Scenario:
     if getattr(args, "hf_config", None):
         if args.target:
             raise InputError("--hf-config", f"give a scenario ({args.target}) or --hf-config, not both")
-        sc = Scenario.from_params(_sets(args.set), from_hf_config(args.hf_config), "--set")
+        # --set goes in with the config: a sequence length given changes the tensors and files it implies.
+        sets = _sets(args.set)
+        for name in sets:
+            if name not in FIELDS:
+                raise InputError(f"--set: {name}", unknown_input(name))
+        sc = from_hf_config(args.hf_config, **{k: from_text(k, v) for k, v in sets.items()})
     else:
         sc = _scenario(args)
     for flag, read in (("fio_result", measure.fio), ("dlio_summary", measure.dlio)):

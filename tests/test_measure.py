@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -382,3 +384,125 @@ def test_gpu_step_timing_on_a_simulated_clock(monkeypatch: pytest.MonkeyPatch) -
     peak, step_s = measure._cuda_step(step, "batch", 4, Torch())  # type: ignore[arg-type]
     assert step_s == 0.25 and peak == 3 * 2**30
     assert events == ["step", "sync", "reset", "step", "step", "step", "step", "sync", "peak"]
+
+
+# ------------------------------------------------------------------ fio and DLIO results read back
+
+
+def _fio_job(
+    name: str, bs: str, read: tuple[float, float, float], write: tuple[float, float] = (0, 0)
+) -> dict[str, Any]:
+    """One job as fio --output-format=json writes it (the fields calc.measure reads)."""
+    return {
+        "jobname": name,
+        "error": 0,
+        "job options": {"bs": bs, "rw": "randread"},
+        "read": {"iops": read[0], "bw_bytes": read[1], "runtime": 1000, "lat_ns": {"mean": read[2]}},
+        "write": {"iops": write[0], "bw_bytes": write[1], "runtime": 1000 if write[0] else 0, "lat_ns": {"mean": 0.0}},
+    }
+
+
+FIO_RESULT: dict[str, Any] = {
+    "fio version": "fio-3.33",
+    "global options": {"directory": "/mnt/x", "bs": "4096"},
+    "jobs": [
+        # 16,000 reads/s of 64 KiB = 1,048,576,000 B/s; 375 us mean (6 in flight / 16,000 reads/s).
+        _fio_job("reads-per-node", "65536", (16_000, 1_048_576_000, 375_000)),
+        # 30 parts of 16 MiB a second = 503,316,480 B/s written.
+        _fio_job("checkpoint-write-per-node", "16777216", (0, 0, 0), (30, 503_316_480)),
+    ],
+}
+
+
+def test_fio_result_read_back_by_hand() -> None:
+    m = measure.fio(FIO_RESULT)
+    assert (m.read_job, m.write_job) == ("reads-per-node", "checkpoint-write-per-node")
+    r = m.read
+    assert (r.read_iops, r.read_bytes_per_s, r.read_latency_s, r.block_bytes) == (16_000, 1_048_576_000, 375e-6, 65536)
+    assert m.write_bytes_per_s == 503_316_480 and m.job("checkpoint-write-per-node").block_bytes == 2**24
+    # One bandwidth for a store given by its figures: the lower of reads and writes.
+    assert m.as_inputs() == {
+        "storage": None,
+        "storage_units": None,
+        "storage_bytes_per_s": 503_316_480,
+        "storage_iops": 16_000,
+        "storage_latency_s": 375e-6,
+    }
+    assert str(m) == (
+        "fio reads-per-node: 16,000 reads/s of 64 KiB, 1.05 GB/s, mean read time 375 µs; "
+        "checkpoint-write-per-node: 503.3 MB/s written"
+    )
+    # Reads only: the read bandwidth stands.
+    reads_only = measure.fio({"jobs": FIO_RESULT["jobs"][:1]})
+    assert reads_only.write_job is None and reads_only.as_inputs()["storage_bytes_per_s"] == 1_048_576_000
+
+
+def test_fio_prefers_all_nodes_and_takes_named_jobs() -> None:
+    all_nodes = _fio_job("reads-all-nodes", "65536", (40_000, 2_621_440_000, 300_000))
+    m = measure.fio({"jobs": [*FIO_RESULT["jobs"], all_nodes]})
+    assert m.read_job == "reads-all-nodes" and m.as_inputs()["storage_iops"] == 40_000
+    assert (
+        measure.fio({"jobs": [*FIO_RESULT["jobs"], all_nodes]}, read_job="reads-per-node").read_job == "reads-per-node"
+    )
+    # A job file of one's own: its one reading job; several need a name.
+    mine = [_fio_job("a", "4k", (100, 409_600, 1e6)), _fio_job("b", "4k", (200, 819_200, 1e6))]
+    assert measure.fio({"jobs": mine[:1]}).read_job == "a"
+    assert math.isnan(measure.fio({"jobs": mine[:1]}).read.block_bytes)  # fio's own "4k" is not read as bytes
+    with pytest.raises(InputError, match=r"read_job: .*several jobs that read: a, b; name one"):
+        measure.fio({"jobs": mine})
+    assert measure.fio({"jobs": mine}, read_job="b").read.read_iops == 200
+    with pytest.raises(InputError, match=r"read_job: 'c' is not in"):
+        measure.fio({"jobs": mine}, read_job="c")
+
+
+def test_fio_results_it_cannot_read_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="has no jobs"):
+        measure.fio({"jobs": []})
+    bad = dict(_fio_job("reads-per-node", "65536", (1, 1, 1)), error=5)
+    with pytest.raises(InputError, match="fio reports error 5"):
+        measure.fio({"jobs": [bad]})
+    nan = _fio_job("reads-per-node", "65536", (float("nan"), 1, 1))
+    with pytest.raises(InputError, match="iops is nan"):
+        measure.fio({"jobs": [nan]})
+    with pytest.raises(InputError, match="measured no reads"):
+        measure.fio({"jobs": FIO_RESULT["jobs"][1:]})
+    with pytest.raises(InputError, match="no read figures"):
+        measure.fio({"jobs": [{"jobname": "x", "write": {}}]})
+    with pytest.raises(InputError, match="cannot read"):
+        measure.fio(tmp_path / "absent.json")
+    (tmp_path / "bad.json").write_text("fio: note\n{oops")
+    with pytest.raises(InputError, match="is not JSON"):
+        measure.fio(tmp_path / "bad.json")
+    # fio's notes before the JSON (stdout) are skipped; JSON text works as well as a path.
+    (tmp_path / "ok.json").write_text("fio: file hash not empty on exit\n" + json.dumps(FIO_RESULT))
+    assert measure.fio(tmp_path / "ok.json").read.read_iops == 16_000
+    assert measure.fio(json.dumps(FIO_RESULT)).read.read_iops == 16_000
+
+
+DLIO_SUMMARY: dict[str, Any] = {
+    "num_accelerators": 8,
+    "num_hosts": 1,
+    "metric": {
+        "train_au_percentage": [93.1, 95.9],
+        "train_au_mean_percentage": 94.5,
+        "train_au_meet_expectation": "success",
+        "train_throughput_mean_samples_per_second": 160.0,
+        # DLIO's "MB/second" is samples/s x record / 1024 / 1024: MiB/s.
+        "train_io_mean_MB_per_second": 22366.7,
+    },
+}
+
+
+def test_dlio_summary_read_back_by_hand() -> None:
+    m = measure.dlio(DLIO_SUMMARY)
+    assert (m.accelerators, m.au, m.au_target, m.samples_per_s) == (8, 0.945, True, 160.0)
+    # 22,366.7 MiB/s x 1,048,576 = 23,453,184,819.2 B/s.
+    assert m.bytes_per_s == pytest.approx(23_453_184_819.2, rel=1e-12)
+    assert m.as_inputs() == {"storage": None, "storage_units": None, "storage_bytes_per_s": m.bytes_per_s}
+    assert str(m) == "DLIO: AU 94.5% (met), 160 samples/s, 23.45 GB/s on 8 accelerator(s)"
+    failed = measure.dlio({**DLIO_SUMMARY, "metric": {**DLIO_SUMMARY["metric"], "train_au_meet_expectation": "fail"}})
+    assert not failed.au_target
+    with pytest.raises(InputError, match="no metric section"):
+        measure.dlio({"num_accelerators": 8})
+    with pytest.raises(InputError, match="train_au_mean_percentage"):
+        measure.dlio({**DLIO_SUMMARY, "metric": {}})
