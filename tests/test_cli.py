@@ -216,7 +216,7 @@ def test_plan_from_a_hugging_face_config(tmp_path: Path, capsys: pytest.CaptureF
     assert main(["plan", "beast-imagenet-4xv100", "--hf-config", str(folder)]) == 2
     assert "--hf-config: give a scenario (beast-imagenet-4xv100) or --hf-config, not both" in capsys.readouterr().err
     assert main(["plan", "--hf-config", str(tmp_path / "none.json")]) == 2
-    assert "hf_config: cannot read" in capsys.readouterr().err
+    assert "--hf-config: cannot read" in capsys.readouterr().err  # the flag, as the command line spells it
 
 
 def test_export_fio_and_dlio_in_each_format(capsys: pytest.CaptureFixture[str]) -> None:
