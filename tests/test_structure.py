@@ -141,7 +141,12 @@ def test_the_layers_point_down() -> None:
     # explain renders formula text for Plan.explain(): it sits under plan and imports no plan.
     assert not graph["explain"] & {"plan", "sweep", "sizing", "engine", "cluster", "report", "plots", "cli"}
     for low in ("plan", "resolve", "stages", "sweep", "engine", "sizing", "site", "cluster_load"):
-        assert not graph[low] & {"report", "plots", "cli"}, low
+        assert not graph[low] & {"report", "plots", "cli", "fio", "dlio"}, low
+    # The Hugging Face config reader builds a Scenario from the transformer's rules (issue 40): it
+    # sits with resolve and imports nothing that plans; the fio and DLIO writers are text formats.
+    assert not graph["hf_config"] & {"resolve", "stages", "plan", "sweep", "sizing", "engine", "cluster", "cli"}
+    assert {"scenario", "transformer"} <= graph["hf_config"]
+    assert not (graph["fio"] | graph["dlio"]) & {"cli", "report", "plots", "cluster"}
     assert "calibrate" not in graph["resolve"] and "plan" in graph["calibrate"]
 
 
