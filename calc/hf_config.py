@@ -190,23 +190,12 @@ ARCH_FIELDS = (
 
 @dataclass(frozen=True)
 class HFModel:
-    """A config's architecture as calc.transformer counts it [whole numbers; bytes where said]."""
+    """A config's architecture as calc.transformer counts it, and what the config adds to it."""
 
     model_type: str
-    layers: int
-    hidden: int
-    heads: int
-    kv_heads: int
-    ffn_hidden: int
-    vocab: int
-    max_positions: int
-    gated: bool
+    architecture: transformer.Architecture
+    """Layers, widths, heads, experts; ``seq_len`` is ``max_position_embeddings``."""
     tied: bool
-    experts: int
-    experts_active: int
-    expert_ffn_hidden: int
-    shared_experts: int
-    dense_layers: int
     params: int
     """Every parameter: all experts, biases, LayerNorm shifts, the head unless tied."""
     active_params: int
@@ -216,22 +205,11 @@ class HFModel:
 
     def scenario_fields(self) -> dict[str, Any]:
         """The Scenario inputs of the architecture, every one given."""
-        return {
-            "model": "transformer",
-            "layers": self.layers,
-            "hidden": self.hidden,
-            "heads": self.heads,
-            "kv_heads": self.kv_heads,
-            "ffn_hidden": self.ffn_hidden,
-            "vocab": self.vocab,
-            "mlp": "gated" if self.gated else "plain",
-            "params": self.params,
-            "experts": self.experts,
-            "experts_active": self.experts_active,
-            "expert_ffn_hidden": self.expert_ffn_hidden,
-            "shared_experts": self.shared_experts,
-            "dense_layers": self.dense_layers,
-        }
+        a = self.architecture
+        widths = {k: getattr(a, k) for k in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab")}
+        experts = {k: getattr(a, k) for k in transformer.MOE_INPUTS}
+        mlp = "gated" if a.gated else "plain"
+        return {"model": "transformer", **widths, "mlp": mlp, "params": self.params, **experts}
 
 
 def load(config: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[dict[str, Any], str]:
@@ -397,26 +375,23 @@ def architecture(config: str | os.PathLike[str] | Mapping[str, Any]) -> HFModel:
         weights = transformer.params_count(layers, hidden, heads, kv, width, vocab, float(gated), float(tied))
         return round(float(weights) + float(extra))
 
-    return HFModel(
-        model_type=family,
+    arch = transformer.Architecture(
         layers=layers,
         hidden=hidden,
         heads=heads,
         kv_heads=kv,
         ffn_hidden=ffn,
         vocab=vocab,
-        max_positions=_whole(cfg, "max_position_embeddings"),
+        seq_len=_whole(cfg, "max_position_embeddings"),
         gated=gated,
-        tied=tied,
+        source=f"Hugging Face config ({family})",
         experts=e,
         experts_active=k,
         expert_ffn_hidden=fe,
         shared_experts=shared,
         dense_layers=dense,
-        params=count(float(total)),
-        active_params=count(float(active)),
-        sliding_window=_window(cfg, family),
     )
+    return HFModel(family, arch, tied, count(float(total)), count(float(active)), _window(cfg, family))
 
 
 def from_hf_config(config: str | os.PathLike[str] | Mapping[str, Any], **inputs: Any) -> Scenario:
@@ -439,8 +414,9 @@ def from_hf_config(config: str | os.PathLike[str] | Mapping[str, Any], **inputs:
     if clash:
         raise InputError(clash[0], "comes from the Hugging Face config; edit the config instead")
     seq_given = inputs.get("seq_len") is not None
-    sc = Scenario(**({"name": name} | m.scenario_fields() | {"seq_len": m.max_positions} | inputs))
-    s = int(sc.seq_len or m.max_positions)
+    positions = m.architecture.seq_len
+    sc = Scenario(**({"name": name} | m.scenario_fields() | {"seq_len": positions} | inputs))
+    s = int(sc.seq_len or positions)
     if m.sliding_window is not None and s > m.sliding_window:
         raise InputError(
             "config.json: sliding_window",
@@ -450,10 +426,11 @@ def from_hf_config(config: str | os.PathLike[str] | Mapping[str, Any], **inputs:
     data, notes = _data_figures(sc, m, s, inputs)
     where = "given" if seq_given else "max_position_embeddings"
     said = [f"seq_len {s} ({where})", *notes]
+    a = m.architecture
     description = inputs.get("description") or (
         f"{m.model_type} from a Hugging Face config: {m.params:,} parameters"
-        + (f" ({m.active_params:,} active)" if m.experts else "")
-        + f", {m.layers} layers x {m.hidden} hidden; "
+        + (f" ({m.active_params:,} active)" if a.experts else "")
+        + f", {a.layers} layers x {a.hidden} hidden; "
         + "; ".join(said)
     )
     return dataclasses.replace(sc, description=description, **data)
@@ -463,7 +440,7 @@ def _data_figures(sc: Scenario, m: HFModel, s: int, inputs: Mapping[str, Any]) -
     """The data inputs a token window implies, for those not given, and a note for each default."""
     out: dict[str, Any] = {}
     notes: list[str] = []
-    token = int(float(transformer.token_bytes(m.vocab)))
+    token = int(float(transformer.token_bytes(m.architecture.vocab)))
     if sc.tensors is None:
         out["tensors"] = f"tokens={s}:int64,labels={s}:int64"
     if sc.example_bytes is None:

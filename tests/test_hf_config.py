@@ -214,8 +214,15 @@ def test_llama2_7b_parameters_by_hand() -> None:
     # final norm 4,096: 6,738,415,616 (the issue's figure; "7B").
     m = H.architecture(LLAMA2_7B)
     assert m.params == 6_738_415_616 == m.active_params
-    assert (m.layers, m.hidden, m.heads, m.kv_heads, m.ffn_hidden, m.vocab) == (32, 4096, 32, 32, 11008, 32000)
-    assert m.gated and not m.tied and m.max_positions == 4096 and m.sliding_window is None
+    assert (
+        m.architecture.layers,
+        m.architecture.hidden,
+        m.architecture.heads,
+        m.architecture.kv_heads,
+        m.architecture.ffn_hidden,
+        m.architecture.vocab,
+    ) == (32, 4096, 32, 32, 11008, 32000)
+    assert m.architecture.gated and not m.tied and m.architecture.seq_len == 4096 and m.sliding_window is None
 
 
 def test_mistral_7b_gqa_and_its_sliding_window() -> None:
@@ -238,7 +245,13 @@ def test_mixtral_total_and_active_by_hand() -> None:
     # = 12,617,777,152 + 262,148,096 = 12,879,925,248 ("12.9B").
     m = H.architecture(MIXTRAL_8X7B)
     assert (m.params, m.active_params) == (46_702_792_704, 12_879_925_248)
-    assert (m.experts, m.experts_active, m.expert_ffn_hidden, m.shared_experts, m.dense_layers) == (8, 2, 14336, 0, 0)
+    assert (
+        m.architecture.experts,
+        m.architecture.experts_active,
+        m.architecture.expert_ffn_hidden,
+        m.architecture.shared_experts,
+        m.architecture.dense_layers,
+    ) == (8, 2, 14336, 0, 0)
 
 
 def test_mixtral_plan_runs_the_active_experts() -> None:
@@ -279,8 +292,14 @@ def test_deepseek_moe_shared_experts_and_first_dense_layer_by_hand() -> None:
     # = 2,325,196,800 + 84,021,248 + 419,432,448 = 2,828,650,496 ("2.8B").
     m = H.architecture(DEEPSEEK_MOE_16B)
     assert (m.params, m.active_params) == (16_375_728_128, 2_828_650_496)
-    assert (m.experts, m.experts_active, m.expert_ffn_hidden, m.shared_experts, m.dense_layers) == (64, 6, 1408, 2, 1)
-    assert m.ffn_hidden == 10944
+    assert (
+        m.architecture.experts,
+        m.architecture.experts_active,
+        m.architecture.expert_ffn_hidden,
+        m.architecture.shared_experts,
+        m.architecture.dense_layers,
+    ) == (64, 6, 1408, 2, 1)
+    assert m.architecture.ffn_hidden == 10944
 
 
 def test_pythia_gpt_neox_biases_layernorms_and_untied_head() -> None:
@@ -289,7 +308,7 @@ def test_pythia_gpt_neox_biases_layernorms_and_untied_head() -> None:
     # (the Pythia paper's non-embedding count); embedding and head 2 x 50304 x 768 = 77,266,944:
     # 162,322,944 (Biderman et al. 2023, Table 1). Parallel residual and 25 % rotary change no count.
     m = H.architecture(PYTHIA_160M)
-    assert m.params == 162_322_944 and not m.gated and not m.tied
+    assert m.params == 162_322_944 and not m.architecture.gated and not m.tied
     assert H.architecture(PYTHIA_160M | {"use_parallel_residual": False}).params == 162_322_944
 
 
@@ -307,7 +326,7 @@ def test_bias_flags_each_add_their_term() -> None:
 
 def test_kv_heads_default_to_heads_as_transformers_does() -> None:
     cfg = {k: v for k, v in LLAMA2_7B.items() if k != "num_key_value_heads"}
-    assert H.architecture(cfg).kv_heads == 32
+    assert H.architecture(cfg).architecture.kv_heads == 32
 
 
 def test_scenario_states_every_architecture_figure() -> None:
@@ -396,7 +415,7 @@ def test_missing_keys_and_moe_rules_are_refused_by_name() -> None:
         H.architecture(DEEPSEEK_V3_KEYS)
     # A DeepSeek config with no routed experts is a dense model.
     dense = DEEPSEEK_MOE_16B | {"n_routed_experts": None}
-    assert H.architecture(dense).experts == 0
+    assert H.architecture(dense).architecture.experts == 0
     # Qwen2's sliding window applies only when switched on.
     on = QWEN2_7B | {"use_sliding_window": True, "sliding_window": 4096}
     with pytest.raises(InputError, match=r"config.json: sliding_window"):
@@ -421,3 +440,122 @@ def test_a_path_a_folder_or_text_errors(tmp_path: Path) -> None:
     (tmp_path / "list.json").write_text("[1, 2]")
     with pytest.raises(InputError, match=r"expected a JSON object"):
         calc.from_hf_config(tmp_path / "list.json")
+
+
+def _refused(cfg: dict[str, Any], **inputs: Any) -> InputError:
+    with pytest.raises(InputError) as e:
+        H.from_hf_config(cfg, **inputs)
+    return e.value
+
+
+def test_refusals_name_the_key_and_say_what_is_accepted_exactly() -> None:
+    e = _refused(LLAMA2_7B | {"num_attention_heads": 30})
+    assert (e.field, e.message) == ("config.json: num_attention_heads", "must divide hidden_size (4096), got 30")
+    e = _refused(LLAMA2_7B | {"num_key_value_heads": 5})
+    assert (e.field, e.message) == ("config.json: num_key_value_heads", "must divide num_attention_heads (32), got 5")
+    e = _refused(LLAMA2_7B | {"head_dim": 256})
+    assert e.field == "config.json: head_dim"
+    assert (
+        e.message
+        == "256 is not hidden_size / num_attention_heads = 128: calc.transformer assumes hidden = heads x head_dim"
+    )
+    accepted = "accepted: llama, mistral, mixtral, qwen2, deepseek, gpt_neox"
+    for bad in ("", 3, None):
+        e = _refused(LLAMA2_7B | {"model_type": bad})
+        assert (e.field, e.message) == ("config.json: model_type", f"missing; {accepted}")
+    e = _refused(LLAMA2_7B | {"model_type": "gemma"})
+    assert (e.field, e.message) == ("config.json: model_type", f"gemma is not a family Feedrate reads; {accepted}")
+    e = _refused(LLAMA2_7B | {"model_type": "t5"})
+    assert (e.field, e.message) == ("config.json: model_type", "t5 is an encoder-decoder")
+    e = _refused(LLAMA2_7B | {"is_encoder_decoder": True})
+    assert (e.field, e.message) == (
+        "config.json: is_encoder_decoder",
+        "an encoder-decoder is not modelled (decoders only)",
+    )
+    e = _refused(LLAMA2_7B | {"hidden_act": 3})
+    assert (e.field, e.message) == ("config.json: hidden_act", "expected the activation's name, got 3")
+    e = _refused(LLAMA2_7B | {"my_new_key": 1})
+    assert e.field == "config.json: my_new_key" and e.message.startswith(
+        "not a key Feedrate reads or knows to change no count; remove it if it does not change the architecture "
+        "(read: model_type, hidden_size, num_hidden_layers, "
+    )
+    e = _refused({k: v for k, v in LLAMA2_7B.items() if k != "vocab_size"})
+    assert (e.field, e.message) == ("config.json: vocab_size", "missing; llama configs state it")
+    e = _refused(DEEPSEEK_MOE_16B | {"moe_layer_freq": 2})
+    assert e.message == "only 1 (every layer past the dense ones a MoE layer) is modelled"
+    e = _refused(DEEPSEEK_MOE_16B | {"first_k_dense_replace": 29})
+    assert (e.field, e.message) == (
+        "config.json: first_k_dense_replace",
+        "must be at most num_hidden_layers (28), got 29",
+    )
+    e = _refused(MISTRAL_7B)
+    assert e.field == "config.json: sliding_window" and e.message == (
+        "attention sees 4096 tokens of a 32768-token sequence: sliding-window attention is not modelled; "
+        "give seq_len=4096 or less"
+    )
+    e = _refused(LLAMA2_7B, gpus_per_jobs=8)
+    assert e.field == "gpus_per_jobs" and "gpus_per_job" in e.message
+    for key in ("num_local_experts", "n_routed_experts", "n_shared_experts", "moe_intermediate_size"):
+        e = _refused(LLAMA2_7B | {key: 2})
+        assert (e.field, e.message) == (
+            f"config.json: {key}",
+            "experts are not read for llama (accepted in: mixtral, deepseek)",
+        )
+    for key in ("attention_bias", "mlp_bias"):
+        e = _refused(MISTRAL_7B | {key: True}, seq_len=4096)
+        assert (e.field, e.message) == (f"config.json: {key}", "mistral has no biases in transformers; expected false")
+
+
+def test_keys_left_out_take_the_families_documented_defaults() -> None:
+    # transformers' config classes: untied embeddings, multi-query allowed, no sliding window unless
+    # Qwen2's use_sliding_window, DeepSeek's no shared experts, no dense layers, every layer MoE.
+    def without(cfg: dict[str, Any], *keys: str) -> dict[str, Any]:
+        return {k: v for k, v in cfg.items() if k not in keys}
+
+    assert H.architecture(without(LLAMA2_7B, "tie_word_embeddings", "hidden_act")).params == 6_738_415_616
+    mqa = H.architecture(LLAMA2_7B | {"num_key_value_heads": 1})
+    assert mqa.architecture.kv_heads == 1  # multi-query: K and V of one 128-wide head
+    # K and V shrink from 2 x 4096 x 4096 to 2 x 4096 x 128 a layer: 32 x 32,505,856 = 1,040,187,392 fewer.
+    assert mqa.params == 6_738_415_616 - 1_040_187_392
+    qwen = H.architecture(without(QWEN2_7B, "use_sliding_window") | {"sliding_window": 4096})
+    assert qwen.sliding_window is None and H.architecture(QWEN2_7B).sliding_window is None
+    assert H.architecture(QWEN2_7B | {"use_sliding_window": True, "sliding_window": 4096}).sliding_window == 4096
+    ds = H.architecture(without(DEEPSEEK_MOE_16B, "n_shared_experts", "first_k_dense_replace", "moe_layer_freq"))
+    assert (ds.architecture.shared_experts, ds.architecture.dense_layers) == (0, 0)
+    zero = H.architecture(DEEPSEEK_MOE_16B | {"n_shared_experts": 0, "first_k_dense_replace": 0})
+    assert (zero.architecture.shared_experts, zero.architecture.dense_layers) == (0, 0)
+    # Every layer dense (first_k_dense_replace = layers): 28 x 84,021,248 + 419,430,400 + 2,048.
+    assert H.architecture(DEEPSEEK_MOE_16B | {"first_k_dense_replace": 28}).params == 2_772_027_392
+    # DeepSeek's attention_bias: Q K V O biases, 4 x 2048 a layer x 28 = 229,376 more.
+    assert H.architecture(DEEPSEEK_MOE_16B | {"attention_bias": True}).params == 16_375_728_128 + 229_376
+    assert H.architecture(LLAMA2_7B).model_type == "llama"
+    dense = H.from_hf_config(LLAMA2_7B)
+    assert (dense.experts, dense.experts_active, dense.expert_ffn_hidden, dense.shared_experts, dense.dense_layers) == (
+        0,
+    ) * 5
+
+
+def test_the_description_says_what_it_took() -> None:
+    assert H.from_hf_config(LLAMA2_7B).description == (
+        "llama from a Hugging Face config: 6,738,415,616 parameters, 32 layers x 4096 hidden; seq_len 4096 "
+        "(max_position_embeddings); 2-byte tokens (uint16, Megatron-LM); dataset 32,902,420 sequences "
+        "(134,768,312,320 tokens, 20 per parameter, Hoffmann et al. 2022; give dataset_examples or dataset_bytes)"
+    )
+    # Qwen2's 152,064 tokens are int32; 20 x 7,615,616,512 / 4096 = 37,185,627.5 -> 37,185,628 sequences.
+    assert H.from_hf_config(QWEN2_7B, seq_len=4096).description.startswith(
+        "qwen2 from a Hugging Face config: 7,615,616,512 parameters, 28 layers x 3584 hidden; seq_len 4096 (given); "
+        "4-byte tokens (int32, Megatron-LM); dataset 37,185,628 sequences"
+    )
+    mixtral = H.from_hf_config(MIXTRAL_8X7B, seq_len=4096, example_bytes="8 KiB", dataset_examples=10**6)
+    assert mixtral.description == (
+        "mixtral from a Hugging Face config: 46,702,792,704 parameters (12,879,925,248 active), 32 layers x 4096 "
+        "hidden; seq_len 4096 (given)"
+    )
+    assert H.from_hf_config(LLAMA2_7B, description="mine").description == "mine"
+    assert H.from_hf_config(LLAMA2_7B, examples_per_file=5).examples_per_file == 5
+
+
+def test_names_of_a_mapping() -> None:
+    assert H.load(LLAMA2_7B | {"_name_or_path": "meta-llama/Llama-2-7b-hf/"})[1] == "Llama-2-7b-hf"
+    assert H.load(LLAMA2_7B)[1] == "llama"
+    assert H.load({"hidden_size": 1})[1] == "hf-config"
