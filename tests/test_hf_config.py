@@ -559,3 +559,15 @@ def test_names_of_a_mapping() -> None:
     assert H.load(LLAMA2_7B | {"_name_or_path": "meta-llama/Llama-2-7b-hf/"})[1] == "Llama-2-7b-hf"
     assert H.load(LLAMA2_7B)[1] == "llama"
     assert H.load({"hidden_size": 1})[1] == "hf-config"
+
+
+def test_what_the_scenario_and_the_file_errors_say(tmp_path: Path) -> None:
+    assert H.from_hf_config(PYTHIA_160M).mlp == "plain" and H.from_hf_config(LLAMA2_7B).mlp == "gated"
+    assert H.architecture(PYTHIA_160M).architecture.source == "Hugging Face config (gpt_neox)"
+    e = _refused(DEEPSEEK_MOE_16B | {"moe_layer_freq": 2})
+    assert e.field == "config.json: moe_layer_freq"
+    (tmp_path / "list.json").write_text("[1, 2]")
+    e = _refused(tmp_path / "list.json")  # type: ignore[arg-type]
+    assert (e.field, e.message) == ("hf_config", "list.json holds a list; expected a JSON object")
+    e = _refused(tmp_path / "absent.json")  # type: ignore[arg-type]
+    assert e.field == "hf_config" and e.message.startswith(f"cannot read {str(tmp_path / 'absent.json')!r}: ")
