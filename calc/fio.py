@@ -29,9 +29,9 @@ import math
 from dataclasses import dataclass
 
 from calc import storage
+from calc.answers import Answer
 from calc.errors import InputError
 from calc.plan import Plan
-from calc.sizing import Answer
 from calc.units import fmt, parse
 
 IOENGINES = ("libaio", "io_uring", "psync", "posixaio")
