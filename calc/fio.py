@@ -165,8 +165,7 @@ def _plan_of(source: Plan | Answer) -> tuple[Plan, list[str]]:
     lines = [f"The answer buys: {d['description']}."]
     if d.get("local"):
         lines.append(
-            f"Run the read jobs on one node's local drives ({d['local']}), the checkpoint jobs on the "
-            f"store ({d.get('store') or d['description']})."
+            f"Run the read jobs on one node's local drives ({d['local']}), the checkpoint jobs on the store ({d['store']})."
         )
     return source.plan, lines
 

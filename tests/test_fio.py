@@ -7,6 +7,7 @@ FEEDRATE_REQUIRE_FIO=1 (set by .ci/run, which installs it) makes it fail instead
 from __future__ import annotations
 
 import configparser
+import dataclasses
 import json
 import os
 import shutil
@@ -174,3 +175,119 @@ def test_an_exported_job_runs_in_fio_and_comes_back_into_the_plan(fio_binary: st
     assert float(q.values["storage_latency_s"]) == pytest.approx(m.read.read_latency_s, rel=1e-12)
     own = calc.answer(q).own
     assert own.startswith("Your store (") and ("serves the job" in own or "does not serve the job" in own)
+
+
+ARTICLE_JOB = """\
+# fio job: beast-imagenet-4xv100: resnet50 on 4 x V100-SXM2-16GB, fp16
+# Written by Feedrate (calc.fio_job) from the plan's design point, the steady reads.
+# Run:  fio --output-format=json --output=result.json THIS_FILE
+# Then: calc.measure.fio('result.json').as_inputs() into calc.plan (python -m calc plan --fio-result).
+# Each job passes at the rate its comment gives; jobs run one after another (stonewall).
+
+[global]
+directory=/mnt/candidate
+size=10737418240
+runtime=60
+time_based=1
+ioengine=libaio
+direct=1
+randrepeat=0
+group_reporting=1
+
+# one node's random reads of 64 KiB (the plan's read size), 6 in flight (Little's law: 5,885 reads/s x 1 ms a read).
+# Passes at >= 5,885 reads/s (385.7 MB/s).
+[reads-per-node]
+description=passes at >= 5885.06 reads/s, 3.85683e+08 B/s
+rw=randread
+bs=65536
+iodepth=6
+numjobs=1
+stonewall
+"""
+
+
+def test_the_whole_job_file_of_the_articles_job() -> None:
+    # Defaults: 10 GiB = 10,737,418,240 B a process, 60 s a job, libaio with O_DIRECT. The reads:
+    # 4 x 128 / 0.087 s = 5,885.06 of 64 KiB a second (385,683,126 B/s), 5.885 in flight at 1 ms -> 6.
+    assert fio.fio_job(calc.plan(BEAST), directory="/mnt/candidate") == ARTICLE_JOB
+    assert fio.node_share(calc.plan(BEAST)) == 1.0
+
+
+def test_two_nodes_split_the_reads_in_flight() -> None:
+    # 8 V100s, 4 a node: 11,770.1 reads/s, 11.77 in flight at 1 ms; a node reads half: 5,885.06 reads/s
+    # with 5.885 -> 6 in flight; all nodes: 2 processes of 6.
+    p = calc.plan(BEAST, gpus_per_job=8, gpus_per_node=4)
+    node, every = fio.checks(p)
+    assert fio.node_share(p) == 0.5
+    assert (node.rw, node.iodepth, node.numjobs, every.rw, every.iodepth, every.numjobs) == (
+        "randread", 6, 1, "randread", 6, 2
+    )  # fmt: skip
+    assert node.pass_iops == pytest.approx(4 * 128 / 0.087, rel=1e-12)
+    assert every.pass_iops == pytest.approx(8 * 128 / 0.087, rel=1e-12)
+    assert every.pass_bytes_per_s == pytest.approx(8 * 128 / 0.087 * 65536, rel=1e-12)
+    assert node.why == (
+        "one node's random reads of 64 KiB (the plan's read size), 6 in flight "
+        "(Little's law: 5,885 reads/s x 1 ms a read)"
+    )
+    assert every.why == (
+        "all 2 nodes' random reads from this host, one process per node with 6 in flight; a host whose link "
+        "carries less cannot pass it: run reads-per-node on every node at once (fio --client) and add the results"
+    )
+
+
+def test_two_jobs_blocking_saves_one_node_each() -> None:
+    # Two Llama 3 8B jobs of 8 H100s, saving synchronously: 8 ranks a node each write 1/8 of
+    # 8,030,261,248 x 14 B = 112,423,657,472 B (13.09 GiB) within the stall budget, 2 % of 30 min
+    # = 36 s: 3,122,879,374.2 B/s a node, 186.1 parts of 16 MiB a second; both: twice that, 16 writers.
+    p = calc.plan("llama3-8b-pretrain-8xh100", jobs=2, checkpoint_mode="sync")
+    *_, node, every = fio.checks(p)
+    assert (node.rw, node.block_bytes, node.iodepth, node.numjobs) == ("write", 2**24, 1, 8)
+    assert (every.rw, every.block_bytes, every.iodepth, every.numjobs) == ("write", 2**24, 1, 16)
+    assert node.pass_bytes_per_s == pytest.approx(112_423_657_472 / 36, rel=1e-9)
+    assert every.pass_iops == pytest.approx(2 * 112_423_657_472 / 36 / 2**24, rel=1e-9)
+    assert node.why == (
+        "one node's checkpoint save burst (blocking save): 8 rank(s) each writing its shard (13.09 GiB) in 16 MiB parts"
+    )
+    assert every.why == (
+        "all 2 nodes' save burst from this host (16 writers); run checkpoint-write-per-node on every node at once "
+        "where one host's link cannot carry it"
+    )
+    text = fio.fio_job(p, directory="/x")
+    assert "# Passes at >= 186.1 writes/s (3.12 GB/s).\n[checkpoint-write-per-node]" in text
+    assert "description=passes at >= 186.138 writes/s, 3.12288e+09 B/s" in text
+
+
+def test_refusals_say_what_is_accepted() -> None:
+    p = calc.plan(BEAST)
+    cases = [
+        ({"directory": ""}, "directory", "''; accepted: a folder on the store to test"),
+        ({"directory": "/x", "ioengine": "spdk"}, "ioengine", "'spdk'; accepted: libaio, io_uring, psync, posixaio"),
+        ({"directory": "/x", "size": "1 KiB"}, "size", "'1 KiB'; accepted: at least 4096 B"),
+        ({"directory": "/x", "size": 4095}, "size", "4095; accepted: at least 4096 B"),
+        ({"directory": "/x", "runtime_s": "0.5 s"}, "runtime_s", "'0.5 s'; accepted: at least 1 s"),
+    ]
+    for kw, field, message in cases:
+        with pytest.raises(InputError) as e:
+            fio.fio_job(p, **kw)  # type: ignore[arg-type]
+        assert (e.value.field, e.value.message) == (field, message)
+    assert "size=4096\n" in fio.fio_job(p, directory="/x", size=4096)
+    assert "runtime=1\n" in fio.fio_job(p, directory="/x", runtime_s="1 s")
+    assert "runtime=120\n" in fio.fio_job(p, directory="/x", runtime_s="2 min")
+    assert "direct=0\n" in fio.fio_job(p, directory="/x", direct=False)
+    cached = calc.plan(BEAST, page_cache=True, dataset_bytes="10 GB")
+    with pytest.raises(InputError) as e:
+        fio.fio_job(cached, directory="/x")
+    assert e.value.message == (
+        "beast-imagenet-4xv100-edited reads nothing from its store in the steady state and saves no checkpoints: "
+        "no fio job to write (the page cache serves every read after the first epoch)"
+    )
+    assert fio.node_share(cached) == 1.0
+
+
+def test_an_answer_that_buys_nothing_says_so() -> None:
+    a = calc.answer(BEAST, site="on-prem")
+    bare = dataclasses.replace(a, designs=(), site_lines=())
+    assert bare.design is None
+    assert "# The answer buys nothing that serves this job: the jobs check the plan's own need.\n" in fio.fio_job(
+        bare, directory="/x"
+    )
