@@ -165,7 +165,8 @@ def _plan_of(source: Plan | Answer) -> tuple[Plan, list[str]]:
     lines = [f"The answer buys: {d['description']}."]
     if d.get("local"):
         lines.append(
-            f"Run the read jobs on one node's local drives ({d['local']}), the checkpoint jobs on the store ({d['store']})."
+            f"Run the read jobs on one node's local drives ({d['local']}), "
+            f"the checkpoint jobs on the store ({d['store']})."
         )
     return source.plan, lines
 
