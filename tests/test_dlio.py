@@ -7,6 +7,7 @@ nvidia-dali-cuda110 requirement, so the README installs it with --no-deps and it
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -148,3 +149,91 @@ def test_dlio_s_own_loader_reads_the_exported_workload(tmp_path: Path) -> None:
     assert got["computation_time"] == "0.323" and got["record_length_resize"] == "2097152"
     assert got["num_files_train"] == "18751" and got["num_samples_per_file"] == "1" and got["epochs"] == "5"
     assert got["format"] == "npz" and got["au"] == "0.9" and got["framework"] == "pytorch"
+
+
+ARTICLE_SAVING_HOURLY = """\
+# DLIO workload: beast-imagenet-4xv100-edited: resnet50 on 4 x V100-SXM2-16GB, fp16
+# Written by Feedrate (calc.dlio_workload) from the plan: records, batch, workers and step time.
+# Save as NAME.yaml in DLIO's configs/workload, then generate the files and run, one process a GPU:
+#   dlio_benchmark workload=NAME ++workload.workflow.generate_data=True ++workload.workflow.train=False
+#   mpirun -np GPUS dlio_benchmark workload=NAME
+# Passes at AU >= 100% (metric.au): the store keeps 1,471 samples/s per GPU fed, 385.7 MB/s for 4 GPU(s).
+# Read the summary back: calc.measure.dlio('summary.json').as_inputs() into calc.plan.
+model:
+  name: resnet50
+  type: cnn
+  model_size_bytes: 359661568
+framework: pytorch
+workflow:
+  generate_data: false
+  train: true
+  checkpoint: true
+dataset:
+  data_folder: data/beast-imagenet-4xv100-edited
+  format: npz
+  num_files_train: 1281167
+  num_samples_per_file: 1
+  record_length_bytes: 65536
+  record_length_bytes_stdev: 0
+  record_length_bytes_resize: 602120
+  record_length: 65536
+  record_length_stdev: 0
+  record_length_resize: 602120
+reader:
+  data_loader: pytorch
+  batch_size: 128
+  read_threads: 8
+  prefetch_size: 16
+  file_shuffle: seed
+  sample_shuffle: seed
+train:
+  epochs: 5
+  computation_time: 0.087
+metric:
+  au: 1.0
+checkpoint:
+  checkpoint_folder: checkpoints/beast-imagenet-4xv100-edited
+  steps_between_checkpoints: 41379
+  type: rank_zero
+  model_size: 359661568
+"""
+
+
+def test_the_whole_workload_of_the_articles_job_saving_hourly() -> None:
+    # The article's job: ImageNet's 1,281,167 JPEGs of 64 KiB, one a file; 3 x 224 x 224 float32 + an int64 label
+    # = 602,120 B decoded; batch 128 in 0.087 s on 8 workers with prefetch 2 (16 batches); target 100 %.
+    # Saved every hour: 3,600 / 0.087 = 41,379.3 -> 41,379 steps; one rank writes (no sharding):
+    # ResNet-50's checkpoint, the plan's 359,661,568 B.
+    p = calc.plan("beast-imagenet-4xv100", checkpoint_interval_s="1 h")
+    assert dlio.dlio_workload(p) == ARTICLE_SAVING_HOURLY
+
+
+def test_refusals_name_the_field_and_what_is_accepted() -> None:
+    p = calc.plan("mlperf-unet3d-h100")
+    cases: list[tuple[Any, dict[str, Any], str, str]] = [
+        (p, {"format": "parquet"}, "format", "'parquet'; accepted: " + ", ".join(dlio.FORMATS)),
+        (p, {"epochs": 0}, "epochs", "0; accepted: a whole number of at least 1"),
+        (p, {"epochs": True}, "epochs", "True; accepted: a whole number of at least 1"),
+        (p, {"epochs": 1.5}, "epochs", "1.5; accepted: a whole number of at least 1"),
+        ("mlperf-unet3d-h100", {}, "plan", "expected a Plan (calc.plan(...)), got str"),
+        (
+            calc.plan("mlperf-checkpoint-llama3-8b"),
+            {},
+            "plan",
+            "mlperf-checkpoint-llama3-8b reads no dataset: DLIO's checkpoint-only workloads are not written here "
+            "(calc.fio_job checks the save burst)",
+        ),
+        (
+            dataclasses.replace(p, values={**p.values, "step_time_s": 0.0}),
+            {},
+            "plan",
+            "mlperf-unet3d-h100 has no step time (the model does not fit): nothing to emulate",
+        ),
+    ]
+    for plan, kw, field, message in cases:
+        with pytest.raises(InputError) as e:
+            dlio.dlio_workload(plan, **kw)
+        assert (e.value.field, e.value.message) == (field, message)
+    # One example is enough of a dataset.
+    one = calc.plan("mlperf-unet3d-h100", dataset_examples=1)
+    assert _load(dlio.dlio_workload(one))["dataset"]["num_files_train"] == 1
