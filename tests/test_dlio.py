@@ -237,3 +237,17 @@ def test_refusals_name_the_field_and_what_is_accepted() -> None:
     # One example is enough of a dataset.
     one = calc.plan("mlperf-unet3d-h100", dataset_examples=1)
     assert _load(dlio.dlio_workload(one))["dataset"]["num_files_train"] == 1
+
+
+def test_two_writing_ranks_write_from_all_ranks_and_a_blank_model_says_so() -> None:
+    # Llama 3 8B sharded over 2 GPUs: 2 ranks write (all_ranks); a model given by its own figures
+    # (model="blank") has no family: its type is "blank".
+    two = calc.plan("llama3-8b-pretrain-8xh100", gpus_per_job=2, state_shards=2)
+    assert float(two.values["checkpoint_writing_ranks"]) == 2
+    assert _load(dlio.dlio_workload(two))["checkpoint"]["type"] == "all_ranks"
+    blank = calc.plan(
+        model="blank", params=86e6, forward_flops_per_example="17.6 GFLOPs", activation_bytes_per_example="120 MiB",
+        tensors="image=3x224x224:uint8,label=1:int64", cpu_seconds_per_example="4 ms", dataset_bytes="1.3 TB",
+        dataset_examples=12e6, gpu="H100-SXM", precision="bf16",
+    )  # fmt: skip
+    assert _load(dlio.dlio_workload(blank))["model"] == {"name": "blank", "type": "blank"}

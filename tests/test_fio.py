@@ -82,8 +82,15 @@ def test_two_nodes_read_and_save_per_node_and_all() -> None:
     assert wall.pass_bytes_per_s == pytest.approx(v["checkpoint_save_burst_bytes_per_s"], rel=1e-12)
     assert w.pass_iops == pytest.approx(w.pass_bytes_per_s / 2**24, rel=1e-12)
     text = fio.fio_job(p, directory="/mnt/x")
-    assert "steady reads and the checkpoint save burst" in text
-    assert "8 rank(s) each writing its shard (6.54 GiB) in 16 MiB parts" in text
+    assert "# Written by Feedrate (calc.fio_job) from the plan's design point, the steady reads and the " in text
+    assert "checkpoint save burst.\n" in text
+    assert w.why == (
+        "one node's checkpoint save burst (asynchronous drain): 8 rank(s) each writing its shard (6.54 GiB) in "
+        "16 MiB parts"
+    )
+    # One rank saving (the article's job, unsharded, every hour): one writer.
+    (one,) = fio.write_checks(calc.plan(BEAST, checkpoint_interval_s="1 h"))
+    assert (one.numjobs, one.iodepth, one.block_bytes) == (1, 1, 2**24)
 
 
 def test_an_answer_names_the_tier_each_job_is_for() -> None:
