@@ -1037,7 +1037,7 @@ def test_token_bytes_at_megatrons_uint16_limit() -> None:
 
 def test_a_full_architecture_is_the_scenarios_own_source() -> None:
     # Every figure stated: the generic preset (Llama 3.2 1B) is not named as the source; one left to
-    # it (vocab): it is.
+    # it (vocab, the MLP kind, the experts): it is.
     full = {
         "layers": 2, "hidden": 256, "heads": 4, "kv_heads": 4, "ffn_hidden": 512, "vocab": 1000, "seq_len": 128,
         "mlp": "gated", "experts": 0, "experts_active": 0, "expert_ffn_hidden": 0, "shared_experts": 0,
@@ -1046,5 +1046,6 @@ def test_a_full_architecture_is_the_scenarios_own_source() -> None:
     p = calc.plan(model="transformer", **full)
     assert p.sources["architecture"].startswith("scenario: 2 layers x 256 hidden")
     assert "Llama-3.2" not in p.sources["architecture"]
-    part = calc.plan(model="transformer", **{k: v for k, v in full.items() if k != "vocab"})
-    assert "Llama-3.2-1B" in part.sources["architecture"]
+    for left in ("vocab", "mlp", "experts"):  # an architecture input, the MLP kind, an expert figure
+        part = calc.plan(model="transformer", **{k: v for k, v in full.items() if k != left})
+        assert "Llama-3.2-1B" in part.sources["architecture"], left
