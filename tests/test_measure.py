@@ -506,3 +506,116 @@ def test_dlio_summary_read_back_by_hand() -> None:
         measure.dlio({"num_accelerators": 8})
     with pytest.raises(InputError, match="train_au_mean_percentage"):
         measure.dlio({**DLIO_SUMMARY, "metric": {}})
+
+
+def _refusal(call: Any) -> tuple[str, str]:
+    with pytest.raises(InputError) as e:
+        call()
+    return e.value.field, e.value.message
+
+
+def test_fio_refusals_name_the_result_the_job_and_the_figure(tmp_path: Path) -> None:
+    r = "the fio result"
+    assert _refusal(lambda: measure.fio({"jobs": []})) == (
+        "fio",
+        f"{r} has no jobs; expected the output of fio --output-format=json",
+    )
+    bad = dict(_fio_job("reads-per-node", "65536", (1, 1, 1)), error=5)
+    assert _refusal(lambda: measure.fio({"jobs": [bad]})) == (
+        f"{r}: reads-per-node",
+        "fio reports error 5 for this job; fix the run and measure again",
+    )
+    nameless = {k: v for k, v in bad.items() if k != "jobname"}
+    assert _refusal(lambda: measure.fio({"jobs": [nameless]}))[0] == f"{r}: a job"
+    nan = _fio_job("reads-per-node", "65536", (float("nan"), 1, 1))
+    assert _refusal(lambda: measure.fio({"jobs": [nan]})) == (
+        f"{r}: reads-per-node: read",
+        "iops is nan; expected a number of at least 0",
+    )
+    for key, field in (("bw_bytes", "read"), ("runtime", "read")):
+        broken = _fio_job("reads-per-node", "65536", (1, 1, 1))
+        broken["read"][key] = -1
+        assert _refusal(lambda b=broken: measure.fio({"jobs": [b]})) == (
+            f"{r}: reads-per-node: {field}",
+            f"{key} is -1; expected a number of at least 0",
+        )
+    late = _fio_job("reads-per-node", "65536", (1, 1, 1))
+    late["read"]["lat_ns"] = {"mean": "soon"}
+    assert _refusal(lambda: measure.fio({"jobs": [late]})) == (
+        f"{r}: reads-per-node: read.lat_ns",
+        "mean is 'soon'; expected a number of at least 0",
+    )
+    assert _refusal(lambda: measure.fio({"jobs": [{"jobname": "x", "write": {}}]})) == (
+        f"{r}: x",
+        "no read figures; expected fio's --output-format=json",
+    )
+    assert _refusal(lambda: measure.fio({"jobs": FIO_RESULT["jobs"][1:]})) == (
+        "read_job",
+        f"{r} measured no reads; run calc.fio_job's read jobs",
+    )
+    two = [_fio_job("a", "4k", (0, 0, 0), (1, 10)), _fio_job("b", "4k", (5, 20, 1e6), (1, 10))]
+    assert _refusal(lambda: measure.fio({"jobs": two})) == (
+        "write_job",
+        f"{r} has several jobs that write: a, b; name one",
+    )
+    assert measure.fio({"jobs": two}, write_job="a").write_job == "a"
+    m = measure.fio(FIO_RESULT)
+    assert _refusal(lambda: m.job("c")) == (
+        "job",
+        "'c' is not in the fio result; its jobs: reads-per-node, checkpoint-write-per-node",
+    )
+    path = tmp_path / "absent.json"
+    assert _refusal(lambda: measure.fio(path))[0] == "fio"
+    assert _refusal(lambda: measure.fio(path))[1].startswith(f"cannot read {str(path)!r}: ")
+    (tmp_path / "list.json").write_text("[1]")
+    assert _refusal(lambda: measure.fio(tmp_path / "list.json")) == (
+        "fio",
+        f"{tmp_path / 'list.json'} holds a list; expected a JSON object",
+    )
+    (tmp_path / "bad.json").write_text("{oops")
+    field, message = _refusal(lambda: measure.fio(tmp_path / "bad.json"))
+    assert field == "fio" and message.startswith(f"{tmp_path / 'bad.json'} is not JSON (")
+
+
+def test_fio_reads_what_the_result_gives_it() -> None:
+    # A job without its own bs takes the global one; a result's JSON text may start with spaces;
+    # each side's runtime is fio's milliseconds in seconds; half a read a second is still a read.
+    job = _fio_job("reads-per-node", "65536", (0.5, 32_768, 2e6), (2, 8_192))
+    del job["job options"]["bs"]
+    m = measure.fio("  \n" + json.dumps({"global options": {"bs": "4096"}, "jobs": [job]}))
+    r = m.read
+    assert (r.block_bytes, r.read_iops, r.write_iops, r.write_bytes_per_s, r.runtime_s) == (4096, 0.5, 2, 8192, 1.0)
+    # The one job that wrote gives the write bandwidth too: the lower of its 32,768 B/s read and 8,192 written.
+    assert m.source == "the fio result" and m.write_job == "reads-per-node"
+    assert m.as_inputs()["storage_bytes_per_s"] == 8192
+
+
+def test_fio_notes_in_another_encoding_before_the_json(tmp_path: Path) -> None:
+    # fio's stdout notes may hold bytes that are not UTF-8; the JSON after them is read all the same.
+    path = tmp_path / "stdout.json"
+    path.write_bytes(b"fio: note \xff\n" + json.dumps(FIO_RESULT).encode())
+    assert measure.fio(path).read.read_iops == 16_000 and measure.fio(path).source == str(path)
+
+
+def test_dlio_refusals_name_the_summary_and_the_figure() -> None:
+    s = "the dlio result"
+    assert _refusal(lambda: measure.dlio({"num_accelerators": 8})) == (
+        "dlio",
+        f"{s} has no metric section; expected DLIO's summary.json after training",
+    )
+    for key in (
+        "train_au_mean_percentage",
+        "train_throughput_mean_samples_per_second",
+        "train_io_mean_MB_per_second",
+    ):
+        metric = {k: v for k, v in DLIO_SUMMARY["metric"].items() if k != key}
+        assert _refusal(lambda m=metric: measure.dlio({**DLIO_SUMMARY, "metric": m})) == (
+            f"{s}: metric",
+            f"{key} is None; expected a number of at least 0",
+        )
+    assert _refusal(lambda: measure.dlio({"metric": DLIO_SUMMARY["metric"]})) == (
+        s,
+        "num_accelerators is None; expected a number of at least 0",
+    )
+    failed = measure.dlio({**DLIO_SUMMARY, "metric": {**DLIO_SUMMARY["metric"], "train_au_meet_expectation": "fail"}})
+    assert str(failed) == "DLIO: AU 94.5% (not met), 160 samples/s, 23.45 GB/s on 8 accelerator(s)"
