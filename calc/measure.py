@@ -459,8 +459,11 @@ def fio(
     global_bs = glob.get("bs") if isinstance(glob, Mapping) else None
     jobs = tuple(_fio_job(j, global_bs, source) for j in raw)
     read = _pick(jobs, read_job, FIO_READ_JOBS, "read", source)
-    if read is None or next(j for j in jobs if j.name == read).read_iops <= 0:
+    chosen = next((j for j in jobs if j.name == read), None)
+    if chosen is None or chosen.read_iops <= 0:
         raise InputError("read_job", f"{source} measured no reads; run calc.fio_job's read jobs")
+    if not math.isfinite(chosen.read_latency_s):
+        raise InputError("read_job", f"{chosen.name} in {source} has no read latency (lat_ns); fio 3 writes it")
     return FioMeasurement(jobs, read, _pick(jobs, write_job, FIO_WRITE_JOBS, "write", source), source)
 
 

@@ -619,3 +619,23 @@ def test_dlio_refusals_name_the_summary_and_the_figure() -> None:
     )
     failed = measure.dlio({**DLIO_SUMMARY, "metric": {**DLIO_SUMMARY["metric"], "train_au_meet_expectation": "fail"}})
     assert str(failed) == "DLIO: AU 94.5% (not met), 160 samples/s, 23.45 GB/s on 8 accelerator(s)"
+
+
+def test_fio_jobs_without_options_or_latencies() -> None:
+    # fio omits "job options" for a job that sets none of its own, and a side that did nothing may
+    # lack lat_ns: the global bs stands; a read job without its read time is refused (never a NaN input).
+    job = _fio_job("reads-per-node", "65536", (100, 409_600, 1e6))
+    del job["job options"]
+    del job["write"]["lat_ns"]
+    m = measure.fio({"global options": {"bs": "4096"}, "jobs": [job]})
+    assert m.read.block_bytes == 4096 and m.read.read_latency_s == 1e-3
+    no_lat = _fio_job("reads-per-node", "65536", (100, 409_600, 1e6))
+    del no_lat["read"]["lat_ns"]
+    assert _refusal(lambda: measure.fio({"jobs": [no_lat]})) == (
+        "read_job",
+        "reads-per-node in the fio result has no read latency (lat_ns); fio 3 writes it",
+    )
+    assert _refusal(lambda: measure.fio({"jobs": [job]}, read_job="c")) == (
+        "read_job",
+        "'c' is not in the fio result; its jobs: reads-per-node",
+    )
