@@ -464,7 +464,7 @@ def fio(
         raise InputError("read_job", f"{source} measured no reads; run calc.fio_job's read jobs")
     if not math.isfinite(chosen.read_latency_s):
         raise InputError("read_job", f"{chosen.name} in {source} has no read latency (lat_ns); fio 3 writes it")
-    return FioMeasurement(jobs, read, _pick(jobs, write_job, FIO_WRITE_JOBS, "write", source), source)
+    return FioMeasurement(jobs, chosen.name, _pick(jobs, write_job, FIO_WRITE_JOBS, "write", source), source)
 
 
 @dataclass(frozen=True)
