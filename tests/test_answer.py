@@ -494,6 +494,12 @@ def test_a_store_given_by_its_figures_is_judged_reads_and_saves() -> None:
     # 112,423,657,472 / 900 s = 124.9 MB/s. A 10 MB/s store cannot take it; 200 MB/s can.
     slow = calc.answer("llama3-8b-pretrain-8xh100", storage=None, storage_bytes_per_s="10 MB/s")
     assert slow.own.endswith("does not serve the job: it writes 10 MB/s of the 124.9 MB/s checkpoint save burst.")
+    # 100 kB/s fails both: 1e5 / 262,144 = 0.381 reads/s of 256 KiB against 0.979 needed (39 %).
+    both = calc.answer("llama3-8b-pretrain-8xh100", storage=None, storage_bytes_per_s="100 kB/s")
+    assert both.own == (
+        "Your store (100 kB/s, 0.381 reads/s, 1 ms a read) does not serve the job: its reads hold the GPUs at 39% "
+        "(the job needs 256.7 kB/s and 0.979 reads/s); it writes 100 kB/s of the 124.9 MB/s checkpoint save burst."
+    )
     fast = calc.answer("llama3-8b-pretrain-8xh100", storage=None, storage_bytes_per_s="200 MB/s")
     assert fast.own.endswith(
         "serves the job: it needs 256.7 kB/s and 0.979 reads/s and a 124.9 MB/s checkpoint save burst."
