@@ -208,6 +208,12 @@ DEEPSEEK_V3_KEYS: dict[str, Any] = {
 }
 
 
+def _experts(m: H.HFModel) -> tuple[int, ...]:
+    """(experts, active, expert FFN, shared, dense layers) of a config's architecture."""
+    a = m.architecture
+    return a.experts, a.experts_active, a.expert_ffn_hidden, a.shared_experts, a.dense_layers
+
+
 def test_llama2_7b_parameters_by_hand() -> None:
     # Per layer: attention 4 x 4096^2 = 67,108,864; MLP 3 x 4096 x 11008 = 135,266,304; two RMSNorms
     # 8,192: 202,383,360; x 32 = 6,476,267,520; embedding and head 2 x 32000 x 4096 = 262,144,000;
@@ -245,13 +251,7 @@ def test_mixtral_total_and_active_by_hand() -> None:
     # = 12,617,777,152 + 262,148,096 = 12,879,925,248 ("12.9B").
     m = H.architecture(MIXTRAL_8X7B)
     assert (m.params, m.active_params) == (46_702_792_704, 12_879_925_248)
-    assert (
-        m.architecture.experts,
-        m.architecture.experts_active,
-        m.architecture.expert_ffn_hidden,
-        m.architecture.shared_experts,
-        m.architecture.dense_layers,
-    ) == (8, 2, 14336, 0, 0)
+    assert _experts(m) == (8, 2, 14336, 0, 0)
 
 
 def test_mixtral_plan_runs_the_active_experts() -> None:
@@ -292,13 +292,7 @@ def test_deepseek_moe_shared_experts_and_first_dense_layer_by_hand() -> None:
     # = 2,325,196,800 + 84,021,248 + 419,432,448 = 2,828,650,496 ("2.8B").
     m = H.architecture(DEEPSEEK_MOE_16B)
     assert (m.params, m.active_params) == (16_375_728_128, 2_828_650_496)
-    assert (
-        m.architecture.experts,
-        m.architecture.experts_active,
-        m.architecture.expert_ffn_hidden,
-        m.architecture.shared_experts,
-        m.architecture.dense_layers,
-    ) == (64, 6, 1408, 2, 1)
+    assert _experts(m) == (64, 6, 1408, 2, 1)
     assert m.architecture.ffn_hidden == 10944
 
 
