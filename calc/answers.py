@@ -388,7 +388,8 @@ def job_answer(x: PlanLike, /, **overrides: Any) -> Answer:
     best = rows[0] if rows else None
     cheapest = min(rows, key=lambda r: r["monthly_total_usd"]) if rows else None
     fastest = min(rows, key=lambda r: r["lost_gpu_hours_per_month"]) if rows else None
-    own, ok_now = _own(p, rec) if sc.storage else _no_storage(p)
+    given = sc.storage is None and (sc.storage_bytes_per_s is not None or sc.storage_iops is not None)
+    own, ok_now = _own(p, rec) if sc.storage else _given_store(p) if given else _no_storage(p)
     option, n_units = (
         (sc.storage, sc.storage_units) if sc.storage else (best["option"], best["units"]) if best else (None, None)
     )
@@ -398,7 +399,7 @@ def job_answer(x: PlanLike, /, **overrides: Any) -> Answer:
     named = sc.storage is not None or (best is not None and headline_is_best)
     feeds, feeds_note = _feeds(p, option, n_units, ok_now if sc.storage else True, named)
     # One voice: with no storage of its own, the idle share is the chosen design's.
-    served = _design_plan(p, chosen) if not sc.storage else None
+    served = _design_plan(p, chosen) if not sc.storage and not given else None
     idle_h, price_f, src = idle_gpus(served or p)
     a = Answer(
         designs=designs_,
@@ -445,6 +446,32 @@ def _no_storage(p: Plan) -> tuple[str, bool]:
     return own, True
 
 
+def keeps_up(p: Plan) -> bool:
+    """The plan's own storage keeps up with its GPUs: its stage is not what holds them back, whatever
+    else binds (a lone worker that both reads and decodes binds as "workers" while its read time is short)."""
+    return p.gpu_utilization >= 1 - 1e-9 or p.stages.get("storage", math.inf) >= p.stages["gpu"] * (1 - 1e-9)
+
+
+def _given_store(p: Plan) -> tuple[str, bool]:
+    """A store given by its figures (``storage_bytes_per_s``, ``storage_iops``, ``storage_latency_s``:
+    what calc.measure.fio and calc.measure.dlio return) judged against the job's reads and saves."""
+    v = p.values
+    have = (
+        f"{fmt(p.storage_bytes_per_s, 'bytes_per_s')}, {fmt(float(v['storage_iops']), 'count_per_s', 'reads/s')}, "
+        f"{fmt(float(v['storage_latency_s']), 'seconds')} a read"
+    )
+    burst, wrote = float(v["checkpoint_save_burst_bytes_per_s"]), float(v["storage_write_bytes_per_s"])
+    writes_ok, reads_ok = wrote >= burst * (1 - 1e-9), keeps_up(p)
+    need = f"{fmt(p.read_bytes_per_s, 'bytes_per_s')} and {fmt(p.read_iops, 'count_per_s', 'reads/s')}"
+    save = f" and a {fmt(burst, 'bytes_per_s')} checkpoint save burst" if burst > 0 else ""
+    if reads_ok and writes_ok:
+        return f"Your store ({have}) serves the job: it needs {need}{save}.", True
+    short = [] if reads_ok else [f"its reads hold the GPUs at {p.gpu_utilization:.0%} (the job needs {need})"]
+    if not writes_ok:
+        short.append(f"it writes {fmt(wrote, 'bytes_per_s')} of the {fmt(burst, 'bytes_per_s')} checkpoint save burst")
+    return f"Your store ({have}) does not serve the job: {'; '.join(short)}.", reads_ok
+
+
 def _design_plan(p: Plan, d: Mapping[str, Any] | None) -> Plan | None:
     """The plan on the chosen design's tier that serves the reads (a local cache's drives, else the
     store), so the card's idle share is the design's; None when no design or no option to plan on."""
@@ -474,9 +501,7 @@ def _own(p: Plan, rec: pd.DataFrame) -> tuple[str, bool]:
     have = (
         f"{units} x {sc.storage}" if units is not None else f"{sc.storage} (as many units as needed, up to its maximum)"
     )
-    # The storage is fine when its own stage keeps up with the GPUs, whatever else binds (a
-    # lone worker that both reads and decodes binds as "workers" while its read time is short).
-    ok_now = p.gpu_utilization >= 1 - 1e-9 or p.stages.get("storage", math.inf) >= p.stages["gpu"] * (1 - 1e-9)
+    ok_now = keeps_up(p)
     would = f"; {mine['units']:,} would" if mine["feasible"] else f"; it cannot: {mine['why_not']}"  # what buying takes
     if o.kind == "ram" and not p.fits_in_ram:
         own = f"Your storage, {have}, cannot hold the dataset ({fmt(p.dataset_bytes, 'bytes')}): {mine['why_not']}."

@@ -23,14 +23,15 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from calc import answers, calibrate, catalog, lever, measure, report, sizing
+from calc import answers, calibrate, catalog, dlio, fio, lever, measure, report, sizing
 from calc.cluster import cluster_answer
 from calc.cluster_input import Cluster, from_command_line
 from calc.cluster_load import fmt_total
 from calc.errors import InputError
+from calc.hf_config import from_hf_config
 from calc.plan import plan
 from calc.report import cluster_markdown
-from calc.scenario import FIELDS, Scenario, scenario, scenarios
+from calc.scenario import FIELDS, Scenario, from_text, scenario, scenarios, unknown_input
 from calc.storage import options as storage_options
 from calc.sweep import sweep
 from calc.units import Kind, fmt, fmt_usd
@@ -161,8 +162,30 @@ def _list(args: argparse.Namespace) -> str:
 # ---------------------------------------------------------------- plan and the sizing commands
 
 
+def _job_scenario(args: argparse.Namespace) -> Scenario:
+    """The scenario of ``plan`` and ``export``: a preset, or a Hugging Face config (``--hf-config``),
+    with ``--set``; on ``plan``, a store measured by fio or DLIO (``--fio-result``, ``--dlio-summary``)."""
+    if getattr(args, "hf_config", None):
+        if args.target:
+            raise InputError("--hf-config", f"give a scenario ({args.target}) or --hf-config, not both")
+        # --set goes in with the config: a sequence length given changes the tensors and files it implies.
+        sets = _sets(args.set)
+        for name in sets:
+            if name not in FIELDS:
+                raise InputError(f"--set: {name}", unknown_input(name))
+        sc = from_hf_config(args.hf_config, **{k: from_text(k, v) for k, v in sets.items()})
+    else:
+        sc = _scenario(args)
+    for flag, read in (("fio_result", measure.fio), ("dlio_summary", measure.dlio)):
+        path = getattr(args, flag, None)
+        if path:
+            m = read(path)
+            sc = sc.replace(**m.as_inputs(), description=f"{sc.description}; store measured: {m}")
+    return sc
+
+
 def _plan(args: argparse.Namespace) -> str:
-    p = plan(_scenario(args))
+    p = plan(_job_scenario(args))
     if args.format == "table":
         t = p.to_frame()[["label", "display"]]
         head = f"{p.title}\n{p.scenario.description}\n\n" + "\n".join(answers.job_answer(p).lines())
@@ -286,6 +309,35 @@ def _measure_storage(args: argparse.Namespace) -> str:
     return json.dumps(r.to_dict(), indent=1)
 
 
+def _export(args: argparse.Namespace) -> str:
+    """``export fio|dlio``: the job that checks a candidate store, in the format asked for."""
+    p = plan(_job_scenario(args))
+    if args.what == "fio":
+        if not args.directory:
+            raise InputError("--directory", "give a folder on the store to test (fio lays out its files there)")
+        text = fio.fio_job(
+            answers.job_answer(p),
+            directory=args.directory,
+            size=args.size,
+            runtime_s=args.runtime,
+            ioengine=args.ioengine,
+            direct=not args.buffered,
+        )
+        rows = pd.DataFrame([vars(c) for c in fio.checks(p)])
+    else:
+        text = dlio.dlio_workload(p, data_folder=args.data_folder, format=args.dlio_format, epochs=args.epochs)
+        rows = pd.json_normalize(yaml.safe_load(text), sep=".").T.reset_index()
+        rows.columns = ["key", "value"]
+    if args.format in ("json", "yaml"):
+        data = {"format": args.what, "text": text, "rows": json.loads(rows.to_json(orient="records"))}
+        return json.dumps(data, indent=1) if args.format == "json" else yaml.safe_dump(data, sort_keys=False)
+    if args.format == "csv":
+        return table(rows, "csv")
+    if args.format == "markdown":
+        return f"```{'ini' if args.what == 'fio' else 'yaml'}\n{text}```"
+    return text.rstrip("\n")
+
+
 def job_text(spec: str) -> str:
     """``preset:count:key=value,key=value`` (per-job overrides) as the cluster's ``preset:count|key=value``."""
     head, _, changes = spec.partition(":")
@@ -392,6 +444,26 @@ def _measure_options(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--site", default="on-prem", help="where the measured storage is (default on-prem)")
 
 
+def _plan_options(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--hf-config", metavar="PATH", help="a Hugging Face config.json (or its folder) as the model")
+    ap.add_argument("--fio-result", metavar="FILE", help="the store as fio measured it (fio --output-format=json)")
+    ap.add_argument("--dlio-summary", metavar="FILE", help="the store as DLIO measured it (its summary.json)")
+
+
+def _export_options(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("what", choices=("fio", "dlio"), help="fio: a job file; dlio: a DLIO workload YAML")
+    ap.add_argument("target", nargs="?", help="a scenario preset")
+    ap.add_argument("--hf-config", metavar="PATH", help="a Hugging Face config.json (or its folder) as the model")
+    ap.add_argument("--directory", help="fio: a folder on the store to test")
+    ap.add_argument("--size", default="10 GiB", help="fio: the file each fio process lays out (default 10 GiB)")
+    ap.add_argument("--runtime", default="60 s", help="fio: each job's duration (default 60 s)")
+    ap.add_argument("--ioengine", default="libaio", help=f"fio: one of {', '.join(fio.IOENGINES)} (default libaio)")
+    ap.add_argument("--buffered", action="store_true", help="fio: through the page cache (default: O_DIRECT)")
+    ap.add_argument("--data-folder", help="dlio: where DLIO writes and reads the files (default data/SCENARIO)")
+    ap.add_argument("--dlio-format", help=f"dlio: {', '.join(dlio.FORMATS)} (default: as the plan reads)")
+    ap.add_argument("--epochs", type=int, default=dlio.EPOCHS, help=f"dlio: epochs (default {dlio.EPOCHS})")
+
+
 def _cluster_options(ap: argparse.ArgumentParser) -> None:
     ap.add_argument(
         "--job",
@@ -405,8 +477,13 @@ def _cluster_options(ap: argparse.ArgumentParser) -> None:
 COMMANDS: dict[str, Command] = {
     "plan": Command(
         "the plan of a scenario, with the answer on top (the default command)",
-        ("python -m calc plan beast-nfs-shop --set jobs=10", "python -m calc beast-nfs-shop --format json"),
-        _no_options,
+        (
+            "python -m calc plan beast-nfs-shop --set jobs=10",
+            "python -m calc beast-nfs-shop --format json",
+            "python -m calc plan --hf-config Llama-2-7b-hf/config.json --set gpu=H100-SXM --set gpus_per_job=8",
+            "python -m calc plan beast-imagenet-4xv100 --fio-result result.json",
+        ),
+        _plan_options,
         _plan,
     ),
     "list": Command(
@@ -466,6 +543,16 @@ COMMANDS: dict[str, Command] = {
         ("python -m calc measure-storage /data/imagenet --request-size 128KiB --write-preset mine.yaml",),
         _measure_options,
         _measure_storage,
+    ),
+    "export": Command(
+        "the job that checks a candidate store: an fio job file or a DLIO workload",
+        (
+            "python -m calc export fio beast-imagenet-4xv100 --directory /mnt/candidate > job.fio",
+            "python -m calc export dlio mlperf-unet3d-h100 > unet3d_feedrate.yaml",
+        ),
+        _export_options,
+        _export,
+        scenario=False,
     ),
     "cluster": Command(
         "many job types on one storage: what to buy, each job's share and utilisation",

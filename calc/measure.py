@@ -5,6 +5,8 @@
   saying so where it cannot. It only reads: nothing is written into the data directory.
 * ``loader(iterable)``: samples/s and per-batch latency of any iterable of batches (a
   PyTorch DataLoader included; torch is not required).
+* ``fio(result)`` and ``dlio(summary)``: a run of the jobs calc.fio_job and calc.dlio_workload
+  write, read back from fio's JSON output and DLIO's summary.json into a measured store.
 * ``model(module, example_input)``: parameters, forward and training FLOPs (torch's
   FlopCounterMode), activation bytes per example (bytes saved for backward, measured at two
   batch sizes), and on a GPU peak memory and step time. Needs PyTorch (``pip install torch``).
@@ -14,6 +16,7 @@ Each result has ``as_inputs()``: the Scenario inputs it measured, ready for ``ca
 
 from __future__ import annotations
 
+import json
 import math
 import mmap
 import os
@@ -22,7 +25,7 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -285,6 +288,227 @@ def write_storage_preset(
     }
     target.write_text(yaml.safe_dump(entry, sort_keys=False))
     return target
+
+
+# ---------------------------------------------------------------------- fio and DLIO results
+
+FIO_READ_JOBS = ("reads-all-nodes", "reads-per-node")
+"""calc.fio_job's read jobs, the store's aggregate first: the one a result's read figures come from."""
+
+FIO_WRITE_JOBS = ("checkpoint-write-all-nodes", "checkpoint-write-per-node")
+"""calc.fio_job's checkpoint write jobs, all nodes first."""
+
+
+@dataclass(frozen=True)
+class FioJob:
+    """One job (one reporting group) of an fio JSON result [base units]."""
+
+    name: str
+    block_bytes: float
+    """The job's ``bs`` [bytes] (NaN where the result does not state it)."""
+    read_iops: float
+    read_bytes_per_s: float
+    read_latency_s: float
+    """Mean time of a read, submission to completion (fio ``lat_ns.mean``) [s]."""
+    write_iops: float
+    write_bytes_per_s: float
+    runtime_s: float
+
+
+@dataclass(frozen=True)
+class FioMeasurement:
+    """An fio run read back: each job, and the store's figures from the read and write jobs.
+
+    ``read_job`` is calc.fio_job's all-nodes read job where the result holds it, else its
+    per-node one, else the one job that read (or the one named); ``write_job`` likewise.
+    """
+
+    jobs: tuple[FioJob, ...]
+    read_job: str
+    write_job: str | None
+    source: str
+
+    def job(self, name: str) -> FioJob:
+        """The job called ``name`` (InputError naming the jobs when there is none)."""
+        for j in self.jobs:
+            if j.name == name:
+                return j
+        raise InputError("job", f"{name!r} is not in {self.source}; its jobs: {', '.join(j.name for j in self.jobs)}")
+
+    @property
+    def read(self) -> FioJob:
+        return self.job(self.read_job)
+
+    @property
+    def write_bytes_per_s(self) -> float:
+        """The write job's bandwidth [bytes/s] (NaN: no write job)."""
+        return self.job(self.write_job).write_bytes_per_s if self.write_job else math.nan
+
+    def as_inputs(self) -> dict[str, Any]:
+        """Scenario inputs: the store's random reads/s, read time and bandwidth as measured, in place
+        of a storage option (``storage`` and ``storage_units`` cleared: the measured store is the job's).
+
+        A store given by these inputs has one bandwidth for reads and checkpoint writes
+        (``storage_bytes_per_s``): where the run wrote too, it is the lower of the read and write
+        bandwidths (a store that serves the job at that figure serves it)."""
+        r = self.read
+        bw = r.read_bytes_per_s if self.write_job is None else min(r.read_bytes_per_s, self.write_bytes_per_s)
+        figures = {"storage_bytes_per_s": bw, "storage_iops": r.read_iops, "storage_latency_s": r.read_latency_s}
+        return {"storage": None, "storage_units": None, **figures}
+
+    def __str__(self) -> str:
+        r = self.read
+        size = fmt(r.block_bytes, "bytes", binary=True)
+        text = (
+            f"fio {r.name}: {fmt(r.read_iops, 'count_per_s', 'reads/s')} of {size}, "
+            f"{fmt(r.read_bytes_per_s, 'bytes_per_s')}, mean read time {fmt(r.read_latency_s, 'seconds')}"
+        )
+        if self.write_job:
+            text += f"; {self.write_job}: {fmt(self.write_bytes_per_s, 'bytes_per_s')} written"
+        return text
+
+
+def _json_result(result: str | os.PathLike[str] | Mapping[str, Any], what: str) -> tuple[dict[str, Any], str]:
+    """A JSON result given as a path, JSON text or the parsed mapping, and a name for messages."""
+    if isinstance(result, Mapping):
+        return dict(result), f"the {what} result"
+    text, source = str(result), f"the {what} result"
+    if not text.lstrip().startswith("{"):
+        path = Path(result)
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as e:
+            raise InputError(what, f"cannot read {str(path)!r}: {e.strerror}") from None
+        source = str(path)
+        # fio prints notes ("fio: ...") before the JSON when it writes to stdout: start at the object.
+        text = text[text.find("{") :] if "{" in text else text
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(what, f"{source} is not JSON ({e.msg}, line {e.lineno})") from None
+    if not isinstance(data, dict):
+        raise InputError(what, f"{source} holds a {type(data).__name__}; expected a JSON object")
+    return data, source
+
+
+def _number(d: Mapping[str, Any], key: str, where: str) -> float:
+    v = d.get(key)
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+        raise InputError(where, f"{key} is {v!r}; expected a number of at least 0")
+    return float(v)
+
+
+def _fio_side(j: Mapping[str, Any], side: str, where: str) -> tuple[float, float, float, float]:
+    """(operations/s, bytes/s, mean latency [s], runtime [s]) of a job's read or write side."""
+    d = j.get(side)
+    if not isinstance(d, Mapping):
+        raise InputError(where, f"no {side} figures; expected fio's --output-format=json")
+    lat = d.get("lat_ns")
+    mean_ns = _number(lat, "mean", f"{where}: {side}.lat_ns") if isinstance(lat, Mapping) else math.nan
+    w = f"{where}: {side}"
+    return _number(d, "iops", w), _number(d, "bw_bytes", w), mean_ns / 1e9, _number(d, "runtime", w) / 1e3
+
+
+def _fio_job(j: Mapping[str, Any], global_bs: Any, source: str) -> FioJob:
+    name = str(j.get("jobname", ""))
+    where = f"{source}: {name or 'a job'}"
+    if j.get("error"):
+        raise InputError(where, f"fio reports error {j['error']} for this job; fix the run and measure again")
+    r_iops, r_bw, r_lat, r_s = _fio_side(j, "read", where)
+    w_iops, w_bw, _, w_s = _fio_side(j, "write", where)
+    opts = j.get("job options")
+    bs = opts.get("bs", global_bs) if isinstance(opts, Mapping) else global_bs
+    try:
+        block = parse(str(bs), "bytes", "bs") if bs is not None else math.nan
+    except InputError:
+        block = math.nan  # fio's own size syntax (4k, 1m) where units.parse does not read it
+    return FioJob(name, block, r_iops, r_bw, r_lat, w_iops, w_bw, max(r_s, w_s))
+
+
+def _pick(jobs: tuple[FioJob, ...], named: str | None, ours: tuple[str, ...], did: str, source: str) -> str | None:
+    """The job the figures come from: the one named, else calc.fio_job's first present, else the one
+    job that ``did`` (read or write); several others are refused, naming them."""
+    names = [j.name for j in jobs]
+    if named is not None:
+        if named not in names:
+            raise InputError(f"{did}_job", f"{named!r} is not in {source}; its jobs: {', '.join(names)}")
+        return named
+    for n in ours:
+        if n in names:
+            return n
+    active = [j.name for j in jobs if (j.read_bytes_per_s if did == "read" else j.write_bytes_per_s) > 0]
+    if len(active) > 1:
+        raise InputError(f"{did}_job", f"{source} has several jobs that {did}: {', '.join(active)}; name one")
+    return active[0] if active else None
+
+
+def fio(
+    result: str | os.PathLike[str] | Mapping[str, Any], read_job: str | None = None, write_job: str | None = None
+) -> FioMeasurement:
+    """Read an fio JSON result (``fio --output-format=json``: a path, the JSON text or its mapping).
+
+    The read figures come from ``read_job`` (default: calc.fio_job's all-nodes read job, else its
+    per-node one, else the only job that read), the write bandwidth from ``write_job`` likewise;
+    a result with no read is refused. ``as_inputs()`` gives the plan the measured store.
+    """
+    data, source = _json_result(result, "fio")
+    raw = data.get("jobs")
+    if not isinstance(raw, list) or not raw or not all(isinstance(j, Mapping) for j in raw):
+        raise InputError("fio", f"{source} has no jobs; expected the output of fio --output-format=json")
+    glob = data.get("global options")
+    global_bs = glob.get("bs") if isinstance(glob, Mapping) else None
+    jobs = tuple(_fio_job(j, global_bs, source) for j in raw)
+    read = _pick(jobs, read_job, FIO_READ_JOBS, "read", source)
+    chosen = next((j for j in jobs if j.name == read), None)
+    if chosen is None or chosen.read_iops <= 0:
+        raise InputError("read_job", f"{source} measured no reads; run calc.fio_job's read jobs")
+    if not math.isfinite(chosen.read_latency_s):
+        raise InputError("read_job", f"{chosen.name} in {source} has no read latency (lat_ns); fio 3 writes it")
+    return FioMeasurement(jobs, chosen.name, _pick(jobs, write_job, FIO_WRITE_JOBS, "write", source), source)
+
+
+@dataclass(frozen=True)
+class DlioMeasurement:
+    """A DLIO run's summary (``summary.json``): the job emulated on the store, and its verdict."""
+
+    accelerators: int
+    au: float
+    """Mean accelerator utilisation over the epochs [0-1]."""
+    au_target: bool
+    """DLIO's own verdict: ``train_au_meet_expectation`` is ``success``."""
+    samples_per_s: float
+    """Training samples a second, all accelerators [samples/s]."""
+    bytes_per_s: float
+    """Bytes read a second, all accelerators [bytes/s] (DLIO's "MB/second" is MiB/s)."""
+
+    def as_inputs(self) -> dict[str, Any]:
+        """Scenario inputs: the store's bandwidth as DLIO saw it, in place of a storage option. Where
+        the run met its AU the store delivered at least this (a lower bound); where it did not, this
+        is what the store gave. DLIO's summary holds no reads/s or read time: those stay the plan's."""
+        return {"storage": None, "storage_units": None, "storage_bytes_per_s": self.bytes_per_s}
+
+    def __str__(self) -> str:
+        return (
+            f"DLIO: AU {self.au:.1%} ({'met' if self.au_target else 'not met'}), "
+            f"{fmt(self.samples_per_s, 'count_per_s', 'samples/s')}, {fmt(self.bytes_per_s, 'bytes_per_s')} "
+            f"on {self.accelerators} accelerator(s)"
+        )
+
+
+def dlio(summary: str | os.PathLike[str] | Mapping[str, Any]) -> DlioMeasurement:
+    """Read DLIO's ``summary.json`` (its output folder; a path, the JSON text or its mapping)."""
+    data, source = _json_result(summary, "dlio")
+    m = data.get("metric")
+    if not isinstance(m, Mapping):
+        raise InputError("dlio", f"{source} has no metric section; expected DLIO's summary.json after training")
+    where = f"{source}: metric"
+    return DlioMeasurement(
+        accelerators=int(_number(data, "num_accelerators", source)),
+        au=_number(m, "train_au_mean_percentage", where) / 100,
+        au_target=m.get("train_au_meet_expectation") == "success",
+        samples_per_s=_number(m, "train_throughput_mean_samples_per_second", where),
+        bytes_per_s=_number(m, "train_io_mean_MB_per_second", where) * 2**20,
+    )
 
 
 # -------------------------------------------------------------------------------- loader

@@ -185,6 +185,51 @@ def params_count(
     return _f(_f(layers) * (_f(w) + 2 * h) + _f(vocab) * h * heads_and_embeddings + h)
 
 
+def bias_params(
+    layers: Numeric,
+    hidden: Numeric,
+    heads: Numeric,
+    kv_heads: Numeric,
+    ffn_hidden: Numeric,
+    gated: Numeric,
+    qkv_bias: Numeric = 0.0,
+    out_bias: Numeric = 0.0,
+    mlp_bias: Numeric = 0.0,
+    norm_bias: Numeric = 0.0,
+) -> Numeric:
+    """Parameters ``params_count`` leaves out: biases and LayerNorm shifts [1].
+
+    Per layer, each where its flag is set: the Q, K and V biases ``h + 2h k/a`` (Qwen2's
+    ``q_proj``/``k_proj``/``v_proj``, GPT-NeoX's fused ``query_key_value``), the output
+    projection's ``h``, the MLP's ``n_up f + h`` (``n_up`` 2 gated: gate and up; 1 plain) and the
+    two LayerNorms' shifts ``2h``; with ``norm_bias`` also the final norm's ``h``. Every term is
+    one parameter per output feature of a matrix ``params_count`` counts, so none of them changes
+    the matrix-multiply FLOPs.
+
+    References
+    ----------
+    Biderman et al., "Pythia", ICML 2023, Table 1 (Pythia-160M: 162,322,944 parameters, 85,056,000
+    without embeddings = 12 x (12 h^2 + 13 h) + 2 h at h 768: 13 h = 2 h norm scales + 11 h here).
+    """
+    h = _f(hidden)
+    n_up = where(_f(gated) > 0, 2.0, 1.0)
+    qkv = (_f(qkv_bias) > 0) * (h + 2 * h * _f(kv_heads) / _f(heads))
+    out = (_f(out_bias) > 0) * h
+    mlp = (_f(mlp_bias) > 0) * (n_up * _f(ffn_hidden) + h)
+    norms = (_f(norm_bias) > 0) * 2 * h
+    return _f(_f(layers) * (qkv + out + mlp + norms) + (_f(norm_bias) > 0) * h)
+
+
+TOKEN_DTYPE_LIMIT = 65500
+"""Largest vocabulary Megatron-LM stores as uint16 tokens (``DType.optimal_dtype``: a cardinality
+below 65,500 is uint16, else int32; megatron/core/datasets/indexed_dataset.py)."""
+
+
+def token_bytes(vocab: Numeric) -> Numeric:
+    """Bytes per stored token [bytes]: 2 below ``TOKEN_DTYPE_LIMIT`` tokens, else 4."""
+    return where(_f(vocab) < TOKEN_DTYPE_LIMIT, 2.0, 4.0)
+
+
 def train_flops_per_token(
     layers: Numeric,
     hidden: Numeric,
@@ -964,14 +1009,21 @@ def resolve(
     v["ffn_active"], v["ffn_total"] = float(active), float(total)
     warnings += check_layout(sc, v)
     check_experts(sc, v)
-    src["architecture"] = (
-        ("scenario" if given else f"models.yaml {model}")
-        + ": "
-        + describe({**v, "gated": v["gated"]})
-        + (f" ({preset.source})" if preset else "")
-    )
+    src["architecture"] = _architecture_source(sc, model, preset, given, v)
     _resolve_links(sc, gpu, host_link_bytes_per_s, v, src, warnings)
     return v, src, warnings
+
+
+def _architecture_source(
+    sc: Scenario, model: str, preset: Architecture | None, given: Mapping[str, Any], v: Mapping[str, float]
+) -> str:
+    """Where the architecture came from; the preset's source only where the preset gave a figure (an
+    architecture stated in full, as calc.from_hf_config states one, is the scenario's alone)."""
+    from_preset = preset is not None and (
+        len(given) < len(ARCH_INPUTS) or sc.mlp is None or any(getattr(sc, k) is None for k in MOE_INPUTS)
+    )
+    head = "scenario" if given else f"models.yaml {model}"
+    return f"{head}: {describe(v)}" + (f" ({preset.source})" if preset is not None and from_preset else "")
 
 
 def _architecture(gpu: str) -> str:

@@ -471,3 +471,36 @@ def test_own_hdds_short_of_random_reads_are_not_told_more_workers_help() -> None
         "(random reads bind, not its bandwidth); 45 would."
     )
     assert "more workers" not in own
+
+
+def test_a_store_given_by_its_figures_is_judged_reads_and_saves() -> None:
+    # The article's job needs 4 x 128 / 0.087 = 5,885.06 reads/s of 64 KiB = 385.7 MB/s. A store given
+    # as 1 GB/s reads 1e9 / 65,536 = 15,259 of them a second: it serves. At 100 MB/s, 1,525.9 reads/s
+    # feed 1,525.9 / 5,885.06 = 25.9 % of the GPUs' pace: it does not.
+    ok = calc.answer("beast-imagenet-4xv100", storage_bytes_per_s="1 GB/s")
+    assert (
+        ok.own
+        == "Your store (1 GB/s, 15,259 reads/s, 1 ms a read) serves the job: it needs 385.7 MB/s and 5,885 reads/s."
+    )
+    short = calc.answer("beast-imagenet-4xv100", storage_bytes_per_s="100 MB/s")
+    assert short.own == (
+        "Your store (100 MB/s, 1,526 reads/s, 1 ms a read) does not serve the job: its reads hold the GPUs at 26% "
+        "(the job needs 385.7 MB/s and 5,885 reads/s)."
+    )
+    assert short.plan.gpu_utilization == pytest.approx(1e8 / 65536 / (4 * 128 / 0.087), rel=1e-9)
+    # Its idle GPU time is its own, not a design's it was not given: 74.1 % of 4 GPUs x 720 h.
+    assert short.idle_gpu_hours_per_month == pytest.approx(4 * 720 * (1 - 1e8 / 65536 / (4 * 128 / 0.087)), rel=1e-6)
+    # Llama 3 8B saves 8,030,261,248 x 14 B = 112,423,657,472 B every 30 min, drained within half of it:
+    # 112,423,657,472 / 900 s = 124.9 MB/s. A 10 MB/s store cannot take it; 200 MB/s can.
+    slow = calc.answer("llama3-8b-pretrain-8xh100", storage=None, storage_bytes_per_s="10 MB/s")
+    assert slow.own.endswith("does not serve the job: it writes 10 MB/s of the 124.9 MB/s checkpoint save burst.")
+    # 100 kB/s fails both: 1e5 / 262,144 = 0.381 reads/s of 256 KiB against 0.988 needed (39 %; issue 41's ngc stack steps 0.9 % faster than the old tuned one).
+    both = calc.answer("llama3-8b-pretrain-8xh100", storage=None, storage_bytes_per_s="100 kB/s")
+    assert both.own == (
+        "Your store (100 kB/s, 0.381 reads/s, 1 ms a read) does not serve the job: its reads hold the GPUs at 39% "
+        "(the job needs 259.1 kB/s and 0.988 reads/s); it writes 100 kB/s of the 124.9 MB/s checkpoint save burst."
+    )
+    fast = calc.answer("llama3-8b-pretrain-8xh100", storage=None, storage_bytes_per_s="200 MB/s")
+    assert fast.own.endswith(
+        "serves the job: it needs 259.1 kB/s and 0.988 reads/s and a 124.9 MB/s checkpoint save burst."
+    )

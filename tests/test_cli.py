@@ -195,3 +195,64 @@ def test_errors_name_each_commands_own_flag(tmp_path: Path, capsys: pytest.Captu
     assert capsys.readouterr().err.startswith("error: --request-size: ")
     assert main(["max-gpus", "mlperf-unet3d-h100", "--units", "3"]) == 2
     assert capsys.readouterr().err.startswith("error: --units: units need a storage option; accepted: --storage NAME")
+
+
+def test_plan_from_a_hugging_face_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.test_hf_config import LLAMA2_7B
+
+    folder = tmp_path / "Llama-2-7b-hf"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(LLAMA2_7B))
+    sets = ["--set", "gpu=H100-SXM", "--set", "precision=bf16", "--set", "seq_len=2048"]
+    out = run(["plan", "--hf-config", str(folder / "config.json"), *sets])
+    assert out.startswith("Llama-2-7b-hf: transformer on 1 x H100-SXM, bf16")
+    assert "llama from a Hugging Face config: 6,738,415,616 parameters" in out and "seq_len 2048 (given)" in out
+    data = json.loads(run(["plan", "--hf-config", str(folder), "--format", "json", *sets]))
+    # The sequence given sets the architecture's work and the tensors: 6 x 6,607,077,376 weights
+    # + 7 x 32 x 4096 x 2048 attention = 41,521,512,448 a token x 2048 = 85,036,057,493,504 a sequence;
+    # tokens and labels of 2048 int64 = 32,768 B.
+    assert data["train_flops_per_example"] == pytest.approx(85_036_057_493_504, rel=1e-12)
+    assert data["example_tensor_bytes"] == 32_768
+    assert main(["plan", "beast-imagenet-4xv100", "--hf-config", str(folder)]) == 2
+    assert "--hf-config: give a scenario (beast-imagenet-4xv100) or --hf-config, not both" in capsys.readouterr().err
+    assert main(["plan", "--hf-config", str(tmp_path / "none.json")]) == 2
+    assert "--hf-config: cannot read" in capsys.readouterr().err  # the flag, as the command line spells it
+
+
+def test_export_fio_and_dlio_in_each_format(capsys: pytest.CaptureFixture[str]) -> None:
+    job = run(["export", "fio", "beast-imagenet-4xv100", "--directory", "/mnt/x", "--runtime", "30 s"])
+    assert "[reads-per-node]" in job and "bs=65536" in job and "runtime=30" in job
+    # The answer names the tier: on-prem, a local NVMe cache in front of HDDs.
+    on_prem = run(["export", "fio", "beast-imagenet-4xv100", "--set", "site=on-prem", "--directory", "/mnt/x"])
+    assert "Run the read jobs on one node's local drives (nvme-gen4)" in on_prem
+    rows = run(["export", "fio", "beast-imagenet-4xv100", "--directory", "/mnt/x", "--format", "csv"]).splitlines()
+    assert rows[0] == "name,rw,block_bytes,iodepth,numjobs,pass_iops,pass_bytes_per_s,why"
+    assert rows[1].startswith("reads-per-node,randread,65536,6,1,5885.05")
+    data = json.loads(run(["export", "fio", "beast-imagenet-4xv100", "--directory", "/mnt/x", "--format", "json"]))
+    assert data["format"] == "fio" and data["text"].startswith("# fio job") and data["rows"][0]["iodepth"] == 6
+    assert run(["export", "fio", "beast-imagenet-4xv100", "--directory", "/x", "--format", "markdown"]).startswith(
+        "```ini\n# fio job"
+    )
+    workload = yaml.safe_load(run(["export", "dlio", "mlperf-unet3d-h100"]))
+    assert workload["dataset"]["record_length_bytes"] == 146_600_628 and workload["reader"]["batch_size"] == 7
+    assert workload["train"]["computation_time"] == 0.323
+    same = yaml.safe_load(yaml.safe_load(run(["export", "dlio", "mlperf-unet3d-h100", "--format", "yaml"]))["text"])
+    assert same == workload
+    flat = run(["export", "dlio", "mlperf-unet3d-h100", "--format", "csv", "--epochs", "2"]).splitlines()
+    assert "train.epochs,2" in flat and "dataset.record_length_bytes,146600628" in flat
+    assert main(["export", "fio", "beast-imagenet-4xv100"]) == 2
+    assert "--directory: give a folder on the store" in capsys.readouterr().err
+    assert main(["export", "dlio", "mlperf-unet3d-h100", "--dlio-format", "parquet"]) == 2
+    assert "format" in capsys.readouterr().err
+
+
+def test_plan_on_a_store_fio_measured(tmp_path: Path) -> None:
+    from tests.test_measure import FIO_RESULT
+
+    # 16,000 reads/s of 64 KiB and 1.05 GB/s read, 503.3 MB/s written: the article's job needs
+    # 5,885 reads/s and 385.7 MB/s; the store serves it.
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(FIO_RESULT))
+    out = run(["plan", "beast-imagenet-4xv100", "--fio-result", str(path)])
+    assert "store measured: fio reads-per-node: 16,000 reads/s of 64 KiB" in out
+    assert "Your store (503.3 MB/s, 16,000 reads/s, 375 µs a read) serves the job" in out

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -382,3 +384,258 @@ def test_gpu_step_timing_on_a_simulated_clock(monkeypatch: pytest.MonkeyPatch) -
     peak, step_s = measure._cuda_step(step, "batch", 4, Torch())  # type: ignore[arg-type]
     assert step_s == 0.25 and peak == 3 * 2**30
     assert events == ["step", "sync", "reset", "step", "step", "step", "step", "sync", "peak"]
+
+
+# ------------------------------------------------------------------ fio and DLIO results read back
+
+
+def _fio_job(
+    name: str, bs: str, read: tuple[float, float, float], write: tuple[float, float] = (0, 0)
+) -> dict[str, Any]:
+    """One job as fio --output-format=json writes it (the fields calc.measure reads)."""
+    return {
+        "jobname": name,
+        "error": 0,
+        "job options": {"bs": bs, "rw": "randread"},
+        "read": {"iops": read[0], "bw_bytes": read[1], "runtime": 1000, "lat_ns": {"mean": read[2]}},
+        "write": {"iops": write[0], "bw_bytes": write[1], "runtime": 1000 if write[0] else 0, "lat_ns": {"mean": 0.0}},
+    }
+
+
+FIO_RESULT: dict[str, Any] = {
+    "fio version": "fio-3.33",
+    "global options": {"directory": "/mnt/x", "bs": "4096"},
+    "jobs": [
+        # 16,000 reads/s of 64 KiB = 1,048,576,000 B/s; 375 us mean (6 in flight / 16,000 reads/s).
+        _fio_job("reads-per-node", "65536", (16_000, 1_048_576_000, 375_000)),
+        # 30 parts of 16 MiB a second = 503,316,480 B/s written.
+        _fio_job("checkpoint-write-per-node", "16777216", (0, 0, 0), (30, 503_316_480)),
+    ],
+}
+
+
+def test_fio_result_read_back_by_hand() -> None:
+    m = measure.fio(FIO_RESULT)
+    assert (m.read_job, m.write_job) == ("reads-per-node", "checkpoint-write-per-node")
+    r = m.read
+    assert (r.read_iops, r.read_bytes_per_s, r.read_latency_s, r.block_bytes) == (16_000, 1_048_576_000, 375e-6, 65536)
+    assert m.write_bytes_per_s == 503_316_480 and m.job("checkpoint-write-per-node").block_bytes == 2**24
+    # One bandwidth for a store given by its figures: the lower of reads and writes.
+    assert m.as_inputs() == {
+        "storage": None,
+        "storage_units": None,
+        "storage_bytes_per_s": 503_316_480,
+        "storage_iops": 16_000,
+        "storage_latency_s": 375e-6,
+    }
+    assert str(m) == (
+        "fio reads-per-node: 16,000 reads/s of 64 KiB, 1.05 GB/s, mean read time 375 µs; "
+        "checkpoint-write-per-node: 503.3 MB/s written"
+    )
+    # Reads only: the read bandwidth stands.
+    reads_only = measure.fio({"jobs": FIO_RESULT["jobs"][:1]})
+    assert reads_only.write_job is None and reads_only.as_inputs()["storage_bytes_per_s"] == 1_048_576_000
+
+
+def test_fio_prefers_all_nodes_and_takes_named_jobs() -> None:
+    all_nodes = _fio_job("reads-all-nodes", "65536", (40_000, 2_621_440_000, 300_000))
+    m = measure.fio({"jobs": [*FIO_RESULT["jobs"], all_nodes]})
+    assert m.read_job == "reads-all-nodes" and m.as_inputs()["storage_iops"] == 40_000
+    assert (
+        measure.fio({"jobs": [*FIO_RESULT["jobs"], all_nodes]}, read_job="reads-per-node").read_job == "reads-per-node"
+    )
+    # A job file of one's own: its one reading job; several need a name.
+    mine = [_fio_job("a", "4k", (100, 409_600, 1e6)), _fio_job("b", "4k", (200, 819_200, 1e6))]
+    assert measure.fio({"jobs": mine[:1]}).read_job == "a"
+    assert math.isnan(measure.fio({"jobs": mine[:1]}).read.block_bytes)  # fio's own "4k" is not read as bytes
+    with pytest.raises(InputError, match=r"read_job: .*several jobs that read: a, b; name one"):
+        measure.fio({"jobs": mine})
+    assert measure.fio({"jobs": mine}, read_job="b").read.read_iops == 200
+    with pytest.raises(InputError, match=r"read_job: 'c' is not in"):
+        measure.fio({"jobs": mine}, read_job="c")
+
+
+def test_fio_results_it_cannot_read_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="has no jobs"):
+        measure.fio({"jobs": []})
+    bad = dict(_fio_job("reads-per-node", "65536", (1, 1, 1)), error=5)
+    with pytest.raises(InputError, match="fio reports error 5"):
+        measure.fio({"jobs": [bad]})
+    nan = _fio_job("reads-per-node", "65536", (float("nan"), 1, 1))
+    with pytest.raises(InputError, match="iops is nan"):
+        measure.fio({"jobs": [nan]})
+    with pytest.raises(InputError, match="measured no reads"):
+        measure.fio({"jobs": FIO_RESULT["jobs"][1:]})
+    with pytest.raises(InputError, match="no read figures"):
+        measure.fio({"jobs": [{"jobname": "x", "write": {}}]})
+    with pytest.raises(InputError, match="cannot read"):
+        measure.fio(tmp_path / "absent.json")
+    (tmp_path / "bad.json").write_text("fio: note\n{oops")
+    with pytest.raises(InputError, match="is not JSON"):
+        measure.fio(tmp_path / "bad.json")
+    # fio's notes before the JSON (stdout) are skipped; JSON text works as well as a path.
+    (tmp_path / "ok.json").write_text("fio: file hash not empty on exit\n" + json.dumps(FIO_RESULT))
+    assert measure.fio(tmp_path / "ok.json").read.read_iops == 16_000
+    assert measure.fio(json.dumps(FIO_RESULT)).read.read_iops == 16_000
+
+
+DLIO_SUMMARY: dict[str, Any] = {
+    "num_accelerators": 8,
+    "num_hosts": 1,
+    "metric": {
+        "train_au_percentage": [93.1, 95.9],
+        "train_au_mean_percentage": 94.5,
+        "train_au_meet_expectation": "success",
+        "train_throughput_mean_samples_per_second": 160.0,
+        # DLIO's "MB/second" is samples/s x record / 1024 / 1024: MiB/s.
+        "train_io_mean_MB_per_second": 22366.7,
+    },
+}
+
+
+def test_dlio_summary_read_back_by_hand() -> None:
+    m = measure.dlio(DLIO_SUMMARY)
+    assert (m.accelerators, m.au, m.au_target, m.samples_per_s) == (8, 0.945, True, 160.0)
+    # 22,366.7 MiB/s x 1,048,576 = 23,453,184,819.2 B/s.
+    assert m.bytes_per_s == pytest.approx(23_453_184_819.2, rel=1e-12)
+    assert m.as_inputs() == {"storage": None, "storage_units": None, "storage_bytes_per_s": m.bytes_per_s}
+    assert str(m) == "DLIO: AU 94.5% (met), 160 samples/s, 23.45 GB/s on 8 accelerator(s)"
+    failed = measure.dlio({**DLIO_SUMMARY, "metric": {**DLIO_SUMMARY["metric"], "train_au_meet_expectation": "fail"}})
+    assert not failed.au_target
+    with pytest.raises(InputError, match="no metric section"):
+        measure.dlio({"num_accelerators": 8})
+    with pytest.raises(InputError, match="train_au_mean_percentage"):
+        measure.dlio({**DLIO_SUMMARY, "metric": {}})
+
+
+def _refusal(call: Any) -> tuple[str, str]:
+    with pytest.raises(InputError) as e:
+        call()
+    return e.value.field, e.value.message
+
+
+def test_fio_refusals_name_the_result_the_job_and_the_figure(tmp_path: Path) -> None:
+    r = "the fio result"
+    assert _refusal(lambda: measure.fio({"jobs": []})) == (
+        "fio",
+        f"{r} has no jobs; expected the output of fio --output-format=json",
+    )
+    bad = dict(_fio_job("reads-per-node", "65536", (1, 1, 1)), error=5)
+    assert _refusal(lambda: measure.fio({"jobs": [bad]})) == (
+        f"{r}: reads-per-node",
+        "fio reports error 5 for this job; fix the run and measure again",
+    )
+    nameless = {k: v for k, v in bad.items() if k != "jobname"}
+    assert _refusal(lambda: measure.fio({"jobs": [nameless]}))[0] == f"{r}: a job"
+    nan = _fio_job("reads-per-node", "65536", (float("nan"), 1, 1))
+    assert _refusal(lambda: measure.fio({"jobs": [nan]})) == (
+        f"{r}: reads-per-node: read",
+        "iops is nan; expected a number of at least 0",
+    )
+    for key, field in (("bw_bytes", "read"), ("runtime", "read")):
+        broken = _fio_job("reads-per-node", "65536", (1, 1, 1))
+        broken["read"][key] = -1
+        assert _refusal(lambda b=broken: measure.fio({"jobs": [b]})) == (
+            f"{r}: reads-per-node: {field}",
+            f"{key} is -1; expected a number of at least 0",
+        )
+    late = _fio_job("reads-per-node", "65536", (1, 1, 1))
+    late["read"]["lat_ns"] = {"mean": "soon"}
+    assert _refusal(lambda: measure.fio({"jobs": [late]})) == (
+        f"{r}: reads-per-node: read.lat_ns",
+        "mean is 'soon'; expected a number of at least 0",
+    )
+    assert _refusal(lambda: measure.fio({"jobs": [{"jobname": "x", "write": {}}]})) == (
+        f"{r}: x",
+        "no read figures; expected fio's --output-format=json",
+    )
+    assert _refusal(lambda: measure.fio({"jobs": FIO_RESULT["jobs"][1:]})) == (
+        "read_job",
+        f"{r} measured no reads; run calc.fio_job's read jobs",
+    )
+    two = [_fio_job("a", "4k", (0, 0, 0), (1, 10)), _fio_job("b", "4k", (5, 20, 1e6), (1, 10))]
+    assert _refusal(lambda: measure.fio({"jobs": two})) == (
+        "write_job",
+        f"{r} has several jobs that write: a, b; name one",
+    )
+    assert measure.fio({"jobs": two}, write_job="a").write_job == "a"
+    m = measure.fio(FIO_RESULT)
+    assert _refusal(lambda: m.job("c")) == (
+        "job",
+        "'c' is not in the fio result; its jobs: reads-per-node, checkpoint-write-per-node",
+    )
+    path = tmp_path / "absent.json"
+    assert _refusal(lambda: measure.fio(path))[0] == "fio"
+    assert _refusal(lambda: measure.fio(path))[1].startswith(f"cannot read {str(path)!r}: ")
+    (tmp_path / "list.json").write_text("[1]")
+    assert _refusal(lambda: measure.fio(tmp_path / "list.json")) == (
+        "fio",
+        f"{tmp_path / 'list.json'} holds a list; expected a JSON object",
+    )
+    (tmp_path / "bad.json").write_text("{oops")
+    field, message = _refusal(lambda: measure.fio(tmp_path / "bad.json"))
+    assert field == "fio" and message.startswith(f"{tmp_path / 'bad.json'} is not JSON (")
+
+
+def test_fio_reads_what_the_result_gives_it() -> None:
+    # A job without its own bs takes the global one; a result's JSON text may start with spaces;
+    # each side's runtime is fio's milliseconds in seconds; half a read a second is still a read.
+    job = _fio_job("reads-per-node", "65536", (0.5, 32_768, 2e6), (2, 8_192))
+    del job["job options"]["bs"]
+    m = measure.fio("  \n" + json.dumps({"global options": {"bs": "4096"}, "jobs": [job]}))
+    r = m.read
+    assert (r.block_bytes, r.read_iops, r.write_iops, r.write_bytes_per_s, r.runtime_s) == (4096, 0.5, 2, 8192, 1.0)
+    # The one job that wrote gives the write bandwidth too: the lower of its 32,768 B/s read and 8,192 written.
+    assert m.source == "the fio result" and m.write_job == "reads-per-node"
+    assert m.as_inputs()["storage_bytes_per_s"] == 8192
+
+
+def test_fio_notes_in_another_encoding_before_the_json(tmp_path: Path) -> None:
+    # fio's stdout notes may hold bytes that are not UTF-8; the JSON after them is read all the same.
+    path = tmp_path / "stdout.json"
+    path.write_bytes(b"fio: note \xff\n" + json.dumps(FIO_RESULT).encode())
+    assert measure.fio(path).read.read_iops == 16_000 and measure.fio(path).source == str(path)
+
+
+def test_dlio_refusals_name_the_summary_and_the_figure() -> None:
+    s = "the dlio result"
+    assert _refusal(lambda: measure.dlio({"num_accelerators": 8})) == (
+        "dlio",
+        f"{s} has no metric section; expected DLIO's summary.json after training",
+    )
+    for key in (
+        "train_au_mean_percentage",
+        "train_throughput_mean_samples_per_second",
+        "train_io_mean_MB_per_second",
+    ):
+        metric = {k: v for k, v in DLIO_SUMMARY["metric"].items() if k != key}
+        assert _refusal(lambda m=metric: measure.dlio({**DLIO_SUMMARY, "metric": m})) == (
+            f"{s}: metric",
+            f"{key} is None; expected a number of at least 0",
+        )
+    assert _refusal(lambda: measure.dlio({"metric": DLIO_SUMMARY["metric"]})) == (
+        s,
+        "num_accelerators is None; expected a number of at least 0",
+    )
+    failed = measure.dlio({**DLIO_SUMMARY, "metric": {**DLIO_SUMMARY["metric"], "train_au_meet_expectation": "fail"}})
+    assert str(failed) == "DLIO: AU 94.5% (not met), 160 samples/s, 23.45 GB/s on 8 accelerator(s)"
+
+
+def test_fio_jobs_without_options_or_latencies() -> None:
+    # fio omits "job options" for a job that sets none of its own, and a side that did nothing may
+    # lack lat_ns: the global bs stands; a read job without its read time is refused (never a NaN input).
+    job = _fio_job("reads-per-node", "65536", (100, 409_600, 1e6))
+    del job["job options"]
+    del job["write"]["lat_ns"]
+    m = measure.fio({"global options": {"bs": "4096"}, "jobs": [job]})
+    assert m.read.block_bytes == 4096 and m.read.read_latency_s == 1e-3
+    no_lat = _fio_job("reads-per-node", "65536", (100, 409_600, 1e6))
+    del no_lat["read"]["lat_ns"]
+    assert _refusal(lambda: measure.fio({"jobs": [no_lat]})) == (
+        "read_job",
+        "reads-per-node in the fio result has no read latency (lat_ns); fio 3 writes it",
+    )
+    assert _refusal(lambda: measure.fio({"jobs": [job]}, read_job="c")) == (
+        "read_job",
+        "'c' is not in the fio result; its jobs: reads-per-node",
+    )

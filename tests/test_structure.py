@@ -233,6 +233,10 @@ def test_the_layers_point_down() -> None:
     # Formulas read no catalog, scenario or plan; the engine nothing that sizes or answers.
     assert row["engine"] < row["sizing"] < row["design"] < row["answers"] < row["cluster"] < row["cli"]
     assert row["checkpoint"] < row["storage"] < row["scenario"] < row["resolve"] < row["stages"] < row["plan"]
+    # Issue 40: the Hugging Face config reader builds a Scenario from the transformer's rules (resolve's
+    # row); the fio and DLIO writers are text formats of a plan or an answer (the presentation's).
+    assert row["hf_config"] == row["transformer"] == row["resolve"]
+    assert row["fio"] == row["dlio"] == row["cli"]
 
 
 def test_no_model_module_imports_the_presentation() -> None:

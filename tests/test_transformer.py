@@ -11,6 +11,7 @@ import pytest
 import calc
 from calc import transformer as T  # noqa: N812 - the formulas read like the paper
 from calc.errors import InputError
+from calc.plan import _plan
 
 
 def test_llama_layer_flops_at_4096_tokens_by_hand() -> None:
@@ -1039,6 +1040,48 @@ def test_megatron_with_overlapped_grad_reduce_and_param_gather() -> None:
     }
     off, on = calc.plan(**kw), calc.plan(data_parallel_framework="megatron_overlap", **kw)
     assert on.data_parallel_comm_s < off.data_parallel_comm_s and on.step_time_s < off.step_time_s
+
+
+def test_bias_params_each_term_by_hand() -> None:
+    # h 100, 4 heads, 2 KV heads, f 400, 3 layers. Q K V biases: 100 + 2 x 100 x 2/4 = 200 a layer;
+    # output 100; MLP gated 2 x 400 + 100 = 900, plain 400 + 100 = 500; LayerNorm shifts 2 x 100 = 200
+    # a layer and the final norm's 100.
+    assert float(T.bias_params(3, 100, 4, 2, 400, 1)) == 0.0
+    assert float(T.bias_params(3, 100, 4, 2, 400, 1, qkv_bias=1)) == 600.0
+    assert float(T.bias_params(3, 100, 4, 2, 400, 1, out_bias=1)) == 300.0
+    assert float(T.bias_params(3, 100, 4, 2, 400, 1, mlp_bias=1)) == 2700.0
+    assert float(T.bias_params(3, 100, 4, 2, 400, 0, mlp_bias=1)) == 1500.0
+    assert float(T.bias_params(3, 100, 4, 2, 400, 1, norm_bias=1)) == 700.0
+    # Pythia-160M (h 768, 12 heads, f 3072, plain, 12 layers): every bias and shift, 11 h a layer + h
+    # = 12 x 8,448 + 768 = 102,144; with params_count's 85,054,464 + 77,266,944 + 768 weights and scales
+    # that is 162,322,944 (Biderman et al. 2023, Table 1).
+    assert float(T.bias_params(12, 768, 12, 12, 3072, 0, 1, 1, 1, 1)) == 102_144
+    assert float(T.params_count(12, 768, 12, 12, 3072, 50304, 0)) + 102_144 == 162_322_944
+
+
+def test_token_bytes_at_megatrons_uint16_limit() -> None:
+    # Megatron-LM's optimal_dtype: a vocabulary below 65,500 is uint16 (2 B), from 65,500 int32 (4 B).
+    assert float(T.token_bytes(32_000)) == 2.0
+    assert float(T.token_bytes(65_499)) == 2.0
+    assert float(T.token_bytes(65_500)) == 4.0
+    assert float(T.token_bytes(128_256)) == 4.0
+
+
+def test_a_full_architecture_is_the_scenarios_own_source() -> None:
+    # Every figure stated: the generic preset (Llama 3.2 1B) is not named as the source; one left to
+    # it (vocab, the MLP kind, the experts): it is.
+    full: dict[str, Any] = {
+        "layers": 2, "hidden": 256, "heads": 4, "kv_heads": 4, "ffn_hidden": 512, "vocab": 1000, "seq_len": 128,
+        "mlp": "gated", "experts": 0, "experts_active": 0, "expert_ffn_hidden": 0, "shared_experts": 0,
+        "dense_layers": 0,
+    }  # fmt: skip
+    _plan.cache_clear()  # resolve again: a plan cached by an earlier test (or mutmut's clean run) is not proof
+    p = calc.plan(model="transformer", **full)
+    assert p.sources["architecture"].startswith("scenario: 2 layers x 256 hidden")
+    assert "Llama-3.2" not in p.sources["architecture"]
+    for left in ("vocab", "mlp", "experts"):  # an architecture input, the MLP kind, an expert figure
+        part = calc.plan(model="transformer", **{k: v for k, v in full.items() if k != left})
+        assert "Llama-3.2-1B" in part.sources["architecture"], left
 
 
 def test_nemo_overlaps_as_megatron_overlap_and_shards_by_default() -> None:
