@@ -51,6 +51,7 @@ _LAYOUT = frozenset(
         "gpus_per_job",
         "state_shards",
         "zero_stage",
+        "data_parallel_framework",
         "checkpoint_mode",
         "model",
         "layers",
@@ -205,18 +206,21 @@ def _frame(out: dict[str, Any], vals: dict[str, list[Any]], index: dict[str, Any
     # The arrays evaluate() made become the columns as they are (copy=False: no
     # consolidation into one block, which cost 0.8 s of page faults at a million rows).
     columns = {k: v if v.shape == (size,) else np.full(size, v) for k, v in columns.items()}
-    frame = pd.DataFrame(columns, copy=False)
     # Axis columns in base units ("64 KiB" -> 65536.0) so they plot and sort as numbers; a choice
-    # axis is categorical; an axis that is also an output keeps the output (base units).
-    for pos_i, k in enumerate([k for k in vals if k not in OUTPUTS]):
-        frame.insert(pos_i, k, axis_column(k, vals[k], index[k]))
-    frame["fits"] = np.broadcast_to(np.asarray(out["fits"], dtype=bool), (size,))
-    frame["step_method"] = pd.Categorical.from_codes(  # type: ignore[call-overload]
-        np.broadcast_to(np.asarray(out["step_method"]).astype(np.int8), (size,)), list(STATES["step_method"])
-    )
-    frame["bottleneck"] = pd.Categorical.from_codes(  # type: ignore[call-overload]
-        np.broadcast_to(np.asarray(out["bottleneck"]).astype(np.int8), (size,)), list(STATES["bottleneck"])
-    )
+    # axis is categorical; an axis that is also an output keeps the output (base units). Every column
+    # goes into the one constructor: inserting them one by one into a frame of over 100 unconsolidated
+    # columns made pandas warn of fragmentation on every sweep.
+    axes = {k: axis_column(k, vals[k], index[k]) for k in vals if k not in OUTPUTS}
+    tail = {
+        "fits": np.broadcast_to(np.asarray(out["fits"], dtype=bool), (size,)),
+        "step_method": pd.Categorical.from_codes(  # type: ignore[call-overload]
+            np.broadcast_to(np.asarray(out["step_method"]).astype(np.int8), (size,)), list(STATES["step_method"])
+        ),
+        "bottleneck": pd.Categorical.from_codes(  # type: ignore[call-overload]
+            np.broadcast_to(np.asarray(out["bottleneck"]).astype(np.int8), (size,)), list(STATES["bottleneck"])
+        ),
+    }
+    frame = pd.DataFrame(axes | columns | tail, copy=False)
     return frame
 
 
