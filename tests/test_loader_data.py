@@ -2,12 +2,16 @@
 
 Checks that the files load with yaml.safe_load, that every figure has a unit and a source, that the
 validation rows cite non-reserved sources, and a few facts worked out by hand from the datasheets,
-the DALI docstring and the per-core-speed formula the catalog states.
+the DALI docstring, and the catalog's per-core speeds recomputed from the SPEC CPU2017 figures it quotes
+(and from benchmarks/cpu_speed_sources.py, which holds every result those figures are medians of).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -129,46 +133,116 @@ def test_datasheet_core_counts(cpus: dict[str, Any]) -> None:
     assert c["xeon-8480c"]["cores_per_socket"] == 56  # 2 x 56 = 112 cores in a DGX H100
     assert c["xeon-8275cl"]["cores_per_socket"] * 2 * c["xeon-8275cl"]["threads_per_core"] == 96  # p4d: 96 vCPU
     assert c["epyc-7r13"]["cores_per_socket"] * 2 * c["epyc-7r13"]["threads_per_core"] == 192  # p5: 192 vCPU
+    assert (c["epyc-9655"]["cores_per_socket"], c["epyc-9655"]["threads_per_core"]) == (96, 2)  # SPEC: 192 on 2
     assert c["grace"]["threads_per_core"] == 1
-
-
-# ipc index relative to Zen 5, as the catalog's header derives it from the vendors' claims:
-# Zen4 = 1/1.16, Zen3 = Zen4/1.13, Zen2 = Zen3/1.19, Skylake = Zen2, Golden Cove = Skylake*1.18*1.19,
-# Broadwell = Skylake/1.08; reference clock 4.1 GHz.
-IPC = {"Zen 4": 1 / 1.16, "Zen 3": 1 / 1.16 / 1.13, "Zen 2": 1 / 1.16 / 1.13 / 1.19}
-IPC["Skylake"] = IPC["Zen 2"]
-IPC["Cove"] = IPC["Zen 2"] * 1.18 * 1.19
-IPC["Broadwell"] = IPC["Zen 2"] / 1.08
-
-
-def _ipc(uarch: str) -> float:
-    for key in ("Zen 4", "Zen 3", "Zen 2", "Broadwell"):
-        if uarch.startswith(key):
-            return IPC[key]
-    if "Cove" in uarch:
-        return IPC["Cove"]
-    if "Skylake" in uarch or "Cascade Lake" in uarch:
-        return IPC["Skylake"]
-    raise AssertionError(uarch)
-
-
-def test_per_core_speed_follows_the_stated_formula(cpus: dict[str, Any]) -> None:
-    # e.g. EPYC 7742: 0.641 x 3.4 GHz / 4.1 GHz = 0.53; Xeon 8480C: 0.900 x 3.8 / 4.1 = 0.83
-    checked = 0
-    for key, cpu in cpus["cpus"].items():
-        if key == cpus["reference"] or "per_core_speed" not in cpu:
-            continue
-        boost = units_ghz(cpu["boost_clock"])
-        assert cpu["per_core_speed"] == pytest.approx(_ipc(cpu["microarchitecture"]) * boost / 4.1, abs=0.006), key
-        checked += 1
-    assert checked >= 8
-    assert cpus["cpus"]["epyc-7742"]["per_core_speed"] == pytest.approx(0.53)
 
 
 def units_ghz(text: str) -> float:
     number, unit = str(text).split()
     assert unit == "GHz", text
     return float(number)
+
+
+def _speed_cpus(cpus: dict[str, Any]) -> dict[str, Any]:
+    return {k: c for k, c in cpus["cpus"].items() if k != cpus["reference"] and "per_core_speed" in c}
+
+
+def test_per_core_speed_is_the_quoted_median_over_the_reference(cpus: dict[str, Any]) -> None:
+    # per_core_speed = the SKU's median SPECspeed2017_int_base / the reference's (EPYC 9115, 17.4),
+    # both quoted in the catalog; recomputed here from those quoted figures, to two decimals.
+    ref = cpus["reference_basis"]["specspeed2017_int_base_median"]
+    assert ref == 17.4
+    speed = _speed_cpus(cpus)
+    assert len(speed) >= 10
+    for key, cpu in speed.items():
+        basis = cpu["per_core_speed_basis"]
+        assert cpu["per_core_speed"] == pytest.approx(basis["specspeed2017_int_base_median"] / ref, abs=0.0051), key
+        assert basis["results"] >= 1 and basis["sku"], key
+    # by hand: EPYC 7742 8.92 / 17.4 = 0.513 -> 0.51; Xeon 8480C (its sibling 8480CL) 14.8 / 17.4 = 0.851 -> 0.85;
+    # E5-2698 v4 (its sibling E5-2699A v4) 8.32 / 17.4 = 0.478 -> 0.48; EPYC 9655 19.3 / 17.4 = 1.109 -> 1.11
+    hand = {"epyc-7742": (8.92, 0.51), "xeon-8480c": (14.8, 0.85), "xeon-e5-2698v4": (8.32, 0.48),
+            "epyc-9655": (19.3, 1.11)}
+    for key, (median, ratio) in hand.items():
+        assert speed[key]["per_core_speed_basis"]["specspeed2017_int_base_median"] == median, key
+        assert speed[key]["per_core_speed"] == ratio, key
+
+
+def test_reference_anchor_holds_for_both_turin_skus(cpus: dict[str, Any]) -> None:
+    # the 9655's median scaled from its 4.5 GHz boost to the 4.1 GHz measured here: 19.3 x 4.1 / 4.5 = 17.58,
+    # 1 % above the 9115's 17.4 (Zen 5 single-thread scores follow the boost clock)
+    b = cpus["reference_basis"]
+    scaled = b["cross_check_specspeed2017_int_base_median"] * units_ghz(b["measured_clock"]) / units_ghz(
+        b["cross_check_boost_clock"])
+    assert scaled == pytest.approx(17.58, abs=0.01)
+    assert scaled / b["specspeed2017_int_base_median"] == pytest.approx(1.0, abs=0.02)
+    assert cpus["cpus"]["epyc-9655"]["boost_clock"] == b["cross_check_boost_clock"]
+
+
+# the arithmetic each per_core_speed source quotes: "8.92 (median of 29 results ...) / 17.4 = 0.513" and
+# "SPECrate2017_int_base 667 / 128 cores = 5.21 per core / 10.68 = 0.49"
+SPEED_TEXT = re.compile(r"SPECspeed2017_int_base (?:of the [^(]+\(see note\) )?([\d.]+) \((?:median of )?(\d+) results?"
+                        r"[^)]*\) / ([\d.]+) = ([\d.]+)")
+RATE_TEXT = re.compile(r"SPECrate2017_int_base (?:median )?([\d.]+) / (\d+) cores = ([\d.]+) per core"
+                       r" / ([\d.]+) = ([\d.]+)")
+
+
+def test_quoted_arithmetic_in_the_sources_is_right(cpus: dict[str, Any]) -> None:
+    ref = cpus["reference_basis"]
+    for key, cpu in _speed_cpus(cpus).items():
+        text, basis = cpu["sources"]["per_core_speed"], cpu["per_core_speed_basis"]
+        m = SPEED_TEXT.search(text)
+        assert m, (key, text)
+        median, n, denom, ratio = float(m[1]), int(m[2]), float(m[3]), float(m[4])
+        assert (median, n, denom) == (basis["specspeed2017_int_base_median"], basis["results"],
+                                      ref["specspeed2017_int_base_median"]), key
+        assert ratio == pytest.approx(median / denom, abs=0.0006), key
+        r = RATE_TEXT.search(text)
+        assert r, (key, text)
+        rate, cores, per_core, anchor, all_core = (float(g) for g in r.groups())
+        assert per_core == pytest.approx(rate / cores, abs=0.006), key
+        assert anchor == ref["all_core_anchor_specrate2017_int_base_per_core"]
+        assert all_core == pytest.approx(per_core / anchor, abs=0.006), key
+        assert all_core == pytest.approx(basis["all_core_ratio"], abs=0.006), key
+
+
+def test_every_per_core_speed_has_a_tag_and_a_date(cpus: dict[str, Any]) -> None:
+    for key, cpu in cpus["cpus"].items():
+        if "per_core_speed" not in cpu:
+            assert "per_core_speed" in cpu["note"], key  # grace says why it has none
+            continue
+        text = cpu["sources"]["per_core_speed"]
+        assert text.split(":")[0] in {"V", "3P", "I", "R"}, (key, text)
+        assert re.search(r"\b20\d\d-\d\d-\d\d\b", text), (key, text)
+    assert cpus["cpus"][cpus["reference"]]["per_core_speed"] == 1.0
+
+
+def _sources_script() -> Any:
+    path = ROOT / "benchmarks" / "cpu_speed_sources.py"
+    spec = importlib.util.spec_from_file_location("cpu_speed_sources", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve the module's annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_script_reproduces_every_quoted_median(cpus: dict[str, Any]) -> None:
+    # benchmarks/cpu_speed_sources.py holds every published result; its medians are the catalog's figures
+    src = _sources_script()
+    ref = cpus["reference_basis"]
+    assert src.speed_median(ref["sku"]) == ref["specspeed2017_int_base_median"]
+    assert len(src.SKUS[ref["sku"]].speed) == ref["results"]
+    assert src.rate_per_core(ref["all_core_anchor_sku"]) == pytest.approx(
+        ref["all_core_anchor_specrate2017_int_base_per_core"], abs=0.005)
+    speed = _speed_cpus(cpus)
+    assert set(src.CATALOG) == set(speed)
+    for key, cpu in speed.items():
+        basis = cpu["per_core_speed_basis"]
+        assert src.CATALOG[key] == basis["sku"], key
+        assert src.speed_median(basis["sku"]) == pytest.approx(basis["specspeed2017_int_base_median"]), key
+        assert len(src.SKUS[basis["sku"]].speed) == basis["results"], key
+        assert round(src.per_core_speed(basis["sku"]), 2) == cpu["per_core_speed"], key
+        assert round(src.all_core_ratio(basis["sku"]), 2) == basis["all_core_ratio"], key
 
 
 def test_every_cpu_figure_has_a_source(cpus: dict[str, Any]) -> None:
