@@ -21,7 +21,7 @@ import yaml
 
 from calc import compute
 from calc.errors import InputError, PresetError
-from calc.host import tensor_bytes
+from calc.host import image_size, tensor_bytes
 from calc.units import Kind, check_range, parse
 
 STACKS = ("tuned", "eager")
@@ -195,6 +195,15 @@ class Model:
     memory_traffic: Mapping[str, float] = field(default_factory=dict)
     step_traffic: Mapping[str, float] = field(default_factory=dict)
     family: str = "cnn"
+    decoder: str = ""
+    """What decodes a stored example (a presets/decoders.yaml key); empty: the model states its
+    CPU cost as ``cpu_seconds_per_example`` instead."""
+    image_pixels: str = ""
+    """The stored image's width x height (``500x375``); empty for data that is not an image."""
+    train_resolution: float = math.nan
+    """The side [px] the per-example figures were taken at (and its default training side)."""
+    vision: Mapping[str, float] = field(default_factory=dict)
+    """A ViT image tower: ``patch``, ``layers``, ``hidden`` (calc.resolution); empty for a CNN."""
 
     def traffic(self, memory_class: str) -> tuple[float, float, str]:
         """GPU-memory bytes per example and per step [bytes], and their source.
@@ -377,7 +386,11 @@ def models() -> dict[str, Model]:
             tensors=tensors,
             example_bytes=e.quantity("example_bytes", "bytes"),
             dataset_examples=e.quantity("dataset_examples", "count"),
-            cpu_seconds_per_example=e.quantity("cpu_seconds_per_example", "seconds"),
+            cpu_seconds_per_example=(
+                e.quantity("cpu_seconds_per_example", "seconds")
+                if "cpu_seconds_per_example" in e.data or "decoder" not in e.data
+                else math.nan
+            ),
             calibration=cal_t,
             sources={str(k): str(v) for k, v in sources.items()},
         )
@@ -393,11 +406,34 @@ def models() -> dict[str, Model]:
         family = e.text("family", "cnn")
         if family not in FAMILIES:
             raise PresetError(e.where("family"), f"unknown {family!r}; accepted: {', '.join(FAMILIES)}")
-        model = dataclasses.replace(model, family=family, **extra)
-        missing = [f for f in MODEL_FIGURES + tuple(k for k in extra) if f not in model.sources]
+        model = dataclasses.replace(model, family=family, **extra, **_model_image(e))
+        figures = [f for f in MODEL_FIGURES if f in e.data or f != "cpu_seconds_per_example"]
+        missing = [f for f in (*figures, *extra, *IMAGE_FIGURES) if f not in model.sources and f in e.data]
         if missing:
             raise PresetError(e.where("sources"), f"no source for {', '.join(missing)}")
         out[str(name)] = model
+    return out
+
+
+IMAGE_FIGURES = ("decoder", "image_pixels", "train_resolution", "vision")
+"""A model preset's image: what decodes it, its stored size, the side its figures were taken at,
+a ViT tower's shape (each with an entry under ``sources`` when given)."""
+
+
+def _model_image(e: _Entry) -> dict[str, Any]:
+    """A model's image figures (decoder, stored size, training side, ViT tower); none: {}."""
+    out: dict[str, Any] = {}
+    if "decoder" in e.data:
+        out["decoder"] = lookup(e.text("decoder"), decoders(), "decoder", e.where("decoder"))
+        out["image_pixels"] = e.text("image_pixels")
+        image_size(out["image_pixels"], e.where("image_pixels"))
+    if "train_resolution" in e.data:
+        out["train_resolution"] = e.quantity("train_resolution", "count")
+    v = e.sub("vision")
+    if v is not None:
+        out["vision"] = {k: v.quantity(k, "count") for k in ("patch", "layers", "hidden")}
+        if "train_resolution" not in out:
+            raise PresetError(e.where("train_resolution"), "a vision tower needs the side its figures were taken at")
     return out
 
 
@@ -481,6 +517,8 @@ class Server:
     bays_used: int = 0
     bay_form_factor: str = ""
     bay_interface: str = ""
+    cpu: str = ""
+    """The node's CPU (a presets/cpus.yaml key); empty: not stated."""
 
     @property
     def free_bays(self) -> int:
@@ -492,6 +530,187 @@ class Server:
         """``aws``, ``gcp`` or ``azure`` for a cloud instance (its name prefix), else ``on-prem``."""
         prefix = self.name.split("-", 1)[0].lower()
         return prefix if prefix in ("aws", "gcp", "azure") else "on-prem"
+
+
+@dataclass(frozen=True)
+class CPU:
+    """One CPU preset (presets/cpus.yaml): what a core does relative to the reference CPU the
+    loader costs were measured on (presets/decoders.yaml), and its threads."""
+
+    name: str
+    label: str
+    cores: float
+    threads_per_core: int
+    per_core_speed: float
+    smt_gain: float
+    source: str
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+
+@functools.cache
+def cpus() -> dict[str, CPU]:
+    """CPU presets by name."""
+    raw = load_mapping("cpus.yaml", "CPU")
+    out = {}
+    for name, data in raw.items():
+        e = _Entry("cpus.yaml", str(name), data)
+        tpc = int(e.quantity("threads_per_core", "count"))
+        gain = e.quantity("smt_throughput_gain", "count") if tpc > 1 else 1.0
+        if gain < 1 or gain > tpc:
+            raise PresetError(e.where("smt_throughput_gain"), f"{gain:g}; accepted: 1 to threads_per_core ({tpc})")
+        sources = e.get("sources", {})
+        sources = {str(k): str(v) for k, v in sources.items()} if isinstance(sources, dict) else {}
+        speed = e.quantity("per_core_speed", "count")
+        out[str(name)] = CPU(
+            name=str(name),
+            label=e.text("label", str(name)),
+            cores=e.quantity("cores", "count"),
+            threads_per_core=tpc,
+            per_core_speed=speed,
+            smt_gain=gain,
+            source=f"{e.text('label', str(name))}, per-core speed {speed:g} x the reference ("
+            f"{sources.get('per_core_speed', 'no source')})",
+            sources=sources,
+        )
+    reference_cpu()  # the reference must be one of them
+    return out
+
+
+def cpu(name: str) -> CPU:
+    """A CPU preset by name (case-insensitive); an unknown name lists the known ones."""
+    table = cpus()
+    return table[lookup(name, table, "CPU", "cpu")]
+
+
+def reference_cpu() -> str:
+    """The CPU the loader costs of presets/decoders.yaml were measured on (per-core speed 1)."""
+    ref = str(_decoders_raw().get("reference_cpu", ""))
+    raw = load_mapping("cpus.yaml", "CPU")
+    if ref not in raw:
+        raise PresetError("decoders.yaml: reference_cpu", f"{ref!r} is not in cpus.yaml; accepted: {', '.join(raw)}")
+    return ref
+
+
+def server_cpu(server_name: str | None) -> str:
+    """The CPU a plan runs its loader on when none is given: its server's, else the reference CPU."""
+    if server_name:
+        s = server(server_name)
+        if s.cpu:
+            return s.cpu
+    return reference_cpu()
+
+
+@dataclass(frozen=True)
+class Decoder:
+    """How one decoder's CPU time grows with an image (presets/decoders.yaml), on the reference CPU."""
+
+    name: str
+    label: str
+    fixed_s: float
+    s_per_megapixel: float
+    s_per_megabyte: float
+    s_per_stored_megapixel: float
+    dct_scaling: bool
+    on_gpu: bool
+    augment: str
+    source: str
+
+
+@dataclass(frozen=True)
+class LoaderCosts:
+    """The loader's costs besides decoding, on the reference CPU (presets/decoders.yaml):
+    augmentation per crop and output megapixel by chain, collate, hand-over and pinning per byte."""
+
+    reference_cpu: str
+    augment_chains: Mapping[str, tuple[float, float]]
+    collate_s_per_byte: float
+    send_s_per_byte: float
+    receive_s_per_byte: float
+    receive_s_per_batch: float
+    pin_s_per_byte: float
+    source: str
+    augment_sources: Mapping[str, str] = field(default_factory=dict)
+
+    def augment(self, d: Decoder) -> tuple[float, float]:
+        """Seconds per crop megapixel and per output megapixel after decoder ``d`` (0 on a GPU)."""
+        return (0.0, 0.0) if d.on_gpu else self.augment_chains[d.augment]
+
+    def augment_source(self, d: Decoder) -> str:
+        """Where the augmentation costs after ``d`` come from."""
+        return (
+            "augmentation on the GPU" if d.on_gpu else f"augment chain {d.augment}: {self.augment_sources[d.augment]}"
+        )
+
+
+@functools.cache
+def _decoders_raw() -> dict[Any, Any]:
+    return load_mapping("decoders.yaml", "decoder")
+
+
+@functools.cache
+def decoders() -> dict[str, Decoder]:
+    """Decoder presets by name (presets/decoders.yaml ``decoders``)."""
+    table = _Entry("decoders.yaml", "decoders", _decoders_raw().get("decoders"))
+    chains = loader_costs().augment_chains
+    out = {}
+    for name, data in table.data.items():
+        e = _Entry("decoders.yaml", f"decoders: {name}", data)
+        on_gpu = e.text("device", "cpu") == "gpu"
+        chain = e.text("augment", "gpu" if on_gpu else "")
+        if not on_gpu and chain not in chains:
+            raise PresetError(e.where("augment"), f"unknown chain {chain!r}; accepted: {', '.join(chains)}")
+        out[str(name)] = Decoder(
+            name=str(name),
+            label=e.text("label", str(name)),
+            fixed_s=e.quantity("decode_s_fixed", "seconds", positive=False),
+            s_per_megapixel=e.quantity("decode_s_per_megapixel", "seconds", positive=False),
+            s_per_megabyte=e.quantity("decode_s_per_megabyte", "seconds", positive=False),
+            s_per_stored_megapixel=(
+                e.quantity("decode_s_per_stored_megapixel", "seconds", positive=False)
+                if "decode_s_per_stored_megapixel" in e.data
+                else 0.0
+            ),
+            dct_scaling=bool(e.get("dct_scaling", False)),
+            on_gpu=on_gpu,
+            augment=chain,
+            source=e.text("source", "") or str(e.get("measured", "")),
+        )
+    return out
+
+
+def decoder(name: str) -> Decoder:
+    """A decoder preset by name (case-insensitive); an unknown name lists the known ones."""
+    table = decoders()
+    return table[lookup(name, table, "decoder", "decoder")]
+
+
+@functools.cache
+def loader_costs() -> LoaderCosts:
+    """The non-decode loader costs of presets/decoders.yaml."""
+    raw = _decoders_raw()
+    aug = _Entry("decoders.yaml", "augment", raw.get("augment"))
+    chains, chain_src = {}, {}
+    for chain, data in aug.data.items():
+        a = _Entry("decoders.yaml", f"augment: {chain}", data)
+        chains[str(chain)] = (
+            a.quantity("s_per_crop_megapixel", "seconds", positive=False),
+            a.quantity("s_per_output_megapixel", "seconds", positive=False),
+        )
+        chain_src[str(chain)] = a.text("source", "")
+    col = _Entry("decoders.yaml", "collate", raw.get("collate"))
+    tr = _Entry("decoders.yaml", "transfer", raw.get("transfer"))
+    pin = _Entry("decoders.yaml", "pin", raw.get("pin"))
+    return LoaderCosts(
+        reference_cpu=str(raw.get("reference_cpu", "")),
+        augment_chains=chains,
+        collate_s_per_byte=col.quantity("s_per_byte", "seconds", positive=False),
+        send_s_per_byte=tr.quantity("send_s_per_byte", "seconds", positive=False),
+        receive_s_per_byte=tr.quantity("receive_s_per_byte", "seconds", positive=False),
+        receive_s_per_batch=tr.quantity("receive_s_per_batch", "seconds", positive=False),
+        pin_s_per_byte=pin.quantity("s_per_byte", "seconds", positive=False),
+        source="; ".join(x.text("source", "") for x in (col, tr, pin) if x.text("source", "")),
+        augment_sources=chain_src,
+    )
 
 
 @functools.cache
@@ -529,6 +748,7 @@ def servers() -> dict[str, Server]:
             ),
             **_compute_network(e),
             **_drive_bays(e),
+            cpu=lookup(e.text("cpu"), cpus(), "CPU", e.where("cpu")) if "cpu" in e.data else "",
         )
     return out
 

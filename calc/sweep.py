@@ -35,9 +35,16 @@ from calc.units import parse
 CATEGORICAL = tuple(k for k, f in FIELDS.items() if f.kind == "choice")
 """Axes that name presets or choices (gpu, model, precision, storage ...)."""
 
-_MEASURED = ("step_time_s", "samples_per_s_per_gpu", "measured_gpu", "measured_batch_size", "measured_precision")
+_MEASURED = (
+    "step_time_s",
+    "samples_per_s_per_gpu",
+    "measured_gpu",
+    "measured_batch_size",
+    "measured_precision",
+    "measured_train_resolution",
+)
 
-MEASUREMENT = frozenset({*_MEASURED, "gpu", "precision", "batch_size"})
+MEASUREMENT = frozenset({*_MEASURED, "gpu", "precision", "batch_size", "train_resolution"})
 """A new measurement records the GPU, precision and batch it was taken at (``Scenario.replace``)
 and the re-projection compares them: 100 ms given with gpu=A100 was measured on the A100. Axes
 here are resolved together when one of them is a measurement input."""
@@ -86,6 +93,9 @@ COUPLED: tuple[frozenset[str], ...] = (
     frozenset({"storage", "storage_units"}),
     # Milestones are counted over the run: one needs the other.
     frozenset({"run_length_s", "checkpoint_milestone_interval_s"}),
+    # A measured CPU time records the CPU it ran on (the given one, else the server's): another CPU
+    # re-projects it (calc.host.remeasured_seconds).
+    frozenset({"cpu_seconds_per_example", "measured_cpu", "cpu", "server"}),
 )
 """Inputs that ``Scenario`` or ``resolve`` read together: as axes, they are resolved per
 combination even when they change different resolved numbers. A rule missing here is still
