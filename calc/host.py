@@ -306,14 +306,14 @@ def main_seconds(
     return t
 
 
-@formula("pin_seconds_per_example", "{pin_s_per_byte} x {example_tensor_bytes} / {cpu_per_core_speed}")
+@formula("pin_seconds_per_example", "{pin_s_per_byte} x {example_tensor_bytes} x {pin_memory} / {cpu_per_core_speed}")
 def pin_seconds(
     pin_s_per_byte: Numeric, example_tensor_bytes: Numeric, pin_memory: Numeric, per_core_speed: Numeric
 ) -> Numeric:
     """CPU time the pin-memory thread spends copying one example into page-locked memory [s]
     (0 without ``pin_memory``)."""
-    t: Numeric = floats(pin_s_per_byte) * example_tensor_bytes / per_core_speed
-    return where(floats(pin_memory) > 0, t, 0.0)
+    t: Numeric = floats(pin_s_per_byte) * example_tensor_bytes * pin_memory / per_core_speed
+    return t
 
 
 def remeasured_seconds(measured_s: Numeric, measured_speed: Numeric, per_core_speed: Numeric) -> Numeric:
@@ -344,8 +344,9 @@ def core_equivalents(threads: Numeric, cores: Numeric, threads_per_core: Numeric
 
 @formula(
     "loader_core_share",
-    "1 if {workers_on_node} x {threads_per_worker} <= {cpu_cores_per_node_free} cores, else core-equivalents "
-    "of ({workers_on_node} x {threads_per_worker}) threads / ({workers_on_node} x {threads_per_worker})",
+    "1 if {workers_on_node} x {threads_per_worker} <= {loader_cores_per_node} cores; else (min(R, cores) + "
+    "(min(R, cores x {cpu_threads_per_core}) - cores) x ({cpu_smt_gain} - 1) / ({cpu_threads_per_core} - 1)) / R, "
+    "R = {workers_on_node} x {threads_per_worker}",
 )
 def worker_core_share(
     workers: Numeric, threads_per_worker: Numeric, cores: Numeric, threads_per_core: Numeric, smt_gain: Numeric

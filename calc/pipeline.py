@@ -137,12 +137,19 @@ def cpu_stage(cpu_seconds_per_example: Numeric, num_workers: Numeric, core_share
     "1 / max({main_seconds_per_example}, {pin_seconds_per_example}) (the main thread receives while the "
     "pin thread copies; no workers: 1 / {pin_seconds_per_example}, in turn with the rest)",
 )
-def main_stage(main_seconds_per_example: Numeric, pin_seconds_per_example: Numeric) -> Numeric:
+def main_stage(main_seconds_per_example: Numeric, pin_seconds_per_example: Numeric, num_workers: Numeric) -> Numeric:
     """Samples/s per GPU the training process's own threads pass on [1/s]: its main thread
     receives each worker's batch while its pin-memory thread copies the one before into
-    page-locked memory, so the slower of the two sets the pace (``inf`` when neither costs)."""
+    page-locked memory, so the slower of the two sets the pace (``inf`` when neither costs).
+    With no workers nothing is received: the main thread pins each batch itself, in turn with
+    the rest (``achieved``'s serial sum)."""
+    busy = where(
+        floats(num_workers) > 0,
+        np.maximum(floats(main_seconds_per_example), pin_seconds_per_example),
+        (floats(pin_seconds_per_example)),
+    )
     with np.errstate(divide="ignore"):
-        rate: Numeric = 1.0 / np.maximum(floats(main_seconds_per_example), pin_seconds_per_example)
+        rate: Numeric = 1.0 / busy
     return rate
 
 

@@ -59,8 +59,8 @@ def vit_forward_flops(tokens: Numeric, layers: Numeric, hidden: Numeric, patch: 
 
 @formula(
     "forward_flops_per_example",
-    "CNN: {src_forward_flops_per_example} x ({train_resolution} / reference px)^2; "
-    "ViT: + F_vit(tokens at {train_resolution}) - F_vit(tokens at the reference)",
+    "CNN: {reference_forward_flops} x ({train_resolution} / {reference_resolution})^2; ViT: {reference_forward_flops} "
+    "+ F_vit(tokens at {train_resolution}) - F_vit(tokens at {reference_resolution}) ({src_forward_flops_per_example})",
 )
 def forward_flops(
     flops_at_reference: Numeric,

@@ -398,7 +398,9 @@ def _resolve_resolution(c: _Ctx) -> None:
     src["train_resolution"] = (
         "scenario"
         if sc.train_resolution is not None
-        else f"models.yaml {m.name}: {m.sources.get('train_resolution', 'no image resolution')}"
+        else f"models.yaml {m.name}: {m.sources['train_resolution']}"
+        if "train_resolution" in m.sources
+        else "none: the model is not an image model (no train_resolution)"
     )
     measured = sc.measured_train_resolution
     v["anchor_resolution"] = float(measured) if measured is not None else m.train_resolution

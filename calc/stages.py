@@ -44,9 +44,9 @@ _a = floats  # one scenario's numbers stay NumPy scalars (calc._types)
         "resolution_scale",
         "count",
         "Activations and traffic per example / at the model's resolution",
-        formula="CNN: ({train_resolution} / reference px)^2; ViT: tokens / reference tokens",
+        formula="CNN: ({train_resolution} / {reference_resolution})^2; ViT: tokens / tokens at {reference_resolution}",
     ),
-    keep=("anchor_resolution_scale", "anchor_forward_flops_per_example"),
+    keep=("anchor_resolution_scale", "anchor_forward_flops_per_example", "reference_forward_flops"),
 )
 def evaluate_resolution(x: Mapping[str, Numeric], out: Arrays) -> None:
     """An image model at its training resolution: FLOPs, activations and traffic per example
@@ -54,6 +54,7 @@ def evaluate_resolution(x: Mapping[str, Numeric], out: Arrays) -> None:
     ref, patch = x["reference_resolution"], x["vision_patch"]
     layers, hidden = x["vision_layers"], x["vision_hidden"]
     out["train_resolution"] = where(np.isfinite(_a(x["train_resolution"])), x["train_resolution"], 0.0)
+    out["reference_forward_flops"] = x["forward_flops_per_example"]
     given = _a(x["forward_flops_per_example_at_reference"]) == 0
     for key, px in (
         ("forward_flops_per_example", x["train_resolution"]),
@@ -646,7 +647,7 @@ def evaluate_demand(x: Mapping[str, Numeric], out: Arrays) -> None:
     Output("h2d_copy_time_s", "seconds", "Copy time per batch"),
     Output("h2d_share_of_step", "count", "Copy time / step time", percent=True, zero_without_step=True),
     Output("epoch_time_s", "seconds", "Epoch time per job", zero_without_step=True),
-    keep=("cpu_seconds_effective", "dct_denominator", "image_megapixels", "workers_on_node"),
+    keep=("cpu_seconds_effective", "dct_denominator", "image_megapixels", "workers_on_node", "loader_cores_per_node"),
 )
 def evaluate_host(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Host side: the CPU cost of an example and who pays it, the node's cores, the copy, the epoch."""
@@ -657,7 +658,7 @@ def evaluate_host(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["cpu_cores"] = host.cpu_cores(out["samples_per_s"], cpu_s)
     out["cpu_cores_per_node"] = host.cpu_cores_per_node(per_gpu, gpus_on_node, cpu_s)
     workers = _a(x["num_workers"]) * gpus_on_node
-    out["workers_on_node"] = workers
+    out["workers_on_node"], out["loader_cores_per_node"] = workers, x["cpu_cores_per_node"]
     out["loader_core_share"] = host.worker_core_share(
         workers, x["threads_per_worker"], x["cpu_cores_per_node"], x["cpu_threads_per_core"], x["cpu_smt_gain"]
     )
@@ -695,7 +696,7 @@ def _cpu_costs(x: Mapping[str, Numeric], out: Arrays) -> None:
     measured = host.remeasured_seconds(x["cpu_seconds_given"], x["measured_cpu_speed"], speed)
     out["cpu_seconds_per_example"] = where(modelled, by_model, where(method == 0.0, measured, x["cpu_seconds_preset"]))
     main = host.main_seconds(x["receive_s_per_byte"], x["receive_s_per_batch"], tensor, out["batch_size"], speed)
-    out["main_seconds_per_example"] = where(_a(x["num_workers"]) > 0, main, 0.0)
+    out["main_seconds_per_example"] = main
     out["pin_seconds_per_example"] = host.pin_seconds(x["pin_s_per_byte"], tensor, x["pin_memory"], speed)
 
 
@@ -823,7 +824,9 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
     # Synchronous workers read then decode each example: a bound of its own, so a stage.
     read_s = _a(out["storage_latency_s"]) * out["reads_per_example"] * remote
     stages["workers"] = pipeline.worker_bound(x["num_workers"], read_s, out["cpu_seconds_effective"], x["loader"])
-    stages["main"] = pipeline.main_stage(out["main_seconds_per_example"], out["pin_seconds_per_example"])
+    stages["main"] = pipeline.main_stage(
+        out["main_seconds_per_example"], out["pin_seconds_per_example"], x["num_workers"]
+    )
     for name, cap in stages.items():
         out[STAGE_KEYS[name]] = cap
     rate, bottleneck = pipeline.achieved(
