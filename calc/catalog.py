@@ -539,55 +539,72 @@ class CPU:
 
     name: str
     label: str
-    cores: float
+    cores_per_socket: float
     threads_per_core: int
     per_core_speed: float
     smt_gain: float
     source: str
-    sources: Mapping[str, str] = field(default_factory=dict)
+
+
+@functools.cache
+def _cpus_raw() -> dict[Any, Any]:
+    return load_mapping("cpus.yaml", "CPU")
 
 
 @functools.cache
 def cpus() -> dict[str, CPU]:
-    """CPU presets by name."""
-    raw = load_mapping("cpus.yaml", "CPU")
+    """CPU presets by name (presets/cpus.yaml ``cpus``)."""
+    raw = _cpus_raw()
+    top = _Entry("cpus.yaml", "top level", raw)
+    gain = top.quantity("smt_throughput_gain", "count")
+    if not 1 <= gain <= 2:
+        raise PresetError(top.where("smt_throughput_gain"), f"{gain:g}; accepted: 1 to 2 (two threads on one core)")
+    table = _Entry("cpus.yaml", "cpus", raw.get("cpus"))
     out = {}
-    for name, data in raw.items():
-        e = _Entry("cpus.yaml", str(name), data)
+    for name, data in table.data.items():
+        e = _Entry("cpus.yaml", f"cpus: {name}", data)
         tpc = int(e.quantity("threads_per_core", "count"))
-        gain = e.quantity("smt_throughput_gain", "count") if tpc > 1 else 1.0
-        if gain < 1 or gain > tpc:
-            raise PresetError(e.where("smt_throughput_gain"), f"{gain:g}; accepted: 1 to threads_per_core ({tpc})")
+        if tpc not in (1, 2):
+            raise PresetError(e.where("threads_per_core"), f"{tpc}; accepted: 1 or 2")
+        # A CPU with no per-core speed is listed, and refused by name when chosen (calc.catalog.cpu).
+        speed = e.quantity("per_core_speed", "count") if "per_core_speed" in e.data else math.nan
         sources = e.get("sources", {})
-        sources = {str(k): str(v) for k, v in sources.items()} if isinstance(sources, dict) else {}
-        speed = e.quantity("per_core_speed", "count")
+        why = sources.get("per_core_speed", "no source") if isinstance(sources, dict) else "no source"
+        if not math.isfinite(speed):
+            why = e.text("note", "no per_core_speed")
         out[str(name)] = CPU(
             name=str(name),
             label=e.text("label", str(name)),
-            cores=e.quantity("cores", "count"),
+            cores_per_socket=e.quantity("cores_per_socket", "count"),
             threads_per_core=tpc,
             per_core_speed=speed,
-            smt_gain=gain,
-            source=f"{e.text('label', str(name))}, per-core speed {speed:g} x the reference ("
-            f"{sources.get('per_core_speed', 'no source')})",
-            sources=sources,
+            smt_gain=gain if tpc > 1 else 1.0,
+            source=f"per-core speed {speed:g} x the reference CPU's ({why})" if math.isfinite(speed) else why,
         )
-    reference_cpu()  # the reference must be one of them
+    ref = str(raw.get("reference", ""))
+    if out.get(ref) is None or out[ref].per_core_speed != 1:
+        raise PresetError("cpus.yaml: reference", f"{ref!r}; accepted: a CPU of the file with per_core_speed 1")
     return out
 
 
-def cpu(name: str) -> CPU:
-    """A CPU preset by name (case-insensitive); an unknown name lists the known ones."""
+def cpu(name: str, field: str = "cpu") -> CPU:
+    """A CPU preset by name (case-insensitive); an unknown name lists the known ones, one with no
+    per-core speed says why and which have one."""
     table = cpus()
-    return table[lookup(name, table, "CPU", "cpu")]
+    c = table[lookup(name, table, "CPU", field)]
+    if not math.isfinite(c.per_core_speed):
+        priced = ", ".join(k for k, v in table.items() if math.isfinite(v.per_core_speed))
+        raise PresetError(
+            field, f"{c.name} has no per_core_speed in presets/cpus.yaml ({c.source}); accepted: {priced}"
+        )
+    return c
 
 
 def reference_cpu() -> str:
     """The CPU the loader costs of presets/decoders.yaml were measured on (per-core speed 1)."""
     ref = str(_decoders_raw().get("reference_cpu", ""))
-    raw = load_mapping("cpus.yaml", "CPU")
-    if ref not in raw:
-        raise PresetError("decoders.yaml: reference_cpu", f"{ref!r} is not in cpus.yaml; accepted: {', '.join(raw)}")
+    if ref != str(_cpus_raw().get("reference", "")) or ref not in cpus():
+        raise PresetError("decoders.yaml: reference_cpu", f"{ref!r}; accepted: cpus.yaml's reference CPU")
     return ref
 
 
@@ -602,44 +619,53 @@ def server_cpu(server_name: str | None) -> str:
 
 @dataclass(frozen=True)
 class Decoder:
-    """How one decoder's CPU time grows with an image (presets/decoders.yaml), on the reference CPU."""
+    """How one decoder's CPU time grows with an image, on one reference core (presets/decoders.yaml)."""
 
     name: str
     label: str
     fixed_s: float
     s_per_megapixel: float
-    s_per_megabyte: float
+    s_per_megapixel_above_knee: float
+    knee_megapixels: float
     s_per_stored_megapixel: float
+    s_per_megabyte: float
     dct_scaling: bool
+    hw_share: float
+    """Share of images a GPU's hardware JPEG decoder takes (nvJPEG on A100 and later); 0 on the CPU."""
     on_gpu: bool
     augment: str
+    """The augmentation chain after it (decoders.yaml ``augment``): Pillow's own for Pillow images,
+    the OpenCV/NumPy chain for arrays; ``gpu`` when the GPU augments."""
     source: str
+
+
+GPU_HOST_HUFFMAN = "turbojpeg"
+"""The decoder whose entropy-decoding terms stand for nvJPEG's host-side Huffman decoder (decoders.yaml
+dali-gpu ``note``: libjpeg-style entropy decoding, not measured on a GPU here)."""
+
+PIL_CHAINS = ("pil", "pillow-simd")
+"""Decoders that hand Pillow images to Pillow's own augmentation chain; the rest hand arrays to OpenCV's."""
 
 
 @dataclass(frozen=True)
 class LoaderCosts:
-    """The loader's costs besides decoding, on the reference CPU (presets/decoders.yaml):
-    augmentation per crop and output megapixel by chain, collate, hand-over and pinning per byte."""
+    """The loader's costs besides decoding, on one reference core (presets/decoders.yaml):
+    augmentation by chain and output dtype, collate, hand-over and pinning per batch and per MB."""
 
-    reference_cpu: str
-    augment_chains: Mapping[str, tuple[float, float]]
-    collate_s_per_byte: float
-    send_s_per_byte: float
-    receive_s_per_byte: float
-    receive_s_per_batch: float
-    pin_s_per_byte: float
+    augment_chains: Mapping[str, tuple[float, float, float]]
+    """``chain:dtype`` -> (s fixed, s per crop-input MP, s per output MP)."""
+    collate: tuple[float, float]
+    send: tuple[float, float]
+    receive: tuple[float, float]
+    pin: tuple[float, float]
+    raw: tuple[float, float]
     source: str
-    augment_sources: Mapping[str, str] = field(default_factory=dict)
 
-    def augment(self, d: Decoder) -> tuple[float, float]:
-        """Seconds per crop megapixel and per output megapixel after decoder ``d`` (0 on a GPU)."""
-        return (0.0, 0.0) if d.on_gpu else self.augment_chains[d.augment]
-
-    def augment_source(self, d: Decoder) -> str:
-        """Where the augmentation costs after ``d`` come from."""
-        return (
-            "augmentation on the GPU" if d.on_gpu else f"augment chain {d.augment}: {self.augment_sources[d.augment]}"
-        )
+    def augment(self, d: Decoder, dtype: str) -> tuple[float, float, float]:
+        """Seconds fixed, per crop megapixel and per output megapixel after ``d`` to ``dtype`` tensors."""
+        if d.on_gpu:
+            return (0.0, 0.0, 0.0)
+        return self.augment_chains[f"{d.augment}:{'uint8' if dtype == 'uint8' else 'float32'}"]
 
 
 @functools.cache
@@ -647,70 +673,129 @@ def _decoders_raw() -> dict[Any, Any]:
     return load_mapping("decoders.yaml", "decoder")
 
 
-@functools.cache
-def decoders() -> dict[str, Decoder]:
-    """Decoder presets by name (presets/decoders.yaml ``decoders``)."""
-    table = _Entry("decoders.yaml", "decoders", _decoders_raw().get("decoders"))
-    chains = loader_costs().augment_chains
-    out = {}
-    for name, data in table.data.items():
-        e = _Entry("decoders.yaml", f"decoders: {name}", data)
-        on_gpu = e.text("device", "cpu") == "gpu"
-        chain = e.text("augment", "gpu" if on_gpu else "")
-        if not on_gpu and chain not in chains:
-            raise PresetError(e.where("augment"), f"unknown chain {chain!r}; accepted: {', '.join(chains)}")
-        out[str(name)] = Decoder(
-            name=str(name),
-            label=e.text("label", str(name)),
-            fixed_s=e.quantity("decode_s_fixed", "seconds", positive=False),
-            s_per_megapixel=e.quantity("decode_s_per_megapixel", "seconds", positive=False),
-            s_per_megabyte=e.quantity("decode_s_per_megabyte", "seconds", positive=False),
-            s_per_stored_megapixel=(
-                e.quantity("decode_s_per_stored_megapixel", "seconds", positive=False)
-                if "decode_s_per_stored_megapixel" in e.data
-                else 0.0
-            ),
-            dct_scaling=bool(e.get("dct_scaling", False)),
-            on_gpu=on_gpu,
-            augment=chain,
-            source=e.text("source", "") or str(e.get("measured", "")),
-        )
-    return out
-
-
-def decoder(name: str) -> Decoder:
-    """A decoder preset by name (case-insensitive); an unknown name lists the known ones."""
-    table = decoders()
-    return table[lookup(name, table, "decoder", "decoder")]
+def _fixed_and_mb(file: str, where: str, data: object) -> tuple[float, float]:
+    """A cost of ``s_fixed`` + ``s_per_megabyte`` x MB [s, s per MB]."""
+    e = _Entry(file, where, data)
+    return e.quantity("s_fixed", "seconds", positive=False), e.quantity("s_per_megabyte", "seconds", positive=False)
 
 
 @functools.cache
 def loader_costs() -> LoaderCosts:
     """The non-decode loader costs of presets/decoders.yaml."""
     raw = _decoders_raw()
-    aug = _Entry("decoders.yaml", "augment", raw.get("augment"))
-    chains, chain_src = {}, {}
-    for chain, data in aug.data.items():
-        a = _Entry("decoders.yaml", f"augment: {chain}", data)
-        chains[str(chain)] = (
-            a.quantity("s_per_crop_megapixel", "seconds", positive=False),
-            a.quantity("s_per_output_megapixel", "seconds", positive=False),
-        )
-        chain_src[str(chain)] = a.text("source", "")
-    col = _Entry("decoders.yaml", "collate", raw.get("collate"))
-    tr = _Entry("decoders.yaml", "transfer", raw.get("transfer"))
-    pin = _Entry("decoders.yaml", "pin", raw.get("pin"))
+    f = "decoders.yaml"
+    chains: dict[str, tuple[float, float, float]] = {}
+    for chain, variants in _Entry(f, "augment", raw.get("augment")).data.items():
+        for dtype in ("float32", "uint8"):
+            data = _Entry(f, f"augment: {chain}", variants).get(f"train_{dtype}", None)
+            if data is None:
+                continue
+            a = _Entry(f, f"augment: {chain}: train_{dtype}", data)
+            chains[f"{chain}:{dtype}"] = tuple(  # type: ignore[assignment]
+                a.quantity(k, "seconds", positive=False)
+                for k in ("s_fixed", "s_per_crop_input_megapixel", "s_per_output_megapixel")
+            )
+    col, tr, rw = (_Entry(f, k, raw.get(k)) for k in ("collate", "transfer", "raw"))
     return LoaderCosts(
-        reference_cpu=str(raw.get("reference_cpu", "")),
         augment_chains=chains,
-        collate_s_per_byte=col.quantity("s_per_byte", "seconds", positive=False),
-        send_s_per_byte=tr.quantity("send_s_per_byte", "seconds", positive=False),
-        receive_s_per_byte=tr.quantity("receive_s_per_byte", "seconds", positive=False),
-        receive_s_per_batch=tr.quantity("receive_s_per_batch", "seconds", positive=False),
-        pin_s_per_byte=pin.quantity("s_per_byte", "seconds", positive=False),
-        source="; ".join(x.text("source", "") for x in (col, tr, pin) if x.text("source", "")),
-        augment_sources=chain_src,
+        collate=_fixed_and_mb(f, "collate: default_collate", col.get("default_collate")),
+        pin=_fixed_and_mb(f, "collate: pin_memory_copy", col.get("pin_memory_copy")),
+        # Two workers' figures: a loader has several (one worker's differ by under 30 %).
+        send=_fixed_and_mb(f, "transfer: w2_worker_send_extra", tr.get("w2_worker_send_extra")),
+        receive=_fixed_and_mb(f, "transfer: w2_main_receive", tr.get("w2_main_receive")),
+        raw=_fixed_and_mb(f, "raw: raw", rw.get("raw")),
+        source=f"decoders.yaml, measured on {raw.get('reference_cpu', '?')} ({raw.get('results', '')})",
     )
+
+
+def _decoder(name: str, e: _Entry, raw_cost: tuple[float, float], huffman: Decoder | None) -> Decoder:
+    """One decoder entry: its own measured terms, raw pixels' copy cost (``none``), or for a GPU
+    decoder the host-side Huffman terms of ``huffman``, of which its hardware share is spared."""
+    label = e.text("label", name)
+    if name == "none":
+        return Decoder(name, label, raw_cost[0], 0, 0, math.inf, 0, raw_cost[1], False, 0, False, "opencv", label)
+    hw = e.quantity("hw_decoder_share", "count", positive=False) if "hw_decoder_share" in e.data else math.nan
+    if math.isfinite(hw):
+        if huffman is None:
+            raise PresetError(e.where("note"), f"a GPU decoder needs {GPU_HOST_HUFFMAN}'s host-side terms")
+        h = huffman
+        return Decoder(
+            name,
+            label,
+            0,
+            0,
+            0,
+            math.inf,
+            h.s_per_stored_megapixel,
+            h.s_per_megabyte,
+            False,
+            hw,
+            True,
+            "gpu",
+            f"{label}: nvJPEG's host-side Huffman decoding as {h.name}'s per-MB and per-stored-MP "
+            f"terms; {hw:g} of images on the hardware decoder where the GPU has one",
+        )
+    if "decode_s_per_megapixel" not in e.data:
+        note = e.text("note", "no measured coefficients")
+        raise PresetError(e.where("decode_s_per_megapixel"), f"missing ({note})")
+    q = {
+        k: e.quantity(k, "seconds", positive=False)
+        for k in (
+            "decode_s_fixed",
+            "decode_s_per_megapixel",
+            "decode_s_per_megapixel_if_above_knee",
+            "decode_s_per_stored_megapixel",
+            "decode_s_per_megabyte",
+        )
+    }
+    return Decoder(
+        name,
+        label,
+        q["decode_s_fixed"],
+        q["decode_s_per_megapixel"],
+        q["decode_s_per_megapixel_if_above_knee"],
+        e.quantity("knee_megapixels", "count"),
+        q["decode_s_per_stored_megapixel"],
+        q["decode_s_per_megabyte"],
+        bool(e.get("dct_scaling", False)),
+        0.0,
+        False,
+        name if name in PIL_CHAINS else "opencv",
+        f"{label}, measured ({e.text('fit_error', 'fit error not stated')})",
+    )
+
+
+@functools.cache
+def decoder_table() -> dict[str, Decoder | str]:
+    """Every decoder of presets/decoders.yaml: its coefficients, or why it cannot be priced."""
+    table = _Entry("decoders.yaml", "decoders", _decoders_raw().get("decoders"))
+    raw_cost = loader_costs().raw
+    entries = {str(k): _Entry("decoders.yaml", f"decoders: {k}", v) for k, v in table.data.items()}
+    out: dict[str, Decoder | str] = {}
+    for name in sorted(entries, key=lambda k: "hw_decoder_share" in entries[k].data):  # GPU decoders last
+        try:
+            huffman = out.get(GPU_HOST_HUFFMAN)
+            out[name] = _decoder(name, entries[name], raw_cost, huffman if isinstance(huffman, Decoder) else None)
+        except PresetError as err:
+            out[name] = err.message
+    return {k: out[k] for k in entries}
+
+
+def decoders() -> dict[str, Decoder | str]:
+    """Decoder names (presets/decoders.yaml), each with its coefficients or why it has none."""
+    return decoder_table()
+
+
+def decoder(name: str, field: str = "decoder") -> Decoder:
+    """A decoder preset by name (case-insensitive); an unknown name lists the known ones, one with no
+    measured cost says so."""
+    table = decoder_table()
+    key = lookup(name, table, "decoder", field)
+    d = table[key]
+    if isinstance(d, str):
+        priced = ", ".join(k for k, v in table.items() if isinstance(v, Decoder))
+        raise PresetError(field, f"{key} has no CPU cost in presets/decoders.yaml ({d}); accepted: {priced}")
+    return d
 
 
 @functools.cache

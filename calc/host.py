@@ -90,7 +90,9 @@ def image_size(text: object, field: str = "image_pixels") -> tuple[int, int]:
         raise InputError(field, f"cannot read {text!r}; accepted: width x height in pixels such as 500x375")
     w, h = int(parts[0]), int(parts[1])
     if w < 1 or h < 1:
-        raise InputError(field, f"{text!r} has a zero side; accepted: width x height of at least 1 pixel each")
+        raise InputError(
+            field, f"{text!r} has a zero side; accepted: width x height of at least 1 pixel each, such as 500x375"
+        )
     return w, h
 
 
@@ -105,6 +107,11 @@ def tensors_at_resolution(spec: str, reference_px: float, train_px: float) -> st
         dims = [new if d == ref and len(shape) >= 2 else d for d in shape]
         parts.append(f"{name}={'x'.join(str(d) for d in dims)}:{dtype}")
     return ",".join(parts)
+
+
+def image_dtype(spec: str) -> str:
+    """The dtype of the first tensor of two or more dimensions (the image), ``""`` when none."""
+    return next((dtype for _, shape, dtype in parse_tensors(spec) if len(shape) >= 2), "")
 
 
 def tensor_bytes(spec: str, field: str = "tensors") -> float:
@@ -211,47 +218,54 @@ def dct_denominator(width_px: Numeric, height_px: Numeric, train_px: Numeric, dc
 
 @formula(
     "decode_seconds_per_example",
-    "{decode_s_fixed} + {decode_s_per_megapixel} x {image_megapixels} / {dct_denominator}^2 "
-    "+ {decode_s_per_stored_megapixel} x {image_megapixels} + {decode_s_per_megabyte} x {example_bytes} / 1e6",
+    "({decode_s_fixed} + {decode_s_per_megapixel} x {decoded_megapixels} + {decode_s_per_megapixel_if_above_knee} "
+    "x {decoded_megapixels} x {above_knee} + {decode_s_per_stored_megapixel} x {image_megapixels} + "
+    "{decode_s_per_megabyte} x {example_bytes} / 1e6) x (1 - {decode_gpu_share})",
 )
 def decode_seconds(
     fixed_s: Numeric,
     s_per_megapixel: Numeric,
+    s_per_megapixel_above_knee: Numeric,
+    knee_megapixels: Numeric,
+    s_per_stored_megapixel: Numeric,
     s_per_megabyte: Numeric,
     image_pixels: Numeric,
     stored_bytes: Numeric,
     denominator: Numeric,
-    s_per_stored_megapixel: Numeric = 0.0,
+    gpu_share: Numeric = 0.0,
 ) -> Numeric:
-    """Decode time of one stored example on one reference core [s].
+    """CPU time to decode one stored image on one reference core [s].
 
-    The entropy decoding reads every stored byte (``s_per_megabyte``) and walks every stored
-    block (``s_per_stored_megapixel``, where the fit finds such a term); the inverse DCT,
-    upsampling and colour conversion write every decoded pixel (``s_per_megapixel``), 1 /
-    denominator^2 of the stored pixels when the decoder scales in the DCT. Raw pixels (decoder
-    ``none``) have only the per-byte term (a copy).
+    The entropy decoding reads every stored byte (``s_per_megabyte``) and walks every stored 8x8
+    block (``s_per_stored_megapixel``); the inverse DCT, upsampling and colour conversion write
+    every decoded pixel (``s_per_megapixel``), 1 / denominator^2 of the stored ones when the
+    decoder scales in the DCT; a decoded image above ``knee_megapixels`` (its buffer outgrows the
+    core's L2 cache) costs ``s_per_megapixel_above_knee`` more per decoded megapixel, all of them.
+    ``gpu_share`` of the images decode on a GPU's hardware decoder and cost the CPU nothing.
+    Raw pixels (decoder ``none``) have only the per-byte term (a copy).
     """
     stored_mp = floats(image_pixels) / MEGA
     decoded_mp = stored_mp / (floats(denominator) * denominator)
+    above = where(decoded_mp > floats(knee_megapixels), 1.0, 0.0)
     t: Numeric = (
         floats(fixed_s)
-        + floats(s_per_megapixel) * decoded_mp
+        + (floats(s_per_megapixel) + floats(s_per_megapixel_above_knee) * above) * decoded_mp
         + floats(s_per_stored_megapixel) * stored_mp
         + floats(s_per_megabyte) * stored_bytes / MEGA
-    )
+    ) * (1.0 - floats(gpu_share))
     return t
 
 
 @formula(
     "augment_seconds_per_example",
-    "{augment_s_per_crop_megapixel} x 0.54 x {image_megapixels} / {dct_denominator}^2 "
-    "+ {augment_s_per_output_megapixel} x {train_resolution}^2 / 1e6",
+    "{augment_s_fixed} + {augment_s_per_crop_megapixel} x 0.54 x {decoded_megapixels} "
+    "+ {augment_s_per_output_megapixel} x {train_resolution} x {train_resolution} / 1e6",
 )
 def augment_seconds(
+    fixed_s: Numeric,
     s_per_crop_megapixel: Numeric,
     s_per_output_megapixel: Numeric,
-    image_pixels: Numeric,
-    denominator: Numeric,
+    decoded_pixels: Numeric,
     train_px: Numeric,
 ) -> Numeric:
     """Augmentation and to-tensor time of one example on one reference core [s].
@@ -259,15 +273,15 @@ def augment_seconds(
     RandomResizedCrop reads the crop (``CROP_AREA_MEAN`` of the decoded image on average) and
     resamples it to train_px x train_px; the flip, ToTensor and Normalize touch every output pixel.
     """
-    crop_mp = CROP_AREA_MEAN * floats(image_pixels) / MEGA / (floats(denominator) * denominator)
+    crop_mp = CROP_AREA_MEAN * floats(decoded_pixels) / MEGA
     out_mp = floats(train_px) * train_px / MEGA
-    t: Numeric = floats(s_per_crop_megapixel) * crop_mp + floats(s_per_output_megapixel) * out_mp
+    t: Numeric = floats(fixed_s) + floats(s_per_crop_megapixel) * crop_mp + floats(s_per_output_megapixel) * out_mp
     return t
 
 
 WORKER_SECONDS = (
-    "({decode_seconds_per_example} + {augment_seconds_per_example} + ({collate_s_per_byte} + {send_s_per_byte}) "
-    "x {example_tensor_bytes}) / {cpu_per_core_speed}"
+    "({decode_seconds_per_example} + {augment_seconds_per_example} + {batch_s_fixed} / {batch_size} "
+    "+ {batch_s_per_megabyte} x {example_tensor_bytes} / 1e6) / {cpu_per_core_speed}"
 )
 """The text of ``worker_seconds`` (the plan's ``cpu_cost_rule`` when the decoder model prices it)."""
 
@@ -275,44 +289,58 @@ WORKER_SECONDS = (
 def worker_seconds(
     decode_s: Numeric,
     augment_s: Numeric,
-    collate_s_per_byte: Numeric,
-    send_s_per_byte: Numeric,
+    batch_s_fixed: Numeric,
+    batch_s_per_megabyte: Numeric,
     example_tensor_bytes: Numeric,
+    batch_size: Numeric,
     per_core_speed: Numeric,
 ) -> Numeric:
     """CPU time one example costs a loader worker on one core of this CPU [s]: decode, augment,
-    collate into the batch and hand it to the main process (shared memory), at the CPU's speed
-    relative to the reference core the coefficients were measured on."""
-    per_byte = floats(collate_s_per_byte) + send_s_per_byte
-    t: Numeric = (floats(decode_s) + augment_s + per_byte * example_tensor_bytes) / per_core_speed
+    and its share of collating the batch and handing it to the main process (a cost per batch and
+    per megabyte of tensors), at the CPU's speed relative to the reference core."""
+    per_batch = floats(batch_s_fixed) / np.maximum(batch_size, 1.0)
+    t: Numeric = (
+        floats(decode_s) + augment_s + per_batch + floats(batch_s_per_megabyte) * example_tensor_bytes / MEGA
+    ) / per_core_speed
     return t
 
 
 @formula(
     "main_seconds_per_example",
-    "({receive_s_per_byte} x {example_tensor_bytes} + {receive_s_per_batch} / {batch_size}) / {cpu_per_core_speed}",
+    "({receive_s_fixed} / {batch_size} + {receive_s_per_megabyte} x {example_tensor_bytes} / 1e6) "
+    "/ {cpu_per_core_speed}",
 )
 def main_seconds(
-    receive_s_per_byte: Numeric,
-    receive_s_per_batch: Numeric,
+    s_fixed: Numeric,
+    s_per_megabyte: Numeric,
     example_tensor_bytes: Numeric,
     batch_size: Numeric,
     per_core_speed: Numeric,
 ) -> Numeric:
     """CPU time the training process's main thread spends receiving one example from the workers
-    [s]: mapping and unpickling each batch (per batch) and touching its bytes (per byte)."""
-    per_batch = floats(receive_s_per_batch) / np.maximum(batch_size, 1.0)
-    t: Numeric = (floats(receive_s_per_byte) * example_tensor_bytes + per_batch) / per_core_speed
+    [s]: unpickling each batch and mapping its shared memory (per batch), touching its bytes (per MB)."""
+    per_batch = floats(s_fixed) / np.maximum(batch_size, 1.0)
+    t: Numeric = (per_batch + floats(s_per_megabyte) * example_tensor_bytes / MEGA) / per_core_speed
     return t
 
 
-@formula("pin_seconds_per_example", "{pin_s_per_byte} x {example_tensor_bytes} x {pin_memory} / {cpu_per_core_speed}")
+@formula(
+    "pin_seconds_per_example",
+    "({pin_s_fixed} / {batch_size} + {pin_s_per_megabyte} x {example_tensor_bytes} / 1e6) x {pin_memory} "
+    "/ {cpu_per_core_speed}",
+)
 def pin_seconds(
-    pin_s_per_byte: Numeric, example_tensor_bytes: Numeric, pin_memory: Numeric, per_core_speed: Numeric
+    s_fixed: Numeric,
+    s_per_megabyte: Numeric,
+    example_tensor_bytes: Numeric,
+    batch_size: Numeric,
+    pin_memory: Numeric,
+    per_core_speed: Numeric,
 ) -> Numeric:
     """CPU time the pin-memory thread spends copying one example into page-locked memory [s]
     (0 without ``pin_memory``)."""
-    t: Numeric = floats(pin_s_per_byte) * example_tensor_bytes * pin_memory / per_core_speed
+    per_batch = floats(s_fixed) / np.maximum(batch_size, 1.0)
+    t: Numeric = (per_batch + floats(s_per_megabyte) * example_tensor_bytes / MEGA) * pin_memory / per_core_speed
     return t
 
 

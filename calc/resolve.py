@@ -709,18 +709,18 @@ def _resolve_loader(c: _Ctx) -> None:
     cpu = catalog.cpu(sc.cpu or catalog.server_cpu(sc.server))
     v["cpu_per_core_speed"], src["cpu_per_core_speed"] = cpu.per_core_speed, f"cpus.yaml {cpu.name}: {cpu.source}"
     tpc = sc.cpu_threads_per_core if sc.cpu_threads_per_core is not None else cpu.threads_per_core
-    v["cpu_threads_per_core"], v["cpu_smt_gain"] = float(tpc), cpu.smt_gain
+    v["cpu_threads_per_core"], v["cpu_smt_gain"] = float(tpc), cpu.smt_gain if tpc > 1 else 1.0
     src["cpu_threads_per_core"] = "scenario" if sc.cpu_threads_per_core is not None else f"cpus.yaml {cpu.name}"
     v["threads_per_worker"] = float(sc.threads_per_worker)
     costs = catalog.loader_costs()
-    v |= {
-        "collate_s_per_byte": costs.collate_s_per_byte,
-        "send_s_per_byte": costs.send_s_per_byte,
-        "receive_s_per_byte": costs.receive_s_per_byte,
-        "receive_s_per_batch": costs.receive_s_per_batch,
-        "pin_s_per_byte": costs.pin_s_per_byte,
-    }
-    src["main_seconds_per_example"] = f"decoders.yaml: {costs.source} (reference CPU {costs.reference_cpu})"
+    for name, (fixed, per_mb) in (
+        ("collate", costs.collate),
+        ("send", costs.send),
+        ("receive", costs.receive),
+        ("pin", costs.pin),
+    ):
+        v[f"{name}_s_fixed"], v[f"{name}_s_per_megabyte"] = fixed, per_mb
+    src["main_seconds_per_example"] = src["pin_seconds_per_example"] = costs.source
     decoder = _decoder_name(c)
     given = sc.cpu_seconds_per_example
     # A measured time overrides the decoder model, unless the decode moves to the GPU (what the CPU
@@ -729,16 +729,15 @@ def _resolve_loader(c: _Ctx) -> None:
     method = 0 if given is not None and not on_gpu else 1 if decoder is not None else 2
     v["cpu_cost_method"] = float(method)
     v["cpu_seconds_given"] = parse(given, "seconds", "cpu_seconds_per_example") if method == 0 else math.nan
+    v["measured_cpu_speed"] = cpu.per_core_speed
+    v["cpu_seconds_preset"] = m.cpu_seconds_per_example if method == 2 else math.nan
     if method == 0:
-        where = catalog.cpu(sc.measured_cpu or cpu.name)
+        where = catalog.cpu(sc.measured_cpu or cpu.name, "measured_cpu")
         v["measured_cpu_speed"] = where.per_core_speed
         src["cpu_seconds_per_example"] = f"measured (scenario) on {where.name}" + (
             "" if where.name == cpu.name else f", re-projected to {cpu.name} by per-core speed"
         )
-    else:
-        v["measured_cpu_speed"] = cpu.per_core_speed
-    v["cpu_seconds_preset"] = m.cpu_seconds_per_example if method == 2 else math.nan
-    if method == 2:
+    elif method == 2:
         src["cpu_seconds_per_example"] = (
             f"models.yaml {m.name}: {m.sources.get('cpu_seconds_per_example', '')} (not re-projected to {cpu.name})"
         )
@@ -752,7 +751,7 @@ def _decoder_name(c: _Ctx) -> str | None:
         if sc.decoder is not None:
             raise InputError("decoder", "decodes images; media is video (its CPU time is cpu_seconds_per_example)")
         return None
-    gpu_decoders = [k for k, d in catalog.decoders().items() if d.on_gpu]
+    gpu_decoders = [k for k, d in catalog.decoders().items() if isinstance(d, catalog.Decoder) and d.on_gpu]
     if sc.gpu_decode and sc.decoder is not None and sc.decoder not in gpu_decoders:
         raise InputError(
             "decoder",
@@ -764,14 +763,28 @@ def _decoder_name(c: _Ctx) -> str | None:
     return sc.decoder or m.decoder or None
 
 
-def _decoder_values(c: _Ctx, decoder: str | None, costs: Any, cpu: str) -> None:
+_DECODER_KEYS = (
+    "decode_s_fixed",
+    "decode_s_per_megapixel",
+    "decode_s_per_megapixel_if_above_knee",
+    "decode_s_per_stored_megapixel",
+    "decode_s_per_megabyte",
+    "decode_dct_scaling",
+    "decode_gpu_share",
+    "augment_s_fixed",
+    "augment_s_per_crop_megapixel",
+    "augment_s_per_output_megapixel",
+    "image_width",
+    "image_height",
+)
+"""The decoder model's numbers; all 0 when it does not price the plan (a measured or preset cost)."""
+
+
+def _decoder_values(c: _Ctx, decoder: str | None, costs: catalog.LoaderCosts, cpu: str) -> None:
     """The decoder's coefficients and the image they apply to (zeros with no decoder model)."""
-    sc, m, v, src = c.sc, c.m, c.v, c.src
-    keys = ("decode_s_fixed", "decode_s_per_megapixel", "decode_s_per_megabyte", "decode_s_per_stored_megapixel")
-    keys += ("decode_dct_scaling",)
-    keys += ("augment_s_per_crop_megapixel", "augment_s_per_output_megapixel", "image_width", "image_height")
-    v |= dict.fromkeys(keys, 0.0)
-    v["decoder_on_gpu"] = 0.0
+    sc, g, m, v, src = c.sc, c.g, c.m, c.v, c.src
+    v |= dict.fromkeys(_DECODER_KEYS, 0.0)
+    v["decode_knee_megapixels"] = math.inf
     if decoder is None:
         return
     d = catalog.decoder(decoder)
@@ -781,23 +794,29 @@ def _decoder_values(c: _Ctx, decoder: str | None, costs: Any, cpu: str) -> None:
     if not math.isfinite(v["train_resolution"]):
         raise InputError("train_resolution", f"is needed to price the augmentation after {decoder}; accepted: px")
     w, h = host.image_size(pixels)
-    crop, out = costs.augment(d)
+    dtype = host.image_dtype(sc.tensors or m.tensors)
+    fixed, crop, out = costs.augment(d, dtype)
+    hw = d.hw_share if math.isfinite(g.jpeg_decode_images_per_s) else 0.0
     v |= {
         "decode_s_fixed": d.fixed_s,
         "decode_s_per_megapixel": d.s_per_megapixel,
-        "decode_s_per_megabyte": d.s_per_megabyte,
+        "decode_s_per_megapixel_if_above_knee": d.s_per_megapixel_above_knee,
+        "decode_knee_megapixels": d.knee_megapixels,
         "decode_s_per_stored_megapixel": d.s_per_stored_megapixel,
+        "decode_s_per_megabyte": d.s_per_megabyte,
         "decode_dct_scaling": float(d.dct_scaling),
+        "decode_gpu_share": hw,
+        "augment_s_fixed": fixed,
         "augment_s_per_crop_megapixel": crop,
         "augment_s_per_output_megapixel": out,
         "image_width": float(w),
         "image_height": float(h),
-        "decoder_on_gpu": float(d.on_gpu),
     }
     if d.on_gpu:
         v["gpu_decode"] = 1.0
     where = "scenario" if sc.image_pixels else f"models.yaml {m.name}"
+    chain = "augmented on the GPU" if d.on_gpu else f"augmented by the {d.augment} chain to {dtype or 'float32'}"
     src["cpu_seconds_per_example"] = (
-        f"decoder {d.name} ({d.source}) on a {pixels} image ({where}) trained at {v['train_resolution']:g} px, "
-        f"on {cpu}; {costs.augment_source(d)}"
+        f"decoder {d.name}: {d.source}; a {pixels} image ({where}) {chain} at {v['train_resolution']:g} px; "
+        f"on {cpu}; collate and hand-over per batch and MB ({costs.source})"
     )

@@ -1472,9 +1472,9 @@ def _check_choice(name: str, value: object, info: FieldInfo) -> str:
         if name == "server":
             return catalog.server(value.strip()).name
         if name in ("cpu", "measured_cpu"):
-            return catalog.lookup(value.strip(), catalog.cpus(), "CPU", name)
+            return catalog.cpu(value.strip(), name).name
         if name == "decoder":
-            return catalog.lookup(value.strip(), catalog.decoders(), "decoder", name)
+            return catalog.decoder(value.strip(), name).name
         if name == "model" and value.strip().lower() == BLANK_MODEL:
             return BLANK_MODEL
         table: Mapping[str, Any] = catalog.models() if name == "model" else catalog.gpus()

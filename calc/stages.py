@@ -647,7 +647,17 @@ def evaluate_demand(x: Mapping[str, Numeric], out: Arrays) -> None:
     Output("h2d_copy_time_s", "seconds", "Copy time per batch"),
     Output("h2d_share_of_step", "count", "Copy time / step time", percent=True, zero_without_step=True),
     Output("epoch_time_s", "seconds", "Epoch time per job", zero_without_step=True),
-    keep=("cpu_seconds_effective", "dct_denominator", "image_megapixels", "workers_on_node", "loader_cores_per_node"),
+    keep=(
+        "cpu_seconds_effective",
+        "dct_denominator",
+        "image_megapixels",
+        "decoded_megapixels",
+        "above_knee",
+        "batch_s_fixed",
+        "batch_s_per_megabyte",
+        "workers_on_node",
+        "loader_cores_per_node",
+    ),
 )
 def evaluate_host(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Host side: the CPU cost of an example and who pays it, the node's cores, the copy, the epoch."""
@@ -674,30 +684,46 @@ def _cpu_costs(x: Mapping[str, Numeric], out: Arrays) -> None:
     pixels = _a(x["image_width"]) * x["image_height"]
     out["image_megapixels"] = pixels / host.MEGA
     denom = host.dct_denominator(x["image_width"], x["image_height"], x["train_resolution"], x["decode_dct_scaling"])
-    out["dct_denominator"] = denom
+    decoded = pixels / (denom * denom)
+    out["dct_denominator"], out["decoded_megapixels"] = denom, decoded / host.MEGA
+    out["above_knee"] = where(out["decoded_megapixels"] > _a(x["decode_knee_megapixels"]), 1.0, 0.0)
     decode = host.decode_seconds(
         x["decode_s_fixed"],
         x["decode_s_per_megapixel"],
+        x["decode_s_per_megapixel_if_above_knee"],
+        x["decode_knee_megapixels"],
+        x["decode_s_per_stored_megapixel"],
         x["decode_s_per_megabyte"],
         pixels,
         x["example_bytes"],
         denom,
-        x["decode_s_per_stored_megapixel"],
+        x["decode_gpu_share"],
     )
     augment = host.augment_seconds(
-        x["augment_s_per_crop_megapixel"], x["augment_s_per_output_megapixel"], pixels, denom, x["train_resolution"]
+        x["augment_s_fixed"],
+        x["augment_s_per_crop_megapixel"],
+        x["augment_s_per_output_megapixel"],
+        decoded,
+        x["train_resolution"],
     )
     method = _a(x["cpu_cost_method"])
     modelled = method == 1.0
     out["decode_seconds_per_example"] = where(modelled, decode, 0.0)
     out["augment_seconds_per_example"] = where(modelled, augment, 0.0)
-    speed, tensor = x["cpu_per_core_speed"], x["example_tensor_bytes"]
-    by_model = host.worker_seconds(decode, augment, x["collate_s_per_byte"], x["send_s_per_byte"], tensor, speed)
+    # A worker collates its batch and hands it over; with no workers the main thread only collates.
+    sends = where(_a(x["num_workers"]) > 0, 1.0, 0.0)
+    out["batch_s_fixed"] = _a(x["collate_s_fixed"]) + sends * x["send_s_fixed"]
+    out["batch_s_per_megabyte"] = _a(x["collate_s_per_megabyte"]) + sends * x["send_s_per_megabyte"]
+    n, speed, tensor = out["batch_size"], x["cpu_per_core_speed"], x["example_tensor_bytes"]
+    by_model = host.worker_seconds(decode, augment, out["batch_s_fixed"], out["batch_s_per_megabyte"], tensor, n, speed)
     measured = host.remeasured_seconds(x["cpu_seconds_given"], x["measured_cpu_speed"], speed)
     out["cpu_seconds_per_example"] = where(modelled, by_model, where(method == 0.0, measured, x["cpu_seconds_preset"]))
-    main = host.main_seconds(x["receive_s_per_byte"], x["receive_s_per_batch"], tensor, out["batch_size"], speed)
-    out["main_seconds_per_example"] = main
-    out["pin_seconds_per_example"] = host.pin_seconds(x["pin_s_per_byte"], tensor, x["pin_memory"], speed)
+    out["main_seconds_per_example"] = host.main_seconds(
+        x["receive_s_fixed"], x["receive_s_per_megabyte"], tensor, n, speed
+    )
+    out["pin_seconds_per_example"] = host.pin_seconds(
+        x["pin_s_fixed"], x["pin_s_per_megabyte"], tensor, n, x["pin_memory"], speed
+    )
 
 
 @stage(
