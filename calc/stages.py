@@ -291,9 +291,9 @@ def _train_flops(x: Mapping[str, Numeric], out: Arrays) -> None:
     )
     for k in ("peak_flops_per_s", "efficiency", "memory_bandwidth_bytes_per_s", "memory_efficiency"):
         out[k] = x[k]
-    at_ref = _a(x["memory_traffic_bytes_per_example_at_reference"]) > 0
+    traffic_at_ref = _a(x["memory_traffic_bytes_per_example_at_reference"]) > 0
     out["memory_traffic_bytes_per_example"] = _a(x["memory_traffic_bytes_per_example"]) * where(
-        at_ref, out["resolution_scale"], 1.0
+        traffic_at_ref, out["resolution_scale"], 1.0
     )
 
 
