@@ -21,9 +21,11 @@ import streamlit as st
 import calc
 from calc import catalog, plots
 from calc.card import SITE_LABELS, card, chosen, details, plain_words
-from calc.cluster import STORAGE_INPUTS, Cluster, Job, cluster, cluster_answer
+from calc.cluster import cluster, cluster_answer
+from calc.cluster_input import STORAGE_INPUTS, Cluster, Job
 from calc.errors import InputError
 from calc.explain import formula, render_formula
+from calc.lever import levers, storage_levers
 from calc.plan import HEADLINE
 from calc.report import (
     cluster_html,
@@ -38,7 +40,8 @@ from calc.report import (
     pin_name,
 )
 from calc.scenario import FIELDS, Scenario, check_field, choices, from_text
-from calc.sizing import job_site, levers, recommend, storage_levers
+from calc.site import job_site
+from calc.sizing import recommend
 from calc.stages import CHECKPOINT_OUTPUTS
 from calc.units import fmt, parse, plain
 
@@ -481,7 +484,7 @@ def cached_tables(yaml_text: str) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)  # an immutable Answer, shared read-only
-def cached_answer(sc: Scenario) -> calc.sizing.Answer:
+def cached_answer(sc: Scenario) -> calc.answers.Answer:
     return calc.answer(sc)
 
 

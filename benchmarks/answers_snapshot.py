@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import calc
 
 cl = importlib.import_module("calc.cluster")
+ci = importlib.import_module("calc.cluster_input")
 
 SITES = (None, "on-prem", "aws", "gcp", "azure")
 
@@ -71,9 +72,9 @@ def job(name: str, site: str | None) -> dict[str, Any]:
 
 def clusters() -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name in cl.clusters():
+    for name in ci.clusters():
         try:
-            cp = calc.cluster(cl.load(name))
+            cp = calc.cluster(ci.load(name))
             a = cl.cluster_answer(cp)
             out[name] = {
                 "totals": plain(cp.totals()),
@@ -83,7 +84,7 @@ def clusters() -> dict[str, Any]:
                 "recommendation": plain(a.recommendation),
                 "jobs": plain(a.jobs),
                 "growth": plain(dict(a.growth)),
-                "timeline": plain(cl.timeline(cp)),
+                "timeline": plain(importlib.import_module("calc.cluster_load").timeline(cp)),
             }
         except Exception as e:
             out[name] = {"error": f"{type(e).__name__}: {e}"}

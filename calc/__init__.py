@@ -16,20 +16,15 @@ and ``report``. Plans, answers, scenarios and clusters display as HTML and Markd
 from calc import display, plots, report
 from calc.calibrate import calibration
 from calc.catalog import gpus, models
-from calc.cluster import Cluster, ClusterAnswer, ClusterPlan, answer, cluster, cluster_answer
+from calc.cluster import ClusterAnswer, ClusterPlan, answer, cluster, cluster_answer
+from calc.cluster_input import Cluster
+from calc.design import designs
 from calc.errors import DoesNotFitError, InputError, PresetError, UnitError
+from calc.lever import levers, storage_levers
 from calc.plan import Plan, plan
 from calc.registry import OUTPUTS
 from calc.scenario import FIELDS, Scenario, scenario, scenarios
-from calc.sizing import (
-    designs,
-    fewest_workers,
-    largest_example_bytes,
-    levers,
-    max_gpus,
-    recommend,
-    storage_levers,
-)
+from calc.sizing import fewest_workers, largest_example_bytes, max_gpus, recommend
 from calc.storage import options as storage_options
 from calc.sweep import sweep
 from calc.units import fmt, parse

@@ -27,8 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from calc import sizing
-from calc.sizing import Answer
+from calc.answers import Answer, deciding_sentence
 from calc.units import fmt_usd
 
 SITE_LABELS = {"on-prem": "On-prem", "aws": "AWS", "gcp": "GCP", "azure": "Azure"}
@@ -144,7 +143,7 @@ def usd_sum(parts: Mapping[str, float]) -> tuple[str, str]:
 def why(a: Answer, d: Mapping[str, Any], rec: pd.DataFrame) -> str:
     """The constraint that sized ``d``, one sentence (the answer's own when ``d`` is its design)."""
     # A design the answer ranked lower (the page cache off) gets the same sentence from sizing.
-    text = a.deciding if d is a.design else sizing._deciding(a.plan, d, rec)
+    text = a.deciding if d is a.design else deciding_sentence(a.plan, d, rec)
     text = text.removeprefix("Deciding: ")
     text = text[:1].upper() + text[1:]
     for word, said in _LIMITS.items():

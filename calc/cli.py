@@ -15,21 +15,25 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+import numpy as np
 import pandas as pd
 import yaml
 
-from calc import calibrate, catalog, measure, report, sizing
-from calc.cluster import cluster_answer, command_output, from_command_line
+from calc import answers, calibrate, catalog, lever, measure, report, sizing
+from calc.cluster import cluster_answer
+from calc.cluster_input import Cluster, from_command_line
+from calc.cluster_load import fmt_total
 from calc.errors import InputError
 from calc.plan import plan
+from calc.report import cluster_markdown
 from calc.scenario import FIELDS, Scenario, scenario, scenarios
 from calc.storage import options as storage_options
 from calc.sweep import sweep
-from calc.units import Kind, fmt
+from calc.units import Kind, fmt, fmt_usd
 
 DEFAULT_SCENARIO = "beast-imagenet-4xv100"
 FORMATS = ("table", "json", "yaml", "markdown", "csv")
@@ -161,7 +165,7 @@ def _plan(args: argparse.Namespace) -> str:
     p = plan(_scenario(args))
     if args.format == "table":
         t = p.to_frame()[["label", "display"]]
-        head = f"{p.title}\n{p.scenario.description}\n\n" + "\n".join(sizing.answer(p).lines())
+        head = f"{p.title}\n{p.scenario.description}\n\n" + "\n".join(answers.job_answer(p).lines())
         head += f"\n\nstep time from {p.step_method}; bottleneck: {p.bottleneck}\n"
         body = "\n".join(f"{label:<48} {shown}" for label, shown in t.itertuples(index=False))
         return head + body + "".join(f"\nwarning: {w}" for w in p.warnings)
@@ -178,7 +182,7 @@ def _explain(args: argparse.Namespace) -> str:
 
 
 def _designs(args: argparse.Namespace) -> str:
-    d = sizing.answer(_scenario(args)).designs
+    d = answers.job_answer(_scenario(args)).designs
     if not d:
         return "No complete design: no priced option serves this job (python -m calc recommend says why)."
     if args.format == "table":
@@ -199,7 +203,7 @@ def _recommend(args: argparse.Namespace) -> str:
         bandwidth_headroom=df["bandwidth_headroom"].round(2),
     )
     cols = ["option", "feasible", "ready", "units", "limiting", "iops_headroom", "bandwidth_headroom"]
-    levers = sizing.storage_levers(sc)
+    levers = lever.storage_levers(sc)
     return (
         table(shown[[*cols, "monthly_usd", "why_not"]], "table")
         + "\n\nStorage levers (each alone):\n"
@@ -208,7 +212,7 @@ def _recommend(args: argparse.Namespace) -> str:
 
 
 def _levers(args: argparse.Namespace) -> str:
-    return table(sizing.levers(_scenario(args)).round(4), args.format)
+    return table(lever.levers(_scenario(args)).round(4), args.format)
 
 
 MAX_GPUS_FLAGS = {"storage": "--storage", "units": "--units", "read_bytes_per_s": "--read-bytes-per-s"}
@@ -296,6 +300,65 @@ def _cluster(args: argparse.Namespace) -> str:
     if args.format == "csv":
         return table(cluster_answer(c).jobs, "csv")
     return command_output(c, args.format)
+
+
+def command_output(c: Cluster, form: str) -> str:
+    """The CLI's text: table (answer, per-job rows, totals), json, yaml or markdown (the report)."""
+    a = cluster_answer(c)
+    if form == "markdown":
+        return cluster_markdown(a)
+    jobs = a.plan.to_frame().merge(a.jobs.drop(columns=["count", "gpus", "gpu_utilization_alone"]), on="job")
+    if form == "table":
+        shown = pd.DataFrame(
+            {
+                "job": jobs["job"],
+                "count": jobs["count"],
+                "gpus": jobs["gpus"],
+                "reads": [fmt(v, "bytes_per_s") for v in jobs["read_bytes_per_s"]],
+                "reads/s": [fmt(v, "count_per_s") for v in jobs["read_iops"]],
+                "save burst": [fmt(v, "bytes_per_s") for v in jobs["peak_write_bytes_per_s"]],
+                "utilisation": [f"{v:.0%}" for v in jobs["gpu_utilization"]],
+                "monthly": [fmt_usd(v) if math.isfinite(v) else "n/a" for v in jobs["monthly_usd"]],
+            }
+        )
+        body = "\n".join(a.lines())
+        totals = "\n".join(f"{k:<32} {fmt_total(k, v)}" for k, v in a.plan.totals().items())
+        return f"{a.plan.title}\n{c.description}\n\n{body}\n\n{shown.to_string(index=False)}\n\n{totals}"
+    data = {
+        "cluster": c.to_dict(),
+        "totals": a.plan.totals(),
+        "answer": a.lines(),
+        "best": {k: a.best[k] for k in ("option", "units", "unit", "monthly_total_usd")} if a.best else None,
+        "growth": {k: v for k, v in a.growth.items() if k != "months"},
+        "jobs": [{k: _plain(v) for k, v in r.items()} for r in jobs.to_dict("records")],
+    }
+    if form == "json":
+        return json.dumps(json_safe(data, finite=True), indent=1, allow_nan=False)
+    return yaml.safe_dump(json_safe(data), sort_keys=False)
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, (np.integer, np.floating, np.bool_)):
+        return v.item()
+    return v
+
+
+def json_safe(data: Any, *, finite: bool = False) -> Any:
+    """Plain Python data for yaml.safe_dump and json.dumps (NumPy scalars become numbers).
+
+    ``finite``: for JSON, which has no NaN or infinity, a number that is not applicable (NaN:
+    a cost with no price) becomes ``null`` and an unlimited one (infinity) the string ``"inf"``
+    (``"-inf"``), so strict JSON readers accept the output.
+    """
+    if isinstance(data, Mapping):
+        return {str(k): json_safe(v, finite=finite) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [json_safe(v, finite=finite) for v in data]
+    v = _plain(data)
+    if finite and isinstance(v, float) and not math.isfinite(v):
+        return None if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    return v
+
 
 
 # ---------------------------------------------------------------- options of each command

@@ -30,408 +30,26 @@ References
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, overload
 
-import numpy as np
 import pandas as pd
-import yaml
 
-from calc import catalog, cluster_load, demand
+from calc import answers as an
+from calc import demand
 from calc import engine as en
-from calc import sizing as sz
 from calc import storage as st
-from calc.cluster_load import TOTALS, _writes, fmt_total, write_need_bytes_per_s
+from calc.cluster_input import STORAGE_INPUTS, Cluster, as_cluster
+from calc.cluster_load import TOTALS, _writes, write_need_bytes_per_s
+from calc.design import buyable, describe_option
 from calc.engine import checkpoint_writes_per_month
-from calc.errors import InputError, PresetError
+from calc.errors import InputError
 from calc.plan import Plan, plan
-from calc.report import cluster_markdown
-from calc.scenario import (
-    FIELDS,
-    FieldInfo,
-    Scenario,
-    _short,
-    check_field,
-    check_value,
-    dump_yaml,
-    from_text,
-    read_yaml,
-    to_text,
-    unknown_input,
-)
-from calc.scenario import scenario as preset_scenario
 from calc.site import job_site
+from calc.sizing import PlanLike
 from calc.units import MONTH_S, Kind, fmt, fmt_usd, parse
-
-SAVES = ("aligned", "staggered")
-"""How the jobs' checkpoint saves fall in time: all at once, or spread so they overlap least."""
-
-POLICIES = ("demand", "max-min")
-"""How a short storage system's capacity is shared: in proportion to demand, or max-min per GPU."""
-
-STORAGE_INPUTS = ("storage", "storage_units", "storage_bytes_per_s", "storage_iops", "storage_latency_s")
-"""The storage inputs: one value for the whole cluster (a job's own storage is replaced by it)."""
-
-CUSTOM = "custom"
-"""A job not derived from a preset scenario (its inputs differ from the defaults) in links."""
-
-CLUSTER_INPUTS: dict[str, FieldInfo] = {
-    "count": FieldInfo("int", "cluster", "Jobs of this type", "How many such jobs run at once.", 1, 100_000),
-    "name": FieldInfo("text", "cluster", "Name", "A label for the cluster (titles, links, file names)."),
-    "description": FieldInfo("text", "cluster", "Description", "What the cluster is, and its sources."),
-    "saves": FieldInfo("choice", "cluster", "Checkpoint saves", "All at once, or spread.", choices=SAVES),
-    "policy": FieldInfo("choice", "cluster", "Shortfall policy", "How a short store is shared.", choices=POLICIES),
-    "horizon_months": FieldInfo("int", "cluster", "Horizon [months]", "Months of growth to buy for.", 0, 240),
-    "job_growth_per_year": FieldInfo(
-        "number", "cluster", "Job growth per year", "Yearly fraction (0.5 = +50 % a year).", -0.9, 100
-    ),
-    "data_growth_per_year": FieldInfo(
-        "number", "cluster", "Data growth per year", "Yearly fraction (0.5 = +50 % a year).", -0.9, 100
-    ),
-}
-"""The cluster's own inputs, declared as Scenario fields are and checked by the same
-``check_value`` path (a count of nan, inf or 400 digits is an InputError naming it)."""
-
-NOT_SHARED = {
-    "jobs": "how many jobs of a type run is its count (count: in the YAML, --job preset:count, {scenario: count})",
-    "name": "the cluster's own name is the option name (name: in the YAML, --set name=..., name=...)",
-    "description": "the cluster's own description is the option description",
-}
-"""Scenario inputs that cannot be shared by every job, and why."""
-
-
-# ------------------------------------------------------------------ the cluster: inputs
-
-
-@dataclass(frozen=True)
-class Job:
-    """One job type of the cluster: its scenario and how many such jobs run at once."""
-
-    scenario: Scenario
-    count: int = 1
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.scenario, Scenario):
-            raise InputError("jobs", f"{_short(self.scenario)}; accepted: a Scenario with a count")
-        object.__setattr__(self, "count", _count(self.count, f"jobs: {self.name}"))
-
-    @property
-    def name(self) -> str:
-        return self.scenario.name
-
-    @property
-    def dataset(self) -> str:
-        """The dataset's name: jobs naming the same one store it once."""
-        return self.scenario.dataset or self.scenario.name
-
-
-@dataclass(frozen=True)
-class Cluster:
-    """The inputs of a cluster plan: the job mix, the shared inputs and the cluster-only options.
-
-    ``shared`` holds Scenario inputs applied to every job (storage, storage_units, server...).
-    ``saves``: aligned or staggered checkpoint saves; ``policy``: how a shortfall is shared;
-    ``horizon_months``, ``job_growth_per_year``, ``data_growth_per_year`` (fractions: 0.5 = +50 %
-    a year, compounded monthly) project the load for the next purchase.
-    """
-
-    jobs: tuple[Job, ...]
-    shared: Mapping[str, Any] = field(default_factory=dict)
-    name: str = "cluster"
-    description: str = ""
-    saves: str = "aligned"
-    policy: str = "demand"
-    horizon_months: int = 0
-    job_growth_per_year: float = 0.0
-    data_growth_per_year: float = 0.0
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.jobs, tuple) or not self.jobs or not all(isinstance(j, Job) for j in self.jobs):
-            raise InputError("jobs", "no jobs; accepted: at least one scenario (a preset name) with a count")
-        for key in CLUSTER_INPUTS.keys() - {"count"}:
-            object.__setattr__(self, key, check_value(key, getattr(self, key), CLUSTER_INPUTS[key]))
-        if not isinstance(self.shared, Mapping):
-            raise InputError("shared", f"expected a mapping of inputs, got {_short(self.shared)}")
-        shared: dict[str, Any] = {}
-        for key, value in self.shared.items():
-            k = str(key)
-            if k not in FIELDS:
-                raise InputError(k, "shared " + unknown_input(k))
-            if k in NOT_SHARED:
-                raise InputError(k, f"cannot be a shared input: {NOT_SHARED[k]}")
-            shared[k] = value if value is None and FIELDS[k].optional else check_field(k, value)
-        object.__setattr__(self, "shared", shared)
-        _one_site(self.jobs, shared)
-
-    # ---------------------------------------------------------------- YAML
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data (YAML-safe): preset jobs by name with their changes, others in full."""
-        jobs = []
-        for j in self.jobs:
-            base, changes = _base_and_changes(j.scenario)
-            entry: dict[str, Any] = {"scenario": base if base != CUSTOM else j.scenario.to_dict(changed_only=True)}
-            entry["count"] = j.count
-            if base != CUSTOM and changes:
-                entry["set"] = changes
-            jobs.append(entry)
-        out: dict[str, Any] = {"name": self.name}
-        if self.description:
-            out["description"] = self.description
-        defaults = _DEFAULTS
-        for key in ("saves", "policy", "horizon_months", "job_growth_per_year", "data_growth_per_year"):
-            if getattr(self, key) != defaults[key]:
-                out[key] = getattr(self, key)
-        if self.shared:
-            out["shared"] = dict(self.shared)
-        out["jobs"] = jobs
-        return out
-
-    def to_yaml(self) -> str:
-        """The cluster as YAML that ``from_yaml`` reads back equal."""
-        return dump_yaml(self.to_dict())
-
-    @classmethod
-    def from_dict(cls, data: Any, source: str = "cluster") -> Cluster:
-        """Read a cluster document (name, jobs: [{scenario, count, set}], shared, options)."""
-        if not isinstance(data, Mapping):
-            raise PresetError(source, f"expected a mapping with jobs:, got {type(data).__name__}")
-        allowed = {"name", "description", "jobs", "shared", "saves", "policy", "horizon_months"}
-        allowed |= {"job_growth_per_year", "data_growth_per_year"}
-        unknown = sorted(str(k) for k in data if k not in allowed)
-        if unknown:
-            raise InputError(f"{source}: {unknown[0]}", f"unknown key; accepted: {', '.join(sorted(allowed))}")
-        raw = data.get("jobs")
-        if not isinstance(raw, list) or not raw:
-            raise InputError(f"{source}: jobs", "expected a list of {scenario: NAME, count: N, set: {...}}")
-        jobs = [_job_entry(entry, f"{source}: jobs[{i}]") for i, entry in enumerate(raw)]
-        shared = data.get("shared") or {}
-        if not isinstance(shared, Mapping):
-            raise InputError(f"{source}: shared", f"expected a mapping of inputs, got {shared!r}")
-        opts = {k: data[k] for k in allowed - {"jobs", "shared"} if k in data}
-        try:
-            return cls(jobs=tuple(jobs), shared={str(k): v for k, v in shared.items()}, **opts)
-        except InputError as e:
-            raise InputError(f"{source}: {e.field}", e.message) from None
-
-    @classmethod
-    def from_yaml(cls, text: str, source: str = "cluster.yaml", max_bytes: int = 100_000) -> Cluster:
-        """Read a cluster YAML (``yaml.safe_load`` with Scenario.from_yaml's guards: text only,
-        valid Unicode, size, nesting depth and alias expansion limited; validated)."""
-        return cls.from_dict(read_yaml(text, source, max_bytes), source)
-
-    # ---------------------------------------------------------------- link text
-
-    def to_params(self) -> dict[str, str]:
-        """The cluster as link text: ``cluster=preset:count|key=value;...`` plus shared and options.
-
-        ``Cluster.from_params(c.to_params()) == c``.
-        """
-        entries = []
-        for j in self.jobs:
-            base, _ = _base_and_changes(j.scenario)
-            ref = Scenario() if base == CUSTOM else preset_scenario(base)
-            text = j.scenario.to_params(ref)
-            if text.get("name") == f"{base}-edited":
-                del text["name"]  # an edit of a preset is named so again when read back
-            elif text and "name" not in text and base != CUSTOM:
-                text["name"] = to_text(j.scenario.name, "name")  # an edit that kept the preset's name keeps it
-            pairs = [f"{k}={_safe(v, k)}" for k, v in text.items()]
-            entries.append("|".join([f"{base}:{j.count}", *pairs]))
-        out = {"cluster": ";".join(entries)}
-        if self.shared:
-            out["cluster_shared"] = "|".join(f"{k}={_safe(to_text(v, k), k)}" for k, v in self.shared.items())
-        defaults = _DEFAULTS
-        for key in _OPTIONS:
-            if getattr(self, key) != defaults[key]:
-                out[f"cluster_{key}"] = _option_text(key, getattr(self, key))
-        return out
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, str]) -> Cluster:
-        """Read ``to_params`` text back (a link, the CLI's ``--job``)."""
-        text = str(params.get("cluster", "")).strip()
-        if not text:
-            raise InputError("cluster", "no jobs; accepted: preset:count;preset:count")
-        jobs = [_job_from_text(part) for part in text.split(";") if part.strip()]
-        shared: dict[str, Any] = {}
-        for pair in filter(None, str(params.get("cluster_shared", "")).split("|")):
-            key, value = _pair(pair, "cluster_shared")
-            shared[key] = _read_input(key, value)
-        opts = {key: _option(key, params[f"cluster_{key}"]) for key in _OPTIONS if f"cluster_{key}" in params}
-        return cls(jobs=tuple(jobs), shared=shared, **opts)
-
-
-_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Cluster)}
-"""The cluster options' defaults, left out of its YAML and links."""
-
-
-def _job_entry(entry: Any, where: str) -> Job:
-    """One entry of a cluster document's jobs: a preset name or a mapping of inputs, with its
-    count and the inputs it sets."""
-    if not isinstance(entry, Mapping):
-        raise InputError(where, f"expected a mapping with scenario: and count:, got {entry!r}")
-    extra = sorted(str(k) for k in entry if k not in ("scenario", "count", "set"))
-    if extra:
-        raise InputError(f"{where}: {extra[0]}", "unknown key; accepted: scenario, count, set")
-    spec, sets = entry.get("scenario"), entry.get("set") or {}
-    if not isinstance(sets, Mapping):
-        raise InputError(f"{where}: set", f"expected a mapping of inputs, got {sets!r}")
-    if isinstance(spec, str):
-        sc = preset_scenario(spec)
-        sc = _with(sc, {str(k): v for k, v in sets.items()}, where)
-    elif isinstance(spec, Mapping):
-        sc = _with(Scenario.from_dict(spec, where), {str(k): v for k, v in sets.items()}, where)
-    else:
-        raise InputError(f"{where}: scenario", "expected a preset name or a mapping of inputs")
-    return Job(sc, _count(entry.get("count", 1), where))
-
-
-def _with(sc: Scenario, changes: Mapping[str, Any], where: str) -> Scenario:
-    try:
-        return sc.replace(**changes) if changes else sc
-    except InputError as e:
-        raise InputError(f"{where}: {e.field}", e.message) from None
-
-
-def _count(value: Any, where: str) -> int:
-    """A job count, checked as every input is (``check_value``): 1 to 100,000, whole."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise InputError(f"{where}: count", f"{_short(value)}; accepted: a whole number from 1 to 100000")
-    try:
-        count: int = check_value("count", value, CLUSTER_INPUTS["count"])
-    except InputError as e:
-        raise InputError(f"{where}: count", e.message) from None
-    return count
-
-
-def _option(key: str, text: Any) -> Any:
-    """A cluster option read from link or command-line text (``_option_text`` writes it)."""
-    info = CLUSTER_INPUTS[key]
-    value = from_text("name", text) if info.kind == "text" else text
-    if isinstance(value, str) and info.kind != "text":
-        value = value.strip()
-    return check_value(key, value, info)
-
-
-def _option_text(key: str, value: Any) -> str:
-    return to_text(value, "name") if CLUSTER_INPUTS[key].kind == "text" else to_text(value)
-
-
-def _one_site(jobs: Sequence[Job], shared: Mapping[str, Any]) -> None:
-    """Refuse jobs at different sites: one cluster shares one store, bought at one site (the
-    answer would price it at the first job's site and read it across sites unsaid)."""
-    where: dict[str, str] = {}
-    # As cluster() runs each job: the shared store (or none) replaces the job's own.
-    placed = {k: shared[k] for k in ("site", "server") if k in shared} | {"storage": shared.get("storage")}
-    for j in jobs:
-        at = sz.job_site(_with(j.scenario, placed, f"jobs: {j.name}"))
-        if at is not None:
-            where.setdefault(at, j.name)
-    if len(where) > 1:
-        named = ", ".join(f"{job} at {site}" for site, job in where.items())
-        raise InputError(
-            "site",
-            f"the jobs run at different sites ({named}); one cluster shares one store at one site: accepted: "
-            "jobs at one site (a shared site, or servers at one site), or one cluster per site",
-        )
-
-
-_ESCAPES = {"%": "%25", "|": "%7C", ";": "%3B"}
-_UNESCAPE = re.compile("|".join(re.escape(v) for v in _ESCAPES.values()))
-
-
-def _safe(text: str, key: str) -> str:
-    """``text`` for a cluster link, where '|' and ';' separate the inputs and the jobs: those two
-    and '%' are written %7C, %3B and %25 (``_unsafe`` reads them back)."""
-    return "".join(_ESCAPES.get(c, c) for c in text)
-
-
-def _unsafe(text: str) -> str:
-    back = {v: k for k, v in _ESCAPES.items()}
-    return _UNESCAPE.sub(lambda m: back[m.group(0)], text)
-
-
-def _pair(text: str, where: str) -> tuple[str, str]:
-    if "=" not in text:
-        raise InputError(where, f"expected key=value, got {text!r}")
-    k, v = text.split("=", 1)
-    return k.strip(), _unsafe(v.strip())
-
-
-def _read_input(key: str, value: str) -> Any:
-    if key not in FIELDS:
-        accepted = ", ".join([*FIELDS, *_OPTIONS])
-        raise InputError(key, f"unknown input; accepted: a shared scenario input or a cluster option ({accepted})")
-    v = from_text(key, value)
-    return v if v is None else check_field(key, v)
-
-
-def _job_from_text(part: str) -> Job:
-    """``preset:count|key=value|...`` (``custom`` for a scenario built from the defaults)."""
-    head, *pairs = part.strip().split("|")
-    name, _, count = head.partition(":")
-    name = name.strip()
-    base = Scenario() if name.lower() == CUSTOM else preset_scenario(name)
-    params = dict(_pair(p, f"cluster: {name}") for p in pairs)
-    sc = Scenario.from_params(params, base, f"cluster: {name}") if params else base
-    return Job(sc, _count(count.strip() or "1", f"cluster: {name}"))
-
-
-def _base_and_changes(sc: Scenario) -> tuple[str, dict[str, Any]]:
-    """The preset a scenario was derived from (by its name) and its inputs that differ from it."""
-    files = catalog.scenario_files()
-    stem = sc.name.removesuffix("-edited")
-    if stem in files:
-        ref = preset_scenario(stem)
-        changes = {k: getattr(sc, k) for k in FIELDS if getattr(sc, k) != getattr(ref, k)}
-        if sc.name == f"{stem}-edited":
-            changes.pop("name", None)  # replace() names an edit so again
-        elif changes:
-            changes["name"] = sc.name  # an edit that kept the preset's name (its dataset's name) keeps it
-        return stem, changes
-    return CUSTOM, sc.to_dict(changed_only=True)
-
-
-def as_cluster(jobs: Any, **inputs: Any) -> Cluster:
-    """A ``Cluster`` from ``jobs`` (a Cluster, a mapping scenario -> count, or (scenario, count)
-    pairs; a scenario is a preset name or a Scenario) and ``inputs`` (shared Scenario inputs and
-    the cluster options saves, policy, horizon_months, job_growth_per_year, data_growth_per_year,
-    name, description)."""
-    opts = {k: inputs.pop(k) for k in list(inputs) if k in _OPTIONS}
-    if isinstance(jobs, Cluster):
-        shared = {**jobs.shared, **inputs}
-        return dataclasses.replace(jobs, shared=shared, **opts) if (opts or inputs) else jobs
-    if isinstance(jobs, str):
-        return as_cluster(load(jobs), **inputs, **opts)  # a cluster preset or YAML file
-    if isinstance(jobs, (bytes, bytearray)) or not isinstance(jobs, Iterable):
-        raise InputError(
-            "jobs",
-            f"got {_short(jobs)}; accepted: a Cluster, a cluster preset name ({', '.join(clusters())}), "
-            "a mapping scenario -> count, or (scenario, count) pairs",
-        )
-    pairs: Iterable[Any] = jobs.items() if isinstance(jobs, Mapping) else jobs
-    out = []
-    for item in pairs:
-        if isinstance(item, Job):
-            out.append(item)
-            continue
-        if not isinstance(item, (tuple, list)) or len(item) != 2:
-            raise InputError("jobs", f"{item!r}; accepted: (scenario, count) pairs or a mapping scenario -> count")
-        spec, count = item
-        if not isinstance(spec, (Scenario, str)):
-            raise InputError("jobs", f"{_short(spec)}; accepted: a scenario (a preset name or a Scenario)")
-        sc = spec if isinstance(spec, Scenario) else preset_scenario(spec)
-        out.append(Job(sc, _count(count, f"jobs: {sc.name}")))
-    return Cluster(jobs=tuple(out), shared=inputs, **opts)
-
-
-_OPTIONS = ("saves", "policy", "horizon_months", "job_growth_per_year", "data_growth_per_year", "name", "description")
-
 
 # ------------------------------------------------------------------ the cluster plan
 
@@ -659,15 +277,6 @@ def _combine(c: Cluster, plans: tuple[Plan, ...], copies: tuple[int, ...]) -> Cl
     )
 
 
-# ------------------------------------------------------------------ timeline (the day chart)
-
-
-def timeline(cp: ClusterPlan, seconds: float = 86400.0) -> pd.DataFrame:
-    """Each job type's reads and checkpoint writes over ``seconds`` [bytes/s], as step segments
-    (``calc.cluster_load.timeline``, where calc.plots reads it)."""
-    return cluster_load.timeline(cp, seconds)
-
-
 # ------------------------------------------------------------------ the answer for the cluster
 
 
@@ -699,10 +308,10 @@ class ClusterAnswer:
     def headline(self) -> str:
         if self.site_lines:
             # As a job's answer: the meeting picks the site, the page does not pick one for it.
-            return "Buy for the cluster: " + sz.site_question(self.site_lines)
+            return "Buy for the cluster: " + an.site_question(self.site_lines)
         if self.best is None:
             return "No storage option in the catalog serves this cluster: see the reasons per option."
-        return "Buy for the cluster: " + sz.describe_option(self.best)
+        return "Buy for the cluster: " + describe_option(self.best)
 
     @property
     def monthly_usd(self) -> float:
@@ -712,9 +321,9 @@ class ClusterAnswer:
         cp = self.plan
         bps: Kind = "bytes_per_s"
         out = [self.headline]
-        out += [f"{sz.site_label(r['site'])}: " + sz.describe_option(r) for r in self.site_lines]
+        out += [f"{an.site_label(r['site'])}: " + describe_option(r) for r in self.site_lines]
         if self.runners_up:
-            out.append("Runners-up: " + "; ".join(sz.describe_option(r, brief=True) for r in self.runners_up))
+            out.append("Runners-up: " + "; ".join(describe_option(r, brief=True) for r in self.runners_up))
         out.append(
             f"Combined load ({cp.saves} saves): reads {fmt(cp.read_bytes_per_s, bps)} "
             f"({fmt(cp.read_iops, 'count_per_s', 'reads/s')}, "
@@ -752,7 +361,7 @@ def _site_lines(cp: ClusterPlan, rec: pd.DataFrame) -> tuple[dict[str, Any], ...
         return ()
     out = []
     for site in st.SITES:
-        ok = rec[sz._buyable(rec, site, False) & (rec["site"] == site)]
+        ok = rec[buyable(rec, site, False) & (rec["site"] == site)]
         if len(ok):
             out.append({str(k): x for k, x in ok.iloc[0].items()})
     return tuple(out)
@@ -887,12 +496,12 @@ def cluster_answer(x: ClusterPlan | Cluster | Any, /, **inputs: Any) -> ClusterA
     rec = recommend_cluster(cp)
     first = cp.plans[0].scenario
     if _one_job(cp):  # one job: the job's own answer's rows (its demand is the plan's)
-        rows = sz.answer_rows(cp.plans[0], rec)[0]
+        rows = an.answer_rows(cp.plans[0], rec)[0]
     else:
-        ok = rec[sz._buyable(rec, job_site(first), first.allow_other_site)]
+        ok = rec[buyable(rec, job_site(first), first.allow_other_site)]
         rows = [dict(r) for _, r in ok.iterrows()]
     site_lines = _site_lines(cp, rec)
-    cheapest = sz.chosen_design(None, (), site_lines)  # no site: the cheapest site's line, as a job's answer
+    cheapest = an.chosen_design(None, (), site_lines)  # no site: the cheapest site's line, as a job's answer
     if cheapest is not None:
         rows = [r for r in rows if r["site"] in (cheapest["site"], "any")]
     best = rows[0] if rows else None
@@ -906,7 +515,7 @@ def cluster_answer(x: ClusterPlan | Cluster | Any, /, **inputs: Any) -> ClusterA
     for p, n, g, f, f_alone, usd in zip(cp.plans, cp.copies, gpus, fractions, alone, charge, strict=True):
         alone_util = p.gpu_utilization
         if _one_job(cp) and p.scenario.storage is None and p.scenario.storage_bytes_per_s is None:
-            on_design = sz.design_plan(p, rec)  # no shared storage: the job on the design bought, as its answer
+            on_design = an.design_plan(p, rec)  # no shared storage: the job on the design bought, as its answer
             alone_util = on_design.gpu_utilization if on_design is not None else alone_util
         util = shared_utilization(alone_util, p.scenario.target_gpu_utilization, f, f_alone)
         sc = p.scenario
@@ -1119,7 +728,7 @@ def _owned_growth(cp: ClusterPlan, owned: Mapping[str, Any]) -> str:
     for m in range(c.horizon_months + 1):
         fj = (1 + c.job_growth_per_year) ** (m / 12)
         fd = (1 + c.data_growth_per_year) ** (m / 12)
-        sized = en.size(o, cluster_demand(cp, fj, fd))
+        sized = en.size_option(o, cluster_demand(cp, fj, fd))
         if sized.units > have + 1e-9:
             return (
                 f"Your {en.whole(have):,} x {o.name} serve until month {m}: then {en.whole(sized.units):,} are needed "
@@ -1150,7 +759,7 @@ def growth(cp: ClusterPlan, best: Mapping[str, Any] | None, owned: Mapping[str, 
     for m in range(c.horizon_months + 1):
         fj = (1 + c.job_growth_per_year) ** (m / 12)
         fd = (1 + c.data_growth_per_year) ** (m / 12)
-        sized = en.size(o, cluster_demand(cp, fj, fd))
+        sized = en.size_option(o, cluster_demand(cp, fj, fd))
         units_m = int(sized.units)
         months.append({"month": m, "units": units_m, "limiting": sized.limiting})
         if due is None and units_m > now:
@@ -1181,135 +790,10 @@ def growth(cp: ClusterPlan, best: Mapping[str, Any] | None, owned: Mapping[str, 
 @overload
 def answer(x: ClusterPlan | Cluster, /, **overrides: Any) -> ClusterAnswer: ...
 @overload
-def answer(x: sz.PlanLike, /, **overrides: Any) -> sz.Answer: ...
-def answer(x: Any, /, **overrides: Any) -> sz.Answer | ClusterAnswer:
+def answer(x: PlanLike, /, **overrides: Any) -> an.Answer: ...
+def answer(x: Any, /, **overrides: Any) -> an.Answer | ClusterAnswer:
     """``calc.answer``: a cluster plan's answer (``cluster_answer``), else the single job's
-    (``calc.sizing.answer``, unchanged)."""
+    (``calc.answers.job_answer``, unchanged)."""
     if isinstance(x, (ClusterPlan, Cluster)):
         return cluster_answer(x, **overrides)
-    return sz.answer(x, **overrides)
-
-
-# ------------------------------------------------------------------ presets and the command line
-
-
-def cluster_files() -> dict[str, Any]:
-    """Cluster presets by name (presets/clusters/NAME.yaml)."""
-    folder = catalog.presets_dir() / "clusters"
-    return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
-
-
-def clusters() -> list[str]:
-    """Names of the cluster presets."""
-    return list(cluster_files())
-
-
-def load(target: str) -> Cluster:
-    """A cluster from a YAML file path or a preset name (presets/clusters)."""
-    from pathlib import Path
-
-    path = Path(target)
-    try:
-        is_path = path.suffix.lower() in (".yaml", ".yml") or path.exists()
-        is_file = is_path and path.is_file()
-    except (OSError, ValueError):  # a name too long for a file, or holding NUL: no such file
-        is_path, is_file = path.suffix.lower() in (".yaml", ".yml"), False
-    if is_path:
-        if not is_file:
-            raise InputError("cluster", f"no file {target!r}; accepted: a cluster YAML file or {', '.join(clusters())}")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise InputError("cluster", f"cannot read {target!r} as UTF-8 text: {e}") from None
-        return Cluster.from_yaml(text, path.name)
-    files = cluster_files()
-    key = catalog.lookup(target, files, "cluster", "cluster")
-    return Cluster.from_yaml(files[key].read_text(encoding="utf-8"), files[key].name)
-
-
-def from_command_line(target: str | None, jobs: Sequence[str], sets: Mapping[str, str]) -> Cluster:
-    """``python -m calc cluster [FILE|PRESET] [--job preset:count ...] [--set key=value ...]``.
-
-    ``--job`` adds job types (``preset:count``, ``|key=value`` pairs as in links); ``--set``
-    gives shared inputs or the cluster options (saves, policy, horizon_months, growth rates).
-    """
-    base = load(target) if target else None
-    extra = [_job_from_text(j) for j in jobs]
-    if base is None and not extra:
-        raise InputError("cluster", "give a cluster YAML file, a cluster preset or --job preset:count")
-    shared: dict[str, Any] = dict(base.shared) if base else {}
-    given: dict[str, Any] = {}
-    for key, value in sets.items():
-        if key in _OPTIONS:  # the cluster's own options, name and description among them
-            given[key] = _option(key, value)
-        elif key in NOT_SHARED:
-            raise InputError(key, f"cannot be a shared input: {NOT_SHARED[key]}")
-        else:
-            shared[key] = _read_input(key, value)
-    if base is None:
-        return Cluster(jobs=tuple(extra), shared=shared, **given)
-    return dataclasses.replace(base, jobs=base.jobs + tuple(extra), shared=shared, **given)
-
-
-def command_output(c: Cluster, form: str) -> str:
-    """The CLI's text: table (answer, per-job rows, totals), json, yaml or markdown (the report)."""
-    a = cluster_answer(c)
-    if form == "markdown":
-        return cluster_markdown(a)
-    jobs = a.plan.to_frame().merge(a.jobs.drop(columns=["count", "gpus", "gpu_utilization_alone"]), on="job")
-    if form == "table":
-        shown = pd.DataFrame(
-            {
-                "job": jobs["job"],
-                "count": jobs["count"],
-                "gpus": jobs["gpus"],
-                "reads": [fmt(v, "bytes_per_s") for v in jobs["read_bytes_per_s"]],
-                "reads/s": [fmt(v, "count_per_s") for v in jobs["read_iops"]],
-                "save burst": [fmt(v, "bytes_per_s") for v in jobs["peak_write_bytes_per_s"]],
-                "utilisation": [f"{v:.0%}" for v in jobs["gpu_utilization"]],
-                "monthly": [fmt_usd(v) if math.isfinite(v) else "n/a" for v in jobs["monthly_usd"]],
-            }
-        )
-        body = "\n".join(a.lines())
-        totals = "\n".join(f"{k:<32} {_fmt_total(k, v)}" for k, v in a.plan.totals().items())
-        return f"{a.plan.title}\n{c.description}\n\n{body}\n\n{shown.to_string(index=False)}\n\n{totals}"
-    data = {
-        "cluster": c.to_dict(),
-        "totals": a.plan.totals(),
-        "answer": a.lines(),
-        "best": {k: a.best[k] for k in ("option", "units", "unit", "monthly_total_usd")} if a.best else None,
-        "growth": {k: v for k, v in a.growth.items() if k != "months"},
-        "jobs": [{k: _plain(v) for k, v in r.items()} for r in jobs.to_dict("records")],
-    }
-    if form == "json":
-        import json
-
-        return json.dumps(json_safe(data, finite=True), indent=1, allow_nan=False)
-    return yaml.safe_dump(json_safe(data), sort_keys=False)
-
-
-def _plain(v: Any) -> Any:
-    if isinstance(v, (np.integer, np.floating, np.bool_)):
-        return v.item()
-    return v
-
-
-def json_safe(data: Any, *, finite: bool = False) -> Any:
-    """Plain Python data for yaml.safe_dump and json.dumps (NumPy scalars become numbers).
-
-    ``finite``: for JSON, which has no NaN or infinity, a number that is not applicable (NaN:
-    a cost with no price) becomes ``null`` and an unlimited one (infinity) the string ``"inf"``
-    (``"-inf"``), so strict JSON readers accept the output.
-    """
-    if isinstance(data, Mapping):
-        return {str(k): json_safe(v, finite=finite) for k, v in data.items()}
-    if isinstance(data, (list, tuple)):
-        return [json_safe(v, finite=finite) for v in data]
-    v = _plain(data)
-    if finite and isinstance(v, float) and not math.isfinite(v):
-        return None if math.isnan(v) else ("inf" if v > 0 else "-inf")
-    return v
-
-
-def _fmt_total(key: str, value: float) -> str:
-    return fmt_total(key, value)
+    return an.job_answer(x, **overrides)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -24,8 +24,17 @@ import pandas as pd
 from calc.plan import Plan
 from calc.units import Kind, fmt
 
-if TYPE_CHECKING:  # the plan's type only: calc.cluster builds it from these figures
-    from calc.cluster import ClusterPlan
+
+class ClusterJobs(Protocol):
+    """What the day's timeline reads of a cluster plan (calc.cluster.ClusterPlan, which sits above
+    this module and builds its figures from it): each entry's plan, its copies and how saves fall."""
+
+    @property
+    def plans(self) -> tuple[Plan, ...]: ...
+    @property
+    def copies(self) -> tuple[int, ...]: ...
+    @property
+    def saves(self) -> str: ...
 
 TOTALS: dict[str, tuple[Kind, str, str]] = {
     "read_bytes_per_s": ("bytes_per_s", "", "reads, all jobs"),
@@ -96,7 +105,7 @@ def write_need_bytes_per_s(writes: Sequence[Mapping[str, float]], saves: str) ->
     return drains + max(one, sum(w["average"] for w in sync))
 
 
-def _save_starts(cp: ClusterPlan, seconds: float) -> list[tuple[npt.NDArray[np.float64], float]]:
+def _save_starts(cp: ClusterJobs, seconds: float) -> list[tuple[npt.NDArray[np.float64], float]]:
     """Each entry's sync save start times within ``seconds`` (every copy's) and one save's length [s].
 
     Saves start at t = 0 (aligned) or are spread evenly over the shortest interval by a global
@@ -123,7 +132,7 @@ def _save_starts(cp: ClusterPlan, seconds: float) -> list[tuple[npt.NDArray[np.f
     return out
 
 
-def timeline(cp: ClusterPlan, seconds: float = 86400.0) -> pd.DataFrame:
+def timeline(cp: ClusterJobs, seconds: float = 86400.0) -> pd.DataFrame:
     """Each job type's reads and checkpoint writes over ``seconds`` [bytes/s], as step segments.
 
     Columns: time_s (start of a segment; the rate holds until the next row), then

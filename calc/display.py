@@ -1,7 +1,7 @@
 """Rich displays for a notebook: HTML (Jupyter) and Markdown (a Markdown cell, an export) of a
 Plan, an Answer, a Scenario, a ClusterPlan and a ClusterAnswer.
 
-The classes live below this module (calc.plan, calc.sizing, calc.cluster, calc.scenario) and do
+The classes live below this module (calc.plan, calc.answers, calc.cluster, calc.scenario) and do
 not import it; ``calc/__init__.py`` attaches these functions as their ``_repr_html_`` and
 ``_repr_markdown_``, so imports point down. A plan's display opens with what a reader needs
 first: the answer (what to buy, what it costs) and every warning, then the headline
@@ -17,13 +17,14 @@ from typing import Any
 
 import pandas as pd
 
+from calc.answers import Answer
+from calc.answers import job_answer as answer
 from calc.cluster import ClusterAnswer, ClusterPlan, cluster_answer
 from calc.errors import InputError
 from calc.plan import Plan
 from calc.registry import OUTPUTS
 from calc.report import markdown_table
 from calc.scenario import FIELDS, Scenario, to_text
-from calc.sizing import Answer, answer
 from calc.units import fmt
 
 

@@ -7,7 +7,7 @@ ClusterPlan; both rank options with ``rank(demand)``, which runs, for each optio
 
     size_axes   units on each axis (IOPS at the read size, bandwidth, capacity, endurance, ...)
     protect     bought drives: data drives, then the protection scheme's extra drives and writes
-    house       the enclosures that hold bought drives, their links carrying the demand
+    enclose     the enclosures that hold bought drives, their links carrying the demand
     rule_out    the first of RULES that fails, with its reason (why_not) and label (limiting)
     caveats     CAVEATS, each a named sentence maker
     price       rent, reads, writes, egress, purchases; one comparable monthly total
@@ -299,7 +299,7 @@ def bought_drives(o: st.StorageOption) -> bool:
     return o.kind == "local" and math.isfinite(o.purchase_price)
 
 
-def per_node(o: st.StorageOption, d: Demand) -> bool:
+def volume_per_node(o: st.StorageOption, d: Demand) -> bool:
     """A block volume attaches to fewer nodes than read: one volume per node, each a full copy."""
     return o.kind == "cloud-block" and d.clients > o.attach_limit
 
@@ -311,7 +311,7 @@ def size_axes(o: st.StorageOption, d: Demand, write_factor: float = 1.0) -> tupl
     and must last the amortisation under the checkpoint writes (x ``write_factor``, the protection's
     write amplification); a bought server's drives (nfs-*) wear out too.
     """
-    k = d.clients if per_node(o, d) else 1
+    k = d.clients if volume_per_node(o, d) else 1
     loads = st.unit_loads(
         o,
         d.read_bytes_per_s / k,
@@ -374,17 +374,17 @@ def protect(o: st.StorageOption, d: Demand) -> tuple[dict[str, float], int, str,
     return loads, n_data, limiting, scheme, amp
 
 
-# ------------------------------------------------------------------ step 3: house
+# ------------------------------------------------------------------ step 3: enclose
 
 
-def house(o: st.StorageOption, d: Demand, drives: int) -> tuple[tuple[tuple[st.Enclosure, int], ...], bool]:
+def enclose(o: st.StorageOption, d: Demand, drives: int) -> tuple[tuple[tuple[st.Enclosure, int], ...], bool]:
     """The enclosures that hold ``drives`` (their links carrying reads and writes) and whether they
     are servers on the network (shared by every node, like nfs-*)."""
-    housing = st.house(o, drives, d.need_bytes_per_s, shared=d.shared)
-    return housing, bool(housing) and all(x.attach == "network" for x, _ in housing)
+    held = st.house(o, drives, d.need_bytes_per_s, shared=d.shared)
+    return held, bool(held) and all(x.attach == "network" for x, _ in held)
 
 
-def size(o: st.StorageOption, d: Demand) -> Sized:
+def size_option(o: st.StorageOption, d: Demand) -> Sized:
     """Steps 1 to 3 for one option: units per axis, protection and housing; supply and capacity."""
     if o.kind == "ram":
         workers = reads_in_flight(d.read_iops / d.gpus, o.service_time_s(d.request_bytes))
@@ -402,7 +402,7 @@ def size(o: st.StorageOption, d: Demand) -> Sized:
     if bought_drives(o):
         loads, n_data, limiting, scheme, amp = protect(o, d)
         n = st.protected_drives(n_data, scheme)
-        housing, networked = house(o, d, n)
+        housing, networked = enclose(o, d, n)
         wear = st.wear_out_years(o.endurance_bytes, n, d.written_bytes_per_year, amp)
         perf = float(n_data)
     else:
@@ -413,7 +413,7 @@ def size(o: st.StorageOption, d: Demand) -> Sized:
         perf = float(n)
     if limiting == "bandwidth" and d.write_bytes_per_s / o.write_bytes_per_s > d.read_bytes_per_s / o.read_bytes_per_s:
         limiting = "checkpoint writes"
-    k = d.clients if per_node(o, d) else 1
+    k = d.clients if volume_per_node(o, d) else 1
     units = max(float(n) * k, 1.0)
     if o.unit == "volume":
         cap = d.capacity_bytes * k
@@ -442,7 +442,7 @@ def size(o: st.StorageOption, d: Demand) -> Sized:
     )
 
 
-def supply_iops(o: st.StorageOption, d: Demand, s: Sized) -> float:
+def sized_iops(o: st.StorageOption, d: Demand, s: Sized) -> float:
     """Random reads/s the sized option serves: its units' IOPS at the read size, up to the system cap."""
     each = s.perf_units * o.iops_at(d.request_bytes) if o.kind != "ram" else math.inf
     return min(each, o.aggregate_iops)
@@ -528,7 +528,7 @@ def _instance_cap(o: st.StorageOption, d: Demand, s: Sized) -> str:
 
 
 def _system_iops(o: st.StorageOption, d: Demand, s: Sized) -> str:
-    if o.kind == "ram" or supply_iops(o, d, s) >= s.random_reads:
+    if o.kind == "ram" or sized_iops(o, d, s) >= s.random_reads:
         return ""
     return f"the system-wide cap of {fmt(o.aggregate_iops, 'count_per_s', 'reads/s')} is below the need"
 
@@ -573,7 +573,7 @@ def _durability(o: st.StorageOption, d: Demand, s: Sized) -> str:
 
 def _per_node_checkpoints(o: st.StorageOption, d: Demand, s: Sized) -> str:
     # A volume per node holds each node's own checkpoint shards: no node can restore another's.
-    if not per_node(o, d) or not d.saving:
+    if not volume_per_node(o, d) or not d.saving:
         return ""
     return (
         f"each volume attaches to {o.attach_limit:g} node: one per node, so checkpoints written to them are not "
@@ -587,7 +587,7 @@ def _scratch(o: st.StorageOption, d: Demand, s: Sized) -> str:
     return "a scratch file system (no replication; data is lost with a server): it cannot hold checkpoints"
 
 
-def _drive_class(o: st.StorageOption, d: Demand, s: Sized) -> str:
+def _consumer_drive(o: st.StorageOption, d: Demand, s: Sized) -> str:
     if o.drive_class != "consumer" or d.workstation:
         return ""
     return (
@@ -601,7 +601,7 @@ def other_site(o: st.StorageOption, d: Demand) -> bool:
     return d.site is not None and o.site not in ("any", d.site)
 
 
-def _site(o: st.StorageOption, d: Demand, s: Sized) -> str:
+def _at_other_site(o: st.StorageOption, d: Demand, s: Sized) -> str:
     if not other_site(o, d) or d.allow_other_site:
         return ""
     return f"at another site ({o.site}) than the job ({d.site}); {ask('allow_other_site')} to consider it"
@@ -632,8 +632,8 @@ RULES: list[Rule] = [
     Rule("durability", "durability", _durability),
     Rule("scratch", "scratch", _scratch),
     Rule("per-node checkpoints", "attachment", _per_node_checkpoints),
-    Rule("drive class", "drive class", _drive_class),
-    Rule("site", "site", _site),
+    Rule("drive class", "drive class", _consumer_drive),
+    Rule("site", "site", _at_other_site),
     Rule("site link", "site link", _site_link),
 ]
 """Why an option cannot be bought, first failing rule first: its sentence is ``why_not``, its
@@ -711,7 +711,7 @@ def _attach(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
     if o.kind == "cloud-block" and 1 < d.clients <= o.attach_limit:
         fs = ": needs a cluster-aware file system (GFS2, OCFS2)" if o.cluster_fs else ""
         return [f"multi-attached to {d.clients} nodes (at most {o.attach_limit:g}){fs}"]
-    if per_node(o, d):
+    if volume_per_node(o, d):
         return [
             f"a {o.unit} attaches to {o.attach_limit:g} node: one per node ({d.clients}), each holding a full copy "
             "of the dataset; checkpoints written to them are not shared"
@@ -788,7 +788,7 @@ def _part_market(s: Sized) -> list[str]:
     return out
 
 
-def _server_drives(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
+def _server_drives_note(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
     if not o.server_drives:
         return []
     scheme, usable = server_array(o, d)
@@ -826,7 +826,7 @@ CAVEATS: list[tuple[str, Callable[[st.StorageOption, Demand, Sized], list[str]]]
     ("egress", _egress),
     ("attachment", _attach),
     ("drive array", _array),
-    ("server drives", _server_drives),
+    ("server drives", _server_drives_note),
     ("network parts", _network_parts),
     ("power", _power),
 ]
@@ -1047,7 +1047,7 @@ def whole(units: float) -> float:
 
 def option_row(o: st.StorageOption, d: Demand) -> dict[str, Any]:
     """One option sized for ``d``: every step, as a row of ``COLUMNS``."""
-    s = size(o, d)
+    s = size_option(o, d)
     why, limiting = rule_out(o, d, s)
     usd = price(o, d, s)
     rnd = s.random_reads
@@ -1063,7 +1063,7 @@ def option_row(o: st.StorageOption, d: Demand) -> dict[str, Any]:
         "unit": o.unit,
         "limiting": limiting,
         "why_not": why,
-        "iops_headroom": supply_iops(o, d, s) / rnd if rnd > 0 else math.inf,
+        "iops_headroom": sized_iops(o, d, s) / rnd if rnd > 0 else math.inf,
         "bandwidth_headroom": bandwidth_headroom(o, d, s),
         "capacity_headroom": s.capacity_bytes / d.capacity_bytes if d.capacity_bytes > 0 else math.inf,
         "latency_s": o.latency_s,

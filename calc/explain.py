@@ -4,17 +4,32 @@ from __future__ import annotations
 
 import math
 import typing
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from calc import checkpoint, compute, host, transformer
 from calc.formula import FORMULAS
 from calc.registry import OUTPUTS
-from calc.scenario import FIELDS, ask
+from calc.scenario import FIELDS, Scenario, ask
 from calc.stages import _EXTRA
 from calc.units import Kind, fmt
 
-if typing.TYPE_CHECKING:
-    from calc.plan import Plan
+
+class Plan(Protocol):
+    """What the formula text reads of a plan (calc.plan.Plan, which sits above this module and
+    renders its own ``explain`` with it): inputs, outputs and their sources, and formatted outputs."""
+
+    @property
+    def scenario(self) -> Scenario: ...
+    @property
+    def values(self) -> Mapping[str, float]: ...
+    @property
+    def sources(self) -> Mapping[str, str]: ...
+    @property
+    def inputs(self) -> Mapping[str, float]: ...
+    @property
+    def step_method(self) -> str: ...
+    def formatted(self, name: str) -> str: ...
 
 
 def _checkpoint_rules(p: Plan) -> dict[str, str]:

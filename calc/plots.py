@@ -16,22 +16,22 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from calc import sizing
 from calc import storage as st
+from calc.answers import job_answer as answer
 from calc.card import SITE_LABELS, chosen
 from calc.cluster_load import timeline
+from calc.design import buyable_order
 from calc.errors import InputError
 from calc.plan import Plan
 from calc.registry import OUTPUTS
 from calc.scenario import FIELDS
-from calc.sizing import answer
 from calc.stages import evaluate
 from calc.sweep import sweep as grid
 from calc.units import fmt, fmt_usd
 
 if TYPE_CHECKING:  # the type only: calc.cluster imports the presentation (its command output)
+    from calc.answers import Answer
     from calc.cluster import ClusterPlan
-    from calc.sizing import Answer
 
 COLORS = {
     "storage": "#8e6c8a",
@@ -263,7 +263,7 @@ def storage_map(
     rec = recommendation
     feasible = {} if rec is None else dict(zip(rec["option"], rec["feasible"], strict=True))
     # The answer card's own order (its site, ready, data-centre parts): the map cannot name another.
-    order = [] if rec is None else sizing.buyable_order(p, rec)
+    order = [] if rec is None else buyable_order(p, rec)
     marked = order[:labelled] + ([p.scenario.storage] if p.scenario.storage else [])
     # Object stores publish no bandwidth limit: drawn at the right edge and said so, not dropped.
     edge = 3 * max(o.read_bytes_per_s for o in opts if math.isfinite(o.read_bytes_per_s)) / 1e6

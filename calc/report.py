@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any, cast
 import pandas as pd
 
 from calc import plots
+from calc.answers import job_answer as answer
 from calc.card import card, details
 from calc.cluster_load import fmt_total
 from calc.explain import formula, render_formula
+from calc.lever import levers as levers_of
 from calc.plan import HEADLINE, Plan
 from calc.plan import plan as plan_of
 from calc.plots import cluster_day
@@ -27,13 +29,12 @@ from calc.registry import OUTPUTS
 from calc.scenario import FIELDS, Scenario, ask, scenarios, to_text
 from calc.scenario import scenario as preset
 from calc.site import SITE_NAMES, job_site
-from calc.sizing import answer, recommend
-from calc.sizing import levers as levers_of
+from calc.sizing import recommend
 from calc.stages import CHECKPOINT_OUTPUTS
 from calc.units import Kind, fmt, fmt_usd
 
 if TYPE_CHECKING:  # sizing imports plan and storage; only the type is needed here
-    from calc.sizing import Answer
+    from calc.answers import Answer
 
 _UNIT_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s")
 """Input kinds shown with a unit (fmt scales them); other inputs are shown as written."""

@@ -318,7 +318,7 @@ def _opt(e: catalog._Entry, key: str, kind: Any, default: float) -> float:
     return e.quantity(key, kind, positive=not zero_ok) if key in e.data else default
 
 
-def _rate(e: catalog._Entry, key: str) -> float:
+def _rate_field(e: catalog._Entry, key: str) -> float:
     # "unlimited": the provider publishes no limit (object stores); the request rate,
     # the per-connection rate and the client's link bind instead.
     return math.inf if e.get(key) == "unlimited" else e.quantity(key, "bytes_per_s")
@@ -347,7 +347,7 @@ def _option(name: str, e: catalog._Entry) -> StorageOption:
         return _opt(e, key, kind, default)
 
     def rate(key: str) -> float:
-        return _rate(e, key)
+        return _rate_field(e, key)
 
     sources = e.get("sources")
     if not isinstance(sources, dict):

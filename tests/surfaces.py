@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import calc
 import calc.cli
 import calc.cluster
+import calc.cluster_input as _cluster_input
 from calc.registry import OUTPUTS
 from calc.scenario import FIELDS as _FIELDS
 from calc.scenario import choices
@@ -221,20 +222,20 @@ def clusters(draw: st.DrawFn) -> Any:
                 continue
         if draw(st.booleans()):
             sc = sc.replace(name=calc.scenario(CLUSTER_PRESETS[0]).name if draw(st.booleans()) else sc.name)
-        jobs.append(_cluster.Job(sc, draw(st.integers(1, 20))))
+        jobs.append(_cluster_input.Job(sc, draw(st.integers(1, 20))))
     shared = draw(
         st.sampled_from([{}, {"storage": "aws-fsx-lustre-ssd-1000", "storage_units": 24}, {"storage": "nfs-25gbe"}])
     )
     if shared.get("storage") == "nfs-25gbe" or not shared:
         shared = shared | {"site": "on-prem"}
     text = st.one_of(st.sampled_from(TEXT_EDGES), st.text(st.characters(exclude_categories=("Cs",)), max_size=20))
-    return _cluster.Cluster(
+    return _cluster_input.Cluster(
         jobs=tuple(jobs),
         shared=shared,
         name=draw(text),
         description=draw(text),
-        saves=draw(st.sampled_from(_cluster.SAVES)),
-        policy=draw(st.sampled_from(_cluster.POLICIES)),
+        saves=draw(st.sampled_from(_cluster_input.SAVES)),
+        policy=draw(st.sampled_from(_cluster_input.POLICIES)),
         horizon_months=draw(st.integers(0, 240)),
         job_growth_per_year=draw(st.floats(-0.9, 100)),
         data_growth_per_year=draw(st.floats(-0.9, 100)),
@@ -244,10 +245,10 @@ def clusters(draw: st.DrawFn) -> Any:
 def check_cluster_round_trips(c: Any, plan_it: bool = False) -> None:
     """Cluster -> YAML -> Cluster and -> link params -> Cluster: equal; with ``plan_it``, the
     plans of both store the same datasets (a shared dataset once)."""
-    from_yaml = _cluster.Cluster.from_yaml(c.to_yaml())
+    from_yaml = _cluster_input.Cluster.from_yaml(c.to_yaml())
     assert from_yaml == c, c.to_yaml()
     params = c.to_params()
-    from_link = _cluster.Cluster.from_params(params)
+    from_link = _cluster_input.Cluster.from_params(params)
     assert from_link == c, params
     if plan_it:
         try:
@@ -282,7 +283,7 @@ def cluster_junk(draw: st.DrawFn) -> tuple[str, Any]:
     if kind == "count":
         return kind, draw(st.one_of(JUNK, st.integers(), st.floats(), st.text()))
     if kind == "option":
-        return kind, (draw(st.sampled_from([*(set(_cluster.CLUSTER_INPUTS) - {"count"}), "shared"])), draw(JUNK))
+        return kind, (draw(st.sampled_from([*(set(_cluster_input.CLUSTER_INPUTS) - {"count"}), "shared"])), draw(JUNK))
     if kind == "shared":
         return kind, (draw(st.sampled_from([*list(_FIELDS), "bogus"])), draw(JUNK))
     if kind == "yaml":
@@ -290,7 +291,7 @@ def cluster_junk(draw: st.DrawFn) -> tuple[str, Any]:
             st.one_of(st.text(), st.sampled_from(["[" * 1000, "name: [1, 2]\njobs: [{scenario: vit-b16-a100}]"]))
         )
         return kind, draw(st.one_of(st.just(doc), st.just(_yaml_of(draw(JUNK)))))
-    key = draw(st.sampled_from([*list(_FIELDS), *_cluster.CLUSTER_INPUTS, "jobs", "bogus"]))
+    key = draw(st.sampled_from([*list(_FIELDS), *_cluster_input.CLUSTER_INPUTS, "jobs", "bogus"]))
     return kind, (key, draw(st.one_of(st.text(), st.sampled_from(TEXT_EDGES))))
 
 
@@ -307,20 +308,20 @@ def check_cluster_junk(case: tuple[str, Any]) -> None:
     base = calc.scenario("vit-b16-a100")
     try:
         if kind == "jobs":
-            _cluster.as_cluster(value)
+            _cluster_input.as_cluster(value)
         elif kind == "count":
-            _cluster.as_cluster({"vit-b16-a100": value})
+            _cluster_input.as_cluster({"vit-b16-a100": value})
         elif kind == "option":
             key, v = value
-            _cluster.Cluster(jobs=(_cluster.Job(base),), **{key: v})
+            _cluster_input.Cluster(jobs=(_cluster_input.Job(base),), **{key: v})
         elif kind == "shared":
             key, v = value
-            _cluster.Cluster(jobs=(_cluster.Job(base),), shared={key: v})
+            _cluster_input.Cluster(jobs=(_cluster_input.Job(base),), shared={key: v})
         elif kind == "yaml":
-            _cluster.Cluster.from_yaml(value)
+            _cluster_input.Cluster.from_yaml(value)
         else:
             key, v = value
-            _cluster.from_command_line(None, ["vit-b16-a100:2"], {key: v})
+            _cluster_input.from_command_line(None, ["vit-b16-a100:2"], {key: v})
     except calc.InputError as e:
         assert isinstance(e.message, str) and e.message
 

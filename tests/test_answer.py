@@ -14,7 +14,8 @@ import pytest
 import calc
 from calc import engine
 from calc import storage as st
-from calc.sizing import checkpoint_writes_per_month, job_site
+from calc.engine import checkpoint_writes_per_month
+from calc.site import job_site
 
 MONTH_S = 30 * 86400
 

@@ -10,7 +10,8 @@ from streamlit.testing.v1 import AppTest
 
 import calc
 from calc.card import chosen
-from calc.cluster import Cluster, cluster_answer
+from calc.cluster import cluster_answer
+from calc.cluster_input import Cluster
 from calc.plan import HEADLINE
 from calc.report import cluster_jobs_table
 

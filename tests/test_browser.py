@@ -484,7 +484,7 @@ def test_cluster_view_from_a_link(server: str, browser_page: Page) -> None:
     """The worked cluster (presets/clusters/lab-168-gpus.yaml) opened from a link: answer, jobs, day chart."""
     from urllib.parse import urlencode
 
-    from calc.cluster import load
+    from calc.cluster_input import load
 
     c = load("lab-168-gpus")
     query = {"scenario": "llama3-8b-pretrain-8xh100", **{k: str(v) for k, v in c.shared.items()}, **c.to_params()}

@@ -15,21 +15,18 @@ import pytest
 import calc
 from calc.cli import run
 from calc.cluster import (
-    Cluster,
     ClusterAnswer,
     ClusterPlan,
     _entry_load,
     _Load,
-    as_cluster,
     chargeback,
     cluster_demand,
     growth,
-    load,
     share,
     shared_utilization,
-    timeline,
 )
-from calc.cluster_load import fmt_total
+from calc.cluster_input import Cluster, as_cluster, load
+from calc.cluster_load import fmt_total, timeline
 from calc.engine import plan_demand
 from calc.errors import InputError
 from calc.scenario import Scenario
@@ -368,7 +365,7 @@ def test_answer_dispatches_and_explains() -> None:
     assert isinstance(a, ClusterAnswer)
     assert a.lines()[0].startswith("Buy for the cluster")
     assert "read_bytes_per_s = sum of reads" in cp.explain()
-    assert isinstance(calc.answer(A), calc.sizing.Answer)
+    assert isinstance(calc.answer(A), calc.answers.Answer)
 
 
 def test_metadata_load_on_fsx_scales_with_the_file_systems_size() -> None:
@@ -464,7 +461,7 @@ def test_max_min_serves_the_lightest_job_per_gpu_first() -> None:
 
 def test_cluster_input_errors_name_their_field() -> None:
     """Each refusal of a cluster document names the key it refuses (the message is no use without it)."""
-    from calc.cluster import Cluster, Job, load
+    from calc.cluster_input import Cluster, Job, load
 
     with pytest.raises(InputError) as e:
         Cluster.from_dict({"jobs": ["mlperf-unet3d-h100"]}, "c.yaml")
@@ -743,7 +740,8 @@ def test_cluster_documents_and_links_name_the_bad_part() -> None:
 
 
 def test_command_line_without_jobs_and_the_json_output_keys() -> None:
-    from calc.cluster import command_output, from_command_line
+    from calc.cli import command_output
+    from calc.cluster_input import from_command_line
 
     with pytest.raises(InputError) as e:
         from_command_line(None, [], {})

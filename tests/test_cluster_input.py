@@ -12,6 +12,9 @@ import pytest
 import calc
 import calc.cli
 import calc.cluster
+import calc.cluster_load
+from calc import cluster_input as ci
+from calc.cli import command_output, json_safe
 
 C = sys.modules["calc.cluster"]  # the module (calc.cluster is also the function)
 GPT = "gpt-1b-h100-tokens"
@@ -32,8 +35,8 @@ def test_a_bad_count_is_an_input_error_naming_the_job(count: object) -> None:
 
 def test_a_count_through_a_link_is_checked_the_same_way() -> None:
     with pytest.raises(calc.InputError, match=r"count: .*accepted: a plain number"):
-        C.Cluster.from_params({"cluster": f"{GPT}:" + "9" * 400})
-    assert C.Cluster.from_params({"cluster": f"{GPT}:3"}).jobs[0].count == 3
+        ci.Cluster.from_params({"cluster": f"{GPT}:" + "9" * 400})
+    assert ci.Cluster.from_params({"cluster": f"{GPT}:3"}).jobs[0].count == 3
 
 
 @pytest.mark.parametrize("jobs", [5, None, 2.5, b"x", object()])
@@ -69,14 +72,14 @@ ALIAS_BOMB = (
 )
 def test_cluster_yaml_has_the_scenario_guards(text: object, message: str) -> None:
     with pytest.raises(calc.InputError, match=message):
-        C.Cluster.from_yaml(text)  # type: ignore[arg-type]
+        ci.Cluster.from_yaml(text)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("key", ["jobs", "name", "description"])
 def test_jobs_name_and_description_are_not_shared_inputs(key: str) -> None:
     """shared={"name": ...} raised TypeError in cluster(); shared={"jobs": 3} was ignored."""
     with pytest.raises(calc.InputError, match=f"{key}: cannot be a shared input"):
-        C.Cluster(jobs=(C.Job(calc.scenario(GPT)),), shared={key: "3"})
+        ci.Cluster(jobs=(ci.Job(calc.scenario(GPT)),), shared={key: "3"})
 
 
 def test_cli_set_name_names_the_cluster_and_set_jobs_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
@@ -101,9 +104,9 @@ def test_jobs_at_two_sites_are_refused() -> None:
 
 
 def test_a_link_keeps_the_name_and_the_description() -> None:
-    c = C.Cluster(jobs=(C.Job(calc.scenario(GPT), 2),), name="lab | west; 2", description="GPUs; 50 % busy")
+    c = ci.Cluster(jobs=(ci.Job(calc.scenario(GPT), 2),), name="lab | west; 2", description="GPUs; 50 % busy")
     params = c.to_params()
-    assert C.Cluster.from_params(params) == c
+    assert ci.Cluster.from_params(params) == c
     assert params["cluster_name"] == "lab | west; 2"  # its own link parameter: no escaping needed
 
 
@@ -112,8 +115,8 @@ def test_a_shared_dataset_is_stored_once_through_a_link_and_yaml() -> None:
     1,281,167 images x 114,660.07 B (models.yaml resnet50) = 146.9 GB, not twice (293.8 GB)."""
     a = calc.scenario("resnet50-8xh100-imagenet")
     b = a.replace(batch_size=64, name=a.name)
-    c = C.Cluster(jobs=(C.Job(a), C.Job(b)))
-    for back in (C.Cluster.from_params(c.to_params()), C.Cluster.from_yaml(c.to_yaml())):
+    c = ci.Cluster(jobs=(ci.Job(a), ci.Job(b)))
+    for back in (ci.Cluster.from_params(c.to_params()), ci.Cluster.from_yaml(c.to_yaml())):
         assert back == c
         assert calc.cluster(back).dataset_bytes == pytest.approx(1_281_167 * 114_660.07, rel=1e-6)
 
@@ -124,10 +127,10 @@ def test_cluster_json_has_no_nan() -> None:
     def refuse(constant: str) -> object:
         raise AssertionError(f"JSON holds {constant}")
 
-    text = C.command_output(C.load("lab-168-gpus"), "json")
+    text = command_output(ci.load("lab-168-gpus"), "json")
     data = json.loads(text, parse_constant=refuse)
     assert data["cluster"]["name"] == "lab-168-gpus"
-    assert C.json_safe({"a": [float("nan"), float("inf"), -float("inf"), 1.5]}, finite=True) == {
+    assert json_safe({"a": [float("nan"), float("inf"), -float("inf"), 1.5]}, finite=True) == {
         "a": [None, "inf", "-inf", 1.5]
     }
 
@@ -138,7 +141,7 @@ def test_timeline_of_two_staggered_sync_jobs_by_hand() -> None:
     segments start at 0, 1.2, 30, 31.2, 60, 61.2, 90 and 91.2 s, one copy saving in every other."""
     sc = calc.scenario(GPT, checkpoint_interval_s="1 min", checkpoint_mode="sync")
     cp = calc.cluster({sc: 2}, saves="staggered")
-    tl = C.timeline(cp, seconds=120.0)
+    tl = calc.cluster_load.timeline(cp, seconds=120.0)
     assert list(tl["time_s"]) == pytest.approx([0, 1.2, 30, 31.2, 60, 61.2, 90, 91.2], abs=1e-9)
     w = cp.plans[0].checkpoint_bytes / (0.02 * 60)
     assert list(tl[f"{sc.name} checkpoints"]) == pytest.approx([w, 0, w, 0, w, 0, w, 0], rel=1e-12)

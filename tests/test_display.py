@@ -78,7 +78,7 @@ def _imports(path: Path) -> set[str]:
     return out
 
 
-@pytest.mark.parametrize("module", ["plan", "sizing", "cluster", "scenario"])
+@pytest.mark.parametrize("module", ["plan", "sizing", "answers", "cluster", "scenario"])
 def test_the_displayed_classes_do_not_import_the_presentation(module: str) -> None:
     """Imports point down: the classes never import calc.display or calc.plots (display attaches
     the methods from above, in calc/__init__.py)."""

@@ -116,7 +116,7 @@ def test_protection_writes_are_amplified_and_the_array_resized() -> None:
     _, n_data, limiting, scheme, amp = en.protect(drive(), d)
     assert (n_data, limiting, scheme) == (3, "bandwidth", "raid6")
     assert amp == pytest.approx(5 / 3)
-    s = en.size(drive(), d)
+    s = en.size_option(drive(), d)
     assert s.units == 5 and s.scheme == "raid6"
     # Usable: 5 drives in RAID 6 hold 3 drives' worth = 3 TB.
     assert s.capacity_bytes == pytest.approx(3e12)
@@ -127,7 +127,7 @@ def test_protection_without_writes_is_not_resized() -> None:
     d = demand(read_bytes_per_s=1.5e9, need_bytes_per_s=1.5e9)
     _, n_data, _, scheme, amp = en.protect(drive(), d)
     assert (n_data, scheme, amp) == (2, "mirror", 2.0)
-    assert en.size(drive(), d).units == 4
+    assert en.size_option(drive(), d).units == 4
 
 
 # ------------------------------------------------------------------ house
@@ -148,11 +148,11 @@ def test_a_store_for_one_node_without_checkpoints_may_be_a_jbod() -> None:
     o = drive(enclosures=(jbod, server))
     alone = demand()
     assert not alone.shared
-    assert en.house(o, alone, 4) == (((jbod, 1),), False)
+    assert en.enclose(o, alone, 4) == (((jbod, 1),), False)
     saving = demand(write_bytes_per_s=0.1e9, need_bytes_per_s=0.6e9)
-    assert saving.shared and en.house(o, saving, 4) == (((server, 1),), True)
+    assert saving.shared and en.enclose(o, saving, 4) == (((server, 1),), True)
     two = demand(clients=2)
-    assert two.shared and en.house(o, two, 4) == (((server, 1),), True)
+    assert two.shared and en.enclose(o, two, 4) == (((server, 1),), True)
 
 
 # ------------------------------------------------------------------ rule out
@@ -163,14 +163,14 @@ def test_the_first_failing_rule_names_the_limit_and_the_reason() -> None:
     # both fail; the per-client cap comes first in RULES, and why_not and limiting agree.
     o = drive(kind="nfs", unit="server", client_bytes_per_s=1e9, purchase_price=1000.0, enclosures=())
     d = demand(read_bytes_per_s=3e9, need_bytes_per_s=3e9, clients=2, capacity_bytes=30e12)
-    s = en.size(o, d)
+    s = en.size_option(o, d)
     assert s.units == 30
     why, limiting = en.rule_out(o, d, s)
     assert limiting == "per-client cap"
     assert why == "each of 2 node(s) must read 1.5 GB/s; the per-client cap is 1 GB/s"
     # Without the cap, the system size: 30 TB on 1 TB servers = 30 servers of a 24-server system.
     o2 = dataclasses.replace(o, client_bytes_per_s=math.inf)
-    why2, limiting2 = en.rule_out(o2, d, en.size(o2, d))
+    why2, limiting2 = en.rule_out(o2, d, en.size_option(o2, d))
     assert limiting2 == "system size" and why2.startswith("needs 30 servers on capacity")
 
 
@@ -183,27 +183,27 @@ def test_rules_have_names_and_the_order_the_table_uses() -> None:
 def test_local_drives_serve_one_node_and_checkpoints_need_a_shared_store() -> None:
     o = drive()
     two = demand(clients=2)
-    assert en.rule_out(o, two, en.size(o, two))[1] == "one node"
+    assert en.rule_out(o, two, en.size_option(o, two))[1] == "one node"
     saving = demand(write_bytes_per_s=0.1e9, need_bytes_per_s=0.6e9)
-    assert en.rule_out(o, saving, en.size(o, saving))[1] == "durability"
+    assert en.rule_out(o, saving, en.size_option(o, saving))[1] == "durability"
     # In a server on the network they are a shared store: both pass.
     server = _encl("server", "network", 12, 10e9, 2000.0)
     shared = drive(enclosures=(server,))
-    assert en.rule_out(shared, saving, en.size(shared, saving)) == ("", "bandwidth")
+    assert en.rule_out(shared, saving, en.size_option(shared, saving)) == ("", "bandwidth")
 
 
 def test_another_site_needs_permission_and_a_link() -> None:
     o = drive(name="aws-test-fs", kind="cloud-file", unit="TiB", purchase_price=math.nan)
     d = demand()
-    assert en.rule_out(o, d, en.size(o, d))[1] == "site"
+    assert en.rule_out(o, d, en.size_option(o, d))[1] == "site"
     allowed = demand(allow_other_site=True)
-    assert en.rule_out(o, allowed, en.size(o, allowed))[1] == "site link"
+    assert en.rule_out(o, allowed, en.size_option(o, allowed))[1] == "site link"
     # A 0.4 GB/s link carries less than the 0.5 GB/s needed.
     slow = demand(allow_other_site=True, site_link_bytes_per_s=0.4e9)
-    why, limiting = en.rule_out(o, slow, en.size(o, slow))
+    why, limiting = en.rule_out(o, slow, en.size_option(o, slow))
     assert limiting == "site link" and "400 MB/s of the 500 MB/s needed" in why
     fast = demand(allow_other_site=True, site_link_bytes_per_s=1e9)
-    assert en.rule_out(o, fast, en.size(o, fast))[0] == ""
+    assert en.rule_out(o, fast, en.size_option(o, fast))[0] == ""
 
 
 # ------------------------------------------------------------------ caveats
@@ -214,7 +214,7 @@ def test_caveats_in_order() -> None:
     # (the latency; the drive streams without limit) each GPU needs ceil(59.6 x 0.2) = 12 in flight > 8.
     o = drive(latency_s=0.2, burst="burst credits run out")
     d = demand()
-    s = en.size(o, d)
+    s = en.size_option(o, d)
     assert s.workers == math.ceil(0.5e9 / 2**20 / 8 * 0.2 - 1e-9) == 12
     text = en.caveats(o, d, s)
     names = [n for n, make in en.CAVEATS if make(o, d, s)]
@@ -250,12 +250,12 @@ def test_price_adds_every_charge_and_spreads_purchases() -> None:
     o = drive(price_per_gb_write=0.01, price_per_million_writes=5.0)
     d = demand(read_bytes_per_s=1.5e9, need_bytes_per_s=1.5e9, written_bytes_per_month=10e12)
     d = dataclasses.replace(d, write_requests_per_month=1e6, power_usd_per_kwh=0.0, support_share=0.0)
-    usd = en.price(o, d, en.size(o, d))
+    usd = en.price(o, d, en.size_option(o, d))
     assert usd["purchase"] == 400
     assert usd["writes"] == pytest.approx(105)
     assert usd["total"] == pytest.approx(105 + 400 / 36)
     # hardware support at 12 % a year of the $400 bought: 400 x 0.12 / 12 = $4 a month more
-    more = en.price(o, dataclasses.replace(d, support_share=0.12), en.size(o, d))
+    more = en.price(o, dataclasses.replace(d, support_share=0.12), en.size_option(o, d))
     assert more["support"] == pytest.approx(4.0) and more["total"] == pytest.approx(105 + 400 / 36 + 4)
 
 
@@ -265,7 +265,7 @@ def test_egress_prices_reads_out_of_the_store_and_writes_out_of_the_job() -> Non
     # $0.09 gave $116,640); 1 TB of checkpoints out of on-prem (free).
     o = drive(name="aws-test-fs", kind="cloud-file", unit="TiB", purchase_price=math.nan)
     d = demand(allow_other_site=True, site_link_bytes_per_s=1e9, written_bytes_per_month=1e12)
-    usd = en.price(o, d, en.size(o, d))
+    usd = en.price(o, d, en.size_option(o, d))
     assert usd["egress"] == pytest.approx(68_600.0)
 
 
@@ -307,7 +307,7 @@ def test_plan_demand_without_reads_keeps_the_writes() -> None:
 def test_each_caveat_says_its_numbers() -> None:
     o = drive()
     d = demand()
-    s = en.size(o, d)
+    s = en.size_option(o, d)
     # Small files on a shared file system: 2,000 opens/s of one example each.
     nfs = drive(kind="nfs", unit="server", purchase_price=1000.0)
     small = demand(examples_per_file=1, file_opens_per_s=2000.0)
@@ -334,7 +334,7 @@ def test_attachment_caveats() -> None:
         name="aws-test-volume",
         cluster_fs=True,
     )
-    s = en.size(vol, demand(clients=3))
+    s = en.size_option(vol, demand(clients=3))
     assert en._attach(vol, demand(clients=3), s) == [
         "multi-attached to 3 nodes (at most 4): needs a cluster-aware file system (GFS2, OCFS2)"
     ]
@@ -353,7 +353,7 @@ def test_attachment_caveats() -> None:
 def test_ram_and_egress_caveats() -> None:
     ram = drive(kind="ram", unit="node", name="ram-test", read_bytes_per_s=10e9, purchase_price=0.0)
     fits = demand(fits_in_ram=True)
-    s = en.size(ram, fits)
+    s = en.size_option(ram, fits)
     assert en._ram_fits(ram, fits, s)[0].startswith("the dataset fits in free RAM")
     assert en._ram_fits(ram, demand(), s) == []  # does not fit
     assert en._ram_fits(ram, demand(fits_in_ram=True, need_bytes_per_s=11e9), s) == []  # 11 > 10 GB/s copies
@@ -372,7 +372,7 @@ def test_drive_array_caveats() -> None:
     server = _encl("server", "network", 12, 0.6e9, 2000.0)
     o = drive(enclosures=(server,))
     d = demand(capacity_bytes=3e12, write_bytes_per_s=0.1e9, need_bytes_per_s=0.6e9)
-    s = en.size(o, d)
+    s = en.size_option(o, d)
     assert (s.units, s.scheme) == (6, "raid6")
     got = en._array(o, d, s)
     assert got[0] == "6 drives in raid6 (4 drives' worth usable, 4 TB = 3.64 TiB), filled to at most 80%"
@@ -384,13 +384,13 @@ def test_drive_array_caveats() -> None:
     assert got[4] == "bought new with the maker's warranty at list or retail price: server"
     # A 0.3 GB/s link carries 3 drives' share: at most 3 of the 12 bays.
     narrow = drive(enclosures=(_encl("server", "network", 12, 0.3e9, 2000.0),))
-    sn = en.size(narrow, d)
+    sn = en.size_option(narrow, d)
     assert any(c.startswith("at most 3 of a ") and "12 bays are filled" in c for c in en._array(narrow, d, sn))
     # Endurance sizing buys drives that stay within their rating: 1 PB a month = 12.175 PB a year
     # against 1 PB rated over the drive's own 5 years (0.2 PB a year each): 60.9 -> 61 data drives,
     # RAID 6 in 7 groups (61 + 14) = 75, wearing out in 61 / 12.175 = 5.01 years: no caveat.
     heavy = dataclasses.replace(d, written_bytes_per_month=1e15)
-    worn = en.size(drive(endurance_bytes=1e15), heavy)
+    worn = en.size_option(drive(endurance_bytes=1e15), heavy)
     assert (worn.units, worn.wear >= 3) == (75, True)
     assert worn.wear == pytest.approx(61 / (1e15 * 365.25 / 30 / 1e15), rel=1e-9)
     assert not any("wear" in c for c in en._array(drive(endurance_bytes=1e15), heavy, worn))
@@ -399,13 +399,13 @@ def test_drive_array_caveats() -> None:
     assert en._array(drive(), heavy, early)[-1] == (
         "checkpoint writes wear the drives out in 2.0 years, before the 36-month amortisation"
     )
-    assert en._array(drive(kind="nfs", unit="server"), d, en.size(drive(kind="nfs", unit="server"), d)) == []
+    assert en._array(drive(kind="nfs", unit="server"), d, en.size_option(drive(kind="nfs", unit="server"), d)) == []
 
 
 def test_reads_in_flight_caveat() -> None:
     o = drive(latency_s=0.2)
     d = demand(num_workers=4)
-    s = en.size(o, d)
+    s = en.size_option(o, d)
     assert s.workers == 12
     assert en._workers(o, d, s) == [
         "at 200 ms per read, each GPU needs 12 reads in flight (Little's law); it has 4 worker(s): "
@@ -418,20 +418,20 @@ def test_headrooms_by_hand() -> None:
     # 0.5 GB/s on 1 GB/s drives: 1 data drive busy 0.5, mirrored to 2; bandwidth headroom 1 / 0.5 = 2.
     o = drive()
     d = demand()
-    s = en.size(o, d)
+    s = en.size_option(o, d)
     assert en.bandwidth_headroom(o, d, s) == pytest.approx(2.0)
     idle = demand(read_bytes_per_s=0.0, need_bytes_per_s=0.0)
-    assert en.bandwidth_headroom(o, idle, en.size(o, idle)) == math.inf
+    assert en.bandwidth_headroom(o, idle, en.size_option(o, idle)) == math.inf
     # Node RAM: 10 GB/s copies on each of 2 nodes against 4 GB/s needed: 5x.
     ram = drive(kind="ram", unit="node", name="ram-test", read_bytes_per_s=10e9, purchase_price=0.0)
     two = demand(clients=2, need_bytes_per_s=4e9, read_bytes_per_s=4e9)
-    assert en.bandwidth_headroom(ram, two, en.size(ram, two)) == pytest.approx(5.0)
-    assert en.bandwidth_headroom(ram, demand(need_bytes_per_s=0.0), en.size(ram, demand())) == math.inf
+    assert en.bandwidth_headroom(ram, two, en.size_option(ram, two)) == pytest.approx(5.0)
+    assert en.bandwidth_headroom(ram, demand(need_bytes_per_s=0.0), en.size_option(ram, demand())) == math.inf
     # IOPS: 1,000 IOPS a drive at the read size, 476.8 random reads/s... with file opens of 1/s as
     # the random reads (a file system seeks once per file): 1 data drive x 1,000 / 1 = 1,000.
     fs = drive(iops=1000.0)
-    sf = en.size(fs, d)
-    assert en.supply_iops(fs, d, sf) == pytest.approx(1000.0 * fs.iops_at(2.0**20) / 1000.0)
+    sf = en.size_option(fs, d)
+    assert en.sized_iops(fs, d, sf) == pytest.approx(1000.0 * fs.iops_at(2.0**20) / 1000.0)
 
 
 def test_option_row_columns_by_hand() -> None:
@@ -482,31 +482,31 @@ def test_rule_sentences_and_boundaries() -> None:
     o = drive(kind="nfs", unit="server", client_bytes_per_s=1e9, purchase_price=1000.0)
     # Exactly at the per-client cap (2 nodes x 1 GB/s): it serves.
     at_cap = demand(read_bytes_per_s=2e9, need_bytes_per_s=2e9, clients=2)
-    assert en._client_cap(o, at_cap, en.size(o, at_cap)) == ""
+    assert en._client_cap(o, at_cap, en.size_option(o, at_cap)) == ""
     # Metadata: 1,000 opens/s x 4 NFS ops per open = 4,000 ops/s against a 1,000 ops/s service.
     meta = drive(kind="nfs", unit="server", protocol="nfs", metadata_ops=1000.0, metadata_scaling=None)
     opens = demand(file_opens_per_s=1000.0)
     assert en.metadata_ops_per_s(meta, opens) == 4000.0
-    assert en._metadata(meta, opens, en.size(meta, opens)) == (
+    assert en._metadata(meta, opens, en.size_option(meta, opens)) == (
         "4,000 metadata ops/s (nfs file opens) exceed its 1,000 ops/s metadata limit: pack into shards"
     )
-    assert en._metadata(meta, demand(file_opens_per_s=250.0), en.size(meta, opens)) == ""  # 1,000: at the limit
+    assert en._metadata(meta, demand(file_opens_per_s=250.0), en.size_option(meta, opens)) == ""  # 1,000: at the limit
     # System-wide IOPS: an object store (every read a request) capped at 100 reads/s system-wide
     # against 476.8 requests/s; exactly at the cap it serves; node RAM has no such cap.
     obj = drive(kind="object", unit="TiB", purchase_price=math.nan, aggregate_iops=100.0, name="aws-test-object")
     d = demand()
-    assert en._system_iops(obj, d, en.size(obj, d)) == "the system-wide cap of 100 reads/s is below the need"
+    assert en._system_iops(obj, d, en.size_option(obj, d)) == "the system-wide cap of 100 reads/s is below the need"
     capped = dataclasses.replace(obj, aggregate_iops=0.5e9 / 2**20)
-    assert en._system_iops(capped, d, en.size(capped, d)) == ""
+    assert en._system_iops(capped, d, en.size_option(capped, d)) == ""
     ram = drive(kind="ram", unit="node", name="ram-test", aggregate_iops=1.0, purchase_price=0.0)
-    assert en._system_iops(ram, d, en.size(ram, d)) == ""
+    assert en._system_iops(ram, d, en.size_option(ram, d)) == ""
 
 
 def test_an_enclosure_link_too_slow_for_one_drive() -> None:
     # 6 drives sharing 1.2 GB/s (0.2 GB/s each) behind 0.1 GB/s links: no enclosure carries one drive.
     o = drive(enclosures=(_encl("server", "network", 12, 0.1e9, 2000.0),))
     d = demand(capacity_bytes=3e12, read_bytes_per_s=1.2e9, need_bytes_per_s=1.2e9)
-    s = en.size(o, d)
+    s = en.size_option(o, d)
     assert s.units == 6 and s.housing == ()
     assert en.rule_out(o, d, s) == (
         "each of 6 drives must move 200 MB/s, more than one enclosure's link carries (100 MB/s at most)",
@@ -514,25 +514,27 @@ def test_an_enclosure_link_too_slow_for_one_drive() -> None:
     )
     # The same for a shared store (checkpoints): a networked server is still the kind it needs.
     saving = dataclasses.replace(d, write_bytes_per_s=0.1e9, need_bytes_per_s=1.3e9)
-    assert en.rule_out(o, saving, en.size(o, saving))[1] == "enclosure link"
+    assert en.rule_out(o, saving, en.size_option(o, saving))[1] == "enclosure link"
     # A SAS JBOD only (no server) for a shared store is no enclosure at all: that rule is silent.
     sas = drive(enclosures=(_encl("jbod", "sas", 12, 0.1e9, 500.0),))
     shared = demand(capacity_bytes=3e12, clients=2)
-    assert en._enclosure_link(sas, shared, en.size(sas, shared)) == ""
+    assert en._enclosure_link(sas, shared, en.size_option(sas, shared)) == ""
 
 
 def test_housing_and_parts_sentences() -> None:
     part = st.Part("nic", "a 25 GbE port", 50.0, "", "2026-11-24", "test", "tests/test_engine.py")
     o = drive(network_parts=((part, 2),))
-    assert en._network_parts(o, demand(), en.size(o, demand())) == ["each drive connects through 2 x nic ($100.00)"]
+    got = en._network_parts(o, demand(), en.size_option(o, demand()))
+    assert got == ["each drive connects through 2 x nic ($100.00)"]
     two = drive(network_parts=((part, 1), (part, 3)))
-    assert en._network_parts(two, demand(), en.size(two, demand()))[0].endswith("1 x nic ($50.00), 3 x nic ($150.00)")
+    got = en._network_parts(two, demand(), en.size_option(two, demand()))
+    assert got[0].endswith("1 x nic ($50.00), 3 x nic ($150.00)")
     # Priced: 2 drives (1 data, mirrored) x ($100 + 2 x $50) = $400 bought.
-    assert en.price(o, demand(), en.size(o, demand()))["purchase"] == 400
+    assert en.price(o, demand(), en.size_option(o, demand()))["purchase"] == 400
     server = _encl("server", "network", 12, 10e9, 2000.0)
     housed = drive(enclosures=(server,))
     saving = demand(write_bytes_per_s=0.1e9, need_bytes_per_s=0.6e9)
-    lines = en._array(housed, saving, en.size(housed, saving))
+    lines = en._array(housed, saving, en.size_option(housed, saving))
     held, unpriced = st.describe_housing(((server, 1),))
     assert unpriced == "" and lines[1] == f"held in {held}"
     assert lines[2] == (
@@ -552,14 +554,14 @@ def test_price_per_node_copies_egress_of_writes_and_rented_totals() -> None:
         name="aws-test-volume",
     )
     four = demand(clients=4, read_bytes_per_s=2e9, need_bytes_per_s=2e9, site="aws")
-    usd = en.price(vol, four, en.size(vol, four))
+    usd = en.price(vol, four, en.size_option(vol, four))
     assert usd["rent"] == pytest.approx(32.0)
     # Rented: no purchase, the total is the month's charges.
     assert math.isnan(usd["purchase"]) and usd["total"] == usd["monthly"]
     # A store on-prem read by a job on AWS: reads leave on-prem (free), 1 TB of checkpoints leave AWS.
     onprem = drive(kind="nfs", unit="server", purchase_price=1000.0)
     away = demand(site="aws", allow_other_site=True, site_link_bytes_per_s=1e9, written_bytes_per_month=1e12)
-    got = en.price(onprem, away, en.size(onprem, away))
+    got = en.price(onprem, away, en.size_option(onprem, away))
     assert got["egress"] == pytest.approx(1e12 / 1e9 * st.EGRESS_USD_PER_GB["aws"] + 0.5 * 30 * 86400 * 0.0)
 
 

@@ -313,7 +313,7 @@ def test_the_cluster_day_chart_draws_every_jobs_saves_as_resolved() -> None:
     saves: the drawn peak is the sized load (reads + every job's save at once)."""
     from pathlib import Path
 
-    from calc.cluster import Cluster
+    from calc.cluster_input import Cluster
 
     lab = Path(__file__).resolve().parent.parent / "presets" / "clusters" / "lab-168-gpus.yaml"
     cp = calc.cluster(Cluster.from_yaml(lab.read_text(), "lab-168-gpus.yaml"))

@@ -9,7 +9,8 @@ import pytest
 
 import calc
 from calc import storage
-from calc.sizing import fewest_workers, largest_example_bytes, levers, max_gpus, recommend
+from calc.lever import levers
+from calc.sizing import fewest_workers, largest_example_bytes, max_gpus, recommend
 
 
 def _row(df, option: str):  # type: ignore[no-untyped-def]
@@ -147,7 +148,7 @@ def test_no_workers_means_stage_times_add() -> None:
 
 
 def test_storage_levers_cut_reads_and_name_what_serves_them() -> None:
-    from calc.sizing import storage_levers
+    from calc.lever import storage_levers
 
     df = storage_levers("beast-small-files").set_index("lever")
     assert df.loc["as is", "read_iops"] == pytest.approx(25600)
@@ -482,7 +483,7 @@ def test_levers_chart_title_names_the_levers_that_lift_utilisation() -> None:
     # calibration, so it is read from the plan); removing the CPU decode (offline preprocessing, or
     # decoding on the GPU) lets the GPU run at 100 %.
     from calc import plots
-    from calc.sizing import levers
+    from calc.lever import levers
 
     start = round(100 * 2609 / calc.plan("resnet50-8xh100-imagenet").gpu_samples_per_s)
     title = plots.levers_chart(levers("resnet50-8xh100-imagenet")).layout.title.text.replace("<br>", " ")
@@ -685,7 +686,7 @@ def test_bottleneck_is_the_slowest_stage() -> None:
 
 
 def test_levers_read_the_plan() -> None:
-    from calc.sizing import lever_changes
+    from calc.lever import lever_changes
 
     # 84 GB of ImageNet does not fit in 32 GiB: no RAM lever; it does in 512 GiB.
     small = dict(lever_changes(calc.scenario("beast-imagenet-4xv100", host_ram_bytes="32 GiB")))
@@ -700,7 +701,7 @@ def test_levers_read_the_plan() -> None:
 
 
 def test_storage_levers_arguments_and_ram() -> None:
-    from calc.sizing import storage_levers
+    from calc.lever import storage_levers
 
     for kwargs, field in [({"cache_fraction": 2}, "cache_fraction"), ({"shard_bytes": "-1 MiB"}, "shard_bytes")]:
         with pytest.raises(calc.InputError) as e:
@@ -733,7 +734,7 @@ def test_storage_map_names_what_the_card_buys_and_keeps_the_workload_on_the_map(
 
 
 def test_reads_in_flight_is_littles_law_rounded_up() -> None:
-    from calc.sizing import reads_in_flight
+    from calc.engine import reads_in_flight
 
     # 703 reads/s x 12 ms (a 7,200 rpm disk's seek + rotation) = 8.44 -> 9 workers per GPU.
     assert reads_in_flight(703.0, 0.012) == 9
@@ -812,7 +813,7 @@ def test_checkpoint_writes_buy_enough_drives_to_last_the_amortisation() -> None:
     # writes): 290.4 x 1.25 = 363.0 PB a year / (10 x 2.8032 = 28.03 PB) = 12.95 -> 13 servers each.
     # Before: 11 and 12 in the used 14-bay SR635 (14 and 13 drives); before that 5 nfs-25gbe, unprotected,
     # allowed 5/3 of their rated writes.
-    from calc.sizing import checkpoint_writes_per_month
+    from calc.engine import checkpoint_writes_per_month
 
     p = calc.plan("mlperf-checkpoint-llama3-1t", server="DGX-H100")
     written, _ = checkpoint_writes_per_month(p)
@@ -851,7 +852,7 @@ def test_staging_is_bounded_by_the_stores_per_client_cap() -> None:
 
 
 def test_lever_changes_are_the_scenario_changes_the_seeds_name() -> None:
-    from calc.sizing import lever_changes
+    from calc.lever import lever_changes
 
     # beast-imagenet-4xv100: 8 workers, prefetch 2, one 64 KiB example per file, no cache, fp32
     # tensors, one node: every lever applies. 1,000 examples x 64 KiB = 64 MiB >= 1 MiB per read.
@@ -886,7 +887,7 @@ def test_idle_gpu_hours_count_every_job() -> None:
 
 
 def test_describe_option_in_each_form() -> None:
-    from calc.sizing import describe_option
+    from calc.design import describe_option
 
     # A made-up row: 3 drives mirrored, 3 TB usable, $1,234 bought, $34 a month, 1.5x on bandwidth.
     r = {
@@ -976,7 +977,7 @@ def test_storage_levers_count_the_scenarios_own_storage() -> None:
     """With the job's own storage named (nvme-gen4), each lever row gives the units the engine
     sizes of it: one H100 on unet3d reads 2.859 GB/s < 6.5 GB/s a drive, one data drive, mirrored
     = 2. The RAM row leaves no reads on it: no count. The "as is" row of levers gains 0 points."""
-    from calc.sizing import storage_levers
+    from calc.lever import storage_levers
 
     df = storage_levers("mlperf-unet3d-h100", storage="nvme-gen4")
     rows = {str(r["lever"]): r for _, r in df.iterrows()}
@@ -989,7 +990,7 @@ def test_storage_levers_count_the_scenarios_own_storage() -> None:
 
 def _hand_answer(**fields):  # type: ignore[no-untyped-def]
     """An Answer around hand-built rows on 3D U-Net's plan; ``fields`` replace the empty defaults."""
-    from calc.sizing import Answer
+    from calc.answers import Answer
 
     empty = {
         "plan": calc.plan("mlperf-unet3d-h100", amortization_months=36),
@@ -1130,7 +1131,7 @@ ROW = {
     ],
 )
 def test_describe_option_says_what_sized_it(changes: dict[str, object], room: str) -> None:
-    from calc.sizing import describe_option
+    from calc.design import describe_option
 
     row = ROW | changes
     assert (
@@ -1140,7 +1141,7 @@ def test_describe_option_says_what_sized_it(changes: dict[str, object], room: st
 
 
 def test_describe_option_brief_forms_and_missing_figures() -> None:
-    from calc.sizing import describe_option
+    from calc.design import describe_option
 
     assert (
         describe_option(ROW, brief=True)
@@ -1163,7 +1164,7 @@ def test_describe_option_brief_forms_and_missing_figures() -> None:
 
 def test_drive_bays_say_why_a_nodes_drives_do_not_fit() -> None:
     from calc import catalog
-    from calc.sizing import _bays, _bays_needed
+    from calc.design import _bays, _bays_needed
 
     dgx_a100, dgx_h100 = catalog.server("DGX-A100"), catalog.server("DGX-H100")
     hgx, p5 = catalog.server("HGX-H100-8"), catalog.server("aws-p5.48xlarge")
@@ -1185,7 +1186,8 @@ def test_drive_bays_say_why_a_nodes_drives_do_not_fit() -> None:
 
 
 def test_copy_time_is_the_slower_of_each_nodes_link_and_the_shared_store() -> None:
-    from calc.sizing import _copy_s, _staging
+    from calc.answers import _staging
+    from calc.design import _copy_s
 
     # 100 GB to 4 nodes at 5 GB/s each: 20 s per node; the store serves 4 x 100 GB at 10 GB/s: 40 s.
     assert _copy_s(100e9, 4, 50e9, 5e9, 10e9) == pytest.approx(40.0)
@@ -1332,7 +1334,7 @@ def test_deciding_names_the_constraint_that_sized_the_store(
 ) -> None:
     import pandas as pd
 
-    from calc.sizing import _deciding
+    from calc.answers import deciding_sentence as _deciding
 
     rec = pd.DataFrame(
         [{"option": "hdd-7200", "unit": "drive", "units": 46, "protection": "raid6", "limiting": limiting} | row]
@@ -1343,7 +1345,7 @@ def test_deciding_names_the_constraint_that_sized_the_store(
 def test_deciding_for_two_tier_designs_and_none() -> None:
     import pandas as pd
 
-    from calc.sizing import _deciding
+    from calc.answers import deciding_sentence as _deciding
 
     p, rec = calc.plan(BEAST), pd.DataFrame()
     assert _deciding(p, None, rec) == ""
@@ -1365,7 +1367,7 @@ def test_deciding_for_two_tier_designs_and_none() -> None:
 def _own_of(storage_row: dict[str, object], **changes: object) -> tuple[str, bool]:
     import pandas as pd
 
-    from calc.sizing import _own
+    from calc.answers import _own
 
     p = calc.plan(BEAST, **changes)
     return _own(p, pd.DataFrame([{"option": p.scenario.storage} | storage_row]))
@@ -1403,7 +1405,7 @@ def test_own_storage_judged_in_a_sentence() -> None:
 
 
 def test_no_storage_chosen_states_the_jobs_need() -> None:
-    from calc.sizing import _no_storage
+    from calc.answers import _no_storage
 
     assert _no_storage(calc.plan(BEAST)) == (
         "No storage chosen: the job needs 385.7 MB/s and 5,885 reads/s in steady state "
@@ -1413,7 +1415,7 @@ def test_no_storage_chosen_states_the_jobs_need() -> None:
 
 
 def test_answer_lines_in_order_on_hand_built_rows() -> None:
-    from calc.sizing import Answer
+    from calc.answers import Answer
 
     best = ROW | {"lost_gpu_hours_per_month": 0.0}
     runner = best | {"option": "nvme-gen5"}
@@ -1475,7 +1477,7 @@ def test_levers_table_starts_from_the_scenario_as_it_is() -> None:
 
 
 def test_storage_levers_shard_change_and_best_option() -> None:
-    from calc.sizing import storage_levers
+    from calc.lever import storage_levers
 
     df = storage_levers("beast-small-files").set_index("lever")
     # 256 MiB shards of 64 KiB examples: 4,096 examples a file, read 1 MiB at a time.
@@ -1490,7 +1492,8 @@ def test_storage_levers_shard_change_and_best_option() -> None:
 def test_buyable_rows_serve_are_ready_priced_at_the_site_and_not_node_ram() -> None:
     import pandas as pd
 
-    from calc.sizing import _buyable, _last_true
+    from calc.design import buyable as _buyable
+    from calc.sizing import _last_true
 
     def r(option: str, site: str, **kw: object) -> dict[str, object]:
         return {"option": option, "site": site, "feasible": True, "ready": True, "monthly_total_usd": 100.0} | kw
@@ -1535,7 +1538,7 @@ STORE = {
 def _tiers_on(site: str = "on-prem", **changes: object):  # type: ignore[no-untyped-def]
     """The article's job on DGX-H100 nodes at $0.10/kWh, 12 % support a year, 36 months; 4 nodes
     on 12.5 GB/s links sharing a store that reads 10 GB/s."""
-    from calc.sizing import _Tiers
+    from calc.design import _Tiers
 
     kw = {"server": "DGX-H100", "power_usd_per_kwh": 0.1, "support_share": 0.12, "amortization_months": 36}
     p = calc.plan(BEAST, **(kw | changes))
@@ -1556,7 +1559,7 @@ def test_a_two_tier_row_adds_the_cache_to_the_stores_charges() -> None:
 
 
 def test_server_nvme_design_on_a_dgx() -> None:
-    from calc.sizing import _server_nvme
+    from calc.design import _server_nvme
 
     # A DGX H100 holds 8 x 3.84 TB = 30.72 TB of NVMe (servers.yaml; read rate not published): the
     # 83.96 GB fits below 80 %. Each of 4 nodes reads 385.7 / 4 = 96.42 MB/s. Nothing to buy: the
@@ -1598,7 +1601,7 @@ def test_max_gpus_refusals_name_the_field_and_what_is_accepted(kwargs: dict[str,
 
 
 def test_lever_changes_in_order_and_only_those_that_change_something() -> None:
-    from calc.sizing import lever_changes
+    from calc.lever import lever_changes
 
     s = calc.scenario(BEAST)  # pinned memory already on: no such lever
     got = lever_changes(s)
@@ -1636,7 +1639,7 @@ def test_lever_changes_in_order_and_only_those_that_change_something() -> None:
 
 
 def test_storage_levers_rows_by_hand_on_the_articles_job() -> None:
-    from calc.sizing import storage_levers
+    from calc.lever import storage_levers
 
     # 5,885.06 reads/s of 64 KiB (385.7 MB/s), one file each. 256 MiB shards hold 4,096 examples:
     # 385.7 MB/s in 1 MiB reads = 367.8 reads/s, 5,885.06 / 4,096 = 1.437 opens/s. A 20 % local cache
@@ -1701,7 +1704,7 @@ def test_max_gpus_names_the_storage_it_found_unlimited() -> None:
 def test_deciding_counts_the_saves_bursts_and_kept_checkpoints() -> None:
     import pandas as pd
 
-    from calc.sizing import _deciding
+    from calc.answers import deciding_sentence as _deciding
 
     # The article's job saving its checkpoint C (calc.checkpoint's figure, tested there) every 10 min
     # within a 1 % stall: bursts of C / 6 s (a blocking save: its rate while saving is the burst); the
@@ -1726,7 +1729,7 @@ def test_deciding_counts_the_saves_bursts_and_kept_checkpoints() -> None:
 def test_deciding_by_write_requests_counts_16_mib_parts() -> None:
     import pandas as pd
 
-    from calc.sizing import _deciding
+    from calc.answers import deciding_sentence as _deciding
 
     # One rank writes each save in ceil(C / 16 MiB) parts; 30 days x 86,400 s / 600 s = 4,320 saves a
     # month; / 2,592,000 s a month gives the PUTs per second.
@@ -1740,7 +1743,7 @@ def test_deciding_by_write_requests_counts_16_mib_parts() -> None:
 
 
 def test_answer_rows_keep_to_the_known_site_or_to_the_cheapest_sites_line() -> None:
-    from calc.sizing import answer_rows
+    from calc.answers import answer_rows
 
     # At a known site: no per-site lines, every row of that site (or node RAM, at every site).
     p = calc.plan(BEAST, site="on-prem")

@@ -1,15 +1,19 @@
-"""The package's shape (docs/model.md section 1): imports point down, none hides in a function, and
-functions stay short.
+"""The package's shape (docs/model.md section 1.0): imports point down, none hides in a function,
+functions stay short, and the buying modules name each thing once.
 
-Read from the source with ``ast``: an import of a calc module at a module's top level is an edge of
-the import graph (imports under ``if TYPE_CHECKING:`` are for types only and do not run); the graph
-must have no cycle, and no function may import a calc module (the way a cycle used to be dodged).
+Read from the source with ``ast``: every import of a calc module outside a function is an edge of
+the import graph, type-only ones (under ``if TYPE_CHECKING:``) included, since a type from above is
+an import from above; the graph must have no cycle, every edge must point to the same row of the
+layer table in docs/model.md section 1.0 or below it, and no model module may import the
+presentation. Each check is shown to fail on a case planted in the real sources.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import re
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,16 +43,103 @@ def _tree(path: Path) -> ast.Module:
     return ast.parse(path.read_text(), str(path))
 
 
+PRESENTATION = {"plots", "report", "card", "display", "cli"}
+"""The modules that write text, tables and charts: no model module imports them."""
+
+PACKAGE = {"__init__", "__main__"}
+"""The package's entry points, above everything (the public API re-exports the presentation)."""
+
+BUYING = (
+    "engine",
+    "storage",
+    "sizing",
+    "design",
+    "lever",
+    "answers",
+    "cluster",
+    "cluster_input",
+    "cluster_load",
+    "site",
+)
+"""The modules that decide what to buy, and checkpoint (whose rates and stalls they read): a
+top-level name defined in two of them means two things (issue 37: size, house, per_node, ...)."""
+
+
+def _edges(tree: ast.Module) -> set[str]:
+    """The calc modules a module's source imports outside its functions (``if TYPE_CHECKING:`` too)."""
+    edges: set[str] = set()
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            edges |= _calc_targets(node)
+        elif isinstance(node, ast.If | ast.Try):  # TYPE_CHECKING blocks, guarded imports
+            stack += [*node.body, *node.orelse, *getattr(node, "handlers", []), *getattr(node, "finalbody", [])]
+        elif isinstance(node, ast.ExceptHandler):
+            stack += node.body
+    return edges
+
+
+def graph_of(sources: Mapping[str, str]) -> dict[str, set[str]]:
+    """Module -> the calc modules it imports, from each module's source text."""
+    return {name: _edges(ast.parse(text)) - {name} for name, text in sources.items()}
+
+
 def import_graph() -> dict[str, set[str]]:
-    """Module -> the calc modules it imports at its top level (run time only)."""
-    graph: dict[str, set[str]] = {}
-    for name, path in MODULES.items():
-        edges: set[str] = set()
-        for node in _tree(path).body:
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                edges |= _calc_targets(node)
-        graph[name] = edges - {name}
-    return graph
+    """Module -> the calc modules it imports (run time and type-only)."""
+    return {name: _edges(_tree(path)) - {name} for name, path in MODULES.items()}
+
+
+def sources() -> dict[str, str]:
+    """Every calc module's source text (to plant a case in)."""
+    return {name: path.read_text() for name, path in MODULES.items()}
+
+
+def layers(text: str) -> dict[str, int]:
+    """Module -> its row in the layer table of docs/model.md 1.0, counted from the bottom (0)."""
+    section = text[text.index("### 1.0 Module layers") : text.index("### 1.1 ")]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| Layer")]
+    out: dict[str, int] = {}
+    for i, line in enumerate(reversed(rows)):
+        cells = line.split("|")
+        modules = re.sub(r"\([^)]*\)", "", cells[2])  # the names, not what each holds
+        for name in re.findall(r"`([\w.]+)`", modules):
+            assert name not in out, f"{name} is on two rows of the layer table"
+            out[name] = i
+    return out
+
+
+def upward(graph: Mapping[str, set[str]], row: Mapping[str, int]) -> list[str]:
+    """``a -> b`` for every import of a module on a higher row than the importer's."""
+    return sorted(f"{a} -> {b}" for a, edges in graph.items() for b in edges if row[b] > row[a])
+
+
+def presentation_imports(graph: Mapping[str, set[str]]) -> list[str]:
+    """``a -> b`` for every model module that imports the presentation."""
+    model = set(graph) - PRESENTATION - PACKAGE
+    return sorted(f"{a} -> {b}" for a in model for b in graph[a] & PRESENTATION)
+
+
+def defined_names(tree: ast.Module) -> set[str]:
+    """The names a module defines at its top level: functions, classes and assignments (not imports)."""
+    out: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.add(node.name)
+        elif isinstance(node, ast.Assign):
+            out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            out.add(node.target.id)
+    return out - {"__all__"}
+
+
+def twice_defined(trees: Mapping[str, ast.Module]) -> dict[str, list[str]]:
+    """Name -> the modules that define it, for names defined in more than one."""
+    where: dict[str, list[str]] = {}
+    for name, tree in trees.items():
+        for n in defined_names(tree):
+            where.setdefault(n, []).append(name)
+    return {n: sorted(ms) for n, ms in where.items() if len(ms) > 1}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -129,20 +220,45 @@ def test_no_import_cycle_among_calc_modules() -> None:
     assert cycles(import_graph()) == []
 
 
+def test_every_module_is_on_one_row_of_the_layer_table() -> None:
+    row = layers((ROOT / "docs" / "model.md").read_text())
+    assert set(MODULES) <= set(row), sorted(set(MODULES) - set(row))
+    assert set(row) - set(MODULES) == {"app.py"}  # the dashboard, outside calc/, on the presentation row
+
+
 def test_the_layers_point_down() -> None:
-    # The formulas import no catalog, scenario or plan; the engine imports no sizing or cluster;
-    # nothing below the presentation imports it (calc.cluster's command output is the one
-    # presentation it composes, and it is above report).
-    graph = import_graph()
-    formulas = {"demand", "host", "storage", "pipeline", "transfer", "memory", "checkpoint", "compute", "units"}
-    for f in formulas - {"storage"}:
-        assert not graph[f] & {"catalog", "scenario", "resolve", "plan", "sizing", "cluster"}, f
-    assert not graph["engine"] & {"sizing", "cluster", "report", "plots", "cli"}
-    # explain renders formula text for Plan.explain(): it sits under plan and imports no plan.
-    assert not graph["explain"] & {"plan", "sweep", "sizing", "engine", "cluster", "report", "plots", "cli"}
-    for low in ("plan", "resolve", "stages", "sweep", "engine", "sizing", "site", "cluster_load"):
-        assert not graph[low] & {"report", "plots", "cli"}, low
-    assert "calibrate" not in graph["resolve"] and "plan" in graph["calibrate"]
+    # docs/model.md 1.0 is the picture; the imports (type-only ones too) must match it.
+    row = layers((ROOT / "docs" / "model.md").read_text())
+    assert upward(import_graph(), row) == []
+    # Formulas read no catalog, scenario or plan; the engine nothing that sizes or answers.
+    assert row["engine"] < row["sizing"] < row["design"] < row["answers"] < row["cluster"] < row["cli"]
+    assert row["checkpoint"] < row["storage"] < row["scenario"] < row["resolve"] < row["stages"] < row["plan"]
+
+
+def test_no_model_module_imports_the_presentation() -> None:
+    assert presentation_imports(import_graph()) == []
+
+
+def test_the_layer_checks_fail_on_a_planted_upward_import() -> None:
+    # A model module that imports the report, at run time or for a type only, is caught, and so is
+    # an import from a lower row to a higher one; a cycle through a type-only import is a cycle.
+    row = layers((ROOT / "docs" / "model.md").read_text())
+    src = sources()
+    planted = dict(src, sizing=src["sizing"] + "\nfrom calc import report\n")
+    assert presentation_imports(graph_of(planted)) == ["sizing -> report"]
+    assert "sizing -> report" in upward(graph_of(planted), row)
+    typed = dict(src, engine=src["engine"] + "\nif TYPE_CHECKING:\n    from calc.answers import Answer\n")
+    assert upward(graph_of(typed), row) == ["engine -> answers"]
+    assert cycles(graph_of(typed)) == [["answers", "design", "engine", "sizing"]]
+    assert presentation_imports(graph_of(src)) == [] and upward(graph_of(src), row) == []
+
+
+def test_no_name_means_two_things_in_the_buying_modules() -> None:
+    trees = {m: _tree(MODULES[m]) for m in (*BUYING, "checkpoint")}
+    assert twice_defined(trees) == {}
+    # The check finds a planted second meaning (engine.size beside storage.size, as before issue 37).
+    planted = dict(trees, engine=ast.parse("def size(o, d):\n    return o\n"))
+    assert twice_defined(planted) == {"size": ["engine", "storage"]}
 
 
 def test_no_calc_import_inside_a_function() -> None:

@@ -1,0 +1,205 @@
+"""What-if levers (docs/model.md section 8): each fix the seeds name, applied alone to the plan,
+ranked by the GPU utilisation it reaches; and the storage-side levers next to a recommendation.
+
+lever_changes(): the levers that apply to a scenario, as Scenario changes.
+levers(): each applied alone, ranked by GPU utilisation.
+storage_levers(): shards, a local cache, RAM: the demand each leaves and what then serves it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pandas as pd
+
+from calc import catalog
+from calc import engine as en
+from calc import storage as st
+from calc.engine import plan_demand
+from calc.errors import InputError
+from calc.plan import as_scenario, plan
+from calc.scenario import FIELDS, Scenario
+from calc.sizing import PlanLike, as_plan, check_argument, recommend
+from calc.units import fmt, parse
+
+__all__ = ["lever_changes", "levers", "storage_levers"]
+
+
+_FLOAT = re.compile(r":(float32|float64|int64|int32|float16|bfloat16|int16)")
+
+
+def lever_changes(sc: Scenario) -> list[tuple[str, dict[str, Any]]]:
+    """The what-if levers the seeds name, as Scenario changes; only those that apply to this plan.
+
+    Read from the plan: RAM / tmpfs only when the dataset fits in each node's free RAM
+    (``fits_in_ram``), a local NVMe tier only when one node reads (``clients``: a drive serves only
+    its own node), and no lever that changes nothing (a cache fraction already above 20 %, shards
+    already packed, GPU decode or pinned memory already on, tensors already uint8).
+    """
+    p = plan(sc)
+    spec = sc.tensors or catalog.model(sc.model).tensors
+    any_storage = {"storage_units": None, "storage_bytes_per_s": None, "storage_iops": None, "storage_latency_s": None}
+    out: list[tuple[str, dict[str, Any]]] = []
+    if sc.num_workers < int(FIELDS["num_workers"].maximum or 1024):
+        more = min(max(2 * sc.num_workers, 8), int(FIELDS["num_workers"].maximum or 1024))
+        out.append(("more workers", {"num_workers": more}))
+    out.append(
+        (
+            "prefetch (workers overlap loading with compute)",
+            {"num_workers": 4} if sc.num_workers == 0 else {"prefetch_factor": 2 * sc.prefetch_factor},
+        )
+    )
+    if p.fits_in_ram:
+        out.append(("RAM / tmpfs", {"storage": "ram-tmpfs", **any_storage}))
+    if p.values["clients"] <= 1:
+        out.append(("faster storage (Gen4 NVMe, as many as needed)", {"storage": "nvme-gen4", **any_storage}))
+    if sc.examples_per_file < 1000:
+        # A read is at most one shard (1,000 examples).
+        request = "1 MiB" if 1000 * p.inputs["example_bytes"] >= 2**20 else f"{1000 * p.inputs['example_bytes']:.0f} B"
+        out.append(("pack into 1 MiB-read shards", {"examples_per_file": 1000, "request_bytes": request}))
+    if sc.cache_fraction < 0.2:
+        out.append(("cache 20 % locally", {"cache_fraction": 0.2}))
+    uint8 = _FLOAT.sub(":uint8", spec)
+    if uint8 != spec:
+        out.append(("uint8 tensors", {"tensors": uint8}))
+    out.append(
+        (
+            "offline preprocessing",
+            {
+                # Stored as the tensors the loader emits; 10 % of the CPU work left (reading, batching).
+                # The input's CPU time, not the effective one: GPU decode would cut it a second time.
+                "example_bytes": p.values["example_tensor_bytes"],
+                "cpu_seconds_per_example": p.inputs["cpu_seconds_per_example"] * 0.1,
+            },
+        )
+    )
+    if not sc.gpu_decode:
+        out.append(("GPU decode (DALI)", {"gpu_decode": True}))
+    if not sc.pin_memory:
+        out.append(("pinned memory", {"pin_memory": True}))
+    return out
+
+
+def _engine_units(s: Scenario, change: dict[str, Any]) -> dict[str, Any]:
+    """A lever that names a storage option "as many as needed" gets the units the engine sizes for
+    the changed job's demand (``calc.engine.size_option``: per axis, protected, with the checkpoint writes),
+    not the plan's own guess; other levers are returned as they are."""
+    name = change.get("storage")
+    if name is None or change.get("storage_units") is not None:
+        return change
+    o = st.option(name)
+    if o.kind == "ram":
+        return change  # RAM is one copy per node: nothing to count
+    units = en.size_option(o, plan_demand(plan(s.replace(**change)))).units
+    return change | {"storage_units": en.whole(units)}
+
+
+def levers(sc: PlanLike, /, **overrides: Any) -> pd.DataFrame:
+    """Each lever applied alone: the GPU utilisation it reaches, ranked best first.
+
+    Columns: lever, change, gpu_utilization, achieved_samples_per_s, bottleneck, gain
+    (utilisation points over the scenario as it is). Levers that make no valid plan are left out.
+    A lever that buys storage buys the units the sizing engine sizes for the job (``_engine_units``).
+    """
+    s = as_scenario(sc, **overrides)
+    base = plan(s)
+    rows = [
+        {
+            "lever": "as is",
+            "change": "",
+            "gpu_utilization": base.gpu_utilization,
+            "achieved_samples_per_s": base.achieved_samples_per_s,
+            "bottleneck": base.bottleneck,
+            "gain": 0.0,
+        }
+    ]
+    for name, lever in lever_changes(s):
+        try:
+            change = _engine_units(s, lever)
+            q = plan(s.replace(**change))
+        except InputError:
+            continue
+        shown = ", ".join(f"{k}={v}" for k, v in change.items() if v is not None) or "defaults"
+        rows.append(
+            {
+                "lever": name,
+                "change": shown,
+                "gpu_utilization": q.gpu_utilization,
+                "achieved_samples_per_s": q.achieved_samples_per_s,
+                "bottleneck": q.bottleneck,
+                "gain": q.gpu_utilization - base.gpu_utilization,
+            }
+        )
+    df = pd.DataFrame(rows)
+    return df.sort_values(["gpu_utilization", "gain"], ascending=False, kind="stable").reset_index(drop=True)
+
+
+def storage_levers(
+    x: PlanLike, /, shard_bytes: float | str = "256 MiB", cache_fraction: float = 0.2, **overrides: Any
+) -> pd.DataFrame:
+    """The storage-side levers next to a recommendation: shards, a local cache, RAM.
+
+    Each row applies one lever and reports the demand it leaves (reads/s, file opens/s,
+    MB/s) and the first feasible row ``recommend`` then gives (cheapest known cost; "none"
+    when no option serves), plus how many units of the scenario's own storage it needs, if it
+    names one. Levers that change nothing here (shards no larger than an example, a cache
+    fraction the scenario already has) are left out; the RAM row leaves no reads on the store
+    only when RAM can hold the dataset.
+    """
+    p = as_plan(x, overrides)
+    sc = p.scenario
+    shard = parse(check_argument("shard_bytes", "example_bytes", shard_bytes), "bytes", "shard_bytes")
+    fraction = check_argument("cache_fraction", "cache_fraction", cache_fraction)
+    per_shard = max(1, int(shard // p.inputs["example_bytes"]))
+    levers_: list[tuple[str, dict[str, Any]]] = [("as is", {})]
+    if per_shard > 1 and per_shard > sc.examples_per_file:  # examples as large as a shard gain nothing
+        request = min(2.0**20, per_shard * p.inputs["example_bytes"])  # a read is at most one shard
+        levers_.append(
+            (
+                f"pack into {fmt(shard, 'bytes', binary=True)} shards, {fmt(request, 'bytes', binary=True)} reads",
+                {"examples_per_file": per_shard, "request_bytes": "1 MiB" if request == 2**20 else f"{request:.0f} B"},
+            )
+        )
+    if fraction > sc.cache_fraction:
+        levers_.append((f"cache {fraction:.0%} locally", {"cache_fraction": fraction}))
+    levers_.append(
+        (
+            "keep the dataset in RAM (page cache / tmpfs)",
+            {
+                "storage": "ram-tmpfs",
+                "storage_units": None,
+                "storage_bytes_per_s": None,
+                "storage_iops": None,
+                "storage_latency_s": None,
+            },
+        )
+    )
+    rows = []
+    for name, change in levers_:
+        q = plan(sc.replace(**change)) if change else p
+        rec = recommend(q)
+        ok = rec[rec["feasible"]]
+        own = rec[rec["option"] == sc.storage]
+        ram = rec[rec["option"] == "ram-tmpfs"].iloc[0]
+        in_ram = name.startswith("keep") and bool(ram["feasible"])
+        if name.startswith("keep"):
+            best_option, best_units = ("ram-tmpfs" if ram["feasible"] else f"no: {ram['why_not']}"), int(ram["units"])
+        elif len(ok):
+            best_option, best_units = str(ok.iloc[0]["option"]), int(ok.iloc[0]["units"])
+        else:
+            best_option, best_units = "none: no option in the catalog serves this demand", None
+        rows.append(
+            {
+                "lever": name,
+                "change": ", ".join(f"{k}={v}" for k, v in change.items() if v is not None),
+                "read_iops": 0.0 if in_ram else q.read_iops,
+                "file_opens_per_s": 0.0 if in_ram else q.file_opens_per_s,
+                "read_bytes_per_s": 0.0 if in_ram else q.read_bytes_per_s,
+                "best_option": best_option,
+                "best_units": best_units,
+                "own_storage_units": int(own.iloc[0]["units"]) if len(own) and not name.startswith("keep") else None,
+            }
+        )
+    return pd.DataFrame(rows)
+
