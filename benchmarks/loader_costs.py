@@ -739,7 +739,7 @@ def cmd_merge(args: argparse.Namespace) -> None:
         "cpu_key": key, "cpu": parts[0]["cpu"], "runs": old.get("runs", {}), "fit": old.get("fit", {}),
     }
     for p in parts:
-        run_key = f"{p['section']}:{Path(p['interpreter']).parent.parent.name}"
+        run_key = f"{p['section']}:{Path(p['interpreter']).parent.parent.name}{args.tag}"
         merged["runs"][run_key] = {k: p[k] for k in ("section", "date", "interpreter", "versions", "loadavg_at_end",
                                                      "rows")}
     out.write_text(json.dumps(merged, indent=1, default=str))
@@ -880,10 +880,14 @@ def fit_augment(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+MMAP_MB = 33.554432  # glibc's largest mmap threshold (32 MiB): bigger blocks are fresh, page-faulting maps
+
+
 def fit_bytes(rows: list[dict[str, Any]], op: str, key: str = "cpu_s") -> dict[str, Any]:
     sel = [{**r, "cpu_s": r[key]} for r in rows if r.get("op", "").startswith(op) and key in r]
-    return _fit_split(sel, lambda r: [1.0, r["batch_bytes"] / 1e6], ["fixed_s", "s_per_mb"],
-                      lambda r: r.get("batch") == 64)
+    return _fit_split(sel, lambda r: [1.0, r["batch_bytes"] / 1e6,
+                                      r["batch_bytes"] / 1e6 if r["batch_bytes"] / 1e6 > MMAP_MB else 0.0],
+                      ["fixed_s", "s_per_mb", "s_per_mb_if_above_mmap_threshold"], lambda r: r.get("batch") == 64)
 
 
 def fit_transfer(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -1025,8 +1029,16 @@ def augment_entries(fit: dict[str, Any], results_name: str) -> dict[str, Any]:
 
 def bytes_entry(r: dict[str, Any], src: str, what: str) -> dict[str, Any]:
     c = r["coef"]
-    return {"what": what, "s_fixed": _ms(c["fixed_s"]), "s_per_megabyte": _ms(c.get("s_per_mb", 0.0)),
-            "fit_error": _err(r), "sources": dict.fromkeys(("s_fixed", "s_per_megabyte", "fit_error"), src)}
+    e = {"what": what, "s_fixed": _ms(c["fixed_s"]), "s_per_megabyte": _ms(c.get("s_per_mb", 0.0))}
+    if "s_per_mb_if_above_mmap_threshold" in c:
+        e["s_per_megabyte_if_above_mmap_threshold"] = _ms(c["s_per_mb_if_above_mmap_threshold"])
+        e["mmap_threshold_megabytes"] = MMAP_MB
+    e["fit_error"] = _err(r)
+    e["sources"] = dict.fromkeys([k for k in e if k != "what"], src)
+    if "mmap_threshold_megabytes" in e:
+        e["sources"]["mmap_threshold_megabytes"] = "glibc malloc: M_MMAP_THRESHOLD's dynamic maximum is 32 MiB " \
+                                                   "on 64-bit (DEFAULT_MMAP_THRESHOLD_MAX, mallopt(3)) (R)"
+    return e
 
 
 def other_entries(fit: dict[str, Any], results_name: str) -> dict[str, Any]:
@@ -1036,7 +1048,12 @@ def other_entries(fit: dict[str, Any], results_name: str) -> dict[str, Any]:
         out["collate"] = {
             "default_collate": bytes_entry(col["default_collate"], f"{results_name} fit.collate.default_collate",
                                            "torch.utils.data.default_collate of B CHW tensors, main process, "
-                                           "1 torch thread; per batch, bytes = the batch tensor's bytes"),
+                                           "1 torch thread; per batch, bytes = the batch tensor's bytes. Above "
+                                           "32 MiB the new batch is a fresh mmap and its cost is bimodal here: "
+                                           "~0.45 ms/MB when its pages fault in (11 of the 14 such rows: all 10 "
+                                           "float32, 1 of 4 uint8) and "
+                                           "~0.07 ms/MB otherwise; the fitted step is the relative-LS compromise "
+                                           "(see fit_error); plan with 0.45 ms/MB for large float batches"),
             "pin_memory_copy": bytes_entry(col["copy"], f"{results_name} fit.collate.copy",
                                            "Tensor.copy_ of the batch into another pageable tensor: the stand-in "
                                            "for the pin-memory thread's copy (this CPU-only build cannot pin)")}
@@ -1115,6 +1132,26 @@ HAND_ENTRIES: dict[str, Any] = {
 }
 
 
+def ffcv_entry(rows: list[dict[str, Any]], runs: dict[str, Any], name: str) -> dict[str, Any]:
+    """FFCV measured as a whole (decode + RandomResizedCrop + flip + ToTensor in its numba pipeline) on the
+    one stored size the .beton holds, so it gets per-image figures, not per-pixel coefficients."""
+    version = next((run["versions"].get("ffcv", "?") for k, run in runs.items() if k.startswith("ffcv:")), "?")
+    e: dict[str, Any] = {"label": f"FFCV {version} (Loader, os_cache, numba pipeline threads in one process)",
+                         "measured": True, "formats": ["jpeg", "raw"], "dct_scaling": False,
+                         "note": "whole pipeline per image on 500x375 quality-90 JPEGs stored in a .beton "
+                                 "(~76 kB each): RandomResizedCropRGBImageDecoder + RandomHorizontalFlip + "
+                                 "ToTensor (uint8, no normalise); one stored size, so not split into per-pixel "
+                                 "terms. pip install ffcv needs Debian's libopencv-dev and pkg-config "
+                                 "(it first failed: 'Could not find required package: opencv4'); a second Loader "
+                                 "in one process crashes in numba's dispatcher, so each run is its own process",
+                         "sources": {}}
+    for r in sorted(rows, key=lambda r: (-r["res"], r["workers"])):
+        field = f"pipeline_s_per_image_{r['res']}px_{r['workers']}_workers"
+        e[field] = _ms(r["cpu_s_per_image"])
+        e["sources"][field] = f"{name} runs.ffcv:* (process CPU time over 2 epochs of 512 images, batch 64)"
+    return e
+
+
 def cmd_yaml(args: argparse.Namespace) -> None:
     """Write presets/decoders.yaml from the results file: HEADER, then every measured block, then the
     entries that are not measured here (HAND_ENTRIES), so the preset never drifts from the results."""
@@ -1138,6 +1175,9 @@ def cmd_yaml(args: argparse.Namespace) -> None:
             vers["dali-cpu"] = f"nvidia-dali-cuda120 {v['dali']} (CPU backend, libjpeg-turbo)"
     name = f"benchmarks/results/{path.name}"
     hand = json.loads(json.dumps(HAND_ENTRIES).replace("FFCV_NOTE", args.ffcv_note))
+    ffcv = [r for k, run in data["runs"].items() if k.startswith("ffcv:") for r in run["rows"]]
+    if ffcv:
+        hand["ffcv"] = ffcv_entry(ffcv, data["runs"], name)
     body = {"reference_cpu": data["cpu_key"], "results": name,
             "decoders": {**decoder_entries(data["fit"], vers, name), **hand},
             "augment": augment_entries(data["fit"], name), **other_entries(data["fit"], name)}
@@ -1226,25 +1266,26 @@ def cmd_ffcv(args: argparse.Namespace) -> None:
         DatasetWriter(str(beton), {"image": RGBImageField(write_mode="jpg", jpeg_quality=90),
                                    "label": IntField()}, num_workers=1).from_indexed_dataset(Ds())
     rows = []
-    for res in (224, 160):
-        for workers in (1, 2):
-            loader = Loader(str(beton), batch_size=64, num_workers=workers, order=OrderOption.RANDOM,
-                            os_cache=True, pipelines={"image": [RandomResizedCropRGBImageDecoder((res, res)),
-                                                                RandomHorizontalFlip(), ToTensor()],
-                                                      "label": [IntDecoder()]})
-            for _ in loader:  # warm-up epoch (compiles the numba pipeline)
-                pass
-            c0, w0 = time.process_time(), time.perf_counter()
-            n = 0
-            for _ in range(2):
-                for x, _y in loader:
-                    n += int(x.shape[0])
-            cpu, wall = time.process_time() - c0, time.perf_counter() - w0
-            rows.append({"res": res, "workers": workers, "batch": 64, "images": n, "cpu_s_per_image": cpu / n,
-                         "images_per_s": n / wall, "chain": "RandomResizedCropRGBImageDecoder + flip + ToTensor "
-                         "(uint8 HWC, no normalise)", "beton_bytes": beton.stat().st_size,
-                         "loadavg_1min": os.getloadavg()[0]})
-            print(f"ffcv res {res} workers {workers}: {cpu / n * 1e3:.2f} ms CPU/img, {n / wall:.0f} img/s", flush=True)
+    configs = [(int(a), int(b)) for a, b in (c.split(":") for c in args.only.split(","))] if args.only else \
+        [(224, 1), (224, 2), (160, 1), (160, 2)]  # one per process: numba's dispatcher breaks on a 2nd Loader
+    for res, workers in configs:
+        loader = Loader(str(beton), batch_size=64, num_workers=workers, order=OrderOption.RANDOM,
+                        os_cache=True, pipelines={"image": [RandomResizedCropRGBImageDecoder((res, res)),
+                                                            RandomHorizontalFlip(), ToTensor()],
+                                                  "label": [IntDecoder()]})
+        for _ in loader:  # warm-up epoch (compiles the numba pipeline)
+            pass
+        c0, w0 = time.process_time(), time.perf_counter()
+        n = 0
+        for _ in range(2):
+            for x, _y in loader:
+                n += int(x.shape[0])
+        cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+        rows.append({"res": res, "workers": workers, "batch": 64, "images": n, "cpu_s_per_image": cpu / n,
+                     "images_per_s": n / wall, "chain": "RandomResizedCropRGBImageDecoder + flip + ToTensor "
+                     "(uint8 HWC, no normalise)", "beton_bytes": beton.stat().st_size,
+                     "loadavg_1min": os.getloadavg()[0]})
+        print(f"ffcv res {res} workers {workers}: {cpu / n * 1e3:.2f} ms CPU/img, {n / wall:.0f} img/s", flush=True)
     _write_part(args.out, "ffcv", rows)
 
 
@@ -1380,8 +1421,10 @@ def _report_fit(fit: dict[str, Any]) -> list[str]:
     for sec in ("collate", "transfer"):
         for k, r in sorted(fit.get(sec, {}).items()):
             c, h = r["coef"], r.get("held_out", {})
+            above = c.get("s_per_mb_if_above_mmap_threshold")
             lines.append(f"  {sec} {k:26s} fixed {c['fixed_s'] * 1e3:.3f} ms + {c['s_per_mb'] * 1e3:.3f} ms/MB"
-                         f" | held-out median {h.get('median_abs_pct', 0):.0f} % max {h.get('max_abs_pct', 0):.0f} %")
+                         + (f" (+{above * 1e3:.3f} ms/MB, whole batch, above 32 MiB)" if above is not None else "")
+                         + f" | held-out median {h.get('median_abs_pct', 0):.0f} % max {h.get('max_abs_pct', 0):.0f} %")
     for k in ("raw", "npy", "tokens"):
         r = fit.get("decode", {}).get(k)
         if r:
@@ -1429,6 +1472,7 @@ def main() -> None:
         s.add_argument("--images", type=int, default=1024)
     m = sub.add_parser("merge")
     m.add_argument("--parts", nargs="+", required=True)
+    m.add_argument("--tag", default="", help="suffix for the run keys, e.g. '-repeat' for a second run")
     for name in ("fit", "yaml", "validation", "report"):
         f = sub.add_parser(name)
         f.add_argument("--results", default="")
