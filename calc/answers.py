@@ -550,4 +550,3 @@ def _read_time_binds(p: Plan, d: Mapping[str, Any] | None) -> str:
         f"but GPU utilisation stays at {q.gpu_utilization:.0%} until the loader has more workers "
         f"({ask('num_workers')}) or reads go asynchronous."
     )
-

@@ -654,11 +654,12 @@ class LoaderCosts:
 
     augment_chains: Mapping[str, tuple[float, float, float]]
     """``chain:dtype`` -> (s fixed, s per crop-input MP, s per output MP)."""
-    collate: tuple[float, float]
-    send: tuple[float, float]
-    receive: tuple[float, float]
-    pin: tuple[float, float]
-    raw: tuple[float, float]
+    collate: tuple[float, float, float, float]
+    """(s per batch, s per MB, s per MB more above the threshold, the threshold [MB]) of a batch."""
+    send: tuple[float, float, float, float]
+    receive: tuple[float, float, float, float]
+    pin: tuple[float, float, float, float]
+    raw: tuple[float, float, float, float]
     source: str
 
     def augment(self, d: Decoder, dtype: str) -> tuple[float, float, float]:
@@ -673,10 +674,17 @@ def _decoders_raw() -> dict[Any, Any]:
     return load_mapping("decoders.yaml", "decoder")
 
 
-def _fixed_and_mb(file: str, where: str, data: object) -> tuple[float, float]:
-    """A cost of ``s_fixed`` + ``s_per_megabyte`` x MB [s, s per MB]."""
+def _fixed_and_mb(file: str, where: str, data: object) -> tuple[float, float, float, float]:
+    """A cost of ``s_fixed`` + ``s_per_megabyte`` x MB, and ``s_per_megabyte_if_above_mmap_threshold``
+    more per MB when the batch is above ``mmap_threshold_megabytes`` (its pages fault in; none: 0, inf)."""
     e = _Entry(file, where, data)
-    return e.quantity("s_fixed", "seconds", positive=False), e.quantity("s_per_megabyte", "seconds", positive=False)
+    above = "s_per_megabyte_if_above_mmap_threshold"
+    return (
+        e.quantity("s_fixed", "seconds", positive=False),
+        e.quantity("s_per_megabyte", "seconds", positive=False),
+        e.quantity(above, "seconds", positive=False) if above in e.data else 0.0,
+        e.quantity("mmap_threshold_megabytes", "count") if "mmap_threshold_megabytes" in e.data else math.inf,
+    )
 
 
 @functools.cache
@@ -708,12 +716,13 @@ def loader_costs() -> LoaderCosts:
     )
 
 
-def _decoder(name: str, e: _Entry, raw_cost: tuple[float, float], huffman: Decoder | None) -> Decoder:
+def _decoder(name: str, e: _Entry, raw_cost: tuple[float, ...], huffman: Decoder | None) -> Decoder:
     """One decoder entry: its own measured terms, raw pixels' copy cost (``none``), or for a GPU
     decoder the host-side Huffman terms of ``huffman``, of which its hardware share is spared."""
     label = e.text("label", name)
     if name == "none":
         return Decoder(name, label, raw_cost[0], 0, 0, math.inf, 0, raw_cost[1], False, 0, False, "opencv", label)
+    # (raw pixels are one example's copy: its per-MB step, for batches, does not apply)
     hw = e.quantity("hw_decoder_share", "count", positive=False) if "hw_decoder_share" in e.data else math.nan
     if math.isfinite(hw):
         if huffman is None:

@@ -360,7 +360,6 @@ def json_safe(data: Any, *, finite: bool = False) -> Any:
     return v
 
 
-
 # ---------------------------------------------------------------- options of each command
 
 

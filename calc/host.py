@@ -307,7 +307,7 @@ def worker_seconds(
 
 @formula(
     "main_seconds_per_example",
-    "({receive_s_fixed} / {batch_size} + {receive_s_per_megabyte} x {example_tensor_bytes} / 1e6) "
+    "({receive_s_fixed} / {batch_size} + {receive_s_per_megabyte_used} x {example_tensor_bytes} / 1e6) "
     "/ {cpu_per_core_speed}",
 )
 def main_seconds(
@@ -326,7 +326,7 @@ def main_seconds(
 
 @formula(
     "pin_seconds_per_example",
-    "({pin_s_fixed} / {batch_size} + {pin_s_per_megabyte} x {example_tensor_bytes} / 1e6) x {pin_memory} "
+    "({pin_s_fixed} / {batch_size} + {pin_s_per_megabyte_used} x {example_tensor_bytes} / 1e6) x {pin_memory} "
     "/ {cpu_per_core_speed}",
 )
 def pin_seconds(
@@ -342,6 +342,16 @@ def pin_seconds(
     per_batch = floats(s_fixed) / np.maximum(batch_size, 1.0)
     t: Numeric = (per_batch + floats(s_per_megabyte) * example_tensor_bytes / MEGA) * pin_memory / per_core_speed
     return t
+
+
+def per_megabyte_of_batch(
+    s_per_megabyte: Numeric, s_per_megabyte_above: Numeric, threshold_megabytes: Numeric, batch_bytes: Numeric
+) -> Numeric:
+    """Seconds per MB of a batch [s/MB]: ``s_per_megabyte``, and ``s_per_megabyte_above`` more for every
+    MB of a batch larger than ``threshold_megabytes`` (glibc then maps it fresh and its pages fault in)."""
+    above = where(floats(batch_bytes) / MEGA > floats(threshold_megabytes), 1.0, 0.0)
+    rate: Numeric = floats(s_per_megabyte) + floats(s_per_megabyte_above) * above
+    return rate
 
 
 def remeasured_seconds(measured_s: Numeric, measured_speed: Numeric, per_core_speed: Numeric) -> Numeric:

@@ -96,7 +96,7 @@ def _loader_levers(sc: Scenario, p: Plan) -> list[tuple[str, dict[str, Any]]]:
     if sc.threads_per_worker > 1:
         out.append(("one thread per worker", {"threads_per_worker": 1}))
     # Stored as the tensors the loader emits: the copy of their bytes is what is left (measured, raw:).
-    raw_fixed, raw_mb = catalog.loader_costs().raw
+    raw_fixed, raw_mb, _, _ = catalog.loader_costs().raw
     copy_s = (raw_fixed + raw_mb * p.values["example_tensor_bytes"] / 1e6) / p.inputs["cpu_per_core_speed"]
     offline: dict[str, Any] = {"example_bytes": p.values["example_tensor_bytes"]}
     offline |= {"cpu_seconds_per_example": f"{copy_s:.6g} s", "measured_cpu": sc.cpu or catalog.server_cpu(sc.server)}

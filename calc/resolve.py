@@ -713,13 +713,14 @@ def _resolve_loader(c: _Ctx) -> None:
     src["cpu_threads_per_core"] = "scenario" if sc.cpu_threads_per_core is not None else f"cpus.yaml {cpu.name}"
     v["threads_per_worker"] = float(sc.threads_per_worker)
     costs = catalog.loader_costs()
-    for name, (fixed, per_mb) in (
+    for name, (fixed, per_mb, above, threshold) in (
         ("collate", costs.collate),
         ("send", costs.send),
         ("receive", costs.receive),
         ("pin", costs.pin),
     ):
         v[f"{name}_s_fixed"], v[f"{name}_s_per_megabyte"] = fixed, per_mb
+        v[f"{name}_s_per_megabyte_above"], v[f"{name}_threshold_megabytes"] = above, threshold
     src["main_seconds_per_example"] = src["pin_seconds_per_example"] = costs.source
     decoder = _decoder_name(c)
     given = sc.cpu_seconds_per_example

@@ -655,6 +655,8 @@ def evaluate_demand(x: Mapping[str, Numeric], out: Arrays) -> None:
         "above_knee",
         "batch_s_fixed",
         "batch_s_per_megabyte",
+        "receive_s_per_megabyte_used",
+        "pin_s_per_megabyte_used",
         "workers_on_node",
         "loader_cores_per_node",
     ),
@@ -712,17 +714,24 @@ def _cpu_costs(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["augment_seconds_per_example"] = where(modelled, augment, 0.0)
     # A worker collates its batch and hands it over; with no workers the main thread only collates.
     sends = where(_a(x["num_workers"]) > 0, 1.0, 0.0)
-    out["batch_s_fixed"] = _a(x["collate_s_fixed"]) + sends * x["send_s_fixed"]
-    out["batch_s_per_megabyte"] = _a(x["collate_s_per_megabyte"]) + sends * x["send_s_per_megabyte"]
     n, speed, tensor = out["batch_size"], x["cpu_per_core_speed"], x["example_tensor_bytes"]
+    per_mb = {
+        k: host.per_megabyte_of_batch(
+            x[f"{k}_s_per_megabyte"], x[f"{k}_s_per_megabyte_above"], x[f"{k}_threshold_megabytes"], out["batch_bytes"]
+        )
+        for k in ("collate", "send", "receive", "pin")
+    }
+    out["batch_s_fixed"] = _a(x["collate_s_fixed"]) + sends * x["send_s_fixed"]
+    out["batch_s_per_megabyte"] = _a(per_mb["collate"]) + sends * per_mb["send"]
+    out["receive_s_per_megabyte_used"], out["pin_s_per_megabyte_used"] = per_mb["receive"], per_mb["pin"]
     by_model = host.worker_seconds(decode, augment, out["batch_s_fixed"], out["batch_s_per_megabyte"], tensor, n, speed)
     measured = host.remeasured_seconds(x["cpu_seconds_given"], x["measured_cpu_speed"], speed)
     out["cpu_seconds_per_example"] = where(modelled, by_model, where(method == 0.0, measured, x["cpu_seconds_preset"]))
     out["main_seconds_per_example"] = host.main_seconds(
-        x["receive_s_fixed"], x["receive_s_per_megabyte"], tensor, n, speed
+        x["receive_s_fixed"], out["receive_s_per_megabyte_used"], tensor, n, speed
     )
     out["pin_seconds_per_example"] = host.pin_seconds(
-        x["pin_s_fixed"], x["pin_s_per_megabyte"], tensor, n, x["pin_memory"], speed
+        x["pin_s_fixed"], out["pin_s_per_megabyte_used"], tensor, n, x["pin_memory"], speed
     )
 
 

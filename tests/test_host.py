@@ -335,3 +335,16 @@ def test_jobs_smaller_than_a_node_share_one() -> None:
     # jobs of a node or more fill their own: 16 GPUs = 2 nodes each; 12 GPUs = 2 nodes (8 + 4)
     assert host.gpus_sharing_node(16, 8, 2) == 8.0 and host.nodes(16, 8, 2) == 4.0
     assert host.nodes(12, 8, 1) == 2.0 and host.gpus_sharing_node(8, 8, 4) == 8.0
+
+
+def test_a_batch_above_the_mmap_threshold_costs_more_per_megabyte() -> None:
+    # collate: 0.02323 ms per MB, + 0.06334 ms per MB for every MB of a batch above 33.554432 MB (32 MiB)
+    # 256 x 602,120 B = 154.14 MB is above: 0.08657 ms per MB; 32 x 602,120 B = 19.27 MB below: 0.02323
+    assert host.per_megabyte_of_batch(0.02323e-3, 0.06334e-3, 33.554432, 256 * 602_120) == pytest.approx(
+        0.08657e-3, rel=1e-12
+    )
+    assert host.per_megabyte_of_batch(0.02323e-3, 0.06334e-3, 33.554432, 32 * 602_120) == 0.02323e-3
+    # exactly at the threshold: not above
+    assert host.per_megabyte_of_batch(1.0, 2.0, 33.554432, 33_554_432) == 1.0
+    # no threshold (inf): never above
+    assert host.per_megabyte_of_batch(1.0, 2.0, np.inf, 1e15) == 1.0
