@@ -708,6 +708,9 @@ def _resolve_loader(c: _Ctx) -> None:
     sc, m, v, src = c.sc, c.m, c.v, c.src
     cpu = catalog.cpu(sc.cpu or catalog.server_cpu(sc.server))
     v["cpu_per_core_speed"], src["cpu_per_core_speed"] = cpu.per_core_speed, f"cpus.yaml {cpu.name}: {cpu.source}"
+    # Names the page and the card say the cost came from (the CPU as cpus.yaml labels it).
+    src["cpu"] = cpu.name
+    src["cpu_label"] = cpu.label
     tpc = sc.cpu_threads_per_core if sc.cpu_threads_per_core is not None else cpu.threads_per_core
     v["cpu_threads_per_core"], v["cpu_smt_gain"] = float(tpc), cpu.smt_gain if tpc > 1 else 1.0
     src["cpu_threads_per_core"] = "scenario" if sc.cpu_threads_per_core is not None else f"cpus.yaml {cpu.name}"
@@ -786,9 +789,11 @@ def _decoder_values(c: _Ctx, decoder: str | None, costs: catalog.LoaderCosts, cp
     sc, g, m, v, src = c.sc, c.g, c.m, c.v, c.src
     v |= dict.fromkeys(_DECODER_KEYS, 0.0)
     v["decode_knee_megapixels"] = math.inf
+    src["decoder"] = src["image_pixels"] = ""
     if decoder is None:
         return
     d = catalog.decoder(decoder)
+    src["decoder"], src["image_pixels"] = d.name, sc.image_pixels or m.image_pixels
     pixels = sc.image_pixels or m.image_pixels
     if not pixels:
         raise InputError("image_pixels", f"is needed to price decoding with {decoder}; accepted: e.g. 500x375")
