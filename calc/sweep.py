@@ -160,9 +160,12 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
     unknown = sorted(set(axes) - set(FIELDS))
     if unknown:
         raise InputError(unknown[0], unknown_input(unknown[0]))
-    bad = [k for k in axes if FIELDS[k].kind == "text"]
+    bad = [k for k in axes if FIELDS[k].kind == "text" and k not in TEXT_AXES]
     if bad:
-        raise InputError(bad[0], "text inputs cannot be swept; accepted axes: numbers, sizes, rates and choices")
+        raise InputError(
+            bad[0],
+            f"text inputs cannot be swept; accepted axes: numbers, sizes, rates, choices and {', '.join(TEXT_AXES)}",
+        )
     vals = {k: _values(k, v) for k, v in axes.items()}
     sizes = [len(vals[k]) for k in vals]
     size = math.prod(sizes) if sizes else 1
@@ -212,22 +215,21 @@ def _grid_inputs(sc: Scenario, vals: dict[str, list[Any]], index: dict[str, Any]
 def _frame(out: dict[str, Any], vals: dict[str, list[Any]], index: dict[str, Any], size: int) -> pd.DataFrame:
     """The sweep's table: the axis columns, every output, ``fits``, ``step_method`` and ``bottleneck``."""
     columns = {k: np.asarray(out[k], dtype=float) for k in OUTPUTS}
-    # The arrays evaluate() made become the columns as they are (copy=False: no
-    # consolidation into one block, which cost 0.8 s of page faults at a million rows).
     columns = {k: v if v.shape == (size,) else np.full(size, v) for k, v in columns.items()}
-    frame = pd.DataFrame(columns, copy=False)
     # Axis columns in base units ("64 KiB" -> 65536.0) so they plot and sort as numbers; a choice
-    # axis is categorical; an axis that is also an output keeps the output (base units).
-    for pos_i, k in enumerate([k for k in vals if k not in OUTPUTS]):
-        frame.insert(pos_i, k, axis_column(k, vals[k], index[k]))
-    frame["fits"] = np.broadcast_to(np.asarray(out["fits"], dtype=bool), (size,))
-    frame["step_method"] = pd.Categorical.from_codes(  # type: ignore[call-overload]
-        np.broadcast_to(np.asarray(out["step_method"]).astype(np.int8), (size,)), list(STATES["step_method"])
-    )
-    frame["bottleneck"] = pd.Categorical.from_codes(  # type: ignore[call-overload]
-        np.broadcast_to(np.asarray(out["bottleneck"]).astype(np.int8), (size,)), list(STATES["bottleneck"])
-    )
-    return frame
+    # axis is categorical; an axis that is also an output keeps the output (base units). Every column
+    # goes into one constructor (copy=False: the arrays evaluate() made, no consolidation into one
+    # block, which cost 0.8 s of page faults at a million rows; inserting them one by one past 100
+    # blocks made pandas warn of a fragmented frame).
+    axes = {k: axis_column(k, vals[k], index[k]) for k in vals if k not in OUTPUTS}
+    states = {
+        name: pd.Categorical.from_codes(  # type: ignore[call-overload]
+            np.broadcast_to(np.asarray(out[name]).astype(np.int8), (size,)), list(STATES[name])
+        )
+        for name in ("step_method", "bottleneck")
+    }
+    fits = {"fits": np.broadcast_to(np.asarray(out["fits"], dtype=bool), (size,))}
+    return pd.DataFrame(axes | columns | fits | states, copy=False)
 
 
 def _resolve_one(sc: Scenario, name: str, value: Any) -> dict[str, float] | InputError:
@@ -308,6 +310,11 @@ def _groups(
     return list(groups.values())
 
 
+TEXT_AXES = ("image_pixels",)
+"""Text inputs a sweep takes as an axis: each value resolves to numbers (an image's width and
+height); the column holds the text, as a categorical in the order given."""
+
+
 def axis_column(name: str, values: list[Any], index: Any) -> Any:
     """One axis as a column: numbers in base units (float; int for whole-number inputs), choices
     as a categorical in the order given, booleans as bool; an axis holding None as given."""
@@ -316,7 +323,7 @@ def axis_column(name: str, values: list[Any], index: Any) -> Any:
         # None is "automatic" (storage_units, batch_size): no number stands for it, so the column
         # keeps the values as given (a NaN would not read back as an input).
         return pd.Series(values, dtype=object).iloc[index].to_numpy()
-    if info.kind == "choice":
+    if info.kind in ("choice", "text"):
         names = [str(check_field(name, v)) for v in values]
         categories = list(dict.fromkeys(names))
         codes = np.array([categories.index(n) for n in names], dtype=np.int64)[index]
