@@ -227,6 +227,7 @@ class Answer:
                 if math.isfinite(self.idle_usd_per_month)
                 else f" (no GPU price: {self.gpu_price_source}; {ask('gpu_price_per_hour')})"
             )
+            neck = {"main": "main-process", "cpu": "CPU"}.get(neck, neck)  # "main" said as the runs say it
             return (
                 f"The {neck} bottleneck idles {gpus:,} x {p.scenario.gpu} "
                 f"{1 - util:.0%} of the time: "

@@ -745,8 +745,7 @@ def _decoder(name: str, e: _Entry, raw_cost: tuple[float, ...], huffman: Decoder
             f"terms; {hw:g} of images on the hardware decoder where the GPU has one",
         )
     if "decode_s_per_megapixel" not in e.data:
-        note = e.text("note", "no measured coefficients")
-        raise PresetError(e.where("decode_s_per_megapixel"), f"missing ({note})")
+        raise PresetError(e.where("decode_s_per_megapixel"), e.text("note", "no measured coefficients"))
     q = {
         k: e.quantity(k, "seconds", positive=False)
         for k in (

@@ -64,7 +64,8 @@ def lever_changes(sc: Scenario) -> list[tuple[str, dict[str, Any]]]:
         out.append(("cache 20 % locally", {"cache_fraction": 0.2}))
     uint8 = _FLOAT.sub(":uint8", spec)
     if uint8 != spec:
-        out.append(("uint8 tensors", {"tensors": uint8}))
+        # uint8 images skip the float conversion and normalisation too (decoders.yaml's uint8 chains)
+        out.append(("uint8 tensors", _priced(sc, p, {"tensors": uint8, "cpu_seconds_per_example": None})))
     out += _loader_levers(sc, p)
     if not sc.pin_memory:
         out.append(("pinned memory", {"pin_memory": True}))

@@ -845,3 +845,42 @@ def test_a_named_store_too_small_for_the_dataset_is_said() -> None:
     # 30 x 7.68 TB = 230.4 TB raw holds 160.5 TB and the few kept ViT-L checkpoints: no warning.
     w = calc.plan("clip-vitl14-datacomp-webdataset", storage="nvme-gen4", storage_units=30).warnings
     assert not any("holds" in x and "less than" in x for x in w)
+
+
+@pytest.mark.parametrize(
+    ("inputs", "field", "says"),
+    [
+        # an unknown decoder or CPU names the field and lists what is accepted
+        ({"decoder": "pillow"}, "decoder", "known: pil, pillow-simd, opencv"),
+        ({"cpu": "i9-13900k"}, "cpu", "known: epyc-zen5-kvm"),
+        ({"cpu_seconds_per_example": "3 ms", "measured_cpu": "nope"}, "measured_cpu", "xeon-8480c"),
+        # a name the catalogs list without a figure: refused with the reason and the ones that have one
+        ({"decoder": "ffcv"}, "decoder", "accepted: pil, pillow-simd"),
+        ({"cpu": "grace"}, "cpu", "accepted: epyc-zen5-kvm"),
+        ({"image_pixels": "500by375"}, "image_pixels", "500x375"),
+        # a CPU decoder with GPU decode contradicts it
+        ({"decoder": "pil", "gpu_decode": True}, "decoder", "dali-gpu"),
+        # a decoder on a model with no image: the image it would decode is asked for
+        ({"model": "llama3_8b", "decoder": "pil"}, "image_pixels", "500x375"),
+        ({"media": "video", "decoder": "opencv"}, "decoder", "media is video"),
+    ],
+)
+def test_loader_names_are_refused_naming_the_field(inputs: dict[str, object], field: str, says: str) -> None:
+    with pytest.raises(calc.InputError) as e:
+        calc.plan("resnet50-8xh100-imagenet", **inputs)
+    assert e.value.field == field and says in e.value.message
+
+
+def test_a_measured_step_records_its_resolution_and_re_projects_from_it() -> None:
+    # 100 ms measured at 224 px (the model's side): at 160 px the plan re-projects it by the model's
+    # ratio of step times, and the record says where it was measured
+    sc = calc.scenario("resnet50-8xh100-imagenet", step_time_s="100 ms", train_resolution=224)
+    assert sc.measured_train_resolution == 224
+    at_160 = calc.plan(sc.replace(train_resolution=160))
+    assert at_160.step_method == "re-projected measurement"
+    same = calc.plan(sc)
+    ratio = at_160.values["model_step_time_s"] / same.values["model_step_time_s"]
+    assert at_160.step_time_s == pytest.approx(0.100 * ratio, rel=1e-9) and ratio < 0.6
+    # the FLOPs and the image tensor follow: (160 / 224)^2 of 8.22 GFLOPs; 3 x 160 x 160 x 4 + 8 B
+    assert at_160.values["forward_flops_per_example"] == pytest.approx(8.22e9 * 25_600 / 50_176, rel=1e-12)
+    assert at_160.example_tensor_bytes == 307_208
