@@ -485,7 +485,7 @@ def _default_collate() -> Callable[[list[Any]], Any] | None:
         from torch.utils.data import default_collate
     except ImportError:
         return None
-    return default_collate  # type: ignore[no-any-return]
+    return default_collate
 
 
 # --------------------------------------------------------------------------------- model
