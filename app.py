@@ -563,7 +563,7 @@ def answer_card(p: calc.Plan) -> None:
         "storage; the same input as Storage inputs: Site.",
     )
     left.markdown("  \n".join(c.lines()))
-    with box.expander("Details: the loader's CPU, each site, next best, your own storage, idle GPU time"):
+    with box.expander("Details: each site, next best, your own storage, idle GPU time, the loader's CPU"):
         for line in [c.loader, *details(a)] if c.loader else details(a):
             st.markdown(f"- {line}")
 

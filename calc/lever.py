@@ -123,12 +123,20 @@ def _faster_decoder(sc: Scenario) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _smaller_images(sc: Scenario, p: Plan, pixels: str, side: float) -> list[tuple[str, dict[str, Any]]]:
-    """Offline resizing (JPEGs with a short side of 256/224 of the training side, bytes in proportion)
+    """Decoding at a reduced size (where the decoder can and the short side allows 1/2 at least),
+    offline resizing (JPEGs with a short side of 256/224 of the training side, bytes in proportion)
     and raw uint8 pixels at that size, when the stored images are larger."""
     w, h = image_size(pixels)
+    out: list[tuple[str, dict[str, Any]]] = []
+    used = sc.decoder or (catalog.model(sc.model).decoder if sc.model in catalog.models() else "")
+    d = catalog.decoders().get(used)
+    if not sc.reduced_decode and isinstance(d, catalog.Decoder) and d.dct_scaling and min(w, h) / 2 >= side:
+        out.append(
+            ("decode at a reduced size (DCT scaling)", {"reduced_decode": True, "cpu_seconds_per_example": None})
+        )
     short = max(math.ceil(side * RESIZE_SHORT_SIDE), 1)
     if min(w, h) <= short:
-        return []
+        return out
     scale = short / min(w, h)
     nw, nh = max(round(w * scale), 1), max(round(h * scale), 1)
     # A JPEG of the same quality keeps its bytes per pixel (inferred): bytes follow the pixels.
@@ -136,6 +144,7 @@ def _smaller_images(sc: Scenario, p: Plan, pixels: str, side: float) -> list[tup
     resized = {"image_pixels": f"{nw}x{nh}", "example_bytes": f"{jpeg:.0f} B", "cpu_seconds_per_example": None}
     raw = {"decoder": "none", "image_pixels": f"{nw}x{nh}", "example_bytes": f"{nw * nh * 3} B"}
     return [
+        *out,
         (f"offline resizing ({nw}x{nh} JPEGs)", resized),
         (f"raw uint8 storage ({nw}x{nh}x3)", raw | {"cpu_seconds_per_example": None}),
     ]

@@ -810,7 +810,7 @@ def _decoder_values(c: _Ctx, decoder: str | None, costs: catalog.LoaderCosts, cp
         "decode_knee_megapixels": d.knee_megapixels,
         "decode_s_per_stored_megapixel": d.s_per_stored_megapixel,
         "decode_s_per_megabyte": d.s_per_megabyte,
-        "decode_dct_scaling": float(d.dct_scaling),
+        "decode_dct_scaling": float(d.dct_scaling and sc.reduced_decode),
         "decode_gpu_share": hw,
         "augment_s_fixed": fixed,
         "augment_s_per_crop_megapixel": crop,
@@ -822,6 +822,8 @@ def _decoder_values(c: _Ctx, decoder: str | None, costs: catalog.LoaderCosts, cp
         v["gpu_decode"] = 1.0
     where = "scenario" if sc.image_pixels else f"models.yaml {m.name}"
     chain = "augmented on the GPU" if d.on_gpu else f"augmented by the {d.augment} chain to {dtype or 'float32'}"
+    if sc.reduced_decode:
+        chain += ", decoded at a reduced size" if d.dct_scaling else f" ({d.name} cannot decode at a reduced size)"
     src["cpu_seconds_per_example"] = (
         f"decoder {d.name}: {d.source}; a {pixels} image ({where}) {chain} at {v['train_resolution']:g} px; "
         f"on {cpu}; collate and hand-over per batch and MB ({costs.source})"

@@ -552,6 +552,15 @@ class Scenario:
         "empty = the model preset's. The CPU cost follows it (presets/decoders.yaml).",
         preset="model decoder",
     )
+    reduced_decode: bool = _in(
+        False,
+        "bool",
+        LOADER,
+        "Decode at a reduced size",
+        "Decode in the DCT at 1/2, 1/4 or 1/8 size while the short side stays at least the training side, where "
+        "the decoder can (PIL Image.draft, OpenCV IMREAD_REDUCED_*, turbojpeg scaling_factor, simplejpeg "
+        "min_height); off: every pixel decoded, as torchvision's ImageFolder does.",
+    )
     image_pixels: str | None = _in(
         None,
         "text",

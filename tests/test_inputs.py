@@ -884,3 +884,26 @@ def test_a_measured_step_records_its_resolution_and_re_projects_from_it() -> Non
     # the FLOPs and the image tensor follow: (160 / 224)^2 of 8.22 GFLOPs; 3 x 160 x 160 x 4 + 8 B
     assert at_160.values["forward_flops_per_example"] == pytest.approx(8.22e9 * 25_600 / 50_176, rel=1e-12)
     assert at_160.example_tensor_bytes == 307_208
+
+
+def test_a_large_photo_costs_its_pixels_and_a_reduced_decode_spares_most_of_them() -> None:
+    # A 4000 x 3000 product photo of 3 MB for ResNet-50 at 224 px, PIL (decoders.yaml, reference core):
+    # every pixel decoded (as torchvision's ImageFolder does), 12 MP above the 0.25 MP knee:
+    # 0.0592 + (1.215 + 3.096) x 12 + 0.6175 x 12 + 5.824 x 3 = 0.0592 + 51.732 + 7.41 + 17.472 = 76.6732 ms
+    kw = {"image_pixels": "4000x3000", "example_bytes": "3 MB", "cpu": "epyc-zen5-kvm"}
+    full = calc.plan("resnet50-8xh100-imagenet", **kw)
+    assert full.values["decode_seconds_per_example"] == pytest.approx(76.6732e-3, rel=1e-9)
+    # Image.draft at 1/8 (3000 / 8 = 375 >= 224): 0.1875 MP decoded, under the knee; every stored block and
+    # byte still read: 0.0592 + 1.215 x 0.1875 + 7.41 + 17.472 = 25.1690125 ms
+    reduced = calc.plan("resnet50-8xh100-imagenet", reduced_decode=True, **kw)
+    assert reduced.values["dct_denominator"] == 8.0
+    assert reduced.values["decode_seconds_per_example"] == pytest.approx(25.1690125e-3, rel=1e-9)
+    # the 500 x 375 ImageNet JPEG of 114,660 B: 0.0592 + 1.8325 x 0.1875 + 5.824 x 0.11466 = 1.07057359 ms,
+    # 72 x less than the photo; a decoder that cannot scale (torchvision) decodes every pixel regardless
+    small = calc.plan("resnet50-8xh100-imagenet", cpu="epyc-zen5-kvm")
+    assert small.values["decode_seconds_per_example"] == pytest.approx(1.07057359e-3, rel=1e-6)
+    tv = calc.plan("resnet50-8xh100-imagenet", decoder="torchvision", reduced_decode=True, **kw)
+    assert (
+        tv.values["dct_denominator"] == 1.0
+        and "cannot decode at a reduced size" in tv.sources["cpu_seconds_per_example"]
+    )
