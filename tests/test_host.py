@@ -348,3 +348,38 @@ def test_a_batch_above_the_mmap_threshold_costs_more_per_megabyte() -> None:
     assert host.per_megabyte_of_batch(1.0, 2.0, 33.554432, 33_554_432) == 1.0
     # no threshold (inf): never above
     assert host.per_megabyte_of_batch(1.0, 2.0, np.inf, 1e15) == 1.0
+
+
+def test_cores_threads_and_nodes_at_their_boundaries() -> None:
+    import warnings
+
+    # four threads a core (gain 1.6 when all four run): each thread past the first adds 0.6 / 3 = 0.2 of a core;
+    # 8 threads on 4 such cores: 4 + 4 x 0.2 = 4.8 cores' work
+    assert host.core_equivalents(8, 4, 4, 1.6) == pytest.approx(4.8, rel=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no 0/0 warning: one thread a core, or no workers at all
+        assert host.core_equivalents(8, 4, 1, 1.0) == 4.0
+        assert host.worker_core_share(0, 1, 4, 1, 1.0) == 1.0
+        assert host.worker_core_share(8, 1, 4, 1, 1.0) == 0.5
+    # jobs of 5 GPUs on 8-GPU nodes: one a node (floor(8 / 5) = 1), 3 jobs on 3 nodes
+    assert host.nodes(5, 8, 3) == 3.0 and host.gpus_sharing_node(5, 8, 3) == 5.0
+
+
+def test_per_batch_costs_at_a_batch_of_one_and_the_cpu_speed() -> None:
+    # a batch of 1 carries the whole per-batch cost: 1 ms received, 1 ms pinned
+    assert host.main_seconds(1e-3, 0.0, 0, 1, 1.0) == pytest.approx(1e-3, rel=1e-12)
+    assert host.pin_seconds(1e-3, 0.0, 0, 1, 1, 1.0) == pytest.approx(1e-3, rel=1e-12)
+    # 2 ms per batch of 256 and 0.05 ms per MB of 602,120 B, on a core half as fast:
+    # (2 / 256 + 0.05 x 0.60212) / 0.5 = (0.0078125 + 0.030106) / 0.5 = 0.075837 ms
+    assert host.pin_seconds(2e-3, 0.05e-3, 602_120, 256, 1, 0.5) == pytest.approx(
+        (2 / 256 + 0.05 * 0.60212) / 0.5 * 1e-3, rel=1e-12
+    )
+
+
+def test_image_size_bounds() -> None:
+    assert host.image_size("1x1") == (1, 1)
+    assert host.image_size("999999x1") == (999_999, 1)  # six digits a side at most
+    with pytest.raises(InputError) as err:
+        host.image_size("1000000x1")
+    assert err.value.field == "image_pixels"  # the default field name
+    assert host.image_dtype("mask=8x8:uint8,x=3:float32") == "uint8"  # two dimensions make an image

@@ -91,11 +91,15 @@ def test_cpu_stage() -> None:
     assert pl.cpu_stage(0.0046, 2, 1.0) == pytest.approx(434.7826, rel=1e-7)
     assert pl.cpu_stage(0.0046, 0, 0.5) == pytest.approx(217.3913, rel=1e-7)
     assert pl.cpu_stage(0.0, 8, 1.0) == inf  # no CPU work
+    # one worker with half a core: 0.5 / 0.0046 = 108.7/s (the share applies from the first worker)
+    assert pl.cpu_stage(0.0046, 1, 0.5) == pytest.approx(0.5 / 0.0046, rel=1e-12)
 
 
 def test_main_stage_is_the_slower_of_receiving_and_pinning() -> None:
     # the main thread receives each example in 100 us while the pin thread copies it in 20 us: 10,000/s
     assert pl.main_stage(100e-6, 20e-6, 8) == pytest.approx(10_000.0, rel=1e-12)
+    # one worker is enough for the main thread to receive: 10,000/s again
+    assert pl.main_stage(100e-6, 20e-6, 1) == pytest.approx(10_000.0, rel=1e-12)
     # a pin copy slower than receiving sets the pace: 1 / 150 us = 6,666.7/s
     assert pl.main_stage(100e-6, 150e-6, 8) == pytest.approx(1 / 150e-6, rel=1e-12)
     # no workers: nothing is received; the main thread pins each batch itself: 1 / 20 us = 50,000/s

@@ -65,3 +65,12 @@ def test_a_sweep_of_sides_is_one_vectorised_call() -> None:
     assert list(got) == pytest.approx([8.22e9 / 4, 8.22e9, 8.22e9 * 4], rel=1e-12)
     vit = rs.per_example_scale(np.array([160.0, 224.0]), 224.0, np.array([16.0, NAN]))
     assert list(vit) == pytest.approx([101 / 197, 1.0], rel=1e-12)
+
+
+def test_a_vit_of_one_pixel_patches() -> None:
+    # patch 1 (a token per pixel): 8 x 8 = 64 + 1 = 65 tokens, 4 x 4 = 16 + 1 = 17; one layer of width 2:
+    # F_vit(s) = 24 x s x 4 + 4 x s^2 x 2 + 2 x (s - 1) x 3 x 1 x 2 = 96 s + 8 s^2 + 12 (s - 1)
+    # s = 65: 6,240 + 33,800 + 768 = 40,808; s = 17: 1,632 + 2,312 + 192 = 4,136
+    assert rs.vit_forward_flops(65, 1, 2, 1) == 40_808 and rs.vit_forward_flops(17, 1, 2, 1) == 4_136
+    assert rs.forward_flops(10_000, 8, 4, 1, 1, 2) == 10_000 + 40_808 - 4_136
+    assert rs.per_example_scale(8, 4, 1) == pytest.approx(65 / 17, rel=1e-12)
