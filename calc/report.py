@@ -18,7 +18,7 @@ import pandas as pd
 
 from calc import plots
 from calc.answers import job_answer as answer
-from calc.card import card, details
+from calc.card import card, details, loader_line
 from calc.cluster_load import fmt_total
 from calc.explain import formula, render_formula
 from calc.lever import levers as levers_of
@@ -220,6 +220,7 @@ def sections(
             f"**Storage traffic into the node**: {p.formatted('node_read_bytes_per_s')} "
             f"(link: {p.formatted('node_network_bytes_per_s')})",
             f"**Host-to-GPU per GPU**: {p.formatted('h2d_bytes_per_s_per_gpu')}",
+            *([loader_line(p).replace("**Loader** ", "**Loader**: ")] if loader_line(p) else []),
         ],
     )
     out.append(node)
@@ -234,10 +235,17 @@ def sections(
     if a.designs:
         out.append(Section("Complete designs, cheapest first", tables=[designs_table(a.designs)]))
     out.append(Section("Storage options, cheapest comparable monthly cost first", tables=[storage_table(rec)]))
-    shown_lev = lev.assign(gpu_utilization=lev["gpu_utilization"].map(lambda x: f"{x:.0%}"))[
-        ["lever", "change", "gpu_utilization", "bottleneck"]
-    ].rename(
-        columns={"lever": "Lever", "change": "Change", "gpu_utilization": "GPU utilisation", "bottleneck": "Bottleneck"}
+    shown_lev = lev.assign(
+        gpu_utilization=lev["gpu_utilization"].map(lambda x: f"{x:.0%}"),
+        cpu_cores_freed_per_node=lev["cpu_cores_freed_per_node"].map(lambda x: f"{x:,.1f}"),
+    )[["lever", "change", "gpu_utilization", "bottleneck", "cpu_cores_freed_per_node"]].rename(
+        columns={
+            "lever": "Lever",
+            "change": "Change",
+            "gpu_utilization": "GPU utilisation",
+            "bottleneck": "Bottleneck",
+            "cpu_cores_freed_per_node": "Loader cores freed a node",
+        }
     )
     out.append(Section("What-if levers", tables=[shown_lev]))
     if compared:  # the dashboard's pinned scenarios, named by what differs from this one
