@@ -685,6 +685,17 @@ def _cpu_costs(x: Mapping[str, Numeric], out: Arrays) -> None:
     (calc.host): measured and re-projected to this CPU, the decoder model, or the preset's figure."""
     pixels = _a(x["image_width"]) * x["image_height"]
     out["image_megapixels"] = pixels / host.MEGA
+    _batch_costs(x, out)
+    method = _a(x["cpu_cost_method"])
+    modelled = method == 1.0
+    speed = x["cpu_per_core_speed"]
+    measured = host.remeasured_seconds(x["cpu_seconds_given"], x["measured_cpu_speed"], speed)
+    if np.ndim(method) == 0 and not modelled:
+        # one scenario priced without the decoder model (measured, or the preset's figure): no decode terms
+        out["dct_denominator"], out["decoded_megapixels"], out["above_knee"] = 1.0, out["image_megapixels"], 0.0
+        out["decode_seconds_per_example"] = out["augment_seconds_per_example"] = 0.0
+        out["cpu_seconds_per_example"] = measured if method == 0.0 else x["cpu_seconds_preset"]
+        return
     denom = host.dct_denominator(x["image_width"], x["image_height"], x["train_resolution"], x["decode_dct_scaling"])
     decoded = pixels / (denom * denom)
     out["dct_denominator"], out["decoded_megapixels"] = denom, decoded / host.MEGA
@@ -708,11 +719,16 @@ def _cpu_costs(x: Mapping[str, Numeric], out: Arrays) -> None:
         decoded,
         x["train_resolution"],
     )
-    method = _a(x["cpu_cost_method"])
-    modelled = method == 1.0
     out["decode_seconds_per_example"] = where(modelled, decode, 0.0)
     out["augment_seconds_per_example"] = where(modelled, augment, 0.0)
-    # A worker collates its batch and hands it over; with no workers the main thread only collates.
+    n, tensor = out["batch_size"], x["example_tensor_bytes"]
+    by_model = host.worker_seconds(decode, augment, out["batch_s_fixed"], out["batch_s_per_megabyte"], tensor, n, speed)
+    out["cpu_seconds_per_example"] = where(modelled, by_model, where(method == 0.0, measured, x["cpu_seconds_preset"]))
+
+
+def _batch_costs(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """Per batch and per MB: a worker collates its batch and hands it over (with no workers the main
+    thread only collates); the main thread receives it and the pin thread copies it (calc.host)."""
     sends = where(_a(x["num_workers"]) > 0, 1.0, 0.0)
     n, speed, tensor = out["batch_size"], x["cpu_per_core_speed"], x["example_tensor_bytes"]
     per_mb = {
@@ -724,9 +740,6 @@ def _cpu_costs(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["batch_s_fixed"] = _a(x["collate_s_fixed"]) + sends * x["send_s_fixed"]
     out["batch_s_per_megabyte"] = _a(per_mb["collate"]) + sends * per_mb["send"]
     out["receive_s_per_megabyte_used"], out["pin_s_per_megabyte_used"] = per_mb["receive"], per_mb["pin"]
-    by_model = host.worker_seconds(decode, augment, out["batch_s_fixed"], out["batch_s_per_megabyte"], tensor, n, speed)
-    measured = host.remeasured_seconds(x["cpu_seconds_given"], x["measured_cpu_speed"], speed)
-    out["cpu_seconds_per_example"] = where(modelled, by_model, where(method == 0.0, measured, x["cpu_seconds_preset"]))
     out["main_seconds_per_example"] = host.main_seconds(
         x["receive_s_fixed"], out["receive_s_per_megabyte_used"], tensor, n, speed
     )
