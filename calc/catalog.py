@@ -637,6 +637,8 @@ class Decoder:
     """The augmentation chain after it (decoders.yaml ``augment``): Pillow's own for Pillow images,
     the OpenCV/NumPy chain for arrays; ``gpu`` when the GPU augments."""
     source: str
+    own_augment: tuple[float, float, float] = ()  # type: ignore[assignment]
+    """A whole pipeline's own augmentation (s fixed, per crop MP, per output MP); empty: the chain's."""
 
 
 GPU_HOST_HUFFMAN = "turbojpeg"
@@ -666,6 +668,8 @@ class LoaderCosts:
         """Seconds fixed, per crop megapixel and per output megapixel after ``d`` to ``dtype`` tensors."""
         if d.on_gpu:
             return (0.0, 0.0, 0.0)
+        if d.own_augment:
+            return d.own_augment  # a whole pipeline (FFCV): its own output term, whatever the dtype
         return self.augment_chains[f"{d.augment}:{'uint8' if dtype == 'uint8' else 'float32'}"]
 
 
@@ -744,6 +748,8 @@ def _decoder(name: str, e: _Entry, raw_cost: tuple[float, ...], huffman: Decoder
             f"{label}: nvJPEG's host-side Huffman decoding as {h.name}'s per-MB and per-stored-MP "
             f"terms; {hw:g} of images on the hardware decoder where the GPU has one",
         )
+    if "pipeline_s_per_image_224px_1_workers" in e.data:
+        return _whole_pipeline(name, label, e)
     if "decode_s_per_megapixel" not in e.data:
         raise PresetError(e.where("decode_s_per_megapixel"), e.text("note", "no measured coefficients"))
     q = {
@@ -771,6 +777,25 @@ def _decoder(name: str, e: _Entry, raw_cost: tuple[float, ...], huffman: Decoder
         name if name in PIL_CHAINS else "opencv",
         f"{label}, measured ({e.text('fit_error', 'fit error not stated')})",
     )
+
+
+WHOLE_PIPELINE_IMAGE = "500x375"
+"""The one stored size a decoder measured only as a whole pipeline (FFCV) was timed on (decoders.yaml note)."""
+
+
+def _whole_pipeline(name: str, label: str, e: _Entry) -> Decoder:
+    """A decoder measured only as its whole pipeline (decode, crop, flip, to-tensor) on one stored size, at
+    224 and 160 px: the difference over the output pixels is its per-output-MP term (augment chain
+    ``name``), the rest a fixed cost per image; neither follows the stored image (not measured)."""
+    t224 = e.quantity("pipeline_s_per_image_224px_1_workers", "seconds")
+    t160 = e.quantity("pipeline_s_per_image_160px_1_workers", "seconds")
+    per_output_mp = (t224 - t160) / ((224 * 224 - 160 * 160) / 1e6)
+    fixed = t224 - per_output_mp * 224 * 224 / 1e6
+    src = (
+        f"{label}, its whole pipeline measured on {WHOLE_PIPELINE_IMAGE} JPEGs at 224 and 160 px: "
+        f"{fixed * 1e3:.3g} ms an image + {per_output_mp * 1e3:.3g} ms per output MP"
+    )
+    return Decoder(name, label, fixed, 0, 0, math.inf, 0, 0, False, 0, False, name, src, (0.0, 0.0, per_output_mp))
 
 
 @functools.cache

@@ -820,6 +820,12 @@ def _decoder_values(c: _Ctx, decoder: str | None, costs: catalog.LoaderCosts, cp
     }
     if d.on_gpu:
         v["gpu_decode"] = 1.0
+    if d.own_augment and pixels.replace(" ", "").lower() != catalog.WHOLE_PIPELINE_IMAGE:
+        c.warnings.append(
+            f"decoder {d.name}: its cost was measured as a whole pipeline on {catalog.WHOLE_PIPELINE_IMAGE} JPEGs "
+            f"only; this plan's {pixels} images are priced at that figure (it does not follow their pixels or "
+            f"bytes): {ask('cpu_seconds_per_example')} with a measurement of yours (calc.measure.transform)."
+        )
     where = "scenario" if sc.image_pixels else f"models.yaml {m.name}"
     chain = "augmented on the GPU" if d.on_gpu else f"augmented by the {d.augment} chain to {dtype or 'float32'}"
     if sc.reduced_decode:

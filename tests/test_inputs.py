@@ -854,8 +854,7 @@ def test_a_named_store_too_small_for_the_dataset_is_said() -> None:
         ({"decoder": "pillow"}, "decoder", "known: pil, pillow-simd, opencv"),
         ({"cpu": "i9-13900k"}, "cpu", "known: epyc-zen5-kvm"),
         ({"cpu_seconds_per_example": "3 ms", "measured_cpu": "nope"}, "measured_cpu", "xeon-8480c"),
-        # a name the catalogs list without a figure: refused with the reason and the ones that have one
-        ({"decoder": "ffcv"}, "decoder", "accepted: pil, pillow-simd"),
+        # a name the catalog lists without a figure: refused with the reason and the ones that have one
         ({"cpu": "grace"}, "cpu", "accepted: epyc-zen5-kvm"),
         ({"image_pixels": "500by375"}, "image_pixels", "500x375"),
         # a CPU decoder with GPU decode contradicts it
@@ -907,3 +906,17 @@ def test_a_large_photo_costs_its_pixels_and_a_reduced_decode_spares_most_of_them
         tv.values["dct_denominator"] == 1.0
         and "cannot decode at a reduced size" in tv.sources["cpu_seconds_per_example"]
     )
+
+
+def test_ffcv_is_priced_by_its_whole_pipeline_and_says_where_it_does_not_follow_the_image() -> None:
+    # decoders.yaml ffcv: 1.552 ms an image at 224 px and 1.345 ms at 160 px (500x375 JPEGs, reference core):
+    # (1.552 - 1.345) / (0.050176 - 0.0256) MP = 8.4229 ms per output MP; 1.552 - 8.4229 x 0.050176 = 1.12938 ms
+    per_mp = (1.552 - 1.345) / (0.050176 - 0.0256)
+    p = calc.plan("resnet50-8xh100-imagenet", decoder="ffcv", cpu="epyc-zen5-kvm")
+    assert p.values["decode_seconds_per_example"] == pytest.approx((1.552 - per_mp * 0.050176) * 1e-3, rel=1e-9)
+    assert p.values["decode_seconds_per_example"] + p.values["augment_seconds_per_example"] == pytest.approx(
+        1.552e-3, rel=1e-9
+    )
+    assert not any("whole pipeline" in w for w in p.warnings)
+    big = calc.plan("resnet50-8xh100-imagenet", decoder="ffcv", image_pixels="4000x3000")
+    assert any("ffcv" in w and "4000x3000" in w and "cpu_seconds_per_example" in w for w in big.warnings)
