@@ -55,39 +55,64 @@ def _known(inputs: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in inputs.items() if k in calc.FIELDS}
 
 
-def own_run(row: dict[str, Any]) -> dict[str, Any]:
-    """One of this machine's DataLoader runs: its CPU ms per image predicted, its bottleneck named."""
-    workers = int(row["num_workers"])
-    inputs = {
+def threads_of(row: dict[str, Any]) -> int:
+    """The intra-op threads a run's workers ran: torch's, or OpenCV's pool where it set one."""
+    return max(int(row.get("threads_per_worker") or 1), int(row.get("opencv_threads") or 1))
+
+
+def own_inputs(row: dict[str, Any]) -> dict[str, Any]:
+    """A run as plan inputs (its 2 cores, no SMT, the JPEGs it generated, DataLoader's defaults)."""
+    return {
         "model": "resnet50",
         "gpu": "H100-SXM",
         "precision": "bf16",
         "batch_size": int(row["batch_size"]),
-        "num_workers": workers,
+        "num_workers": int(row["num_workers"]),
         "pin_memory": False,  # torch.utils.data.DataLoader's default, as the runs used it
         "gpus_per_job": 1,
         "cpu_cores_per_node": int(row["cores"]),
         "cpu": row["cpu"],
         "cpu_threads_per_core": 1,
-        "threads_per_worker": int(row["threads_per_worker"]),
+        "threads_per_worker": threads_of(row),
         "decoder": row["decoder"],
         "image_pixels": row["image"]["pixels"],
         "example_bytes": OWN_JPEG_BYTES,
         "train_resolution": int(row["output_resolution"]),
     }
-    p = calc.plan(**_known(inputs))
+
+
+def own_run(row: dict[str, Any]) -> dict[str, Any]:
+    """One of this machine's DataLoader runs: its CPU ms per image predicted, its bottleneck named."""
+    workers = int(row["num_workers"])
+    p = calc.plan(**_known(own_inputs(row)))
     # Before issue 42 the plan knew one CPU time per example and nothing of the main process.
     main_s = p.values.get("main_seconds_per_example", 0.0) if workers > 0 else 0.0
     cpu_s = p.values.get("cpu_seconds_per_example", p.inputs.get("cpu_seconds_per_example", math.nan))
     return {
         "id": row["id"],
-        "kind": "cpu_ms_per_image",
+        "kind": "cpu_ms_per_image" if threads_of(row) == 1 else "cpu_ms_per_image, threads > 1",
         "decoder": row["decoder"],
         "cpu": row["cpu"],
         "measured": float(row["figure"]["cpu_ms_per_image"]),
         "predicted": (cpu_s + main_s) * 1e3,
         "bottleneck_source": "CPU",
         "bottleneck_plan": STAGE_CLASS.get(p.bottleneck, p.bottleneck),
+    }
+
+
+def thread_ratio(row: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    """A run with more intra-op threads per worker against the same run with one: images/s over images/s
+    (the machine, its other load and the image cancel as far as they can)."""
+    rates = [calc.plan(**_known(own_inputs(r))).achieved_samples_per_s for r in (row, base)]
+    return {
+        "id": f"{row['id']} / {base['id']}",
+        "kind": "images_per_s vs one thread",
+        "decoder": row["decoder"],
+        "cpu": row["cpu"],
+        "measured": float(row["figure"]["value"]) / float(base["figure"]["value"]),
+        "predicted": rates[0] / rates[1],
+        "bottleneck_source": None,
+        "bottleneck_plan": None,
     }
 
 
@@ -121,7 +146,24 @@ def decode_ratio(a: dict[str, Any], b: dict[str, Any], width: int) -> dict[str, 
 def predictions() -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """Every expressible row predicted by the code imported as ``calc``; the rest with their reason."""
     data = yaml.safe_load(ROWS.read_text())
-    out = [own_run(r) for r in data["own_runs"] if r.get("expressible") == "yes"]
+    own = [r for r in data["own_runs"] if r.get("expressible") == "yes"]
+    out = [own_run(r) for r in own]
+    # the oversubscription runs against their one-thread twin (same workers, decoder and batch)
+    for r in own:
+        if threads_of(r) > 1:
+            twin = next(
+                (
+                    b
+                    for b in own
+                    if threads_of(b) == 1
+                    and (b["num_workers"], b["decoder"], b["batch_size"], b["output_resolution"])
+                    == (r["num_workers"], r["decoder"], r["batch_size"], r["output_resolution"])
+                    and b["id"].split("-")[1] == r["id"].split("-")[1]
+                ),
+                None,
+            )
+            if twin is not None:
+                out.append(thread_ratio(r, twin))
     by_id = {r["id"]: r for r in data["rows"]}
     pair = (by_id.get("torchcodec-1559-pil-320p"), by_id.get("torchcodec-1559-tv-320p"))
     if all(pair):
@@ -169,8 +211,12 @@ def main() -> None:
     for r in rows:
         by_decoder[r["decoder"]].append(r)
         by_cpu[r["cpu"]].append(r)
+    by_kind = defaultdict(list)
+    for r in rows:
+        by_kind[r["kind"]].append(r)
     _table("Per decoder (geometric-mean error, mean ratio predicted / measured):", by_decoder, before)
     _table("Per CPU:", by_cpu, before)
+    _table("Per figure predicted:", by_kind, before)
     _table("All rows:", {"all": rows}, before)
     named = [r for r in rows if r["bottleneck_source"]]
     right = sum(r["bottleneck_source"] == r["bottleneck_plan"] for r in named)
