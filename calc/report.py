@@ -93,6 +93,25 @@ class Section:
     """A share link, shown after the text (HTML: a link element that wraps on narrow pages)."""
 
 
+LEVER_COLUMNS = {
+    "lever": "Lever",
+    "change": "Change",
+    "gpu_utilization": "GPU utilisation",
+    "bottleneck": "Bottleneck",
+    "cpu_cores_freed_per_node": "Loader cores freed a node",
+}
+"""The levers table's columns as the report shows them."""
+
+
+def levers_table(lev: pd.DataFrame) -> pd.DataFrame:
+    """``calc.levers`` as the report shows it: utilisation in percent, the cores each lever frees."""
+    shown = lev.assign(
+        gpu_utilization=lev["gpu_utilization"].map(lambda x: f"{x:.0%}"),
+        cpu_cores_freed_per_node=lev["cpu_cores_freed_per_node"].map(lambda x: f"{x:,.1f}"),
+    )
+    return shown[list(LEVER_COLUMNS)].rename(columns=LEVER_COLUMNS)
+
+
 def changes_from_preset(sc: Scenario) -> pd.DataFrame:
     """Inputs that differ from the preset the scenario was built on (or from the defaults)."""
     base = preset_of(sc) or Scenario()
@@ -235,19 +254,7 @@ def sections(
     if a.designs:
         out.append(Section("Complete designs, cheapest first", tables=[designs_table(a.designs)]))
     out.append(Section("Storage options, cheapest comparable monthly cost first", tables=[storage_table(rec)]))
-    shown_lev = lev.assign(
-        gpu_utilization=lev["gpu_utilization"].map(lambda x: f"{x:.0%}"),
-        cpu_cores_freed_per_node=lev["cpu_cores_freed_per_node"].map(lambda x: f"{x:,.1f}"),
-    )[["lever", "change", "gpu_utilization", "bottleneck", "cpu_cores_freed_per_node"]].rename(
-        columns={
-            "lever": "Lever",
-            "change": "Change",
-            "gpu_utilization": "GPU utilisation",
-            "bottleneck": "Bottleneck",
-            "cpu_cores_freed_per_node": "Loader cores freed a node",
-        }
-    )
-    out.append(Section("What-if levers", tables=[shown_lev]))
+    out.append(Section("What-if levers", tables=[levers_table(lev)]))
     if compared:  # the dashboard's pinned scenarios, named by what differs from this one
         out.append(compared_section(p, a, compared, charts))
     if charts:
