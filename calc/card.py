@@ -28,7 +28,7 @@ from typing import Any
 import pandas as pd
 
 from calc.answers import Answer, deciding_sentence
-from calc.plan import Plan
+from calc.plan import Plan, memory_line, stack_line
 from calc.units import fmt, fmt_usd
 
 SITE_LABELS = {"on-prem": "On-prem", "aws": "AWS", "gcp": "GCP", "azure": "Azure"}
@@ -122,6 +122,8 @@ def details(a: Answer) -> list[str]:
         nxt = ranked(a)[1:3]
         if nxt:
             out.append("Next best: " + "; ".join(_design(d) for d in nxt))
+    # The step the rates stand for: its software stack (the default said) and the GPU memory it takes.
+    out += [stack_line(a.plan), memory_line(a.plan)]
     d = chosen(a)
     for line in a.lines():
         if line.startswith(_SAID):  # "Buy on-prem: ...", "Rent on AWS: ...": the per-site lines

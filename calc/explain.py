@@ -255,6 +255,7 @@ def _data_rules(p: Plan) -> dict[str, str]:
                 "node_network_bytes_per_s",
                 "train_resolution",
                 "forward_flops_per_example",
+                "reprojection_band",
             )
         },
         "cpu_cost_rule": _cpu_cost_rule(p),

@@ -58,6 +58,7 @@ _LAYOUT = frozenset(
         "gpus_per_job",
         "state_shards",
         "zero_stage",
+        "data_parallel_framework",
         "checkpoint_mode",
         "model",
         "layers",
@@ -218,18 +219,20 @@ def _frame(out: dict[str, Any], vals: dict[str, list[Any]], index: dict[str, Any
     columns = {k: v if v.shape == (size,) else np.full(size, v) for k, v in columns.items()}
     # Axis columns in base units ("64 KiB" -> 65536.0) so they plot and sort as numbers; a choice
     # axis is categorical; an axis that is also an output keeps the output (base units). Every column
-    # goes into one constructor (copy=False: the arrays evaluate() made, no consolidation into one
-    # block, which cost 0.8 s of page faults at a million rows; inserting them one by one past 100
-    # blocks made pandas warn of a fragmented frame).
+    # goes into the one constructor: inserting them one by one into a frame of over 100 unconsolidated
+    # columns made pandas warn of fragmentation on every sweep.
     axes = {k: axis_column(k, vals[k], index[k]) for k in vals if k not in OUTPUTS}
-    states = {
-        name: pd.Categorical.from_codes(  # type: ignore[call-overload]
-            np.broadcast_to(np.asarray(out[name]).astype(np.int8), (size,)), list(STATES[name])
-        )
-        for name in ("step_method", "bottleneck")
+    tail = {
+        "fits": np.broadcast_to(np.asarray(out["fits"], dtype=bool), (size,)),
+        "step_method": pd.Categorical.from_codes(  # type: ignore[call-overload]
+            np.broadcast_to(np.asarray(out["step_method"]).astype(np.int8), (size,)), list(STATES["step_method"])
+        ),
+        "bottleneck": pd.Categorical.from_codes(  # type: ignore[call-overload]
+            np.broadcast_to(np.asarray(out["bottleneck"]).astype(np.int8), (size,)), list(STATES["bottleneck"])
+        ),
     }
-    fits = {"fits": np.broadcast_to(np.asarray(out["fits"], dtype=bool), (size,))}
-    return pd.DataFrame(axes | columns | fits | states, copy=False)
+    frame = pd.DataFrame(axes | columns | tail, copy=False)
+    return frame
 
 
 def _resolve_one(sc: Scenario, name: str, value: Any) -> dict[str, float] | InputError:
