@@ -1156,6 +1156,12 @@ class Scenario:
         """
         full = self.to_params(base)
         out = {k: v for k, v in full.items() if k == "name" or not same_input(k, getattr(self, k), getattr(base, k))}
+        # A measurement in the link re-records where it was taken from what the link omits (a measured GPU
+        # equal to the preset's, dropped, came back re-recorded with this scenario's precision): keep the record.
+        if {"step_time_s", "samples_per_s_per_gpu"} & set(out):
+            out |= {k: full[k] for k in MEASURED_STEP_INPUTS if k in full}
+        if "cpu_seconds_per_example" in out and "measured_cpu" in full:
+            out["measured_cpu"] = full["measured_cpu"]
         back = Scenario.from_params(out, base)
         missing = [k for k in FIELDS if not same_input(k, getattr(back, k), getattr(self, k))]
         return out | {k: full.get(k, to_text(getattr(self, k), k)) for k in missing}
