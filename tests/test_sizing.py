@@ -124,7 +124,7 @@ def test_resnet50_h100_keeps_up_with_its_12_workers_on_the_loader_model() -> Non
     # Issue 42: before, one 4.6 ms per image made this preset CPU-bound (12 / 4.6 ms = 2,609/s per GPU).
     # Priced by its decoder, image and CPU (PIL, 500x375, Xeon 8480C: 2.79232 ms, worked in
     # test_loader_levers_on_the_decoder_model_with_the_cores_they_free), 12 workers with a core each
-    # deliver 12 / 2.79232 ms = 4,297/s per GPU, above the GPU's 3,571.6/s: the GPU binds.
+    # deliver 12 / 2.79232 ms = 4,297/s per GPU, above the GPU's modelled rate: the GPU binds.
     p = calc.plan("resnet50-8xh100-imagenet")
     assert p.bottleneck == "gpu"
     assert p.stages["cpu"] == pytest.approx(12 / 2.79232e-3, rel=1e-4)
@@ -1843,12 +1843,14 @@ def test_gpu_decode_lifts_a_cpu_bound_loader_by_the_cores_it_frees() -> None:
     from calc.lever import levers
 
     # 24 free cores for 8 x H100 (3 a GPU, 3 workers each): 3 / 2.79232 ms = 1,074/s per GPU against the
-    # GPU's 3,571.6/s: 30.1 %. With GPU decode the CPU stage is 3 / 0.97334 ms = 3,082/s: 86.3 %.
+    # GPU's modelled rate (read from the plan: the step model is the calibration's); with GPU decode the CPU
+    # stage is 3 / 0.97334 ms = 3,082/s.
     kw = {"cpu_cores_per_node": 24, "num_workers": 3, "cpu_threads_per_core": 1}
     df = levers("resnet50-8xh100-imagenet", **kw).set_index("lever")
     p = calc.plan("resnet50-8xh100-imagenet", **kw)
     assert p.bottleneck == "cpu"
-    assert df.loc["as is", "gpu_utilization"] == pytest.approx(3 / p.cpu_seconds_per_example / 3571.6334, rel=1e-4)
+    assert p.stages["cpu"] == pytest.approx(3 / 2.79232e-3, rel=1e-4)
+    assert df.loc["as is", "gpu_utilization"] == pytest.approx(p.stages["cpu"] / p.gpu_samples_per_s, rel=1e-9)
     q = calc.plan("resnet50-8xh100-imagenet", decoder="dali-gpu", gpu_decode=True, **kw)
     assert df.loc["GPU decode (DALI nvJPEG)", "gpu_utilization"] == pytest.approx(q.gpu_utilization, rel=1e-12)
     assert q.stages["cpu"] == pytest.approx(3 / q.cpu_seconds_per_example, rel=1e-12)
