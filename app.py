@@ -20,7 +20,7 @@ import streamlit as st
 
 import calc
 from calc import catalog, plots
-from calc.card import SITE_LABELS, card, chosen, details, plain_words
+from calc.card import SITE_LABELS, card, chosen, details, loader_line, plain_words
 from calc.cluster import cluster, cluster_answer
 from calc.cluster_input import STORAGE_INPUTS, Cluster, Job
 from calc.errors import InputError
@@ -606,8 +606,8 @@ def answer_card(p: calc.Plan) -> None:
         "storage; the same input as Storage inputs: Site.",
     )
     left.markdown("  \n".join(c.lines()))
-    with box.expander("Details: each site, next best, your own storage, idle GPU time"):
-        for line in details(a):
+    with box.expander("Details: each site, next best, your own storage, idle GPU time, the loader's CPU"):
+        for line in [c.loader, *details(a)] if c.loader else details(a):
             st.markdown(f"- {line}")
 
 
@@ -627,7 +627,8 @@ def headline(p: calc.Plan) -> None:
             col.metric(
                 "Bottleneck",
                 p.bottleneck,
-                help="Slowest pipeline stage: storage, network, cpu, pcie, gpu, decoder or workers",
+                help="Slowest pipeline stage: storage, network, cpu, pcie, gpu, decoder, workers or main "
+                "(the main process receiving the workers' batches)",
             )
             continue
         if key == "step_method":
@@ -749,6 +750,9 @@ def levers_shown(lev: pd.DataFrame) -> pd.DataFrame:
 
 
 def pipeline_tab(p: calc.Plan, lev: pd.DataFrame) -> None:
+    line = loader_line(p)
+    if line:  # where the CPU stage's cost per example came from: decoder, image, CPU (or a measurement)
+        st.markdown(line)
     st.plotly_chart(cached_chart("pipeline_stages", p.scenario), key="chart_pipeline")
     st.plotly_chart(plots.levers_chart(lev), key="chart_levers")
     st.dataframe(
@@ -758,6 +762,7 @@ def pipeline_tab(p: calc.Plan, lev: pd.DataFrame) -> None:
             "gpu_utilization": st.column_config.NumberColumn("GPU utilisation", format="percent"),
             "gain": st.column_config.NumberColumn("gain", format="percent"),
             "achieved_samples_per_s": st.column_config.NumberColumn("achieved [samples/s]", format="%.1f"),
+            "cpu_cores_freed_per_node": st.column_config.NumberColumn("loader cores freed a node", format="%.1f"),
         },
     )
 

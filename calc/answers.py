@@ -227,6 +227,7 @@ class Answer:
                 if math.isfinite(self.idle_usd_per_month)
                 else f" (no GPU price: {self.gpu_price_source}; {ask('gpu_price_per_hour')})"
             )
+            neck = {"main": "main-process", "cpu": "CPU"}.get(neck, neck)  # "main" said as the runs say it
             return (
                 f"The {neck} bottleneck idles {gpus:,} x {p.scenario.gpu} "
                 f"{1 - util:.0%} of the time: "
@@ -575,4 +576,3 @@ def _read_time_binds(p: Plan, d: Mapping[str, Any] | None) -> str:
         f"but GPU utilisation stays at {q.gpu_utilization:.0%} until the loader has more workers "
         f"({ask('num_workers')}) or reads go asynchronous."
     )
-

@@ -28,8 +28,8 @@ from typing import Any
 import pandas as pd
 
 from calc.answers import Answer, deciding_sentence
-from calc.plan import memory_line, stack_line
-from calc.units import fmt_usd
+from calc.plan import Plan, memory_line, stack_line
+from calc.units import fmt, fmt_usd
 
 SITE_LABELS = {"on-prem": "On-prem", "aws": "AWS", "gcp": "GCP", "azure": "Azure"}
 """The sites as the card's control names them."""
@@ -45,16 +45,37 @@ _LIMITS = {"Iops; ": "Random reads: ", "Minimum; it sets ": "The smallest size s
 @dataclass(frozen=True)
 class Card:
     """The three lines of the answer (``buy``, ``cost``, ``why``; markdown), or ``ask`` when the
-    site is not known; ``design`` is the chosen design (None when asking or nothing serves)."""
+    site is not known; ``design`` is the chosen design (None when asking or nothing serves);
+    ``loader`` where the CPU cost per example came from (decoder, image, CPU)."""
 
     buy: str
     cost: str
     why: str
     design: dict[str, Any] | None
     ask: str = ""
+    loader: str = ""
 
     def lines(self) -> list[str]:
+        """The card's lines (at most three); ``loader`` opens its details."""
         return [x for x in (self.ask, self.buy, self.cost, self.why) if x]
+
+
+def loader_line(p: Plan) -> str:
+    """Where the loader's CPU time per example comes from, in one line: the decoder, the stored image
+    and the training side, and the CPU (a measured time: where it was measured); the cores it asks."""
+    cpu_s, cpu = fmt(p.cpu_seconds_per_example, "seconds"), p.sources.get("cpu", "")
+    cores = f"{fmt(p.cpu_cores_per_node, 'count', 'cores')} a node at the demand"
+    method = p.inputs.get("cpu_cost_method", 1.0)
+    if method == 1.0:
+        side = f"{p.train_resolution:g} px"
+        how = f"{p.sources['decoder']} decoding a {p.sources['image_pixels']} image to {side} on {cpu}"
+    elif method == 0.0:
+        how = p.sources.get("cpu_seconds_per_example", "measured").replace("measured (scenario)", "measured")
+    else:
+        how = f"the model preset's figure, on {cpu}"
+    if p.cpu_seconds_per_example <= 0:
+        return ""
+    return f"**Loader** {cpu_s} of CPU per example ({how}): {cores}"
 
 
 def ranked(a: Answer, site: str | None = None) -> list[dict[str, Any]]:
@@ -167,6 +188,7 @@ def card(a: Answer, rec: pd.DataFrame) -> Card:
                 "**Where does this job run?** Choose the site beside this box: what to buy and what it costs "
                 "depend on it (on-prem parts are bought; clouds rent by the month)."
             ),
+            loader=loader_line(p),
         )
     d = chosen(a)
     if d is None:
@@ -176,6 +198,7 @@ def card(a: Answer, rec: pd.DataFrame) -> Card:
             "",
             "",
             None,
+            loader=loader_line(p),
         )
     verb = "Buy" if a.site == "on-prem" else "Rent"
     buy = f"**{verb}** {plain_words(str(d['description']))}"
@@ -194,4 +217,4 @@ def card(a: Answer, rec: pd.DataFrame) -> Card:
     each, total = usd_sum(parts)
     upfront = f"**{fmt_usd(purchase)} to buy**" if purchase > 0 else "nothing to buy"
     cost = f"**{total} a month** all in ({each or 'no charges'}); {upfront}"
-    return Card(buy, cost, f"**Why** {why(a, d, rec)}", d)
+    return Card(buy, cost, f"**Why** {why(a, d, rec)}", d, loader=loader_line(p))

@@ -21,7 +21,7 @@ import yaml
 
 from calc import compute
 from calc.errors import InputError, PresetError
-from calc.host import tensor_bytes
+from calc.host import image_size, tensor_bytes
 from calc.units import Kind, check_range, parse
 
 STACKS = ("ngc", "eager", "optimized", "compiled")
@@ -226,6 +226,15 @@ class Model:
     memory_traffic: Mapping[str, float] = field(default_factory=dict)
     step_traffic: Mapping[str, float] = field(default_factory=dict)
     family: str = "cnn"
+    decoder: str = ""
+    """What decodes a stored example (a presets/decoders.yaml key); empty: the model states its
+    CPU cost as ``cpu_seconds_per_example`` instead."""
+    image_pixels: str = ""
+    """The stored image's width x height (``500x375``); empty for data that is not an image."""
+    train_resolution: float = math.nan
+    """The side [px] the per-example figures were taken at (and its default training side)."""
+    vision: Mapping[str, float] = field(default_factory=dict)
+    """A ViT image tower: ``patch``, ``layers``, ``hidden`` (calc.resolution); empty for a CNN."""
     fused_traffic_share: Mapping[str, float] = field(default_factory=dict)
     """Share of the per-example traffic a fusing stack removes, per memory class [0-1]
     (calc.compute.fused_traffic_share of the measured per-op bytes); empty: not measured."""
@@ -449,7 +458,11 @@ def models() -> dict[str, Model]:
             tensors=tensors,
             example_bytes=e.quantity("example_bytes", "bytes"),
             dataset_examples=e.quantity("dataset_examples", "count"),
-            cpu_seconds_per_example=e.quantity("cpu_seconds_per_example", "seconds"),
+            cpu_seconds_per_example=(
+                e.quantity("cpu_seconds_per_example", "seconds")
+                if "cpu_seconds_per_example" in e.data or "decoder" not in e.data
+                else math.nan
+            ),
             calibration=cal_t,
             sources={str(k): str(v) for k, v in sources.items()},
         )
@@ -457,11 +470,34 @@ def models() -> dict[str, Model]:
         family = e.text("family", "cnn")
         if family not in FAMILIES:
             raise PresetError(e.where("family"), f"unknown {family!r}; accepted: {', '.join(FAMILIES)}")
-        model = dataclasses.replace(model, family=family, **extra)
-        missing = [f for f in MODEL_FIGURES + tuple(k for k in extra) if f not in model.sources]
+        model = dataclasses.replace(model, family=family, **extra, **_model_image(e))
+        figures = [f for f in MODEL_FIGURES if f in e.data or f != "cpu_seconds_per_example"]
+        missing = [f for f in (*figures, *extra, *IMAGE_FIGURES) if f not in model.sources and f in e.data]
         if missing:
             raise PresetError(e.where("sources"), f"no source for {', '.join(missing)}")
         out[str(name)] = model
+    return out
+
+
+IMAGE_FIGURES = ("decoder", "image_pixels", "train_resolution", "vision")
+"""A model preset's image: what decodes it, its stored size, the side its figures were taken at,
+a ViT tower's shape (each with an entry under ``sources`` when given)."""
+
+
+def _model_image(e: _Entry) -> dict[str, Any]:
+    """A model's image figures (decoder, stored size, training side, ViT tower); none: {}."""
+    out: dict[str, Any] = {}
+    if "decoder" in e.data:
+        out["decoder"] = lookup(e.text("decoder"), decoders(), "decoder", e.where("decoder"))
+        out["image_pixels"] = e.text("image_pixels")
+        image_size(out["image_pixels"], e.where("image_pixels"))
+    if "train_resolution" in e.data:
+        out["train_resolution"] = e.quantity("train_resolution", "count")
+    v = e.sub("vision")
+    if v is not None:
+        out["vision"] = {k: v.quantity(k, "count") for k in ("patch", "layers", "hidden")}
+        if "train_resolution" not in out:
+            raise PresetError(e.where("train_resolution"), "a vision tower needs the side its figures were taken at")
     return out
 
 
@@ -543,6 +579,8 @@ class Server:
     bays_used: int = 0
     bay_form_factor: str = ""
     bay_interface: str = ""
+    cpu: str = ""
+    """The node's CPU (a presets/cpus.yaml key); empty: not stated."""
 
     @property
     def free_bays(self) -> int:
@@ -554,6 +592,305 @@ class Server:
         """``aws``, ``gcp`` or ``azure`` for a cloud instance (its name prefix), else ``on-prem``."""
         prefix = self.name.split("-", 1)[0].lower()
         return prefix if prefix in ("aws", "gcp", "azure") else "on-prem"
+
+
+@dataclass(frozen=True)
+class CPU:
+    """One CPU preset (presets/cpus.yaml): what a core does relative to the reference CPU the
+    loader costs were measured on (presets/decoders.yaml), and its threads."""
+
+    name: str
+    label: str
+    cores_per_socket: float
+    threads_per_core: int
+    per_core_speed: float
+    smt_gain: float
+    source: str
+
+
+@functools.cache
+def _cpus_raw() -> dict[Any, Any]:
+    return load_mapping("cpus.yaml", "CPU")
+
+
+@functools.cache
+def cpus() -> dict[str, CPU]:
+    """CPU presets by name (presets/cpus.yaml ``cpus``)."""
+    raw = _cpus_raw()
+    top = _Entry("cpus.yaml", "top level", raw)
+    gain = top.quantity("smt_throughput_gain", "count")
+    if not 1 <= gain <= 2:
+        raise PresetError(top.where("smt_throughput_gain"), f"{gain:g}; accepted: 1 to 2 (two threads on one core)")
+    table = _Entry("cpus.yaml", "cpus", raw.get("cpus"))
+    out = {}
+    for name, data in table.data.items():
+        e = _Entry("cpus.yaml", f"cpus: {name}", data)
+        tpc = int(e.quantity("threads_per_core", "count"))
+        if tpc not in (1, 2):
+            raise PresetError(e.where("threads_per_core"), f"{tpc}; accepted: 1 or 2")
+        # A CPU with no per-core speed is listed, and refused by name when chosen (calc.catalog.cpu).
+        speed = e.quantity("per_core_speed", "count") if "per_core_speed" in e.data else math.nan
+        sources = e.get("sources", {})
+        why = sources.get("per_core_speed", "no source") if isinstance(sources, dict) else "no source"
+        if not math.isfinite(speed):
+            why = e.text("note", "no per_core_speed")
+        out[str(name)] = CPU(
+            name=str(name),
+            label=e.text("label", str(name)),
+            cores_per_socket=e.quantity("cores_per_socket", "count"),
+            threads_per_core=tpc,
+            per_core_speed=speed,
+            smt_gain=gain if tpc > 1 else 1.0,
+            source=f"per-core speed {speed:g} x the reference CPU's ({why})" if math.isfinite(speed) else why,
+        )
+    ref = str(raw.get("reference", ""))
+    if out.get(ref) is None or out[ref].per_core_speed != 1:
+        raise PresetError("cpus.yaml: reference", f"{ref!r}; accepted: a CPU of the file with per_core_speed 1")
+    return out
+
+
+def cpu(name: str, field: str = "cpu") -> CPU:
+    """A CPU preset by name (case-insensitive); an unknown name lists the known ones, one with no
+    per-core speed says why and which have one."""
+    table = cpus()
+    c = table[lookup(name, table, "CPU", field)]
+    if not math.isfinite(c.per_core_speed):
+        priced = ", ".join(k for k, v in table.items() if math.isfinite(v.per_core_speed))
+        raise PresetError(
+            field, f"{c.name} has no per_core_speed in presets/cpus.yaml ({c.source}); accepted: {priced}"
+        )
+    return c
+
+
+def reference_cpu() -> str:
+    """The CPU the loader costs of presets/decoders.yaml were measured on (per-core speed 1)."""
+    ref = str(_decoders_raw().get("reference_cpu", ""))
+    if ref != str(_cpus_raw().get("reference", "")) or ref not in cpus():
+        raise PresetError("decoders.yaml: reference_cpu", f"{ref!r}; accepted: cpus.yaml's reference CPU")
+    return ref
+
+
+def server_cpu(server_name: str | None) -> str:
+    """The CPU a plan runs its loader on when none is given: its server's, else the reference CPU."""
+    if server_name:
+        s = server(server_name)
+        if s.cpu:
+            return s.cpu
+    return reference_cpu()
+
+
+@dataclass(frozen=True)
+class Decoder:
+    """How one decoder's CPU time grows with an image, on one reference core (presets/decoders.yaml)."""
+
+    name: str
+    label: str
+    fixed_s: float
+    s_per_megapixel: float
+    s_per_megapixel_above_knee: float
+    knee_megapixels: float
+    s_per_stored_megapixel: float
+    s_per_megabyte: float
+    dct_scaling: bool
+    hw_share: float
+    """Share of images a GPU's hardware JPEG decoder takes (nvJPEG on A100 and later); 0 on the CPU."""
+    on_gpu: bool
+    augment: str
+    """The augmentation chain after it (decoders.yaml ``augment``): Pillow's own for Pillow images,
+    the OpenCV/NumPy chain for arrays; ``gpu`` when the GPU augments."""
+    source: str
+    own_augment: tuple[float, float, float] = ()  # type: ignore[assignment]
+    """A whole pipeline's own augmentation (s fixed, per crop MP, per output MP); empty: the chain's."""
+
+
+GPU_HOST_HUFFMAN = "turbojpeg"
+"""The decoder whose entropy-decoding terms stand for nvJPEG's host-side Huffman decoder (decoders.yaml
+dali-gpu ``note``: libjpeg-style entropy decoding, not measured on a GPU here)."""
+
+PIL_CHAINS = ("pil", "pillow-simd")
+"""Decoders that hand Pillow images to Pillow's own augmentation chain; the rest hand arrays to OpenCV's."""
+
+
+@dataclass(frozen=True)
+class LoaderCosts:
+    """The loader's costs besides decoding, on one reference core (presets/decoders.yaml):
+    augmentation by chain and output dtype, collate, hand-over and pinning per batch and per MB."""
+
+    augment_chains: Mapping[str, tuple[float, float, float]]
+    """``chain:dtype`` -> (s fixed, s per crop-input MP, s per output MP)."""
+    collate: tuple[float, float, float, float]
+    """(s per batch, s per MB, s per MB more above the threshold, the threshold [MB]) of a batch."""
+    send: tuple[float, float, float, float]
+    receive: tuple[float, float, float, float]
+    pin: tuple[float, float, float, float]
+    raw: tuple[float, float, float, float]
+    source: str
+
+    def augment(self, d: Decoder, dtype: str) -> tuple[float, float, float]:
+        """Seconds fixed, per crop megapixel and per output megapixel after ``d`` to ``dtype`` tensors."""
+        if d.on_gpu:
+            return (0.0, 0.0, 0.0)
+        if d.own_augment:
+            return d.own_augment  # a whole pipeline (FFCV): its own output term, whatever the dtype
+        return self.augment_chains[f"{d.augment}:{'uint8' if dtype == 'uint8' else 'float32'}"]
+
+
+@functools.cache
+def _decoders_raw() -> dict[Any, Any]:
+    return load_mapping("decoders.yaml", "decoder")
+
+
+def _fixed_and_mb(file: str, where: str, data: object) -> tuple[float, float, float, float]:
+    """A cost of ``s_fixed`` + ``s_per_megabyte`` x MB, and ``s_per_megabyte_if_above_mmap_threshold``
+    more per MB when the batch is above ``mmap_threshold_megabytes`` (its pages fault in; none: 0, inf)."""
+    e = _Entry(file, where, data)
+    above = "s_per_megabyte_if_above_mmap_threshold"
+    return (
+        e.quantity("s_fixed", "seconds", positive=False),
+        e.quantity("s_per_megabyte", "seconds", positive=False),
+        e.quantity(above, "seconds", positive=False) if above in e.data else 0.0,
+        e.quantity("mmap_threshold_megabytes", "count") if "mmap_threshold_megabytes" in e.data else math.inf,
+    )
+
+
+@functools.cache
+def loader_costs() -> LoaderCosts:
+    """The non-decode loader costs of presets/decoders.yaml."""
+    raw = _decoders_raw()
+    f = "decoders.yaml"
+    chains: dict[str, tuple[float, float, float]] = {}
+    for chain, variants in _Entry(f, "augment", raw.get("augment")).data.items():
+        for dtype in ("float32", "uint8"):
+            data = _Entry(f, f"augment: {chain}", variants).get(f"train_{dtype}", None)
+            if data is None:
+                continue
+            a = _Entry(f, f"augment: {chain}: train_{dtype}", data)
+            chains[f"{chain}:{dtype}"] = tuple(  # type: ignore[assignment]
+                a.quantity(k, "seconds", positive=False)
+                for k in ("s_fixed", "s_per_crop_input_megapixel", "s_per_output_megapixel")
+            )
+    col, tr, rw = (_Entry(f, k, raw.get(k)) for k in ("collate", "transfer", "raw"))
+    return LoaderCosts(
+        augment_chains=chains,
+        collate=_fixed_and_mb(f, "collate: default_collate", col.get("default_collate")),
+        pin=_fixed_and_mb(f, "collate: pin_memory_copy", col.get("pin_memory_copy")),
+        # Two workers' figures: a loader has several (one worker's differ by under 30 %).
+        send=_fixed_and_mb(f, "transfer: w2_worker_send_extra", tr.get("w2_worker_send_extra")),
+        receive=_fixed_and_mb(f, "transfer: w2_main_receive", tr.get("w2_main_receive")),
+        raw=_fixed_and_mb(f, "raw: raw", rw.get("raw")),
+        source=f"decoders.yaml, measured on {raw.get('reference_cpu', '?')} ({raw.get('results', '')})",
+    )
+
+
+def _decoder(name: str, e: _Entry, raw_cost: tuple[float, ...], huffman: Decoder | None) -> Decoder:
+    """One decoder entry: its own measured terms, raw pixels' copy cost (``none``), or for a GPU
+    decoder the host-side Huffman terms of ``huffman``, of which its hardware share is spared."""
+    label = e.text("label", name)
+    if name == "none":
+        return Decoder(name, label, raw_cost[0], 0, 0, math.inf, 0, raw_cost[1], False, 0, False, "opencv", label)
+    # (raw pixels are one example's copy: its per-MB step, for batches, does not apply)
+    hw = e.quantity("hw_decoder_share", "count", positive=False) if "hw_decoder_share" in e.data else math.nan
+    if math.isfinite(hw):
+        if huffman is None:
+            raise PresetError(e.where("note"), f"a GPU decoder needs {GPU_HOST_HUFFMAN}'s host-side terms")
+        h = huffman
+        return Decoder(
+            name,
+            label,
+            0,
+            0,
+            0,
+            math.inf,
+            h.s_per_stored_megapixel,
+            h.s_per_megabyte,
+            False,
+            hw,
+            True,
+            "gpu",
+            f"{label}: nvJPEG's host-side Huffman decoding as {h.name}'s per-MB and per-stored-MP "
+            f"terms; {hw:g} of images on the hardware decoder where the GPU has one",
+        )
+    if "pipeline_s_per_image_224px_1_workers" in e.data:
+        return _whole_pipeline(name, label, e)
+    if "decode_s_per_megapixel" not in e.data:
+        raise PresetError(e.where("decode_s_per_megapixel"), e.text("note", "no measured coefficients"))
+    q = {
+        k: e.quantity(k, "seconds", positive=False)
+        for k in (
+            "decode_s_fixed",
+            "decode_s_per_megapixel",
+            "decode_s_per_megapixel_if_above_knee",
+            "decode_s_per_stored_megapixel",
+            "decode_s_per_megabyte",
+        )
+    }
+    return Decoder(
+        name,
+        label,
+        q["decode_s_fixed"],
+        q["decode_s_per_megapixel"],
+        q["decode_s_per_megapixel_if_above_knee"],
+        e.quantity("knee_megapixels", "count"),
+        q["decode_s_per_stored_megapixel"],
+        q["decode_s_per_megabyte"],
+        bool(e.get("dct_scaling", False)),
+        0.0,
+        False,
+        name if name in PIL_CHAINS else "opencv",
+        f"{label}, measured ({e.text('fit_error', 'fit error not stated')})",
+    )
+
+
+WHOLE_PIPELINE_IMAGE = "500x375"
+"""The one stored size a decoder measured only as a whole pipeline (FFCV) was timed on (decoders.yaml note)."""
+
+
+def _whole_pipeline(name: str, label: str, e: _Entry) -> Decoder:
+    """A decoder measured only as its whole pipeline (decode, crop, flip, to-tensor) on one stored size, at
+    224 and 160 px: the difference over the output pixels is its per-output-MP term (augment chain
+    ``name``), the rest a fixed cost per image; neither follows the stored image (not measured)."""
+    t224 = e.quantity("pipeline_s_per_image_224px_1_workers", "seconds")
+    t160 = e.quantity("pipeline_s_per_image_160px_1_workers", "seconds")
+    per_output_mp = (t224 - t160) / ((224 * 224 - 160 * 160) / 1e6)
+    fixed = t224 - per_output_mp * 224 * 224 / 1e6
+    src = (
+        f"{label}, its whole pipeline measured on {WHOLE_PIPELINE_IMAGE} JPEGs at 224 and 160 px: "
+        f"{fixed * 1e3:.3g} ms an image + {per_output_mp * 1e3:.3g} ms per output MP"
+    )
+    return Decoder(name, label, fixed, 0, 0, math.inf, 0, 0, False, 0, False, name, src, (0.0, 0.0, per_output_mp))
+
+
+@functools.cache
+def decoder_table() -> dict[str, Decoder | str]:
+    """Every decoder of presets/decoders.yaml: its coefficients, or why it cannot be priced."""
+    table = _Entry("decoders.yaml", "decoders", _decoders_raw().get("decoders"))
+    raw_cost = loader_costs().raw
+    entries = {str(k): _Entry("decoders.yaml", f"decoders: {k}", v) for k, v in table.data.items()}
+    out: dict[str, Decoder | str] = {}
+    for name in sorted(entries, key=lambda k: "hw_decoder_share" in entries[k].data):  # GPU decoders last
+        try:
+            huffman = out.get(GPU_HOST_HUFFMAN)
+            out[name] = _decoder(name, entries[name], raw_cost, huffman if isinstance(huffman, Decoder) else None)
+        except PresetError as err:
+            out[name] = err.message
+    return {k: out[k] for k in entries}
+
+
+def decoders() -> dict[str, Decoder | str]:
+    """Decoder names (presets/decoders.yaml), each with its coefficients or why it has none."""
+    return decoder_table()
+
+
+def decoder(name: str, field: str = "decoder") -> Decoder:
+    """A decoder preset by name (case-insensitive); an unknown name lists the known ones, one with no
+    measured cost says so."""
+    table = decoder_table()
+    key = lookup(name, table, "decoder", field)
+    d = table[key]
+    if isinstance(d, str):
+        priced = ", ".join(k for k, v in table.items() if isinstance(v, Decoder))
+        raise PresetError(field, f"{key} has no CPU cost in presets/decoders.yaml ({d}); accepted: {priced}")
+    return d
 
 
 @functools.cache
@@ -591,6 +928,7 @@ def servers() -> dict[str, Server]:
             ),
             **_compute_network(e),
             **_drive_bays(e),
+            cpu=lookup(e.text("cpu"), cpus(), "CPU", e.where("cpu")) if "cpu" in e.data else "",
         )
     return out
 

@@ -412,7 +412,6 @@ def json_safe(data: Any, *, finite: bool = False) -> Any:
     return v
 
 
-
 # ---------------------------------------------------------------- options of each command
 
 

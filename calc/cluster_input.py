@@ -459,4 +459,3 @@ def from_command_line(target: str | None, jobs: Sequence[str], sets: Mapping[str
     if base is None:
         return Cluster(jobs=tuple(extra), shared=shared, **given)
     return dataclasses.replace(base, jobs=base.jobs + tuple(extra), shared=shared, **given)
-

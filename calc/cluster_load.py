@@ -37,6 +37,7 @@ class ClusterJobs(Protocol):
     @property
     def saves(self) -> str: ...
 
+
 TOTALS: dict[str, tuple[Kind, str, str]] = {
     "read_bytes_per_s": ("bytes_per_s", "", "reads, all jobs"),
     "read_iops": ("count_per_s", "reads/s", "read requests, all jobs"),

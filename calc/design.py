@@ -416,4 +416,3 @@ def _for(row: Mapping[str, Any]) -> str:
     """`` for the save drain``: the burst the bandwidth was bought for, when not the steady reads."""
     burst = str(row.get("sized_for", ""))
     return f" for the {burst}" if burst and burst != "steady reads" else ""
-

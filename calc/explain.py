@@ -7,7 +7,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from calc import checkpoint, compute, transformer
+from calc import checkpoint, compute, host, transformer
 from calc.formula import FORMULAS
 from calc.registry import OUTPUTS
 from calc.scenario import FIELDS, Scenario, ask
@@ -140,6 +140,8 @@ def input_kind(name: str) -> Kind:
         ("_flops_per_example", "flops"),
         ("_s", "seconds"),
     )
+    if "_s_per_" in name or name.endswith("_s_fixed"):
+        return "seconds"  # a cost in seconds per byte, megapixel or batch (calc.host's coefficients)
     for suffix, unit in suffixes:
         if name.endswith(suffix):
             return unit
@@ -251,11 +253,26 @@ def _data_rules(p: Plan) -> dict[str, str]:
                 "efficiency",
                 "memory_efficiency",
                 "node_network_bytes_per_s",
+                "train_resolution",
+                "forward_flops_per_example",
                 "reprojection_band",
             )
         },
+        "cpu_cost_rule": _cpu_cost_rule(p),
         "tensors": sc.tensors or f"preset {sc.model}",
     }
+
+
+def _cpu_cost_rule(p: Plan) -> str:
+    """How the worker's CPU time per example was found: measured (and re-projected), the decoder
+    model, or the model preset's figure; with its source."""
+    method = p.inputs.get("cpu_cost_method", 1.0)
+    src = p.sources.get("cpu_seconds_per_example", "")
+    if method == 0.0:
+        return f"{{cpu_seconds_given}} x measured CPU's per-core speed / {{cpu_per_core_speed}} ({src})"
+    if method == 2.0:
+        return f"{{cpu_seconds_preset}} ({src})"
+    return f"{host.WORKER_SECONDS} ({src})"
 
 
 def render_formula(p: Plan, template: str) -> tuple[str, str]:

@@ -8,6 +8,7 @@ storage_levers(): shards, a local cache, RAM: the demand each leaves and what th
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -18,7 +19,8 @@ from calc import engine as en
 from calc import storage as st
 from calc.engine import plan_demand
 from calc.errors import InputError
-from calc.plan import as_scenario, plan
+from calc.host import image_size
+from calc.plan import Plan, as_scenario, plan
 from calc.scenario import FIELDS, Scenario
 from calc.sizing import PlanLike, as_plan, check_argument, recommend
 from calc.units import fmt, parse
@@ -62,23 +64,110 @@ def lever_changes(sc: Scenario) -> list[tuple[str, dict[str, Any]]]:
         out.append(("cache 20 % locally", {"cache_fraction": 0.2}))
     uint8 = _FLOAT.sub(":uint8", spec)
     if uint8 != spec:
-        out.append(("uint8 tensors", {"tensors": uint8}))
-    out.append(
-        (
-            "offline preprocessing",
-            {
-                # Stored as the tensors the loader emits; 10 % of the CPU work left (reading, batching).
-                # The input's CPU time, not the effective one: GPU decode would cut it a second time.
-                "example_bytes": p.values["example_tensor_bytes"],
-                "cpu_seconds_per_example": p.inputs["cpu_seconds_per_example"] * 0.1,
-            },
-        )
-    )
-    if not sc.gpu_decode:
-        out.append(("GPU decode (DALI)", {"gpu_decode": True}))
+        # uint8 images skip the float conversion and normalisation too (decoders.yaml's uint8 chains)
+        out.append(("uint8 tensors", _priced(sc, p, {"tensors": uint8, "cpu_seconds_per_example": None})))
+    out += _loader_levers(sc, p)
     if not sc.pin_memory:
         out.append(("pinned memory", {"pin_memory": True}))
     return out
+
+
+RESIZE_SHORT_SIDE = 256 / 224
+"""Offline resizing keeps the short side at 256/224 of the training side (the ImageNet recipe's
+Resize(256) before its 224 px crop), so a RandomResizedCrop still has pixels to crop."""
+
+
+def _loader_levers(sc: Scenario, p: Plan) -> list[tuple[str, dict[str, Any]]]:
+    """The loader's own fixes, priced by the same decoder model as the plan (calc.host): GPU decode,
+    a faster decoder, offline resizing, raw uint8 storage, fewer threads per worker, offline
+    preprocessing. A measured CPU time is carried to each by the model's ratio (``_priced``)."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    m = catalog.model(sc.model) if sc.model in catalog.models() else None
+    pixels = sc.image_pixels or (m.image_pixels if m else "")
+    side = p.inputs["train_resolution"]
+    image = bool(pixels) and math.isfinite(side) and sc.media == "image"
+    if image:
+        if not sc.gpu_decode and sc.decoder != "dali-gpu":
+            gpu = {"decoder": "dali-gpu", "gpu_decode": True, "cpu_seconds_per_example": None}
+            out.append(("GPU decode (DALI nvJPEG)", gpu))
+        out += _faster_decoder(sc)
+        out += _smaller_images(sc, p, pixels, side)
+    elif not sc.gpu_decode:
+        out.append(("GPU decode (DALI)", {"gpu_decode": True}))
+    if sc.threads_per_worker > 1:
+        out.append(("one thread per worker", {"threads_per_worker": 1}))
+    # Stored as the tensors the loader emits: the copy of their bytes is what is left (measured, raw:).
+    raw_fixed, raw_mb, _, _ = catalog.loader_costs().raw
+    copy_s = (raw_fixed + raw_mb * p.values["example_tensor_bytes"] / 1e6) / p.inputs["cpu_per_core_speed"]
+    offline: dict[str, Any] = {"example_bytes": p.values["example_tensor_bytes"]}
+    offline |= {"cpu_seconds_per_example": f"{copy_s:.6g} s", "measured_cpu": sc.cpu or catalog.server_cpu(sc.server)}
+    out.append(("offline preprocessing (stored as tensors)", offline))
+    return [(name, _priced(sc, p, change)) for name, change in out]
+
+
+def _faster_decoder(sc: Scenario) -> list[tuple[str, dict[str, Any]]]:
+    """The CPU decoder that costs this plan's images least, if it is not the one they use."""
+    costs = {}
+    for name, d in catalog.decoders().items():
+        if not isinstance(d, catalog.Decoder) or d.on_gpu or name == "none":
+            continue
+        try:
+            costs[name] = plan(sc.replace(decoder=name, cpu_seconds_per_example=None)).cpu_seconds_per_example
+        except InputError:
+            continue
+    best = min(costs, key=lambda k: costs[k], default=None)
+    used = sc.decoder or (catalog.model(sc.model).decoder if sc.model in catalog.models() else "")
+    if best is None or best == used:
+        return []
+    return [(f"faster decoder ({best})", {"decoder": best, "cpu_seconds_per_example": None})]
+
+
+def _smaller_images(sc: Scenario, p: Plan, pixels: str, side: float) -> list[tuple[str, dict[str, Any]]]:
+    """Decoding at a reduced size (where the decoder can and the short side allows 1/2 at least),
+    offline resizing (JPEGs with a short side of 256/224 of the training side, bytes in proportion)
+    and raw uint8 pixels at that size, when the stored images are larger."""
+    w, h = image_size(pixels)
+    out: list[tuple[str, dict[str, Any]]] = []
+    used = sc.decoder or (catalog.model(sc.model).decoder if sc.model in catalog.models() else "")
+    d = catalog.decoders().get(used)
+    if not sc.reduced_decode and isinstance(d, catalog.Decoder) and d.dct_scaling and min(w, h) / 2 >= side:
+        out.append(
+            ("decode at a reduced size (DCT scaling)", {"reduced_decode": True, "cpu_seconds_per_example": None})
+        )
+    short = max(math.ceil(side * RESIZE_SHORT_SIDE), 1)
+    if min(w, h) <= short:
+        return out
+    scale = short / min(w, h)
+    nw, nh = max(round(w * scale), 1), max(round(h * scale), 1)
+    # A JPEG of the same quality keeps its bytes per pixel (inferred): bytes follow the pixels.
+    jpeg = p.inputs["example_bytes"] * (nw * nh) / (w * h)
+    resized = {"image_pixels": f"{nw}x{nh}", "example_bytes": f"{jpeg:.0f} B", "cpu_seconds_per_example": None}
+    raw = {"decoder": "none", "image_pixels": f"{nw}x{nh}", "example_bytes": f"{nw * nh * 3} B"}
+    return [
+        *out,
+        (f"offline resizing ({nw}x{nh} JPEGs)", resized),
+        (f"raw uint8 storage ({nw}x{nh}x3)", raw | {"cpu_seconds_per_example": None}),
+    ]
+
+
+def _priced(sc: Scenario, p: Plan, change: dict[str, Any]) -> dict[str, Any]:
+    """A loader lever on a plan whose CPU time was measured: the measurement times the decoder model's
+    ratio (after / before), so the lever is priced on the same model as the plan; as given otherwise."""
+    if sc.cpu_seconds_per_example is None or "cpu_seconds_per_example" not in change:
+        return change
+    if change["cpu_seconds_per_example"] is not None:
+        return change
+    try:
+        before = plan(sc.replace(cpu_seconds_per_example=None)).cpu_seconds_per_example
+        after = plan(sc.replace(**change)).cpu_seconds_per_example
+    except InputError:
+        return change  # no decoder model for this plan: the lever prices it as given
+    if before <= 0:
+        return change
+    measured = p.inputs["cpu_seconds_given"] if math.isfinite(p.inputs["cpu_seconds_given"]) else None
+    if measured is None or change.get("gpu_decode"):
+        return change
+    return change | {"cpu_seconds_per_example": f"{measured * after / before:.6g} s"}
 
 
 def _engine_units(s: Scenario, change: dict[str, Any]) -> dict[str, Any]:
@@ -99,7 +188,9 @@ def levers(sc: PlanLike, /, **overrides: Any) -> pd.DataFrame:
     """Each lever applied alone: the GPU utilisation it reaches, ranked best first.
 
     Columns: lever, change, gpu_utilization, achieved_samples_per_s, bottleneck, gain
-    (utilisation points over the scenario as it is). Levers that make no valid plan are left out.
+    (utilisation points over the scenario as it is) and cpu_cores_freed_per_node (the loader cores
+    per node the demand no longer needs: the CPU time it saves per example x examples/s x GPUs on
+    the node; negative when it costs more). Levers that make no valid plan are left out.
     A lever that buys storage buys the units the sizing engine sizes for the job (``_engine_units``).
     """
     s = as_scenario(sc, **overrides)
@@ -112,6 +203,7 @@ def levers(sc: PlanLike, /, **overrides: Any) -> pd.DataFrame:
             "achieved_samples_per_s": base.achieved_samples_per_s,
             "bottleneck": base.bottleneck,
             "gain": 0.0,
+            "cpu_cores_freed_per_node": 0.0,
         }
     ]
     for name, lever in lever_changes(s):
@@ -129,6 +221,7 @@ def levers(sc: PlanLike, /, **overrides: Any) -> pd.DataFrame:
                 "achieved_samples_per_s": q.achieved_samples_per_s,
                 "bottleneck": q.bottleneck,
                 "gain": q.gpu_utilization - base.gpu_utilization,
+                "cpu_cores_freed_per_node": base.cpu_cores_per_node - q.cpu_cores_per_node,
             }
         )
     df = pd.DataFrame(rows)
@@ -202,4 +295,3 @@ def storage_levers(
             }
         )
     return pd.DataFrame(rows)
-

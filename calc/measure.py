@@ -4,9 +4,12 @@
   directory, defeating the page cache where it can (O_DIRECT, else POSIX_FADV_DONTNEED) and
   saying so where it cannot. It only reads: nothing is written into the data directory.
 * ``loader(iterable)``: samples/s and per-batch latency of any iterable of batches (a
-  PyTorch DataLoader included; torch is not required).
+  PyTorch DataLoader included; torch is not required), and the CPU it ran on.
 * ``fio(result)`` and ``dlio(summary)``: a run of the jobs calc.fio_job and calc.dlio_workload
   write, read back from fio's JSON output and DLIO's summary.json into a measured store.
+* ``transform(dataset)``: the CPU time one example costs your own Dataset or transform (decode,
+  augment, and the collate of a batch when given one), on this CPU, recorded with the CPU
+  (``presets/cpus.yaml``) so that a plan on another CPU re-projects it by per-core speed.
 * ``model(module, example_input)``: parameters, forward and training FLOPs (torch's
   FlopCounterMode), activation bytes per example (bytes saved for backward, measured at two
   batch sizes), and on a GPU peak memory and step time. Needs PyTorch (``pip install torch``).
@@ -32,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from calc import catalog
 from calc.errors import InputError
 from calc.units import fmt, parse
 
@@ -514,9 +518,39 @@ def dlio(summary: str | os.PathLike[str] | Mapping[str, Any]) -> DlioMeasurement
 # -------------------------------------------------------------------------------- loader
 
 
+def this_cpu() -> tuple[str, str]:
+    """The presets/cpus.yaml key of the CPU this process runs on ("" when not in the catalog) and
+    its model name as /proc/cpuinfo gives it."""
+    info: dict[str, str] = {}
+    try:
+        first = Path("/proc/cpuinfo").read_text().split("\n\n")[0]
+    except OSError:
+        first = ""
+    for line in first.splitlines():
+        k, _, v = line.partition(":")
+        info.setdefault(k.strip(), v.strip())
+    name = info.get("model name", "")
+    return match_cpu(name, info.get("vendor_id", ""), info.get("cpu family", "")), name
+
+
+def match_cpu(model_name: str, vendor: str = "", family: str = "") -> str:
+    """The cpus.yaml key whose words (``xeon-8480c``: xeon, 8480c) all appear in ``model_name``,
+    else the reference CPU when the vendor and family are its own (AMD family 26, Zen 5, under a
+    hypervisor that hides the model), else ""."""
+    joined = "".join(model_name.lower().replace("(r)", "").replace("(tm)", "").replace("-", "").split())
+    for key in catalog.cpus():
+        parts = key.split("-")
+        if len(parts) > 1 and all(part in joined for part in parts):
+            return key
+    ref = catalog.reference_cpu()
+    if vendor == "AuthenticAMD" and family == "26" and model_name.strip() == "AMD EPYC":
+        return ref
+    return ""
+
+
 @dataclass(frozen=True)
 class LoaderMeasurement:
-    """Throughput of an iterable of batches."""
+    """Throughput of an iterable of batches, and the CPU it ran on."""
 
     batches: int
     samples: int
@@ -525,6 +559,8 @@ class LoaderMeasurement:
     batches_per_s: float
     batch_latency_p50_s: float
     batch_latency_p99_s: float
+    cpu: str = ""
+    """The presets/cpus.yaml key of the CPU this ran on ("" when not in the catalog)."""
 
     def as_inputs(self) -> dict[str, Any]:
         """Not a Scenario input by itself: compare ``samples_per_s`` with the plan's demand."""
@@ -588,7 +624,92 @@ def loader(
         batches_per_s=len(lat) / elapsed,
         batch_latency_p50_s=statistics.median(lat),
         batch_latency_p99_s=_percentile(lat, 99),
+        cpu=this_cpu()[0],
     )
+
+
+@dataclass(frozen=True)
+class TransformMeasurement:
+    """The CPU time one example costs a Dataset or transform, on one core of the CPU it ran on."""
+
+    examples: int
+    cpu_seconds_per_example: float
+    """Median over ``repeats`` passes of process CPU time / examples (decode, augment, collate)."""
+    collate_seconds_per_example: float
+    cpu: str
+    """The presets/cpus.yaml key of this CPU ("" when not in the catalog: pass ``cpu=``)."""
+    cpu_model: str
+    note: str = ""
+
+    def as_inputs(self) -> dict[str, Any]:
+        """``cpu_seconds_per_example`` and the CPU it was measured on (``measured_cpu``), so that a
+        plan on another CPU re-projects it; with no catalog CPU, the time alone (on the plan's CPU)."""
+        out: dict[str, Any] = {"cpu_seconds_per_example": self.cpu_seconds_per_example}
+        if self.cpu:
+            out["measured_cpu"] = self.cpu
+        return out
+
+
+def transform(
+    dataset: Any,
+    examples: int = 64,
+    *,
+    repeats: int = 5,
+    warmup: int = 2,
+    batch_size: int | None = None,
+    collate: Callable[[list[Any]], Any] | None = None,
+    cpu: str | None = None,
+) -> TransformMeasurement:
+    """Time ``dataset[i]`` (a Dataset, or any callable ``dataset(i)``) for ``examples`` examples,
+    with process CPU time (``time.process_time``: the library threads a decoder starts count too),
+    the median of ``repeats`` passes. With ``batch_size`` the examples are also collated in batches
+    (``collate``, default torch's ``default_collate`` when torch is installed) and that time is
+    added per example. ``cpu`` names the presets/cpus.yaml CPU when this one is not recognised.
+
+    Run it in an otherwise idle process: process CPU time counts every thread of this process.
+    """
+    if examples < 1 or repeats < 1:
+        raise InputError("examples", f"{examples} examples, {repeats} repeats; accepted: at least 1 of each")
+    get: Callable[[int], Any] = (
+        dataset if callable(dataset) and not hasattr(dataset, "__getitem__") else (dataset.__getitem__)
+    )
+    size = len(dataset) if hasattr(dataset, "__len__") else examples
+    if size < 1:
+        raise InputError("dataset", "is empty; accepted: a Dataset with at least one example")
+    for i in range(warmup):
+        get(i % size)
+    passes, collated = [], []
+    fold = collate or (_default_collate() if batch_size else None)
+    for _ in range(repeats):
+        t0 = time.process_time()
+        items = [get(i % size) for i in range(examples)]
+        t1 = time.process_time()
+        passes.append((t1 - t0) / examples)
+        if batch_size and fold is not None:
+            t2 = time.process_time()
+            for b in range(0, examples, batch_size):
+                fold(items[b : b + batch_size])
+            collated.append((time.process_time() - t2) / examples)
+    found, model_name = this_cpu()
+    key = catalog.cpu(cpu, "cpu").name if cpu else found
+    per_collate = statistics.median(collated) if collated else 0.0
+    note = "" if key else f"this CPU ({model_name or 'unknown'}) is not in presets/cpus.yaml: pass cpu= to name it"
+    return TransformMeasurement(
+        examples=examples,
+        cpu_seconds_per_example=statistics.median(passes) + per_collate,
+        collate_seconds_per_example=per_collate,
+        cpu=key,
+        cpu_model=model_name,
+        note=note,
+    )
+
+
+def _default_collate() -> Callable[[list[Any]], Any] | None:
+    try:
+        from torch.utils.data import default_collate
+    except ImportError:
+        return None
+    return default_collate
 
 
 # --------------------------------------------------------------------------------- model

@@ -24,16 +24,19 @@ import numpy as np
 from calc._types import Numeric, floats, maximum, minimum, where
 from calc.formula import formula
 
-STAGES = ("storage", "network", "cpu", "pcie", "gpu", "decoder", "workers")
-"""Pipeline stages, by code 0..6 (the ``bottleneck`` output). ``decoder``: the GPU's hardware
+STAGES = ("storage", "network", "cpu", "pcie", "gpu", "decoder", "workers", "main")
+"""Pipeline stages, by code 0..7 (the ``bottleneck`` output). ``decoder``: the GPU's hardware
 JPEG/video decoders when decoding on the GPU (unbounded otherwise). ``workers``: synchronous
 DataLoader workers, each reading then decoding one example (unbounded for async readers and
-with no workers, where the serial sum already adds read and decode time)."""
+with no workers, where the serial sum already adds read and decode time). ``main``: the
+training process's main thread receiving every worker's batches, and its pin-memory thread
+(with no workers: the pinning, in turn with the rest)."""
 
-TIE_ORDER = (4, 0, 1, 2, 3, 5, 6)
+TIE_ORDER = (4, 0, 1, 2, 7, 3, 5, 6)
 """Which stage is named on a tie, by code: the GPU first (a stage as fast as the GPU does not
-hold it back), then the resources, and the workers bound (read + decode) last, since a tie with
-it means the named resource is what the workers wait for."""
+hold it back), then the resources (the main process after the workers' cores), and the workers
+bound (read + decode) last, since a tie with it means the named resource is what the workers
+wait for."""
 
 MEDIA = ("image", "video")
 """What the GPU's hardware decoders decode: JPEG images (NVJPG) or H.264 video frames (NVDEC)."""
@@ -50,8 +53,9 @@ PAGEABLE_FRACTION = 7.4437e9 / 54.869e9
 """Pageable/pinned host-to-GPU copy rate, measured on one H100 host (0.136)."""
 
 GPU_DECODE_CPU_FRACTION = 0.1
-"""CPU time left per example when decoding and augmenting on the GPU (DALI): an assumption
-(inferred) - file reading and batching stay on the CPU."""
+"""CPU time left per example of a video's CPU decode when NVDEC decodes it (DALI's video reader:
+demuxing and batching stay on the CPU): an assumption (inferred), unmeasured. Images decoded on
+the GPU are priced by the GPU decoder's CPU share in presets/decoders.yaml instead."""
 
 
 def storage_stage(
@@ -112,11 +116,40 @@ def network_stage(
     return rate
 
 
-def cpu_stage(cpu_seconds_per_example: Numeric, num_workers: Numeric, cores_per_gpu: Numeric) -> Numeric:
-    """Samples/s per GPU the loader's CPU work allows: busy cores / CPU s per example."""
-    cores = minimum(maximum(num_workers, 1), cores_per_gpu)
+@formula(
+    "cpu_samples_per_s_per_gpu",
+    "{num_workers} workers x {loader_core_share} of a core / {cpu_seconds_effective} "
+    "(no workers: the main thread, 1 / {cpu_seconds_effective})",
+)
+def cpu_stage(cpu_seconds_per_example: Numeric, num_workers: Numeric, core_share: Numeric) -> Numeric:
+    """Samples/s per GPU the loader's CPU work allows: the workers, each with its share of a core
+    (calc.host.worker_core_share), over the CPU seconds per example; with no workers, the main
+    thread alone."""
+    w = floats(num_workers)
+    busy = where(w > 0, w * core_share, 1.0)
     with np.errstate(divide="ignore"):
-        rate: Numeric = cores / floats(cpu_seconds_per_example)
+        rate: Numeric = busy / floats(cpu_seconds_per_example)
+    return rate
+
+
+@formula(
+    "main_samples_per_s_per_gpu",
+    "1 / max({main_seconds_per_example}, {pin_seconds_per_example}) (the main thread receives while the "
+    "pin thread copies; no workers: 1 / {pin_seconds_per_example}, in turn with the rest)",
+)
+def main_stage(main_seconds_per_example: Numeric, pin_seconds_per_example: Numeric, num_workers: Numeric) -> Numeric:
+    """Samples/s per GPU the training process's own threads pass on [1/s]: its main thread
+    receives each worker's batch while its pin-memory thread copies the one before into
+    page-locked memory, so the slower of the two sets the pace (``inf`` when neither costs).
+    With no workers nothing is received: the main thread pins each batch itself, in turn with
+    the rest (``achieved``'s serial sum)."""
+    busy = where(
+        floats(num_workers) > 0,
+        np.maximum(floats(main_seconds_per_example), pin_seconds_per_example),
+        (floats(pin_seconds_per_example)),
+    )
+    with np.errstate(divide="ignore"):
+        rate: Numeric = 1.0 / busy
     return rate
 
 
@@ -152,6 +185,7 @@ def achieved(
     num_workers: Numeric,
     workers: Numeric = np.inf,
     decoder: Numeric = np.inf,
+    main: Numeric = np.inf,
 ) -> tuple[Numeric, Numeric]:
     """Achieved samples/s per GPU and the bottleneck stage code (index into ``STAGES``).
 
@@ -161,7 +195,7 @@ def achieved(
     the slowest stage (with workers, the one whose capacity is the achieved rate; without, the
     largest term of the sum), ties broken by ``TIE_ORDER``.
     """
-    by_code = (storage, network, cpu, pcie, gpu, decoder, workers)
+    by_code = (storage, network, cpu, pcie, gpu, decoder, workers, main)
     slowest = by_code[0]
     for x in by_code[1:]:
         slowest = minimum(slowest, x)
@@ -177,6 +211,7 @@ def achieved(
                 + 1.0 / floats(pcie)
                 + 1.0 / floats(gpu)
                 + 1.0 / floats(decoder)
+                + 1.0 / floats(main)
             )
         rate = where(n > 0, slowest, serial)
     # The first stage in TIE_ORDER at the slowest rate: np.select's pick, written as a chain of
@@ -213,7 +248,9 @@ def decoder_stage(
     return where(floats(gpu_decode) > 0, rate, np.inf)
 
 
-@formula("cpu_seconds_effective", "{cpu_seconds_per_example} x (0.1 if GPU decode else 1)")
-def cpu_seconds_effective(cpu_seconds_per_example: Numeric, gpu_decode: Numeric) -> Numeric:
-    """CPU seconds per example left on the host: all of it, or ``GPU_DECODE_CPU_FRACTION`` with GPU decode [s]."""
-    return floats(cpu_seconds_per_example) * where(floats(gpu_decode) > 0, GPU_DECODE_CPU_FRACTION, 1.0)
+@formula("cpu_seconds_effective", "{cpu_seconds_per_example} x (0.1 for video decoded on the GPU, else 1)")
+def cpu_seconds_effective(cpu_seconds_per_example: Numeric, gpu_video_decode: Numeric) -> Numeric:
+    """CPU seconds per example left to the workers [s]: all of it, or ``GPU_DECODE_CPU_FRACTION`` of a
+    video's measured CPU decode when NVDEC decodes it. (Images decoded on the GPU are priced by
+    their GPU decoder's own CPU share in presets/decoders.yaml: calc.host.)"""
+    return floats(cpu_seconds_per_example) * where(floats(gpu_video_decode) > 0, GPU_DECODE_CPU_FRACTION, 1.0)

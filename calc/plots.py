@@ -41,6 +41,7 @@ COLORS = {
     "network": "#6b8e9e",
     "decoder": "#9e8a5a",
     "workers": "#b5735a",
+    "main": "#7a6bb0",
     "demand": "#c44e52",
     "state": "#4f8bc9",
     "activations": "#d08c3c",
@@ -416,8 +417,9 @@ def pipeline_stages(p: Plan) -> go.Figure:
         rate = fmt(p.gpu_samples_per_s, "count_per_s", "samples/s")
         title = f"The GPU sets the pace: every stage delivers at least its {rate}"
     else:
+        named = {"cpu": "CPU", "main": "The main process (receiving the workers' batches)"}
         title = (
-            f"{p.bottleneck.upper() if p.bottleneck == 'cpu' else p.bottleneck.capitalize()} is the bottleneck: "
+            f"{named.get(p.bottleneck, p.bottleneck.capitalize())} is the bottleneck: "
             f"{fmt(achieved, 'count_per_s')} of {fmt(p.gpu_samples_per_s, 'count_per_s', 'samples/s')} per GPU "
             f"({p.gpu_utilization:.0%} GPU utilisation)"
         )

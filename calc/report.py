@@ -18,7 +18,7 @@ import pandas as pd
 
 from calc import plots
 from calc.answers import job_answer as answer
-from calc.card import card, details
+from calc.card import card, details, loader_line
 from calc.cluster_load import fmt_total
 from calc.explain import formula, render_formula
 from calc.lever import levers as levers_of
@@ -91,6 +91,25 @@ class Section:
     figures: list[Any] = field(default_factory=list)
     link: str = ""
     """A share link, shown after the text (HTML: a link element that wraps on narrow pages)."""
+
+
+LEVER_COLUMNS = {
+    "lever": "Lever",
+    "change": "Change",
+    "gpu_utilization": "GPU utilisation",
+    "bottleneck": "Bottleneck",
+    "cpu_cores_freed_per_node": "Loader cores freed a node",
+}
+"""The levers table's columns as the report shows them."""
+
+
+def levers_table(lev: pd.DataFrame) -> pd.DataFrame:
+    """``calc.levers`` as the report shows it: utilisation in percent, the cores each lever frees."""
+    shown = lev.assign(
+        gpu_utilization=lev["gpu_utilization"].map(lambda x: f"{x:.0%}"),
+        cpu_cores_freed_per_node=lev["cpu_cores_freed_per_node"].map(lambda x: f"{x:,.1f}"),
+    )
+    return shown[list(LEVER_COLUMNS)].rename(columns=LEVER_COLUMNS)
 
 
 def changes_from_preset(sc: Scenario) -> pd.DataFrame:
@@ -220,6 +239,7 @@ def sections(
             f"**Storage traffic into the node**: {p.formatted('node_read_bytes_per_s')} "
             f"(link: {p.formatted('node_network_bytes_per_s')})",
             f"**Host-to-GPU per GPU**: {p.formatted('h2d_bytes_per_s_per_gpu')}",
+            *([loader_line(p).replace("**Loader** ", "**Loader**: ")] if loader_line(p) else []),
         ],
     )
     out.append(node)
@@ -234,12 +254,7 @@ def sections(
     if a.designs:
         out.append(Section("Complete designs, cheapest first", tables=[designs_table(a.designs)]))
     out.append(Section("Storage options, cheapest comparable monthly cost first", tables=[storage_table(rec)]))
-    shown_lev = lev.assign(gpu_utilization=lev["gpu_utilization"].map(lambda x: f"{x:.0%}"))[
-        ["lever", "change", "gpu_utilization", "bottleneck"]
-    ].rename(
-        columns={"lever": "Lever", "change": "Change", "gpu_utilization": "GPU utilisation", "bottleneck": "Bottleneck"}
-    )
-    out.append(Section("What-if levers", tables=[shown_lev]))
+    out.append(Section("What-if levers", tables=[levers_table(lev)]))
     if compared:  # the dashboard's pinned scenarios, named by what differs from this one
         out.append(compared_section(p, a, compared, charts))
     if charts:

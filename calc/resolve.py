@@ -113,7 +113,11 @@ def blank_model(sc: Scenario) -> catalog.Model:
         tensors=str(sc.tensors),
         example_bytes=example,
         dataset_examples=examples,
-        cpu_seconds_per_example=parse(sc.cpu_seconds_per_example, "seconds", "cpu_seconds_per_example"),
+        cpu_seconds_per_example=(
+            math.nan
+            if sc.cpu_seconds_per_example is None
+            else parse(sc.cpu_seconds_per_example, "seconds", "cpu_seconds_per_example")
+        ),
         calibration=(),
         sources=dict.fromkeys(catalog.MODEL_FIGURES, "scenario (blank model)"),
         family=BLANK_MODEL,
@@ -472,16 +476,39 @@ def _resolve_data(c: _Ctx) -> None:
         f"models.yaml {m.name}: {m.sources['dataset_examples']}",
     )
     _resolve_dataset_bytes(c)
-    tensors = sc.tensors or m.tensors
+    _resolve_resolution(c)
+    # A preset's image tensors follow the training side (3x224x224 trained at 160 px is 3x160x160).
+    tensors = sc.tensors or host.tensors_at_resolution(m.tensors, m.train_resolution, v["train_resolution"])
     v["example_tensor_bytes"] = host.tensor_bytes(tensors)
-    src["example_tensor_bytes"] = "scenario" if sc.tensors else f"models.yaml {m.name}: {m.sources['tensors']}"
-    put(
-        "cpu_seconds_per_example",
-        sc.cpu_seconds_per_example,
-        "seconds",
-        m.cpu_seconds_per_example,
-        f"models.yaml {m.name}: {m.sources['cpu_seconds_per_example']}",
+    src["example_tensor_bytes"] = (
+        "scenario"
+        if sc.tensors
+        else f"models.yaml {m.name}: {m.sources['tensors']}"
+        + (f", at {v['train_resolution']:g} px: {tensors}" if tensors != m.tensors else "")
     )
+    _resolve_loader(c)
+
+
+def _resolve_resolution(c: _Ctx) -> None:
+    """The training side and the side the model's per-example figures were taken at (calc.resolution)."""
+    sc, m, v, src = c.sc, c.m, c.v, c.src
+    v["reference_resolution"] = m.train_resolution
+    v["train_resolution"] = float(sc.train_resolution) if sc.train_resolution is not None else m.train_resolution
+    src["train_resolution"] = (
+        "scenario"
+        if sc.train_resolution is not None
+        else f"models.yaml {m.name}: {m.sources['train_resolution']}"
+        if "train_resolution" in m.sources
+        else "none: the model is not an image model (no train_resolution)"
+    )
+    measured = sc.measured_train_resolution
+    v["anchor_resolution"] = float(measured) if measured is not None else m.train_resolution
+    vision = m.vision or {}
+    for k in ("patch", "layers", "hidden"):
+        v[f"vision_{k}"] = float(vision.get(k, math.nan))
+    # Figures the scenario gives are at its own training side; the preset's are scaled to it.
+    for k in ("forward_flops_per_example", "activation_bytes_per_example", "memory_traffic_bytes_per_example"):
+        v[f"{k}_at_reference"] = float(getattr(sc, k) is None)
 
 
 DATASET_BYTES_TOLERANCE = 0.01
@@ -774,3 +801,143 @@ def _resolve_layout(c: _Ctx) -> None:
     )
     if sc.storage_latency_s is not None:
         src["storage_latency_s"] = "scenario"
+
+
+CPU_COST_METHODS = ("measured", "decoder model", "model preset")
+"""Where the worker's CPU time per example comes from (``cpu_cost_method``): a measured
+``cpu_seconds_per_example`` (re-projected from the CPU it ran on), the decoder model
+(calc.host: decode, augment, collate), or the model preset's own figure."""
+
+
+def _resolve_loader(c: _Ctx) -> None:
+    """The loader's CPU: its per-core speed and threads, the decoder's coefficients, the image,
+    and a measured CPU time with the CPU it ran on (look-ups only; calc.host has the formulas)."""
+    sc, m, v, src = c.sc, c.m, c.v, c.src
+    cpu = catalog.cpu(sc.cpu or catalog.server_cpu(sc.server))
+    v["cpu_per_core_speed"], src["cpu_per_core_speed"] = cpu.per_core_speed, f"cpus.yaml {cpu.name}: {cpu.source}"
+    # Names the page and the card say the cost came from (the CPU as cpus.yaml labels it).
+    src["cpu"] = cpu.name
+    src["cpu_label"] = cpu.label
+    tpc = sc.cpu_threads_per_core if sc.cpu_threads_per_core is not None else cpu.threads_per_core
+    v["cpu_threads_per_core"], v["cpu_smt_gain"] = float(tpc), cpu.smt_gain if tpc > 1 else 1.0
+    src["cpu_threads_per_core"] = "scenario" if sc.cpu_threads_per_core is not None else f"cpus.yaml {cpu.name}"
+    v["threads_per_worker"] = float(sc.threads_per_worker)
+    costs = catalog.loader_costs()
+    for name, (fixed, per_mb, above, threshold) in (
+        ("collate", costs.collate),
+        ("send", costs.send),
+        ("receive", costs.receive),
+        ("pin", costs.pin),
+    ):
+        v[f"{name}_s_fixed"], v[f"{name}_s_per_megabyte"] = fixed, per_mb
+        v[f"{name}_s_per_megabyte_above"], v[f"{name}_threshold_megabytes"] = above, threshold
+    src["main_seconds_per_example"] = src["pin_seconds_per_example"] = costs.source
+    decoder = _decoder_name(c)
+    given = sc.cpu_seconds_per_example
+    # A measured time overrides the decoder model, unless the decode moves to the GPU (what the CPU
+    # keeps then is the GPU decoder's share, not the measured CPU decode); no decoder: the preset's.
+    on_gpu = decoder is not None and catalog.decoder(decoder).on_gpu
+    method = 0 if given is not None and not on_gpu else 1 if decoder is not None else 2
+    v["cpu_cost_method"] = float(method)
+    v["cpu_seconds_given"] = parse(given, "seconds", "cpu_seconds_per_example") if method == 0 else math.nan
+    v["measured_cpu_speed"] = cpu.per_core_speed
+    v["cpu_seconds_preset"] = m.cpu_seconds_per_example if method == 2 else math.nan
+    if method == 0:
+        where = catalog.cpu(sc.measured_cpu or cpu.name, "measured_cpu")
+        v["measured_cpu_speed"] = where.per_core_speed
+        src["cpu_seconds_per_example"] = f"measured (scenario) on {where.name}" + (
+            "" if where.name == cpu.name else f", re-projected to {cpu.name} by per-core speed"
+        )
+    elif method == 2:
+        src["cpu_seconds_per_example"] = (
+            f"models.yaml {m.name}: {m.sources.get('cpu_seconds_per_example', '')} (not re-projected to {cpu.name})"
+        )
+    _decoder_values(c, decoder if method == 1 else None, costs, cpu.name)
+
+
+def _decoder_name(c: _Ctx) -> str | None:
+    """The decoder of this plan's images: given, GPU decode's, else the model's (None: no image)."""
+    sc, m = c.sc, c.m
+    if sc.media == "video":
+        if sc.decoder is not None:
+            raise InputError("decoder", "decodes images; media is video (its CPU time is cpu_seconds_per_example)")
+        return None
+    gpu_decoders = [k for k, d in catalog.decoders().items() if isinstance(d, catalog.Decoder) and d.on_gpu]
+    if sc.gpu_decode and sc.decoder is not None and sc.decoder not in gpu_decoders:
+        raise InputError(
+            "decoder",
+            f"{sc.decoder} decodes on the CPU, but gpu_decode is on; accepted: {', '.join(gpu_decoders)} with "
+            "gpu_decode, or gpu_decode off",
+        )
+    if sc.gpu_decode and sc.decoder is None:
+        return gpu_decoders[0] if (m.decoder or sc.image_pixels) else None
+    return sc.decoder or m.decoder or None
+
+
+_DECODER_KEYS = (
+    "decode_s_fixed",
+    "decode_s_per_megapixel",
+    "decode_s_per_megapixel_if_above_knee",
+    "decode_s_per_stored_megapixel",
+    "decode_s_per_megabyte",
+    "decode_dct_scaling",
+    "decode_gpu_share",
+    "augment_s_fixed",
+    "augment_s_per_crop_megapixel",
+    "augment_s_per_output_megapixel",
+    "image_width",
+    "image_height",
+)
+"""The decoder model's numbers; all 0 when it does not price the plan (a measured or preset cost)."""
+
+
+def _decoder_values(c: _Ctx, decoder: str | None, costs: catalog.LoaderCosts, cpu: str) -> None:
+    """The decoder's coefficients and the image they apply to (zeros with no decoder model)."""
+    sc, g, m, v, src = c.sc, c.g, c.m, c.v, c.src
+    v |= dict.fromkeys(_DECODER_KEYS, 0.0)
+    v["decode_knee_megapixels"] = math.inf
+    src["decoder"] = src["image_pixels"] = ""
+    if decoder is None:
+        return
+    d = catalog.decoder(decoder)
+    src["decoder"], src["image_pixels"] = d.name, sc.image_pixels or m.image_pixels
+    pixels = sc.image_pixels or m.image_pixels
+    if not pixels:
+        raise InputError("image_pixels", f"is needed to price decoding with {decoder}; accepted: e.g. 500x375")
+    if not math.isfinite(v["train_resolution"]):
+        raise InputError("train_resolution", f"is needed to price the augmentation after {decoder}; accepted: px")
+    w, h = host.image_size(pixels)
+    dtype = host.image_dtype(sc.tensors or m.tensors)
+    fixed, crop, out = costs.augment(d, dtype)
+    hw = d.hw_share if math.isfinite(g.jpeg_decode_images_per_s) else 0.0
+    v |= {
+        "decode_s_fixed": d.fixed_s,
+        "decode_s_per_megapixel": d.s_per_megapixel,
+        "decode_s_per_megapixel_if_above_knee": d.s_per_megapixel_above_knee,
+        "decode_knee_megapixels": d.knee_megapixels,
+        "decode_s_per_stored_megapixel": d.s_per_stored_megapixel,
+        "decode_s_per_megabyte": d.s_per_megabyte,
+        "decode_dct_scaling": float(d.dct_scaling and sc.reduced_decode),
+        "decode_gpu_share": hw,
+        "augment_s_fixed": fixed,
+        "augment_s_per_crop_megapixel": crop,
+        "augment_s_per_output_megapixel": out,
+        "image_width": float(w),
+        "image_height": float(h),
+    }
+    if d.on_gpu:
+        v["gpu_decode"] = 1.0
+    if d.own_augment and pixels.replace(" ", "").lower() != catalog.WHOLE_PIPELINE_IMAGE:
+        c.warnings.append(
+            f"decoder {d.name}: its cost was measured as a whole pipeline on {catalog.WHOLE_PIPELINE_IMAGE} JPEGs "
+            f"only; this plan's {pixels} images are priced at that figure (it does not follow their pixels or "
+            f"bytes): {ask('cpu_seconds_per_example')} with a measurement of yours (calc.measure.transform)."
+        )
+    where = "scenario" if sc.image_pixels else f"models.yaml {m.name}"
+    chain = "augmented on the GPU" if d.on_gpu else f"augmented by the {d.augment} chain to {dtype or 'float32'}"
+    if sc.reduced_decode:
+        chain += ", decoded at a reduced size" if d.dct_scaling else f" ({d.name} cannot decode at a reduced size)"
+    src["cpu_seconds_per_example"] = (
+        f"decoder {d.name}: {d.source}; a {pixels} image ({where}) {chain} at {v['train_resolution']:g} px; "
+        f"on {cpu}; collate and hand-over per batch and MB ({costs.source})"
+    )

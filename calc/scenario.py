@@ -24,7 +24,7 @@ import yaml
 from calc import catalog
 from calc.checkpoint import CHECKPOINT_LAYOUTS
 from calc.errors import InputError, PresetError
-from calc.host import parse_tensors
+from calc.host import image_size, parse_tensors
 from calc.memory import BYTES_PER_PARAM, ROUNDINGS
 from calc.pipeline import LOADERS, MEDIA
 from calc.storage import PROTECTIONS, SITES, option, options
@@ -348,6 +348,22 @@ class Scenario:
         "Precision of the measurement; empty = this scenario's.",
         choices=catalog.PRECISIONS,
     )
+    measured_train_resolution: int | None = _in(
+        None,
+        "int",
+        MEASURED,
+        "Measured at resolution [px]",
+        "Training resolution of the measured step; empty = the model preset's.",
+        8,
+        16384,
+    )
+    measured_cpu: str | None = _in(
+        None,
+        "choice",
+        MEASURED,
+        "CPU time measured on",
+        "CPU the measured CPU time per example ran on (presets/cpus.yaml); empty = this scenario's CPU.",
+    )
     scaling_efficiency: float | None = _in(
         None,
         "fraction",
@@ -507,14 +523,91 @@ class Scenario:
         "seconds",
         LOADER,
         "CPU time per example [ms]",
-        "Decode + augment on one core.",
+        "Measured decode + augment + collate on one core of measured_cpu (calc.measure.transform); overrides "
+        "the decoder model.",
         0,
         1e5,
         unit="ms",
         preset="model cpu_seconds_per_example",
     )
     cpu_cores_per_node: int | None = _in(
-        None, "int", LOADER, "CPU cores per node", "Cores free for data loading; empty = one per worker.", 1, 4096
+        None,
+        "int",
+        LOADER,
+        "CPU cores per node",
+        "Physical cores free for data loading, shared by every job and GPU on the node; empty = the server's "
+        "less one per GPU, else one per worker.",
+        1,
+        4096,
+        preset="server cpu_cores less one per GPU",
+    )
+    cpu: str | None = _in(
+        None,
+        "choice",
+        LOADER,
+        "CPU",
+        "CPU model of the node (presets/cpus.yaml): its per-core speed scales every CPU cost measured on the "
+        "reference CPU, its threads per core add SMT threads; empty = the server's CPU, else the reference CPU.",
+        preset="server cpu, else the reference CPU",
+    )
+    cpu_threads_per_core: int | None = _in(
+        None,
+        "int",
+        LOADER,
+        "Threads per core used",
+        "Hardware threads each core runs for the loader: 2 with SMT/Hyper-Threading, 1 without; empty = the "
+        "CPU's (presets/cpus.yaml).",
+        1,
+        8,
+        preset="cpu threads_per_core",
+    )
+    threads_per_worker: int = _in(
+        1,
+        "int",
+        LOADER,
+        "Threads per worker",
+        "Intra-op threads each DataLoader worker runs (torch.set_num_threads, OMP_NUM_THREADS, "
+        "cv2.setNumThreads); PyTorch sets 1 in its workers. Above the cores they oversubscribe them.",
+        1,
+        1024,
+    )
+    decoder: str | None = _in(
+        None,
+        "choice",
+        LOADER,
+        "Image decoder",
+        "What decodes each stored image: pil (torchvision's default), pillow-simd, opencv, turbojpeg, "
+        "torchvision (decode_jpeg), dali-cpu, dali-gpu (nvJPEG on the GPU), ffcv, or none (raw pixels stored); "
+        "empty = the model preset's. The CPU cost follows it (presets/decoders.yaml).",
+        preset="model decoder",
+    )
+    reduced_decode: bool = _in(
+        False,
+        "bool",
+        LOADER,
+        "Decode at a reduced size",
+        "Decode in the DCT at 1/2, 1/4 or 1/8 size while the short side stays at least the training side, where "
+        "the decoder can (PIL Image.draft, OpenCV IMREAD_REDUCED_*, turbojpeg scaling_factor, simplejpeg "
+        "min_height); off: every pixel decoded, as torchvision's ImageFolder does.",
+    )
+    image_pixels: str | None = _in(
+        None,
+        "text",
+        DATA,
+        "Stored image size [px]",
+        "Width x height of a stored image, e.g. 500x375 (ImageNet); decode cost follows its pixels.",
+        preset="model image_pixels",
+    )
+    train_resolution: int | None = _in(
+        None,
+        "int",
+        GM,
+        "Training resolution [px]",
+        "Side of the square image the model trains on (224; 160 or 176 in progressive resizing): augmentation "
+        "cost, tensor bytes, FLOPs, activations and memory traffic follow its pixels.",
+        8,
+        16384,
+        preset="model train_resolution",
     )
     gpu_decode: bool = _in(
         False,
@@ -977,16 +1070,23 @@ class Scenario:
                 object.__setattr__(self, name, checked)
         if self.model == BLANK_MODEL:
             _check_blank(self)
-        # A measurement records where it was taken, so that changing the GPU, batch or
-        # precision later re-projects it instead of carrying it over unchanged.
-        # Recorded once, when the measurement is given; later edits keep the record (an empty
-        # measured batch then means the automatic batch on the measured GPU).
+        self._record_measurements()
+
+    def _record_measurements(self) -> None:
+        """A measurement records where it was taken, so that changing the GPU, batch, precision,
+        resolution or CPU later re-projects it instead of carrying it over unchanged. Recorded
+        once, when the measurement is given; later edits keep the record (an empty measured batch
+        then means the automatic batch on the measured GPU)."""
         if (self.step_time_s is not None or self.samples_per_s_per_gpu is not None) and self.measured_gpu is None:
             object.__setattr__(self, "measured_gpu", self.gpu)
             if self.measured_precision is None:
                 object.__setattr__(self, "measured_precision", self.precision)
             if self.measured_batch_size is None:
                 object.__setattr__(self, "measured_batch_size", self.batch_size)
+            if self.measured_train_resolution is None:
+                object.__setattr__(self, "measured_train_resolution", self.train_resolution)
+        if self.cpu_seconds_per_example is not None and self.measured_cpu is None:
+            object.__setattr__(self, "measured_cpu", self.cpu or catalog.server_cpu(self.server))
 
     def replace(self, **changes: Any) -> Scenario:
         """A copy with ``changes`` applied (validated like the constructor).
@@ -999,8 +1099,10 @@ class Scenario:
         if unknown:
             raise InputError(unknown[0], unknown_input(unknown[0]))
         if {"step_time_s", "samples_per_s_per_gpu"} & set(changes):
-            for k in ("measured_gpu", "measured_batch_size", "measured_precision"):
+            for k in MEASURED_STEP_INPUTS:
                 changes.setdefault(k, None)
+        if "cpu_seconds_per_example" in changes:
+            changes.setdefault("measured_cpu", None)
         if changes.get("server") is not None and _differs(changes["server"], self.server):
             # A new server brings its own RAM, cores, links and GPUs per node unless they are given too.
             node = catalog.server(check_field("server", changes["server"]))
@@ -1039,9 +1141,9 @@ class Scenario:
         out = {k: to_text(getattr(self, k), k) for k in FIELDS if getattr(self, k) != getattr(ref, k)}
         if {"step_time_s", "samples_per_s_per_gpu"} & set(out):
             # A new measurement re-records where it was taken unless told: say it explicitly.
-            out |= {
-                k: to_text(getattr(self, k), k) for k in ("measured_gpu", "measured_batch_size", "measured_precision")
-            }
+            out |= {k: to_text(getattr(self, k), k) for k in MEASURED_STEP_INPUTS}
+        if "cpu_seconds_per_example" in out:
+            out["measured_cpu"] = to_text(self.measured_cpu, "measured_cpu")
         return out
 
     def link_params(self, base: Scenario) -> dict[str, str]:
@@ -1054,6 +1156,12 @@ class Scenario:
         """
         full = self.to_params(base)
         out = {k: v for k, v in full.items() if k == "name" or not same_input(k, getattr(self, k), getattr(base, k))}
+        # A measurement in the link re-records where it was taken from what the link omits (a measured GPU
+        # equal to the preset's, dropped, came back re-recorded with this scenario's precision): keep the record.
+        if {"step_time_s", "samples_per_s_per_gpu"} & set(out):
+            out |= {k: full[k] for k in MEASURED_STEP_INPUTS if k in full}
+        if "cpu_seconds_per_example" in out and "measured_cpu" in full:
+            out["measured_cpu"] = full["measured_cpu"]
         back = Scenario.from_params(out, base)
         missing = [k for k in FIELDS if not same_input(k, getattr(back, k), getattr(self, k))]
         return out | {k: full.get(k, to_text(getattr(self, k), k)) for k in missing}
@@ -1109,12 +1217,15 @@ most of a Scenario's construction time (about 150 inputs, 0.5 us each)."""
 BLANK_MODEL = "blank"
 """``model="blank"``: no preset; the model is the figures given (BLANK_MODEL_INPUTS)."""
 
+MEASURED_STEP_INPUTS = ("measured_gpu", "measured_batch_size", "measured_precision", "measured_train_resolution")
+"""Where a measured step time or throughput was taken: recorded with it, re-projected from."""
+
 BLANK_MODEL_INPUTS = (
     ("params",),
     ("forward_flops_per_example",),
     ("activation_bytes_per_example",),
     ("tensors",),
-    ("cpu_seconds_per_example",),
+    ("cpu_seconds_per_example", "decoder"),
     ("example_bytes", "dataset_bytes"),
     ("dataset_examples", "dataset_bytes"),
 )
@@ -1124,6 +1235,7 @@ the dataset's size and examples, the examples from its size and the example size
 SERVER_INPUTS = (
     "host_ram_bytes",
     "cpu_cores_per_node",
+    "cpu",
     "node_network_bytes_per_s",
     "network_bytes_per_s_per_gpu",
     "gpus_per_node",
@@ -1296,6 +1408,10 @@ def _choices(name: str) -> tuple[str, ...]:
         return tuple(catalog.gpus())
     if name == "server":
         return tuple(catalog.servers())
+    if name in ("cpu", "measured_cpu"):
+        return tuple(catalog.cpus())
+    if name == "decoder":
+        return tuple(catalog.decoders())
     if name == "model":
         return (*catalog.models(), BLANK_MODEL)
     if name == "storage":
@@ -1399,11 +1515,7 @@ def check_value(name: str, value: object, info: FieldInfo) -> Any:
     if name == "checkpoint_interval_s" and isinstance(value, str) and value.strip().lower() == "optimal":
         return "optimal"  # the Young-Daly interval, computed by the plan
     if info.kind == "text":
-        if not isinstance(value, str):
-            raise InputError(name, f"expected text, got {_short(value)}")
-        if name == "tensors":
-            parse_tensors(value, name)
-        return value
+        return _check_text(name, value)
     if info.kind == "choice":
         return _check_choice(name, value, info)
     if info.kind == "bool":
@@ -1415,6 +1527,17 @@ def check_value(name: str, value: object, info: FieldInfo) -> Any:
         _bounds(name, number, info)
         return int(number) if info.kind == "int" else float(number)
     return _check_quantity(name, value, info)
+
+
+def _check_text(name: str, value: object) -> str:
+    """Text; the inputs that are read as something (tensors, an image size) must read."""
+    if not isinstance(value, str):
+        raise InputError(name, f"expected text, got {_short(value)}")
+    if name == "tensors":
+        parse_tensors(value, name)
+    if name == "image_pixels":
+        image_size(value, name)
+    return value
 
 
 def _check_choice(name: str, value: object, info: FieldInfo) -> str:
@@ -1432,6 +1555,10 @@ def _check_choice(name: str, value: object, info: FieldInfo) -> str:
             return option(value.strip()).name
         if name == "server":
             return catalog.server(value.strip()).name
+        if name in ("cpu", "measured_cpu"):
+            return catalog.cpu(value.strip(), name).name
+        if name == "decoder":
+            return catalog.decoder(value.strip(), name).name
         if name == "model" and value.strip().lower() == BLANK_MODEL:
             return BLANK_MODEL
         table: Mapping[str, Any] = catalog.models() if name == "model" else catalog.gpus()

@@ -288,5 +288,3 @@ def fewest_workers(sc: PlanLike, /, most: int = 256, **overrides: Any) -> int:
     util = np.asarray(out["gpu_utilization"], dtype=float)
     fed = np.flatnonzero(util >= s.target_gpu_utilization - 1e-9)
     return int(fed[0]) + 1 if fed.size else -1
-
-

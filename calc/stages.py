@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from calc import checkpoint, compute, demand, host, memory, pipeline, storage, transfer, transformer
+from calc import checkpoint, compute, demand, host, memory, pipeline, resolution, storage, transfer, transformer
 from calc._types import Numeric, clip, floats, isfinite, maximum, minimum, where
 from calc.registry import BY_STAGE, KEPT, OUTPUTS, STATES, STEPS, Output, stage
 from calc.registry import check as registry_check
@@ -28,6 +28,42 @@ def _shards(x: Mapping[str, Numeric]) -> Any:
 
 
 _a = floats  # one scenario's numbers stay NumPy scalars (calc._types)
+
+
+@stage(
+    Output(
+        "train_resolution",
+        "count",
+        "Training resolution",
+        "px",
+        formula="{src_train_resolution}",
+        not_given="no image resolution",
+    ),
+    Output("forward_flops_per_example", "flops", "Forward FLOPs per example"),
+    Output(
+        "resolution_scale",
+        "count",
+        "Activations and traffic per example / at the model's resolution",
+        formula="CNN: ({train_resolution} / {reference_resolution})^2; ViT: tokens / tokens at {reference_resolution}",
+    ),
+    keep=("anchor_resolution_scale", "anchor_forward_flops_per_example", "reference_forward_flops"),
+)
+def evaluate_resolution(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """An image model at its training resolution: FLOPs, activations and traffic per example
+    follow its pixels (CNN) or tokens (ViT) from the preset's (calc.resolution); given figures stand."""
+    ref, patch = x["reference_resolution"], x["vision_patch"]
+    layers, hidden = x["vision_layers"], x["vision_hidden"]
+    out["train_resolution"] = where(np.isfinite(_a(x["train_resolution"])), x["train_resolution"], 0.0)
+    out["reference_forward_flops"] = x["forward_flops_per_example"]
+    given = _a(x["forward_flops_per_example_at_reference"]) == 0
+    for key, px in (
+        ("forward_flops_per_example", x["train_resolution"]),
+        ("anchor_forward_flops_per_example", x["anchor_resolution"]),
+    ):
+        scaled = resolution.forward_flops(x["forward_flops_per_example"], px, ref, patch, layers, hidden)
+        out[key] = where(given, x["forward_flops_per_example"], scaled)
+    out["resolution_scale"] = resolution.per_example_scale(x["train_resolution"], ref, patch)
+    out["anchor_resolution_scale"] = resolution.per_example_scale(x["anchor_resolution"], ref, patch)
 
 
 @stage(
@@ -66,8 +102,12 @@ _a = floats  # one scenario's numbers stay NumPy scalars (calc._types)
 )
 def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Model state, the largest batch that fits and the batch used."""
-    for k in ("gpu_memory_bytes", "reserved_bytes", "activation_bytes_per_example"):
+    for k in ("gpu_memory_bytes", "reserved_bytes"):
         out[k] = x[k]
+    # A preset's activations at the training resolution (calc.resolution; given ones stand).
+    at_ref = _a(x["activation_bytes_per_example_at_reference"]) > 0
+    act_in = _a(x["activation_bytes_per_example"]) * where(at_ref, out["resolution_scale"], 1.0)
+    out["activation_bytes_per_example"] = act_in
     given = _a(x["model_state_given"])
     arch = _a(x["arch"]) > 0
     z, shard_ranks = state_layout(x)
@@ -80,7 +120,7 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
 
     def activations(mode: Numeric) -> Numeric:
         if not any_arch:
-            return x["activation_bytes_per_example"]
+            return act_in
         key = float(mode) if np.ndim(mode) == 0 else None
         if key in seen:
             return seen[key]
@@ -95,9 +135,7 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
             x["kernels"],
             x["virtual_pipeline_stages"],
         )
-        got = where(
-            arch & (_a(x["activation_given"]) == 0), _a(act) * x["element_scale"], x["activation_bytes_per_example"]
-        )
+        got = where(arch & (_a(x["activation_given"]) == 0), _a(act) * x["element_scale"], act_in)
         if key is not None:
             seen[key] = got
         return got
@@ -254,6 +292,7 @@ def state_layout(x: Mapping[str, Numeric]) -> tuple[Numeric, Numeric]:
         "anchor_batch_size",
         "attention_core_flops_per_example",
         "model_parallel_ranks",
+        "anchor_train_flops_per_example",
         "stack_traffic_share",
         "mid_model_step_time_s",
         "anchor_model_step_time_s",
@@ -285,10 +324,11 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
         c, mem, fixed, t_model = _modelled(
             x,
             out,
+            out["train_flops_per_example"],
             x["peak_flops_per_s"],
             x["memory_bandwidth_bytes_per_s"],
             x["efficiency"],
-            x["memory_traffic_bytes_per_example"],
+            out["memory_traffic_bytes_per_example"],
             step_bytes,
             n,
         )
@@ -324,24 +364,29 @@ def _train_flops(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Training FLOPs per example (a multiplier of the forward pass, or a measured count) and
     the GPU figures resolve chose, passed through as outputs."""
     mult = _a(x["train_flops_multiplier"])
-    measured = _a(x["train_flops_measured"])
-    by_ratio = compute.train_flops(
-        x["forward_flops_per_example"], where(isfinite(mult), mult, compute.TRAIN_FLOPS_MULTIPLIER)
+    ratio = where(np.isfinite(mult), mult, compute.TRAIN_FLOPS_MULTIPLIER)
+    # A measured training count moves with the forward pass's at the training resolution.
+    forward, anchor_forward = out["forward_flops_per_example"], out["anchor_forward_flops_per_example"]
+    measured, at_ref = _a(x["train_flops_measured"]), _a(x["forward_flops_per_example"])
+    use_measured = np.isfinite(measured) & ~np.isfinite(mult)
+    out["train_flops_per_example"] = where(
+        use_measured, measured * (forward / at_ref), compute.train_flops(forward, ratio)
     )
-    out["train_flops_per_example"] = where(isfinite(measured) & ~isfinite(mult), measured, by_ratio)
-    for k in (
-        "peak_flops_per_s",
-        "efficiency",
-        "memory_bandwidth_bytes_per_s",
-        "memory_traffic_bytes_per_example",
-        "memory_efficiency",
-    ):
+    out["anchor_train_flops_per_example"] = where(
+        use_measured, measured * (anchor_forward / at_ref), compute.train_flops(anchor_forward, ratio)
+    )
+    for k in ("peak_flops_per_s", "efficiency", "memory_bandwidth_bytes_per_s", "memory_efficiency"):
         out[k] = x[k]
+    traffic_at_ref = _a(x["memory_traffic_bytes_per_example_at_reference"]) > 0
+    out["memory_traffic_bytes_per_example"] = _a(x["memory_traffic_bytes_per_example"]) * where(
+        traffic_at_ref, out["resolution_scale"], 1.0
+    )
 
 
 def _modelled(
     x: Mapping[str, Numeric],
     out: Arrays,
+    train_flops: Numeric,
     peak: Numeric,
     bw: Numeric,
     eff: Numeric,
@@ -353,7 +398,7 @@ def _modelled(
     stack's figures; math time, memory time per example, fixed time and step time [s]."""
     return compute.model_terms(
         batch,
-        out["train_flops_per_example"],
+        train_flops,
         peak,
         eff,
         traffic,
@@ -383,11 +428,16 @@ def _anchor_step(
         out["anchor_batch_size"] = n
         out["mid_model_step_time_s"] = out["anchor_model_step_time_s"] = t_model
         return n, t_model, t_model
+    # The measurement's own resolution: the preset's figures scaled to it (given ones stand).
+    act_scale = where(_a(x["activation_bytes_per_example_at_reference"]) > 0, out["anchor_resolution_scale"], 1.0)
+    traffic_scale = where(
+        _a(x["memory_traffic_bytes_per_example_at_reference"]) > 0, out["anchor_resolution_scale"], 1.0
+    )
     a_max = memory.max_batch_size(
         x["anchor_gpu_memory_bytes"],
         x["reserved_bytes"],
         out["model_state_bytes"],
-        x["anchor_activation_bytes_per_example"],
+        _a(x["anchor_activation_bytes_per_example"]) * act_scale,
     )
     a_given = _a(x["anchor_batch"])
     # A measurement with no batch recorded was taken at the automatic batch of its own GPU.
@@ -397,20 +447,22 @@ def _anchor_step(
     *_, t_anchor = _modelled(
         x,
         out,
+        out["anchor_train_flops_per_example"],
         x["anchor_peak_flops_per_s"],
         x["anchor_memory_bandwidth_bytes_per_s"],
         x["anchor_efficiency"],
-        x["anchor_memory_traffic_bytes_per_example"],
+        _a(x["anchor_memory_traffic_bytes_per_example"]) * traffic_scale,
         _a(x["anchor_step_traffic_bytes"]) / opt_shards,
         a_batch,
     )
     *_, t_mid = _modelled(
         x,
         out,
+        out["train_flops_per_example"],
         x["mid_peak_flops_per_s"],
         x["mid_memory_bandwidth_bytes_per_s"],
         x["mid_efficiency"],
-        x["memory_traffic_bytes_per_example"],
+        out["memory_traffic_bytes_per_example"],
         out["step_traffic_bytes"],
         n,
     )
@@ -620,7 +672,7 @@ def _transformer_traffic(
     Output("fits_in_ram", "count", "Dataset fits in free RAM (1 = yes)", words=("no", "yes")),
     Output("page_cache_hit", "count", "Page-cache hit rate after epoch 1", percent=True),
     Output("remote_fraction", "count", "Share of reads reaching storage", percent=True),
-    keep=("batches_in_flight", "gpus_on_node"),
+    keep=("batches_in_flight", "gpus_on_node", "job_gpus_on_node"),
 )
 def evaluate_cache(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Host RAM: batches in flight, the dataset against free RAM, the page-cache hit rate."""
@@ -631,8 +683,10 @@ def evaluate_cache(x: Mapping[str, Numeric], out: Arrays) -> None:
     in_flight = host.batches_in_flight(x["num_workers"], x["prefetch_factor"])
     out["batches_in_flight"] = in_flight
     out["worker_ram_bytes"] = host.worker_ram_bytes(bb, in_flight, x["pin_memory"])
-    gpus_on_node = minimum(x["gpus_per_job"], x["gpus_per_node"])
+    # Jobs smaller than a node are packed onto one, sharing its RAM, cores and link (calc.host).
+    gpus_on_node = host.gpus_sharing_node(x["gpus_per_job"], x["gpus_per_node"], x["jobs"])
     out["gpus_on_node"] = gpus_on_node
+    out["job_gpus_on_node"] = np.minimum(x["gpus_per_job"], x["gpus_per_node"])
     out["host_ram_per_node_bytes"] = host.host_ram_per_node_bytes(out["worker_ram_bytes"], gpus_on_node)
     out["dataset_bytes"] = host.dataset_bytes(x["dataset_examples"], x["example_bytes"])
     out["fits_in_ram"] = host.fits_in_ram(out["dataset_bytes"], x["host_ram_bytes"], out["host_ram_per_node_bytes"])
@@ -693,25 +747,117 @@ def evaluate_demand(x: Mapping[str, Numeric], out: Arrays) -> None:
 
 
 @stage(
+    Output("decode_seconds_per_example", "seconds", "Decode time per example (reference core)"),
+    Output("augment_seconds_per_example", "seconds", "Augment and to-tensor time per example (reference core)"),
+    Output("cpu_seconds_per_example", "seconds", "Worker CPU time per example", formula="{cpu_cost_rule}"),
+    Output("main_seconds_per_example", "seconds", "Main process CPU time per example (receiving)"),
+    Output("pin_seconds_per_example", "seconds", "Pin-memory thread CPU time per example"),
+    Output("loader_core_share", "count", "Share of a core per worker", percent=True),
     Output("cpu_cores", "count", "CPU cores, all GPUs and jobs", "cores", zero_without_step=True),
     Output("cpu_cores_per_node", "count", "CPU cores per node", "cores", zero_without_step=True),
     Output("h2d_bytes_per_s_per_gpu", "bytes_per_s", "Host-to-GPU per GPU", zero_without_step=True),
     Output("h2d_copy_time_s", "seconds", "Copy time per batch"),
     Output("h2d_share_of_step", "count", "Copy time / step time", percent=True, zero_without_step=True),
     Output("epoch_time_s", "seconds", "Epoch time per job", zero_without_step=True),
-    keep=("cpu_seconds_effective",),
+    keep=(
+        "cpu_seconds_effective",
+        "dct_denominator",
+        "image_megapixels",
+        "decoded_megapixels",
+        "above_knee",
+        "batch_s_fixed",
+        "batch_s_per_megabyte",
+        "receive_s_per_megabyte_used",
+        "pin_s_per_megabyte_used",
+        "workers_on_node",
+        "loader_cores_per_node",
+    ),
 )
 def evaluate_host(x: Mapping[str, Numeric], out: Arrays) -> None:
-    """Host side: CPU cores, host-to-GPU copy, epoch time."""
+    """Host side: the CPU cost of an example and who pays it, the node's cores, the copy, the epoch."""
+    _cpu_costs(x, out)
     per_gpu, gpus_on_node = out["per_gpu_samples_per_s"], out["gpus_on_node"]
-    cpu_s = pipeline.cpu_seconds_effective(x["cpu_seconds_per_example"], x["gpu_decode"])
+    cpu_s = pipeline.cpu_seconds_effective(out["cpu_seconds_per_example"], x["gpu_decode"] * x["media_video"])
     out["cpu_seconds_effective"] = cpu_s
     out["cpu_cores"] = host.cpu_cores(out["samples_per_s"], cpu_s)
     out["cpu_cores_per_node"] = host.cpu_cores_per_node(per_gpu, gpus_on_node, cpu_s)
+    workers = _a(x["num_workers"]) * gpus_on_node
+    out["workers_on_node"], out["loader_cores_per_node"] = workers, x["cpu_cores_per_node"]
+    out["loader_core_share"] = host.worker_core_share(
+        workers, x["threads_per_worker"], x["cpu_cores_per_node"], x["cpu_threads_per_core"], x["cpu_smt_gain"]
+    )
     out["h2d_bytes_per_s_per_gpu"] = host.h2d_bytes_per_s(per_gpu, x["example_tensor_bytes"])
     out["h2d_copy_time_s"] = host.copy_time_s(out["batch_bytes"], x["host_link_bytes_per_s"])
     out["h2d_share_of_step"] = host.copy_share(out["h2d_copy_time_s"], out["step_time_s"])
     out["epoch_time_s"] = demand.epoch_time_s(x["dataset_examples"], per_gpu, x["gpus_per_job"])
+
+
+def _cpu_costs(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """The CPU time an example costs the loader's workers, its main thread and its pin thread
+    (calc.host): measured and re-projected to this CPU, the decoder model, or the preset's figure."""
+    pixels = _a(x["image_width"]) * x["image_height"]
+    out["image_megapixels"] = pixels / host.MEGA
+    _batch_costs(x, out)
+    method = _a(x["cpu_cost_method"])
+    modelled = method == 1.0
+    speed = x["cpu_per_core_speed"]
+    measured = host.remeasured_seconds(x["cpu_seconds_given"], x["measured_cpu_speed"], speed)
+    if np.ndim(method) == 0 and not modelled:
+        # one scenario priced without the decoder model (measured, or the preset's figure): no decode terms
+        out["dct_denominator"], out["decoded_megapixels"], out["above_knee"] = 1.0, out["image_megapixels"], 0.0
+        out["decode_seconds_per_example"] = out["augment_seconds_per_example"] = 0.0
+        out["cpu_seconds_per_example"] = measured if method == 0.0 else x["cpu_seconds_preset"]
+        return
+    denom = host.dct_denominator(x["image_width"], x["image_height"], x["train_resolution"], x["decode_dct_scaling"])
+    decoded = pixels / (denom * denom)
+    out["dct_denominator"], out["decoded_megapixels"] = denom, decoded / host.MEGA
+    out["above_knee"] = where(out["decoded_megapixels"] > _a(x["decode_knee_megapixels"]), 1.0, 0.0)
+    decode = host.decode_seconds(
+        x["decode_s_fixed"],
+        x["decode_s_per_megapixel"],
+        x["decode_s_per_megapixel_if_above_knee"],
+        x["decode_knee_megapixels"],
+        x["decode_s_per_stored_megapixel"],
+        x["decode_s_per_megabyte"],
+        pixels,
+        x["example_bytes"],
+        denom,
+        x["decode_gpu_share"],
+    )
+    augment = host.augment_seconds(
+        x["augment_s_fixed"],
+        x["augment_s_per_crop_megapixel"],
+        x["augment_s_per_output_megapixel"],
+        decoded,
+        x["train_resolution"],
+    )
+    out["decode_seconds_per_example"] = where(modelled, decode, 0.0)
+    out["augment_seconds_per_example"] = where(modelled, augment, 0.0)
+    n, tensor = out["batch_size"], x["example_tensor_bytes"]
+    by_model = host.worker_seconds(decode, augment, out["batch_s_fixed"], out["batch_s_per_megabyte"], tensor, n, speed)
+    out["cpu_seconds_per_example"] = where(modelled, by_model, where(method == 0.0, measured, x["cpu_seconds_preset"]))
+
+
+def _batch_costs(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """Per batch and per MB: a worker collates its batch and hands it over (with no workers the main
+    thread only collates); the main thread receives it and the pin thread copies it (calc.host)."""
+    sends = where(_a(x["num_workers"]) > 0, 1.0, 0.0)
+    n, speed, tensor = out["batch_size"], x["cpu_per_core_speed"], x["example_tensor_bytes"]
+    per_mb = {
+        k: host.per_megabyte_of_batch(
+            x[f"{k}_s_per_megabyte"], x[f"{k}_s_per_megabyte_above"], x[f"{k}_threshold_megabytes"], out["batch_bytes"]
+        )
+        for k in ("collate", "send", "receive", "pin")
+    }
+    out["batch_s_fixed"] = _a(x["collate_s_fixed"]) + sends * x["send_s_fixed"]
+    out["batch_s_per_megabyte"] = _a(per_mb["collate"]) + sends * per_mb["send"]
+    out["receive_s_per_megabyte_used"], out["pin_s_per_megabyte_used"] = per_mb["receive"], per_mb["pin"]
+    out["main_seconds_per_example"] = host.main_seconds(
+        x["receive_s_fixed"], out["receive_s_per_megabyte_used"], tensor, n, speed
+    )
+    out["pin_seconds_per_example"] = host.pin_seconds(
+        x["pin_s_fixed"], out["pin_s_per_megabyte_used"], tensor, n, x["pin_memory"], speed
+    )
 
 
 @stage(
@@ -742,7 +888,7 @@ def evaluate_storage(x: Mapping[str, Numeric], out: Arrays) -> None:
     No unit count means "as many as needed, up to the option's maximum": the pipeline then
     shows the option's limit when even its largest size cannot serve (as the storage table does).
     """
-    clients = np.ceil(_a(x["gpus_per_job"]) / x["gpus_per_node"]) * x["jobs"]
+    clients = host.nodes(x["gpus_per_job"], x["gpus_per_node"], x["jobs"])
     out["clients"] = clients
     given = _a(x["storage_units_given"])
     units = where(isfinite(given), given, x["storage_max_units"])
@@ -818,9 +964,7 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
             x["site_link_bytes_per_s"],
             readers,
         ),
-        "cpu": pipeline.cpu_stage(
-            out["cpu_seconds_effective"], x["num_workers"], _a(x["cpu_cores_per_node"]) / out["gpus_on_node"]
-        ),
+        "cpu": pipeline.cpu_stage(out["cpu_seconds_effective"], x["num_workers"], out["loader_core_share"]),
         "pcie": pipeline.pcie_stage(x["host_link_bytes_per_s"], x["example_tensor_bytes"], x["pin_memory"]),
         "gpu": gpu_rate,
         "decoder": pipeline.decoder_stage(
@@ -840,6 +984,9 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
     # Synchronous workers read then decode each example: a bound of its own, so a stage.
     read_s = _a(out["storage_latency_s"]) * out["reads_per_example"] * remote
     stages["workers"] = pipeline.worker_bound(x["num_workers"], read_s, out["cpu_seconds_effective"], x["loader"])
+    stages["main"] = pipeline.main_stage(
+        out["main_seconds_per_example"], out["pin_seconds_per_example"], x["num_workers"]
+    )
     for name, cap in stages.items():
         out[STAGE_KEYS[name]] = cap
     rate, bottleneck = pipeline.achieved(
@@ -851,6 +998,7 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         x["num_workers"],
         stages["workers"],
         stages["decoder"],
+        stages["main"],
     )
     out["achieved_samples_per_s"] = _a(rate) * readers
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -1019,7 +1167,7 @@ def _checkpoint_paths(
     """A checkpoint's way to and from storage: the restore time, the save time on storage (0
     where nothing limits it), whether something does, and the GPU-to-host copy [s]."""
     # One rank's share of its node's path to storage: the node link and the per-client cap.
-    rank_link = minimum(_a(x["node_network_bytes_per_s"]), x["storage_client_bytes_per_s"]) / out["gpus_on_node"]
+    rank_link = minimum(_a(x["node_network_bytes_per_s"]), x["storage_client_bytes_per_s"]) / out["job_gpus_on_node"]
     out["checkpoint_rank_read_bytes_per_s"] = rank_link
     # Every GPU loads its own state: replicas without ZeRO read the same shard again.
     out["checkpoint_restore_bytes"] = _a(per_rank) * x["gpus_per_job"]
@@ -1087,7 +1235,7 @@ def _checkpoint_writes(
     out["checkpoint_async_write_bytes_per_s"] = where(saving, drain, 0.0) * jobs
     out["checkpoint_write_bytes_per_s"] = where(saving, where(is_async, drain, sync), 0.0) * jobs
     # Writers on one node: its GPUs' ranks, at most all writing ranks of the job.
-    node_writers = minimum(ranks, out["gpus_on_node"])
+    node_writers = minimum(ranks, out["job_gpus_on_node"])
     out["checkpoint_host_ram_bytes"] = where(saving, checkpoint.async_host_ram_bytes(per_rank * node_writers), 0.0)
 
 

@@ -35,9 +35,16 @@ from calc.units import parse
 CATEGORICAL = tuple(k for k, f in FIELDS.items() if f.kind == "choice")
 """Axes that name presets or choices (gpu, model, precision, storage ...)."""
 
-_MEASURED = ("step_time_s", "samples_per_s_per_gpu", "measured_gpu", "measured_batch_size", "measured_precision")
+_MEASURED = (
+    "step_time_s",
+    "samples_per_s_per_gpu",
+    "measured_gpu",
+    "measured_batch_size",
+    "measured_precision",
+    "measured_train_resolution",
+)
 
-MEASUREMENT = frozenset({*_MEASURED, "gpu", "precision", "batch_size"})
+MEASUREMENT = frozenset({*_MEASURED, "gpu", "precision", "batch_size", "train_resolution"})
 """A new measurement records the GPU, precision and batch it was taken at (``Scenario.replace``)
 and the re-projection compares them: 100 ms given with gpu=A100 was measured on the A100. Axes
 here are resolved together when one of them is a measurement input."""
@@ -87,6 +94,9 @@ COUPLED: tuple[frozenset[str], ...] = (
     frozenset({"storage", "storage_units"}),
     # Milestones are counted over the run: one needs the other.
     frozenset({"run_length_s", "checkpoint_milestone_interval_s"}),
+    # A measured CPU time records the CPU it ran on (the given one, else the server's): another CPU
+    # re-projects it (calc.host.remeasured_seconds).
+    frozenset({"cpu_seconds_per_example", "measured_cpu", "cpu", "server"}),
 )
 """Inputs that ``Scenario`` or ``resolve`` read together: as axes, they are resolved per
 combination even when they change different resolved numbers. A rule missing here is still
@@ -151,9 +161,12 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
     unknown = sorted(set(axes) - set(FIELDS))
     if unknown:
         raise InputError(unknown[0], unknown_input(unknown[0]))
-    bad = [k for k in axes if FIELDS[k].kind == "text"]
+    bad = [k for k in axes if FIELDS[k].kind == "text" and k not in TEXT_AXES]
     if bad:
-        raise InputError(bad[0], "text inputs cannot be swept; accepted axes: numbers, sizes, rates and choices")
+        raise InputError(
+            bad[0],
+            f"text inputs cannot be swept; accepted axes: numbers, sizes, rates, choices and {', '.join(TEXT_AXES)}",
+        )
     vals = {k: _values(k, v) for k, v in axes.items()}
     sizes = [len(vals[k]) for k in vals]
     size = math.prod(sizes) if sizes else 1
@@ -203,8 +216,6 @@ def _grid_inputs(sc: Scenario, vals: dict[str, list[Any]], index: dict[str, Any]
 def _frame(out: dict[str, Any], vals: dict[str, list[Any]], index: dict[str, Any], size: int) -> pd.DataFrame:
     """The sweep's table: the axis columns, every output, ``fits``, ``step_method`` and ``bottleneck``."""
     columns = {k: np.asarray(out[k], dtype=float) for k in OUTPUTS}
-    # The arrays evaluate() made become the columns as they are (copy=False: no
-    # consolidation into one block, which cost 0.8 s of page faults at a million rows).
     columns = {k: v if v.shape == (size,) else np.full(size, v) for k, v in columns.items()}
     # Axis columns in base units ("64 KiB" -> 65536.0) so they plot and sort as numbers; a choice
     # axis is categorical; an axis that is also an output keeps the output (base units). Every column
@@ -302,6 +313,11 @@ def _groups(
     return list(groups.values())
 
 
+TEXT_AXES = ("image_pixels",)
+"""Text inputs a sweep takes as an axis: each value resolves to numbers (an image's width and
+height); the column holds the text, as a categorical in the order given."""
+
+
 def axis_column(name: str, values: list[Any], index: Any) -> Any:
     """One axis as a column: numbers in base units (float; int for whole-number inputs), choices
     as a categorical in the order given, booleans as bool; an axis holding None as given."""
@@ -310,7 +326,7 @@ def axis_column(name: str, values: list[Any], index: Any) -> Any:
         # None is "automatic" (storage_units, batch_size): no number stands for it, so the column
         # keeps the values as given (a NaN would not read back as an input).
         return pd.Series(values, dtype=object).iloc[index].to_numpy()
-    if info.kind == "choice":
+    if info.kind in ("choice", "text"):
         names = [str(check_field(name, v)) for v in values]
         categories = list(dict.fromkeys(names))
         codes = np.array([categories.index(n) for n in names], dtype=np.int64)[index]

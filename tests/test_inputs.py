@@ -845,3 +845,78 @@ def test_a_named_store_too_small_for_the_dataset_is_said() -> None:
     # 30 x 7.68 TB = 230.4 TB raw holds 160.5 TB and the few kept ViT-L checkpoints: no warning.
     w = calc.plan("clip-vitl14-datacomp-webdataset", storage="nvme-gen4", storage_units=30).warnings
     assert not any("holds" in x and "less than" in x for x in w)
+
+
+@pytest.mark.parametrize(
+    ("inputs", "field", "says"),
+    [
+        # an unknown decoder or CPU names the field and lists what is accepted
+        ({"decoder": "pillow"}, "decoder", "known: pil, pillow-simd, opencv"),
+        ({"cpu": "i9-13900k"}, "cpu", "known: epyc-zen5-kvm"),
+        ({"cpu_seconds_per_example": "3 ms", "measured_cpu": "nope"}, "measured_cpu", "xeon-8480c"),
+        # a name the catalog lists without a figure: refused with the reason and the ones that have one
+        ({"cpu": "grace"}, "cpu", "accepted: epyc-zen5-kvm"),
+        ({"image_pixels": "500by375"}, "image_pixels", "500x375"),
+        # a CPU decoder with GPU decode contradicts it
+        ({"decoder": "pil", "gpu_decode": True}, "decoder", "dali-gpu"),
+        # a decoder on a model with no image: the image it would decode is asked for
+        ({"model": "llama3_8b", "decoder": "pil"}, "image_pixels", "500x375"),
+        ({"media": "video", "decoder": "opencv"}, "decoder", "media is video"),
+    ],
+)
+def test_loader_names_are_refused_naming_the_field(inputs: dict[str, object], field: str, says: str) -> None:
+    with pytest.raises(calc.InputError) as e:
+        calc.plan("resnet50-8xh100-imagenet", **inputs)
+    assert e.value.field == field and says in e.value.message
+
+
+def test_a_measured_step_records_its_resolution_and_re_projects_from_it() -> None:
+    # 100 ms measured at 224 px (the model's side): at 160 px the plan re-projects it by the model's
+    # ratio of step times, and the record says where it was measured
+    sc = calc.scenario("resnet50-8xh100-imagenet", step_time_s="100 ms", train_resolution=224)
+    assert sc.measured_train_resolution == 224
+    at_160 = calc.plan(sc.replace(train_resolution=160))
+    assert at_160.step_method == "re-projected measurement"
+    same = calc.plan(sc)
+    ratio = at_160.values["model_step_time_s"] / same.values["model_step_time_s"]
+    assert at_160.step_time_s == pytest.approx(0.100 * ratio, rel=1e-9) and ratio < 0.6
+    # the FLOPs and the image tensor follow: (160 / 224)^2 of 8.22 GFLOPs; 3 x 160 x 160 x 4 + 8 B
+    assert at_160.values["forward_flops_per_example"] == pytest.approx(8.22e9 * 25_600 / 50_176, rel=1e-12)
+    assert at_160.example_tensor_bytes == 307_208
+
+
+def test_a_large_photo_costs_its_pixels_and_a_reduced_decode_spares_most_of_them() -> None:
+    # A 4000 x 3000 product photo of 3 MB for ResNet-50 at 224 px, PIL (decoders.yaml, reference core):
+    # every pixel decoded (as torchvision's ImageFolder does), 12 MP above the 0.25 MP knee:
+    # 0.0592 + (1.215 + 3.096) x 12 + 0.6175 x 12 + 5.824 x 3 = 0.0592 + 51.732 + 7.41 + 17.472 = 76.6732 ms
+    kw = {"image_pixels": "4000x3000", "example_bytes": "3 MB", "cpu": "epyc-zen5-kvm"}
+    full = calc.plan("resnet50-8xh100-imagenet", **kw)
+    assert full.values["decode_seconds_per_example"] == pytest.approx(76.6732e-3, rel=1e-9)
+    # Image.draft at 1/8 (3000 / 8 = 375 >= 224): 0.1875 MP decoded, under the knee; every stored block and
+    # byte still read: 0.0592 + 1.215 x 0.1875 + 7.41 + 17.472 = 25.1690125 ms
+    reduced = calc.plan("resnet50-8xh100-imagenet", reduced_decode=True, **kw)
+    assert reduced.values["dct_denominator"] == 8.0
+    assert reduced.values["decode_seconds_per_example"] == pytest.approx(25.1690125e-3, rel=1e-9)
+    # the 500 x 375 ImageNet JPEG of 114,660 B: 0.0592 + 1.8325 x 0.1875 + 5.824 x 0.11466 = 1.07057359 ms,
+    # 72 x less than the photo; a decoder that cannot scale (torchvision) decodes every pixel regardless
+    small = calc.plan("resnet50-8xh100-imagenet", cpu="epyc-zen5-kvm")
+    assert small.values["decode_seconds_per_example"] == pytest.approx(1.07057359e-3, rel=1e-6)
+    tv = calc.plan("resnet50-8xh100-imagenet", decoder="torchvision", reduced_decode=True, **kw)
+    assert (
+        tv.values["dct_denominator"] == 1.0
+        and "cannot decode at a reduced size" in tv.sources["cpu_seconds_per_example"]
+    )
+
+
+def test_ffcv_is_priced_by_its_whole_pipeline_and_says_where_it_does_not_follow_the_image() -> None:
+    # decoders.yaml ffcv: 1.552 ms an image at 224 px and 1.345 ms at 160 px (500x375 JPEGs, reference core):
+    # (1.552 - 1.345) / (0.050176 - 0.0256) MP = 8.4229 ms per output MP; 1.552 - 8.4229 x 0.050176 = 1.12938 ms
+    per_mp = (1.552 - 1.345) / (0.050176 - 0.0256)
+    p = calc.plan("resnet50-8xh100-imagenet", decoder="ffcv", cpu="epyc-zen5-kvm")
+    assert p.values["decode_seconds_per_example"] == pytest.approx((1.552 - per_mp * 0.050176) * 1e-3, rel=1e-9)
+    assert p.values["decode_seconds_per_example"] + p.values["augment_seconds_per_example"] == pytest.approx(
+        1.552e-3, rel=1e-9
+    )
+    assert not any("whole pipeline" in w for w in p.warnings)
+    big = calc.plan("resnet50-8xh100-imagenet", decoder="ffcv", image_pixels="4000x3000")
+    assert any("ffcv" in w and "4000x3000" in w and "cpu_seconds_per_example" in w for w in big.warnings)

@@ -46,8 +46,15 @@ def validation() -> dict[str, Any]:
     return data
 
 
-TIME_FIELDS = ("decode_s_fixed", "decode_s_per_megapixel", "decode_s_per_megapixel_if_above_knee",
-               "decode_s_per_stored_megapixel", "decode_s_per_megabyte", "png_s_fixed", "png_s_per_megapixel")
+TIME_FIELDS = (
+    "decode_s_fixed",
+    "decode_s_per_megapixel",
+    "decode_s_per_megapixel_if_above_knee",
+    "decode_s_per_stored_megapixel",
+    "decode_s_per_megabyte",
+    "png_s_fixed",
+    "png_s_per_megapixel",
+)
 
 
 def test_every_issue_decoder_key_is_present(decoders: dict[str, Any]) -> None:
@@ -80,7 +87,8 @@ def test_measured_jpeg_decoders_have_a_per_byte_and_per_pixel_cost(decoders: dic
             continue
         per_mb = units.parse(entry["decode_s_per_megabyte"], "seconds")
         per_mp = units.parse(entry["decode_s_per_megapixel"], "seconds") + units.parse(
-            entry["decode_s_per_stored_megapixel"], "seconds")
+            entry["decode_s_per_stored_megapixel"], "seconds"
+        )
         assert per_mb > 0 and per_mp > 0, key
 
 
@@ -257,11 +265,34 @@ def test_every_cpu_figure_has_a_source(cpus: dict[str, Any]) -> None:
     assert cpus["sources"]["smt_throughput_gain"]
 
 
-RESERVED = ("lambdal", "deeplearning-benchmark", "pytorch-image-models/results", "ffcv-imagenet", "ffcv.io",
-            "composer + ffcv", "imread_benchmark", "litdata", "43484", "gotorch", "issues/1491", "pull/1491",
-            "vision/issues/818", "vision/pull/818", "8468", "8495", "8496", "torchcodec/pull/1620",
-            "transformers/pull/45195", "million-image score job", "deeplearningexamples", "torchtitan",
-            "megatron", "nemo", "llm-foundry", "nnu-net")
+RESERVED = (
+    "lambdal",
+    "deeplearning-benchmark",
+    "pytorch-image-models/results",
+    "ffcv-imagenet",
+    "ffcv.io",
+    "composer + ffcv",
+    "imread_benchmark",
+    "litdata",
+    "43484",
+    "gotorch",
+    "issues/1491",
+    "pull/1491",
+    "vision/issues/818",
+    "vision/pull/818",
+    "8468",
+    "8495",
+    "8496",
+    "torchcodec/pull/1620",
+    "transformers/pull/45195",
+    "million-image score job",
+    "deeplearningexamples",
+    "torchtitan",
+    "megatron",
+    "nemo",
+    "llm-foundry",
+    "nnu-net",
+)
 
 
 def test_validation_rows_cite_non_reserved_sources(validation: dict[str, Any]) -> None:

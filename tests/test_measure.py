@@ -14,7 +14,7 @@ import yaml
 
 import calc
 from calc import measure
-from calc.errors import InputError
+from calc.errors import InputError, PresetError
 
 
 @pytest.fixture(scope="module")
@@ -639,3 +639,42 @@ def test_fio_jobs_without_options_or_latencies() -> None:
         "read_job",
         "'c' is not in the fio result; its jobs: reads-per-node",
     )
+
+
+def test_match_cpu_finds_the_catalog_key_in_a_model_name() -> None:
+    # /proc/cpuinfo model names (lscpu's) against presets/cpus.yaml keys: every word of the key appears
+    assert measure.match_cpu("Intel(R) Xeon(R) Platinum 8480C") == "xeon-8480c"
+    assert measure.match_cpu("AMD EPYC 7742 64-Core Processor") == "epyc-7742"
+    assert measure.match_cpu("Intel(R) Xeon(R) CPU E5-2698 v4 @ 2.20GHz") == "xeon-e5-2698v4"
+    # a hypervisor that hides the model: not guessed, except the reference CPU's own (AMD family 26)
+    assert measure.match_cpu("Intel(R) Xeon(R) Processor", "GenuineIntel", "6") == ""
+    assert measure.match_cpu("AMD EPYC", "AuthenticAMD", "26") == "epyc-zen5-kvm"
+    assert measure.match_cpu("AMD EPYC", "AuthenticAMD", "25") == ""
+
+
+def test_transform_measures_cpu_time_per_example_and_records_the_cpu() -> None:
+    def item(i: int) -> int:
+        return sum(range(20_000 + i))  # a CPU-bound stand-in for decode + augment
+
+    m = measure.transform(item, 16, repeats=3, cpu="xeon-8480c")
+    assert m.examples == 16 and m.cpu == "xeon-8480c" and m.cpu_seconds_per_example > 0
+    assert m.as_inputs() == {"cpu_seconds_per_example": m.cpu_seconds_per_example, "measured_cpu": "xeon-8480c"}
+    # a plan on the reference CPU (per-core speed 1) re-projects it: x 0.85 / 1 (cpus.yaml xeon-8480c)
+    p = calc.plan("beast-imagenet-4xv100", **m.as_inputs())
+    assert p.cpu_seconds_per_example == pytest.approx(m.cpu_seconds_per_example * 0.85, rel=1e-12)
+    assert "re-projected to epyc-zen5-kvm" in p.sources["cpu_seconds_per_example"]
+    # collated in batches of 4: a collate function's time is added per example
+    batched = measure.transform(
+        item, 8, repeats=1, batch_size=4, collate=lambda xs: sum(range(50_000)), cpu="epyc-7742"
+    )
+    assert batched.collate_seconds_per_example > 0
+    assert batched.cpu_seconds_per_example > batched.collate_seconds_per_example
+
+
+def test_transform_refuses_what_it_cannot_time() -> None:
+    with pytest.raises(InputError) as e:
+        measure.transform(lambda i: i, 0)
+    assert e.value.field == "examples"
+    with pytest.raises(PresetError) as p:
+        measure.transform(lambda i: i, 2, cpu="pentium-4")
+    assert "pentium-4" in str(p.value) and "xeon-8480c" in str(p.value)

@@ -428,3 +428,20 @@ def test_cluster_junk_is_a_cluster_or_an_input_error(case: tuple[str, Any]) -> N
 @given(surfaces.any_scenarios())
 def test_any_scenario_plans_finite_or_is_refused_by_name(sc: calc.Scenario) -> None:
     surfaces.check_plan(sc)
+
+
+def test_a_link_keeps_where_a_measurement_was_taken_when_the_preset_shares_its_gpu() -> None:
+    """Found by the property test: measured on a V100 (the preset's GPU too) with no precision recorded,
+    the link dropped measured_gpu (equal to the preset's), so reopening re-recorded it and filled the
+    precision in; a measured CPU time keeps the CPU it was measured on the same way (issue 42)."""
+    base = calc.scenario(BEAST)
+    sc = calc.Scenario(
+        gpu="V100-SXM2-16GB", precision="fp32", samples_per_s_per_gpu=100.0, measured_gpu="V100-SXM2-16GB"
+    )
+    assert sc.measured_precision is None
+    back = calc.Scenario.from_params(sc.link_params(base), base)
+    assert back.measured_precision is None and back.measured_gpu == "V100-SXM2-16GB"
+    cpu = calc.scenario(BEAST, cpu_seconds_per_example="3 ms", measured_cpu="epyc-7742", cpu="xeon-8480c")
+    again = calc.Scenario.from_params(cpu.link_params(base), base)
+    assert again.measured_cpu == "epyc-7742" and again.cpu == "xeon-8480c"
+    assert calc.plan(again).cpu_seconds_per_example == pytest.approx(3e-3 * 0.51 / 0.85, rel=1e-12)
