@@ -92,10 +92,15 @@ def _checkpoint_rules(p: Plan) -> dict[str, str]:
         if sc.mtbf_s is not None
         else f"1 / ({per_gpu * 86400:.3e} interruptions per GPU-day x {{gpus_per_job}} GPUs) "
         "(Llama 3: 419 unexpected in 54 d on 16,384 H100, arXiv:2407.21783 section 3.3.4)",
-        "milestone_rule": "floor({run_length_s} / {checkpoint_milestone_interval_s})"
+        "milestone_rule": "floor({run_length_used_s} / {checkpoint_milestone_interval_s})"
         if sc.checkpoint_milestone_interval_s is not None
         else f"0 (no milestones: {ask('checkpoint_milestone_interval_s')} and {ask('run_length_s')})",
         "mode_rule": p.sources.get("checkpoint_async", ""),
+        "run_rule": "input (scenario)"
+        if sc.run_length_s is not None
+        else "{train_tokens} / ({per_gpu_samples_per_s} x {gpus_per_job} x {seq_len} tokens an example)"
+        if sc.train_tokens is not None
+        else f"0 (not given: {ask('run_length_s')} or {ask('train_tokens')})",
     }
 
 
@@ -242,6 +247,7 @@ def _data_rules(p: Plan) -> dict[str, str]:
         **{
             f"src_{k}": p.sources.get(k, "input")
             for k in (
+                "params",
                 "gpu_memory_bytes",
                 "memory_bandwidth_bytes_per_s",
                 "activation_bytes_per_example",

@@ -26,7 +26,9 @@ from calc.units import fmt, parse
 __all__ = ["lever_changes", "levers", "storage_levers"]
 
 
-_FLOAT = re.compile(r":(float32|float64|int64|int32|float16|bfloat16|int16)")
+_FLOAT = re.compile(r":(float32|float64|float16|bfloat16)")
+"""Float tensors the "uint8 tensors" lever sends as uint8 pixels; integer tensors (token ids,
+labels) keep their type: a 32,000-word vocabulary does not fit in uint8 (issue 39)."""
 
 
 def lever_changes(sc: Scenario) -> list[tuple[str, dict[str, Any]]]:

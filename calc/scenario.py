@@ -149,12 +149,13 @@ class Scenario:
         "flops: the article's n x FLOPs / (peak x efficiency).",
         choices=STEP_MODELS,
     )
-    optimizer: str = _in(
-        "sgd_momentum",
+    optimizer: str | None = _in(
+        None,
         "choice",
         GM,
         "Optimizer",
-        "Sets training-state bytes per parameter.",
+        "Sets training-state bytes per parameter; empty = by model family: sgd_momentum for a CNN, "
+        "adamw for a transformer or a blank model (calc.memory.OPTIMIZER_BY_FAMILY).",
         choices=tuple(BYTES_PER_PARAM),
     )
     state_shards: int = _in(
@@ -892,6 +893,16 @@ class Scenario:
         1e10,
         unit="d",
     )
+    train_tokens: Quantity | None = _in(
+        None,
+        "count",
+        CHECKPOINT,
+        "Tokens to train",
+        "Tokens the run trains on (e.g. 15T): sets the run length at the plan's rate, seq_len tokens an "
+        "example (a transformer by its architecture). Give this or the run length, not both.",
+        1,
+        1e18,
+    )
     transfer_link_bytes_per_s: Quantity = _in(
         "1.25 GB/s",
         "bytes_per_s",
@@ -1368,7 +1379,8 @@ def _check_choice(name: str, value: object, info: FieldInfo) -> str:
         table: Mapping[str, Any] = catalog.models() if name == "model" else catalog.gpus()
         return catalog.lookup(value.strip(), table, "model" if name == "model" else "GPU", name)
     except PresetError as e:
-        raise InputError(name, e.message) from None
+        # The file's own field (nas.yaml: lab-nas: sources) is named, not only the input's.
+        raise InputError(name, e.message if e.field in (name, "storage") else f"{e.field}: {e.message}") from None
 
 
 def _check_bool(name: str, value: object) -> bool:

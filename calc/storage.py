@@ -270,7 +270,11 @@ def own_option(path: str) -> StorageOption:
     data = next(iter(raw.values()))
     if isinstance(data, dict) and "site" not in data:
         raise PresetError(f"{file.name}: site", f"missing; accepted: {', '.join(SITES)}")
-    (o,) = _options_from({path: data}, file.name).values()
+    try:
+        (o,) = _options_from({path: data}, file.name).values()
+    except PresetError as e:  # name the entry by its key in the file, not by the path it is known by
+        field = e.field.replace(f"{file.name}: {path}", f"{file.name}: {next(iter(raw))}")
+        raise PresetError(field, e.message) from None
     OWN[key] = o
     return o
 
@@ -349,7 +353,13 @@ def _option(name: str, e: catalog._Entry) -> StorageOption:
     def rate(key: str) -> float:
         return _rate_field(e, key)
 
-    sources = e.get("sources")
+    sources = e.get("sources", None)
+    if sources is None:
+        raise PresetError(
+            e.where("sources"),
+            "missing: a mapping of each figure given to where it comes from (read_bandwidth: the vendor's "
+            "quote, 2026-11), as presets/storage.yaml writes it",
+        )
     if not isinstance(sources, dict):
         raise PresetError(e.where("sources"), "expected a mapping field: source")
     scaling = _metadata_scaling(e)

@@ -85,7 +85,7 @@ COUPLED: tuple[frozenset[str], ...] = (
     # A provisioned-by-size service runs the metadata rate of the units given.
     frozenset({"storage", "storage_units"}),
     # Milestones are counted over the run: one needs the other.
-    frozenset({"run_length_s", "checkpoint_milestone_interval_s"}),
+    frozenset({"run_length_s", "train_tokens", "checkpoint_milestone_interval_s", "model"}),
 )
 """Inputs that ``Scenario`` or ``resolve`` read together: as axes, they are resolved per
 combination even when they change different resolved numbers. A rule missing here is still

@@ -122,3 +122,11 @@ def test_megatron_distributed_optimizer_llama_405b() -> None:
 def test_sharded_state_is_vectorised() -> None:
     got = memory.sharded_state_bytes(1e9, 16.0, 2.0, 1.0, np.array([8.0, 8.0, 1.0]), np.array([3, 1, 3]))
     np.testing.assert_allclose(got, [2e9, 5.5e9, 16e9])
+
+
+def test_default_optimizer_by_family() -> None:
+    # issue 39: a transformer trains with AdamW, a CNN with SGD and momentum; a model of no family AdamW
+    assert memory.default_optimizer("transformer") == "adamw"
+    assert memory.default_optimizer("cnn") == "sgd_momentum"
+    assert memory.default_optimizer("blank") == "adamw"
+    assert memory.BYTES_PER_PARAM[memory.default_optimizer("blank")] == 16.0

@@ -1619,7 +1619,8 @@ def test_lever_changes_in_order_and_only_those_that_change_something() -> None:
     # ResNet-50's tensors (models.yaml): image 3x224x224 float32 = 602,112 B and one int64 label = 8 B;
     # offline preprocessing stores them (602,120 B) and leaves 10 % of the 4.6 ms of CPU per example.
     d = dict(got)
-    assert d["uint8 tensors"] == {"tensors": "image=3x224x224:uint8,label=1:uint8"}
+    # issue 39: the label (an int64 class id of 1,000 classes) keeps its type; only the float pixels go uint8
+    assert d["uint8 tensors"] == {"tensors": "image=3x224x224:uint8,label=1:int64"}
     assert d["offline preprocessing"] == {"example_bytes": 602_120.0, "cpu_seconds_per_example": pytest.approx(0.00046)}
     assert d["GPU decode (DALI)"] == {"gpu_decode": True}
     # Workers: 2 -> 8 (at least 8), 600 -> 1,024 (the most a loader takes); at 1,024 no more.
