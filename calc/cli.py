@@ -33,7 +33,7 @@ from calc.plan import plan
 from calc.report import cluster_markdown
 from calc.scenario import BLANK_MODEL, FIELDS, Scenario, scenario, scenarios
 from calc.storage import options as storage_options
-from calc.sweep import sweep
+from calc.sweep import OUTPUT_SUFFIX
 from calc.units import Kind, fmt, fmt_usd
 
 DEFAULT_SCENARIO = "beast-imagenet-4xv100"
@@ -324,9 +324,11 @@ def _sweep(args: argparse.Namespace) -> str:
             raise InputError("--axis", f"expected key=v1,v2, got {a!r}")
         k, vals = a.split("=", 1)
         axes[k.strip()] = [v.strip() for v in vals.split(",")]
-    df = sweep(_scenario(args), **axes)
+    df = sizing.sweep(_scenario(args), cost=args.cost, **axes)
     outputs = ["batch_size", "step_time_s", "samples_per_s", "read_iops", "read_bytes_per_s", "gpu_utilization"]
-    return table(df[[*axes, *outputs, "bottleneck"]], args.format)
+    outputs = [f"{k}{OUTPUT_SUFFIX}" if k in axes else k for k in outputs]
+    costs = ["storage", "storage_usd_per_month", "gpu_usd_per_month"] if args.cost else []
+    return table(df[[*axes, *outputs, "bottleneck", *costs]], args.format)
 
 
 def _calibration(args: argparse.Namespace) -> str:
@@ -462,6 +464,7 @@ def _max_gpus_options(ap: argparse.ArgumentParser) -> None:
 
 def _sweep_options(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--axis", action="append", default=[], metavar="KEY=V1,V2", help="an axis (repeat for a grid)")
+    ap.add_argument("--cost", action="store_true", help="add each row's cheapest storage and its GPUs' month [USD]")
 
 
 def _measure_options(ap: argparse.ArgumentParser) -> None:

@@ -12,6 +12,7 @@ sentences in calc.answers.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -21,12 +22,13 @@ import pandas as pd
 
 from calc import engine as en
 from calc import storage as st
+from calc import sweep as sw
 from calc.engine import plan_demand
 from calc.errors import InputError
 from calc.plan import Plan, as_scenario, plan
 from calc.scenario import FIELDS, Scenario, check_field
 from calc.sweep import evaluate_over
-from calc.units import fmt, parse
+from calc.units import HOURS_PER_MONTH, fmt, parse
 
 PlanLike = Plan | Scenario | str
 
@@ -281,10 +283,16 @@ def largest_example_bytes(sc: PlanLike, /, **overrides: Any) -> float:
 
 
 def fewest_workers(sc: PlanLike, /, most: int = 256, **overrides: Any) -> int:
-    """Fewest DataLoader workers per GPU that reach the target utilisation (-1 if none up to ``most`` do).
+    """Fewest DataLoader workers per GPU that reach the target utilisation.
 
     Each count is evaluated as ``plan()`` does (the workers stage, Little's law on reads, CPU
     cores), in one vectorised evaluation.
+
+    Raises
+    ------
+    InputError
+        ``num_workers``: no count up to ``most`` reaches it, saying what the job reaches at
+        ``most`` workers and which stage binds there (main returned -1, explained only here).
     """
     s = _as_scenario(sc, overrides)
     n = check_argument("most", "num_workers", most)
@@ -294,6 +302,51 @@ def fewest_workers(sc: PlanLike, /, most: int = 256, **overrides: Any) -> int:
     out = evaluate_over(s, "num_workers", np.arange(1, n + 1, dtype=float))
     util = np.asarray(out["gpu_utilization"], dtype=float)
     fed = np.flatnonzero(util >= s.target_gpu_utilization - 1e-9)
-    return int(fed[0]) + 1 if fed.size else -1
+    if fed.size:
+        return int(fed[0]) + 1
+    at_most = plan(s.replace(num_workers=n))
+    raise InputError(
+        "num_workers",
+        f"no count up to {n} reaches the target utilisation of {s.target_gpu_utilization:.0%}: at {n} workers "
+        f"the job reaches {at_most.gpu_utilization:.0%}, bound by {at_most.bottleneck}"
+        + (" (more workers do not help; fix that stage)" if at_most.bottleneck != "workers" else f" (try most > {n})"),
+    )
 
 
+
+
+def sweep(base: Scenario | str | None = None, /, *, cost: bool = False, **axes: Any) -> pd.DataFrame:
+    """``calc.sweep``: every combination of ``axes`` on top of ``base`` (``calc.sweep.sweep``), and
+    with ``cost=True`` what each row costs a month (the engine run on each row's plan, about 10 ms a
+    row, so it is asked for):
+
+    - ``storage``: the cheapest option that serves the row (``recommend``'s first feasible row, at
+      the row's site when it has one; empty where none does or the model does not fit);
+    - ``storage_usd_per_month``: that option all in, its purchase amortised (NaN: none);
+    - ``gpu_usd_per_month``: the row's GPUs (per job x jobs) x their price per GPU-hour x 720 h
+      (``gpu_price_per_hour``, else gpus.yaml's on-demand price; NaN: none).
+    """
+    df = sw.sweep(base, **axes)
+    if not cost:
+        return df
+    sc = as_scenario(base)
+    names = list(axes)
+    rows: list[tuple[str, float, float]] = []
+    for combo in itertools.product(*(sw.axis_values(k, v) for k, v in axes.items())):
+        rows.append(_row_cost(sc.replace(**dict(zip(names, combo, strict=True)))))
+    costs = pd.DataFrame(rows, columns=["storage", "storage_usd_per_month", "gpu_usd_per_month"], index=df.index)
+    return pd.concat([df, costs], axis=1)
+
+
+def _row_cost(s: Scenario) -> tuple[str, float, float]:
+    """One sweep row's cheapest serving option, its monthly total and its GPUs' month [USD]."""
+    price, _ = en.gpu_price_per_hour(s.gpu, s.gpu_price_per_hour)
+    gpus = s.gpus_per_job * s.jobs * price * HOURS_PER_MONTH
+    try:
+        rec = recommend(s)
+    except InputError:  # the model does not fit: no step, nothing to feed
+        return "", math.nan, gpus
+    ok = rec[rec["feasible"]]
+    if ok.empty:
+        return "", math.nan, gpus
+    return str(ok["option"].iloc[0]), float(ok["monthly_total_usd"].iloc[0]), gpus

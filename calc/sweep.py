@@ -97,7 +97,7 @@ PAIR_SAMPLE = 3
 and last; every combination when both axes have at most this many values."""
 
 
-def _values(name: str, values: Any) -> list[Any]:
+def axis_values(name: str, values: Any) -> list[Any]:
     if isinstance(values, np.ndarray):
         if values.ndim > 1:
             raise InputError(name, f"an axis is a list of values; got a {values.ndim}-D array")
@@ -144,7 +144,8 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per scenario: the axis values, then every output of ``calc.plan.OUTPUTS`` in
-        base units, ``fits`` (the batch fits in GPU memory), ``step_method`` and ``bottleneck``.
+        base units (an output named as an axis as ``<name>_output``), ``fits`` (the batch fits in
+        GPU memory), ``step_method`` and ``bottleneck``.
     """
     sc = as_scenario(base)
     unknown = sorted(set(axes) - set(FIELDS))
@@ -153,7 +154,7 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
     bad = [k for k in axes if FIELDS[k].kind == "text"]
     if bad:
         raise InputError(bad[0], "text inputs cannot be swept; accepted axes: numbers, sizes, rates and choices")
-    vals = {k: _values(k, v) for k, v in axes.items()}
+    vals = {k: axis_values(k, v) for k, v in axes.items()}
     sizes = [len(vals[k]) for k in vals]
     size = math.prod(sizes) if sizes else 1
     # Flat index of each axis value over the grid, in the order the axes were given.
@@ -199,25 +200,28 @@ def _grid_inputs(sc: Scenario, vals: dict[str, list[Any]], index: dict[str, Any]
     return x
 
 
+OUTPUT_SUFFIX = "_output"
+"""The column of an output whose input of the same name is an axis of the sweep."""
+
+
 def _frame(out: dict[str, Any], vals: dict[str, list[Any]], index: dict[str, Any], size: int) -> pd.DataFrame:
     """The sweep's table: the axis columns, every output, ``fits``, ``step_method`` and ``bottleneck``."""
-    columns = {k: np.asarray(out[k], dtype=float) for k in OUTPUTS}
-    # The arrays evaluate() made become the columns as they are (copy=False: no
-    # consolidation into one block, which cost 0.8 s of page faults at a million rows).
-    columns = {k: v if v.shape == (size,) else np.full(size, v) for k, v in columns.items()}
-    frame = pd.DataFrame(columns, copy=False)
     # Axis columns in base units ("64 KiB" -> 65536.0) so they plot and sort as numbers; a choice
-    # axis is categorical; an axis that is also an output keeps the output (base units).
-    for pos_i, k in enumerate([k for k in vals if k not in OUTPUTS]):
-        frame.insert(pos_i, k, axis_column(k, vals[k], index[k]))
-    frame["fits"] = np.broadcast_to(np.asarray(out["fits"], dtype=bool), (size,))
-    frame["step_method"] = pd.Categorical.from_codes(  # type: ignore[call-overload]
-        np.broadcast_to(np.asarray(out["step_method"]).astype(np.int8), (size,)), list(STATES["step_method"])
-    )
-    frame["bottleneck"] = pd.Categorical.from_codes(  # type: ignore[call-overload]
-        np.broadcast_to(np.asarray(out["bottleneck"]).astype(np.int8), (size,)), list(STATES["bottleneck"])
-    )
-    return frame
+    # axis is categorical. An axis that is also an output (cpu_cores_per_node: the cores a node has,
+    # and those the job needs) keeps its input under its name; the output moves to ``<name>_output``.
+    columns: dict[str, Any] = {k: axis_column(k, vals[k], index[k]) for k in vals}
+    # The arrays evaluate() made become the columns as they are (copy=False: no
+    # consolidation into one block, which cost 0.8 s of page faults at a million rows), all in one
+    # constructor (inserting after it fragments the frame past pandas' 100 blocks).
+    for k in OUTPUTS:
+        v = np.asarray(out[k], dtype=float)
+        columns[f"{k}{OUTPUT_SUFFIX}" if k in vals else k] = v if v.shape == (size,) else np.full(size, v)
+    columns["fits"] = np.broadcast_to(np.asarray(out["fits"], dtype=bool), (size,))
+    for state in ("step_method", "bottleneck"):
+        columns[state] = pd.Categorical.from_codes(  # type: ignore[call-overload]
+            np.broadcast_to(np.asarray(out[state]).astype(np.int8), (size,)), list(STATES[state])
+        )
+    return pd.DataFrame(columns, copy=False)
 
 
 def _resolve_one(sc: Scenario, name: str, value: Any) -> dict[str, float] | InputError:

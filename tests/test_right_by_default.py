@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -192,3 +194,54 @@ def test_own_storage_without_sources_names_the_field(tmp_path: Path, monkeypatch
         calc.plan("beast-imagenet-4xv100", storage="nas.yaml")
     assert e.value.field == "storage"
     assert e.value.message.startswith("nas.yaml: lab-nas: sources: missing")
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None and not os.environ.get("BROWSER_PATH"),
+                    reason="kaleido needs a Chrome or Chromium (apt-get install chromium)")
+def test_a_figure_saves_as_png(tmp_path: Path) -> None:
+    """main: write_image raised "Image export requires the Kaleido package" (not installed)."""
+    p = calc.plan("beast-imagenet-4xv100")
+    out = tmp_path / "map.png"
+    calc.plots.storage_map(p, calc.recommend(p)).write_image(out, width=1280, height=800)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_sweep_keeps_its_inputs_and_costs_each_row() -> None:
+    """main: sweeping cpu_cores_per_node gave [27.07, 27.07] (the output of the same name) and no cost."""
+    df = calc.sweep("beast-imagenet-4xv100", cpu_cores_per_node=[4, 8])
+    assert df["cpu_cores_per_node"].tolist() == [4, 8]
+    needed = calc.plan("beast-imagenet-4xv100").cpu_cores_per_node  # the cores do not change what is needed
+    assert df["cpu_cores_per_node_output"].tolist() == [pytest.approx(needed)] * 2
+    costed = calc.sweep("resnet50-8xh100-imagenet", cost=True, gpus_per_job=[8, 16])
+    # 8 and 16 H100s at gpus.yaml's on-demand price per GPU-hour, 720 h a month
+    price = calc.gpus()["H100-SXM"].price_per_hour
+    assert costed["gpu_usd_per_month"].tolist() == pytest.approx([8 * price * 720, 16 * price * 720])
+    for _, row in costed.iterrows():
+        rec = calc.recommend("resnet50-8xh100-imagenet", gpus_per_job=int(row["gpus_per_job"]))
+        best = rec[rec["feasible"]].iloc[0]
+        assert row["storage"] == best["option"]
+        assert row["storage_usd_per_month"] == pytest.approx(best["monthly_total_usd"])
+
+
+def test_fewest_workers_says_when_no_count_suffices() -> None:
+    """main: -1 (explained only in the docstring)."""
+    with pytest.raises(InputError) as e:
+        calc.fewest_workers("luna-unet3d-1080ti")
+    assert e.value.field == "num_workers" and "bound by storage" in e.value.message
+
+
+def test_a_flat_monthly_fee_for_a_system_already_paid_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """main: no such figure; a system already bought cost $0 a month, or had to be given a price."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "paid.yaml").write_text(
+        "lab-nas: {label: NAS, kind: nfs, unit: system, iops: 600000, read_bandwidth: 22 GB/s, latency: 0.5 ms,"
+        " capacity: 150 TB, max_units: 1, purchase_price: 0, monthly_fee: 2500, site: on-prem, verified: I,"
+        " write_bandwidth: 12 GB/s, sources: {iops: q, read_bandwidth: q, write_bandwidth: q, latency: q, capacity: q,"
+        " max_units: q, purchase_price: paid,"
+        " monthly_fee: the support contract}}\n"
+    )
+    rec = calc.recommend("beast-imagenet-4xv100", storage="paid.yaml", site="on-prem")
+    row = rec.set_index("option").loc["paid.yaml"]
+    assert row["feasible"] and row["purchase_usd"] == 0
+    assert row["monthly_rent_usd"] == 2500 and row["monthly_total_usd"] == 2500  # the fee, whatever else
+    assert "$2,500 a month flat" in row["price_note"]

@@ -9,6 +9,7 @@ import pytest
 
 import calc
 from calc import storage
+from calc.errors import InputError
 from calc.lever import levers
 from calc.sizing import fewest_workers, largest_example_bytes, max_gpus, recommend
 
@@ -663,7 +664,9 @@ def test_largest_example_reads_the_page_cache() -> None:
 def test_fewest_workers_arguments() -> None:
     """Defect: most="8" raised TypeError. 9 workers are needed (test_fewest_workers_and_largest_example)."""
     assert fewest_workers("beast-resnet50-v100", most="16") == 9  # type: ignore[arg-type]
-    assert fewest_workers("beast-resnet50-v100", most=8) == -1
+    with pytest.raises(InputError) as e:  # issue 39: main returned -1
+        fewest_workers("beast-resnet50-v100", most=8)
+    assert e.value.field == "num_workers" and "no count up to 8 reaches" in e.value.message
     for most in ("eight", 0, -3, 2000, 2.5):
         with pytest.raises(calc.InputError) as e:
             fewest_workers("beast-resnet50-v100", most=most)  # type: ignore[arg-type]
