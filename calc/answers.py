@@ -23,7 +23,7 @@ from calc.engine import _n, checkpoint_writes_per_month, plan_demand
 from calc.errors import InputError
 from calc.plan import Plan, plan
 from calc.scenario import ask
-from calc.site import SITE_NAMES, SITE_WORDS, job_site
+from calc.site import DEFAULT_SITE, SITE_NAMES, SITE_WORDS, job_site
 from calc.sizing import PlanLike, as_plan, max_gpus, nodes_reading, recommend
 from calc.units import MONTH_S, fmt, fmt_usd
 
@@ -70,6 +70,9 @@ class Answer:
     design_utilization: float = math.nan
     """GPU utilisation planned on the chosen design's reading tier (NaN: the plan's own storage)."""
     design_bottleneck: str = ""
+    site_assumed: bool = False
+    """No site, server or storage named one: ``site`` is ``DEFAULT_SITE`` and ``site_lines`` holds
+    each site's cheapest design, said beside the answer."""
     cheapest_storage: dict[str, Any] | None = None
     """The buyable row with the lowest storage cost (to say when a dearer store is cheaper in total)."""
     fastest: dict[str, Any] | None = None
@@ -107,15 +110,16 @@ class Answer:
         if self.site is None and self.site_lines:
             # No site: one line per site follows (lines()); the headline compares their totals.
             return "Buy: " + site_question(self.site_lines)
+        verb = f"{site_label(self.site)} (site not given)" if self.site_assumed and self.site else "Buy"
         d = self.design
         if d is not None and d["design"] != "one tier":
             # An unknown copy time (no node link) is said in lines(), not in the one-sentence headline.
             copy = _staging(d) if math.isfinite(d["staging_s"]) else ""
-            return f"Buy: {d['description']}; {fmt_usd(d['monthly_total_usd'])} a month all in{copy}"
+            return f"{verb}: {d['description']}; {fmt_usd(d['monthly_total_usd'])} a month all in{copy}"
         if self.best is None:
             where = f" at the job's site ({self.site})" if self.site else ""
             return f"No storage option in the catalog serves this job{where}: see the reasons per option."
-        return "Buy: " + describe_option(self.best)
+        return f"{verb}: " + describe_option(self.best)
 
     def charges_line(self) -> str:
         """``Monthly: rent $x, reads $y, writes $z, egress $0, purchases $w (amortised) = $t``."""
@@ -173,6 +177,15 @@ class Answer:
         p = self.plan
         out = [self.headline]
         chosen = self.design
+        if self.site_assumed and self.site:
+            others = [d for d in self.site_lines if d["site"] != self.site]
+            out.append(
+                f"Site not given: {SITE_NAMES[self.site]} assumed (no site, server or storage names one); "
+                f"{ask('site')} for another"
+                + (": " + ", ".join(f"{SITE_WORDS[d['site']]} {fmt_usd(d['monthly_total_usd'])}" for d in others)
+                   + " a month all in" if others else "")
+                + "."
+            )
         if self.site is None:
             out += [
                 f"{site_label(d['site'])}: {d['description']}"
@@ -381,6 +394,12 @@ def _deciding_tiers(p: Plan, d: Mapping[str, Any]) -> str:
 def job_answer(x: PlanLike, /, **overrides: Any) -> Answer:
     """The answer card: storage to buy, runners-up, the job's own storage judged, GPUs fed, idle cost."""
     p = as_plan(x, overrides)
+    assumed = job_site(p.scenario) is None
+    others: tuple[dict[str, Any], ...] = ()
+    if assumed:
+        # One answer: at the default site, with each site's cheapest design said beside it.
+        others = answer_rows(p, recommend(p))[2]
+        p = plan(dataclasses.replace(p.scenario, site=DEFAULT_SITE))
     sc = p.scenario
     site = job_site(sc)
     rec = recommend(p)
@@ -413,7 +432,8 @@ def job_answer(x: PlanLike, /, **overrides: Any) -> Answer:
         gpu_price_per_hour=price_f,
         gpu_price_source=src,
         site=site,
-        site_lines=site_lines,
+        site_lines=others or site_lines,
+        site_assumed=assumed,
         cheapest_storage=cheapest,
         fastest=fastest,
         design_utilization=served.gpu_utilization if served is not None else math.nan,

@@ -3,8 +3,9 @@
 ``calc.answer`` ranks every complete design of the job's site. The card names one of them, and
 every chart title, report and tab that names "the answer" names the same one (``chosen``):
 
-- no site known (none given, no server or storage that implies one): no design is chosen; the
-  card asks where the job runs (the price of each site is a detail, never a pick from a tie);
+- no site known (none given, no server or storage that implies one): the answer buys at the
+  default site (``calc.site.DEFAULT_SITE``, on-prem) and says so; each other site's price is a
+  detail (issue 39: the card asked "Where does this job run?" and bought nothing);
 - the page cache off (as the articles assume: every epoch reads storage): a design that relies
   on the page cache is not bought, since the plan's numbers (and the headline) read every
   epoch from storage; the best design that serves those reads is.
@@ -43,33 +44,29 @@ _LIMITS = {"Iops; ": "Random reads: ", "Minimum; it sets ": "The smallest size s
 
 @dataclass(frozen=True)
 class Card:
-    """The three lines of the answer (``buy``, ``cost``, ``why``; markdown), or ``ask`` when the
-    site is not known; ``design`` is the chosen design (None when asking or nothing serves)."""
+    """The three lines of the answer (``buy``, ``cost``, ``why``; markdown); ``design`` is the
+    chosen design (None when nothing serves)."""
 
     buy: str
     cost: str
     why: str
     design: dict[str, Any] | None
-    ask: str = ""
 
     def lines(self) -> list[str]:
-        return [x for x in (self.ask, self.buy, self.cost, self.why) if x]
+        return [x for x in (self.buy, self.cost, self.why) if x]
 
 
-def ranked(a: Answer, site: str | None = None) -> list[dict[str, Any]]:
-    """The designs the card may buy at ``site`` (default: the answer's), best first: feasible ones,
-    without a page-cache design when the scenario turns the page cache off."""
-    site = site or a.site
-    ok = [d for d in a.designs if d["feasible"] and d["site"] == site]
+def ranked(a: Answer) -> list[dict[str, Any]]:
+    """The designs the card may buy at the answer's site, best first: feasible ones, without a
+    page-cache design when the scenario turns the page cache off."""
+    ok = [d for d in a.designs if d["feasible"] and d["site"] == a.site]
     if not a.plan.scenario.page_cache:
         ok = [d for d in ok if d["design"] != "page cache"]
     return ok
 
 
 def chosen(a: Answer) -> dict[str, Any] | None:
-    """The design the card buys: the first of ``ranked``; None when the site is unknown."""
-    if a.site is None:
-        return None
+    """The design the card buys: the first of ``ranked`` (None when nothing serves)."""
     ok = ranked(a)
     return ok[0] if ok else None
 
@@ -88,18 +85,12 @@ _SAID = (
 
 
 def details(a: Answer) -> list[str]:
-    """What folds below the card: each site's best design (site unknown) or the next best ones,
-    then the answer's notes (your own storage, GPUs fed, idle GPU time), in plain words."""
+    """What folds below the card: the next best designs, then the answer's notes (the site assumed
+    and each other site's price, your own storage, GPUs fed, idle GPU time), in plain words."""
     out = []
-    if a.site is None:
-        for site, label in SITE_LABELS.items():
-            best = ranked(a, site)
-            if best:
-                out.append(f"{label}: {_design(best[0])}")
-    else:
-        nxt = ranked(a)[1:3]
-        if nxt:
-            out.append("Next best: " + "; ".join(_design(d) for d in nxt))
+    nxt = ranked(a)[1:3]
+    if nxt:
+        out.append("Next best: " + "; ".join(_design(d) for d in nxt))
     d = chosen(a)
     for line in a.lines():
         if line.startswith(_SAID):  # "Buy on-prem: ...", "Rent on AWS: ...": the per-site lines
@@ -154,27 +145,17 @@ def why(a: Answer, d: Mapping[str, Any], rec: pd.DataFrame) -> str:
 def card(a: Answer, rec: pd.DataFrame) -> Card:
     """The card's three lines for ``a`` (``rec``: the plan's ``recommend`` table)."""
     p = a.plan
-    if a.site is None:
-        return Card(
-            "",
-            "",
-            "",
-            None,
-            ask=(
-                "**Where does this job run?** Choose the site beside this box: what to buy and what it costs "
-                "depend on it (on-prem parts are bought; clouds rent by the month)."
-            ),
-        )
+    site = a.site or ""
     d = chosen(a)
     if d is None:
         return Card(
-            f"**Nothing in the catalog serves this job on {SITE_LABELS.get(a.site, a.site)}**: "
+            f"**Nothing in the catalog serves this job on {SITE_LABELS.get(site, site)}**: "
             "each option's reason is in the Storage section.",
             "",
             "",
             None,
         )
-    verb = "Buy" if a.site == "on-prem" else "Rent"
+    verb = "Buy" if site == "on-prem" else "Rent"
     buy = f"**{verb}** {plain_words(str(d['description']))}"
     months = p.scenario.amortization_months
     purchase = float(d["purchase_usd"]) if math.isfinite(d["purchase_usd"]) else 0.0

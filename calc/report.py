@@ -28,7 +28,7 @@ from calc.plots import cluster_day
 from calc.registry import OUTPUTS
 from calc.scenario import FIELDS, Scenario, ask, scenarios, to_text
 from calc.scenario import scenario as preset
-from calc.site import SITE_NAMES, job_site
+from calc.site import DEFAULT_SITE, SITE_NAMES, job_site
 from calc.sizing import recommend
 from calc.stages import CHECKPOINT_OUTPUTS
 from calc.units import Kind, fmt, fmt_usd
@@ -132,7 +132,9 @@ def subtitle(p: Plan) -> list[str]:
     site = job_site(sc)
     out = [
         f"Reported plan: {sc.model} on {gpus:,} x {sc.gpu} ({jobs}), {sc.precision}; "
-        f"storage: {sc.storage or 'none chosen'}; site: {SITE_NAMES.get(site, site) if site else 'not given'}."
+        f"storage: {sc.storage or 'none chosen'}; site: "
+        + (SITE_NAMES.get(site, site) if site else f"{SITE_NAMES[DEFAULT_SITE]} (assumed: not given)")
+        + "."
     ]
     base = preset_of(sc)
     own_text = base is None or sc.description != base.description

@@ -23,11 +23,17 @@ def test_plain_words() -> None:
     assert "calc.answer" not in plain_words("the answer (calc.answer, recommend) will not buy it")
 
 
-def test_no_site_asks_and_a_known_site_buys_one_design() -> None:
-    a = calc.answer("beast-imagenet-4xv100")  # no site, no server, no storage
-    assert chosen(a) is None
-    c = card(a, recommend(a.plan))
-    assert c.lines() == [c.ask] and "Where does this job run?" in c.ask
+def test_no_site_buys_on_prem_and_a_known_site_buys_one_design() -> None:
+    # issue 39: no site, no server, no storage: the card asked "Where does this job run?" and bought
+    # nothing; now it buys what an on-prem answer buys, and the answer says it assumed the site
+    a = calc.answer("beast-imagenet-4xv100")
+    on_prem = calc.answer("beast-imagenet-4xv100", site="on-prem")
+    assert a.site == "on-prem" and a.site_assumed and not on_prem.site_assumed
+    d, d_on_prem = chosen(a), chosen(on_prem)
+    assert d is not None and d_on_prem is not None
+    assert (d["description"], d["monthly_total_usd"]) == (d_on_prem["description"], d_on_prem["monthly_total_usd"])
+    assert card(a, recommend(a.plan)).lines() == card(on_prem, recommend(on_prem.plan)).lines()
+    assert a.lines()[1].startswith("Site not given: on-prem assumed")
     sc = calc.scenario("beast-imagenet-4xv100").replace(site="gcp")
     a = calc.answer(sc)
     d = chosen(a)

@@ -26,8 +26,8 @@ from calc.units import fmt
 
 
 def test_compare_table_lists_the_differing_input_first_then_requirements_and_cost() -> None:
-    v100 = calc.plan("beast-imagenet-4xv100")
-    a100 = calc.plan("beast-imagenet-4xv100", gpu="A100-SXM4-80GB")
+    v100 = calc.plan("beast-imagenet-4xv100", site="aws")  # rented: nothing to buy (issue 39: no site is on-prem)
+    a100 = calc.plan("beast-imagenet-4xv100", site="aws", gpu="A100-SXM4-80GB")
     name = pin_name(v100.scenario, a100.scenario)
     assert name == "gpu=V100-SXM2-16GB"  # named by what differs from the current scenario
     t = compare_table([v100, a100], [name, "current"])
@@ -74,11 +74,11 @@ def test_compare_chart_title_states_which_plan_is_faster_and_which_storage_is_ch
     title = fig.layout.title.text.replace("<br>", " ")
     assert title.startswith("Fastest: A (5,885 samples/s); cheapest storage: A ")
     assert "gpu=" not in title and {d.name for d in fig.data} == {"A: gpu=V100-SXM2-16GB", "B: gpu=H100-SXM"}
-    # A site not given: the card asks, and the chart prices nothing for that plan instead of picking a site.
+    # A site not given: priced at the site the answer assumes, on-prem (issue 39; before, the chart priced
+    # nothing for it). Both on-prem designs: ($14,275.59 / 36 = $396.54 of parts a month + power (14 + 2 x 9.5
+    # + 300 + 12 + 2 x 6 = 357 W x 730 h x $0.13/kWh) $33.88 + support (12 % a year / 12) $142.76 = $573.18)
     unsited = plots.compare_chart([calc.plan("beast-imagenet-4xv100"), plans[1]], ["x", "y"])
-    # ($14,275.59 / 36 = $396.54 of parts a month + power (14 + 2 x 9.5 + 300 + 12 + 2 x 6 = 357 W x 730 h
-    # x $0.13/kWh) $33.88 + support (12 % a year / 12) $142.76 = $573.18, issue 28)
-    assert "cheapest storage: B ($573 a month all in)" in unsited.layout.title.text.replace("<br>", " ")
+    assert "storage costs the same ($573 a month all in)" in unsited.layout.title.text.replace("<br>", " ")
 
 
 # ------------------------------------------------------------------ issue 20: a report a meeting can trust
@@ -107,7 +107,7 @@ def test_subtitle_describes_the_plan_not_the_preset_it_was_edited_from() -> None
     p = calc.plan("beast-imagenet-4xv100", gpu="H100-SXM")
     head = _head(html_report(p))
     assert "v100" not in head.lower()
-    assert "resnet50 on 4 x H100-SXM (one job), fp16; storage: none chosen; site: not given." in head
+    assert "resnet50 on 4 x H100-SXM (one job), fp16; storage: none chosen; site: on-prem (assumed: not given)." in head
     md = markdown_report(p)
     md_head = md.split("\n## ", 1)[0]
     assert "v100" not in md_head.split("\n", 1)[1].lower()  # below the title, which carries the name
@@ -225,12 +225,13 @@ def test_what_to_buy_carries_every_answer_line_and_the_monthly_charges() -> None
         "Why: Each of 1 node reads 2.86 GB/s from its own copy; the store only holds the dataset (2.75 TB).",
     ]
     assert bullets[3:] == details(calc.answer(p))
-    # no site given: the report asks, as the card does, and lists each site's best design below
+    # no site given (issue 39): the report buys on-prem, as the card does, says it assumed it and prices
+    # each other site; no "Where does this job run?" nor "beside this box" (a file has no box)
     q = calc.plan("mlperf-unet3d-h100")
     section = markdown_report(q).split("## What to buy, and what it costs", 1)[1].split("\n## ", 1)[0]
-    assert "- Where does this job run?" in section
-    assert "- On-prem: 1 drive of nvme-gen4 per node" in section and "- AWS: " in section
-    assert "cheapest site" not in section and "Where does this job run?" in html_report(q)
+    assert section.strip().splitlines()[:3] == [f"- {b}" for b in bullets[:3]]
+    assert "- Site not given: on-prem assumed" in section and "rent on AWS $" in section
+    assert "Where does this job run?" not in html_report(q) and "beside this box" not in html_report(q)
 
 
 _NOT_A_NUMBER = re.compile(r"(?<![A-Za-z])(nan|inf|infinity)(?![A-Za-z])", re.IGNORECASE)
