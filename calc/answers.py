@@ -354,7 +354,7 @@ def deciding_sentence(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -
     if lim == "write requests":
         _, puts = checkpoint_writes_per_month(p)
         return (
-            f"Deciding: checkpoint write requests; {fmt(puts / MONTH_S, 'count_per_s', 'PUTs/s')} on average "
+            f"Deciding: checkpoint write requests; {fmt(puts / MONTH_S, 'count_per_s', 'write requests/s')} on average "
             f"(16 MiB parts; saves come in bursts), which sets {_n(r['units'], str(r['unit']))} of {r['option']}."
         )
     if lim == "RAM":
@@ -384,8 +384,9 @@ def _deciding_tiers(p: Plan, d: Mapping[str, Any]) -> str:
             "is read once per node and only holds it."
         )
     clients = nodes_reading(p)
+    who = "the node" if clients == 1 else f"each of {_n(clients, 'node')}"  # never "each of 1 node"
     return (
-        f"Deciding: each of {_n(clients, 'node')} reads {fmt(p.values['read_bytes_per_s'] / clients, 'bytes_per_s')} "
+        f"Deciding: {who} reads {fmt(p.values['read_bytes_per_s'] / clients, 'bytes_per_s')} "
         f"from its own copy; the store only holds the dataset ({fmt(p.dataset_bytes, 'bytes')})"
         + (" and takes the checkpoints." if p.saves else ".")  # a job that saves nothing: no checkpoints
     )

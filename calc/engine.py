@@ -720,11 +720,13 @@ def _attach(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
 
 
 def _n(count: float, noun: str) -> str:
-    """``1 drive``, ``3 drives``, ``1,024 GPUs``, ``4.8 TiBs``: a count with its noun, singular or plural."""
+    """``1 drive``, ``3 drives``, ``1,024 GPUs``, ``4.8 TiB``: a count with its noun, singular or plural
+    (a unit of bytes, ``TiB``, is never plural: "161 TiBs" read as jargon, issue 39)."""
+    unit = noun.endswith("B")
     if not float(count).is_integer():
-        return f"{float(count):,.4g} {noun}" + ("" if noun.endswith("s") else "s")
+        return f"{float(count):,.4g} {noun}" + ("" if noun.endswith("s") or unit else "s")
     n = int(count)
-    return f"{n:,} {noun}" + ("" if n == 1 or noun.endswith("s") else "es" if noun.endswith("x") else "s")
+    return f"{n:,} {noun}" + ("" if n == 1 or noun.endswith("s") or unit else "es" if noun.endswith("x") else "s")
 
 
 def _array(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:

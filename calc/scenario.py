@@ -1312,7 +1312,9 @@ def _text_value(name: str, value: str, info: FieldInfo) -> Any:
     other text (a quantity with its unit, a name) as it is."""
     if info.kind == "bool":
         return check_field(name, value)
-    if info.kind in ("int", "number", "fraction"):
+    if info.kind == "fraction":
+        return percent(name, value)
+    if info.kind in ("int", "number"):
         return parse(value, "count", name)
     if info.kind not in ("text", "choice") and _BARE.match(value):
         return parse(value, info.kind, name)  # type: ignore[arg-type]  # a bare number: base units, as a number
@@ -1351,6 +1353,8 @@ def check_value(name: str, value: object, info: FieldInfo) -> Any:
     if info.kind == "bool":
         return _check_bool(name, value)
     if info.kind in ("int", "fraction", "number"):
+        if info.kind == "fraction" and isinstance(value, str) and value.strip().endswith("%"):
+            value = percent(name, value)
         number = _number(name, value, "count", info)
         if info.kind == "int" and number != math.floor(number):
             raise InputError(name, f"expected a whole number, got {_short(value)}; {_accepted(name, info)}")
@@ -1464,6 +1468,15 @@ def _short(value: object) -> str:
         return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1:,} digits"
     text = repr(value)
     return text if len(text) <= 80 else f"{text[:80]}..."
+
+
+def percent(name: str, value: str) -> float:
+    """A fraction as text: ``0.9``, or a percentage, ``90 %`` or ``150%`` (issue 39: "150%" was
+    refused as an unknown unit); the field's range is checked after."""
+    text = value.strip()
+    if text.endswith("%"):
+        return parse(text[:-1].strip(), "count", name) / 100
+    return parse(text, "count", name)
 
 
 def _number(name: str, value: object, kind: Kind, info: FieldInfo | None = None) -> float:

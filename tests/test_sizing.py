@@ -1162,7 +1162,7 @@ def test_describe_option_brief_forms_and_missing_figures() -> None:
     rented |= {"purchase_usd": math.nan, "monthly_total_usd": math.nan}
     assert describe_option(rented, brief=True) == "1 volume of aws-efs-elastic, no public price"
     fsx = rented | {"units": 4.8, "unit": "TiB", "option": "aws-fsx-lustre-ssd-125", "monthly_total_usd": 700.0}
-    assert describe_option(fsx, brief=True) == "4.8 TiBs of aws-fsx-lustre-ssd-125, $700 a month all in"
+    assert describe_option(fsx, brief=True) == "4.8 TiB of aws-fsx-lustre-ssd-125, $700 a month all in"
 
 
 def test_drive_bays_say_why_a_nodes_drives_do_not_fit() -> None:
