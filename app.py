@@ -580,7 +580,7 @@ def answer_card(p: calc.Plan) -> None:
         "Site",
         sites,
         index=sites.index(site) if site in sites else None,
-        format_func=lambda s: SITE_LABELS.get(s, s) + (said if s == site else ""),
+        format_func=lambda s: str(SITE_LABELS.get(s, s)) + (said if s == site else ""),
         key=key,
         on_change=on_card_site,
         args=(gen, key),
@@ -1089,7 +1089,8 @@ def cluster_now(sc: Scenario) -> tuple[dict[str, str], Cluster, Any] | str:
     params = cluster_params()
     got = ss.get("cluster_now")
     if got is not None and got[0] == (params, sc):
-        return got[1]
+        kept: tuple[dict[str, str], Cluster, Any] | str = got[1]
+        return kept
     try:
         c = build_cluster(sc, params)
         out: tuple[dict[str, str], Cluster, Any] | str = (params, c, cluster_answer(cluster(c)))

@@ -175,17 +175,8 @@ class Answer:
     def lines(self) -> list[str]:
         """The answer as short sentences (for the CLI, the report and the page)."""
         p = self.plan
-        out = [self.headline]
+        out = [self.headline, *self._assumed_site_line()]
         chosen = self.design
-        if self.site_assumed and self.site:
-            others = [d for d in self.site_lines if d["site"] != self.site]
-            out.append(
-                f"Site not given: {SITE_NAMES[self.site]} assumed (no site, server or storage names one); "
-                f"{ask('site')} for another"
-                + (": " + ", ".join(f"{SITE_WORDS[d['site']]} {fmt_usd(d['monthly_total_usd'])}" for d in others)
-                   + " a month all in" if others else "")
-                + "."
-            )
         if self.site is None:
             out += [
                 f"{site_label(d['site'])}: {d['description']}"
@@ -226,6 +217,17 @@ class Answer:
             out.append(self.feeds_note)
         out.append(self._idle_line())
         return out
+
+    def _assumed_site_line(self) -> list[str]:
+        """The site the answer assumed (none given) and what each other site's cheapest design costs."""
+        if not (self.site_assumed and self.site):
+            return []
+        others = [d for d in self.site_lines if d["site"] != self.site]
+        prices = ", ".join(f"{SITE_WORDS[d['site']]} {fmt_usd(d['monthly_total_usd'])}" for d in others)
+        return [
+            f"Site not given: {SITE_NAMES[self.site]} assumed (no site, server or storage names one); "
+            f"{ask('site')} for another" + (f": {prices} a month all in." if others else ".")
+        ]
 
     def _idle_line(self) -> str:
         """What the bottleneck idles, in GPU-hours and dollars a month, or that it idles nothing."""

@@ -219,7 +219,8 @@ def cluster_card(a: ClusterAnswer) -> Card:
     own, units = shared.get("storage"), shared.get("storage_units")
     budget = a.monthly_usd
     if best is None and not own:
-        return Card("**Nothing in the catalog serves this cluster**: each option's reason is in the tables.", "", "", None)
+        nothing = "**Nothing in the catalog serves this cluster**: each option's reason is in the tables."
+        return Card(nothing, "", "", None)
     why = f"**Chargeback** splits the {fmt_usd(budget)} over the jobs (the table below): {CHARGEBACK_RULE}."
     if own and a.charged_option == own and math.isfinite(budget):
         system = f"{units:g} x {own}" if units is not None else str(own)

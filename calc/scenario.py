@@ -1353,8 +1353,6 @@ def check_value(name: str, value: object, info: FieldInfo) -> Any:
     if info.kind == "bool":
         return _check_bool(name, value)
     if info.kind in ("int", "fraction", "number"):
-        if info.kind == "fraction" and isinstance(value, str) and value.strip().endswith("%"):
-            value = percent(name, value)
         number = _number(name, value, "count", info)
         if info.kind == "int" and number != math.floor(number):
             raise InputError(name, f"expected a whole number, got {_short(value)}; {_accepted(name, info)}")
@@ -1483,6 +1481,8 @@ def _number(name: str, value: object, kind: Kind, info: FieldInfo | None = None)
     """``parse`` for one input, turning Python's own errors on odd numbers (an integer too large
     for a float, a Fraction that overflows) into an InputError naming the field."""
     try:
+        if info is not None and info.kind == "fraction" and isinstance(value, str) and value.strip().endswith("%"):
+            return percent(name, value)
         return parse(value, kind, name)
     except InputError as e:
         if "accepted" in e.message:

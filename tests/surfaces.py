@@ -21,10 +21,10 @@ import calc.cli
 import calc.cluster
 import calc.cluster_input as _cluster_input
 from calc.registry import OUTPUTS
-from calc.sweep import OUTPUT_SUFFIX
 from calc.scenario import FIELDS as _FIELDS
 from calc.scenario import choices
 from calc.stages import UNLIMITED as _UNLIMITED
+from calc.sweep import OUTPUT_SUFFIX
 
 _cluster = sys.modules["calc.cluster"]  # the module (calc.cluster is also the function)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import calc
-from calc.card import card, chosen, plain_words, usd_sum
+from calc.card import card, chosen, plain_words, short_buy, usd_sum, without_price
 from calc.sizing import recommend
 
 
@@ -16,7 +16,24 @@ def test_money_parts_add_up_to_the_total_shown() -> None:
 
 
 def test_plain_words() -> None:
-    assert plain_words("1 prefix of aws-s3-standard, $145 a month all in") == "an aws-s3-standard bucket"
+    # issue 39: plain words keep every price (a runners-up line lost its last one); the card's own
+    # line drops a description's closing prices (its cost line says them), and its asides
+    assert (
+        plain_words("1 prefix of aws-s3-standard, $145 a month all in")
+        == "an aws-s3-standard bucket, $145 a month all in"
+    )
+    line = (
+        "Runners-up: 161 TiB of aws-fsx-lustre-hdd-40 (177 TB), $14,693 a month all in; "
+        "1 bucket of aws-s3-express, $25,417 a month all in"
+    )
+    assert plain_words(line) == line
+    assert without_price("9 drives of nvme-gen4 in raid6 (53.76 TB usable), $35,467 to buy, $1,380 a month all in") == (
+        "9 drives of nvme-gen4 in raid6 (53.76 TB usable)"
+    )
+    assert short_buy(
+        "1 drive of nvme-gen4 per node ($2,738 to buy; a copy (80% full), in its bays) + 2 drives of hdd-7200"
+        " in mirror (24 TB usable) to hold the dataset"
+    ) == ("1 drive of nvme-gen4 per node + 2 drives of hdd-7200 in mirror to hold the dataset")
     assert plain_words("which sets 3 prefixes of aws-s3-express.") == (
         "which sets an aws-s3-express bucket (3 request-rate partitions)."
     )
@@ -40,5 +57,5 @@ def test_no_site_buys_on_prem_and_a_known_site_buys_one_design() -> None:
     # the page cache is off (the articles read every epoch from storage): not a page-cache design
     assert d is not None and d["design"] == "one tier" and d["store"] == "gcp-pd-ssd"
     lines = card(a, recommend(sc)).lines()
-    assert len(lines) == 3 and lines[0] == "**Rent** 1 TB of gcp-pd-ssd (1 TB)"
+    assert len(lines) == 3 and lines[0] == "**Rent** 1 TB of gcp-pd-ssd"  # its asides fold ("In full: ...")
     assert lines[2].startswith("**Why** Bandwidth: the job needs 385.7 MB/s")  # 5,885 reads/s x 64 KiB

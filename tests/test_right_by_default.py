@@ -42,8 +42,11 @@ def test_a_named_preset_with_a_new_size_names_what_it_kept() -> None:
     p = calc.plan(model="llama3_8b", hidden=5120, heads=40, **H100, gpus_per_job=8, zero_stage=3)
     kept = next(w for w in p.warnings if "kept from the llama3_8b preset" in w)
     assert "kv_heads 8" in kept and "ffn_hidden 14,336" in kept and "vocab 128,256" in kept
-    assert not [w for w in calc.plan(model="llama3_8b", seq_len=4096, **H100, gpus_per_job=8, zero_stage=3).warnings
-                if "kept from" in w]  # the sequence is how it trains, not its size
+    assert not [
+        w
+        for w in calc.plan(model="llama3_8b", seq_len=4096, **H100, gpus_per_job=8, zero_stage=3).warnings
+        if "kept from" in w
+    ]  # the sequence is how it trains, not its size
 
 
 def test_model_params_is_an_output() -> None:
@@ -125,8 +128,9 @@ def test_interleaved_pipelines_megatron_refuses(layout: dict[str, int], field: s
 
 def test_an_uneven_pipeline_names_the_flags_megatron_needs() -> None:
     """main: 32 layers over 3 stages, no word. Megatron splits 33 / 3 with the embedding counted."""
-    p = calc.plan(model="llama3_8b", **H100, gpus_per_job=24, pipeline_parallel=3, gradient_accumulation=24,
-                  zero_stage=1)
+    p = calc.plan(
+        model="llama3_8b", **H100, gpus_per_job=24, pipeline_parallel=3, gradient_accumulation=24, zero_stage=1
+    )
     assert any("--account-for-embedding-in-pipeline-split" in w and "33 / 3 = 11" in w for w in p.warnings)
 
 
@@ -136,8 +140,19 @@ def test_an_uneven_pipeline_names_the_flags_megatron_needs() -> None:
 def test_the_command_line_starts_from_nothing_when_no_preset_is_named() -> None:
     """main: --set on no preset edited beast-imagenet-4xv100 and kept its measured step (model
     state 98 MiB for a 7B model)."""
-    argv = ["plan", "--set", "model=gpt_7b", "--set", "gpu=H100-SXM", "--set", "precision=bf16",
-            "--set", "zero_stage=3", "--set", "gpus_per_job=8"]
+    argv = [
+        "plan",
+        "--set",
+        "model=gpt_7b",
+        "--set",
+        "gpu=H100-SXM",
+        "--set",
+        "precision=bf16",
+        "--set",
+        "zero_stage=3",
+        "--set",
+        "gpus_per_job=8",
+    ]
     assert json.loads(cli.run([*argv, "--format", "json"]))["model_state_bytes"] == pytest.approx(
         6_738_415_616 * 16 / 8  # AdamW's 16 B, ZeRO-3 over 8 GPUs
     )
@@ -155,8 +170,22 @@ def test_the_command_line_reads_a_scenario_file_blank_and_a_new_name(tmp_path: P
     with pytest.raises(InputError) as e:
         cli.run(["plan", "blank", "--set", "params=1e8"])
     assert e.value.field == "model" and "missing" in e.value.message  # a blank model asks for its figures
-    assert cli.run(["plan", "myjob", "--set", "model=gpt_7b", "--set", "gpu=H100-SXM", "--set", "precision=bf16",
-                    "--set", "zero_stage=3", "--set", "gpus_per_job=8"]).startswith("myjob: gpt_7b on 8 x H100-SXM")
+    assert cli.run(
+        [
+            "plan",
+            "myjob",
+            "--set",
+            "model=gpt_7b",
+            "--set",
+            "gpu=H100-SXM",
+            "--set",
+            "precision=bf16",
+            "--set",
+            "zero_stage=3",
+            "--set",
+            "gpus_per_job=8",
+        ]
+    ).startswith("myjob: gpt_7b on 8 x H100-SXM")
     with pytest.raises(InputError) as e:
         cli.run(["plan", "beast-imagenet-4xv10", "--set", "jobs=2"])  # a near miss is never planned as new
     assert "did you mean beast-imagenet-4xv100" in e.value.message
@@ -196,8 +225,10 @@ def test_own_storage_without_sources_names_the_field(tmp_path: Path, monkeypatch
     assert e.value.message.startswith("nas.yaml: lab-nas: sources: missing")
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None and not os.environ.get("BROWSER_PATH"),
-                    reason="kaleido needs a Chrome or Chromium (apt-get install chromium)")
+@pytest.mark.skipif(
+    shutil.which("chromium") is None and not os.environ.get("BROWSER_PATH"),
+    reason="kaleido needs a Chrome or Chromium (apt-get install chromium)",
+)
 def test_a_figure_saves_as_png(tmp_path: Path) -> None:
     """main: write_image raised "Image export requires the Kaleido package" (not installed)."""
     p = calc.plan("beast-imagenet-4xv100")
