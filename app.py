@@ -149,9 +149,24 @@ def widget_text(name: str, value: Any) -> str:
 
 
 def wkey(name: str) -> str:
-    """The widget key of an input in the scenario loaded now (``f_gpu`` until the first load after the link)."""
+    """The widget key of an input in the scenario loaded now (``f_gpu`` until the first load after the link),
+    and of its redraws (``redraw``)."""
     gen = st.session_state.get(GEN, 0)
-    return KEY + name if not gen else f"{KEY}{gen}_{name}"
+    rev = st.session_state.get(REV + name, 0)
+    return (KEY + name if not gen else f"{KEY}{gen}_{name}") + (f"_r{rev}" if rev else "")
+
+
+REV = "rev_"
+"""How many times the page rewrote an input's widget (``redraw``): part of its key."""
+
+
+def redraw(name: str) -> None:
+    """Draw an input's widget anew from its kept value: a new key, since the browser keeps showing the
+    value a widget of the same key had (issue 39: clearing the measured step cleared the measured GPU in
+    the link, yet the sharer's sidebar still showed V100; popping the widget's state redrew it only in
+    AppTest)."""
+    st.session_state.pop(wkey(name), None)
+    st.session_state[REV + name] = st.session_state.get(REV + name, 0) + 1
 
 
 def set_input(name: str, value: Any) -> None:
@@ -547,7 +562,7 @@ def on_card_site(gen: int, key: str) -> None:
     if gen != st.session_state.get(GEN, 0):
         return
     set_input("site", to_widget("site", st.session_state.get(key)))
-    st.session_state.pop(wkey("site"), None)  # the sidebar's field redraws from the kept value
+    redraw("site")  # the sidebar's field redraws from the kept value
 
 
 def site_said(sc: Scenario, assumed: bool) -> str:
@@ -936,7 +951,7 @@ def show_what_the_link_holds(sc: Scenario, values: dict[str, Any]) -> None:
         now = getattr(sc, name)
         if not same(name, values[name], now):
             set_input(name, to_widget(name, now))
-            st.session_state.pop(wkey(name), None)  # its widget redraws from the kept value
+            redraw(name)  # its widget redraws from the kept value
             values[name] = now
 
 

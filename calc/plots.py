@@ -274,7 +274,13 @@ def storage_map(
     busy = p.read_bytes_per_s > 0
     big = [(x_of(st.option(n)), st.option(n).iops_at(req)) for n in dict.fromkeys(marked)]
     big += [(p.read_bytes_per_s / 1e6, max(p.read_iops, 1e-3))] if busy else []
-    _numbered(fig, [o for o in opts if o.name not in marked], x_of, req, feasible, big)
+    # The workload's star stays on the map even when it reads far less than any one unit gives.
+    lo = min([x_of(o) for o in opts] + ([p.read_bytes_per_s / 1e6] if busy else []))
+    x_range = (math.log10(lo / 2), math.log10(edge * 2))
+    ys = [math.log10(max(y, 1e-12)) for y in [o.iops_at(req) for o in opts] + [y for _, y in big]]
+    pad = 0.06 * max(max(ys) - min(ys), 1e-9)  # set, not Plotly's autorange: the labels are placed on it
+    y_range = (min(ys) - pad, max(ys) + pad)
+    _numbered(fig, [o for o in opts if o.name not in marked], x_of, req, feasible, big, (x_range, y_range))
     for i, name in enumerate(dict.fromkeys(marked)):
         o = st.option(name)
         role = "your storage" if name == p.scenario.storage else ("cheapest that serves" if i == 0 else "serves")
@@ -297,16 +303,12 @@ def storage_map(
             name="this workload",
             marker={"size": 20, "symbol": "star", "color": COLORS["demand"]},
         )
-    # The workload's star stays on the map even when it reads far less than any one unit gives.
-    lo = min([x_of(o) for o in opts] + ([p.read_bytes_per_s / 1e6] if busy else []))
     unpublished = any(not math.isfinite(o.read_bytes_per_s) for o in opts)
     note = " (none published: drawn at the right edge)" if unpublished else ""
-    fig.update_xaxes(
-        title=f"read bandwidth of one unit [MB/s]{note}",
-        type="log",
-        range=[math.log10(lo / 2), math.log10(edge * 2)],
+    fig.update_xaxes(title=f"read bandwidth of one unit [MB/s]{note}", type="log", range=list(x_range))
+    fig.update_yaxes(
+        title=f"random reads/s of one unit at {fmt(req, 'bytes', binary=True)}", type="log", range=list(y_range)
     )
-    fig.update_yaxes(title=f"random reads/s of one unit at {fmt(req, 'bytes', binary=True)}", type="log")
     fig = _layout(fig, _storage_finding(p, order, answer), 640)
     # Legend below the map in two fixed columns, tall enough for every name: beside the map it took
     # half the width at 1280 px; in columns sized by its longest name it fell to one column of 40
@@ -324,9 +326,9 @@ def storage_map(
     return fig
 
 
-MAP_PX = (700.0, 470.0)
-"""The storage map's plot area at 1280 px [px]: the narrowest a room sees it (its labels are placed for it;
-wider, they only spread apart)."""
+MAP_PX = (700.0, 500.0)
+"""The storage map's plot area at 1280 px [px] (Chromium: 711 x 508 under a two-line title): the
+narrowest a room sees it. Its labels are placed for it; wider, they only spread apart."""
 MAP_LABEL_PX = 11
 """The numbers beside the map's grey points [px]: readable from a room's back row (they were 9 px)."""
 
@@ -338,6 +340,7 @@ def _numbered(
     req: float,
     feasible: dict[str, bool],
     big: Sequence[tuple[float, float]] = (),
+    ranges: tuple[tuple[float, float], tuple[float, float]] | None = None,
 ) -> None:
     """The unnamed options as small grey points, each numbered on the map and named in the legend.
 
@@ -345,7 +348,7 @@ def _numbered(
     (``map_labels``); points too close for any side share one label ("8, 30") on the first of them.
     """
     points = [(x_of(o), o.iops_at(req)) for o in rest]
-    labels = map_labels(points, [str(k) for k in range(1, len(rest) + 1)], big)
+    labels = map_labels(points, [str(k) for k in range(1, len(rest) + 1)], big, ranges)
     for k, (o, (position, text)) in enumerate(zip(rest, labels, strict=True), start=1):
         cannot = "" if feasible.get(o.name, True) else ", cannot serve"
         edge = "" if math.isfinite(o.read_bytes_per_s) else " (at the edge)"  # the axis title says why
@@ -371,31 +374,36 @@ _SIDES = {
 
 
 def map_labels(
-    points: Sequence[tuple[float, float]], texts: Sequence[str], big: Sequence[tuple[float, float]] = ()
+    points: Sequence[tuple[float, float]],
+    texts: Sequence[str],
+    big: Sequence[tuple[float, float]] = (),
+    ranges: tuple[tuple[float, float], tuple[float, float]] | None = None,
 ) -> list[tuple[str, str]]:
     """Where each point's label goes on a log-log map, and its text: ``(textposition, text)``.
 
-    In pixels of ``MAP_PX`` over the points' decades, each label (``MAP_LABEL_PX`` high, 0.62 em a
-    digit) takes the first side of its point that overlaps no label placed before it and no point
-    (``big`` ones 20 px); where no side is free the number joins the label in the way ("8, 30"),
-    which moves to a side that holds the longer text, and the point keeps none. Greedy, in order.
+    In pixels of ``MAP_PX`` over the axes' ``ranges`` (log10; default: the points' own), each label
+    (``MAP_LABEL_PX`` high, 0.62 em a digit) takes the first side of its point that overlaps no label
+    placed before it and no point (``big`` ones 20 px); where no side is free the number joins the
+    nearest label ("8, 30"), which moves to a side that holds the longer text, and the point keeps
+    none. Greedy, in order.
     """
     every = [*points, *big]
     if not every:
         return []
     xs = [math.log10(max(x, 1e-12)) for x, _ in every]
     ys = [math.log10(max(y, 1e-12)) for _, y in every]
-    sx = MAP_PX[0] / max(max(xs) - min(xs), 1e-9)
-    sy = MAP_PX[1] / max(max(ys) - min(ys), 1e-9)
+    (x0, x1), (y0, y1) = ranges or ((min(xs), max(xs)), (min(ys), max(ys)))
+    sx = MAP_PX[0] / max(x1 - x0, 1e-9)
+    sy = MAP_PX[1] / max(y1 - y0, 1e-9)
     px = [(a * sx, b * sy) for a, b in zip(xs, ys, strict=True)]
-    dots = [(cx - 4, cy - 4, cx + 4, cy + 4) for cx, cy in px[: len(points)]]
-    dots += [(cx - 10, cy - 10, cx + 10, cy + 10) for cx, cy in px[len(points) :]]
+    dots = [(cx - 5, cy - 5, cx + 5, cy + 5) for cx, cy in px[: len(points)]]
+    dots += [(cx - 11, cy - 11, cx + 11, cy + 11) for cx, cy in px[len(points) :]]
     boxes: dict[int, tuple[float, float, float, float]] = {}  # point -> its label's box
     out: list[tuple[str, str]] = [("middle right", "") for _ in texts]
 
     def place(i: int, text: str) -> bool:
         cx, cy = px[i]
-        w, h = 0.62 * MAP_LABEL_PX * len(text) + 2, MAP_LABEL_PX
+        w, h = 0.62 * MAP_LABEL_PX * len(text) + 4, MAP_LABEL_PX + 3  # as Chromium draws its box
         for position, (dx, dy) in _SIDES.items():
             left = cx + (6 if dx > 0 else -6 - w if dx < 0 else -w / 2)
             low = cy + (6 if dy > 0 else -6 - h if dy < 0 else -h / 2)
@@ -411,13 +419,13 @@ def map_labels(
         if place(i, text):
             continue
         cx, cy = px[i]
-        host = min(boxes, key=lambda k: (px[k][0] - cx) ** 2 + (px[k][1] - cy) ** 2) if boxes else None
-        if host is None:
-            out[i] = ("middle right", text)
-            continue
-        joined = f"{out[host][1]}, {text}"
-        if not place(host, joined):
-            out[host] = (out[host][0], joined)  # kept where it was: the nearest a longer label could go
+        # Join the nearest label that can take the longer text on some side of its point; none can:
+        # the point is left unnumbered on the map (the legend still names it), never overprinted.
+        for host in sorted(boxes, key=lambda k: (px[k][0] - cx) ** 2 + (px[k][1] - cy) ** 2)[:3]:
+            was = boxes.pop(host)
+            if place(host, f"{out[host][1]}, {text}"):
+                break
+            boxes[host] = was
     return out
 
 

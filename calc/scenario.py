@@ -1540,4 +1540,4 @@ def ask(name: str) -> str:
     """How a sentence asks for input ``name``: by the label the page shows, its group, and the
     name a notebook passes (``set "Node link to storage" (Cluster inputs: node_network_bytes_per_s)``)."""
     f = FIELDS[name]
-    return f'set "{f.title}" ({f.group.capitalize()} inputs: {name})'
+    return f'set "{f.title}" ({f.group[:1].upper()}{f.group[1:]} inputs: {name})'

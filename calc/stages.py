@@ -33,7 +33,7 @@ _a = floats  # one scenario's numbers stay NumPy scalars (calc._types)
 @stage(
     Output("gpu_memory_bytes", "bytes", "GPU memory", binary=True, formula="{src_gpu_memory_bytes}"),
     Output("reserved_bytes", "bytes", "Reserved (context, allocator)", binary=True, formula="input (scenario)"),
-    Output("model_params", "count", "Model parameters", "parameters", formula="{src_params}"),
+    Output("model_params", "count", "Model parameters", "parameters", formula="{src_params}", integer=True),
     Output("model_state_bytes", "bytes", "Model state", binary=True),
     Output(
         "activation_bytes_per_example",

@@ -37,7 +37,8 @@ def _open(at: AppTest, *groups: str) -> AppTest:
 def _key(at: AppTest, name: str) -> str:
     """An input's widget key: ``f_NAME`` as opened, ``f_GEN_NAME`` after a preset or a file was loaded."""
     gen = at.session_state["gen"] if "gen" in at.session_state else 0  # noqa: SIM401 (AppTest state has no .get)
-    return f"f_{name}" if not gen else f"f_{gen}_{name}"
+    rev = at.session_state["rev_" + name] if "rev_" + name in at.session_state else 0  # noqa: SIM401
+    return (f"f_{name}" if not gen else f"f_{gen}_{name}") + (f"_r{rev}" if rev else "")
 
 
 def _picker(at: AppTest) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import calc
 from calc.card import card, chosen, plain_words, short_buy, usd_sum, without_price
 from calc.sizing import recommend
@@ -59,3 +61,19 @@ def test_no_site_buys_on_prem_and_a_known_site_buys_one_design() -> None:
     lines = card(a, recommend(sc)).lines()
     assert len(lines) == 3 and lines[0] == "**Rent** 1 TB of gcp-pd-ssd"  # its asides fold ("In full: ...")
     assert lines[2].startswith("**Why** Bandwidth: the job needs 385.7 MB/s")  # 5,885 reads/s x 64 KiB
+
+
+def test_plain_words_use_the_readmes_glossary() -> None:
+    """Issue 39: "prefix", "TiBs", "Each of 1 node", "PUTs/s" on the card. Every plain word the card
+    writes for a piece of jargon is the README glossary's, and the jargon never reaches the card."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    glossary = readme.split("## Glossary", 1)[1].split("\n## ", 1)[0]
+    for plain, jargon in (("bucket", "prefix"), ("write requests/s", "PUTs/s"), ("TiB, TB", "never plural")):
+        assert f"**{plain}**" in glossary and jargon in glossary, plain
+    for name in calc.scenarios():
+        for site in ("on-prem", "aws"):
+            a = calc.answer(name, site=site)
+            text = " ".join(card(a, recommend(a.plan)).lines())
+            assert not re.search(r"\bprefix(es)?\b|TiBs|[Ee]ach of 1 node|PUTs", text), (name, site, text)

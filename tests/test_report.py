@@ -342,3 +342,37 @@ def test_a_checkpoint_benchmark_without_reads_says_so() -> None:
     assert "(no dataset read)" in title and "0 B/s" not in title
     llm = plots.checkpoint_timeline(calc.plan("llama3-8b-pretrain-8xh100")).layout.title.text.replace("<br>", " ")
     assert "beside 256.7 kB/s of reads" in llm  # 7.83 samples/s x 8,192 tokens x 4 B = 256.7 kB/s
+
+
+# ------------------------------------------------------------------ issue 39: labels a room can read
+
+
+def test_map_labels_never_overprint_and_join_points_too_close_to_number_apart() -> None:
+    # Three decades each way over 700 x 500 px: 233 and 167 px a decade. Five points within 0.5 px of
+    # one another take the four sides of their spot; the fifth joins the nearest label that still fits
+    # with the longer text: "4, 5" and "3, 5" (31 px wide) below and above would touch the side labels
+    # (14 px high, centred) by a pixel, so "2, 5" on the left; a point three decades away keeps its own.
+    ranges = ((0.0, 3.0), (0.0, 3.0))
+    near = [(10 * (1 + k / 1000), 10.0) for k in range(5)]
+    got = plots.map_labels([*near, (1000, 1000)], ["1", "2", "3", "4", "5", "6"], (), ranges)
+    assert got == [
+        ("middle right", "1"),
+        ("middle left", "2, 5"),
+        ("top center", "3"),
+        ("bottom center", "4"),
+        ("middle right", ""),
+        ("middle right", "6"),
+    ]
+    # A big point (the workload's star) just right of a point pushes its number to another side.
+    star = [(10 * 10 ** (12 / 233), 10)]  # 12 px to the right
+    assert plots.map_labels([(10, 10)], ["1"], star, ranges)[0][0] == "middle left"
+
+
+def test_compare_labels_sit_after_their_bars_at_one_size() -> None:
+    """main: inside labels, which Plotly shrank to 4 px on a short bar beside a long one."""
+    plans = [calc.plan("beast-imagenet-4xv100", site="aws"), calc.plan("mlperf-unet3d-h100", site="on-prem")]
+    fig = plots.compare_chart(plans, ["A", "B"])
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert {t.textposition for t in bars} == {"outside"} and {t.textfont.size for t in bars} == {plots.COMPARE_LABEL_PX}
+    # each panel's axis runs to 2.2x its longest bar (utilisation: 1.65x), so the label fits after it
+    assert fig.layout.xaxis.range[1] == pytest.approx(2.2 * max(q.samples_per_s for q in plans))
