@@ -30,6 +30,7 @@ from calc.units import MONTH_S, fmt, fmt_usd
 __all__ = [
     "Answer",
     "answer_rows",
+    "assumed_site_line",
     "chosen_design",
     "deciding_sentence",
     "design_plan",
@@ -220,14 +221,7 @@ class Answer:
 
     def _assumed_site_line(self) -> list[str]:
         """The site the answer assumed (none given) and what each other site's cheapest design costs."""
-        if not (self.site_assumed and self.site):
-            return []
-        others = [d for d in self.site_lines if d["site"] != self.site]
-        prices = ", ".join(f"{SITE_WORDS[d['site']]} {fmt_usd(d['monthly_total_usd'])}" for d in others)
-        return [
-            f"Site not given: {SITE_NAMES[self.site]} assumed (no site, server or storage names one); "
-            f"{ask('site')} for another" + (f": {prices} a month all in." if others else ".")
-        ]
+        return assumed_site_line(self.site, self.site_lines) if self.site_assumed and self.site else []
 
     def _idle_line(self) -> str:
         """What the bottleneck idles, in GPU-hours and dollars a month, or that it idles nothing."""
@@ -250,6 +244,17 @@ class Answer:
         return f"The steady reads lose no GPU time: the {_n(gpus, 'GPU')} set the pace."
 
 
+def assumed_site_line(site: str, site_lines: Sequence[Mapping[str, Any]]) -> list[str]:
+    """``Site not given: on-prem assumed (...); set "Site" ... for another: rent on AWS $x, ...``: the
+    site a job's or a cluster's answer assumed, and each other site's cheapest design."""
+    others = [d for d in site_lines if d["site"] != site]
+    prices = ", ".join(f"{SITE_WORDS[d['site']]} {fmt_usd(d['monthly_total_usd'])}" for d in others)
+    return [
+        f"Site not given: {SITE_NAMES[site]} assumed (no site, server or storage names one); "
+        f"{ask('site')} for another" + (f": {prices} a month all in." if others else ".")
+    ]
+
+
 def site_question(site_lines: Sequence[Mapping[str, Any]]) -> str:
     """The answer's words when no site is known, a job's or a cluster's: ``it depends on the site
     (not given: ...): buy on-prem $x, rent on AWS $y, ... a month all in``."""
@@ -264,12 +269,13 @@ def site_label(site: str) -> str:
 
 
 def answer_rows(
-    p: Plan, rec: pd.DataFrame
+    p: Plan, rec: pd.DataFrame, site: str | None = None
 ) -> tuple[list[dict[str, Any]], tuple[dict[str, Any], ...], tuple[dict[str, Any], ...]]:
-    """The rows the answer may buy, best first; the plan's designs; with no site, each site's first
-    feasible design. One rule for a job's answer and a 1-job cluster's (calc.cluster)."""
+    """The rows the answer may buy at ``site`` (default: the job's), best first; the plan's designs;
+    with no site, each site's first feasible design. One rule for a job's answer and a 1-job
+    cluster's (calc.cluster)."""
     sc = p.scenario
-    site = job_site(sc)
+    site = site or job_site(sc)
     ok = rec[buyable(rec, site, sc.allow_other_site)]
     # Ready rows (the loader's workers cover the latency) before those that need more workers.
     ok = ok.sort_values("ready", ascending=False, kind="stable")

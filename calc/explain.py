@@ -113,9 +113,9 @@ def format_output(name: str, value: float) -> str:
         return f"{value * 100:.{out.digits}f} %"
     if out.words[1]:
         return out.words[int(value != 0)]
-    if out.integer:
+    if out.integer:  # a whole count in its unit: "128 examples", "1 example", "6,738,415,616 parameters"
         n = int(value)
-        return f"{n:,} example" + ("" if n == 1 else "s")
+        return f"{n:,} {out.unit[:-1] if n == 1 and out.unit.endswith('s') else out.unit}"
     if not math.isfinite(value):
         return "unlimited"
     unit = out.unit

@@ -163,7 +163,7 @@ def max_gpus(
     """
     s = _as_scenario(sc, overrides)
     change = _storage_change(s, storage, units, read_bytes_per_s, read_iops)
-    mp = s.tensor_parallel * s.pipeline_parallel
+    mp = gpu_group(s)
     k0 = max(1, math.ceil(s.state_shards / mp))
     kmax = int(float(FIELDS["gpus_per_job"].maximum or 1e6) // mp)
     base = s.replace(**change, gpus_per_job=k0 * mp)
@@ -195,6 +195,14 @@ def max_gpus(
         if j >= 0:
             k = int(between[j])
     return _engine_largest(base, k0, k, mp)
+
+
+def gpu_group(s: Scenario) -> int:
+    """The GPUs a job grows by, so that every count ``max_gpus`` tries is a layout the plan takes:
+    tensor x pipeline parallel ranks x the least data- x context-parallel ranks that context
+    parallelism, the shard group and expert parallelism each divide (issue 39: context parallelism
+    was left out, so max_gpus tried counts a plan refuses and named a count the user never gave)."""
+    return s.tensor_parallel * s.pipeline_parallel * math.lcm(s.context_parallel, s.shard_group or 1, s.expert_parallel)
 
 
 def _storage_change(

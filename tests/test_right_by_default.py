@@ -276,3 +276,37 @@ def test_a_flat_monthly_fee_for_a_system_already_paid_for(tmp_path: Path, monkey
     assert row["feasible"] and row["purchase_usd"] == 0
     assert row["monthly_rent_usd"] == 2500 and row["monthly_total_usd"] == 2500  # the fee, whatever else
     assert "$2,500 a month flat" in row["price_note"]
+
+
+# ---------------------------------------------------------------- layouts and counts
+
+
+def test_gpu_group_counts_context_parallelism_the_shard_group_and_experts() -> None:
+    from calc.sizing import gpu_group
+
+    base = calc.scenario("llama3-8b-pretrain-8xh100")
+    assert gpu_group(base.replace(tensor_parallel=2, context_parallel=2)) == 4  # 2 x 1 x lcm(2, 1, 1)
+    assert gpu_group(base.replace(tensor_parallel=2, context_parallel=2, shard_group=8)) == 2 * 8  # lcm(2, 8) = 8
+    assert gpu_group(base.replace(context_parallel=3, shard_group=2)) == 6  # lcm(3, 2)
+
+
+def test_max_gpus_tries_only_layouts_a_plan_takes() -> None:
+    from calc.sizing import gpu_group
+
+    """main: context parallelism left out of the grouping: "tensor x pipeline x context parallel = 2 must
+    divide gpus_per_job = 32239", a count the user never gave."""
+    kw = {"read_bytes_per_s": "1 GB/s", "context_parallel": 2}
+    n = calc.max_gpus("llama3-8b-pretrain-8xh100", **kw)
+    assert n > 0 and n % 2 == 0  # whole tensor x pipeline x context-parallel groups
+    fed = calc.plan("llama3-8b-pretrain-8xh100", storage_bytes_per_s="1 GB/s", context_parallel=2, gpus_per_job=n)
+    assert fed.stages["storage"] >= fed.per_gpu_samples_per_s * (1 - 1e-9)  # the reads are fed at n
+    for kw2 in ({"shard_group": 8}, {"tensor_parallel": 2}):
+        m = calc.max_gpus("llama3-8b-pretrain-8xh100", **kw, **kw2)
+        assert m % gpu_group(calc.scenario("llama3-8b-pretrain-8xh100", context_parallel=2, **kw2)) == 0
+
+
+def test_a_clusters_shared_jobs_input_is_refused_by_name() -> None:
+    """main: TypeError: as_cluster() got multiple values for argument 'jobs'."""
+    with pytest.raises(InputError) as e:
+        calc.cluster({"beast-nfs-shop": 1}, jobs=3)
+    assert e.value.field == "jobs" and "cannot be a shared input" in e.value.message

@@ -1357,12 +1357,12 @@ def test_deciding_for_two_tier_designs_and_none() -> None:
         "and only holds it."
     )
     assert _deciding(p, {"design": "local cache"}, rec) == (
-        "Deciding: each of 1 node reads 385.7 MB/s from its own copy; the store only holds the dataset (83.96 GB)."
+        "Deciding: the node reads 385.7 MB/s from its own copy; the store only holds the dataset (83.96 GB)."
     )  # the article's job saves nothing: no "takes the checkpoints"
     # An LLM that saves every 30 min: 7.83 samples/s x 8,192 tokens x 4 B = 256.7 kB/s on its 1 node.
     llm = calc.plan("llama3-8b-pretrain-8xh100")
     assert _deciding(llm, {"design": "local cache"}, rec) == (
-        "Deciding: each of 1 node reads 256.7 kB/s from its own copy; the store only holds the dataset (544.6 GB) "
+        "Deciding: the node reads 256.7 kB/s from its own copy; the store only holds the dataset (544.6 GB) "
         "and takes the checkpoints."
     )
 
@@ -1741,8 +1741,8 @@ def test_deciding_by_write_requests_counts_16_mib_parts() -> None:
     puts = math.ceil(p.checkpoint_bytes / 2**24) * 4320 / 2_592_000
     row = {"option": "aws-s3-standard", "unit": "bucket", "units": 1, "protection": "", "limiting": "write requests"}
     assert _deciding(p, {"design": "one tier", "store": "aws-s3-standard"}, pd.DataFrame([row])) == (
-        f"Deciding: checkpoint write requests; {calc.fmt(puts, 'count_per_s', 'PUTs/s')} on average (16 MiB parts; "
-        "saves come in bursts), which sets 1 bucket of aws-s3-standard."
+        f"Deciding: checkpoint write requests; {calc.fmt(puts, 'count_per_s', 'write requests/s')} on average "
+        "(16 MiB parts; saves come in bursts), which sets 1 bucket of aws-s3-standard."
     )
 
 
