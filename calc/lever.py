@@ -19,7 +19,7 @@ from calc import storage as st
 from calc.engine import plan_demand
 from calc.errors import InputError
 from calc.plan import as_scenario, plan
-from calc.scenario import FIELDS, Scenario
+from calc.scenario import FIELDS, Scenario, input_text
 from calc.sizing import PlanLike, as_plan, check_argument, recommend
 from calc.units import fmt, parse
 
@@ -83,6 +83,12 @@ def lever_changes(sc: Scenario) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def change_text(change: dict[str, Any]) -> str:
+    """A lever's change as the tables show it: ``input=value``, each value by the inputs' one
+    formatter (``calc.scenario.input_text``: "cpu_seconds_per_example=460 µs", not 0.00046)."""
+    return ", ".join(f"{k}={input_text(k, v)}" for k, v in change.items() if v is not None)
+
+
 def _engine_units(s: Scenario, change: dict[str, Any]) -> dict[str, Any]:
     """A lever that names a storage option "as many as needed" gets the units the engine sizes for
     the changed job's demand (``calc.engine.size_option``: per axis, protected, with the checkpoint writes),
@@ -122,7 +128,7 @@ def levers(sc: PlanLike, /, **overrides: Any) -> pd.DataFrame:
             q = plan(s.replace(**change))
         except InputError:
             continue
-        shown = ", ".join(f"{k}={v}" for k, v in change.items() if v is not None) or "defaults"
+        shown = change_text(change) or "defaults"
         rows.append(
             {
                 "lever": name,
@@ -194,7 +200,7 @@ def storage_levers(
         rows.append(
             {
                 "lever": name,
-                "change": ", ".join(f"{k}={v}" for k, v in change.items() if v is not None),
+                "change": change_text(change),
                 "read_iops": 0.0 if in_ram else q.read_iops,
                 "file_opens_per_s": 0.0 if in_ram else q.file_opens_per_s,
                 "read_bytes_per_s": 0.0 if in_ram else q.read_bytes_per_s,

@@ -17,7 +17,7 @@ import numbers
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import yaml
 
@@ -1283,6 +1283,20 @@ def to_text(value: Any, name: str | None = None) -> str:
     if isinstance(value, float):
         return repr(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
     return str(value)
+
+
+UNIT_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s")
+"""Input kinds a reader reads with their unit (``input_text``)."""
+
+
+def input_text(name: str, value: Any) -> str:
+    """An input as a reader reads it, by the one formatter (calc.units.fmt): quantities with their
+    unit (``1.8e-06`` s is "1.8 µs", 65,536 B is "65.54 kB"), the rest as ``to_text`` writes it
+    (issue 39: the report's what-if table showed ``1.8000000000000001e-06``)."""
+    kind = FIELDS[name].kind
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and kind in UNIT_KINDS:
+        return fmt(float(value), cast(Kind, kind))
+    return to_text(value)
 
 
 def from_text(name: str, text: Any) -> Any:

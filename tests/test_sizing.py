@@ -1759,3 +1759,17 @@ def test_answer_rows_keep_to_the_known_site_or_to_the_cheapest_sites_line() -> N
     cheapest = min(lines, key=lambda d: d["monthly_total_usd"])
     assert len({d["site"] for d in lines}) == len(lines) > 1
     assert rows and {r["site"] for r in rows} <= {cheapest["site"], "any"}
+
+
+def test_a_levers_change_reads_in_the_one_formatter() -> None:
+    """Issue 39: the report's what-if table showed cpu_seconds_per_example=1.8000000000000001e-06."""
+    from calc.lever import change_text
+
+    assert change_text({"example_bytes": 32768.0, "cpu_seconds_per_example": 1.8e-06}) == (
+        "example_bytes=32.77 kB, cpu_seconds_per_example=1.8 µs"
+    )
+    assert change_text({"storage": "nvme-gen4", "storage_units": 2, "gpu_decode": True, "site": None}) == (
+        "storage=nvme-gen4, storage_units=2, gpu_decode=true"
+    )
+    md = calc.report.markdown_report(calc.plan("gpt-1b-h100-tokens"))
+    assert "e-06" not in md and "e-05" not in md and ":uint8" not in md  # no uint8 tokens for 50,257 words
