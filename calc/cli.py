@@ -312,9 +312,9 @@ def _max_gpus(args: argparse.Namespace) -> str:
                 message = message.replace(name, flag)
         raise InputError(MAX_GPUS_FLAGS.get(e.field, e.field), message) from None
     if args.format != "table":
-        data = {"gpus": n, "scenario": sc.name, "target_gpu_utilization": sc.target_gpu_utilization}
-        return records(data, args.format)
-    return f"{n} GPUs of {sc.name} at {sc.target_gpu_utilization:.0%} utilisation"
+        data = {"gpus": int(n), "scenario": sc.name, "target_gpu_utilization": sc.target_gpu_utilization}
+        return records(data | {"why": n.why}, args.format)
+    return f"{n} GPUs of {sc.name} at {sc.target_gpu_utilization:.0%} utilisation; {n.why}"
 
 
 def _sweep(args: argparse.Namespace) -> str:

@@ -132,6 +132,20 @@ def _last_true(ok: Any) -> int:
     return int(hits[-1]) if hits.size else -1
 
 
+class GpuCount(int):
+    """``max_gpus``' answer: a whole number of GPUs, and ``why``: what stops the next group (issue
+    39: a bandwidth and IOPS alone and the same figures as a storage YAML gave 23 and 20 GPUs with
+    no word why; the YAML's per-client cap, latency or rated read size is the difference, and
+    ``why`` names it)."""
+
+    why: str
+
+    def __new__(cls, n: int, why: str = "") -> GpuCount:
+        out = super().__new__(cls, n)
+        out.why = why
+        return out
+
+
 def max_gpus(
     sc: PlanLike,
     /,
@@ -140,7 +154,7 @@ def max_gpus(
     read_bytes_per_s: float | str | None = None,
     read_iops: float | str | None = None,
     **overrides: Any,
-) -> int:
+) -> GpuCount:
     """How many GPUs of this job a storage system keeps at the scenario's target utilisation.
 
     Read from the plan itself: the largest ``gpus_per_job`` (whole model-parallel groups, at
@@ -153,7 +167,8 @@ def max_gpus(
     option's maximum, as in a plan); or a bandwidth and/or IOPS alone (no option: reads take the
     scenario's ``storage_latency_s``, else 1 ms); or both (they override the option's figures, as
     ``storage_bytes_per_s``/``storage_iops`` do in a plan); none of them: the scenario's own
-    storage. 0 when even the smallest job is not fed.
+    storage. 0 when even the smallest job is not fed. The count's ``why`` says what the next group
+    of GPUs would lack (``binding``).
 
     Raises
     ------
@@ -186,7 +201,7 @@ def max_gpus(
             )
         raise InputError("storage", f"{what} feeds more than {kmax * mp:,} GPUs, the largest job a plan takes")
     if i < 0:
-        return 0
+        return GpuCount(0, binding(base, k0 * mp))
     # Between the last fed grid point and the next: each group count.
     k = int(ks[i])
     between = np.arange(ks[i] + 1, ks[i + 1], dtype=float)
@@ -194,7 +209,53 @@ def max_gpus(
         j = _last_true(_storage_fed(evaluate_over(base, "gpus_per_job", between * mp)))
         if j >= 0:
             k = int(between[j])
-    return _engine_largest(base, k0, k, mp)
+    n = _engine_largest(base, k0, k, mp)
+    return GpuCount(n, binding(base, n + mp))
+
+
+def binding(base: Scenario, gpus: int) -> str:
+    """What ``gpus`` GPUs of this job would lack on its storage, in one sentence: the storage stage's
+    terms (bandwidth, reads/s, reads in flight over the latency, file opens on the metadata service)
+    at that count, else the engine's sizing (checkpoint writes, capacity, a rule)."""
+    p = plan(base.replace(gpus_per_job=gpus))
+    v, need = p.values, p.per_gpu_samples_per_s
+    miss, readers, reads = v["remote_fraction"], gpus * base.jobs, v["reads_per_example"]
+    in_flight = max(base.reader_concurrency if base.loader == "async" else base.num_workers, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):  # the terms of calc.pipeline.storage_stage
+        terms = {
+            f"bandwidth: {fmt(v['storage_bytes_per_s'], 'bytes_per_s')} supplied (per-client caps counted, "
+            f"{v['clients']:g} node(s) read)": v["storage_bytes_per_s"] / (p.inputs["example_bytes"] * miss) / readers,
+            f"reads/s: {fmt(v['storage_iops'], 'count_per_s', 'reads/s')} supplied at "
+            f"{fmt(v['request_bytes'], 'bytes', binary=True)}": v["storage_iops"] / (reads * miss) / readers,
+            f"reads in flight: {in_flight} a GPU over {fmt(v['storage_latency_s'], 'seconds')} a read": in_flight
+            / (v["storage_latency_s"] * reads * miss),
+            "metadata service (file opens)": p.stages.get("storage", math.inf),
+        }
+    short = {k: x for k, x in terms.items() if x < need * (1 - 1e-9)}
+    if short:
+        what = min(short, key=lambda k: short[k])
+        return f"at {gpus:,} GPUs ({fmt(need * gpus, 'count_per_s', 'samples/s')} needed) the {what} binds"
+    return f"at {gpus:,} GPUs " + _engine_binding(base, p)
+
+
+def _engine_binding(base: Scenario, p: Plan) -> str:
+    """What the engine's sizing finds short where the plan's storage stage still feeds the reads."""
+    d = plan_demand(p)
+    if not base.storage or base.storage_bytes_per_s is not None or base.storage_iops is not None:
+        return (
+            f"the reads plus the checkpoint writes beside them need {fmt(d.need_bytes_per_s, 'bytes_per_s')} "
+            "and more than the bandwidth given"
+        )
+    o = st.option(base.storage)
+    s = en.size_option(o, d)
+    have = base.storage_units if base.storage_units is not None else o.max_units
+    if s.perf_units > have:
+        return (
+            f"{o.name} would need {en.whole(s.perf_units):g} {o.unit}(s) by {s.limiting} (the engine's sizing, "
+            f"with checkpoint writes, protection and ratings), more than the {have:g} it has"
+        )
+    failed = next((r for r in en.RULES if r.name in _SCALING_RULES and r.check(o, d, s)), None)
+    return f"{o.name} is ruled out: {failed.check(o, d, s)}" if failed else "the engine's sizing binds"
 
 
 def gpu_group(s: Scenario) -> int:

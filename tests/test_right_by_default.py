@@ -310,3 +310,24 @@ def test_a_clusters_shared_jobs_input_is_refused_by_name() -> None:
     with pytest.raises(InputError) as e:
         calc.cluster({"beast-nfs-shop": 1}, jobs=3)
     assert e.value.field == "jobs" and "cannot be a shared input" in e.value.message
+
+
+def test_max_gpus_says_what_binds_so_two_routes_that_differ_say_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """main: 22 GB/s and 600,000 reads/s given alone, and the same figures as a storage YAML with a
+    per-client cap of 11.25 GB/s, gave different counts with no word why. Each count now says what the
+    next GPUs would lack: 3D U-Net on one node reads at the node's cap in the YAML (11.25 GB/s), the
+    whole 22 GB/s alone."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nas.yaml").write_text(
+        "lab-nas: {label: NAS, kind: nfs, unit: system, iops: 600000, iops_request: 4 KiB, read_bandwidth: 22 GB/s,"
+        " write_bandwidth: 12 GB/s, latency: 0.5 ms, capacity: 150 TB, max_units: 1, client_bandwidth: 11.25 GB/s,"
+        " purchase_price: 180000, site: on-prem, verified: I, sources: {iops: q, read_bandwidth: q,"
+        " write_bandwidth: q, latency: q, capacity: q, max_units: q, client_bandwidth: q, purchase_price: q}}\n"
+    )
+    alone = calc.max_gpus("mlperf-unet3d-h100", read_bytes_per_s="22 GB/s", read_iops=600000)
+    as_yaml = calc.max_gpus("mlperf-unet3d-h100", storage="nas.yaml")
+    assert int(as_yaml) < int(alone)
+    assert "bandwidth: 22 GB/s supplied" in alone.why and "bandwidth: 11.25 GB/s supplied" in as_yaml.why
+    assert calc.max_gpus("mlperf-unet3d-h100", read_bytes_per_s="100 GB/s") == 34  # still an int
