@@ -592,10 +592,10 @@ def answer_card(p: calc.Plan) -> None:
     key = f"{CARD_SITE}_{gen}_{site}_{a.site_assumed}"  # a new control when the site changes elsewhere
     said = site_said(p.scenario, a.site_assumed)
     right.selectbox(
-        "Site",
+        f"Site{said}",  # the label says where it came from: the value stays whole in the narrow box
         sites,
         index=sites.index(site) if site in sites else None,
-        format_func=lambda s: str(SITE_LABELS.get(s, s)) + (said if s == site else ""),
+        format_func=lambda s: str(SITE_LABELS.get(s, s)),
         key=key,
         on_change=on_card_site,
         args=(gen, key),

@@ -294,7 +294,7 @@ def test_the_site_is_chosen_on_the_card() -> None:
     at = _app(scenario="beast-imagenet-4xv100")
     assert _card(at).startswith("**Buy** ")  # issue 39: on-prem assumed, and the control says so
     control = next(s for s in at.selectbox if (s.key or "").startswith("card_site_"))
-    assert control.value == "on-prem" and control.format_func("on-prem") == "On-prem (assumed)"
+    assert control.value == "on-prem" and control.label == "Site (assumed)"
     assert "site" not in at.query_params  # the link holds no site: the page assumed it
     control.set_value("aws").run()
     assert _card(at).startswith("**Rent** ") and at.query_params["site"] in ("aws", ["aws"])
@@ -564,7 +564,7 @@ def test_the_sidebar_says_what_an_empty_site_means() -> None:
     box = at.selectbox(key=_key(at, "site"))
     assert box.value == "(none)" and box.format_func("(none)") == "(none: the server's or storage's site, else on-prem)"
     control = next(s for s in at.selectbox if (s.key or "").startswith("card_site_"))
-    assert control.format_func(control.value) == "On-prem (assumed)"
+    assert control.label == "Site (assumed)" and control.format_func(control.value) == "On-prem"
 
 
 def test_typed_text_is_echoed_as_typed_and_percentages_are_fractions() -> None:
