@@ -39,7 +39,8 @@ from calc.report import (
     markdown_report,
     pin_name,
 )
-from calc.scenario import FIELDS, Scenario, check_field, choices, from_text
+from calc.scenario import FIELDS, QUANTITY_KINDS, Scenario, check_field, choices, from_text
+from calc.scenario import same_input as same
 from calc.sizing import recommend
 from calc.stages import CHECKPOINT_OUTPUTS
 from calc.units import fmt, parse, plain
@@ -51,7 +52,6 @@ NONE = "(none)"
 NONE_SAID = {"site": "(none: the server's or storage's site, else on-prem)"}
 """An empty input whose plan still takes a value, said where the sidebar shows it empty (issue 39: the
 card said On-prem while the sidebar said (none))."""
-QUANTITY_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "count", "count_per_s")
 HEADLINE_LABELS = {
     "batch_size": "Batch per GPU",
     "step_time_s": "Step time",
@@ -86,6 +86,8 @@ KEY = "f_"
 """Widget keys. Streamlit forgets a widget's value when the widget is not drawn (a closed group)."""
 KEPT = "v_"
 """Every input's text, kept in the session whether or not its widget is drawn: read_inputs reads these."""
+REV = "revs"
+"""Per input, how many times the page set it itself since the last load: part of its widget key."""
 GROUP_KEY = "group_"
 GEN = "gen"
 """How many times a whole scenario was loaded (link, preset, upload). Widget keys carry it, so a browser
@@ -149,24 +151,13 @@ def widget_text(name: str, value: Any) -> str:
 
 
 def wkey(name: str) -> str:
-    """The widget key of an input in the scenario loaded now (``f_gpu`` until the first load after the link),
-    and of its redraws (``redraw``)."""
+    """The widget key of an input: ``f_gpu`` as the link opened it, ``f_GEN_gpu`` after a preset or a file
+    was loaded, ``f_GENrREV_gpu`` after the page set the input itself (REV: the field's redraws)."""
     gen = st.session_state.get(GEN, 0)
-    rev = st.session_state.get(REV + name, 0)
-    return (KEY + name if not gen else f"{KEY}{gen}_{name}") + (f"_r{rev}" if rev else "")
-
-
-REV = "rev_"
-"""How many times the page rewrote an input's widget (``redraw``): part of its key."""
-
-
-def redraw(name: str) -> None:
-    """Draw an input's widget anew from its kept value: a new key, since the browser keeps showing the
-    value a widget of the same key had (issue 39: clearing the measured step cleared the measured GPU in
-    the link, yet the sharer's sidebar still showed V100; popping the widget's state redrew it only in
-    AppTest)."""
-    st.session_state.pop(wkey(name), None)
-    st.session_state[REV + name] = st.session_state.get(REV + name, 0) + 1
+    rev = st.session_state.get(REV, {}).get(name, 0)
+    if rev:
+        return f"{KEY}{gen}r{rev}_{name}"
+    return KEY + name if not gen else f"{KEY}{gen}_{name}"
 
 
 def set_input(name: str, value: Any) -> None:
@@ -176,13 +167,23 @@ def set_input(name: str, value: Any) -> None:
     st.session_state[KEPT + name] = value
 
 
-def keep(name: str, gen: int) -> None:
+def redraw(name: str) -> None:
+    """Give an input's widget a new key, after the page set the input itself: the browser draws a new
+    field from the kept value. Dropping the old key instead left the browser showing the old value beside
+    a plan without it (issue 43: "Measured on GPU: V100" after the step time was cleared, link: none),
+    and sending it back on the next edit."""
+    revs = st.session_state.setdefault(REV, {})
+    revs[name] = revs.get(name, 0) + 1
+
+
+def keep(name: str, key: str) -> None:
     """A widget's on_change: keep what the user entered, so closing its group does not lose it.
 
-    A change to a widget of an earlier load (a browser message that crossed the load) is dropped.
-    An edit clears a failed upload's errors: the page no longer shows the file's scenario question."""
-    if gen == st.session_state.get(GEN, 0):
-        st.session_state[KEPT + name] = st.session_state.get(wkey(name))
+    A change to a widget the page has replaced since (a browser message that crossed a load, or the
+    page setting the input itself) is dropped. An edit clears a failed upload's errors: the page no
+    longer shows the file's scenario question."""
+    if key == wkey(name):
+        st.session_state[KEPT + name] = st.session_state.get(key)
         st.session_state.pop("upload_errors", None)
 
 
@@ -192,6 +193,7 @@ def load_into_state(sc: Scenario, preset: str | None, first: bool = False) -> No
     Each load after the session's first gives the widgets new keys (GEN)."""
     if not first:
         st.session_state[GEN] = st.session_state.get(GEN, 0) + 1
+    st.session_state[REV] = {}  # the new generation's keys are new already
     for name in FIELDS:
         set_input(name, to_widget(name, getattr(sc, name)))
     st.session_state["base"] = sc
@@ -343,8 +345,14 @@ def read_inputs() -> tuple[dict[str, Any], dict[str, str]]:
     """
     values: dict[str, Any] = {}
     errors: dict[str, str] = {}
+    ss = st.session_state
     for name in FIELDS:
-        text = widget_text(name, st.session_state.get(KEPT + name))
+        key = wkey(name)
+        if key in ss and widget_text(name, ss[key]) != widget_text(name, ss.get(KEPT + name)):
+            # The field shows a value its on_change never kept: the plan takes what the person sees
+            # (never numbers computed without the value a field shows).
+            ss[KEPT + name] = ss[key]
+        text = widget_text(name, ss.get(KEPT + name))
         try:
             values[name] = check_or_none(name, from_text(name, text))
         except InputError as exc:
@@ -387,7 +395,7 @@ def sidebar(values: dict[str, Any], errors: dict[str, str]) -> None:
             with box:
                 for name, info in FIELDS.items():
                     if info.group == group:
-                        field(name, gen, errors.get(name), base if name in changed else None)
+                        field(name, errors.get(name), base if name in changed else None)
 
 
 def picker(base: Scenario, preset: str | None, edited: bool) -> None:
@@ -423,7 +431,7 @@ def picker(base: Scenario, preset: str | None, edited: bool) -> None:
         sb.error(e)
 
 
-def field(name: str, gen: int, error: str | None, base: Scenario | None) -> None:
+def field(name: str, error: str | None, base: Scenario | None) -> None:
     """One input's widget, drawn from its kept value, then its error or (``base`` given) what the preset had."""
     info = FIELDS[name]
     key = wkey(name)
@@ -444,12 +452,12 @@ def field(name: str, gen: int, error: str | None, base: Scenario | None) -> None
             format_func=lambda o: NONE_SAID.get(name, NONE) if o == NONE else str(o),
             help=info.help,
             on_change=keep,
-            args=(name, gen),
+            args=(name, key),
             # Storage of your own: type the path of its YAML file (calc.storage.own_option).
             accept_new_options=name == "storage",
         )
     elif info.kind == "bool":
-        st.checkbox(label(name), bool(kept), key=key, help=info.help, on_change=keep, args=(name, gen))
+        st.checkbox(label(name), bool(kept), key=key, help=info.help, on_change=keep, args=(name, key))
     else:
         hint = "empty = " + ((info.preset and f"from the preset ({info.preset})") or "automatic")
         st.text_input(
@@ -459,7 +467,7 @@ def field(name: str, gen: int, error: str | None, base: Scenario | None) -> None
             help=f"{info.help} ({hint if info.optional else 'required'}; units accepted, e.g. 64 KiB)",
             placeholder=hint if info.optional else "",
             on_change=keep,
-            args=(name, gen),
+            args=(name, key),
         )
     if error:
         st.error(error)
@@ -475,27 +483,12 @@ def check_or_none(name: str, value: Any) -> Any:
     return None if value is None else check_field(name, value)
 
 
-def same(name: str, a: Any, b: Any) -> bool:
-    """Equal as inputs: "1457" and 1457 are; "64 KiB" and 65536 are."""
-    if a is None or b is None:
-        return a is b
-    kind = FIELDS[name].kind
-    if kind in QUANTITY_KINDS:
-        return bool(parse(a, kind) == parse(b, kind))  # type: ignore[arg-type]
-    return bool(a == b)
-
-
 def share_params(sc: Scenario, preset: str | None) -> dict[str, str]:
     """The link: the preset, and each input that differs from it, as text (Scenario.to_params).
 
     An uploaded scenario has no preset: its link starts from the default one and names every difference."""
     preset = preset or DEFAULT_PRESET
-    base = calc.scenario(preset)
-    params = {"scenario": preset}
-    for name, text in sc.to_params(base).items():
-        if name != "name" and same(name, getattr(sc, name), getattr(base, name)):
-            continue  # "64 KiB" and 65536 are one input: keep links short
-        params[name] = text
+    params = {"scenario": preset} | sc.link_params(calc.scenario(preset))
     pins = st.session_state.get("pins", [])
     if pins:
         params["pins"] = ";".join(pins)
@@ -546,11 +539,46 @@ FIRST_SCREEN_CSS = """<style>
 [data-testid="stMetricLabel"] p { font-size: 0.85rem; }
 .st-key-page_title h3 { font-size: 1.25rem; }
 .st-key-card_buy p { font-size: 1.7rem; line-height: 1.25; font-weight: 400; }
+[data-stale="true"] [data-testid="stMetricValue"] { opacity: 0.35; transition: none; }
+body[data-feedrate-pending] [data-testid="stMain"] [data-testid="stElementContainer"] { opacity: 0.35; }
 </style>"""
-"""The first screen at 1280 x 800: less space above the title, headline values that fit their column
-whole (Streamlit's 2.25 rem value cut "385.7 MB/s" to "385.7 M..." at 1280 px), and the answer the
-largest text on the card and above it: 1.7 rem against 1.4 rem values and a 1.25 rem title (issue 39:
+"""The first screen at 1280 x 800: less space above the title, and headline values that fit their
+column whole (Streamlit's 2.25 rem value cut "385.7 MB/s" to "385.7 M..." at 1280 px). A headline number
+Streamlit marks stale (an edit is on its way to the plan) fades at once, not after Streamlit's delay:
+a room never reads a number computed without a value a field already shows (issue 43). The answer is
+the largest text on the card and above it: 1.7 rem against 1.4 rem values and a 1.25 rem title (issue 39:
 the answer was 1 rem body text under 1.55 rem numbers)."""
+
+PENDING_JS = """<script>
+(() => {
+  if (window.__feedratePending) return;  // one watcher per page, whatever the reruns
+  window.__feedratePending = true;
+  const doc = document, body = doc.body, seen = new WeakMap();
+  const mark = () => body.setAttribute("data-feedrate-pending", "");
+  const text = e => e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement;
+  doc.addEventListener("focusin", e => { if (text(e)) seen.set(e.target, e.target.value); }, true);
+  const commit = e => {
+    if (text(e) && seen.has(e.target) && seen.get(e.target) !== e.target.value) {
+      seen.set(e.target, e.target.value); mark();
+    }
+  };
+  doc.addEventListener("keydown", e => { if (e.key === "Enter") commit(e); }, true);
+  doc.addEventListener("focusout", commit, true);
+  doc.addEventListener("click", e => {
+    const option = e.target.closest && e.target.closest("[role='option']");
+    if (option && option.getAttribute("aria-selected") !== "true") mark();
+  }, true);
+  doc.addEventListener("change", e => { if (["checkbox", "file", "radio"].includes(e.target.type)) mark(); }, true);
+  new MutationObserver(() => {
+    const app = doc.querySelector("[data-testid='stApp']");
+    if (app && app.getAttribute("data-test-script-state") === "running") body.removeAttribute("data-feedrate-pending");
+  }).observe(body, {subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});
+})();
+</script>"""
+"""From the moment a field commits a new value until the run it starts begins, the page's numbers fade
+(``data-feedrate-pending``). Streamlit marks elements stale only once the server says the run began: a
+round trip (5 frames, 150 ms, on a loaded machine) during which the old numbers showed unmarked beside
+the new value. From the run's start Streamlit's own marks (stale elements, faded at once above) take over."""
 
 
 FOLD_SWEEPS = "fold_sweeps"
@@ -562,7 +590,7 @@ def on_card_site(gen: int, key: str) -> None:
     if gen != st.session_state.get(GEN, 0):
         return
     set_input("site", to_widget("site", st.session_state.get(key)))
-    redraw("site")  # the sidebar's field redraws from the kept value
+    redraw("site")  # the sidebar's field shows the site picked on the card
 
 
 def site_said(sc: Scenario, assumed: bool) -> str:
@@ -897,7 +925,8 @@ def main() -> None:
 def page(values: dict[str, Any], errors: dict[str, str]) -> tuple[tuple[calc.Plan, str] | None, dict[str, str]]:
     """The answer and the headline: the plan and its link for the section, and errors the plan
     raised, by field, for the sidebar to show."""
-    st.markdown(FIRST_SCREEN_CSS, unsafe_allow_html=True)
+    # One element for the style and the watcher: each element takes a row of the page's gap (16 px).
+    st.html(FIRST_SCREEN_CSS + PENDING_JS, unsafe_allow_javascript=True)
     if not page_errors(errors):
         return None, {}
     base: Scenario = st.session_state["base"]
@@ -951,7 +980,7 @@ def show_what_the_link_holds(sc: Scenario, values: dict[str, Any]) -> None:
         now = getattr(sc, name)
         if not same(name, values[name], now):
             set_input(name, to_widget(name, now))
-            redraw(name)  # its widget redraws from the kept value
+            redraw(name)
             values[name] = now
 
 

@@ -11,12 +11,16 @@ Prints, from presets/calibration.yaml and the model and GPU presets:
   GPU, precision and stack;
 - the model forms compared on that held-out error (sum of compute and memory terms vs a
   roofline max, with and without a per-family factor): the reason for the form calc uses;
+- the held-out error per software stack and per GPU family (architecture), before issue 41
+  (benchmarks/results/step_validation_i41_before.json: commit e5c3b13 on today's rows) and after;
 - predicted ResNet-50 and ViT-B/16 fp16 samples/s per GPU preset at batch 64.
 """
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -25,6 +29,35 @@ import calc
 from calc import calibrate, compute
 from calc import fit as fit_module
 from calc.cli import table as _table
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def _gm(r: np.ndarray) -> str:  # type: ignore[type-arg]
+    """Geometric-mean absolute error and the geometric-mean ratio predicted / measured."""
+    return f"{np.exp(np.mean(np.abs(np.log(r)))) - 1:.1%} (x{np.exp(np.mean(np.log(r))):.2f})"
+
+
+def before_after(v: pd.DataFrame) -> pd.DataFrame:
+    """Held-out rows with their ratio predicted / measured before issue 41 and now, their stack and GPU family."""
+    before = json.loads((RESULTS / "step_validation_i41_before.json").read_text())["cnn"]
+    if len(before) != len(v):
+        raise SystemExit("validation.yaml changed since step_validation_i41_before.json: rerun the before script")
+    gpus = calc.gpus()
+    return v.assign(
+        before=[b["ratio"] for b in before],
+        after=v.predicted_samples_per_s / v.measured_samples_per_s,
+        family=[gpus[g].architecture or g for g in v.gpu],
+    )
+
+
+def _by(t: pd.DataFrame, key: str) -> pd.DataFrame:
+    rows = [
+        {key: k, "rows": len(g), "before": _gm(g.before.to_numpy()), "after": _gm(g.after.to_numpy())}
+        for k, g in t.groupby(key, sort=True)
+    ]
+    rows.append({key: "all", "rows": len(t), "before": _gm(t.before.to_numpy()), "after": _gm(t.after.to_numpy())})
+    return pd.DataFrame(rows)
 
 
 def _max_form(theta: np.ndarray, r: fit_module._Rows, within: float) -> np.ndarray:  # type: ignore[type-arg]
@@ -126,6 +159,11 @@ def main() -> None:
     vs = calibrate.validation_summary(v)
     print("\nHeld-out error per GPU, precision and stack (mean ratio predicted / measured; below 1 = slow):")
     print(_table(vs.assign(geomean_error=(vs.geomean_error * 100).round(1), mean_ratio=vs.mean_ratio.round(2)), fmt))
+    ba = before_after(v)
+    print("\nHeld-out error per software stack, before issue 41 (e5c3b13) and after (mean ratio in brackets):")
+    print(_table(_by(ba, "stack"), fmt))
+    print("\nHeld-out error per GPU family (architecture), before and after:")
+    print(_table(_by(ba, "family"), fmt))
     print("\nModel forms compared (errors as fractions):")
     print(_table(_forms().round(3), fmt))
     print("\nPredicted fp16 samples/s per GPU at batch 64 (gpus without fp16 use bf16):")

@@ -8,6 +8,7 @@ against 0.04 us), which made a plan from scratch take most of a millisecond.
 
 from __future__ import annotations
 
+import math
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -42,8 +43,41 @@ def where(condition: Any, a: Any, b: Any) -> Floats:
     return out
 
 
+_SCALAR = (float, int, np.float64)
+"""Types a single number arrives as (a Python float or int, a NumPy float64; bools are ints)."""
+
+_NAN = np.float64("nan")
+
+
+def minimum(a: Any, b: Any) -> Floats:
+    """``np.minimum(a, b)``: NaN if either is NaN, else the smaller; a NumPy scalar for two numbers
+    at a tenth of the ufunc's cost on scalars (about 1 us each, 90 calls a plan)."""
+    if type(a) in _SCALAR and type(b) in _SCALAR:
+        if math.isnan(a) or math.isnan(b):  # NaN propagates, as in np.minimum
+            return _NAN
+        return np.float64(b if b < a else a)
+    out: Floats = np.minimum(a, b)
+    return out
+
+
+def maximum(a: Any, b: Any) -> Floats:
+    """``np.maximum(a, b)``: NaN if either is NaN, else the larger; quick for two numbers (``minimum``)."""
+    if type(a) in _SCALAR and type(b) in _SCALAR:
+        if math.isnan(a) or math.isnan(b):
+            return _NAN
+        return np.float64(b if b > a else a)
+    out: Floats = np.maximum(a, b)
+    return out
+
+
+def isfinite(x: Any) -> Any:
+    """``np.isfinite(x)``: a NumPy bool for one number (``~`` and ``.any()`` work on it as on arrays)."""
+    if type(x) in _SCALAR:
+        return np.True_ if math.isfinite(x) else np.False_
+    return np.isfinite(x)
+
+
 def clip(x: Any, low: Any, high: Any) -> Floats:
     """``np.clip(x, low, high)`` by its definition, ``minimum(maximum(x, low), high)``: the same
-    numbers (NaN stays NaN; ``high`` wins where ``low > high``) at half the cost on a scalar."""
-    out: Floats = np.minimum(np.maximum(x, low), high)
-    return out
+    numbers (NaN stays NaN; ``high`` wins where ``low > high``) at a fraction of the cost on a scalar."""
+    return minimum(maximum(x, low), high)

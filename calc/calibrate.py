@@ -260,6 +260,9 @@ _LAYOUT_KEYS = (
     "activation_checkpointing",
     "gpus_per_node",
     "network_bytes_per_s_per_gpu",
+    "stack",
+    "gpu_memory_bytes",
+    "memory_bandwidth_bytes_per_s",
 )
 
 

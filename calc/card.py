@@ -31,6 +31,7 @@ import pandas as pd
 from calc.answers import Answer, deciding_sentence
 from calc.cluster import ClusterAnswer
 from calc.design import describe_option
+from calc.plan import memory_line, stack_line
 from calc.units import fmt_usd
 
 SITE_LABELS = {"on-prem": "On-prem", "aws": "AWS", "gcp": "GCP", "azure": "Azure"}
@@ -99,6 +100,8 @@ def details(a: Answer) -> list[str]:
     nxt = ranked(a)[1:3]
     if nxt:
         out.append("Next best: " + "; ".join(_design(n) for n in nxt))
+    # The step the rates stand for: its software stack (the default said) and the GPU memory it takes.
+    out += [stack_line(a.plan), memory_line(a.plan)]
     for line in a.lines():
         if line.startswith(_SAID):  # "Buy on-prem: ...", "Rent on AWS: ...": the per-site lines
             continue

@@ -24,8 +24,36 @@ from calc.errors import InputError, PresetError
 from calc.host import tensor_bytes
 from calc.units import Kind, check_range, parse
 
-STACKS = ("tuned", "eager")
-"""Software stacks a measurement was taken with (calibration.yaml ``stack``)."""
+STACKS = ("ngc", "eager", "optimized", "compiled")
+"""Software stacks a step runs on (a scenario's ``stack``, a measurement's in calibration.yaml):
+
+- ``ngc``: NGC PyTorch as NVIDIA DeepLearningExamples run it (channels_last, AMP, DALI; one kernel
+  per op). The reference every fitted figure stands for, and the default.
+- ``eager``: plain eager PyTorch in its default NCHW layout (an added cost per byte of traffic).
+- ``optimized``: NVIDIA's optimised stacks (MXNet or TensorFlow with XLA, DALI; MLPerf-style):
+  element-wise ops fused into their neighbours (calc.compute.STACK_FUSES).
+- ``compiled``: PyTorch with torch.compile (Inductor fuses the point-wise ops likewise).
+"""
+
+STACK_ALIASES = {"tuned": "ngc"}
+"""Older names still read (links, YAML, presets): ``tuned`` was the NGC-style reference stack."""
+
+STACK_LABELS = {
+    "ngc": "NGC PyTorch (DeepLearningExamples: channels_last, AMP, DALI)",
+    "eager": "eager PyTorch (NCHW, one kernel per op)",
+    "optimized": "NVIDIA-optimised (MXNet / TensorFlow-XLA with DALI, MLPerf-style fused kernels)",
+    "compiled": "compiled PyTorch (torch.compile)",
+}
+"""How each stack is named on the card, in the report and the dashboard."""
+
+
+def stack_name(name: str, where: str = "stack") -> str:
+    """A stack name in its canonical spelling (``tuned`` reads as ``ngc``); PresetError otherwise."""
+    key = STACK_ALIASES.get(name.strip().lower(), name.strip().lower())
+    if key not in STACKS:
+        raise PresetError(where, f"unknown stack {name!r}; accepted: {', '.join(STACKS)} (tuned = ngc)")
+    return key
+
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
 """Training precisions. fp16, bf16 and fp8 mean mixed-precision training (autocast)."""
@@ -168,6 +196,9 @@ class GPU:
     architecture: str = ""
     nvlink_bytes_per_s: float = math.nan
     nvlink: str = ""
+    tensor_flops_per_clock_per_sm: float = math.nan
+    """Dense 16-bit tensor FLOPs per clock per SM with FP32 accumulate (gpus.yaml ``tensor_per_sm``)."""
+    tensor_source: str = ""
 
     def peak(self, precision: str) -> float:
         """Dense peak FLOP/s at ``precision``; an error if the GPU has no such path."""
@@ -195,6 +226,11 @@ class Model:
     memory_traffic: Mapping[str, float] = field(default_factory=dict)
     step_traffic: Mapping[str, float] = field(default_factory=dict)
     family: str = "cnn"
+    fused_traffic_share: Mapping[str, float] = field(default_factory=dict)
+    """Share of the per-example traffic a fusing stack removes, per memory class [0-1]
+    (calc.compute.fused_traffic_share of the measured per-op bytes); empty: not measured."""
+    depthwise_traffic_share: float = 0.0
+    """Share of the per-example traffic in depthwise convolutions [0-1] (0: none)."""
 
     def traffic(self, memory_class: str) -> tuple[float, float, str]:
         """GPU-memory bytes per example and per step [bytes], and their source.
@@ -231,7 +267,7 @@ class Measurement:
     batch_size: int
     samples_per_s: float
     source: str
-    stack: str = "tuned"
+    stack: str = "ngc"
     framework: str = ""
     layout: str = ""
     data: str = ""
@@ -300,6 +336,7 @@ def gpus() -> dict[str, GPU]:
             verified=e.text("verified", ""),
             architecture=_architecture(e),
             **_nvlink(e),
+            **_tensor_per_sm(e),
             **_gpu_price(e),
             **_gpu_decoders(e),
         )
@@ -315,6 +352,14 @@ def _nvlink(e: _Entry) -> dict[str, Any]:
         "nvlink_bytes_per_s": n.quantity("bandwidth", "bytes_per_s"),
         "nvlink": f"{n.text('name')}: {n.get('bandwidth')} per GPU both directions ({n.text('source')})",
     }
+
+
+def _tensor_per_sm(e: _Entry) -> dict[str, Any]:
+    """A GPU's dense 16-bit tensor FLOPs per clock per SM and its source; none: {}."""
+    t = e.sub("tensor_per_sm")
+    if t is None:
+        return {}
+    return {"tensor_flops_per_clock_per_sm": t.quantity("flops_per_clock", "count"), "tensor_source": t.text("source")}
 
 
 def _architecture(e: _Entry) -> str:
@@ -349,6 +394,33 @@ def _gpu_price(e: _Entry) -> dict[str, Any]:
     }
 
 
+def _share(e: _Entry, key: str) -> float:
+    """A share of a model's traffic [0-1], range-checked."""
+    v = e.quantity(key, "count", positive=False)
+    if not v < 1:
+        raise PresetError(e.where(key), f"a share of the traffic from 0 to below 1, got {v:g}")
+    return v
+
+
+def _model_extras(e: _Entry, name: str) -> dict[str, Any]:
+    """A model preset's optional figures: measured training FLOPs, traffic, the fusable and depthwise shares."""
+    extra: dict[str, Any] = {}
+    if "train_flops" in e.data:
+        extra["train_flops"] = e.quantity("train_flops", "flops")
+    for key in ("memory_traffic", "step_traffic"):
+        if key in e.data:
+            t = _Entry("models.yaml", f"{name}: {key}", e.get(key))
+            extra[key] = {c: t.quantity(c, "bytes", positive=key == "memory_traffic") for c in ("fp32", "mixed")}
+    if "fused_traffic_share" in e.data:
+        t = _Entry("models.yaml", f"{name}: fused_traffic_share", e.get("fused_traffic_share"))
+        extra["fused_traffic_share"] = {c: _share(t, c) for c in ("fp32", "mixed")}
+    if "depthwise_traffic_share" in e.data:
+        extra["depthwise_traffic_share"] = _share(e, "depthwise_traffic_share")
+    if ("memory_traffic" in extra) != ("step_traffic" in extra):
+        raise PresetError(e.where("memory_traffic"), "give memory_traffic and step_traffic together")
+    return extra
+
+
 @functools.cache
 def models() -> dict[str, Model]:
     """All model presets by name."""
@@ -381,15 +453,7 @@ def models() -> dict[str, Model]:
             calibration=cal_t,
             sources={str(k): str(v) for k, v in sources.items()},
         )
-        extra: dict[str, Any] = {}
-        if "train_flops" in e.data:
-            extra["train_flops"] = e.quantity("train_flops", "flops")
-        for key in ("memory_traffic", "step_traffic"):
-            if key in e.data:
-                t = _Entry("models.yaml", f"{name}: {key}", e.get(key))
-                extra[key] = {c: t.quantity(c, "bytes", positive=key == "memory_traffic") for c in ("fp32", "mixed")}
-        if ("memory_traffic" in extra) != ("step_traffic" in extra):
-            raise PresetError(e.where("memory_traffic"), "give memory_traffic and step_traffic together")
+        extra = _model_extras(e, str(name))
         family = e.text("family", "cnn")
         if family not in FAMILIES:
             raise PresetError(e.where("family"), f"unknown {family!r}; accepted: {', '.join(FAMILIES)}")
@@ -419,7 +483,7 @@ def measurements(file: str = "calibration.yaml") -> tuple[Measurement, ...]:
             batch_size=int(e.quantity("batch_size", "count")),
             samples_per_s=e.quantity("samples_per_s", "count_per_s"),
             source=e.text("source"),
-            stack=e.text("stack", "tuned"),
+            stack=stack_name(e.text("stack", "ngc"), e.where("stack")),
             framework=str(e.get("framework", "")),
             layout=str(e.get("layout", "")),
             data=str(e.get("data", "")),
@@ -427,8 +491,6 @@ def measurements(file: str = "calibration.yaml") -> tuple[Measurement, ...]:
         )
         if m.precision not in PRECISIONS:
             raise PresetError(e.where("precision"), f"accepted: {', '.join(PRECISIONS)}")
-        if m.stack not in STACKS:
-            raise PresetError(e.where("stack"), f"accepted: {', '.join(STACKS)}")
         out.append(m)
     return tuple(out)
 
@@ -582,16 +644,40 @@ def scenario_files() -> dict[str, Path]:
     return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
 
 
-def convolution_peak_share(gpu: str, precision: str, family: str) -> tuple[float, str]:
-    """The fp32 convolution share for a GPU preset, precision and model family, with its source.
+def tensor_flops_per_clock(g: GPU, precision: str) -> float:
+    """Dense tensor FLOPs per clock per SM at ``precision`` [FLOPs]: the 16-bit rate (gpus.yaml
+    ``tensor_per_sm``) scaled by the GPU's own peaks (TF32 half of it, fp8 twice, as the datasheets
+    print them); NaN where the GPU has no figure."""
+    ref = g.peak_flops_per_s.get("fp16", g.peak_flops_per_s.get("bf16", math.nan))
+    return g.tensor_flops_per_clock_per_sm * g.peak(precision) / ref
 
-    1 unless the precision is ``fp32`` (TF32 off: CUDA cores) and the model is a CNN (its
-    FLOPs are convolutions; a transformer's are GEMMs, which reach the full peak) on a GPU of a
-    known architecture.
+
+def convolution_peak_share(gpu: str, precision: str, family: str, flops_per_shared_byte: float) -> tuple[float, str]:
+    """The share of a GPU's peak a CNN's convolutions can reach at ``precision``, with its source.
+
+    fp32 (TF32 off: CUDA cores): by the architecture's FP32 lanes per SM
+    (calc.compute.fp32_convolution_share). A tensor-core precision: the share the SM's shared
+    memory can feed at ``flops_per_shared_byte`` (the fitted FLOPs per byte it delivers,
+    calc.compute.tensor_convolution_share). 1 for a transformer (its FLOPs are GEMMs, fed from
+    larger tiles) and where the GPU has no figure (said in the source).
     """
-    if precision != "fp32" or family != "cnn":
+    if family != "cnn":
         return 1.0, ""
-    arch = gpus()[gpu].architecture if gpu in gpus() else ""
+    g = gpus().get(gpu)
+    if precision != "fp32":
+        if g is None or not math.isfinite(g.tensor_flops_per_clock_per_sm):
+            return 1.0, f"{gpu}: no tensor rate per SM in gpus.yaml, so its {precision} peak is taken as reachable"
+        per_clock = tensor_flops_per_clock(g, precision)
+        share = float(
+            compute.tensor_convolution_share(per_clock, compute.OPERAND_BYTES[precision], flops_per_shared_byte)
+        )
+        return share, (
+            f"{precision} convolutions reach {share:.3g} of the tensor peak on {gpu}: shared memory feeds "
+            f"{compute.SHARED_MEMORY_BYTES_PER_CLOCK:g} B per clock per SM at {flops_per_shared_byte:.3g} FLOPs "
+            f"per byte against {per_clock:g} tensor FLOPs per clock per SM at "
+            f"{compute.OPERAND_BYTES[precision]:g}-byte operands ({g.tensor_source})"
+        )
+    arch = g.architecture if g is not None else ""
     if not arch:
         return (
             1.0,

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from calc._types import Floats, Numeric, clip, floats, where
+from calc._types import Floats, Numeric, clip, floats, maximum, minimum, where
 from calc.errors import InputError
 from calc.formula import formula, note
 from calc.units import MONTH_S, check_range
@@ -351,10 +351,10 @@ def restore_time_s(
     """
     total = _nonneg("checkpoint_bytes", total_bytes)
     aggregate = total / _rate("read_bytes_per_s", read_bytes_per_s)
-    per_rank = np.minimum(
+    per_rank = minimum(
         _rate("per_rank_read_bytes_per_s", per_rank_read_bytes_per_s), _rate("load_bytes_per_s", load_bytes_per_s)
     )
-    return np.maximum(aggregate, _nonneg("shard_bytes", shard_bytes) / per_rank)
+    return maximum(aggregate, _nonneg("shard_bytes", shard_bytes) / per_rank)
 
 
 @formula("checkpoint_write_s", "{write_time_rule}")
@@ -375,7 +375,7 @@ def save_time_s(
     c = _nonneg("checkpoint_bytes", checkpoint_bytes)
     aggregate = c / _rate("write_bytes_per_s", write_bytes_per_s)
     one = _nonneg("shard_bytes", shard_bytes) / _rate("per_rank_write_bytes_per_s", per_rank_write_bytes_per_s)
-    return np.maximum(aggregate, one)
+    return maximum(aggregate, one)
 
 
 @formula("checkpoint_blocking_s", "{blocking_rule}")
@@ -389,7 +389,7 @@ def blocking_s(write_s: Numeric, interval_s: Numeric, host_copy_s: Numeric, is_a
     w = _nonneg("checkpoint_write_s", write_s)
     i = _rate("checkpoint_interval_s", interval_s)
     h = _nonneg("checkpoint_host_copy_s", host_copy_s)
-    return where(floats(is_async) > 0, h + np.maximum(w - i, 0.0), w)
+    return where(floats(is_async) > 0, h + maximum(w - i, 0.0), w)
 
 
 @formula("checkpoint_stall_share", "{checkpoint_blocking_s} / {checkpoint_interval_used_s}")
@@ -610,7 +610,7 @@ def restore_on_store_s(
     """
     t = restore_time_s(restore_bytes, store_read_bytes_per_s, shard_bytes, per_rank_read_bytes_per_s, load_bytes_per_s)
     floor = _nonneg("requests", requests) / _rate("requests_per_s", requests_per_s)
-    return np.maximum(t, floor)
+    return maximum(t, floor)
 
 
 def first_epoch_s(dataset_bytes: Numeric, store_read_bytes_per_s: Numeric, steady_epoch_s: Numeric) -> Numeric:
@@ -621,7 +621,7 @@ def first_epoch_s(dataset_bytes: Numeric, store_read_bytes_per_s: Numeric, stead
     12.63 GB/s takes 11.6 s at GPU pace; from 2 mirrored HDDs (2 x 285 MB/s) 258 s.
     """
     d = _nonneg("dataset_bytes", dataset_bytes)
-    return np.maximum(
+    return maximum(
         d / _rate("store_read_bytes_per_s", store_read_bytes_per_s), _nonneg("steady_epoch_s", steady_epoch_s)
     )
 

@@ -1,10 +1,13 @@
 """Per-step GPU time t: a roofline-style sum of compute, memory traffic and a fixed part.
 
-    t_model(n) = stack x [ n x (F / (P x e_c) + B / (W x e_m) + s_eager x B)
-                           + n_fill / (1 + F / 1e13) x (F / (P x e_c) + B / (W x e_m)) + S / (W x e_m) + t_launch ]
+    t_model(n) = stack x [ n x (F / (P x e_c) + M + s_eager x B)
+                           + n_fill / (1 + F / 1e13) x (F / (P x e_c) + M) + S / (W x e_m) + t_launch ]
+    M          = B x (k - d) / (W x e_m) + B x d / (W x e_dw)
 
 with, per example, F training FLOPs (forward + backward, measured), B bytes read and written
-in GPU memory (measured per op), and, per step, S batch-independent bytes (weights, gradients
+in GPU memory (measured per op, one kernel per op), k the share of it the software stack keeps
+(1, or less where it fuses element-wise ops: ``stack_traffic_share``), d the share in depthwise
+convolutions, which reach e_dw of the bandwidth, and, per step, S batch-independent bytes (weights, gradients
 and optimizer state read and written). P is the GPU's dense peak at the precision, W its memory
 bandwidth; e_c (per precision class) and e_m are the shares reached, t_launch a fixed
 per-step overhead and n_fill the examples' worth of time a step loses filling the GPU; s_eager an
@@ -27,9 +30,11 @@ docs/model.md, "Step time" (derivation and validation).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
-from calc._types import Numeric, floats, where
+from calc._types import Numeric, floats, isfinite, maximum, minimum, where
 from calc.formula import formula
 
 METHODS = ("measured step time", "measured throughput", "model", "re-projected measurement")
@@ -57,13 +62,76 @@ def compute_time_per_example_s(train_flops: Numeric, peak_flops_per_s: Numeric, 
 
 @formula(
     "memory_time_per_example_s",
-    "{memory_traffic_bytes_per_example} / ({memory_bandwidth_bytes_per_s} x {memory_efficiency})",
+    "{memory_traffic_bytes_per_example} x ({stack_traffic_share} - {depthwise_traffic_share})"
+    " / ({memory_bandwidth_bytes_per_s} x {memory_efficiency}) + {memory_traffic_bytes_per_example}"
+    " x {depthwise_traffic_share} / ({memory_bandwidth_bytes_per_s} x {depthwise_memory_efficiency})",
 )
 def memory_time_per_example_s(
-    traffic_bytes: Numeric, memory_bytes_per_s: Numeric, memory_efficiency: Numeric
+    traffic_bytes: Numeric,
+    memory_bytes_per_s: Numeric,
+    memory_efficiency: Numeric,
+    kept_share: Numeric = 1.0,
+    depthwise_share: Numeric = 0.0,
+    depthwise_efficiency: Numeric = 1.0,
 ) -> Numeric:
-    """Time one example's GPU-memory reads and writes take [s]."""
-    return floats(traffic_bytes) / (floats(memory_bytes_per_s) * memory_efficiency)
+    """Time one example's GPU-memory reads and writes take [s].
+
+    ``traffic_bytes`` is the per-op traffic measured on an unfused stack; the stack keeps
+    ``kept_share`` of it (``stack_traffic_share``: 1, or less where it fuses element-wise ops).
+    ``depthwise_share`` of it is depthwise convolutions, whose kernels reach
+    ``depthwise_efficiency`` of the bandwidth instead of ``memory_efficiency``::
+
+        t = B x (kept - d) / (W x e_m) + B x d / (W x e_dw)
+
+    Fusion removes element-wise traffic only, never a convolution's, so ``d <= kept``.
+    """
+    b, w = floats(traffic_bytes), floats(memory_bytes_per_s)
+    d = floats(depthwise_share)
+    return b * (floats(kept_share) - d) / (w * memory_efficiency) + b * d / (w * depthwise_efficiency)
+
+
+STACK_FUSES: dict[str, float] = {"ngc": 0.0, "eager": 0.0, "optimized": 1.0, "compiled": 1.0}
+"""Whether a software stack folds element-wise ops into their neighbouring kernels [0 or 1]
+(calc.catalog.STACKS): NVIDIA's optimised stacks (MXNet's NHWC BatchNorm with a fused ReLU and
+BatchNormAddRelu, XLA) and torch.compile (Inductor fuses point-wise ops and a training
+batch norm's normalisation) do; eager PyTorch and NGC PyTorch (DeepLearningExamples, channels_last,
+one kernel per op) run each op on its own."""
+
+UNARY_POINTWISE = frozenset({"relu", "relu_", "silu", "silu_", "gelu", "sigmoid", "clone", "_to_copy", "copy_", "div"})
+"""aten ops that read one tensor and write one of its size: fused into their producer, their
+whole traffic goes (``div`` here divides by a scalar: the loss and pooling scale)."""
+
+BINARY_POINTWISE = frozenset(
+    {"add", "add_", "mul", "threshold_backward", "silu_backward", "gelu_backward", "sigmoid_backward"}
+)
+"""aten ops that read two tensors and write one: fused into the producer of one operand, they
+still read the other, so two of their three passes go (a residual add read by the fused batch
+norm; a ReLU backward's mask read by the fused batch-norm backward)."""
+
+
+def fused_traffic_share(op_bytes: Mapping[str, Numeric], total_bytes: Numeric) -> Numeric:
+    """Share of a step's per-example traffic a fusing stack removes [0-1].
+
+    ``(sum(unary) + 2/3 x sum(binary)) / total``, over the per-op bytes of an unfused step
+    (calc.measure.ModelMeasurement.traffic_by_op): the unary point-wise ops vanish into their
+    producer, the binary ones keep the read of their second operand (``UNARY_POINTWISE``,
+    ``BINARY_POINTWISE``). Ops in neither set (convolutions, matmuls, normalisations, pooling,
+    attention) keep their traffic.
+
+    References
+    ----------
+    MXNet (NGC build): BatchNorm(act_type='relu'), BatchNormAddRelu (NHWC, cuDNN);
+    PyTorch 2 Inductor's point-wise fusion (docs.pytorch.org, torch.compiler); docs/model.md 4.3.2.
+    """
+    unary = sum(float(v) for k, v in op_bytes.items() if k in UNARY_POINTWISE)
+    binary = sum(float(v) for k, v in op_bytes.items() if k in BINARY_POINTWISE)
+    return floats((unary + 2.0 / 3.0 * binary) / floats(total_bytes))
+
+
+@formula("stack_traffic_share", "1 - {stack_fuses} x {fused_traffic_share}")
+def stack_traffic_share(fused_share: Numeric, fuses: Numeric) -> Numeric:
+    """Share of the unfused per-example traffic the stack moves [0-1]: ``1 - fuses x fused_share``."""
+    return 1.0 - floats(fuses) * fused_share
 
 
 FILL_SATURATION_FLOPS = 1e13
@@ -122,6 +190,9 @@ def model_terms(
     stack_factor: Numeric,
     flops_only: Numeric = 0.0,
     stack_s_per_byte: Numeric = 0.0,
+    kept_share: Numeric = 1.0,
+    depthwise_share: Numeric = 0.0,
+    depthwise_efficiency: Numeric = 1.0,
 ) -> tuple[Numeric, Numeric, Numeric, Numeric]:
     """The model's terms and step time, one composition for the plan and the fit.
 
@@ -129,11 +200,19 @@ def model_terms(
     step time [s]. ``flops_only`` (the articles' model) keeps the math term alone: no memory
     term, fixed part or stack factor. ``stack_s_per_byte`` is an eager stack's own cost per byte
     of the example's traffic [s/B] (calc.fit.eager_seconds_per_byte), added to each
-    example's time: it does not follow the GPU's speed.
+    example's time: it does not follow the GPU's speed. ``kept_share``, ``depthwise_share`` and
+    ``depthwise_efficiency`` split the memory term (``memory_time_per_example_s``): the share of the
+    traffic a fusing stack keeps, and depthwise convolutions at their own share of the bandwidth.
     """
     full = floats(flops_only) == 0
     c = compute_time_per_example_s(train_flops, peak_flops_per_s, efficiency)
-    mem = where(full, memory_time_per_example_s(traffic_bytes, memory_bytes_per_s, memory_efficiency), 0.0)
+    mem = where(
+        full,
+        memory_time_per_example_s(
+            traffic_bytes, memory_bytes_per_s, memory_efficiency, kept_share, depthwise_share, depthwise_efficiency
+        ),
+        0.0,
+    )
     fixed = where(
         full,
         fixed_time_s(
@@ -159,26 +238,59 @@ def step_time_s(
     measured_samples_per_s: Numeric,
     anchor_batch_size: Numeric,
     anchor_model_s: Numeric,
-) -> tuple[Numeric, Numeric]:
+    mid_model_s: Numeric | None = None,
+    band_low: Numeric = 0.0,
+    band_high: Numeric = np.inf,
+) -> tuple[Numeric, Numeric, Numeric, Numeric]:
     """Pick the most trusted step time; NaN marks "not given".
 
-    A measured step time (or ``anchor_batch / measured rate``) is scaled by
-    ``model_s / anchor_model_s``: exactly 1 when nothing changed since the measurement, so a
-    measured figure is reproduced as it is. Returns the step time [s] and the method code
-    (index into ``METHODS``).
+    A measured step time (or ``anchor_batch / measured rate``) is re-projected
+    (``reprojection``): by the model's ratio where the batch or precision changed on the measured
+    GPU, and by the model's speed-up between the GPUs kept inside the published band. Nothing
+    changed since the measurement gives exactly 1, so a measured figure is reproduced as it is.
+    Returns the step time [s], the method code (index into ``METHODS``), the ratio the measured step
+    was multiplied by and the GPU rate ratio used (both 1 without a re-projection).
     """
     step = floats(measured_step_time_s)
     rate = floats(measured_samples_per_s)
+    given = isfinite(step)
+    if not (given.any() or isfinite(rate).any()):  # nothing measured: the model's step, nothing moved
+        one = floats(np.ones(np.shape(step)))
+        return floats(model_s), 2.0 * one, one, one
+    mid = floats(model_s) if mid_model_s is None else floats(mid_model_s)
     with np.errstate(invalid="ignore", divide="ignore"):
-        measured = where(np.isfinite(step), step, floats(anchor_batch_size) / rate)
-        ratio = floats(model_s) / anchor_model_s
-    have = np.isfinite(measured)
+        measured = where(given, step, floats(anchor_batch_size) / rate)
+        ratio, gpu_rate = reprojection(model_s, mid, anchor_model_s, band_low, band_high)
+    have = isfinite(measured)
     # Nothing changed since the measurement: the model's two runs agree but for rounding (a sweep
     # evaluates on arrays), and the measured figure is kept as it is, labelled measured.
     same = np.abs(ratio - 1.0) <= 1e-9
     t = where(have, measured * where(same, 1.0, ratio), model_s)
-    method = where(have, where(same, where(np.isfinite(step), 0.0, 1.0), 3.0), 2.0)
-    return t, method
+    method = where(have, where(same, where(given, 0.0, 1.0), 3.0), 2.0)
+    return t, method, where(have & ~same, ratio, 1.0), where(have & ~same, gpu_rate, 1.0)
+
+
+@formula(
+    "reprojection_ratio",
+    "({mid_model_step_time_s} / {anchor_model_step_time_s}) / {reprojection_gpu_rate_ratio}"
+    " (1: the measurement is used as it is)",
+)
+def reprojection(
+    model_s: Numeric, mid_model_s: Numeric, anchor_model_s: Numeric, band_low: Numeric, band_high: Numeric
+) -> tuple[Numeric, Numeric]:
+    """How far a measured step moves to another GPU, batch or precision [1, 1].
+
+    The measured GPU's own change of batch and precision goes by the model
+    (``mid / anchor``: the model on the measured GPU at the new batch and precision, over the model
+    where it was measured). The change of GPU goes by the model's rate ratio ``mid / model``, kept
+    inside ``[band_low, band_high]``, the published rates between those GPUs (else their datasheets'
+    bandwidth and peak ratios): a model's bias on one GPU would otherwise land on every GPU the
+    measurement is moved to. Returns the step-time ratio applied and the GPU rate ratio used.
+    """
+    m, mid, a = floats(model_s), floats(mid_model_s), floats(anchor_model_s)
+    gpu_rate = minimum(maximum(mid / m, band_low), band_high)
+    ratio: Numeric = mid / a / gpu_rate
+    return ratio, gpu_rate
 
 
 @formula(
@@ -271,4 +383,34 @@ def fp32_convolution_share(fp32_lanes_per_sm: Numeric) -> Numeric:
     NVIDIA Volta Tuning Guide 4.1.1; NVIDIA Ampere GPU Architecture Tuning Guide 1.4.1.6; GA102
     whitepaper (2020), SM datapaths; docs/model.md 4.3.1.
     """
-    return np.minimum(1.0, FP32_LANES_FED_PER_SM / floats(fp32_lanes_per_sm))
+    return minimum(1.0, FP32_LANES_FED_PER_SM / floats(fp32_lanes_per_sm))
+
+
+# ------------------------------------------------------ tensor-core convolutions fed from shared memory
+# An implicit-GEMM convolution stages its input and filter tiles in shared memory, which delivers 32
+# banks x 4 B = 128 B per clock per SM (NVIDIA CUDA C++ Programming Guide, "Shared Memory": 32 banks,
+# each 32 bits wide, one access per bank per clock; AMD's LDS likewise 128 B per clock per CU). The
+# FLOPs a tile performs per byte it loads are fixed by the tile shape, not by the GPU, so the tensor
+# cores run at most ``flops_per_shared_byte x 128 B`` per clock per SM: GPUs whose tensor cores do
+# more per clock than that (Hopper's 4096 16-bit FLOPs, Blackwell's 8192) wait on shared memory in a
+# convolution, while V100 (1024), A100 (2048) and the GeForce cards' half-rate FP32-accumulate tensor
+# cores (512) reach their datasheet peak. ``flops_per_shared_byte`` is fitted once, globally, on the
+# CNN rows (calc.fit); a transformer's GEMMs use larger tiles and keep the full peak.
+
+SHARED_MEMORY_BYTES_PER_CLOCK = 128.0
+"""Shared memory delivered per clock per SM [B]: 32 banks x 4 B (CUDA C++ Programming Guide)."""
+
+OPERAND_BYTES = {"tf32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0}
+"""Bytes per operand element a tensor-core convolution loads, by precision [B]."""
+
+
+def tensor_convolution_share(
+    tensor_flops_per_clock_per_sm: Numeric, operand_bytes: Numeric, flops_per_shared_byte: Numeric
+) -> Numeric:
+    """Share of the tensor peak a convolution can reach when shared memory feeds it [0-1].
+
+    ``min(1, flops_per_shared_byte x 128 B / (operand_bytes x tensor FLOPs per clock per SM))``:
+    the FLOPs per 16-bit byte are halved for 4-byte TF32 operands and doubled for 1-byte fp8.
+    """
+    feed = floats(flops_per_shared_byte) * SHARED_MEMORY_BYTES_PER_CLOCK / floats(operand_bytes)
+    return minimum(1.0, feed / floats(tensor_flops_per_clock_per_sm))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calc._types import Numeric, floats, where
+from calc._types import Numeric, floats, isfinite, maximum, minimum, where
 from calc.formula import formula, note
 
 DEFAULT_SHARD_REQUEST_BYTES = 262144.0
@@ -53,10 +53,10 @@ def request_bytes(example_bytes: Numeric, examples_per_file: Numeric, request_by
     """
     req = floats(request_bytes)
     files = floats(examples_per_file) <= 1
-    given = np.isfinite(req)
-    per_file = where(given, np.minimum(req, example_bytes), example_bytes)
+    given = isfinite(req)
+    per_file = where(given, minimum(req, example_bytes), example_bytes)
     shard = floats(examples_per_file) * example_bytes
-    return where(files, per_file, np.minimum(where(given, req, DEFAULT_SHARD_REQUEST_BYTES), shard))
+    return where(files, per_file, minimum(where(given, req, DEFAULT_SHARD_REQUEST_BYTES), shard))
 
 
 @formula("read_iops", "{samples_per_s} x {remote_fraction} x {reads_per_example} reads/example")
@@ -115,7 +115,7 @@ def epoch_time_s(dataset_examples: Numeric, per_gpu_samples_per_s: Numeric, gpus
     """One pass over the dataset by one job [s]; 0 where nothing runs."""
     rate = floats(per_gpu_samples_per_s) * gpus_per_job
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return where(rate > 0, floats(dataset_examples) / np.maximum(rate, 1e-300), 0.0)
+        return where(rate > 0, floats(dataset_examples) / maximum(rate, 1e-300), 0.0)
 
 
 @formula("run_length_used_s", "{run_rule}")
@@ -145,9 +145,9 @@ def page_cache_hit(
     size storage without it; MLPerf Storage defeats it with datasets of 5x client RAM).
     """
     d = floats(dataset_bytes)
-    free = np.maximum(floats(free_ram_bytes), 0.0)
+    free = maximum(floats(free_ram_bytes), 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = where(d > 0, np.minimum(free / d, 1.0), 1.0)
+        share = where(d > 0, minimum(free / d, 1.0), 1.0)
     hit = where(share >= 1.0, 1.0, where(floats(examples_per_file) > 1, 0.0, share))
     return where(floats(page_cache) > 0, hit, 0.0)
 
@@ -212,6 +212,6 @@ def p99_factor(example_bytes_cv: Numeric, batch_size: Numeric) -> Numeric:
     bandwidth and reads in flight than the mean. MLPerf 3D U-Net: 146.6 +- 68.3 MB (cv 0.466) at
     batch 7 gives 1.41.
     """
-    n = np.maximum(floats(batch_size), 1.0)
+    n = maximum(floats(batch_size), 1.0)
     factor: Numeric = 1.0 + P99_Z * floats(example_bytes_cv) / np.sqrt(n)
     return factor

@@ -257,6 +257,7 @@ def _data_rules(p: Plan) -> dict[str, str]:
                 "efficiency",
                 "memory_efficiency",
                 "node_network_bytes_per_s",
+                "reprojection_band",
             )
         },
         "tensors": sc.tensors or f"preset {sc.model}",

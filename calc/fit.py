@@ -12,6 +12,10 @@ shares are fitted ONCE, globally, on every row of presets/calibration.yaml:
 
     e_c[fp32], e_c[tf32], e_c[mixed]    compute efficiency per precision class
     e_m                                 memory efficiency
+    e_dw                                share of the bandwidth depthwise convolutions reach (the
+                                        rows of models with depthwise traffic inform it: EfficientNet-B0)
+    k_feed                              FLOPs per byte shared memory feeds a tensor-core convolution
+                                        (e_c[tf32] and e_c[mixed] held at 1: PINNED)
     t_launch, n_fill                    per-step overhead [s], examples' worth of fill time
     k_transformer                       transformer compute efficiency relative to CNNs (only
                                         with ``fit(per_family=True)``: it lowered in-sample and
@@ -59,9 +63,14 @@ from calc.errors import PresetError
 Array = npt.NDArray[np.float64]
 
 CLASSES = ("fp32", "tf32", "mixed")
-PARAMS = ("e_fp32", "e_tf32", "e_mixed", "e_mem", "t_launch", "n_fill", "k_transformer")
+PARAMS = ("e_fp32", "e_tf32", "e_mixed", "e_mem", "t_launch", "n_fill", "k_transformer", "e_dw", "k_feed")
 """The fitted parameters, in the order of the vector ``theta`` (log space) and ``START``."""
-START = np.log([0.5, 0.4, 0.3, 0.6, 2e-3, 4.0, 1.0])
+PINNED = (1, 2)
+"""Parameters held at 1 (log 0): the tensor-core classes' compute efficiency. A CNN's tensor-core
+convolutions are bounded by what shared memory feeds (``k_feed``, calc.compute.tensor_convolution_share),
+a GEMM's by the peak; a free share of the peak on top fitted the Hopper-heavy rows at 0.44 and made the
+GeForce cards, whose half-rate tensor cores a convolution does fill, 25-40 % slow on held-out rows."""
+START = np.log([0.5, 1.0, 1.0, 0.6, 2e-3, 4.0, 1.0, 0.3, 30.0])
 """Starting point of the fit (log space): plausible shares of peak, 2 ms, 4 examples."""
 
 DEFAULT_SCALING = (0.95, 0.95)
@@ -127,6 +136,8 @@ class Fit:
     rms_log_error: float
     excluded_gpu: str = ""
     gpus: tuple[str, ...] = field(default=())
+    depthwise_efficiency: float = 1.0
+    flops_per_shared_byte: float = math.inf
 
     @property
     def describe(self) -> str:
@@ -148,15 +159,23 @@ class Fit:
         )
 
     def stack_source(self, stack: str) -> str:
-        if stack == "tuned":
-            return "reference stack (NGC-style: channels_last, fused kernels, DALI), factor 1"
+        """How the stack enters the step time, with its figures and their sources."""
+        label = catalog.STACK_LABELS[stack]
+        if stack == "ngc":
+            return f"{label}: the reference stack every fitted figure stands for, factor 1"
+        if stack != "eager":
+            return (
+                f"{label}: the NGC step with its element-wise traffic fused away (x stack_traffic_share: 1 - the"
+                " model's fused_traffic_share, calc.compute.fused_traffic_share of the per-op measurement; MXNet's"
+                " fused NHWC BatchNorm-Add-ReLU, XLA and Inductor fuse the point-wise ops), factor 1"
+            )
         f = self.stack_factors[stack]
         return (
-            "a CNN: + "
+            f"{label}: a CNN: + "
             + ", ".join(f"{c} {v * 1e12:.3g} ps" for c, v in self.eager_s_per_byte.items())
-            + " per byte of an example's traffic; a transformer: x the tuned step time: "
+            + " per byte of an example's traffic; a transformer: x the NGC step time: "
             + ", ".join(f"{c} {v:.3g}" for c, v in f.items())
-            + " (paired eager NCHW / tuned NHWC rows in calibration.yaml, calc.fit.eager_seconds_per_byte)"
+            + " (paired eager NCHW / NGC NHWC rows in calibration.yaml, calc.fit.eager_seconds_per_byte)"
         )
 
 
@@ -174,9 +193,23 @@ class _Rows:
     pclass: Array  # index into CLASSES
     stack: Array  # the row's stack factor (1 except eager transformers: the eager factor of its class)
     stack_s_per_byte: Array  # an eager CNN row's own cost per traffic byte (0 otherwise) [s/B]
+    kept_share: Array  # the share of the per-op traffic the row's stack moves (calc.compute.stack_traffic_share)
+    depthwise: Array  # the share of the per-example traffic in depthwise convolutions
+    conv_tensor: Array  # 1 where a CNN runs on tensor cores (its convolutions fed from shared memory)
+    tensor_per_clock: Array  # the GPU's tensor FLOPs per clock per SM at the row's precision (1 elsewhere)
+    operand_bytes: Array  # bytes per operand at the row's precision (1 elsewhere)
     transformer: Array
     multi_gpu: Array  # 1 where the per-GPU rate comes from a multi-GPU run (within a node)
     gpu: tuple[str, ...]
+
+
+def _fused(m: catalog.Model, precision: str) -> float:
+    """The model's fused-traffic share at the precision's memory class (0 where not measured)."""
+    return float(m.fused_traffic_share.get(catalog.memory_class(precision), 0.0))
+
+
+def _fuses(m: catalog.Measurement) -> float:
+    return compute.STACK_FUSES[m.stack]
 
 
 def _rows(ms: Sequence[catalog.Measurement], eager: dict[str, float] | None = None) -> _Rows:
@@ -186,6 +219,14 @@ def _rows(ms: Sequence[catalog.Measurement], eager: dict[str, float] | None = No
 
     def additive(m: catalog.Measurement) -> bool:
         return m.stack == "eager" and models[m.model].family != "transformer"
+
+    def conv_tensor(m: catalog.Measurement) -> bool:
+        g = gpus[m.gpu]
+        return (
+            models[m.model].family == "cnn"
+            and m.precision in compute.OPERAND_BYTES
+            and math.isfinite(g.tensor_flops_per_clock_per_sm)
+        )
 
     def col(f: Callable[[catalog.Measurement], float]) -> Array:
         return np.array([f(m) for m in ms], dtype=float)
@@ -204,7 +245,7 @@ def _rows(ms: Sequence[catalog.Measurement], eager: dict[str, float] | None = No
         peak=col(
             lambda m: (
                 gpus[m.gpu].peak(m.precision)
-                * catalog.convolution_peak_share(m.gpu, m.precision, models[m.model].family)[0]
+                * catalog.convolution_peak_share(m.gpu, m.precision, models[m.model].family, math.inf)[0]
             )
         ),
         bandwidth=col(lambda m: gpus[m.gpu].memory_bandwidth_bytes_per_s),
@@ -213,6 +254,13 @@ def _rows(ms: Sequence[catalog.Measurement], eager: dict[str, float] | None = No
             lambda m: eager[catalog.precision_class(m.precision)] if m.stack == "eager" and not additive(m) else 1.0
         ),
         stack_s_per_byte=col(lambda m: per_byte[catalog.precision_class(m.precision)] if additive(m) else 0.0),
+        kept_share=col(lambda m: float(compute.stack_traffic_share(_fused(models[m.model], m.precision), _fuses(m)))),
+        depthwise=col(lambda m: models[m.model].depthwise_traffic_share),
+        conv_tensor=col(lambda m: float(conv_tensor(m))),
+        tensor_per_clock=col(
+            lambda m: catalog.tensor_flops_per_clock(gpus[m.gpu], m.precision) if conv_tensor(m) else 1.0
+        ),
+        operand_bytes=col(lambda m: compute.OPERAND_BYTES[m.precision] if conv_tensor(m) else 1.0),
         transformer=col(lambda m: float(models[m.model].family == "transformer")),
         multi_gpu=col(lambda m: float(m.gpus > 1)),
         gpu=tuple(m.gpu for m in ms),
@@ -224,10 +272,12 @@ def _predict(theta: Array, r: _Rows, within_node: float) -> Array:
     p = np.exp(theta)
     e_c = p[:3][r.pclass.astype(int)] * np.where(r.transformer > 0, p[6], 1.0)
     e_m = min(p[3], 1.0)
+    e_dw = min(p[7], 1.0)
+    fed = np.where(r.conv_tensor > 0, compute.tensor_convolution_share(r.tensor_per_clock, r.operand_bytes, p[8]), 1.0)
     *_, t = compute.model_terms(
         r.batch,
         r.flops,
-        r.peak,
+        r.peak * fed,
         np.minimum(e_c, 1.0),
         r.traffic,
         r.bandwidth,
@@ -238,6 +288,9 @@ def _predict(theta: Array, r: _Rows, within_node: float) -> Array:
         r.stack,
         0.0,
         r.stack_s_per_byte,
+        r.kept_share,
+        r.depthwise,
+        e_dw,
     )
     rate: Array = r.batch / t * np.where(r.multi_gpu > 0, within_node, 1.0)
     return rate
@@ -282,7 +335,7 @@ def eager_factors() -> dict[str, float]:
     gets the mean of the others (1 if there are none at all).
     """
     rows = catalog.measurements()
-    tuned = {(m.model, m.gpu, m.precision, m.batch_size): m.samples_per_s for m in rows if m.stack == "tuned"}
+    tuned = {(m.model, m.gpu, m.precision, m.batch_size): m.samples_per_s for m in rows if m.stack == "ngc"}
     ratios: dict[str, list[float]] = {c: [] for c in CLASSES}
     for m in rows:
         key = (m.model, m.gpu, m.precision, m.batch_size)
@@ -307,7 +360,7 @@ def eager_seconds_per_byte() -> dict[str, float]:
     mean of the others.
     """
     rows, models = catalog.measurements(), catalog.models()
-    tuned = {(m.model, m.gpu, m.precision, m.batch_size): m.samples_per_s for m in rows if m.stack == "tuned"}
+    tuned = {(m.model, m.gpu, m.precision, m.batch_size): m.samples_per_s for m in rows if m.stack == "ngc"}
     per_byte: dict[str, list[float]] = {c: [] for c in CLASSES}
     for m in rows:
         key = (m.model, m.gpu, m.precision, m.batch_size)
@@ -362,15 +415,17 @@ def fit(exclude_gpu: str = "", rows: Sequence[catalog.Measurement] | None = None
 
     def loss(theta: Array) -> float:
         full = theta.copy()
+        full[list(PINNED)] = 0.0
         if not has_transformer:
             full[6] = 0.0
         err = np.log(_predict(full, r, within)) - log_measured
         # Efficiencies above 1 are unphysical: a steep penalty keeps the fit inside.
-        over = np.maximum(full[:4], 0.0)
+        over = np.maximum(full[[0, 1, 2, 3, 7]], 0.0)
         return float(np.mean(err**2) + 10 * np.sum(over**2))
 
     theta = _nelder_mead(loss, START.copy())
     theta = _nelder_mead(loss, theta, step=0.2)  # a restart escapes an early collapse
+    theta[list(PINNED)] = 0.0
     if not has_transformer:
         theta[6] = 0.0
     p = np.exp(theta)
@@ -380,7 +435,7 @@ def fit(exclude_gpu: str = "", rows: Sequence[catalog.Measurement] | None = None
         memory_efficiency=float(min(p[3], 1.0)),
         launch_overhead_s=float(p[4]),
         fill_examples=float(p[5]),
-        stack_factors={"tuned": dict.fromkeys(CLASSES, 1.0), "eager": eager_factors()},
+        stack_factors={s: eager_factors() if s == "eager" else dict.fromkeys(CLASSES, 1.0) for s in catalog.STACKS},
         eager_s_per_byte=eager_seconds_per_byte(),
         family_factors={"cnn": 1.0, "transformer": float(p[6])},
         scaling_within_node=within,
@@ -390,7 +445,36 @@ def fit(exclude_gpu: str = "", rows: Sequence[catalog.Measurement] | None = None
         rms_log_error=float(np.sqrt(np.mean(err**2))),
         excluded_gpu=exclude_gpu,
         gpus=tuple(sorted(set(r.gpu))),
+        depthwise_efficiency=float(min(p[7], 1.0)),
+        flops_per_shared_byte=float(p[8]),
     )
+
+
+@functools.cache
+def ratio_bands() -> dict[tuple[str, str, str], tuple[float, float, str]]:
+    """Published speed ratios between two GPUs: ``(from, to, precision class)`` -> the lowest and highest
+    per-GPU rate on ``to`` over ``from`` for one model, over every model measured on both, with a source line.
+
+    From presets/calibration.yaml (never validation.yaml): single-GPU rows of the ngc stack, each model at
+    its largest measured batch on each GPU. calc.compute.reprojected_step_s keeps a re-projected
+    measurement's GPU change inside this band.
+    """
+    best: dict[tuple[str, str, str], catalog.Measurement] = {}
+    for m in catalog.measurements():
+        key = (m.model, m.gpu, catalog.precision_class(m.precision))
+        if m.stack == "ngc" and m.gpus == 1 and (key not in best or m.batch_size > best[key].batch_size):
+            best[key] = m
+    ratios: dict[tuple[str, str, str], list[tuple[float, str]]] = {}
+    for (model, a, cls), ma in best.items():
+        for (model_b, b, cls_b), mb in best.items():
+            if model_b == model and cls_b == cls and b != a:
+                ratios.setdefault((a, b, cls), []).append((mb.samples_per_s / ma.samples_per_s, model))
+    out = {}
+    for key, rs in ratios.items():
+        lo, hi = min(r for r, _ in rs), max(r for r, _ in rs)
+        words = ", ".join(f"{m} x{r:.2f}" for r, m in sorted(rs))
+        out[key] = (lo, hi, f"published {key[0]} -> {key[1]} {key[2]} rates in calibration.yaml: {words}")
+    return out
 
 
 def geomean_error(predicted: Array | pd.Series, measured: Array | pd.Series) -> float:
@@ -413,6 +497,8 @@ def _predict_rows(f: Fit, ms: Sequence[catalog.Measurement]) -> Array:
             f.launch_overhead_s,
             f.fill_examples,
             f.family_factors["transformer"],
+            f.depthwise_efficiency,
+            f.flops_per_shared_byte,
         ]
     )
     return _predict(theta, _rows(ms), f.scaling_within_node)

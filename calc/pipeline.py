@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calc._types import Numeric, floats, where
+from calc._types import Numeric, floats, maximum, minimum, where
 from calc.formula import formula
 
 STAGES = ("storage", "network", "cpu", "pcie", "gpu", "decoder", "workers")
@@ -78,8 +78,8 @@ def storage_stage(
     with np.errstate(divide="ignore", invalid="ignore"):
         by_bw = storage_bytes_per_s / (example_bytes * miss) / readers
         by_iops = storage_iops / (seeks_per_example * miss) / readers
-        by_latency = np.maximum(in_flight, 1) / (storage_latency_s * reads_per_example * miss)
-    return np.minimum(np.minimum(by_bw, by_iops), by_latency)
+        by_latency = maximum(in_flight, 1) / (storage_latency_s * reads_per_example * miss)
+    return minimum(minimum(by_bw, by_iops), by_latency)
 
 
 @formula(
@@ -104,7 +104,7 @@ def network_stage(
     ``inf`` for a link means none (one site, or no server preset).
     """
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.minimum(
+        share = minimum(
             floats(node_network_bytes_per_s) / gpus_on_node,
             floats(site_link_bytes_per_s) / readers,
         )
@@ -114,7 +114,7 @@ def network_stage(
 
 def cpu_stage(cpu_seconds_per_example: Numeric, num_workers: Numeric, cores_per_gpu: Numeric) -> Numeric:
     """Samples/s per GPU the loader's CPU work allows: busy cores / CPU s per example."""
-    cores = np.minimum(np.maximum(num_workers, 1), cores_per_gpu)
+    cores = minimum(maximum(num_workers, 1), cores_per_gpu)
     with np.errstate(divide="ignore"):
         rate: Numeric = cores / floats(cpu_seconds_per_example)
     return rate
@@ -132,7 +132,7 @@ def worker_bound(
     either (it would count read and decode twice).
     """
     with np.errstate(divide="ignore", invalid="ignore"):
-        sync = np.maximum(num_workers, 1) / (floats(read_s_per_example) + cpu_seconds_per_example)
+        sync = maximum(num_workers, 1) / (floats(read_s_per_example) + cpu_seconds_per_example)
     return where((floats(loader) > 0) | (floats(num_workers) <= 0), np.inf, sync)
 
 
@@ -164,7 +164,7 @@ def achieved(
     by_code = (storage, network, cpu, pcie, gpu, decoder, workers)
     slowest = by_code[0]
     for x in by_code[1:]:
-        slowest = np.minimum(slowest, x)
+        slowest = minimum(slowest, x)
     n = floats(num_workers)
     if n.ndim == 0 and n > 0:  # the common case: skip the serial branch
         rate = slowest

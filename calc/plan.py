@@ -239,11 +239,7 @@ def _plan(sc: Scenario) -> Plan:
         )
     method = STATES["step_method"][int(values["step_method"])]
     if method == "re-projected measurement":
-        warnings.append(
-            f"The measured step ({sc.measured_gpu}, {sc.measured_precision}, batch {values['anchor_batch_size']:g}) is "
-            f"re-projected to {sc.gpu}, {sc.precision}, batch {values['batch_size']:g} through the step-time model "
-            f"(x {values['step_time_s'] / _measured_step(r.values, values):.3g})."
-        )
+        warnings.append(_reprojected(sc, r.values, values, r.sources.get("reprojection_band", "")))
     if method in ("measured step time", "measured throughput", "re-projected measurement"):
         warnings += _faster_than_peak(sc, r.values, values)
     warnings += _too_small(sc, values)
@@ -311,6 +307,31 @@ def _outside_range(x: Mapping[str, float], v: Mapping[str, float]) -> list[str]:
     return out
 
 
+def _reprojected(sc: Scenario, x: Mapping[str, float], v: Mapping[str, float], band: str) -> str:
+    """How far the measured step moved, and on what ratio (calc.compute.reprojection)."""
+    measured = _measured_step(x, v)
+    rate = v["anchor_batch_size"] / measured
+    gpu = v["reprojection_gpu_rate_ratio"]
+    model_gpu = v["mid_model_step_time_s"] / v["model_step_time_s"]
+    lo, hi = x["reprojection_band_low"], x["reprojection_band_high"]
+    said = (
+        f"the GPU change at x{gpu:.3g}, the model's own x{model_gpu:.3g}"
+        + (
+            f" kept inside [x{lo:.3g}, x{hi:.3g}] ({band})"
+            if abs(gpu - model_gpu) > 1e-9 * gpu
+            else f", inside [x{lo:.3g}, x{hi:.3g}] ({band})"
+        )
+        if sc.measured_gpu != sc.gpu
+        else "the same GPU"
+    )
+    return (
+        f"The measured step ({sc.measured_gpu}, {sc.measured_precision}, batch {v['anchor_batch_size']:g}: "
+        f"{fmt(measured, 'seconds')}, {rate:,.0f} samples/s per GPU) is re-projected to {sc.gpu}, {sc.precision}, "
+        f"batch {v['batch_size']:g}: step x{v['reprojection_ratio']:.3g}, {v['gpu_samples_per_s']:,.0f} samples/s per "
+        f"GPU; the batch and precision by the step-time model, {said}."
+    )
+
+
 def _measured_step(x: Mapping[str, float], v: Mapping[str, float]) -> float:
     step = x["measured_step_time_s"]
     return step if math.isfinite(step) else v["anchor_batch_size"] / x["measured_samples_per_s"]
@@ -340,6 +361,31 @@ def _faster_than_peak(sc: Scenario, x: Mapping[str, float], v: Mapping[str, floa
 def _optimizer(sc: Scenario) -> str:
     """The optimizer the plan used: the scenario's, else its model family's (calc.resolve.optimizer)."""
     return optimizer(sc, blank_model(sc) if sc.model == BLANK_MODEL else catalog.model(sc.model))
+def _state_parts(v: Mapping[str, float]) -> str:
+    """The model state per GPU, item by item (calc.memory.sharded_state_parts)."""
+
+    def gib(b: float) -> str:
+        return fmt(b, "bytes", binary=True)
+
+    return (
+        f"state {gib(v['model_state_bytes'])}: weights {gib(v['weights_bytes'])} + gradients "
+        f"{gib(v['gradients_bytes'])} + optimizer {gib(v['optimizer_state_bytes'])}"
+    )
+
+
+def _sharding_fits(sc: Scenario, v: Mapping[str, float]) -> str:
+    """What sharding makes one example fit: the smallest ZeRO-3 group, or why none does."""
+    group = v["smallest_shard_group"]
+    if not math.isfinite(group):
+        return (
+            "no sharding of the state fits it: one example's activations alone leave no room "
+            "(activation checkpointing, a shorter sequence, or tensor/context parallelism split them)"
+        )
+    return f"sharding the state fully (zero_stage=3, FSDP) over at least {group:,.0f} GPUs fits one example" + (
+        f" (this job has {sc.gpus_per_job // max(sc.tensor_parallel * sc.pipeline_parallel, 1):,} data-parallel ranks)"
+        if sc.gpus_per_job > 1
+        else ""
+    )
 
 
 def _does_not_fit(sc: Scenario, v: Mapping[str, float]) -> DoesNotFitError:
@@ -349,24 +395,58 @@ def _does_not_fit(sc: Scenario, v: Mapping[str, float]) -> DoesNotFitError:
     helps = (
         "What helps: mixed precision (bf16/fp16), activation checkpointing (activation_checkpointing for a "
         "transformer by its architecture, else set activation_bytes_per_example), a smaller input, sharding the "
-        "state (state_shards), tensor/pipeline parallelism, or a GPU with more memory."
+        "state (zero_stage, shard_group, state_shards), tensor/pipeline parallelism, or a GPU with more memory."
     )
     if sc.batch_size is not None:
         need = v["memory_used_bytes"]
+        n_max = int(v["max_batch_size"])
         return DoesNotFitError(
             "batch_size",
             f"{sc.model} at batch {sc.batch_size} does not fit on {sc.gpu} with {sc.precision}/{_optimizer(sc)}: "
             "it needs "
-            f"{gib(need)} (reserve {gib(v['reserved_bytes'])} + state {gib(v['model_state_bytes'])} + "
+            f"{gib(need)} (reserve {gib(v['reserved_bytes'])} + {_state_parts(v)} + activations "
             f"{sc.batch_size} x {gib(v['activation_bytes_per_example'])}) "
             f"but the GPU has {gib(v['gpu_memory_bytes'])}; "
-            f"the largest batch that fits is {int(v['max_batch_size'])}. {helps}",
+            f"the largest micro-batch that fits is {n_max}"
+            + (f"; {_sharding_fits(sc, v)}" if n_max < 1 else "")
+            + f". {helps}",
         )
     need = v["reserved_bytes"] + v["model_state_bytes"] + v["activation_bytes_per_example"]
     return DoesNotFitError(
         "batch_size",
         f"{sc.model} does not fit on {sc.gpu} at batch 1 with {sc.precision}/{_optimizer(sc)}: it needs {gib(need)} "
-        f"(reserve {gib(v['reserved_bytes'])} + state {gib(v['model_state_bytes'])} + one example's activations "
+        f"(reserve {gib(v['reserved_bytes'])} + {_state_parts(v)} + one example's activations "
         f"{gib(v['activation_bytes_per_example'])}) but the GPU has {gib(v['gpu_memory_bytes'])}, "
-        f"short by {gib(need - v['gpu_memory_bytes'])}. {helps}",
+        f"short by {gib(need - v['gpu_memory_bytes'])}; the largest micro-batch that fits is 0; "
+        f"{_sharding_fits(sc, v)}. {helps}",
     )
+
+
+def memory_line(p: Plan) -> str:
+    """GPU memory per GPU, item by item, the largest micro-batch that fits and the fewest shards (card, report)."""
+    v = p.values
+
+    def gib(k: str) -> str:
+        return p.formatted(k)
+
+    group = v["smallest_shard_group"]
+    return (
+        f"GPU memory per GPU: weights {gib('weights_bytes')} + gradients {gib('gradients_bytes')} + optimizer "
+        f"{gib('optimizer_state_bytes')} + activations {gib('activations_bytes')} (batch {p.batch_size:,}) + reserve "
+        f"{gib('reserved_bytes')} = {gib('memory_used_bytes')} of {gib('gpu_memory_bytes')}; the largest micro-batch "
+        f"that fits is {p.max_batch_size:,}"
+        + (
+            f", and the state fits one example when sharded over {group:,.0f} GPU{'s' if group != 1 else ''} or more"
+            if math.isfinite(group) and group > 1
+            else ""
+        )
+        + "."
+    )
+
+
+def stack_line(p: Plan) -> str:
+    """The software stack the step time stands for, named, with the default said (card, report)."""
+    sc = p.scenario
+    label = catalog.STACK_LABELS[sc.stack]
+    default = " (the default)" if sc.stack == Scenario().stack else ""
+    return f"Step time on {label}{default}; stack: ngc, eager, optimized or compiled."

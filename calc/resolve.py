@@ -8,10 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from calc import catalog, checkpoint, demand, host, memory, pipeline, storage, transformer
+from calc import catalog, checkpoint, compute, demand, host, memory, pipeline, storage, transformer
 from calc.checkpoint import CHECKPOINT_LAYOUTS
 from calc.errors import InputError
-from calc.fit import fitted, fp8_gemm_inputs, fp8_source, generation_efficiencies
+from calc.fit import fitted, fp8_gemm_inputs, fp8_source, generation_efficiencies, ratio_bands
 from calc.scenario import BLANK_MODEL, FIELDS, Scenario, ask, bare_number_hint
 from calc.site import job_site
 from calc.units import Kind, fmt, parse
@@ -90,7 +90,10 @@ def resolve(sc: Scenario) -> Resolved:
     _resolve_site_link(c)
     _resolve_checkpoint(c)
     _resolve_layout(c)
-    warnings += [h for h in (bare_number_hint(k, getattr(sc, k)) for k in BARE_HINTED) if h]
+    # Only a number typed bare can get a hint: empty inputs and text with a unit are skipped at once
+    # (the hint's check is an ABC instance test, a tenth of a resolve over ~30 inputs).
+    typed = ((k, getattr(sc, k)) for k in BARE_HINTED)
+    warnings += [h for k, x in typed if x is not None and not isinstance(x, str) and (h := bare_number_hint(k, x))]
     return Resolved(v, src, warnings)
 
 
@@ -189,7 +192,7 @@ def _resolve_compute(c: _Ctx) -> None:
     if sc.efficiency is not None:
         v["efficiency"], src["efficiency"] = sc.efficiency, "scenario"
     else:
-        share, share_src = catalog.convolution_peak_share(g.name, sc.precision, m.family)
+        share, share_src = catalog.convolution_peak_share(g.name, sc.precision, m.family, fit.flops_per_shared_byte)
         v["efficiency"] = fit.compute_efficiency[pclass] * family_factor(fit, m) * share
         src["efficiency"] = f"fitted {pclass} compute efficiency, {m.family} ({fit.describe})" + (
             f"; {share_src}" if share_src else ""
@@ -202,6 +205,7 @@ def _resolve_compute(c: _Ctx) -> None:
     v["stack_factor"] = 1.0 if additive else fit.stack_factors[sc.stack][pclass]
     v["stack_s_per_byte"] = fit.eager_s_per_byte[pclass] if additive else 0.0
     src["stack_factor"] = f"stack {sc.stack}: {fit.stack_source(sc.stack)}"
+    _resolve_stack_traffic(c)
     if m.name == BLANK_MODEL and sc.efficiency is None and sc.step_time_s is None and sc.samples_per_s_per_gpu is None:
         warnings.append(
             f"Blank model: its step time uses the fitted {pclass} compute efficiency with no model family "
@@ -216,6 +220,49 @@ def _resolve_compute(c: _Ctx) -> None:
         )
 
 
+def _resolve_stack_traffic(c: _Ctx) -> None:
+    """The traffic a fusing stack removes and the depthwise convolutions' share: the inputs, else the
+    model preset's figures (calc.compute.memory_time_per_example_s)."""
+    sc, m, mclass, fit, v, src, warnings, put = c.sc, c.m, c.mclass, c.fit, c.v, c.src, c.warnings, c.put
+    v["stack_fuses"] = compute.STACK_FUSES[sc.stack]
+    known = mclass in m.fused_traffic_share
+    put(
+        "fused_traffic_share",
+        sc.fused_traffic_share,
+        "count",
+        m.fused_traffic_share.get(mclass, 0.0),
+        f"models.yaml {m.name} ({mclass}): {m.sources.get('fused_traffic_share', '')}"
+        if known
+        else f"no per-op traffic measurement for {m.name}: 0",
+    )
+    by_architecture = m.name in transformer.architectures() or sc.layers is not None
+    if v["stack_fuses"] and not known and sc.fused_traffic_share is None and not by_architecture:
+        warnings.append(
+            f"stack {sc.stack} fuses element-wise ops, but no per-op measurement of {m.name} says how much of its "
+            f"traffic they are, so the step is planned as the ngc stack's; {ask('fused_traffic_share')} "
+            "(calc.measure.model measures it)."
+        )
+    put(
+        "depthwise_traffic_share",
+        sc.depthwise_traffic_share,
+        "count",
+        m.depthwise_traffic_share,
+        f"models.yaml {m.name}: {m.sources.get('depthwise_traffic_share', 'no depthwise convolutions')}"
+        if m.name != BLANK_MODEL
+        else "blank model: none unless given",
+    )
+    if v["fused_traffic_share"] + v["depthwise_traffic_share"] >= 1:
+        raise InputError(
+            "depthwise_traffic_share",
+            f"{v['depthwise_traffic_share']:g} of the traffic in depthwise convolutions and "
+            f"{v['fused_traffic_share']:g} in fusable element-wise ops leave nothing else; accepted: shares that "
+            "add up to less than 1",
+        )
+    v["depthwise_memory_efficiency"] = fit.depthwise_efficiency
+    src["depthwise_memory_efficiency"] = f"fitted ({fit.describe}): depthwise convolutions' share of the bandwidth"
+    src["stack_traffic_share"] = f"stack {sc.stack} ({'fuses' if v['stack_fuses'] else 'does not fuse'})"
+
+
 def _resolve_transformer(c: _Ctx) -> None:
     """A transformer by its architecture and parallel layout (calc.transformer)."""
     sc, g, m, mclass, fit, v, src, warnings = c.sc, c.g, c.m, c.mclass, c.fit, c.v, c.src, c.warnings
@@ -223,6 +270,19 @@ def _resolve_transformer(c: _Ctx) -> None:
     v |= tv
     src |= t_src
     warnings += twarn
+    v["grad_element_bytes"] = math.nan
+    if (
+        tv["arch"]
+        and tv["dp_framework"] >= 2
+        and optimizer(sc, m) in ("adam", "adamw")
+        and sc.precision in (memory.MEGATRON_MIXED_STATE)
+    ):
+        # Megatron-Core keeps fp32 main gradients (bf16) or an fp32 copy beside fp16 ones: 18 or 20 B per parameter.
+        v["bytes_per_param"], v["grad_element_bytes"] = memory.MEGATRON_MIXED_STATE[sc.precision]
+        src["bytes_per_param"] = (
+            f"optimizer {optimizer(sc, m)} as Megatron-Core keeps it at {sc.precision}: {v['bytes_per_param']:g} B per "
+            f"parameter, gradients {v['grad_element_bytes']:g} B (calc.memory.MEGATRON_MIXED_STATE)"
+        )
     v["attention_peak_flops_per_s"] = v["peak_flops_per_s"]
     v |= fp8_gemm_inputs(g.name)  # GEMM roofline on this GPU; used where fp8_gemm = 1 (transformer.fp8_math_factor)
     v["fp8_gemm"] = 0.0
@@ -309,7 +369,9 @@ def _resolve_measurement(c: _Ctx) -> None:
     v["anchor_peak_flops_per_s"] = v["peak_flops_per_s"] if same_gpu and same_prec else ag.peak(aprec)
     # fp32 convolutions: the share of the peak depends on the GPU (calc.catalog.convolution_peak_share).
     shares = [
-        catalog.convolution_peak_share(x.name, p, m.family)[0] if sc.efficiency is None else 1.0
+        catalog.convolution_peak_share(x.name, p, m.family, fit.flops_per_shared_byte)[0]
+        if sc.efficiency is None
+        else 1.0
         for x, p in ((g, sc.precision), (ag, aprec))
     ]
     v["anchor_efficiency"] = (
@@ -324,9 +386,46 @@ def _resolve_measurement(c: _Ctx) -> None:
         v["activation_bytes_per_example"] if same_prec else m.activation_bytes[aclass]
     )
     v["anchor_batch"] = _nan(sc.measured_batch_size)
+    _resolve_band(c, ag, aprec, shares)
     v["scaling_given"] = _nan(sc.scaling_efficiency)
     v["scaling_within_node"], v["scaling_across_nodes"] = fit.scaling_within_node, fit.scaling_across_nodes
     src["scaling_efficiency"] = "scenario" if sc.scaling_efficiency is not None else fit.scaling_source
+
+
+def _resolve_band(c: _Ctx, ag: catalog.GPU, aprec: str, shares: list[float]) -> None:
+    """The measured GPU at this scenario's precision and batch (the re-projection's midpoint: its batch and
+    precision change first, then the GPU), and the band the GPU change must stay in: the published rates
+    between the two GPUs (calc.fit.ratio_bands), else the datasheets' bandwidth and peak ratios."""
+    sc, g, m, fit, v, src = c.sc, c.g, c.m, c.fit, c.v, c.src
+    same_gpu = ag.name == g.name
+    mprec = sc.precision if sc.precision in ag.peak_flops_per_s else aprec
+    mid_share = (
+        catalog.convolution_peak_share(ag.name, mprec, m.family, fit.flops_per_shared_byte)[0]
+        if sc.efficiency is None
+        else 1.0
+    )
+    v["mid_peak_flops_per_s"] = v["peak_flops_per_s"] if same_gpu else ag.peak(mprec)
+    v["mid_memory_bandwidth_bytes_per_s"] = v["anchor_memory_bandwidth_bytes_per_s"]
+    v["mid_efficiency"] = (
+        v["efficiency"] / shares[0] * mid_share if mprec == sc.precision and shares[0] > 0 else v["anchor_efficiency"]
+    )
+    cls = catalog.precision_class(sc.precision)
+    band = ratio_bands().get((ag.name, g.name, cls))
+    if same_gpu:
+        lo, hi, words = 1.0, 1.0, "the same GPU"
+    elif band is not None:
+        lo, hi, words = band
+    else:
+        peak_ratio = v["peak_flops_per_s"] * shares[0] / (v["mid_peak_flops_per_s"] * mid_share)
+        bw_ratio = v["memory_bandwidth_bytes_per_s"] / v["mid_memory_bandwidth_bytes_per_s"]
+        lo, hi = min(peak_ratio, bw_ratio), max(peak_ratio, bw_ratio)
+        words = (
+            f"no published rates of {ag.name} and {g.name} in calibration.yaml: between the datasheets' "
+            f"bandwidth ratio x{bw_ratio:.3g} and {cls} peak ratio x{peak_ratio:.3g} (a step is bound by the one or "
+            "the other)"
+        )
+    v["reprojection_band_low"], v["reprojection_band_high"] = lo, hi
+    src["reprojection_band"] = words
 
 
 def _resolve_data(c: _Ctx) -> None:
@@ -636,7 +735,8 @@ def _resolve_checkpoint(c: _Ctx) -> None:
         if sc.checkpoint_interval_s is None or optimal
         else parse(sc.checkpoint_interval_s, "seconds", "checkpoint_interval_s")
     )
-    sharded = sc.zero_stage > 0 or sc.tensor_parallel * sc.pipeline_parallel > 1
+    zero = memory.zero_stage_used(sc.zero_stage, sc.data_parallel_framework)
+    sharded = zero > 0 or sc.tensor_parallel * sc.pipeline_parallel > 1
     v["checkpoint_async"] = float(sc.checkpoint_mode == "async" or (sc.checkpoint_mode == "auto" and sharded))
     src["checkpoint_async"] = (
         f"auto: {'async' if sharded else 'sync'} ({'sharded' if sharded else 'unsharded'} training state; "
@@ -651,7 +751,14 @@ def _resolve_checkpoint(c: _Ctx) -> None:
         None if sc.restore_target_s is None else parse(sc.restore_target_s, "seconds", "restore_target_s")
     )
     v["tensor_parallel"], v["pipeline_parallel"] = float(sc.tensor_parallel), float(sc.pipeline_parallel)
-    v["zero_stage"] = float(sc.zero_stage)
+    v["zero_stage"] = float(zero)
+    src["zero_stage"] = (
+        "scenario"
+        if sc.zero_stage is not None
+        else f"{sc.data_parallel_framework}'s default (calc.memory.FRAMEWORK_ZERO_STAGE)"
+        if zero
+        else "0: no sharding (DDP and Megatron-LM's default)"
+    )
     v["mtbf_s"] = _nan(None if sc.mtbf_s is None else parse(sc.mtbf_s, "seconds", "mtbf_s"))
     v["checkpoint_load_bytes_per_s"] = (
         checkpoint.DEFAULT_LOAD_BYTES_PER_S

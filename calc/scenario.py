@@ -35,7 +35,11 @@ Quantity = float | int | str
 FieldKind = Literal["text", "choice", "bool", "int", "fraction", "number", Kind]
 
 STACKS = catalog.STACKS
-"""Software stacks: NGC-style tuned, or plain eager PyTorch (factors fitted in calc.calibrate)."""
+"""Software stacks (calc.catalog.STACKS): ngc (the default), eager, optimized, compiled."""
+
+CHOICE_ALIASES: dict[str, dict[str, str]] = {"stack": catalog.STACK_ALIASES}
+"""Older spellings of a choice still read, by input: the link or YAML that holds one reopens as
+the canonical choice (``stack=tuned`` is ``ngc``)."""
 
 STEP_MODELS = ("roofline", "flops")
 """Step-time models: the calibrated roofline sum, or the articles' FLOPs-only arithmetic."""
@@ -133,11 +137,13 @@ class Scenario:
         "fp32", "choice", GM, "Precision", "fp32, tf32, or mixed precision fp16/bf16/fp8.", choices=catalog.PRECISIONS
     )
     stack: str = _in(
-        "tuned",
+        "ngc",
         "choice",
         GM,
         "Software stack",
-        "tuned: NGC-style (channels_last, fused kernels, DALI); eager: plain eager PyTorch.",
+        "ngc: NGC PyTorch as NVIDIA DeepLearningExamples run it (channels_last, AMP, DALI), the default; "
+        "eager: plain eager PyTorch (NCHW); optimized: NVIDIA's MXNet or TensorFlow-XLA stacks with DALI "
+        "(MLPerf-style fused kernels); compiled: PyTorch with torch.compile. tuned (the older name) = ngc.",
         choices=STACKS,
     )
     step_model: str = _in(
@@ -264,6 +270,29 @@ class Scenario:
         _PB,
         unit="MB",
         preset="model memory_traffic",
+    )
+    fused_traffic_share: float | None = _in(
+        None,
+        "fraction",
+        GM,
+        "Traffic a fusing stack removes",
+        "Share of the per-example traffic in element-wise ops that the optimized and compiled stacks fold "
+        "into their neighbours (calc.compute.fused_traffic_share of a per-op measurement); empty = the model "
+        "preset's.",
+        0,
+        0.99,
+        preset="model fused_traffic_share",
+    )
+    depthwise_traffic_share: float | None = _in(
+        None,
+        "fraction",
+        GM,
+        "Depthwise-convolution share of traffic",
+        "Share of the per-example traffic in depthwise convolutions (EfficientNet, MobileNet), which run at "
+        "their own, lower share of the bandwidth; empty = the model preset's (0 for models without them).",
+        0,
+        0.99,
+        preset="model depthwise_traffic_share",
     )
     peak_flops_per_s: Quantity | None = _in(
         None,
@@ -723,15 +752,17 @@ class Scenario:
     )
     tensor_parallel: int = _in(1, "int", CHECKPOINT, "Tensor parallel", "Model-parallel ranks within a layer.", 1, 1024)
     pipeline_parallel: int = _in(1, "int", CHECKPOINT, "Pipeline parallel", "Pipeline stages.", 1, 1024)
-    zero_stage: int = _in(
-        0,
+    zero_stage: int | None = _in(
+        None,
         "int",
         CHECKPOINT,
         "ZeRO stage",
         "0 DDP (one replica writes), 1 optimizer state sharded (Megatron distributed optimizer), 2 + gradients, "
-        "3 + weights (FSDP): the state per GPU and who writes checkpoints.",
+        "3 + weights (FSDP): the state per GPU and who writes checkpoints; empty = the framework's default "
+        "(data_parallel_framework: 3 for fsdp, 1 for nemo, else 0).",
         0,
         3,
+        preset="data_parallel_framework's default",
     )
     # A dense decoder transformer by its architecture (calc.transformer); None = the model preset's.
     params: Quantity | None = _in(
@@ -824,10 +855,12 @@ class Scenario:
         "choice",
         CLUSTER,
         "Overlap as run by",
-        "ddp (25 MiB buckets in the backward), fsdp (prefetched all-gathers), megatron (no overlap, its "
-        "default), megatron_overlap (--overlap-grad-reduce and --overlap-param-gather); empty = fsdp for "
+        "ddp (25 MiB buckets in the backward), fsdp (prefetched all-gathers; FSDP2 as torchtitan runs it, "
+        "state sharded ZeRO-3 by default), megatron (no overlap, its default), megatron_overlap "
+        "(--overlap-grad-reduce and --overlap-param-gather), nemo (Megatron-Core as NeMo and Megatron-Bridge "
+        "run it: both overlaps and the distributed optimizer, ZeRO-1 by default); empty = fsdp for "
         "zero_stage 3, megatron with tensor/pipeline/context parallel, else ddp.",
-        choices=("ddp", "fsdp", "megatron", "megatron_overlap"),
+        choices=("ddp", "fsdp", "megatron", "megatron_overlap", "nemo"),
     )
     gpu_link_bytes_per_s: Quantity | None = _in(
         None,
@@ -944,6 +977,8 @@ class Scenario:
     def __post_init__(self) -> None:
         for name, info in FIELDS.items():
             value = getattr(self, name)
+            if value is _VALID_DEFAULTS.get(name, _UNSET):
+                continue  # a declared default, left as it is: valid and canonical (checked once, below FIELDS)
             if value is None:
                 if not info.optional:
                     raise InputError(name, f"is required; {_accepted(name)}")
@@ -1020,6 +1055,20 @@ class Scenario:
             }
         return out
 
+    def link_params(self, base: Scenario) -> dict[str, str]:
+        """The shortest text inputs that reopen this scenario on ``base``: a link's query.
+
+        Inputs equal to ``base``'s by value ("64 KiB" and 65536) are left out, except where
+        ``from_params`` needs them: it applies the inputs together, so an input equal to the
+        preset's can still be needed (a new GPU re-records where a measurement was taken, and a
+        link without ``measured_gpu`` moved an uploaded scenario's measurement to the new GPU).
+        """
+        full = self.to_params(base)
+        out = {k: v for k, v in full.items() if k == "name" or not same_input(k, getattr(self, k), getattr(base, k))}
+        back = Scenario.from_params(out, base)
+        missing = [k for k in FIELDS if not same_input(k, getattr(back, k), getattr(self, k))]
+        return out | {k: full.get(k, to_text(getattr(self, k), k)) for k in missing}
+
     @classmethod
     def from_params(cls, params: Mapping[str, Any], base: Scenario | None = None, source: str = "") -> Scenario:
         """Read text inputs (URL query, CLI ``--set``, widgets) on top of ``base``.
@@ -1061,6 +1110,12 @@ class Scenario:
 
 FIELDS: dict[str, FieldInfo] = {f.name: f.metadata["info"] for f in dataclasses.fields(Scenario)}
 """Every input and its declaration, in order (derived from the Scenario fields)."""
+
+_UNSET = object()
+_VALID_DEFAULTS: dict[str, Any] = {}
+"""Each input's declared default, where checking it gives it back unchanged (filled at the end of this
+module, once ``check_field`` exists): a scenario skips the check of every input left at it, which was
+most of a Scenario's construction time (about 150 inputs, 0.5 us each)."""
 
 BLANK_MODEL = "blank"
 """``model="blank"``: no preset; the model is the figures given (BLANK_MODEL_INPUTS)."""
@@ -1264,6 +1319,20 @@ def choices(name: str) -> tuple[str, ...]:
     return _choices(name)
 
 
+QUANTITY_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "count", "count_per_s")
+"""Field kinds whose text carries a unit ("64 KiB"): equal inputs by value, whatever the spelling."""
+
+
+def same_input(name: str, a: Any, b: Any) -> bool:
+    """Equal as inputs: "1457" and 1457 are; "64 KiB" and 65536 are; None only equals None."""
+    if a is None or b is None:
+        return a is b
+    kind = FIELDS[name].kind
+    if kind in QUANTITY_KINDS:
+        return bool(parse(a, kind) == parse(b, kind))  # type: ignore[arg-type]
+    return bool(a == b)
+
+
 def to_text(value: Any, name: str | None = None) -> str:
     """One input value as text: ``none`` for not given, ``true``/``false``, numbers compact.
 
@@ -1381,7 +1450,7 @@ def _check_choice(name: str, value: object, info: FieldInfo) -> str:
         raise InputError(name, f"expected a name, got {value!r}; {_accepted(name, info)}")
     accepted = info.choices or _choices(name)
     if info.choices:
-        folded = {c.lower(): c for c in accepted}
+        folded = {c.lower(): c for c in accepted} | CHOICE_ALIASES.get(name, {})
         if value.strip().lower() not in folded:
             raise InputError(name, f"unknown {value!r}{closest(value, folded)}; {_accepted(name, info)}")
         return folded[value.strip().lower()]
@@ -1555,3 +1624,12 @@ def ask(name: str) -> str:
     name a notebook passes (``set "Node link to storage" (Cluster inputs: node_network_bytes_per_s)``)."""
     f = FIELDS[name]
     return f'set "{f.title}" ({f.group[:1].upper()}{f.group[1:]} inputs: {name})'
+
+
+_VALID_DEFAULTS.update(
+    {
+        f.name: f.default
+        for f in dataclasses.fields(Scenario)
+        if f.default is not None and check_field(f.name, f.default) is f.default
+    }
+)

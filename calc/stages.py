@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from calc import checkpoint, compute, demand, host, memory, pipeline, storage, transfer, transformer
-from calc._types import Numeric, clip, floats, where
+from calc._types import Numeric, clip, floats, isfinite, maximum, minimum, where
 from calc.registry import BY_STAGE, KEPT, OUTPUTS, STATES, STEPS, Output, stage
 from calc.registry import check as registry_check
 from calc.scenario import ask
@@ -24,7 +24,7 @@ Arrays = dict[str, Numeric]
 def _shards(x: Mapping[str, Numeric]) -> Any:
     """GPUs holding a piece of the model state: ``state_shards``, at least tensor x pipeline
     ranks (they always split the state). The one place this rule is written."""
-    return np.maximum(_a(x["state_shards"]), _a(x["tensor_parallel"]) * x["pipeline_parallel"])
+    return maximum(_a(x["state_shards"]), _a(x["tensor_parallel"]) * x["pipeline_parallel"])
 
 
 _a = floats  # one scenario's numbers stay NumPy scalars (calc._types)
@@ -45,6 +45,23 @@ _a = floats  # one scenario's numbers stay NumPy scalars (calc._types)
     Output("max_batch_size", "count", "Largest batch that fits", "examples", integer=True),
     Output("batch_size", "count", "Batch size per GPU", "examples", integer=True),
     Output("memory_used_bytes", "bytes", "GPU memory used", binary=True),
+    Output("weights_bytes", "bytes", "Weights per GPU", binary=True, formula="{state_rule}: the weights"),
+    Output("gradients_bytes", "bytes", "Gradients per GPU", binary=True, formula="{state_rule}: the gradients"),
+    Output(
+        "optimizer_state_bytes",
+        "bytes",
+        "Optimizer state per GPU",
+        binary=True,
+        formula="{state_rule}: master weights and moments",
+    ),
+    Output(
+        "activations_bytes",
+        "bytes",
+        "Activations per GPU (the batch)",
+        binary=True,
+        formula="{batch_size} x {activation_bytes_per_example}",
+    ),
+    Output("smallest_shard_group", "count", "Fewest GPUs the state must be sharded over", "GPUs", unlimited=True),
     keep=("checkpointing_used", "shard_ranks", "zero_stage_used"),
     states={"fits": ("no", "yes")},
 )
@@ -57,27 +74,18 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     arch = _a(x["arch"]) > 0
     z, shard_ranks = state_layout(x)
     out["zero_stage_used"], out["shard_ranks"] = z, shard_ranks
-    # Mixed-precision transformers keep 16-bit weights and gradients (ZeRO's 2 + 2 + 12); autocast CNNs fp32 ones.
-    mp = _a(x["tensor_parallel"]) * x["pipeline_parallel"]
     any_arch = bool(arch.any())
-    if any_arch:
-        element = where(arch, 2.0 * _a(x["element_scale"]), 4.0)
-        # A mixture of experts: the routed experts split over the expert-parallel ranks, and their
-        # optimizer shards over the data-parallel ranks left (Megatron-Core's expert data parallel).
-        experts = moe_expert_params(x)
-        ep = _a(x["expert_parallel"])
-        state = _a(
-            memory.sharded_state_bytes(_a(x["params"]) - experts, x["bytes_per_param"], element, mp, shard_ranks, z)
-        ) + memory.sharded_state_bytes(experts, x["bytes_per_param"], element, mp * ep, shard_ranks / ep, z)
-    else:
-        # No transformer by its architecture (a CNN plan): no experts, autocast's fp32 weights and gradients.
-        state = memory.sharded_state_bytes(x["params"], x["bytes_per_param"], 4.0, mp, shard_ranks, z)
-    out["model_state_bytes"] = where(np.isfinite(given), given, state)
+    unsharded = _state(x, out, arch, any_arch, z, shard_ranks, given)
     fixed = _a(x["fixed_batch"])
+
+    seen: dict[float, Numeric] = {}  # one scenario's activations per checkpointing mode, computed once
 
     def activations(mode: Numeric) -> Numeric:
         if not any_arch:
             return x["activation_bytes_per_example"]
+        key = float(mode) if np.ndim(mode) == 0 else None
+        if key in seen:
+            return seen[key]
         act = transformer.activation_bytes_per_sequence(
             *transformer.dims(active_ffn(x)),
             x["gated"],
@@ -89,9 +97,12 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
             x["kernels"],
             x["virtual_pipeline_stages"],
         )
-        return where(
+        got = where(
             arch & (_a(x["activation_given"]) == 0), _a(act) * x["element_scale"], x["activation_bytes_per_example"]
         )
+        if key is not None:
+            seen[key] = got
+        return got
 
     mode = _a(x["checkpointing"])
     if (mode < 0).any():
@@ -99,7 +110,7 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
         chosen = floats(np.full(np.shape(mode), 2.0))
         for m in (1.0, 0.0):
             free = _a(x["gpu_memory_bytes"]) - x["reserved_bytes"] - out["model_state_bytes"]
-            need = where(np.isfinite(fixed), fixed, 1.0) * _a(activations(m))
+            need = where(isfinite(fixed), fixed, 1.0) * _a(activations(m))
             chosen = where(need <= free, m, chosen)
         mode = where(mode < 0, where(arch, chosen, 0.0), mode)
     out["checkpointing_used"] = mode
@@ -110,13 +121,51 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
         x["gpu_memory_bytes"], x["reserved_bytes"], out["model_state_bytes"], x["activation_bytes_per_example"]
     )
     out["max_batch_size"] = n_max
-    n = where(np.isfinite(fixed), fixed, memory.round_batch(n_max, x["rounding"]))
-    out["batch_size"] = where((n_max >= 1) | np.isfinite(fixed), n, 0.0)
+    n = where(isfinite(fixed), fixed, memory.round_batch(n_max, x["rounding"]))
+    out["batch_size"] = where((n_max >= 1) | isfinite(fixed), n, 0.0)
     out["memory_used_bytes"] = memory.memory_used_bytes(
         out["batch_size"], x["reserved_bytes"], out["model_state_bytes"], x["activation_bytes_per_example"]
     )
+    out["activations_bytes"] = _a(out["batch_size"]) * x["activation_bytes_per_example"]
+    out["smallest_shard_group"] = memory.smallest_shard_group(
+        unsharded, x["gpu_memory_bytes"], x["reserved_bytes"], x["activation_bytes_per_example"]
+    )
     # Fits: at batch 1 with an automatic batch; the whole fixed batch when one is given.
-    out["fits"] = where(np.isfinite(fixed), out["memory_used_bytes"] <= _a(x["gpu_memory_bytes"]), n_max >= 1)
+    out["fits"] = where(isfinite(fixed), out["memory_used_bytes"] <= _a(x["gpu_memory_bytes"]), n_max >= 1)
+
+
+def _state(
+    x: Mapping[str, Numeric], out: Arrays, arch: Any, any_arch: bool, z: Numeric, shard_ranks: Numeric, given: Any
+) -> Numeric:
+    """The model state per GPU and its parts (weights, gradients, optimizer); returns one tensor x pipeline
+    rank's state unsharded (calc.memory.smallest_shard_group)."""
+    # Mixed-precision transformers keep 16-bit weights and gradients (ZeRO's 2 + 2 + 12); autocast CNNs fp32 ones.
+    mp = _a(x["tensor_parallel"]) * x["pipeline_parallel"]
+    if any_arch:
+        element = where(arch, 2.0 * _a(x["element_scale"]), 4.0)
+        grads = _a(x["grad_element_bytes"])
+        grads = where(isfinite(grads), grads, element)
+        # A mixture of experts: the routed experts split over the expert-parallel ranks, and their
+        # optimizer shards over the data-parallel ranks left (Megatron-Core's expert data parallel).
+        experts = moe_expert_params(x)
+        ep = _a(x["expert_parallel"])
+        dense = memory.sharded_state_parts(
+            _a(x["params"]) - experts, x["bytes_per_param"], element, mp, shard_ranks, z, grads
+        )
+        routed = memory.sharded_state_parts(experts, x["bytes_per_param"], element, mp * ep, shard_ranks / ep, z, grads)
+        parts = [_a(a) + b for a, b in zip(dense, routed, strict=True)]
+        unsharded = (_a(x["params"]) - experts + experts / ep) / mp * x["bytes_per_param"]
+    else:
+        # No transformer by its architecture (a CNN plan): no experts, autocast's fp32 weights and gradients.
+        parts = list(memory.sharded_state_parts(x["params"], x["bytes_per_param"], 4.0, mp, shard_ranks, z))
+        unsharded = _a(x["params"]) / mp * x["bytes_per_param"]
+    state = _a(parts[0]) + parts[1] + parts[2]
+    # A typed model state keeps the computed split's proportions.
+    scale = where(isfinite(given), given / maximum(state, 1e-300), 1.0)
+    out["weights_bytes"], out["gradients_bytes"], out["optimizer_state_bytes"] = (_a(p) * scale for p in parts)
+    out["model_state_bytes"] = where(isfinite(given), given, state)
+    unsharded = _a(unsharded) * scale
+    return unsharded
 
 
 def active_ffn(x: Mapping[str, Numeric]) -> Mapping[str, Numeric]:
@@ -139,7 +188,7 @@ def data_parallel_ranks(x: Mapping[str, Numeric]) -> Any:
     Written once: the state's shard group, the step's data-parallel traffic and the checkpoint's
     writing ranks all count them this way.
     """
-    return np.maximum(_a(x["gpus_per_job"]) / (_a(x["tensor_parallel"]) * _a(x["pipeline_parallel"])), 1.0)
+    return maximum(_a(x["gpus_per_job"]) / (_a(x["tensor_parallel"]) * _a(x["pipeline_parallel"])), 1.0)
 
 
 def state_layout(x: Mapping[str, Numeric]) -> tuple[Numeric, Numeric]:
@@ -153,7 +202,7 @@ def state_layout(x: Mapping[str, Numeric]) -> tuple[Numeric, Numeric]:
     ss, group = _a(x["state_shards"]), _a(x["shard_group"])
     dp_cp = data_parallel_ranks(x)
     legacy = (ss > 1) & (group == 0)
-    d = where(group > 0, group, where(legacy, np.maximum(ss / (tp * pp), 1.0), dp_cp))
+    d = where(group > 0, group, where(legacy, maximum(ss / (tp * pp), 1.0), dp_cp))
     z = where(legacy & (_a(x["zero_stage"]) == 0), 3.0, _a(x["zero_stage"]))
     return z, d
 
@@ -186,6 +235,16 @@ def state_layout(x: Mapping[str, Numeric]) -> tuple[Numeric, Numeric]:
     Output("fixed_time_s", "seconds", "Fixed time per step"),
     Output("model_step_time_s", "seconds", "Modelled step time", zero_without_step=True),
     Output("step_time_s", "seconds", "Step time t", formula="{step_rule}", zero_without_step=True),
+    Output("reprojection_ratio", "count", "Measured step moved by (x)", digits=3),
+    Output(
+        "reprojection_gpu_rate_ratio",
+        "count",
+        "GPU speed-up applied to the measurement (x)",
+        formula="min(max({mid_model_step_time_s} / {model_step_time_s}, {reprojection_band_low}),"
+        " {reprojection_band_high}): the model's speed-up between the GPUs inside {src_reprojection_band}"
+        " (1: no measurement moved)",
+        digits=3,
+    ),
     Output("scaling_efficiency", "count", "Data-parallel scaling efficiency", percent=True),
     Output("gpu_samples_per_s", "count_per_s", "GPU rate per GPU", "samples/s", zero_without_step=True),
     # A transformer's layout terms (evaluate_transformer, called from here; 0 without an architecture).
@@ -193,34 +252,64 @@ def state_layout(x: Mapping[str, Numeric]) -> tuple[Numeric, Numeric]:
     Output("pipeline_bubble", "count", "Pipeline bubble (share of the step idle)", percent=True),
     Output("tensor_parallel_comm_s", "seconds", "Tensor/context/pipeline-parallel traffic per step"),
     Output("data_parallel_comm_s", "seconds", "Exposed data-parallel gradient traffic per step"),
-    keep=("anchor_batch_size", "attention_core_flops_per_example", "model_parallel_ranks"),
+    keep=(
+        "anchor_batch_size",
+        "attention_core_flops_per_example",
+        "model_parallel_ranks",
+        "stack_traffic_share",
+        "mid_model_step_time_s",
+        "anchor_model_step_time_s",
+    ),
     states={"step_method": compute.METHODS},
 )
 def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Step time: the model (compute + memory + fixed), or a measurement re-projected by it."""
     _train_flops(x, out)
-    n = np.maximum(_a(out["batch_size"]), 1.0)  # keeps t finite; rates are zeroed where n = 0
+    # A transformer by its architecture counts its fused kernels' traffic itself (``kernels``).
+    out["stack_traffic_share"] = where(
+        _a(x["arch"]) > 0, 1.0, compute.stack_traffic_share(x["fused_traffic_share"], x["stack_fuses"])
+    )
+    n = maximum(_a(out["batch_size"]), 1.0)  # keeps t finite; rates are zeroed where n = 0
     opt_shards = _optimizer_shards(out)
     step_bytes = _a(x["step_traffic_bytes"]) / opt_shards
     out["step_traffic_bytes"] = step_bytes
-    c, mem, fixed, t_model = _modelled(
-        x,
-        out,
-        x["peak_flops_per_s"],
-        x["memory_bandwidth_bytes_per_s"],
-        x["efficiency"],
-        x["memory_traffic_bytes_per_example"],
-        step_bytes,
-        n,
-    )
+    arch = _a(x["arch"]) > 0
+    measured = isfinite(_a(x["measured_step_time_s"])) | isfinite(_a(x["measured_samples_per_s"]))
+    c: Numeric
+    mem: Numeric
+    fixed: Numeric
+    t_model: Numeric
+    if arch.all() and not measured.any():
+        # Every row a transformer by its architecture, none measured: evaluate_transformer computes
+        # every term of the step; the generic ones would be thrown away (a third of an LLM's plan).
+        c = mem = fixed = t_model = floats(np.zeros_like(n, dtype=float) if np.ndim(n) else 0.0)
+    else:
+        c, mem, fixed, t_model = _modelled(
+            x,
+            out,
+            x["peak_flops_per_s"],
+            x["memory_bandwidth_bytes_per_s"],
+            x["efficiency"],
+            x["memory_traffic_bytes_per_example"],
+            step_bytes,
+            n,
+        )
     out["compute_time_per_example_s"], out["memory_time_per_example_s"] = c, mem
     out["fixed_time_s"], out["model_step_time_s"] = fixed, t_model
-    a_batch, t_anchor = _anchor_step(x, out, opt_shards)
-    t, method = compute.step_time_s(
-        n, t_model, x["measured_step_time_s"], x["measured_samples_per_s"], a_batch, t_anchor
+    a_batch, t_anchor, t_mid = _anchor_step(x, out, opt_shards, n, t_model)
+    t, method, ratio, gpu_rate = compute.step_time_s(
+        n,
+        t_model,
+        x["measured_step_time_s"],
+        x["measured_samples_per_s"],
+        a_batch,
+        t_anchor,
+        t_mid,
+        x["reprojection_band_low"],
+        x["reprojection_band_high"],
     )
     out["step_time_s"], out["step_method"] = t, method
-    arch = _a(x["arch"]) > 0
+    out["reprojection_ratio"], out["reprojection_gpu_rate_ratio"] = ratio, gpu_rate
     evaluate_transformer(x, out, n)
     t = where(arch & (method == 2.0), out["model_step_time_s"], t)
     out["step_time_s"] = t
@@ -239,9 +328,9 @@ def _train_flops(x: Mapping[str, Numeric], out: Arrays) -> None:
     mult = _a(x["train_flops_multiplier"])
     measured = _a(x["train_flops_measured"])
     by_ratio = compute.train_flops(
-        x["forward_flops_per_example"], where(np.isfinite(mult), mult, compute.TRAIN_FLOPS_MULTIPLIER)
+        x["forward_flops_per_example"], where(isfinite(mult), mult, compute.TRAIN_FLOPS_MULTIPLIER)
     )
-    out["train_flops_per_example"] = where(np.isfinite(measured) & ~np.isfinite(mult), measured, by_ratio)
+    out["train_flops_per_example"] = where(isfinite(measured) & ~isfinite(mult), measured, by_ratio)
     for k in (
         "peak_flops_per_s",
         "efficiency",
@@ -278,12 +367,24 @@ def _modelled(
         x["stack_factor"],
         x["flops_only"],
         x["stack_s_per_byte"],
+        out["stack_traffic_share"],
+        x["depthwise_traffic_share"],
+        x["depthwise_memory_efficiency"],
     )
 
 
-def _anchor_step(x: Mapping[str, Numeric], out: Arrays, opt_shards: Numeric) -> tuple[Numeric, Numeric]:
+def _anchor_step(
+    x: Mapping[str, Numeric], out: Arrays, opt_shards: Numeric, n: Numeric, t_model: Numeric
+) -> tuple[Numeric, Numeric, Numeric]:
     """The anchor: the batch a measurement was taken at (given, or the automatic batch on its
-    GPU) and the model's step time there [s], to re-project the measurement by."""
+    GPU), the model's step time there, and the model on the measured GPU at this batch and
+    precision (the re-projection's midpoint) [s]. Without a measurement neither is needed: the
+    model's own step stands for both (one evaluation instead of three)."""
+    measured = isfinite(_a(x["measured_step_time_s"])) | isfinite(_a(x["measured_samples_per_s"]))
+    if not measured.any():
+        out["anchor_batch_size"] = n
+        out["mid_model_step_time_s"] = out["anchor_model_step_time_s"] = t_model
+        return n, t_model, t_model
     a_max = memory.max_batch_size(
         x["anchor_gpu_memory_bytes"],
         x["reserved_bytes"],
@@ -292,8 +393,8 @@ def _anchor_step(x: Mapping[str, Numeric], out: Arrays, opt_shards: Numeric) -> 
     )
     a_given = _a(x["anchor_batch"])
     # A measurement with no batch recorded was taken at the automatic batch of its own GPU.
-    a_auto = np.maximum(memory.round_batch(a_max, x["rounding"]), 1.0)
-    a_batch = where(np.isfinite(a_given), a_given, a_auto)
+    a_auto = maximum(memory.round_batch(a_max, x["rounding"]), 1.0)
+    a_batch = where(isfinite(a_given), a_given, a_auto)
     out["anchor_batch_size"] = a_batch
     *_, t_anchor = _modelled(
         x,
@@ -305,7 +406,18 @@ def _anchor_step(x: Mapping[str, Numeric], out: Arrays, opt_shards: Numeric) -> 
         _a(x["anchor_step_traffic_bytes"]) / opt_shards,
         a_batch,
     )
-    return a_batch, t_anchor
+    *_, t_mid = _modelled(
+        x,
+        out,
+        x["mid_peak_flops_per_s"],
+        x["mid_memory_bandwidth_bytes_per_s"],
+        x["mid_efficiency"],
+        x["memory_traffic_bytes_per_example"],
+        out["step_traffic_bytes"],
+        n,
+    )
+    out["anchor_model_step_time_s"], out["mid_model_step_time_s"] = t_anchor, t_mid
+    return a_batch, t_anchor, t_mid
 
 
 def _gpu_rate(x: Mapping[str, Numeric], out: Arrays, t: Numeric, method: Numeric, arch: Any) -> None:
@@ -316,7 +428,7 @@ def _gpu_rate(x: Mapping[str, Numeric], out: Arrays, t: Numeric, method: Numeric
     )
     # A measured step was taken in the job as configured: its all-reduce is already in it.
     # A transformer's data-parallel traffic is in its step time (evaluate_transformer).
-    out["scaling_efficiency"] = where(np.isfinite(given), given, where((method == 2.0) & ~arch, scale, 1.0))
+    out["scaling_efficiency"] = where(isfinite(given), given, where((method == 2.0) & ~arch, scale, 1.0))
     ranks = _a(x["tensor_parallel"]) * x["pipeline_parallel"] * x["context_parallel"]
     per_gpu_step = where(arch, _a(out["batch_size"]) * x["gradient_accumulation"] / ranks, out["batch_size"])
     out["gpu_samples_per_s"] = demand.gpu_samples_per_s(per_gpu_step, t, out["scaling_efficiency"])
@@ -471,9 +583,9 @@ def _transformer_traffic(
     # Expert parallelism: the MoE layers' all-to-alls, over NVLink for the ranks in the node, the
     # NICs for the rest (expert ranks sit at a stride of t x c, as Megatron orders them).
     ep = _a(x["expert_parallel"])
-    moe_layers = where(_a(x["experts"]) > 0, _a(layers) - np.minimum(_a(x["dense_layers"]), layers), 0.0)
+    moe_layers = where(_a(x["experts"]) > 0, _a(layers) - minimum(_a(x["dense_layers"]), layers), 0.0)
     ep_node = clip(node / (tp * cp), 1.0, ep)
-    in_node = where(ep > 1, (ep_node - 1) / np.maximum(ep - 1, 1.0), 1.0)
+    in_node = where(ep > 1, (ep_node - 1) / maximum(ep - 1, 1.0), 1.0)
     a2a = transformer.all_to_all_bytes_per_layer(n, seq, hidden, x["experts_active"], ep, cp)
     a2a_s = moe_layers / pp * _a(a2a) * (in_node / link + (1 - in_node) / net)
     comm_mb = (_a(layers) / pp * layer_bytes / link + pp_bytes / pp_link + a2a_s) * x["element_scale"]
@@ -521,7 +633,7 @@ def evaluate_cache(x: Mapping[str, Numeric], out: Arrays) -> None:
     in_flight = host.batches_in_flight(x["num_workers"], x["prefetch_factor"])
     out["batches_in_flight"] = in_flight
     out["worker_ram_bytes"] = host.worker_ram_bytes(bb, in_flight, x["pin_memory"])
-    gpus_on_node = np.minimum(x["gpus_per_job"], x["gpus_per_node"])
+    gpus_on_node = minimum(x["gpus_per_job"], x["gpus_per_node"])
     out["gpus_on_node"] = gpus_on_node
     out["host_ram_per_node_bytes"] = host.host_ram_per_node_bytes(out["worker_ram_bytes"], gpus_on_node)
     out["dataset_bytes"] = host.dataset_bytes(x["dataset_examples"], x["example_bytes"])
@@ -644,17 +756,17 @@ def evaluate_storage(x: Mapping[str, Numeric], out: Arrays) -> None:
     clients = np.ceil(_a(x["gpus_per_job"]) / x["gpus_per_node"]) * x["jobs"]
     out["clients"] = clients
     given = _a(x["storage_units_given"])
-    units = where(np.isfinite(given), given, x["storage_max_units"])
+    units = where(isfinite(given), given, x["storage_max_units"])
     out["storage_units_used"] = units
     bw = storage.supply_bytes_per_s(units, x["storage_unit_bytes_per_s"], clients, x["storage_client_bytes_per_s"])
     bw_given = _a(x["storage_bytes_per_s_given"])
-    bw = where(np.isfinite(bw_given), bw_given, bw)
+    bw = where(isfinite(bw_given), bw_given, bw)
     out["storage_bytes_per_s"] = bw
     # A storage given only as a bandwidth (no option) has one figure for reads and writes.
     write = storage.supply_bytes_per_s(
         units, x["storage_unit_write_bytes_per_s"], clients, x["storage_client_bytes_per_s"]
     )
-    out["storage_write_bytes_per_s"] = where(np.isfinite(bw_given), bw_given, write)
+    out["storage_write_bytes_per_s"] = where(isfinite(bw_given), bw_given, write)
     iops = storage.supply_iops(
         units,
         x["storage_unit_iops"],
@@ -665,12 +777,12 @@ def evaluate_storage(x: Mapping[str, Numeric], out: Arrays) -> None:
         x["storage_iops_request_bytes"],
     )
     iops_given = _a(x["storage_iops_given"])
-    out["storage_iops"] = where(np.isfinite(iops_given), iops_given, iops)
+    out["storage_iops"] = where(isfinite(iops_given), iops_given, iops)
     lat = storage.read_service_time_s(
         x["storage_base_latency_s"], out["request_bytes"], x["storage_stream_bytes_per_s"]
     )
     lat_given = _a(x["storage_latency_given"])
-    out["storage_latency_s"] = where(np.isfinite(lat_given), lat_given, lat)
+    out["storage_latency_s"] = where(isfinite(lat_given), lat_given, lat)
     out["outstanding_reads"] = demand.outstanding_reads(out["read_iops"], out["storage_latency_s"])
     out["p99_outstanding_reads"] = _a(out["outstanding_reads"]) * out["p99_factor"]
 
@@ -735,7 +847,7 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
     with np.errstate(divide="ignore", invalid="ignore"):
         ops_per_example = _a(x["metadata_ops_per_open"]) * remote / _a(x["examples_per_file"])
         by_metadata = where(ops_per_example > 0, _a(x["storage_metadata_ops"]) / ops_per_example / readers, np.inf)
-    stages["storage"] = np.minimum(stages["storage"], by_metadata)
+    stages["storage"] = minimum(stages["storage"], by_metadata)
     # Synchronous workers read then decode each example: a bound of its own, so a stage.
     read_s = _a(out["storage_latency_s"]) * out["reads_per_example"] * remote
     stages["workers"] = pipeline.worker_bound(x["num_workers"], read_s, out["cpu_seconds_effective"], x["loader"])
@@ -865,11 +977,11 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["checkpoint_async"] = is_async.astype(float)
     restore, on_storage, limited, host_copy = _checkpoint_paths(x, out, c, per_rank)
     mtbf_given = _a(x["mtbf_s"])
-    mtbf = where(np.isfinite(mtbf_given), mtbf_given, checkpoint.job_mtbf_s(x["gpus_per_job"]))
+    mtbf = where(isfinite(mtbf_given), mtbf_given, checkpoint.job_mtbf_s(x["gpus_per_job"]))
     out["mtbf_job_s"] = mtbf
     out["failures_per_month"] = checkpoint.failures_per_month(mtbf)
     used = _checkpoint_interval(x, out, host_copy, mtbf, on_storage, limited, is_async)
-    saving = np.isfinite(used) & (used > 0)
+    saving = isfinite(used) & (used > 0)
     safe = where(saving, used, 1.0)
     out["checkpoint_interval_used_s"] = where(saving, used, 0.0)
     _checkpoint_writes(x, out, c, safe, saving, is_async, per_rank, ranks)
@@ -884,7 +996,7 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["storage_need_bytes_per_s"] = where(
         is_async,
         _a(out["read_bytes_per_s"]) + out["checkpoint_write_bytes_per_s"],
-        np.maximum(out["read_bytes_per_s"], out["checkpoint_write_bytes_per_s"]),
+        maximum(out["read_bytes_per_s"], out["checkpoint_write_bytes_per_s"]),
     )
 
 
@@ -894,7 +1006,7 @@ def _checkpoint_size(x: Mapping[str, Numeric], out: Arrays) -> tuple[Any, Any, A
     # (state x GPUs holding a piece / training bytes per parameter).
     given = _a(x["model_state_given"])
     shards = _shards(x)
-    params = where(np.isfinite(given), given * shards / _a(x["bytes_per_param"]), x["params"])
+    params = where(isfinite(given), given * shards / _a(x["bytes_per_param"]), x["params"])
     out["checkpoint_params"] = params
     c = checkpoint.checkpoint_bytes(
         params, x["checkpoint_weight_bytes_per_param"], x["checkpoint_optimizer_bytes_per_param"]
@@ -917,7 +1029,7 @@ def _checkpoint_paths(
     """A checkpoint's way to and from storage: the restore time, the save time on storage (0
     where nothing limits it), whether something does, and the GPU-to-host copy [s]."""
     # One rank's share of its node's path to storage: the node link and the per-client cap.
-    rank_link = np.minimum(_a(x["node_network_bytes_per_s"]), x["storage_client_bytes_per_s"]) / out["gpus_on_node"]
+    rank_link = minimum(_a(x["node_network_bytes_per_s"]), x["storage_client_bytes_per_s"]) / out["gpus_on_node"]
     out["checkpoint_rank_read_bytes_per_s"] = rank_link
     # Every GPU loads its own state: replicas without ZeRO read the same shard again.
     out["checkpoint_restore_bytes"] = _a(per_rank) * x["gpus_per_job"]
@@ -951,8 +1063,8 @@ def _checkpoint_interval(
     mode; NaN where nothing is saved."""
     f = _a(x["checkpoint_stall_fraction"])
     interval = _a(x["checkpoint_interval_s"])
-    given = np.isfinite(interval)
-    yd_async = np.maximum(checkpoint.young_daly_interval_s(host_copy, mtbf, where(limited, 0.0, 1.0)), on_storage)
+    given = isfinite(interval)
+    yd_async = maximum(checkpoint.young_daly_interval_s(host_copy, mtbf, where(limited, 0.0, 1.0)), on_storage)
     # Sync without a storage: the save takes the stall budget f x T; for "optimal" the interval
     # that is Young-optimal for storage sized to its own budget, sqrt(2 f T M) = T -> T = 2 f M.
     yd_sync = where(
@@ -985,7 +1097,7 @@ def _checkpoint_writes(
     out["checkpoint_async_write_bytes_per_s"] = where(saving, drain, 0.0) * jobs
     out["checkpoint_write_bytes_per_s"] = where(saving, where(is_async, drain, sync), 0.0) * jobs
     # Writers on one node: its GPUs' ranks, at most all writing ranks of the job.
-    node_writers = np.minimum(ranks, out["gpus_on_node"])
+    node_writers = minimum(ranks, out["gpus_on_node"])
     out["checkpoint_host_ram_bytes"] = where(saving, checkpoint.async_host_ram_bytes(per_rank * node_writers), 0.0)
 
 
@@ -1015,7 +1127,7 @@ def _checkpoint_stalls(
 def _checkpoint_kept(x: Mapping[str, Numeric], out: Arrays, c: Numeric, saving: Any) -> None:
     """Checkpoints kept on storage: the milestones of the run and the capacity they fill."""
     run, every = _a(out["run_length_used_s"]), _a(x["checkpoint_milestone_interval_s"])
-    both = (run > 0) & np.isfinite(every)
+    both = (run > 0) & isfinite(every)
     milestones = where(both, checkpoint.milestone_count(where(both, run, 0.0), where(both, every, 1.0)), 0.0)
     out["checkpoint_milestones"] = milestones
     # A job that saves nothing keeps nothing; kept is all jobs' (keep + the save in flight each).
@@ -1040,7 +1152,7 @@ def _bursts(
         out["checkpoint_save_burst_bytes_per_s"], out["clients"]
     )
     target = _a(x["restore_target_s"])
-    budget = where(np.isfinite(target), target, checkpoint.restore_budget_s(x["checkpoint_stall_fraction"], mtbf))
+    budget = where(isfinite(target), target, checkpoint.restore_budget_s(x["checkpoint_stall_fraction"], mtbf))
     out["restore_budget_s"] = budget
     out["restore_read_bytes_per_s"] = checkpoint.restore_read_bytes_per_s(out["checkpoint_restore_bytes"], budget)
     out["restore_read_node_bytes_per_s"] = checkpoint.per_node(out["restore_read_bytes_per_s"], out["clients"])

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from calc import catalog
-from calc._types import Numeric, floats, where
+from calc._types import Numeric, floats, isfinite, maximum, minimum, where
 from calc.demand import METADATA_OPS_PER_OPEN
 from calc.errors import InputError, PresetError
 from calc.formula import formula
@@ -690,7 +690,7 @@ def supply_bytes_per_s(
     with np.errstate(invalid="ignore"):
         total = floats(units) * unit_bytes_per_s
     # 0 units x an unlimited rate (NaN) is unlimited; where, not np.nan_to_num (~10 us on a scalar).
-    return np.minimum(where(np.isnan(total), np.inf, total), floats(clients) * client_bytes_per_s)
+    return minimum(where(np.isnan(total), np.inf, total), floats(clients) * client_bytes_per_s)
 
 
 def iops_at_request(
@@ -707,7 +707,7 @@ def iops_at_request(
     bw = floats(unit_bytes_per_s)
     with np.errstate(divide="ignore", invalid="ignore"):
         transfer = floats(request_bytes) / bw
-        seek = where(np.isfinite(iops), np.maximum(1.0 / iops - floats(iops_request_bytes) / bw, 0.0), 0.0)
+        seek = where(isfinite(iops), maximum(1.0 / iops - floats(iops_request_bytes) / bw, 0.0), 0.0)
         rate: Numeric = 1.0 / (seek + transfer)
     return rate
 
@@ -732,7 +732,7 @@ def supply_iops(
         total = floats(units) * per_unit
         total = where(np.isnan(total), np.inf, total)  # 0 units x unlimited reads/s: unlimited
         by_bw = floats(bytes_per_s) / request_bytes
-    return np.minimum(np.minimum(total, aggregate_iops), by_bw)
+    return minimum(minimum(total, aggregate_iops), by_bw)
 
 
 @formula("storage_latency_s", "{latency_rule}")

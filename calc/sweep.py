@@ -51,6 +51,7 @@ _LAYOUT = frozenset(
         "gpus_per_job",
         "state_shards",
         "zero_stage",
+        "data_parallel_framework",
         "checkpoint_mode",
         "model",
         "layers",

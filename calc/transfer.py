@@ -18,9 +18,7 @@ one core (i7-9700K), the defaults here.
 
 from __future__ import annotations
 
-import numpy as np
-
-from calc._types import Numeric, floats, where
+from calc._types import Numeric, floats, maximum, where
 from calc.formula import formula, note
 
 note("compress_s", "{compress_rule}")
@@ -50,7 +48,7 @@ def transfer_stages_s(
 def transfer_time_s(compress_s: Numeric, send_s: Numeric, decompress_s: Numeric, streamed: Numeric = 0.0) -> Numeric:
     """Total time [s]: the stages' sum, or the slowest one when streamed."""
     seq = floats(compress_s) + send_s + decompress_s
-    return where(floats(streamed) > 0, np.maximum(np.maximum(compress_s, send_s), decompress_s), seq)
+    return where(floats(streamed) > 0, maximum(maximum(compress_s, send_s), decompress_s), seq)
 
 
 @formula("transfer_direct_time_s", "{dataset_bytes} / {transfer_link_bytes_per_s}")

@@ -55,8 +55,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from calc import catalog
-from calc._types import Numeric, clip, floats, where
+from calc import catalog, memory
+from calc._types import Numeric, clip, floats, maximum, minimum, where
 from calc.errors import InputError, PresetError
 from calc.formula import formula
 from calc.units import parse
@@ -312,7 +312,7 @@ def moe_ffn(
     n_layers, e = _f(layers), _f(experts)
     moe = e > 0
     n_mlp = where(_f(gated) > 0, 3.0, 2.0)
-    d = where(moe, np.minimum(_f(dense_layers), n_layers), n_layers)
+    d = where(moe, minimum(_f(dense_layers), n_layers), n_layers)
     fe, router = _f(expert_ffn_hidden), e / n_mlp
     active = (
         d * _f(ffn_hidden) + (n_layers - d) * (fe * (_f(experts_active) + _f(shared_experts)) + router)
@@ -332,7 +332,7 @@ def expert_params(
     """Parameters of the routed experts, the part expert parallelism splits [1]:
     ``(L - L_d) x E x n_mlp h f_e`` (0 for a dense model)."""
     n_mlp = where(_f(gated) > 0, 3.0, 2.0)
-    moe_layers = where(_f(experts) > 0, _f(layers) - np.minimum(_f(dense_layers), _f(layers)), 0.0)
+    moe_layers = where(_f(experts) > 0, _f(layers) - minimum(_f(dense_layers), _f(layers)), 0.0)
     return moe_layers * _f(experts) * n_mlp * _f(hidden) * _f(expert_ffn_hidden)
 
 
@@ -410,7 +410,7 @@ def in_flight_layers(
     """
     p, v = _f(pipeline_parallel), _f(virtual_stages)
     extra = where(v > 1, 1 + (p - 1) / (p * v), 1.0)
-    return _f(layers) / p * np.minimum(p, _f(micro_batches)) * extra
+    return _f(layers) / p * minimum(p, _f(micro_batches)) * extra
 
 
 def activation_bytes_per_sequence(
@@ -591,7 +591,7 @@ def collective_time_s(
     Thakur, Rabenseifner, Gropp, "Optimization of Collective Communication Operations in MPICH",
     IJHPCA 2005 (ring reduce-scatter/all-gather). NCCL docs, "Performance: bus bandwidth".
     """
-    n = np.maximum(_f(ranks), 1.0)
+    n = maximum(_f(ranks), 1.0)
     g = clip(_f(ranks_per_node), 1.0, n)
     nodes = n / g
     s = _f(size_bytes)
@@ -626,19 +626,19 @@ def data_parallel_time_s(
     passes of ``P / D``; PyTorch HSDP, DeepSpeed hpZ). 2 B per element (bf16 reduction).
     """
     size = _f(params_per_rank) * GRAD_BYTES
-    d, r = np.maximum(_f(shard_ranks), 1.0), np.maximum(_f(replicas), 1.0)
+    d, r = maximum(_f(shard_ranks), 1.0), maximum(_f(replicas), 1.0)
     g = _f(ranks_per_node)
     inner = collective_time_s(
         size,
         d,
-        np.minimum(g, d),
+        minimum(g, d),
         link_bytes_per_s,
         network_bytes_per_s_per_gpu,
         where(_f(zero_stage) >= 3, 3.0, 2.0),
     )
     copies = r / d
     across = collective_time_s(
-        size / d, copies, np.maximum(g / d, 1.0), link_bytes_per_s, network_bytes_per_s_per_gpu, 2.0
+        size / d, copies, maximum(g / d, 1.0), link_bytes_per_s, network_bytes_per_s_per_gpu, 2.0
     )
     return _f(inner) + where(copies > 1, _f(across), 0.0)
 
@@ -647,8 +647,8 @@ DDP_BUCKET_BYTES = 25 * 2**20
 """PyTorch DistributedDataParallel's default gradient bucket, ``bucket_cap_mb=25`` [bytes]
 (torch.nn.parallel.DistributedDataParallel docs)."""
 
-OVERLAP = ("ddp", "fsdp", "megatron", "megatron_overlap")
-"""Framework overlap defaults, by code 0..3 (``exposed_data_parallel_s``)."""
+OVERLAP = ("ddp", "fsdp", "megatron", "megatron_overlap", "nemo")
+"""Framework overlap defaults, by code 0..4 (``exposed_data_parallel_s``; nemo overlaps as megatron_overlap)."""
 
 MEGATRON_BUCKET_PARAMS = 40e6
 """Megatron-Core's default gradient bucket with ``--overlap-grad-reduce``: max(40,000,000,
@@ -680,10 +680,10 @@ def exposed_data_parallel_s(
       layer each: ``max(comm - compute, comm x 2 / (3 L))``.
     * 2 Megatron (tensor or pipeline parallel): Megatron-LM's ``--overlap-grad-reduce`` and
       ``--overlap-param-gather`` are off by default: all of it.
-    * 3 Megatron with both on: gradients reduce-scattered in buckets of max(40 M, 1 M x d)
-      parameters during the last backward, weights all-gathered during the first forward: the
-      whole micro-batch hides them, all but one bucket:
-      ``max(comm - micro-batch, comm x bucket / params per rank)``.
+    * 3 Megatron with both on (4: NeMo and Megatron-Bridge run them on by default): gradients
+      reduce-scattered in buckets of max(40 M, 1 M x d) parameters during the last backward,
+      weights all-gathered during the first forward: the whole micro-batch hides them, all but
+      one bucket: ``max(comm - micro-batch, comm x bucket / params per rank)``.
 
     The backward is two thirds of a micro-batch's compute (``micro_batch_compute_s``; 4 of the 6
     FLOPs per parameter per token). Tensor/context-parallel traffic on the same link
@@ -691,16 +691,16 @@ def exposed_data_parallel_s(
     time out of the window the data-parallel traffic could hide in.
     """
     comm, fw = _f(comm_s), _f(framework)
-    grads = np.maximum(_f(params_per_rank) * GRAD_BYTES, 1.0)
+    grads = maximum(_f(params_per_rank) * GRAD_BYTES, 1.0)
     mb_c, shared = _f(micro_batch_compute_s), _f(shared_link_s)
-    ddp = np.maximum(comm - np.maximum(2 / 3 * (mb_c - shared), 0.0), comm * np.minimum(DDP_BUCKET_BYTES / grads, 1.0))
-    fsdp = np.maximum(
-        comm - np.maximum(_f(micro_batches) * (mb_c - shared), 0.0),
-        comm * np.minimum(2 / (3 * np.maximum(_f(layers_per_rank), 1.0)), 1.0),
+    ddp = maximum(comm - maximum(2 / 3 * (mb_c - shared), 0.0), comm * minimum(DDP_BUCKET_BYTES / grads, 1.0))
+    fsdp = maximum(
+        comm - maximum(_f(micro_batches) * (mb_c - shared), 0.0),
+        comm * minimum(2 / (3 * maximum(_f(layers_per_rank), 1.0)), 1.0),
     )
-    bucket = np.maximum(MEGATRON_BUCKET_PARAMS, 1e6 * _f(data_parallel_ranks)) * GRAD_BYTES
-    megatron = np.maximum(comm - np.maximum(mb_c - shared, 0.0), comm * np.minimum(bucket / grads, 1.0))
-    default = where(fw == 0, ddp, where(fw == 1, fsdp, where(fw == 3, megatron, comm)))
+    bucket = maximum(MEGATRON_BUCKET_PARAMS, 1e6 * _f(data_parallel_ranks)) * GRAD_BYTES
+    megatron = maximum(comm - maximum(mb_c - shared, 0.0), comm * minimum(bucket / grads, 1.0))
+    default = where(fw == 0, ddp, where(fw == 1, fsdp, where(fw >= 3, megatron, comm)))
     given = _f(given_overlap)
     return where(np.isnan(given), default, (1 - given) * comm)  # NaN: no overlap given
 
@@ -718,6 +718,9 @@ ARCH_FORMULAS: dict[str, str] = {
     " x {scaling_efficiency}",
     "fixed_time_s": "{step_traffic_bytes} / ({memory_bandwidth_bytes_per_s} x {memory_efficiency})"
     " + {launch_overhead_s}",
+    # The architecture's traffic is already the fused kernels' (``kernels``): no stack share, no depthwise term.
+    "memory_time_per_example_s": "{memory_traffic_bytes_per_example} / ({memory_bandwidth_bytes_per_s}"
+    " x {memory_efficiency})",
 }
 """Formulas that replace the generic ones (calc.compute) for a model given by its architecture."""
 
@@ -783,12 +786,12 @@ def checkpointing_code(mode: str) -> float:
     return -1.0 if mode == "auto" else float(CHECKPOINTING.index(mode))
 
 
-def framework_code(zero_stage: int, model_parallel: int, given: str | None = None) -> float:
+def framework_code(zero_stage: int | None, model_parallel: int, given: str | None = None) -> float:
     """Whose overlap default applies (``OVERLAP``): the one given, else FSDP for ZeRO-3, Megatron
     for tensor/pipeline/context parallelism, else DDP (bucketed all-reduce; ZeRO-1/2 alike)."""
     if given is not None:
         return float(OVERLAP.index(given))
-    return 1.0 if zero_stage >= 3 else 2.0 if model_parallel > 1 else 0.0
+    return 1.0 if (zero_stage or 0) >= 3 else 2.0 if model_parallel > 1 else 0.0
 
 
 def describe(a: Mapping[str, float]) -> str:
@@ -826,25 +829,55 @@ _UNUSED = tuple((k, u if isinstance(u, tuple) else (u,)) for k, u in LAYOUT_INPU
 """``LAYOUT_INPUTS`` with every "not used" value as a tuple (the check runs on every plan)."""
 
 
-def check_layout(sc: Scenario, v: Mapping[str, float]) -> None:
-    """Refuse a layout the frameworks would refuse (InputError naming the field and the rule).
+HEADS_REPLICATED_BY = (
+    "bigcode-project/Megatron-LM (StarCoder's fork: the KV projection run duplicated on every tensor-parallel rank,"
+    " PR 51)"
+)
+"""Where a training framework replicates the KV heads over tensor-parallel ranks (fewer KV heads than ranks)."""
+
+HEADS_UNEVEN_BY = (
+    "DeepSpeed AutoTP (deepspeed/module_inject/tp_shard.py get_shard_size: ranks hold heads // t or one more)"
+)
+"""Where a training framework splits the heads unevenly over tensor-parallel ranks."""
+
+
+def check_layout(sc: Scenario, v: Mapping[str, float]) -> list[str]:
+    """Refuse a layout no framework runs (InputError naming the field and the rule); warn where one
+    framework runs what Megatron-LM refuses (the returned warnings say which framework, and how).
 
     Megatron-LM's argument checks (megatron/training/arguments.py): hidden divisible by heads;
     heads and KV heads (query groups) divisible by tensor parallel; no more pipeline stages than
     layers; the sequence divisible by 2 x context parallel (load-balanced causal ring attention);
-    no more interleaved model chunks than a stage's layers.
+    no more interleaved model chunks than a stage's layers. Of these, the heads rule is Megatron's
+    alone: a KV head count below the tensor-parallel ranks runs with the KV heads replicated
+    (``HEADS_REPLICATED_BY``), heads not divisible by them run split unevenly (``HEADS_UNEVEN_BY``).
+    More ranks than heads no framework splits.
     """
     h, a, k, layers, s = v["hidden"], v["heads"], v["kv_heads"], v["layers"], v["seq_len"]
     t, p, c, vs = sc.tensor_parallel, sc.pipeline_parallel, sc.context_parallel, sc.virtual_pipeline_stages
+    warnings: list[str] = []
     if k > a or a % k:
         raise InputError("kv_heads", f"must divide heads ({a:g}), got {k:g}")
     # A preset's architecture is as its source publishes it (DLIO's hypothetical llama3_1t has
     # 25872 / 192 heads, which Megatron would run only with an explicit kv_channels).
     if h % a and (sc.hidden is not None or sc.heads is not None):
         raise InputError("heads", f"must divide hidden ({h:g}) into whole heads, got {a:g}")
-    if a % t or k % t:
+    if t > a:
         raise InputError(
-            "tensor_parallel", f"must divide heads ({a:g}) and kv_heads ({k:g}) (Megatron's rule), got {t}"
+            "tensor_parallel", f"must be at most heads ({a:g}): no framework splits one head over ranks, got {t}"
+        )
+    if a % t:
+        busiest = math.ceil(a / t)
+        warnings.append(
+            f"tensor_parallel {t} does not divide the {a:g} heads: Megatron-LM refuses it; {HEADS_UNEVEN_BY} runs "
+            f"it, the busiest rank with {busiest} heads where an even split would give {a / t:g}: its attention "
+            f"takes x{busiest / (a / t):.3g} as long, which this plan does not add (it splits the heads evenly)."
+        )
+    elif k % t:
+        warnings.append(
+            f"tensor_parallel {t} does not divide the {k:g} KV heads: Megatron-LM refuses it; {HEADS_REPLICATED_BY} "
+            f"runs it with each KV head on {t / k:g} ranks (every rank holds and computes all {k:g} KV heads "
+            f"where an even split would give {k / t:g}): this plan counts the even split."
         )
     check_pipeline(int(layers), p, vs)
     if c > 1 and s % (2 * c):
@@ -852,6 +885,7 @@ def check_layout(sc: Scenario, v: Mapping[str, float]) -> None:
             "context_parallel",
             f"2 x context_parallel must divide seq_len ({s:g}) (Megatron's load-balanced ring attention), got {c}",
         )
+    return warnings
 
 
 def resolve(
@@ -873,7 +907,9 @@ def resolve(
         "checkpointing": checkpointing_code(sc.activation_checkpointing),
         "kernels": float(KERNELS.index(sc.kernels or default_kernels(_architecture(gpu)))),
         "data_parallel_overlap": math.nan if sc.data_parallel_overlap is None else float(sc.data_parallel_overlap),
-        "dp_framework": framework_code(sc.zero_stage, mp, sc.data_parallel_framework),
+        "dp_framework": framework_code(
+            memory.zero_stage_used(sc.zero_stage, sc.data_parallel_framework), mp, sc.data_parallel_framework
+        ),
         "shard_group": float(sc.shard_group),
     }
     src: dict[str, str] = {}
@@ -914,7 +950,7 @@ def resolve(
         v["gated"],
     )
     v["ffn_active"], v["ffn_total"] = float(active), float(total)
-    check_layout(sc, v)
+    warnings += check_layout(sc, v)
     warnings += pipeline_split_note(int(v["layers"]), sc.pipeline_parallel, sc.virtual_pipeline_stages)
     check_experts(sc, v)
     src["architecture"] = (
@@ -1176,7 +1212,7 @@ def fp8_math_factor(
         / (_f(bandwidth_bytes_per_s) * _f(gemm_bandwidth_efficiency))
     )
     t16 = _f(flops) / (_f(peak_16bit_flops_per_s) * _f(layer_efficiency))
-    return (np.maximum(t16 - g16, 0.0) + g8 + q) / np.maximum(t16, g16)
+    return (maximum(t16 - g16, 0.0) + g8 + q) / maximum(t16, g16)
 
 
 # --- A transformer stated by part of its figures (issue 39) ------------------------------------

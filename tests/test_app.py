@@ -35,10 +35,14 @@ def _open(at: AppTest, *groups: str) -> AppTest:
 
 
 def _key(at: AppTest, name: str) -> str:
-    """An input's widget key: ``f_NAME`` as opened, ``f_GEN_NAME`` after a preset or a file was loaded."""
+    """An input's widget key: ``f_NAME`` as opened, ``f_GEN_NAME`` after a preset or a file was loaded,
+    ``f_GENrREV_NAME`` after the page set the input itself (app.wkey)."""
     gen = at.session_state["gen"] if "gen" in at.session_state else 0  # noqa: SIM401 (AppTest state has no .get)
-    rev = at.session_state["rev_" + name] if "rev_" + name in at.session_state else 0  # noqa: SIM401
-    return (f"f_{name}" if not gen else f"f_{gen}_{name}") + (f"_r{rev}" if rev else "")
+    revs = at.session_state["revs"] if "revs" in at.session_state else {}  # noqa: SIM401 (as above)
+    rev = revs.get(name, 0)
+    if rev:
+        return f"f_{gen}r{rev}_{name}"
+    return f"f_{name}" if not gen else f"f_{gen}_{name}"
 
 
 def _picker(at: AppTest) -> str:

@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from chromium import CHROMIUM, CHROMIUM_ARGS
@@ -103,6 +104,27 @@ def _wait(page: Page, metrics: bool = True) -> None:
     page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", state="attached")
     if metrics:
         page.wait_for_selector("[data-testid='stMetric']")
+
+
+def _pick(page: Page, box: Any, option: str) -> None:
+    """Pick an option of a select box: typed first, since the list is virtual (an option scrolled out of
+    it is not drawn, and a click on it waited for ever on a loaded machine)."""
+    box.click()
+    page.keyboard.type(option)
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def _section(page: Page, name: str) -> None:
+    """Open a section and wait for its run: idle, nothing stale, twice 300 ms apart. The script state
+    alone reads notRunning in the gap before the click's run starts (a chart screenshot then met a chart
+    being redrawn: "Element is not attached to the DOM")."""
+    page.locator("[data-testid='stRadio']").get_by_text(name, exact=True).click()
+    expect(page.locator("[data-testid='stRadio'] input[type='radio']:checked")).to_have_count(1)
+    for _ in range(2):
+        _wait(page, metrics=False)
+        expect(page.locator("[data-stale='true']")).to_have_count(0)
+        page.wait_for_timeout(300)
+    _wait(page, metrics=False)
 
 
 def _settled(page: Page) -> None:
@@ -289,16 +311,14 @@ def test_every_section_renders_at_meeting_widths(server: str, browser_page: Page
         # a headline value that does not fit its column is cut with an ellipsis by the browser
         assert value.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), value.inner_text()
     for section in ("Requirements", "Storage", "Pipeline", "Moving the data", "Compare"):
-        page.locator("[data-testid='stRadio']").get_by_text(section, exact=True).click()
-        _wait(page)
+        _section(page, section)
         _no_errors(page)
         name = section.lower().replace(" ", "-")
         if section == "Compare":  # pin the H100 plan, then compare it with an A100 one
             page.get_by_role("button", name="Pin this scenario").click()
             _wait(page)
             box = page.get_by_test_id("stSelectbox").filter(has_text="GPU").filter(has_not_text="GPUs").first
-            box.click()
-            page.get_by_role("option", name="A100-SXM4-80GB", exact=True).click()
+            _pick(page, box, "A100-SXM4-80GB")
             expect(page).to_have_url(re.compile(r"gpu=A100-SXM4-80GB"))
             # the title states the finding: the pinned H100 plan is the faster one
             expect(page.get_by_text("Fastest: A ").first).to_be_visible()  # a letter; the legend names it
@@ -313,7 +333,7 @@ def test_every_section_renders_at_meeting_widths(server: str, browser_page: Page
     # checkpoints: a scenario that writes them (the default one has none, and says so)
     page.goto(f"{server}/?scenario=mlperf-checkpoint-llama3-70b")
     _wait(page)
-    page.locator("[data-testid='stRadio']").get_by_text("Checkpoints", exact=True).click()
+    _section(page, "Checkpoints")
     page.wait_for_selector(".js-plotly-plot")
     page.wait_for_timeout(800)
     _no_errors(page)
@@ -333,8 +353,7 @@ def test_every_section_renders_at_meeting_widths(server: str, browser_page: Page
     ):
         page.goto(f"{server}/?scenario={preset}")
         _wait(page)
-        page.locator("[data-testid='stRadio']").get_by_text(section, exact=True).click()
-        _wait(page)
+        _section(page, section)
         page.wait_for_selector(".js-plotly-plot")
         page.wait_for_timeout(800)
         _no_errors(page)
@@ -348,8 +367,7 @@ def test_changing_the_gpu_updates_the_numbers(server: str, browser_page: Page) -
     page.goto(server)
     _wait(page)
     box = page.get_by_test_id("stSelectbox").filter(has_text="GPU").filter(has_not_text="GPUs").first
-    box.click()
-    page.get_by_role("option", name="A100-SXM4-80GB", exact=True).click()
+    _pick(page, box, "A100-SXM4-80GB")
     expect(
         page.locator("[data-testid='stMetric']", has_text="Batch per GPU").locator("[data-testid='stMetricValue']")
     ).to_have_text("512")
@@ -385,8 +403,7 @@ def test_report_carries_the_pinned_comparison(server: str, browser_page: Page, t
     page = browser_page
     page.goto(f"{server}/?scenario=beast-imagenet-4xv100")
     _wait(page)
-    page.locator("[data-testid='stRadio']").get_by_text("Compare", exact=True).click()
-    _wait(page)
+    _section(page, "Compare")
     page.get_by_role("button", name="Pin this scenario").click()
     # The pin's run ends in st.rerun(): wait for the run that shows it, not the gap between the two.
     expect(page.get_by_role("button", name="Clear pinned")).to_be_enabled()
@@ -645,8 +662,7 @@ def test_no_chart_text_overprints_another(server: str, browser_page: Page, width
         page.goto(f"{server}/?{query}")
         _wait(page)
         for section in sections:
-            page.locator("[data-testid='stRadio']").get_by_text(section, exact=True).click()
-            _wait(page)
+            _section(page, section)
             if section == "Requirements":
                 _open_folds(page)
             page.wait_for_selector(".js-plotly-plot")
@@ -659,30 +675,122 @@ def test_no_chart_text_overprints_another(server: str, browser_page: Page, width
     assert not found, "\n".join(found)
 
 
-def test_the_sharers_sidebar_shows_what_the_link_holds(server: str, browser_page: Page) -> None:
-    """Issue 39: clearing the measured step time left "Measured on GPU: V100" in the sharer's sidebar
-    while the link held none. Both sidebars, the sharer's and the recipient's, show what the link holds."""
+# ------------------------------------------------------------------ issue 43: the page under load
+
+LOAD_PEOPLE = int(os.environ.get("FEEDRATE_LOAD_PEOPLE", "10"))
+LOAD_RUNS = int(os.environ.get("FEEDRATE_LOAD_RUNS", "1"))
+"""People editing at once in the stress test, and its rounds (FEEDRATE_LOAD_RUNS=20: the issue's 20 in a row)."""
+
+
+def test_a_field_the_page_sets_shows_what_the_link_holds(server: str, browser_page: Page) -> None:
+    """Issue 43: clearing the measured step time clears where it was measured; the page set those
+    inputs and dropped their widgets' keys, but the browser kept drawing its own value: "Measured on
+    GPU: V100-SXM2-16GB" beside a link with measured_gpu=none, sent back on the next edit. The field
+    must show what the link holds, before and after the next edit."""
     page = browser_page
     page.goto(f"{server}/?scenario=beast-imagenet-4xv100")
     _wait(page)
     side = page.locator("[data-testid='stSidebar']")
-    side.locator("[data-testid='stExpander'] summary", has_text="Measured").click()
-    _wait(page)
-    step = side.get_by_label(re.compile(r"^Measured step time"))
+    side.locator("[data-testid='stExpander'] summary", has_text="Measured").first.click()
+    step = side.get_by_label(re.compile(r"^Measured step time")).first
+    gpu = page.get_by_role("combobox", name=re.compile(r"^Measured on GPU"))
+    expect(gpu).to_have_value("V100-SXM2-16GB")  # the article's measurement: 87 ms on a V100
     step.fill("")
     step.press("Enter")
     expect(page).to_have_url(re.compile(r"measured_gpu=none"))
     _wait(page)
-    gpu = side.get_by_test_id("stSelectbox").filter(has_text="Measured on GPU").first
-    expect(gpu.locator("input")).to_have_value("(none)")
-    link = page.url
-    page.goto(link)
+    expect(gpu).to_have_value("(none)")
+    side.locator("[data-testid='stExpander'] summary", has_text="Cluster").first.click()
+    jobs = side.get_by_label(re.compile(r"^Concurrent jobs")).first
+    jobs.fill("4")
+    jobs.press("Enter")
+    expect(page).to_have_url(re.compile(r"jobs=4"))
     _wait(page)
-    side.locator("[data-testid='stExpander'] summary", has_text="Measured").click()
+    assert "measured_gpu=none" in page.url  # not V100 again, sent back by the stale field
+    expect(gpu).to_have_value("(none)")
+    _no_errors(page)
+
+
+STALE_WATCH = """() => {
+  const t = window.__stale = {frames: [], enter: null};
+  document.addEventListener('keydown', e => {
+    if (e.key === 'Enter' && t.enter === null) t.enter = performance.now();
+  }, true);
+  const tick = () => {
+    const v = [...document.querySelectorAll("[data-testid='stMetric']")]
+      .find(m => m.textContent.includes('Random reads/s'));
+    if (v) {
+      const value = v.querySelector("[data-testid='stMetricValue']");
+      const box = v.closest("[data-testid='stElementContainer']");
+      const app = document.querySelector("[data-testid='stApp']");
+      let seen = 1;  // the opacity the value is drawn at: its own times every ancestor's
+      for (let e = value; e; e = e.parentElement) seen *= parseFloat(getComputedStyle(e).opacity);
+      t.frames.push([performance.now(), value.textContent.trim(), box && box.getAttribute('data-stale'),
+                     seen, app.getAttribute('data-test-script-state')]);
+    }
+    if (t.frames.length < 20000) requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+}"""
+"""Records, every frame, the headline's random reads/s, whether Streamlit marks it stale, how opaque it
+is drawn and the script's state as the page knows it, and when Enter was pressed."""
+
+
+def test_numbers_computed_without_an_edit_are_marked_until_it_reaches_them(server: str, browser_page: Page) -> None:
+    """Issue 43: a field whose value has not reached the plan is never shown beside numbers computed
+    without it. From the Enter that commits "Concurrent jobs = 4" until the rerun redraws the headline,
+    every frame that still shows the old reads/s draws it faded (opacity under 0.5, its ancestors'
+    included): while the edit travels to the server (app.PENDING_JS), then while Streamlit marks it
+    stale. Before PENDING_JS, 5 frames (150 ms) after the key showed the old number unmarked."""
+    import calc
+
+    page = browser_page
+    page.goto(f"{server}/?scenario=beast-nfs-shop")
     _wait(page)
-    expect(side.get_by_test_id("stSelectbox").filter(has_text="Measured on GPU").first.locator("input")).to_have_value(
-        "(none)"
-    )
+    side = page.locator("[data-testid='stSidebar']")
+    side.locator("[data-testid='stExpander'] summary", has_text="Cluster").first.click()
+    jobs = side.get_by_label(re.compile(r"^Concurrent jobs")).first
+    jobs.wait_for()
+    _wait(page)
+    old = _metric(page, "Random reads/s")
+    new = calc.plan("beast-nfs-shop", jobs=4).formatted("read_iops").removesuffix(" reads/s")
+    assert old == calc.plan("beast-nfs-shop").formatted("read_iops").removesuffix(" reads/s") != new
+    page.evaluate(STALE_WATCH)
+    jobs.fill("4")
+    jobs.press("Enter")
+    expect(page.locator("[data-testid='stMetric']", has_text="Random reads/s").first).to_contain_text(new)
+    _wait(page)
+    watch = page.evaluate("window.__stale")
+    after = [f for f in watch["frames"] if f[0] > watch["enter"]]
+    assert after and after[-1][1] == new
+    unmarked = [f for f in after if f[1] == old and f[3] >= 0.5]
+    assert not unmarked, unmarked[:5]
+
+
+@pytest.mark.parametrize("round_", range(LOAD_RUNS))
+def test_ten_people_edit_their_links_at_once(server: str, round_: int, tmp_path: Path) -> None:
+    """Issue 43's stress test: LOAD_PEOPLE browser contexts (separate sessions), each on another preset's
+    link, edit at once: numbers, text with units, a GPU from the list, the card's site, an uploaded YAML,
+    a measured step time, two fields back to back. After every step each page must show what was typed,
+    its link must hold it, every visible field must show what the link holds and the headline must equal
+    calc.plan of the link (tests/dashboard_load.py). Every edit must reach the plan: none lost."""
+    import asyncio
+    import threading
+
+    from dashboard_load import crowd, summary
+
+    out: dict[str, Any] = {}
+
+    def run() -> None:  # the async API in a thread of its own: this module's browser is the sync API's
+        out["results"], out["wall"] = asyncio.run(crowd(server, LOAD_PEOPLE, tmp_path))
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    results = out["results"]
+    problems = [f"{r.preset}: {m}" for r in results for m in r.lost]
+    assert not problems, "\n".join(problems)
+    assert summary(results, out["wall"])["applied_share"] == 1.0
 
 
 def test_typed_text_is_echoed_as_typed(server: str, browser_page: Page) -> None:

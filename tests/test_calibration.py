@@ -29,11 +29,11 @@ def test_terms_by_hand() -> None:
 
 
 def test_measurement_is_kept_exactly_where_it_was_taken_and_reprojected_elsewhere() -> None:
-    t, method = compute.step_time_s(128, 0.2, 0.087, math.nan, 128, 0.2)
+    t, method, _, _ = compute.step_time_s(128, 0.2, 0.087, math.nan, 128, 0.2)
     assert t == 0.087 and compute.METHODS[int(method)] == "measured step time"
-    t, method = compute.step_time_s(512, 0.1, 0.087, math.nan, 128, 0.2)  # the model says half
+    t, method, _, _ = compute.step_time_s(512, 0.1, 0.087, math.nan, 128, 0.2)  # the model says half
     assert t == pytest.approx(0.0435) and compute.METHODS[int(method)] == "re-projected measurement"
-    t, method = compute.step_time_s(64, 0.1, math.nan, 1000.0, 128, 0.1)  # throughput at batch 128
+    t, method, _, _ = compute.step_time_s(64, 0.1, math.nan, 1000.0, 128, 0.1)  # throughput at batch 128
     assert t == pytest.approx(0.128) and compute.METHODS[int(method)] == "measured throughput"
 
 
@@ -97,12 +97,18 @@ def test_a_measured_v100_step_reprojected_to_h100_changes() -> None:
     # The speed-up is bounded by the GPUs' own ratios at the preset's fp16 (NVIDIA's 1,457 img/s is a
     # mixed-precision figure): tensor peak 989 / 125 = 7.91.
     assert v100.gpu_samples_per_s < h100.gpu_samples_per_s < 989 / 125 * v100.gpu_samples_per_s
-    # and equals the model's ratio between the two configurations, each planned with no measurement.
+    # Issue 41: the batch change (128 -> 512) goes by the model on the V100, the GPU change by the model's
+    # V100 -> H100 speed-up kept inside the published band (calibration.yaml ResNet-50 x3.30, EfficientNet-B0
+    # x3.45): the model's own x3.96 would carry its V100 bias to the H100 (x4.45 in all before).
     free = {"step_time_s": None, "measured_gpu": None, "measured_batch_size": None, "measured_precision": None}
     m_v = calc.plan("beast-imagenet-4xv100", **free, batch_size=128)
-    m_h = calc.plan("beast-imagenet-4xv100", **free, batch_size=512, gpu="H100-SXM")
-    assert h100.step_time_s == pytest.approx(0.087 * m_h.step_time_s / m_v.step_time_s, rel=1e-12)
-    assert any("re-projected" in w for w in h100.warnings)
+    mid = h100.values["mid_model_step_time_s"]  # the model on the V100 at batch 512
+    assert h100.values["anchor_model_step_time_s"] == pytest.approx(m_v.model_step_time_s, rel=1e-12)
+    assert h100.values["reprojection_gpu_rate_ratio"] == pytest.approx(3.45, abs=0.005)  # the band's top
+    assert h100.step_time_s == pytest.approx(0.087 * mid / m_v.model_step_time_s / h100.reprojection_gpu_rate_ratio)
+    assert h100.gpu_samples_per_s / v100.gpu_samples_per_s == pytest.approx(3.89, abs=0.01)  # not 4.45
+    said = next(w for w in h100.warnings if "re-projected" in w)
+    assert "1,471 samples/s per GPU" in said and "the GPU change at x3.45, the model's own x3.96" in said
     assert "re-projected" in h100.explain() or "measured step time on V100" in h100.explain()
 
 
@@ -161,7 +167,7 @@ def test_eager_cost_per_byte_is_the_mean_over_paired_rows() -> None:
     # e.g. V100-SXM2-16GB fp16 ResNet-50 at batch 256 and H100 bf16 at 256: similar seconds per image
     # (0.17 and 0.25 ms) at 3.7x different speeds, hence added, not multiplied.
     rows, models = calc.catalog.measurements(), calc.catalog.models()
-    tuned = {(m.model, m.gpu, m.precision, m.batch_size): m.samples_per_s for m in rows if m.stack == "tuned"}
+    tuned = {(m.model, m.gpu, m.precision, m.batch_size): m.samples_per_s for m in rows if m.stack == "ngc"}
     per_byte = [
         (1 / m.samples_per_s - 1 / tuned[(m.model, m.gpu, m.precision, m.batch_size)])
         / models[m.model].traffic("mixed")[0]
@@ -184,20 +190,21 @@ def test_eager_transformers_keep_the_factor() -> None:
 
 def test_eager_cnn_bias_by_gpu_family_held_out() -> None:
     # Held-out ResNet-50 rows (validation.yaml, Lambda's eager NCHW runs): with the eager cost added per
-    # example the V100 AMP row is within 5 % (it was -17 % with the multiplied 1.5x) and no GPU family
-    # is off by more than 30 % (RTX 4090 -25 %, was -37 % / -40 %).
+    # example the V100 AMP row is within 10 % (it was -17 % with the multiplied 1.5x; +9 % since issue 41's
+    # fit, whose memory efficiency no longer stands in for EfficientNet's depthwise convolutions) and no GPU
+    # family is off by more than 20 % (RTX 4090 -19 % / -18 %: -25 % before issue 41's shared-memory feed).
     t = calc.calibrate.validation()
     r = t[(t["model"] == "resnet50") & (t["stack"] == "eager")]
     v100 = r[(r.gpu == "V100-SXM2-16GB") & (r.precision == "fp16")]
-    assert len(v100) == 1 and abs(float(v100.error.iloc[0])) < 0.05
-    assert (r.error.abs() < 0.3).all(), r[["gpu", "precision", "error"]]
+    assert len(v100) == 1 and abs(float(v100.error.iloc[0])) < 0.1
+    assert (r.error.abs() < 0.2).all(), r[["gpu", "precision", "error"]]
 
 
 def test_eager_factor_is_the_geometric_mean_of_paired_rows() -> None:
     # calibration.yaml pairs ResNet-50 NCHW (eager) and NHWC (tuned) runs; e.g. H100 bf16 at
     # batch 256: 3,964 / 2,221 = 1.78 (benchmarks/results/gpu_step_times_h100.json).
     rows = calc.catalog.measurements()
-    tuned = {(m.model, m.gpu, m.precision, m.batch_size): m.samples_per_s for m in rows if m.stack == "tuned"}
+    tuned = {(m.model, m.gpu, m.precision, m.batch_size): m.samples_per_s for m in rows if m.stack == "ngc"}
     pairs = [
         tuned[(m.model, m.gpu, m.precision, m.batch_size)] / m.samples_per_s
         for m in rows
@@ -258,24 +265,26 @@ def test_llm_step_time_against_torchtitan_llama3_8b() -> None:
 def test_fp32_convolution_share_by_hand() -> None:
     # A 64-lane SM (V100, A100: 4 schedulers x 16 FP32 lanes) feeds all its lanes: 64 / 64 = 1.
     # A 128-lane SM (H100, RTX 4090) feeds 64 of 128 in a convolution: 64 / 128 = 0.5.
+    inf = math.inf  # no shared-memory ceiling: the fp32 rule alone
     assert compute.fp32_convolution_share(64) == 1.0
     assert compute.fp32_convolution_share(128) == 0.5
-    assert catalog.convolution_peak_share("H100-SXM", "fp32", "cnn")[0] == 0.5
-    assert catalog.convolution_peak_share("RTX-4090", "fp32", "cnn")[0] == 0.5
-    assert catalog.convolution_peak_share("V100-SXM2-16GB", "fp32", "cnn")[0] == 1.0
-    assert catalog.convolution_peak_share("A100-SXM4-80GB", "fp32", "cnn")[0] == 1.0
-    # Tensor cores (tf32, 16-bit) and GEMMs (transformers) are not limited by the FP32 lanes.
-    assert catalog.convolution_peak_share("H100-SXM", "tf32", "cnn")[0] == 1.0
-    assert catalog.convolution_peak_share("H100-SXM", "bf16", "cnn")[0] == 1.0
-    assert catalog.convolution_peak_share("H100-SXM", "fp32", "transformer")[0] == 1.0
+    assert catalog.convolution_peak_share("H100-SXM", "fp32", "cnn", inf)[0] == 0.5
+    assert catalog.convolution_peak_share("RTX-4090", "fp32", "cnn", inf)[0] == 0.5
+    assert catalog.convolution_peak_share("V100-SXM2-16GB", "fp32", "cnn", inf)[0] == 1.0
+    assert catalog.convolution_peak_share("A100-SXM4-80GB", "fp32", "cnn", inf)[0] == 1.0
+    # Tensor cores (tf32, 16-bit) are not limited by the FP32 lanes; GEMMs (transformers) by nothing.
+    assert catalog.convolution_peak_share("H100-SXM", "tf32", "cnn", inf)[0] == 1.0
+    assert catalog.convolution_peak_share("H100-SXM", "bf16", "cnn", inf)[0] == 1.0
+    assert catalog.convolution_peak_share("H100-SXM", "fp32", "transformer", 48.0)[0] == 1.0
+    assert catalog.convolution_peak_share("H100-SXM", "bf16", "transformer", 48.0)[0] == 1.0
     # No lane figure (AMD): the datasheet peak is used, and the source says so.
-    share, src = catalog.convolution_peak_share("MI300X", "fp32", "cnn")
+    share, src = catalog.convolution_peak_share("MI300X", "fp32", "cnn", inf)
     assert share == 1.0 and "no FP32 lane figure" in src
     # Every NVIDIA GPU preset with an fp32 peak names its architecture (gpus.yaml), each with a lane count.
     for name, g in calc.gpus().items():
         if name.startswith(("V100", "A1", "A3", "A4", "L4", "H1", "H2", "GH", "B2", "RTX", "T4")):
             assert g.architecture in compute.ARCHITECTURE_FP32_LANES, name
-            assert "fp32" not in g.peak_flops_per_s or catalog.convolution_peak_share(name, "fp32", "cnn")[1]
+            assert "fp32" not in g.peak_flops_per_s or catalog.convolution_peak_share(name, "fp32", "cnn", inf)[1]
 
 
 def test_an_unknown_architecture_in_a_gpu_preset_is_refused_by_field() -> None:
@@ -348,3 +357,83 @@ def test_b200_and_h200_held_out_within_a_fifth() -> None:
     v = calc.calibrate.validation()
     new = v[v.gpu.isin(["B200", "H200"])]
     assert len(new) == 4 and (new.error.abs() < 0.2).all()
+
+
+# ------------------------------------------------------------ issue 41: the stacks and the new terms in a plan
+
+
+def test_stacks_named_with_the_default_and_tuned_reading_as_ngc() -> None:
+    assert calc.catalog.STACKS == ("ngc", "eager", "optimized", "compiled")
+    assert calc.Scenario().stack == "ngc" and calc.Scenario(stack="tuned").stack == "ngc"
+    assert calc.Scenario(stack="Tuned").stack == "ngc"  # case-folded like every choice
+    with pytest.raises(calc.InputError) as e:
+        calc.Scenario(stack="fused")
+    assert e.value.field == "stack" and "ngc, eager, optimized, compiled" in e.value.message
+    # calibration.yaml's rows still say tuned: read as ngc
+    assert {m.stack for m in calc.catalog.measurements()} == {"ngc", "eager"}
+
+
+def test_a_fusing_stack_moves_less_traffic_by_hand() -> None:
+    # ResNet-50 on an A100 at bf16, batch 256: the optimized stack keeps 1 - 0.3126 of the mixed per-example traffic.
+    kw = {"gpu": "A100-SXM4-80GB", "precision": "bf16", "batch_size": 256}
+    ngc, opt = calc.plan(**kw), calc.plan(stack="optimized", **kw)
+    comp = calc.plan(stack="compiled", **kw)
+    f = fitted()
+    b, w = ngc.memory_traffic_bytes_per_example, ngc.memory_bandwidth_bytes_per_s
+    assert ngc.memory_time_per_example_s == pytest.approx(b / (w * f.memory_efficiency), rel=1e-12)
+    assert opt.memory_time_per_example_s == pytest.approx(b * (1 - 0.3126) / (w * f.memory_efficiency), rel=1e-12)
+    assert comp.step_time_s == opt.step_time_s < ngc.step_time_s
+    assert opt.values["stack_traffic_share"] == pytest.approx(0.6874) and ngc.values["stack_traffic_share"] == 1.0
+    # A model with no per-op measurement: the fusing stack is planned as ngc, and the plan says so.
+    blank = calc.plan(model="vivit_b16x2", stack="optimized", gpu="H100-SXM", precision="bf16")
+    assert blank.values["stack_traffic_share"] == 1.0
+    assert any("no per-op measurement of vivit_b16x2" in w for w in blank.warnings)
+
+
+def test_depthwise_convolutions_run_at_their_own_share_of_the_bandwidth() -> None:
+    # EfficientNet-B0 at bf16 on an H100: 0.11 of its 291.6 MB per example at the fitted e_dw, the rest at e_m.
+    p = calc.plan(model="efficientnet_b0", gpu="H100-SXM", precision="bf16", batch_size=256)
+    f = fitted()
+    b, w = p.memory_traffic_bytes_per_example, p.memory_bandwidth_bytes_per_s
+    want = b * 0.89 / (w * f.memory_efficiency) + b * 0.11 / (w * f.depthwise_efficiency)
+    assert p.memory_time_per_example_s == pytest.approx(want, rel=1e-12)
+    assert 0 < f.depthwise_efficiency < f.memory_efficiency  # the depthwise kernels reach less of the bandwidth
+    # ResNet-50 has none: the plain term.
+    r = calc.plan(gpu="H100-SXM", precision="bf16", batch_size=256)
+    assert r.memory_time_per_example_s == pytest.approx(
+        r.memory_traffic_bytes_per_example / (r.memory_bandwidth_bytes_per_s * f.memory_efficiency), rel=1e-12
+    )
+    with pytest.raises(calc.InputError) as e:
+        calc.plan(model="efficientnet_b0", stack="optimized", fused_traffic_share=0.95)
+    assert e.value.field == "depthwise_traffic_share"
+
+
+def test_tensor_convolutions_reach_what_shared_memory_feeds() -> None:
+    # The fitted feed (k FLOPs per byte) against each GPU's tensor FLOPs per clock per SM at 2-byte operands:
+    # share = min(1, k x 128 / (2 x F)). Hopper (4,096) is held below its peak; V100 (1,024) and the
+    # GeForce cards' half-rate tensor cores (512) are not.
+    k = fitted().flops_per_shared_byte
+    h100 = calc.plan(gpu="H100-SXM", precision="bf16", batch_size=256)
+    assert h100.efficiency == pytest.approx(min(1.0, k * 128 / (2 * 4096)), rel=1e-12)
+    assert 0.5 < h100.efficiency < 1
+    for gpu in ("V100-SXM2-16GB", "RTX-3090", "RTX-4090"):
+        assert calc.plan(gpu=gpu, precision="fp16", batch_size=64).efficiency == 1.0
+    # A transformer's GEMMs keep the peak (family transformer).
+    assert calc.plan(model="vit_b16", gpu="H100-SXM", precision="bf16", batch_size=64).efficiency == 1.0
+
+
+def test_memory_itemised_and_said_where_a_job_does_not_fit() -> None:
+    p = calc.plan("llama3-8b-pretrain-8xh100")
+    assert p.weights_bytes + p.gradients_bytes + p.optimizer_state_bytes == pytest.approx(p.model_state_bytes)
+    assert p.activations_bytes == p.batch_size * p.activation_bytes_per_example
+    assert p.memory_used_bytes == pytest.approx(p.reserved_bytes + p.model_state_bytes + p.activations_bytes)
+    from calc.plan import memory_line, stack_line
+
+    assert memory_line(p).startswith("GPU memory per GPU: weights 1.87 GiB + gradients 1.87 GiB + optimizer")
+    assert "largest micro-batch that fits is 31" in memory_line(p)
+    assert stack_line(p).startswith("Step time on NGC PyTorch") and "(the default)" in stack_line(p)
+    with pytest.raises(calc.DoesNotFitError) as e:
+        calc.plan(model="llama3_70b", gpu="H100-SXM", precision="bf16", optimizer="adamw", gpus_per_job=8)
+    said = e.value.message
+    assert "weights 130.2 GiB + gradients 130.2 GiB + optimizer 781 GiB" in said
+    assert "the largest micro-batch that fits is 0" in said and "over at least 17 GPUs fits one example" in said

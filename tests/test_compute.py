@@ -10,6 +10,7 @@ fill are round illustrative values, not the fitted ones (calc.calibrate fits tho
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -109,22 +110,25 @@ def test_step_time_methods_in_order() -> None:
 
 
 def test_step_time_without_a_measurement_is_the_models() -> None:
-    t, method = compute.step_time_s(64, 0.1077, math.nan, math.nan, math.nan, math.nan)
+    t, method, ratio, gpu = compute.step_time_s(64, 0.1077, math.nan, math.nan, math.nan, math.nan)
     assert t == 0.1077 and compute.METHODS[int(method)] == "model"
+    assert ratio == 1.0 and gpu == 1.0  # nothing measured, nothing moved
 
 
 def test_step_time_from_a_throughput_reprojected() -> None:
     # 1,457 images/s measured at batch 128 (the article's V100): 128 / 1457 = 87.85 ms; the model
     # says the new setting takes 0.3 / 0.2 = 1.5 x as long: 131.77 ms
-    t, method = compute.step_time_s(256, 0.3, math.nan, 1457.0, 128, 0.2)
+    t, method, ratio, gpu = compute.step_time_s(256, 0.3, math.nan, 1457.0, 128, 0.2)
     assert t == pytest.approx(128 / 1457 * 1.5, rel=1e-12)
     assert compute.METHODS[int(method)] == "re-projected measurement"
+    # the same GPU (no midpoint given: the model's own step), so the GPU part is x1 and the ratio 0.3 / 0.2
+    assert ratio == pytest.approx(1.5, rel=1e-12) and gpu == 1.0
 
 
 def test_step_time_vectorised_over_scenarios() -> None:
     # measured step time as taken; a throughput re-projected, 128 / 1000 = 128 ms x 0.2 / 0.1 = 256 ms;
     # the model alone, 50 ms; the same throughput where the model says nothing changed, 128 ms
-    t, method = compute.step_time_s(
+    t, method, _, _ = compute.step_time_s(
         np.array([128.0, 128.0, 128.0, 64.0]),
         np.array([0.2, 0.2, 0.05, 0.1]),
         np.array([0.087, math.nan, math.nan, math.nan]),
@@ -171,8 +175,127 @@ def test_a_measurement_differing_by_rounding_only_stays_measured() -> None:
     change of 1e-6 re-projects (87.85 ms x 1.000001)."""
     anchor = 0.2
     noisy = anchor * (1 + 2.2e-16)
-    t, method = compute.step_time_s(128, noisy, 0.08785, math.nan, 128, anchor)
-    assert t == 0.08785 and compute.METHODS[int(method)] == "measured step time"
-    t, method = compute.step_time_s(128, anchor * (1 + 1e-6), 0.08785, math.nan, 128, anchor)
+    t, method, ratio, _ = compute.step_time_s(128, noisy, 0.08785, math.nan, 128, anchor)
+    assert t == 0.08785 and compute.METHODS[int(method)] == "measured step time" and ratio == 1.0
+    t, method, _, _ = compute.step_time_s(128, anchor * (1 + 1e-6), 0.08785, math.nan, 128, anchor)
     assert t == pytest.approx(0.08785 * (1 + 1e-6), rel=1e-12)
     assert compute.METHODS[int(method)] == "re-projected measurement"
+
+
+# ----------------------------------------------------------------- issue 41: stacks, depthwise, re-projection
+
+
+def test_memory_time_splits_kept_and_depthwise_traffic_by_hand() -> None:
+    # EfficientNet-B0, mixed: 291.6 MB per example on a V100 (900 GB/s) at e_m 0.7 and depthwise e_dw 0.1,
+    # depthwise 0.11 of it, an unfused stack (kept 1):
+    # 291.6e6 x 0.89 / 630e9 + 291.6e6 x 0.11 / 90e9 = 0.411943 ms + 0.356400 ms = 0.768343 ms
+    got = compute.memory_time_per_example_s(291.6e6, 900e9, 0.7, 1.0, 0.11, 0.1)
+    assert got == pytest.approx(291.6e6 * 0.89 / 630e9 + 291.6e6 * 0.11 / 90e9, rel=1e-12)
+    assert got == pytest.approx(0.768343e-3, rel=1e-6)
+    # A fusing stack keeping 0.6 of it: the depthwise bytes stay, the rest shrinks:
+    # 291.6e6 x (0.6 - 0.11) / 630e9 + 0.3564 ms = 0.2268 ms + 0.3564 ms = 0.5832 ms
+    assert compute.memory_time_per_example_s(291.6e6, 900e9, 0.7, 0.6, 0.11, 0.1) == pytest.approx(
+        0.2268e-3 + 0.3564e-3, rel=1e-9
+    )
+    # No depthwise share: the old term exactly, whatever e_dw is (a mutated default would show here)
+    assert compute.memory_time_per_example_s(TRAFFIC, BANDWIDTH, 0.7) == TRAFFIC / (BANDWIDTH * 0.7)
+
+
+def test_stack_traffic_share_by_stack() -> None:
+    # The optimized and compiled stacks fuse; ngc and eager do not.
+    assert compute.STACK_FUSES == {"ngc": 0.0, "eager": 0.0, "optimized": 1.0, "compiled": 1.0}
+    # ResNet-50 mixed: 0.3126 of its traffic fusable -> a fusing stack keeps 1 - 0.3126 = 0.6874
+    assert compute.stack_traffic_share(0.3126, 1.0) == pytest.approx(0.6874, rel=1e-12)
+    assert compute.stack_traffic_share(0.3126, 0.0) == 1.0
+
+
+def test_fused_traffic_share_from_per_op_bytes_by_hand() -> None:
+    # ResNet-50 mixed, per example (benchmarks/results/model_traffic.json): relu_ 38,434,816, _to_copy 915,168 and
+    # div 401,408 B go whole (unary); add 33,718,272, add_ 33,116,160 and threshold_backward 57,652,224 keep one read
+    # of three (binary); convolutions and batch norms keep all of theirs.
+    ops = {
+        "relu_": 38434816.0,
+        "_to_copy": 915168.0,
+        "div": 401408.0,
+        "add": 33718272.0,
+        "add_": 33116160.0,
+        "threshold_backward": 57652224.0,
+        "convolution": 43552768.0,
+        "native_batch_norm": 44455936.0,
+    }
+    unary = 38434816 + 915168 + 401408  # 39,751,392
+    binary = 33718272 + 33116160 + 57652224  # 124,486,656 -> 2/3 = 82,991,104
+    assert compute.fused_traffic_share(ops, 392.6e6) == pytest.approx((unary + binary * 2 / 3) / 392.6e6, rel=1e-12)
+    # (39,751,392 + 82,991,104) / 392.6e6 = 122,742,496 / 392.6e6 = 0.312640
+    assert compute.fused_traffic_share(ops, 392.6e6) == pytest.approx(0.312640, rel=1e-5)
+    assert compute.fused_traffic_share({"convolution": 1e6}, 2e6) == 0.0
+
+
+def test_tensor_convolution_share_fed_from_shared_memory_by_hand() -> None:
+    # 128 B per clock per SM at 52 FLOPs per byte of 16-bit operands: 52 x 128 / 2 = 3,328 FLOPs per clock.
+    assert compute.SHARED_MEMORY_BYTES_PER_CLOCK == 32 * 4
+    assert compute.OPERAND_BYTES == {"tf32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0}
+    # Hopper's 4,096 per clock: 3,328 / 4,096 = 0.8125; A100's 2,048 and the GeForce cards' 512: capped at 1
+    assert compute.tensor_convolution_share(4096, 2.0, 52.0) == pytest.approx(0.8125, rel=1e-12)
+    assert compute.tensor_convolution_share(2048, 2.0, 52.0) == 1.0
+    assert compute.tensor_convolution_share(512, 2.0, 52.0) == 1.0
+    # TF32 on Hopper: 2,048 per clock at 4-byte operands, 52 x 128 / 4 = 1,664: 1,664 / 2,048 = 0.8125;
+    # Blackwell's 8,192 at 16-bit: 3,328 / 8,192 = 0.40625
+    assert compute.tensor_convolution_share(2048, 4.0, 52.0) == pytest.approx(0.8125, rel=1e-12)
+    assert compute.tensor_convolution_share(8192, 2.0, 52.0) == pytest.approx(0.40625, rel=1e-12)
+
+
+def test_reprojection_keeps_the_gpu_change_inside_the_published_band_by_hand() -> None:
+    # The articles' V100 step (87 ms at batch 128) moved to an H100 at batch 512: the model on the V100 at
+    # batch 512 takes 4 x 0.30 = 1.2 s against 0.30 s at 128 (x4 for the batch), and says the H100 is
+    # 1.2 / 0.3 = 4.0x faster; the published band V100 -> H100 is [3.30, 3.45]: x3.45 is used.
+    # ratio = (1.2 / 0.3) / 3.45 = 1.15942; 87 ms x 1.15942 = 100.87 ms
+    ratio, gpu = compute.reprojection(0.3, 1.2, 0.3, 3.30, 3.45)
+    assert gpu == 3.45 and ratio == pytest.approx(4.0 / 3.45, rel=1e-12)
+    # Inside the band the model's own speed-up stands: 1.2 / 0.36 = 3.3333 -> ratio 4 / 3.3333 = 1.2
+    ratio, gpu = compute.reprojection(0.36, 1.2, 0.3, 3.30, 3.45)
+    assert gpu == pytest.approx(1.2 / 0.36, rel=1e-12) and ratio == pytest.approx(1.2, rel=1e-12)
+    # Below the band it is raised to its bottom: the model's x3.0 -> x3.30
+    ratio, gpu = compute.reprojection(0.4, 1.2, 0.3, 3.30, 3.45)
+    assert gpu == 3.30 and ratio == pytest.approx(4.0 / 3.30, rel=1e-12)
+    t, method, r, g = compute.step_time_s(512, 0.3, 0.087, math.nan, 128, 0.3, 1.2, 3.30, 3.45)
+    assert t == pytest.approx(0.087 * 4.0 / 3.45, rel=1e-12) and r == pytest.approx(4.0 / 3.45, rel=1e-12)
+    assert g == 3.45 and compute.METHODS[int(method)] == "re-projected measurement"
+
+
+def test_model_terms_pass_the_stack_and_depthwise_shares_to_the_memory_term() -> None:
+    # ResNet-50's figures with a fusing stack keeping 0.6 and a 0.1 depthwise share at e_dw 0.35:
+    # 392.6e6 x 0.5 / 630e9 + 392.6e6 x 0.1 / 315e9 = 0.311587 + 0.124635 = 0.436222 ms per example
+    _, m, _, _ = compute.model_terms(64, *TERMS, kept_share=0.6, depthwise_share=0.1, depthwise_efficiency=0.35)
+    assert m == pytest.approx(392.6e6 * 0.5 / 630e9 + 392.6e6 * 0.1 / 315e9, rel=1e-12)
+
+
+def test_step_time_outputs_per_row_and_no_warnings() -> None:
+    # A measured row moved (x2 by the model, the GPU change x1.5 inside [1, 2]: 0.087 x 2 / 1.5), and a row with
+    # nothing measured whose model is 0 s (0 / 0 in the re-projection: no RuntimeWarning, and ratio and GPU
+    # speed-up 1 there); the first row's ratio 2 / 1.5 and GPU 1.5.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t, method, ratio, gpu = compute.step_time_s(
+            np.array([128.0, 64.0]),
+            np.array([0.2, 0.0]),
+            np.array([0.087, math.nan]),
+            np.array([math.nan, math.nan]),
+            np.array([128.0, 128.0]),
+            np.array([0.15, 0.0]),
+            np.array([0.3, 0.0]),
+            1.0,
+            2.0,
+        )
+    assert t.tolist() == pytest.approx([0.087 * 2 / 1.5, 0.0], rel=1e-12)  # type: ignore[union-attr]
+    assert method.tolist() == [3.0, 2.0]  # type: ignore[union-attr]
+    assert ratio.tolist() == pytest.approx([2 / 1.5, 1.0], rel=1e-12)  # type: ignore[union-attr]
+    assert gpu.tolist() == pytest.approx([1.5, 1.0], rel=1e-12)  # type: ignore[union-attr]
+    # A zero throughput divides by zero without a warning (resolve refuses it before a plan gets here).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compute.step_time_s(64, 0.1, math.nan, 0.0, 128, 0.1)
+    # Nothing measured anywhere: method "model" (2), ratio and GPU 1, for arrays too.
+    nan2 = np.full(2, math.nan)
+    t, method, ratio, gpu = compute.step_time_s(np.array([1.0, 2.0]), np.array([0.1, 0.2]), nan2, nan2, nan2, nan2)
+    assert method.tolist() == [2.0, 2.0] and ratio.tolist() == [1.0, 1.0] and gpu.tolist() == [1.0, 1.0]  # type: ignore[union-attr]

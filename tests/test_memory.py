@@ -12,6 +12,12 @@ import pytest
 
 from calc import memory
 
+
+def _state(*args: object) -> object:
+    """The state per GPU: the sum of calc.memory.sharded_state_parts (weights + gradients + optimizer)."""
+    w, g, o = memory.sharded_state_parts(*args)  # type: ignore[arg-type]
+    return w + g + o
+
 MIB = 2**20
 GIB = 2**30
 
@@ -107,7 +113,7 @@ def test_state_split_mixed_and_fp32() -> None:
 )
 def test_zero_stages_by_hand(zero_stage: int, per_param: float) -> None:
     # 1e9 parameters, one model-parallel rank, a shard group of 8 data-parallel ranks
-    assert float(memory.sharded_state_bytes(1e9, 16.0, 2.0, 1.0, 8.0, zero_stage)) == pytest.approx(per_param * 1e9)
+    assert float(_state(1e9, 16.0, 2.0, 1.0, 8.0, zero_stage)) == pytest.approx(per_param * 1e9)
 
 
 def test_megatron_distributed_optimizer_llama_405b() -> None:
@@ -115,12 +121,12 @@ def test_megatron_distributed_optimizer_llama_405b() -> None:
     # the 64 data-parallel ranks of 8,192 GPUs: 405e9 / 128 = 3,164,062,500 parameters per rank x
     # (2 + 2 + 12 / 64 = 4.1875 B) = 13,249,511,718.75 B (12.34 GiB), not the 16 B x 405e9 / 128 =
     # 50,625,000,000 B (47.15 GiB) of an unsharded optimizer.
-    assert float(memory.sharded_state_bytes(405e9, 16.0, 2.0, 128.0, 64.0, 1)) == pytest.approx(13_249_511_718.75)
-    assert float(memory.sharded_state_bytes(405e9, 16.0, 2.0, 128.0, 64.0, 0)) == pytest.approx(50_625_000_000)
+    assert float(_state(405e9, 16.0, 2.0, 128.0, 64.0, 1)) == pytest.approx(13_249_511_718.75)
+    assert float(_state(405e9, 16.0, 2.0, 128.0, 64.0, 0)) == pytest.approx(50_625_000_000)
 
 
 def test_sharded_state_is_vectorised() -> None:
-    got = memory.sharded_state_bytes(1e9, 16.0, 2.0, 1.0, np.array([8.0, 8.0, 1.0]), np.array([3, 1, 3]))
+    got = _state(1e9, 16.0, 2.0, 1.0, np.array([8.0, 8.0, 1.0]), np.array([3, 1, 3]))
     np.testing.assert_allclose(got, [2e9, 5.5e9, 16e9])
 
 
@@ -130,3 +136,62 @@ def test_default_optimizer_by_family() -> None:
     assert memory.default_optimizer("cnn") == "sgd_momentum"
     assert memory.default_optimizer("blank") == "adamw"
     assert memory.BYTES_PER_PARAM[memory.default_optimizer("blank")] == 16.0
+
+
+# ------------------------------------------------- issue 41: the state item by item, as frameworks keep it
+
+
+def test_state_parts_by_hand() -> None:
+    # 1e9 parameters, ZeRO-1 over 8 ranks, mixed Adam: weights 2e9 B, gradients 2e9 B, optimizer 12e9 / 8 = 1.5e9 B;
+    # their sum is the 5.5e9 of ZeRO-1 above.
+    w, g, o = memory.sharded_state_parts(1e9, 16.0, 2.0, 1.0, 8.0, 1)
+    assert (float(w), float(g), float(o)) == (2e9, 2e9, 1.5e9)
+    # ZeRO-2 also shards the gradients, ZeRO-3 the weights: 2e9 / 8 each.
+    assert float(memory.sharded_state_parts(1e9, 16.0, 2.0, 1.0, 8.0, 2)[1]) == 2.5e8
+    assert float(memory.sharded_state_parts(1e9, 16.0, 2.0, 1.0, 8.0, 3)[0]) == 2.5e8
+    # Tensor x pipeline ranks split all three: 4 ranks -> a quarter
+    assert float(memory.sharded_state_parts(1e9, 16.0, 2.0, 4.0, 1.0, 0)[2]) == 3e9
+
+
+def test_megatron_keeps_fp32_gradients_beside_bf16_weights() -> None:
+    # Megatron-LM README, "Distributed Optimizer": bf16 params with fp32 grads 18 B, distributed 6 + 12/d;
+    # fp16 params and grads 20 B, distributed 4 + 16/d.
+    assert memory.MEGATRON_MIXED_STATE == {"fp16": (20.0, 2.0), "bf16": (18.0, 4.0), "fp8": (18.0, 4.0)}
+    assert tuple(float(v) for v in memory.state_split(18.0, 2.0, 4.0)) == (2.0, 4.0, 12.0)
+    assert tuple(float(v) for v in memory.state_split(20.0, 2.0, 2.0)) == (2.0, 2.0, 16.0)
+    # 1e9 parameters over d = 8: 6 + 12 / 8 = 7.5 B (bf16); 4 + 16 / 8 = 6 B (fp16)
+    assert float(_state(1e9, 18.0, 2.0, 1.0, 8.0, 1, 4.0)) == pytest.approx(7.5e9)
+    assert float(_state(1e9, 20.0, 2.0, 1.0, 8.0, 1, 2.0)) == pytest.approx(6e9)
+
+
+def test_zero_stage_follows_the_framework_unless_given() -> None:
+    # FSDP2 (torchtitan) shards everything; NeMo and Megatron-Bridge run the distributed optimizer.
+    assert memory.FRAMEWORK_ZERO_STAGE == {"fsdp": 3, "nemo": 1}
+    assert memory.zero_stage_used(None, "fsdp") == 3 and memory.zero_stage_used(None, "nemo") == 1
+    assert memory.zero_stage_used(None, "megatron") == 0 and memory.zero_stage_used(None, None) == 0
+    assert memory.zero_stage_used(0, "fsdp") == 0 and memory.zero_stage_used(2, "nemo") == 2  # given wins
+
+
+def test_smallest_shard_group_by_hand() -> None:
+    # Llama 3 70B on an 80 GiB H100 (79.65 GiB addressable): 70.55e9 x 16 B = 1,128.9e9 B unsharded; 1 GiB reserved
+    # and one sequence's 15 GiB of activations leave 79.65 - 16 = 63.65 GiB = 68.344e9 B: ceil(16.518) = 17 ranks.
+    gib = 2.0**30
+    got = memory.smallest_shard_group(70.55e9 * 16, 79.65 * gib, 1 * gib, 15 * gib)
+    assert got == np.ceil(70.55e9 * 16 / (63.65 * gib)) == 17
+    # Already fits unsharded: 1 (never below one GPU); activations alone fill the GPU: no group helps (inf).
+    assert memory.smallest_shard_group(1e9, 80 * gib, gib, gib) == 1.0
+    assert memory.smallest_shard_group(1e9, 80 * gib, gib, 79 * gib) == np.inf
+    assert memory.smallest_shard_group(1e9, 80 * gib, gib, 80 * gib) == np.inf
+
+
+def test_smallest_shard_group_at_its_edges_without_warnings() -> None:
+    import warnings
+
+    gib = 2.0**30
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # Half a byte left for the state: 1e9 / 0.5 = 2e9 ranks, a number, not "none fits"
+        assert memory.smallest_shard_group(1e9, 2 * gib + 0.5, gib, gib) == 2e9
+        # Nothing left (0 / 0 and x / 0): none fits, and NumPy says nothing
+        assert memory.smallest_shard_group(0.0, 2 * gib, gib, gib) == np.inf
+        assert memory.smallest_shard_group(1e9, 2 * gib, gib, gib) == np.inf

@@ -239,6 +239,47 @@ def test_measured_gpu_survives_a_link_over_a_preset() -> None:
     assert json.loads(calc.cli.run(argv))["step_time_s"] == calc.plan(sc).step_time_s
 
 
+def _same_inputs(a: calc.Scenario, b: calc.Scenario) -> list[str]:
+    from calc.scenario import same_input
+
+    return [k for k in FIELDS if not same_input(k, getattr(a, k), getattr(b, k))]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(scenarios(), measured_scenarios()))
+def test_a_link_reopens_the_scenario_it_was_made_from(sc: calc.Scenario) -> None:
+    """link_params (the page's link) leaves out inputs equal to the preset's by value, yet
+    from_params of it gives back every input of the scenario, and the same plan."""
+    base = calc.scenario(BEAST)
+    back = calc.Scenario.from_params(sc.link_params(base), base)
+    assert _same_inputs(back, sc) == []
+    _same_plan(_plan_or_error(back), _plan_or_error(sc))
+
+
+def test_an_uploaded_scenario_keeps_its_measurement_in_the_link() -> None:
+    """Issue 43: beast-nfs-shop (measured on a V100, as the default preset) moved to an A100 and
+    uploaded: its link starts from the default preset, whose measured_gpu is also V100, so the
+    value-equal filter dropped measured_gpu, and the link re-recorded the measurement on the A100.
+    In the browser the page showed 601.2 reads/s and its link opened at 384. The link must say
+    where the measurement was taken."""
+    base = calc.scenario(BEAST)
+    sc = calc.scenario("beast-nfs-shop").replace(gpu="A100-SXM4-80GB", jobs=3, name="person")
+    params = sc.link_params(base)
+    assert params["measured_gpu"] == "V100-SXM2-16GB"
+    assert "example_bytes" in params and "precision" in params
+    back = calc.Scenario.from_params(params, base)
+    assert back.measured_gpu == "V100-SXM2-16GB"
+    assert calc.plan(back).read_iops == calc.plan(sc).read_iops
+
+
+def test_a_link_leaves_out_what_equals_the_preset_by_value() -> None:
+    """65,536 B typed where the preset says "64 KiB" is no change: the link stays short."""
+    base = calc.scenario(BEAST)
+    sc = base.replace(example_bytes=65536, jobs=2)
+    assert base.example_bytes == "64 KiB"
+    assert sc.link_params(base) == {"name": f"{BEAST}-edited", "jobs": "2"}
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(scenarios(), measured_scenarios()))
 def test_yaml_round_trip(sc: calc.Scenario) -> None:

@@ -88,7 +88,7 @@ def test_model_that_does_not_fit_says_by_how_much_and_what_helps() -> None:
 def test_fixed_batch_larger_than_memory_is_an_error_not_numbers() -> None:
     # 256 x 103 MiB + 98 MiB = 25.85 GiB > 16 GiB: no step runs, so no step time or utilisation.
     with pytest.raises(
-        calc.DoesNotFitError, match=r"at batch 256 does not fit.*25.85 GiB.*largest batch that fits is 158"
+        calc.DoesNotFitError, match=r"at batch 256 does not fit.*25.85 GiB.*largest micro-batch that fits is 158"
     ):
         calc.plan("beast-resnet50-v100", batch_size=256)
 

@@ -1359,10 +1359,11 @@ def test_deciding_for_two_tier_designs_and_none() -> None:
     assert _deciding(p, {"design": "local cache"}, rec) == (
         "Deciding: the node reads 385.7 MB/s from its own copy; the store only holds the dataset (83.96 GB)."
     )  # the article's job saves nothing: no "takes the checkpoints"
-    # An LLM that saves every 30 min: 7.83 samples/s x 8,192 tokens x 4 B = 256.7 kB/s on its 1 node.
+    # An LLM that saves every 30 min: 7.906 samples/s x 8,192 tokens x 4 B = 259.1 kB/s on its 1 node
+    # (256.7 kB/s before issue 41's fit).
     llm = calc.plan("llama3-8b-pretrain-8xh100")
     assert _deciding(llm, {"design": "local cache"}, rec) == (
-        "Deciding: the node reads 256.7 kB/s from its own copy; the store only holds the dataset (544.6 GB) "
+        "Deciding: the node reads 259.1 kB/s from its own copy; the store only holds the dataset (544.6 GB) "
         "and takes the checkpoints."
     )
 

@@ -52,3 +52,37 @@ def test_a_float64_or_a_float64_array_passes_through_as_it_is() -> None:
     assert where(True, x, y) is x and where(False, x, y) is y
     a = np.array([1.0, 2.0])
     assert floats(a) is a
+
+
+def test_minimum_and_maximum_are_np_minimum_and_maximum_with_a_scalar_fast_path() -> None:
+    from calc._types import maximum, minimum
+
+    # Two numbers: the smaller / larger as a NumPy scalar, whatever numeric type each arrives as.
+    assert minimum(2.0, 3) == 2.0 and type(minimum(2.0, 3)) is np.float64
+    assert maximum(np.float64(2.0), 3.0) == 3.0 and type(maximum(2, 3)) is np.float64
+    assert minimum(3.0, 2.0) == 2.0 and maximum(3.0, 2.0) == 3.0  # either order
+    assert minimum(1.0, float("inf")) == 1.0 and maximum(1.0, float("inf")) == float("inf")
+    # NaN propagates from either side, as in np.minimum (Python's min would return the other number).
+    for a, b in ((float("nan"), 1.0), (1.0, float("nan"))):
+        assert np.isnan(minimum(a, b)) and np.isnan(maximum(a, b))
+    # Arrays: np.minimum's, element by element.
+    assert minimum(np.array([1.0, 5.0]), 3.0).tolist() == [1.0, 3.0]
+    assert maximum(np.array([1.0, 5.0]), np.array([2.0, 4.0])).tolist() == [2.0, 5.0]
+
+
+def test_isfinite_gives_a_numpy_bool_for_one_number() -> None:
+    from calc._types import isfinite
+
+    # A NumPy bool, so ~ and .any() read as on an array (~True on a Python bool is -2).
+    assert isfinite(1.0) is np.True_ and isfinite(float("nan")) is np.False_
+    assert isfinite(float("inf")) is np.False_ and isfinite(3) is np.True_
+    assert bool(~isfinite(float("nan"))) and isfinite(np.float64(2.0)).any()
+    assert isfinite(np.array([1.0, np.inf, np.nan])).tolist() == [True, False, False]
+
+
+def test_minimum_of_a_number_and_an_array_is_the_arrays() -> None:
+    from calc._types import maximum, minimum
+
+    # One side an array: np.minimum's broadcast, never the two-number path.
+    assert minimum(2.0, np.array([1.0, 3.0])).tolist() == [1.0, 2.0]
+    assert maximum(np.array([1.0, 3.0]), 2.0).tolist() == [2.0, 3.0]
