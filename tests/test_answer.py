@@ -435,26 +435,22 @@ def test_every_cards_design_utilisation_is_its_design_at_its_units_and_said() ->
                 assert int(said) == round(100 * q.gpu_utilization), (name, site)
 
 
-def test_a_cluster_without_a_site_asks_as_a_job_does() -> None:
-    """Six jobs on one shared store, no site (no job's server or storage names one): the cluster's
-    answer lists each site's cheapest buyable store, as a job's answer does, instead of renting a
-    GCP bucket for GPUs whose site nobody gave. The totals are each site's own first row."""
+def test_a_cluster_without_a_site_assumes_on_prem_as_a_job_does() -> None:
+    """Jobs on one shared store, no site (no job's server or storage names one): the cluster's answer
+    buys at the default site, on-prem, as a job's answer does (issue 39; before, it listed each site
+    and bought the cheapest), and prices each other site's cheapest buyable store on its next line."""
     jobs = {"llama3-8b-pretrain-8xh100": 2, "mlperf-unet3d-h100": 1}
     a = calc.answer(calc.cluster(jobs))
     lines = a.lines()
-    assert lines[0].startswith('Buy for the cluster: it depends on the site (not given: set "Site"')
+    assert lines[0].startswith("Buy for the cluster on-prem (site not given): ")
     sites = [r["site"] for r in a.site_lines]
     assert sites == ["on-prem", "aws", "gcp", "azure"]
-    for r, line in zip(a.site_lines, lines[1:5], strict=True):
-        assert (
-            line.split(":")[0]
-            == {"on-prem": "Buy on-prem", "aws": "Rent on AWS", "gcp": "Rent on GCP", "azure": "Rent on Azure"}[
-                r["site"]
-            ]
-        )
-        assert f"${r['monthly_total_usd']:,.0f}" in lines[0]
-    # The cheapest site's row is the one bought (and charged back).
-    assert a.best is not None and a.best["site"] == min(a.site_lines, key=lambda r: r["monthly_total_usd"])["site"]
+    assert lines[1].startswith("Site not given: on-prem assumed")
+    for r in a.site_lines[1:]:
+        assert f"{SITE_WORDS[r['site']]} {fmt_usd(r['monthly_total_usd'])}" in lines[1]
+    # The on-prem row is the one bought (and charged back), as with the site given.
+    assert a.best is not None and a.best["site"] == "on-prem"
+    assert a.best["option"] == calc.answer(calc.cluster(jobs, site="on-prem")).best["option"]
     # A site given: one answer at that site, no per-site lines.
     b = calc.answer(calc.cluster(jobs, site="on-prem"))
     assert b.site_lines == () and b.headline.startswith("Buy for the cluster: ") and b.best["site"] == "on-prem"

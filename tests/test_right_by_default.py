@@ -137,22 +137,15 @@ def test_an_uneven_pipeline_names_the_flags_megatron_needs() -> None:
 # ---------------------------------------------------------------- the command line
 
 
+GPT_7B_SETS = [x for kv in ("model=gpt_7b", "gpu=H100-SXM", "precision=bf16", "zero_stage=3", "gpus_per_job=8")
+               for x in ("--set", kv)]  # fmt: skip
+"""A 7B model on 8 H100s, sharded, as --set pairs: the command line's newcomer."""
+
+
 def test_the_command_line_starts_from_nothing_when_no_preset_is_named() -> None:
     """main: --set on no preset edited beast-imagenet-4xv100 and kept its measured step (model
     state 98 MiB for a 7B model)."""
-    argv = [
-        "plan",
-        "--set",
-        "model=gpt_7b",
-        "--set",
-        "gpu=H100-SXM",
-        "--set",
-        "precision=bf16",
-        "--set",
-        "zero_stage=3",
-        "--set",
-        "gpus_per_job=8",
-    ]
+    argv = ["plan", *GPT_7B_SETS]
     assert json.loads(cli.run([*argv, "--format", "json"]))["model_state_bytes"] == pytest.approx(
         6_738_415_616 * 16 / 8  # AdamW's 16 B, ZeRO-3 over 8 GPUs
     )
@@ -170,22 +163,7 @@ def test_the_command_line_reads_a_scenario_file_blank_and_a_new_name(tmp_path: P
     with pytest.raises(InputError) as e:
         cli.run(["plan", "blank", "--set", "params=1e8"])
     assert e.value.field == "model" and "missing" in e.value.message  # a blank model asks for its figures
-    assert cli.run(
-        [
-            "plan",
-            "myjob",
-            "--set",
-            "model=gpt_7b",
-            "--set",
-            "gpu=H100-SXM",
-            "--set",
-            "precision=bf16",
-            "--set",
-            "zero_stage=3",
-            "--set",
-            "gpus_per_job=8",
-        ]
-    ).startswith("myjob: gpt_7b on 8 x H100-SXM")
+    assert cli.run(["plan", "myjob", *GPT_7B_SETS]).startswith("myjob: gpt_7b on 8 x H100-SXM")
     with pytest.raises(InputError) as e:
         cli.run(["plan", "beast-imagenet-4xv10", "--set", "jobs=2"])  # a near miss is never planned as new
     assert "did you mean beast-imagenet-4xv100" in e.value.message
