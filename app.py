@@ -20,7 +20,7 @@ import streamlit as st
 
 import calc
 from calc import catalog, plots
-from calc.card import SITE_LABELS, card, chosen, details, loader_line, plain_words
+from calc.card import SITE_LABELS, card, chosen, cluster_card, details, loader_line, plain_words
 from calc.cluster import cluster, cluster_answer
 from calc.cluster_input import STORAGE_INPUTS, Cluster, Job
 from calc.errors import InputError
@@ -41,7 +41,6 @@ from calc.report import (
 )
 from calc.scenario import FIELDS, QUANTITY_KINDS, Scenario, check_field, choices, from_text
 from calc.scenario import same_input as same
-from calc.site import job_site
 from calc.sizing import recommend
 from calc.stages import CHECKPOINT_OUTPUTS
 from calc.units import fmt, parse, plain
@@ -50,6 +49,9 @@ DEFAULT_PRESET = "beast-imagenet-4xv100"
 MAX_UPLOAD_BYTES = 1024 * 1024
 """Streamlit's own limit (server.maxUploadSize = 1, in MiB) and the uploader's "1MB per file" label."""
 NONE = "(none)"
+NONE_SAID = {"site": "(none: the server's or storage's site, else on-prem)"}
+"""An empty input whose plan still takes a value, said where the sidebar shows it empty (issue 39: the
+card said On-prem while the sidebar said (none))."""
 HEADLINE_LABELS = {
     "batch_size": "Batch per GPU",
     "step_time_s": "Step time",
@@ -232,7 +234,13 @@ def short_error(exc: InputError | str, field: str = "", typed: str = "") -> str:
         bad = quoted.group(1) if quoted else field.split(": ")[-1]
         near = difflib.get_close_matches(bad, names, n=3, cutoff=0.0)
         text = text.replace(m.group(0), f"{m.group(1)}: one of {len(names)} names; closest: {', '.join(near)}")
-    return text
+    return md_literal(text)
+
+
+def md_literal(text: str) -> str:
+    """Text the page echoes (what was typed, inside an error) shown as typed: Markdown's emphasis and
+    code marks escaped (issue 39: "10**400" was echoed as a bold "10400")."""
+    return re.sub(r"([*`~\\])", r"\\\1", text)
 
 
 def upload_errors(text: str, source: str) -> list[str]:
@@ -306,6 +314,8 @@ def first_run() -> None:
     base = calc.scenario(preset)
     load_into_state(base, preset, first=True)
     st.session_state["cluster_params"] = {k: str(v) for k, v in qp.items() if k.startswith("cluster")}
+    if st.session_state["cluster_params"]:
+        st.session_state["section"] = "Cluster"  # a cluster link reopens the view it was copied from
     for key, value in qp.items():
         if key == "pins" or key.startswith("cluster"):
             continue
@@ -439,6 +449,7 @@ def field(name: str, error: str | None, base: Scenario | None) -> None:
             opts,
             index=opts.index(kept) if kept in opts else 0,
             key=key,
+            format_func=lambda o: NONE_SAID.get(name, NONE) if o == NONE else str(o),
             help=info.help,
             on_change=keep,
             args=(name, key),
@@ -523,16 +534,20 @@ def short(p: calc.Plan, key: str) -> str:
 CARD_SITE = "card_site"
 FIRST_SCREEN_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding-top: 3.2rem; }
-[data-testid="stMetricValue"] { font-size: 1.55rem; }
+[data-testid="stMetricValue"] { font-size: 1.4rem; }
 [data-testid="stMetricValue"] > div { white-space: normal; overflow: visible; text-overflow: clip; }
 [data-testid="stMetricLabel"] p { font-size: 0.85rem; }
+.st-key-page_title h3 { font-size: 1.25rem; }
+.st-key-card_buy p { font-size: 1.7rem; line-height: 1.25; font-weight: 400; }
 [data-stale="true"] [data-testid="stMetricValue"] { opacity: 0.35; transition: none; }
 body[data-feedrate-pending] [data-testid="stMain"] [data-testid="stElementContainer"] { opacity: 0.35; }
 </style>"""
 """The first screen at 1280 x 800: less space above the title, and headline values that fit their
 column whole (Streamlit's 2.25 rem value cut "385.7 MB/s" to "385.7 M..." at 1280 px). A headline number
 Streamlit marks stale (an edit is on its way to the plan) fades at once, not after Streamlit's delay:
-a room never reads a number computed without a value a field already shows (issue 43)."""
+a room never reads a number computed without a value a field already shows (issue 43). The answer is
+the largest text on the card and above it: 1.7 rem against 1.4 rem values and a 1.25 rem title (issue 39:
+the answer was 1 rem body text under 1.55 rem numbers)."""
 
 PENDING_JS = """<script>
 (() => {
@@ -578,6 +593,16 @@ def on_card_site(gen: int, key: str) -> None:
     redraw("site")  # the sidebar's field shows the site picked on the card
 
 
+def site_said(sc: Scenario, assumed: bool) -> str:
+    """Where the card's site comes from when the scenario gives none (the sidebar shows it empty):
+    `` (assumed)``, `` (the server's)``, `` (the storage's)``; empty when given."""
+    if assumed:
+        return " (assumed)"
+    if sc.site:
+        return ""
+    return " (the server's)" if sc.server else " (the storage's)"
+
+
 @st.cache_resource(max_entries=64, show_spinner=False)  # a table, shared read-only
 def cached_recommend(sc: Scenario) -> pd.DataFrame:
     return recommend(sc)
@@ -590,22 +615,23 @@ def answer_card(p: calc.Plan) -> None:
     box = st.container(border=True, key="answer_card")  # .st-key-answer_card in the page (browser tests)
     left, right = box.columns([5, 1])
     sites = list(choices("site"))
-    site = job_site(p.scenario)
+    site = a.site
     gen = st.session_state.get(GEN, 0)
-    key = f"{CARD_SITE}_{gen}_{site}"  # a new control when the site changes elsewhere (the sidebar, a link)
+    key = f"{CARD_SITE}_{gen}_{site}_{a.site_assumed}"  # a new control when the site changes elsewhere
+    said = site_said(p.scenario, a.site_assumed)
     right.selectbox(
-        "Site",
+        f"Site{said}",  # the label says where it came from: the value stays whole in the narrow box
         sites,
         index=sites.index(site) if site in sites else None,
-        placeholder="Choose…",
-        format_func=lambda s: SITE_LABELS.get(s, s),
+        format_func=lambda s: str(SITE_LABELS.get(s, s)),
         key=key,
         on_change=on_card_site,
         args=(gen, key),
-        help="Where the job runs: on-prem (parts bought) or a cloud (rented). Defaults from the server or the "
-        "storage; the same input as Storage inputs: Site.",
+        help="Where the job runs: on-prem (parts bought) or a cloud (rented). Not given, it is the server's or "
+        "the storage's site, else on-prem (assumed, and said); the same input as Storage inputs: Site.",
     )
-    left.markdown("  \n".join(c.lines()))
+    left.container(key="card_buy").markdown(c.buy)  # the answer, the card's largest text
+    left.markdown("  \n".join(c.lines()[1:]))
     with box.expander("Details: each site, next best, your own storage, idle GPU time, the loader's CPU"):
         for line in [c.loader, *details(a)] if c.loader else details(a):
             st.markdown(f"- {line}")
@@ -923,9 +949,12 @@ def page(values: dict[str, Any], errors: dict[str, str]) -> tuple[tuple[calc.Pla
         st.query_params.from_dict(params)
     base_url = (st.context.url or "").split("?")[0] if hasattr(st, "context") else ""
     link = f"{base_url}?{urlencode(params)}"
-    st.subheader(p.title)
-    answer_card(p)
-    headline(p)
+    if st.session_state.get("section") == "Cluster":
+        cluster_top(sc)  # the Cluster view's first screen is the cluster's: its name and its answer
+    else:
+        st.container(key="page_title").subheader(p.title)
+        answer_card(p)
+        headline(p)
     return (p, link), {}
 
 
@@ -1023,14 +1052,33 @@ CLUSTER_DEFAULTS = {
 }
 
 
-def cluster_inputs() -> dict[str, str]:
-    """The Cluster view's fields, started from the link (or an uploaded cluster file); their link text."""
+def cluster_params() -> dict[str, str]:
+    """The Cluster view's fields as link text, read from the session (started from the link or an
+    uploaded cluster file); the cluster's own name and description are carried as they came."""
     ss = st.session_state
     kept: dict[str, str] = ss.setdefault("cluster_params", {})
     for key, param in CLUSTER_FIELDS.items():
         if key not in ss:
             text = kept.get(param, CLUSTER_DEFAULTS.get(param, ""))
             ss[key] = text.replace(";", "\n") or CLUSTER_EXAMPLE if key == "cluster_text" else text
+    lines = [ln.strip() for ln in ss["cluster_text"].replace(";", "\n").splitlines() if ln.strip()]
+    params = {"cluster": ";".join(lines)}
+    for key, param in CLUSTER_FIELDS.items():
+        if key != "cluster_text":
+            params[param] = str(ss[key]).strip() or CLUSTER_DEFAULTS[param]
+    if not params["cluster_shared"]:
+        del params["cluster_shared"]
+    return params | {k: kept[k] for k in CLUSTER_CARRIED if k in kept}
+
+
+CLUSTER_CARRIED = ("cluster_name", "cluster_description")
+"""Link parameters of a cluster that no field edits: an uploaded cluster keeps its name (issue 39:
+lab-168-gpus was titled beast-imagenet-4xv100-cluster)."""
+
+
+def cluster_fields() -> None:
+    """The Cluster view's fields (their values are read by ``cluster_params``, before they are drawn)."""
+    ss = st.session_state
 
     def add() -> None:
         pick = "this" if ss["cluster_add"] == "this scenario" else ss["cluster_add"]
@@ -1055,14 +1103,6 @@ def cluster_inputs() -> dict[str, str]:
     o3.text_input("Horizon [months]", key="cluster_horizon")
     o4.text_input("Job growth [per year, 0.5 = +50 %]", key="cluster_job_growth")
     o5.text_input("Data growth [per year]", key="cluster_data_growth")
-    lines = [ln.strip() for ln in ss["cluster_text"].replace(";", "\n").splitlines() if ln.strip()]
-    params = {"cluster": ";".join(lines)}
-    for key, param in CLUSTER_FIELDS.items():
-        if key != "cluster_text":
-            params[param] = str(ss[key]).strip() or CLUSTER_DEFAULTS[param]
-    if not params["cluster_shared"]:
-        del params["cluster_shared"]
-    return params
 
 
 def build_cluster(sc: Scenario, params: dict[str, str]) -> Cluster:
@@ -1080,7 +1120,9 @@ def build_cluster(sc: Scenario, params: dict[str, str]) -> Cluster:
     return Cluster(
         jobs=tuple(jobs),
         shared=shared,
-        name=f"{sc.name}-cluster",
+        # Its own name when it has one (an uploaded file, a link), else the sidebar scenario's.
+        name=parsed.name if "cluster_name" in params else f"{sc.name}-cluster",
+        description=parsed.description,
         saves=parsed.saves,
         policy=parsed.policy,
         horizon_months=parsed.horizon_months,
@@ -1089,36 +1131,72 @@ def build_cluster(sc: Scenario, params: dict[str, str]) -> Cluster:
     )
 
 
+def cluster_now(sc: Scenario) -> tuple[dict[str, str], Cluster, Any] | str:
+    """The cluster of the view's fields and its answer, computed once a run (the top of the page and
+    the view below it both read it); an error's text when the fields make no cluster."""
+    ss = st.session_state
+    params = cluster_params()
+    got = ss.get("cluster_now")
+    if got is not None and got[0] == (params, sc):
+        kept: tuple[dict[str, str], Cluster, Any] | str = got[1]
+        return kept
+    try:
+        c = build_cluster(sc, params)
+        out: tuple[dict[str, str], Cluster, Any] | str = (params, c, cluster_answer(cluster(c)))
+    except (InputError, ValueError) as exc:
+        out = f"Cluster: {short_error(str(exc))}"
+    ss["cluster_now"] = ((params, sc), out)
+    return out
+
+
+def cluster_top(sc: Scenario) -> None:
+    """The Cluster view's first screen: the cluster's name, then its answer (calc.card.cluster_card:
+    what to buy, the one monthly figure to budget, how the chargeback splits it) and the rest folded."""
+    now = cluster_now(sc)
+    if isinstance(now, str):
+        st.container(key="page_title").subheader("Cluster")
+        st.error(now)
+        return
+    _, c, a = now
+    cp = a.plan
+    jobs = sum(cp.copies)
+    st.container(key="page_title").subheader(
+        f"{c.name}: {jobs:,} job{'s' if jobs != 1 else ''} of {len(cp.plans)} type{'s' if len(cp.plans) != 1 else ''}, "
+        f"{cp.gpus:,} GPUs on one storage"
+    )
+    box = st.container(border=True, key="cluster_card")
+    k = cluster_card(a)
+    box.container(key="card_buy").markdown(k.buy)
+    box.markdown("  \n".join(k.lines()[1:]))
+    with box.expander("Details: runners-up, the combined load, your storage, growth, each job's share"):
+        for line in a.lines()[1:]:
+            st.markdown(f"- {plain_words(line)}")
+
+
 def cluster_view(sc: Scenario, link: str) -> None:
     """Many job types on one storage: jobs from presets or the scenario being edited, one answer,
     per-job utilisation and chargeback, the day's load, reports; all kept in the link.
 
     Job lines read ``preset:count`` (``this`` = the scenario in the sidebar; ``|key=value`` pairs
     as in links); the shared inputs are the link's ``cluster_shared``, else the sidebar's storage.
+    The answer is at the top of the page (``cluster_top``); here, the fields that make it.
     """
     ss = st.session_state
-    top = st.container()  # the answer above the fields that make it, filled once they are read
-    params = cluster_inputs()
-    try:
-        c = build_cluster(sc, params)
-        a = cluster_answer(cluster(c))
-    except (InputError, ValueError) as exc:
-        top.error(f"Cluster: {short_error(str(exc))}")
+    now = cluster_now(sc)
+    table = st.container()  # the jobs' table above the fields that make them
+    cluster_fields()
+    if isinstance(now, str):
         return
+    params, c, a = now
     if ss.get("cluster_params") != params:  # the link holds the whole cluster
         ss["cluster_params"] = params
-        for param in CLUSTER_FIELDS.values():
+        for param in (*CLUSTER_FIELDS.values(), *CLUSTER_CARRIED):
             if param not in params and param in st.query_params:
                 del st.query_params[param]
         st.query_params.update(params)
-    box = top.container(border=True, key="cluster_card")
-    shown = a.lines()
-    box.markdown(f"#### {plain_words(shown[0])}")
-    for line in shown[1:]:
-        box.markdown(f"- {plain_words(line)}")
-    top.dataframe(cluster_jobs_table(a), hide_index=True, width="stretch")
+    table.dataframe(cluster_jobs_table(a), hide_index=True, width="stretch")
     if note := cluster_jobs_note(a):
-        top.caption(note)
+        table.caption(note)
     st.plotly_chart(plots.cluster_day(a.plan), width="stretch", key="cluster_day")
     cluster_downloads(a, c, link)
 

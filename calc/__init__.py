@@ -29,9 +29,8 @@ from calc.lever import levers, storage_levers
 from calc.plan import Plan, plan
 from calc.registry import OUTPUTS
 from calc.scenario import FIELDS, Scenario, scenario, scenarios
-from calc.sizing import fewest_workers, largest_example_bytes, max_gpus, recommend
+from calc.sizing import fewest_workers, largest_example_bytes, max_gpus, recommend, sweep
 from calc.storage import options as storage_options
-from calc.sweep import sweep
 from calc.units import fmt, parse
 
 __all__ = [

@@ -23,13 +23,14 @@ from calc.engine import _n, checkpoint_writes_per_month, plan_demand
 from calc.errors import InputError
 from calc.plan import Plan, plan
 from calc.scenario import ask
-from calc.site import SITE_NAMES, SITE_WORDS, job_site
+from calc.site import DEFAULT_SITE, SITE_NAMES, SITE_WORDS, job_site
 from calc.sizing import PlanLike, as_plan, max_gpus, nodes_reading, recommend
 from calc.units import MONTH_S, fmt, fmt_usd
 
 __all__ = [
     "Answer",
     "answer_rows",
+    "assumed_site_line",
     "chosen_design",
     "deciding_sentence",
     "design_plan",
@@ -70,6 +71,9 @@ class Answer:
     design_utilization: float = math.nan
     """GPU utilisation planned on the chosen design's reading tier (NaN: the plan's own storage)."""
     design_bottleneck: str = ""
+    site_assumed: bool = False
+    """No site, server or storage named one: ``site`` is ``DEFAULT_SITE`` and ``site_lines`` holds
+    each site's cheapest design, said beside the answer."""
     cheapest_storage: dict[str, Any] | None = None
     """The buyable row with the lowest storage cost (to say when a dearer store is cheaper in total)."""
     fastest: dict[str, Any] | None = None
@@ -107,15 +111,16 @@ class Answer:
         if self.site is None and self.site_lines:
             # No site: one line per site follows (lines()); the headline compares their totals.
             return "Buy: " + site_question(self.site_lines)
+        verb = f"{site_label(self.site)} (site not given)" if self.site_assumed and self.site else "Buy"
         d = self.design
         if d is not None and d["design"] != "one tier":
             # An unknown copy time (no node link) is said in lines(), not in the one-sentence headline.
             copy = _staging(d) if math.isfinite(d["staging_s"]) else ""
-            return f"Buy: {d['description']}; {fmt_usd(d['monthly_total_usd'])} a month all in{copy}"
+            return f"{verb}: {d['description']}; {fmt_usd(d['monthly_total_usd'])} a month all in{copy}"
         if self.best is None:
             where = f" at the job's site ({self.site})" if self.site else ""
             return f"No storage option in the catalog serves this job{where}: see the reasons per option."
-        return "Buy: " + describe_option(self.best)
+        return f"{verb}: " + describe_option(self.best)
 
     def charges_line(self) -> str:
         """``Monthly: rent $x, reads $y, writes $z, egress $0, purchases $w (amortised) = $t``."""
@@ -171,7 +176,7 @@ class Answer:
     def lines(self) -> list[str]:
         """The answer as short sentences (for the CLI, the report and the page)."""
         p = self.plan
-        out = [self.headline]
+        out = [self.headline, *self._assumed_site_line()]
         chosen = self.design
         if self.site is None:
             out += [
@@ -214,6 +219,10 @@ class Answer:
         out.append(self._idle_line())
         return out
 
+    def _assumed_site_line(self) -> list[str]:
+        """The site the answer assumed (none given) and what each other site's cheapest design costs."""
+        return assumed_site_line(self.site, self.site_lines) if self.site_assumed and self.site else []
+
     def _idle_line(self) -> str:
         """What the bottleneck idles, in GPU-hours and dollars a month, or that it idles nothing."""
         p = self.plan
@@ -236,6 +245,17 @@ class Answer:
         return f"The steady reads lose no GPU time: the {_n(gpus, 'GPU')} set the pace."
 
 
+def assumed_site_line(site: str, site_lines: Sequence[Mapping[str, Any]]) -> list[str]:
+    """``Site not given: on-prem assumed (...); set "Site" ... for another: rent on AWS $x, ...``: the
+    site a job's or a cluster's answer assumed, and each other site's cheapest design."""
+    others = [d for d in site_lines if d["site"] != site]
+    prices = ", ".join(f"{SITE_WORDS[d['site']]} {fmt_usd(d['monthly_total_usd'])}" for d in others)
+    return [
+        f"Site not given: {SITE_NAMES[site]} assumed (no site, server or storage names one); "
+        f"{ask('site')} for another" + (f": {prices} a month all in." if others else ".")
+    ]
+
+
 def site_question(site_lines: Sequence[Mapping[str, Any]]) -> str:
     """The answer's words when no site is known, a job's or a cluster's: ``it depends on the site
     (not given: ...): buy on-prem $x, rent on AWS $y, ... a month all in``."""
@@ -250,12 +270,13 @@ def site_label(site: str) -> str:
 
 
 def answer_rows(
-    p: Plan, rec: pd.DataFrame
+    p: Plan, rec: pd.DataFrame, site: str | None = None
 ) -> tuple[list[dict[str, Any]], tuple[dict[str, Any], ...], tuple[dict[str, Any], ...]]:
-    """The rows the answer may buy, best first; the plan's designs; with no site, each site's first
-    feasible design. One rule for a job's answer and a 1-job cluster's (calc.cluster)."""
+    """The rows the answer may buy at ``site`` (default: the job's), best first; the plan's designs;
+    with no site, each site's first feasible design. One rule for a job's answer and a 1-job
+    cluster's (calc.cluster)."""
     sc = p.scenario
-    site = job_site(sc)
+    site = site or job_site(sc)
     ok = rec[buyable(rec, site, sc.allow_other_site)]
     # Ready rows (the loader's workers cover the latency) before those that need more workers.
     ok = ok.sort_values("ready", ascending=False, kind="stable")
@@ -342,7 +363,7 @@ def deciding_sentence(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -
     if lim == "write requests":
         _, puts = checkpoint_writes_per_month(p)
         return (
-            f"Deciding: checkpoint write requests; {fmt(puts / MONTH_S, 'count_per_s', 'PUTs/s')} on average "
+            f"Deciding: checkpoint write requests; {fmt(puts / MONTH_S, 'count_per_s', 'write requests/s')} on average "
             f"(16 MiB parts; saves come in bursts), which sets {_n(r['units'], str(r['unit']))} of {r['option']}."
         )
     if lim == "RAM":
@@ -372,8 +393,9 @@ def _deciding_tiers(p: Plan, d: Mapping[str, Any]) -> str:
             "is read once per node and only holds it."
         )
     clients = nodes_reading(p)
+    who = "the node" if clients == 1 else f"each of {_n(clients, 'node')}"  # never "each of 1 node"
     return (
-        f"Deciding: each of {_n(clients, 'node')} reads {fmt(p.values['read_bytes_per_s'] / clients, 'bytes_per_s')} "
+        f"Deciding: {who} reads {fmt(p.values['read_bytes_per_s'] / clients, 'bytes_per_s')} "
         f"from its own copy; the store only holds the dataset ({fmt(p.dataset_bytes, 'bytes')})"
         + (" and takes the checkpoints." if p.saves else ".")  # a job that saves nothing: no checkpoints
     )
@@ -382,6 +404,12 @@ def _deciding_tiers(p: Plan, d: Mapping[str, Any]) -> str:
 def job_answer(x: PlanLike, /, **overrides: Any) -> Answer:
     """The answer card: storage to buy, runners-up, the job's own storage judged, GPUs fed, idle cost."""
     p = as_plan(x, overrides)
+    assumed = job_site(p.scenario) is None
+    others: tuple[dict[str, Any], ...] = ()
+    if assumed:
+        # One answer: at the default site, with each site's cheapest design said beside it.
+        others = answer_rows(p, recommend(p))[2]
+        p = plan(dataclasses.replace(p.scenario, site=DEFAULT_SITE))
     sc = p.scenario
     site = job_site(sc)
     rec = recommend(p)
@@ -415,7 +443,8 @@ def job_answer(x: PlanLike, /, **overrides: Any) -> Answer:
         gpu_price_per_hour=price_f,
         gpu_price_source=src,
         site=site,
-        site_lines=site_lines,
+        site_lines=others or site_lines,
+        site_assumed=assumed,
         cheapest_storage=cheapest,
         fastest=fastest,
         design_utilization=served.gpu_utilization if served is not None else math.nan,

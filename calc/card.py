@@ -3,8 +3,9 @@
 ``calc.answer`` ranks every complete design of the job's site. The card names one of them, and
 every chart title, report and tab that names "the answer" names the same one (``chosen``):
 
-- no site known (none given, no server or storage that implies one): no design is chosen; the
-  card asks where the job runs (the price of each site is a detail, never a pick from a tie);
+- no site known (none given, no server or storage that implies one): the answer buys at the
+  default site (``calc.site.DEFAULT_SITE``, on-prem) and says so; each other site's price is a
+  detail (issue 39: the card asked "Where does this job run?" and bought nothing);
 - the page cache off (as the articles assume: every epoch reads storage): a design that relies
   on the page cache is not bought, since the plan's numbers (and the headline) read every
   epoch from storage; the best design that serves those reads is.
@@ -28,6 +29,8 @@ from typing import Any
 import pandas as pd
 
 from calc.answers import Answer, deciding_sentence
+from calc.cluster import ClusterAnswer
+from calc.design import describe_option
 from calc.plan import Plan, memory_line, stack_line
 from calc.units import fmt, fmt_usd
 
@@ -37,6 +40,9 @@ SITE_LABELS = {"on-prem": "On-prem", "aws": "AWS", "gcp": "GCP", "azure": "Azure
 _PREFIX = re.compile(r"\b(\d[\d,]*) prefix(?:es)? of ([\w-]+(?:\.[\w-]+)*)")
 """``1 prefix of aws-s3-standard``: S3's request-rate partitions, jargon on a card."""
 _PRICE = re.compile(r",? (\$[\d,]+|under \$1) (a month all in|to buy)$")
+"""A design description's own closing price (the card's cost line says it)."""
+_ASIDE = re.compile(r" \((?:[^()]|\([^()]*\))*\)")
+"""A parenthesised aside, one level of nesting deep: ``($2,738 to buy; a cache copy, ...)``."""
 _LIMITS = {"Iops; ": "Random reads: ", "Minimum; it sets ": "The smallest size sold serves it: "}
 """Sizing's limit names as the card says them (the rest read "Bandwidth: ...")."""
 """A one-tier description's own price: the card's cost line says it."""
@@ -44,20 +50,19 @@ _LIMITS = {"Iops; ": "Random reads: ", "Minimum; it sets ": "The smallest size s
 
 @dataclass(frozen=True)
 class Card:
-    """The three lines of the answer (``buy``, ``cost``, ``why``; markdown), or ``ask`` when the
-    site is not known; ``design`` is the chosen design (None when asking or nothing serves);
-    ``loader`` where the CPU cost per example came from (decoder, image, CPU)."""
+    """The three lines of the answer (``buy``, ``cost``, ``why``; markdown); ``design`` is the
+    chosen design (None when nothing serves); ``loader`` where the CPU cost per example came from
+    (decoder, image, CPU)."""
 
     buy: str
     cost: str
     why: str
     design: dict[str, Any] | None
-    ask: str = ""
     loader: str = ""
 
     def lines(self) -> list[str]:
         """The card's lines (at most three); ``loader`` opens its details."""
-        return [x for x in (self.ask, self.buy, self.cost, self.why) if x]
+        return [x for x in (self.buy, self.cost, self.why) if x]
 
 
 def loader_line(p: Plan) -> str:
@@ -89,9 +94,7 @@ def ranked(a: Answer, site: str | None = None) -> list[dict[str, Any]]:
 
 
 def chosen(a: Answer) -> dict[str, Any] | None:
-    """The design the card buys: the first of ``ranked``; None when the site is unknown."""
-    if a.site is None:
-        return None
+    """The design the card buys: the first of ``ranked`` (None when nothing serves)."""
     ok = ranked(a)
     return ok[0] if ok else None
 
@@ -110,21 +113,17 @@ _SAID = (
 
 
 def details(a: Answer) -> list[str]:
-    """What folds below the card: each site's best design (site unknown) or the next best ones,
-    then the answer's notes (your own storage, GPUs fed, idle GPU time), in plain words."""
+    """What folds below the card: the next best designs, then the answer's notes (the site assumed
+    and each other site's price, your own storage, GPUs fed, idle GPU time), in plain words."""
     out = []
-    if a.site is None:
-        for site, label in SITE_LABELS.items():
-            best = ranked(a, site)
-            if best:
-                out.append(f"{label}: {_design(best[0])}")
-    else:
-        nxt = ranked(a)[1:3]
-        if nxt:
-            out.append("Next best: " + "; ".join(_design(d) for d in nxt))
+    d = chosen(a)
+    if d is not None and short_buy(str(d["description"])) != without_price(str(d["description"])):
+        out.append(f"In full: {without_price(str(d['description']))}")  # the asides the card's line leaves out
+    nxt = ranked(a)[1:3]
+    if nxt:
+        out.append("Next best: " + "; ".join(_design(n) for n in nxt))
     # The step the rates stand for: its software stack (the default said) and the GPU memory it takes.
     out += [stack_line(a.plan), memory_line(a.plan)]
-    d = chosen(a)
     for line in a.lines():
         if line.startswith(_SAID):  # "Buy on-prem: ...", "Rent on AWS: ...": the per-site lines
             continue
@@ -134,18 +133,35 @@ def details(a: Answer) -> list[str]:
     return out
 
 
+
 def _design(d: Mapping[str, Any]) -> str:
-    return f"{plain_words(str(d['description']))}, {fmt_usd(d['monthly_total_usd'])} a month all in"
+    return f"{without_price(str(d['description']))}, {fmt_usd(d['monthly_total_usd'])} a month all in"
+
+
+def without_price(description: str) -> str:
+    """A design's description, in plain words, less its own closing prices (said beside it)."""
+    text, shorter = description, _PRICE.sub("", description)
+    while shorter != text:  # ", $35,467 to buy, $1,380 a month all in": both
+        text, shorter = shorter, _PRICE.sub("", shorter)
+    return plain_words(text)
+
+
+def short_buy(description: str) -> str:
+    """What a design buys, in one short line: the description less its asides (the drives' bays,
+    usable sizes, purchase prices), which the details fold keeps (``details``)."""
+    return _ASIDE.sub("", without_price(description))
 
 
 def plain_words(text: str) -> str:
-    """A sizing description in a room's words: ``1 prefix of aws-s3-standard`` -> ``an aws-s3-standard bucket``."""
+    """Text in a room's words (README "Glossary"): ``1 prefix of aws-s3-standard`` -> ``an
+    aws-s3-standard bucket``; no module names. Prices stay where they are (issue 39: a details line
+    lost its last runner-up's price)."""
 
     def prefix(m: re.Match[str]) -> str:
         n = int(m.group(1).replace(",", ""))
         return f"an {m.group(2)} bucket" if n == 1 else f"an {m.group(2)} bucket ({n:,} request-rate partitions)"
 
-    return _PREFIX.sub(prefix, _PRICE.sub("", text)).replace(" (calc.answer, recommend)", "")
+    return _PREFIX.sub(prefix, text).replace(" (calc.answer, recommend)", "")
 
 
 def usd_sum(parts: Mapping[str, float]) -> tuple[str, str]:
@@ -178,30 +194,19 @@ def why(a: Answer, d: Mapping[str, Any], rec: pd.DataFrame) -> str:
 def card(a: Answer, rec: pd.DataFrame) -> Card:
     """The card's three lines for ``a`` (``rec``: the plan's ``recommend`` table)."""
     p = a.plan
-    if a.site is None:
-        return Card(
-            "",
-            "",
-            "",
-            None,
-            ask=(
-                "**Where does this job run?** Choose the site beside this box: what to buy and what it costs "
-                "depend on it (on-prem parts are bought; clouds rent by the month)."
-            ),
-            loader=loader_line(p),
-        )
+    site = a.site or ""
     d = chosen(a)
     if d is None:
         return Card(
-            f"**Nothing in the catalog serves this job on {SITE_LABELS.get(a.site, a.site)}**: "
+            f"**Nothing in the catalog serves this job on {SITE_LABELS.get(site, site)}**: "
             "each option's reason is in the Storage section.",
             "",
             "",
             None,
             loader=loader_line(p),
         )
-    verb = "Buy" if a.site == "on-prem" else "Rent"
-    buy = f"**{verb}** {plain_words(str(d['description']))}"
+    verb = "Buy" if site == "on-prem" else "Rent"
+    buy = f"**{verb}** {short_buy(str(d['description']))}"
     months = p.scenario.amortization_months
     purchase = float(d["purchase_usd"]) if math.isfinite(d["purchase_usd"]) else 0.0
     parts = {
@@ -218,3 +223,47 @@ def card(a: Answer, rec: pd.DataFrame) -> Card:
     upfront = f"**{fmt_usd(purchase)} to buy**" if purchase > 0 else "nothing to buy"
     cost = f"**{total} a month** all in ({each or 'no charges'}); {upfront}"
     return Card(buy, cost, f"**Why** {why(a, d, rec)}", d, loader=loader_line(p))
+
+
+CHARGEBACK_RULE = (
+    "each job pays the rent of the bytes it stores, the read charges of its own reads, and the bought units, "
+    "provisioned performance and the rest by its share of the axis that sized them (bandwidth, reads or capacity)"
+)
+"""How the cluster's chargeback splits its monthly figure (calc.cluster.chargeback), in a room's words."""
+
+
+def cluster_card(a: ClusterAnswer) -> Card:
+    """The cluster's answer in three lines: what to buy (or that its own storage serves), the one
+    monthly figure to budget, and how the chargeback splits that figure over the jobs.
+
+    The figure to budget is what the chargeback splits (``ClusterAnswer.monthly_usd``): the shared
+    storage given, as it is, else the option to buy. A cheaper option that would serve the same
+    load is said beside it, never as a second budget (issue 39: the card gave "$5,234 to buy S3"
+    and "a $158,330 chargeback on FSx" without saying which to budget).
+    """
+    best, shared = a.best, a.plan.cluster.shared
+    own, units = shared.get("storage"), shared.get("storage_units")
+    budget = a.monthly_usd
+    if best is None and not own:
+        nothing = "**Nothing in the catalog serves this cluster**: each option's reason is in the tables."
+        return Card(nothing, "", "", None)
+    why = f"**Chargeback** splits the {fmt_usd(budget)} over the jobs (the table below): {CHARGEBACK_RULE}."
+    if own and a.charged_option == own and math.isfinite(budget):
+        system = f"{units:g} x {own}" if units is not None else str(own)
+        serves = a.served_fraction >= 1 - 1e-9
+        buy = f"**Budget {fmt_usd(budget)} a month**: your {system}, " + (
+            "which serves the combined load" if serves else f"which serves {a.served_fraction:.0%} of the combined load"
+        )
+        cheaper = best is not None and best["option"] != own and best["monthly_total_usd"] < budget
+        cost = (
+            f"**Cheaper**: {short_buy(describe_option(best, brief=True))} would serve it for "
+            f"{fmt_usd(best['monthly_total_usd'])} a month all in"
+            if cheaper and best is not None
+            else ""
+        )
+        return Card(buy, cost, why, best)
+    assert best is not None  # no storage of its own: the option to buy
+    upfront = float(best.get("purchase_usd", math.nan))
+    buy = f"**Buy for the cluster** {short_buy(describe_option(best, brief=True))}"
+    to_buy = f"{fmt_usd(upfront)} to buy" if math.isfinite(upfront) and upfront > 0 else "nothing to buy"
+    return Card(buy, f"**Budget {fmt_usd(budget)} a month** all in; {to_buy}", why, best)

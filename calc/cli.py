@@ -28,12 +28,13 @@ from calc.cluster import cluster_answer
 from calc.cluster_input import Cluster, from_command_line
 from calc.cluster_load import fmt_total
 from calc.errors import InputError
+from calc.explain import explained, formula, render_formula
 from calc.hf_config import from_hf_config
 from calc.plan import plan
 from calc.report import cluster_markdown
-from calc.scenario import FIELDS, Scenario, from_text, scenario, scenarios, unknown_input
+from calc.scenario import BLANK_MODEL, FIELDS, Scenario, from_text, scenario, scenarios, unknown_input
 from calc.storage import options as storage_options
-from calc.sweep import sweep
+from calc.sweep import OUTPUT_SUFFIX
 from calc.units import Kind, fmt, fmt_usd
 
 DEFAULT_SCENARIO = "beast-imagenet-4xv100"
@@ -70,22 +71,87 @@ def _sets(pairs: Sequence[str]) -> dict[str, str]:
 
 
 def _scenario(args: argparse.Namespace) -> Scenario:
-    """The command's scenario: the preset named (default beast-imagenet-4xv100) with ``--set``."""
-    return Scenario.from_params(_sets(args.set), scenario(args.target or DEFAULT_SCENARIO), "--set")
+    """The command's scenario with ``--set`` on top of its base (``base_scenario``)."""
+    return Scenario.from_params(_sets(args.set), base_scenario(args.target, bool(args.set)), "--set")
+
+
+def base_scenario(target: str | None, edited: bool) -> Scenario:
+    """What a command line starts from: the preset named; a scenario YAML file (``.yaml``/``.yml``,
+    or any file that exists); ``blank`` (a model by its own figures); with no name and no
+    ``--set``, the article's example (DEFAULT_SCENARIO); with ``--set`` and no name, nothing (the
+    inputs' defaults), so no preset's model, measured step or storage is kept unasked. A name that
+    is none of these starts from nothing under that name when ``--set`` gives inputs and it is not
+    close to a preset's name; else it is refused with the close names (a typo must not plan
+    something else)."""
+    if target is None:
+        return scenario(DEFAULT_SCENARIO) if not edited else Scenario(description=FROM_NOTHING)
+    if target.lower().endswith((".yaml", ".yml")) or os.path.isfile(target):
+        try:
+            with open(target, encoding="utf-8") as f:
+                return Scenario.from_yaml(f.read(), source=target)
+        except OSError as e:
+            why = f"cannot read {target!r} ({e.strerror}); accepted: a scenario YAML file"
+            raise InputError("scenario", why) from None
+    if target.lower() == BLANK_MODEL:
+        return Scenario(name=BLANK_MODEL, model=BLANK_MODEL, description=FROM_NOTHING)
+    names = [s.lower() for s in scenarios()]
+    if not edited or target.lower() in names or difflib.get_close_matches(target.lower(), names, n=1, cutoff=0.6):
+        return _preset_or_refuse(target)
+    return Scenario(name=target, description=f"{target} is no preset: {FROM_NOTHING}")
+
+
+def _preset_or_refuse(target: str) -> Scenario:
+    """The preset named, or one error naming the close presets and every accepted form."""
+    try:
+        return scenario(target)
+    except InputError as e:
+        raise InputError(
+            e.field,
+            f"{e.message}; accepted: a preset (python -m calc list scenarios), a scenario YAML file, blank (a model "
+            "by its own figures), or a new name with --set inputs (started from the inputs' defaults)",
+        ) from None
+
+
+FROM_NOTHING = "started from the inputs' defaults (no preset named; python -m calc list scenarios names them)"
+"""The description of a scenario the command line started from nothing."""
 
 
 def table(df: pd.DataFrame, form: str) -> str:
-    """A table in the output format asked for (csv, json and yaml keep base units)."""
+    """A table in the output format asked for (csv, json and yaml keep base units; a number that
+    does not apply is empty in csv, null in json and yaml, "n/a" in a table or markdown, never NaN)."""
     if form == "csv":
         return df.to_csv(index=False).rstrip("\n")
     if form == "json":
         return df.to_json(orient="records", indent=1)
     if form == "yaml":
         return yaml.safe_dump(json.loads(df.to_json(orient="records")), sort_keys=False)
+    shown = df.astype(object).map(_shown)
     if form == "markdown":
-        return report.markdown_table(df)
+        return report.markdown_table(shown)
     with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 70):
-        return df.to_string(index=False)
+        return shown.to_string(index=False)
+
+
+def _shown(v: Any) -> Any:
+    """A cell as people read it: "n/a" for a number that does not apply, "unlimited" for infinity."""
+    if isinstance(v, (float, np.floating)) and not math.isfinite(v):
+        return "n/a" if math.isnan(v) else "unlimited" if v > 0 else "-unlimited"
+    return v
+
+
+def records(data: Any, form: str) -> str:
+    """Data that is not one table (a count, a mapping, lists of rows) in the format asked for:
+    json (strict: no NaN), yaml, or, for table, markdown and csv, ``key: value`` lines."""
+    if form == "json":
+        return json.dumps(json_safe(data, finite=True), indent=1, allow_nan=False)
+    if form == "yaml":
+        return yaml.safe_dump(json_safe(data, finite=True), sort_keys=False)
+    if form == "csv":
+        return pd.DataFrame([json_safe(data, finite=True)]).to_csv(index=False).rstrip("\n")
+    rows = [(k, _shown(v)) for k, v in json_safe(data).items()]
+    if form == "markdown":
+        return report.markdown_table(pd.DataFrame(rows, columns=["", "value"]))
+    return "\n".join(f"{k}: {v}" for k, v in rows)
 
 
 # ---------------------------------------------------------------- list
@@ -201,7 +267,15 @@ def _plan(args: argparse.Namespace) -> str:
 
 
 def _explain(args: argparse.Namespace) -> str:
-    return plan(_scenario(args)).explain()
+    p = plan(_scenario(args))
+    if args.format == "table":
+        return p.explain()
+    rows = []
+    for name in explained(p):
+        symbolic, numeric = render_formula(p, formula(p, name))
+        rows.append({"output": name, "formula": symbolic, "numbers": numeric, "value": p.values[name]})
+        rows[-1]["shown"] = p.formatted(name)
+    return table(pd.DataFrame(rows), args.format)
 
 
 def _designs(args: argparse.Namespace) -> str:
@@ -260,7 +334,10 @@ def _max_gpus(args: argparse.Namespace) -> str:
             if "_" in name:
                 message = message.replace(name, flag)
         raise InputError(MAX_GPUS_FLAGS.get(e.field, e.field), message) from None
-    return f"{n} GPUs of {sc.name} at {sc.target_gpu_utilization:.0%} utilisation"
+    if args.format != "table":
+        data = {"gpus": int(n), "scenario": sc.name, "target_gpu_utilization": sc.target_gpu_utilization}
+        return records(data | {"why": n.why}, args.format)
+    return f"{n} GPUs of {sc.name} at {sc.target_gpu_utilization:.0%} utilisation; {n.why}"
 
 
 def _sweep(args: argparse.Namespace) -> str:
@@ -270,9 +347,11 @@ def _sweep(args: argparse.Namespace) -> str:
             raise InputError("--axis", f"expected key=v1,v2, got {a!r}")
         k, vals = a.split("=", 1)
         axes[k.strip()] = [v.strip() for v in vals.split(",")]
-    df = sweep(_scenario(args), **axes)
+    df = sizing.sweep(_scenario(args), cost=args.cost, **axes)
     outputs = ["batch_size", "step_time_s", "samples_per_s", "read_iops", "read_bytes_per_s", "gpu_utilization"]
-    return table(df[[*axes, *outputs, "bottleneck"]], args.format)
+    outputs = [f"{k}{OUTPUT_SUFFIX}" if k in axes else k for k in outputs]
+    costs = ["storage", "storage_usd_per_month", "gpu_usd_per_month"] if args.cost else []
+    return table(df[[*axes, *outputs, "bottleneck", *costs]], args.format)
 
 
 def _calibration(args: argparse.Namespace) -> str:
@@ -282,6 +361,9 @@ def _calibration(args: argparse.Namespace) -> str:
     shown = t[[*cols, "predicted_samples_per_s", "error", "logo_predicted_samples_per_s", "logo_error"]].round(3)
     if args.format == "csv":
         return table(shown, "csv")
+    if args.format in ("json", "yaml"):
+        data = {"rows": shown.to_dict("records"), "per_gpu": calibrate.per_gpu(t).round(3).to_dict("records")}
+        return records(data | {"summary": dict(s)}, args.format)
     text = (
         table(shown, args.format)
         + "\n\nLeave-one-GPU-out error per GPU:\n"
@@ -306,7 +388,7 @@ def _measure_storage(args: argparse.Namespace) -> str:
     )
     if args.write_preset:
         measure.write_storage_preset(r, args.write_preset, site=args.site)
-    return json.dumps(r.to_dict(), indent=1)
+    return str(r) if args.format == "table" else records(r.to_dict(), args.format)
 
 
 def _export(args: argparse.Namespace) -> str:
@@ -433,6 +515,7 @@ def _max_gpus_options(ap: argparse.ArgumentParser) -> None:
 
 def _sweep_options(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--axis", action="append", default=[], metavar="KEY=V1,V2", help="an axis (repeat for a grid)")
+    ap.add_argument("--cost", action="store_true", help="add each row's cheapest storage and its GPUs' month [USD]")
 
 
 def _measure_options(ap: argparse.ArgumentParser) -> None:

@@ -52,7 +52,7 @@ from calc.design import buyable, describe_option
 from calc.engine import checkpoint_writes_per_month
 from calc.errors import InputError
 from calc.plan import Plan, plan
-from calc.site import job_site
+from calc.site import DEFAULT_SITE, job_site
 from calc.sizing import PlanLike
 from calc.units import MONTH_S, Kind, fmt, fmt_usd, parse
 
@@ -308,16 +308,15 @@ class ClusterAnswer:
     charged_option: str
     site_lines: tuple[dict[str, Any], ...] = ()
     """No site given (no job, server or shared storage names one): each site's first buyable row, as
-    a job's answer lists them; ``best`` is then the cheapest of these."""
+    a job's answer lists them; ``best`` is then the default site's (``calc.site.DEFAULT_SITE``), as a
+    job's answer buys (issue 39: a 1-job cluster bought another site's storage than its job)."""
 
     @property
     def headline(self) -> str:
-        if self.site_lines:
-            # As a job's answer: the meeting picks the site, the page does not pick one for it.
-            return "Buy for the cluster: " + an.site_question(self.site_lines)
         if self.best is None:
             return "No storage option in the catalog serves this cluster: see the reasons per option."
-        return "Buy for the cluster: " + describe_option(self.best)
+        where = f" {an.site_label(DEFAULT_SITE).split(' ', 1)[1]} (site not given)" if self.site_lines else ""
+        return f"Buy for the cluster{where}: " + describe_option(self.best)
 
     @property
     def monthly_usd(self) -> float:
@@ -327,7 +326,7 @@ class ClusterAnswer:
         cp = self.plan
         bps: Kind = "bytes_per_s"
         out = [self.headline]
-        out += [f"{an.site_label(r['site'])}: " + describe_option(r) for r in self.site_lines]
+        out += an.assumed_site_line(DEFAULT_SITE, self.site_lines) if self.site_lines else []
         if self.runners_up:
             out.append("Runners-up: " + "; ".join(describe_option(r, brief=True) for r in self.runners_up))
         out.append(
@@ -362,9 +361,12 @@ class ClusterAnswer:
 
 
 def _site_lines(cp: ClusterPlan, rec: pd.DataFrame) -> tuple[dict[str, Any], ...]:
-    """With no site (and more than one job): each site's first buyable row, in ``st.SITES`` order."""
-    if _one_job(cp) or job_site(cp.plans[0].scenario) is not None:
+    """With no site: each site's first buyable row, in ``st.SITES`` order (a 1-job cluster's: its
+    answer's designs, one per site)."""
+    if job_site(cp.plans[0].scenario) is not None:
         return ()
+    if _one_job(cp):
+        return an.answer_rows(cp.plans[0], rec)[2]
     out = []
     for site in st.SITES:
         ok = rec[buyable(rec, site, False) & (rec["site"] == site)]
@@ -501,15 +503,13 @@ def cluster_answer(x: ClusterPlan | Cluster | Any, /, **inputs: Any) -> ClusterA
     cp = _as_cluster_plan(x, inputs)
     rec = recommend_cluster(cp)
     first = cp.plans[0].scenario
+    site = job_site(first) or DEFAULT_SITE  # none named: the default site, as a job's answer assumes
     if _one_job(cp):  # one job: the job's own answer's rows (its demand is the plan's)
-        rows = an.answer_rows(cp.plans[0], rec)[0]
+        rows = an.answer_rows(cp.plans[0], rec, site)[0]
     else:
-        ok = rec[buyable(rec, job_site(first), first.allow_other_site)]
+        ok = rec[buyable(rec, site, first.allow_other_site)]
         rows = [dict(r) for _, r in ok.iterrows()]
     site_lines = _site_lines(cp, rec)
-    cheapest = an.chosen_design(None, (), site_lines)  # no site: the cheapest site's line, as a job's answer
-    if cheapest is not None:
-        rows = [r for r in rows if r["site"] in (cheapest["site"], "any")]
     best = rows[0] if rows else None
     loads = [_entry_load(cp, i) for i in range(len(cp.plans))]
     served, axis, own, fractions = _shortfall(cp, loads)

@@ -369,7 +369,7 @@ def _base_and_changes(sc: Scenario) -> tuple[str, dict[str, Any]]:
     return CUSTOM, sc.to_dict(changed_only=True)
 
 
-def as_cluster(jobs: Any, **inputs: Any) -> Cluster:
+def as_cluster(jobs: Any, /, **inputs: Any) -> Cluster:
     """A ``Cluster`` from ``jobs`` (a Cluster, a mapping scenario -> count, or (scenario, count)
     pairs; a scenario is a preset name or a Scenario) and ``inputs`` (shared Scenario inputs and
     the cluster options saves, policy, horizon_months, job_growth_per_year, data_growth_per_year,

@@ -118,6 +118,17 @@ def epoch_time_s(dataset_examples: Numeric, per_gpu_samples_per_s: Numeric, gpus
         return where(rate > 0, floats(dataset_examples) / maximum(rate, 1e-300), 0.0)
 
 
+@formula("run_length_used_s", "{run_rule}")
+def run_length_s(
+    train_tokens: Numeric, per_gpu_samples_per_s: Numeric, gpus_per_job: Numeric, seq_len: Numeric
+) -> Numeric:
+    """Wall-clock length of a run that trains on ``train_tokens`` tokens [s]: tokens / (samples/s
+    per GPU x GPUs x ``seq_len`` tokens an example), at the rate the epoch time uses; 0 where nothing runs."""
+    rate = floats(per_gpu_samples_per_s) * gpus_per_job * seq_len
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return where(rate > 0, floats(train_tokens) / np.maximum(rate, 1e-300), 0.0)
+
+
 @formula(
     "page_cache_hit",
     "1 if {dataset_bytes} fits in free RAM; else free RAM / {dataset_bytes} for random file reads, 0 for shard scans",

@@ -748,11 +748,13 @@ def _attach(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
 
 
 def _n(count: float, noun: str) -> str:
-    """``1 drive``, ``3 drives``, ``1,024 GPUs``, ``4.8 TiBs``: a count with its noun, singular or plural."""
+    """``1 drive``, ``3 drives``, ``1,024 GPUs``, ``4.8 TiB``: a count with its noun, singular or plural
+    (a unit of bytes, ``TiB``, is never plural: "161 TiBs" read as jargon, issue 39)."""
+    unit = noun.endswith("B")
     if not float(count).is_integer():
-        return f"{float(count):,.4g} {noun}" + ("" if noun.endswith("s") else "s")
+        return f"{float(count):,.4g} {noun}" + ("" if noun.endswith("s") or unit else "s")
     n = int(count)
-    return f"{n:,} {noun}" + ("" if n == 1 or noun.endswith("s") else "es" if noun.endswith("x") else "s")
+    return f"{n:,} {noun}" + ("" if n == 1 or noun.endswith("s") or unit else "es" if noun.endswith("x") else "s")
 
 
 def _array(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
@@ -912,6 +914,8 @@ def price_note(o: st.StorageOption, months: int) -> str:
         parts.append(f"${o.price_per_gb_month:g}/GB-month {o.price_region}".strip())
     if math.isfinite(o.purchase_price):
         parts.append(f"${o.purchase_price:,.0f} per {o.unit} bought, over {months} months")
+    if o.monthly_fee > 0:
+        parts.append(f"${o.monthly_fee:,.0f} a month flat")
     date = f" ({o.price_date})" if o.price_date else ""
     return "; ".join(parts) + date
 
@@ -943,7 +947,7 @@ def price(o: st.StorageOption, d: Demand, s: Sized) -> dict[str, float]:
         # The enclosures that hold bought drives; a networked server's switch port and cable.
         purchase = s.units * (o.purchase_price + st.parts_usd(o.network_parts)) + st.housing_usd(s.housing)
     power, support = running_usd(o, d, s, purchase)
-    rent = cost["storage"] + cost["performance"] if math.isfinite(cost["storage"]) else 0.0
+    rent = (cost["storage"] + cost["performance"] if math.isfinite(cost["storage"]) else 0.0) + o.monthly_fee
     monthly = rent + cost["reads"] + writes + egress + power + support
     amortised = purchase / d.amortization_months if math.isfinite(purchase) else 0.0
     return {

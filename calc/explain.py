@@ -92,10 +92,15 @@ def _checkpoint_rules(p: Plan) -> dict[str, str]:
         if sc.mtbf_s is not None
         else f"1 / ({per_gpu * 86400:.3e} interruptions per GPU-day x {{gpus_per_job}} GPUs) "
         "(Llama 3: 419 unexpected in 54 d on 16,384 H100, arXiv:2407.21783 section 3.3.4)",
-        "milestone_rule": "floor({run_length_s} / {checkpoint_milestone_interval_s})"
+        "milestone_rule": "floor({run_length_used_s} / {checkpoint_milestone_interval_s})"
         if sc.checkpoint_milestone_interval_s is not None
         else f"0 (no milestones: {ask('checkpoint_milestone_interval_s')} and {ask('run_length_s')})",
         "mode_rule": p.sources.get("checkpoint_async", ""),
+        "run_rule": "input (scenario)"
+        if sc.run_length_s is not None
+        else "{train_tokens} / ({per_gpu_samples_per_s} x {gpus_per_job} x {seq_len} tokens an example)"
+        if sc.train_tokens is not None
+        else f"0 (not given: {ask('run_length_s')} or {ask('train_tokens')})",
     }
 
 
@@ -108,9 +113,9 @@ def format_output(name: str, value: float) -> str:
         return f"{value * 100:.{out.digits}f} %"
     if out.words[1]:
         return out.words[int(value != 0)]
-    if out.integer:
+    if out.integer:  # a whole count in its unit: "128 examples", "1 example", "6,738,415,616 parameters"
         n = int(value)
-        return f"{n:,} example" + ("" if n == 1 else "s")
+        return f"{n:,} {out.unit[:-1] if n == 1 and out.unit.endswith('s') else out.unit}"
     if not math.isfinite(value):
         return "unlimited"
     unit = out.unit
@@ -244,6 +249,7 @@ def _data_rules(p: Plan) -> dict[str, str]:
         **{
             f"src_{k}": p.sources.get(k, "input")
             for k in (
+                "params",
                 "gpu_memory_bytes",
                 "memory_bandwidth_bytes_per_s",
                 "activation_bytes_per_example",

@@ -21,14 +21,16 @@ from calc.engine import plan_demand
 from calc.errors import InputError
 from calc.host import image_size
 from calc.plan import Plan, as_scenario, plan
-from calc.scenario import FIELDS, Scenario
+from calc.scenario import FIELDS, Scenario, input_text
 from calc.sizing import PlanLike, as_plan, check_argument, recommend
 from calc.units import fmt, parse
 
 __all__ = ["lever_changes", "levers", "storage_levers"]
 
 
-_FLOAT = re.compile(r":(float32|float64|int64|int32|float16|bfloat16|int16)")
+_FLOAT = re.compile(r":(float32|float64|float16|bfloat16)")
+"""Float tensors the "uint8 tensors" lever sends as uint8 pixels; integer tensors (token ids,
+labels) keep their type: a 32,000-word vocabulary does not fit in uint8 (issue 39)."""
 
 
 def lever_changes(sc: Scenario) -> list[tuple[str, dict[str, Any]]]:
@@ -170,6 +172,12 @@ def _priced(sc: Scenario, p: Plan, change: dict[str, Any]) -> dict[str, Any]:
     return change | {"cpu_seconds_per_example": f"{measured * after / before:.6g} s"}
 
 
+def change_text(change: dict[str, Any]) -> str:
+    """A lever's change as the tables show it: ``input=value``, each value by the inputs' one
+    formatter (``calc.scenario.input_text``: "cpu_seconds_per_example=460 µs", not 0.00046)."""
+    return ", ".join(f"{k}={input_text(k, v)}" for k, v in change.items() if v is not None)
+
+
 def _engine_units(s: Scenario, change: dict[str, Any]) -> dict[str, Any]:
     """A lever that names a storage option "as many as needed" gets the units the engine sizes for
     the changed job's demand (``calc.engine.size_option``: per axis, protected, with the checkpoint writes),
@@ -212,7 +220,7 @@ def levers(sc: PlanLike, /, **overrides: Any) -> pd.DataFrame:
             q = plan(s.replace(**change))
         except InputError:
             continue
-        shown = ", ".join(f"{k}={v}" for k, v in change.items() if v is not None) or "defaults"
+        shown = change_text(change) or "defaults"
         rows.append(
             {
                 "lever": name,
@@ -285,7 +293,7 @@ def storage_levers(
         rows.append(
             {
                 "lever": name,
-                "change": ", ".join(f"{k}={v}" for k, v in change.items() if v is not None),
+                "change": change_text(change),
                 "read_iops": 0.0 if in_ram else q.read_iops,
                 "file_opens_per_s": 0.0 if in_ram else q.file_opens_per_s,
                 "read_bytes_per_s": 0.0 if in_ram else q.read_bytes_per_s,

@@ -35,6 +35,23 @@ References
 Hugging Face accelerate ``estimate-memory``; Rajbhandari et al., "ZeRO", SC 2020.
 """
 
+OPTIMIZER_BY_FAMILY = {"cnn": "sgd_momentum", "transformer": "adamw"}
+"""The optimizer a plan assumes when none is given, by model family (models.yaml ``family``).
+
+CNNs train with SGD and momentum 0.9 (torchvision's classification references, train.py:
+``--opt`` default ``sgd``, ``--momentum`` default 0.9); transformers with AdamW (Llama 2, Touvron
+et al. 2023, section 2.2: AdamW, beta1 0.9, beta2 0.95; GPT-3, Brown et al. 2020: Adam). A model
+of no family (``blank``) gets ``DEFAULT_OPTIMIZER``.
+"""
+
+DEFAULT_OPTIMIZER = "adamw"
+"""The optimizer of a model with no family: AdamW, the larger state of the two (16 B per
+parameter against 12), so memory is not under-counted where the model is unknown."""
+
+
+def default_optimizer(family: str) -> str:
+    """The optimizer assumed for a model family when none is given (``OPTIMIZER_BY_FAMILY``)."""
+    return OPTIMIZER_BY_FAMILY.get(family, DEFAULT_OPTIMIZER)
 FRAMEWORK_ZERO_STAGE = {"fsdp": 3, "nemo": 1}
 """The state sharding a framework applies unless told otherwise (``zero_stage`` empty): PyTorch FSDP2
 (torchtitan) shards weights, gradients and optimizer state over the data x context ranks (ZeRO-3);

@@ -21,8 +21,8 @@ from calc import catalog, pipeline, storage, transformer
 from calc.errors import DoesNotFitError, InputError
 from calc.explain import explained, format_output, formula, render_formula
 from calc.registry import OUTPUTS, STATES
-from calc.resolve import resolve
-from calc.scenario import FIELDS, Scenario, closest
+from calc.resolve import blank_model, optimizer, resolve
+from calc.scenario import BLANK_MODEL, FIELDS, Scenario, closest
 from calc.scenario import scenario as preset_scenario
 from calc.stages import _EXTRA, STAGE_KEYS, UNLIMITED, evaluate
 from calc.units import fmt
@@ -230,6 +230,9 @@ def _plan(sc: Scenario) -> Plan:
             f"({fmt(values['activation_bytes_per_example'], 'bytes', binary=True)} of activations per sequence); "
             "set activation_checkpointing to choose."
         )
+    warnings += transformer.bubble_note(
+        values["pipeline_bubble"], sc.pipeline_parallel, sc.gradient_accumulation, sc.virtual_pipeline_stages
+    )
     if values["h2d_share_of_step"] > 0.5:
         warnings.append(
             "The host-to-GPU copy takes over half the step: overlap it (pin_memory, a side stream) or send uint8."
@@ -355,6 +358,9 @@ def _faster_than_peak(sc: Scenario, x: Mapping[str, float], v: Mapping[str, floa
     ]
 
 
+def _optimizer(sc: Scenario) -> str:
+    """The optimizer the plan used: the scenario's, else its model family's (calc.resolve.optimizer)."""
+    return optimizer(sc, blank_model(sc) if sc.model == BLANK_MODEL else catalog.model(sc.model))
 def _state_parts(v: Mapping[str, float]) -> str:
     """The model state per GPU, item by item (calc.memory.sharded_state_parts)."""
 
@@ -396,7 +402,7 @@ def _does_not_fit(sc: Scenario, v: Mapping[str, float]) -> DoesNotFitError:
         n_max = int(v["max_batch_size"])
         return DoesNotFitError(
             "batch_size",
-            f"{sc.model} at batch {sc.batch_size} does not fit on {sc.gpu} with {sc.precision}/{sc.optimizer}: "
+            f"{sc.model} at batch {sc.batch_size} does not fit on {sc.gpu} with {sc.precision}/{_optimizer(sc)}: "
             "it needs "
             f"{gib(need)} (reserve {gib(v['reserved_bytes'])} + {_state_parts(v)} + activations "
             f"{sc.batch_size} x {gib(v['activation_bytes_per_example'])}) "
@@ -408,7 +414,7 @@ def _does_not_fit(sc: Scenario, v: Mapping[str, float]) -> DoesNotFitError:
     need = v["reserved_bytes"] + v["model_state_bytes"] + v["activation_bytes_per_example"]
     return DoesNotFitError(
         "batch_size",
-        f"{sc.model} does not fit on {sc.gpu} at batch 1 with {sc.precision}/{sc.optimizer}: it needs {gib(need)} "
+        f"{sc.model} does not fit on {sc.gpu} at batch 1 with {sc.precision}/{_optimizer(sc)}: it needs {gib(need)} "
         f"(reserve {gib(v['reserved_bytes'])} + {_state_parts(v)} + one example's activations "
         f"{gib(v['activation_bytes_per_example'])}) but the GPU has {gib(v['gpu_memory_bytes'])}, "
         f"short by {gib(need - v['gpu_memory_bytes'])}; the largest micro-batch that fits is 0; "

@@ -272,7 +272,16 @@ def storage_map(
         return o.read_bytes_per_s / 1e6 if math.isfinite(o.read_bytes_per_s) else edge
 
     fig = go.Figure()
-    _numbered(fig, [o for o in opts if o.name not in marked], x_of, req, feasible)
+    busy = p.read_bytes_per_s > 0
+    big = [(x_of(st.option(n)), st.option(n).iops_at(req)) for n in dict.fromkeys(marked)]
+    big += [(p.read_bytes_per_s / 1e6, max(p.read_iops, 1e-3))] if busy else []
+    # The workload's star stays on the map even when it reads far less than any one unit gives.
+    lo = min([x_of(o) for o in opts] + ([p.read_bytes_per_s / 1e6] if busy else []))
+    x_range = (math.log10(lo / 2), math.log10(edge * 2))
+    ys = [math.log10(max(y, 1e-12)) for y in [o.iops_at(req) for o in opts] + [y for _, y in big]]
+    pad = 0.06 * max(max(ys) - min(ys), 1e-9)  # set, not Plotly's autorange: the labels are placed on it
+    y_range = (min(ys) - pad, max(ys) + pad)
+    _numbered(fig, [o for o in opts if o.name not in marked], x_of, req, feasible, big, (x_range, y_range))
     for i, name in enumerate(dict.fromkeys(marked)):
         o = st.option(name)
         role = "your storage" if name == p.scenario.storage else ("cheapest that serves" if i == 0 else "serves")
@@ -287,7 +296,6 @@ def storage_map(
             hovertemplate=f"{name}<br>%{{x:,.0f}} MB/s<br>%{{y:,.0f}} reads/s<extra></extra>",
             marker={"size": 13, "color": PLAN_COLORS[i % len(PLAN_COLORS)]},
         )
-    busy = p.read_bytes_per_s > 0
     if busy:
         fig.add_scatter(
             x=[p.read_bytes_per_s / 1e6],
@@ -296,16 +304,12 @@ def storage_map(
             name="this workload",
             marker={"size": 20, "symbol": "star", "color": COLORS["demand"]},
         )
-    # The workload's star stays on the map even when it reads far less than any one unit gives.
-    lo = min([x_of(o) for o in opts] + ([p.read_bytes_per_s / 1e6] if busy else []))
     unpublished = any(not math.isfinite(o.read_bytes_per_s) for o in opts)
     note = " (none published: drawn at the right edge)" if unpublished else ""
-    fig.update_xaxes(
-        title=f"read bandwidth of one unit [MB/s]{note}",
-        type="log",
-        range=[math.log10(lo / 2), math.log10(edge * 2)],
+    fig.update_xaxes(title=f"read bandwidth of one unit [MB/s]{note}", type="log", range=list(x_range))
+    fig.update_yaxes(
+        title=f"random reads/s of one unit at {fmt(req, 'bytes', binary=True)}", type="log", range=list(y_range)
     )
-    fig.update_yaxes(title=f"random reads/s of one unit at {fmt(req, 'bytes', binary=True)}", type="log")
     fig = _layout(fig, _storage_finding(p, order, answer), 640)
     # Legend below the map in two fixed columns, tall enough for every name: beside the map it took
     # half the width at 1280 px; in columns sized by its longest name it fell to one column of 40
@@ -323,24 +327,111 @@ def storage_map(
     return fig
 
 
+MAP_PX = (700.0, 500.0)
+"""The storage map's plot area at 1280 px [px] (Chromium: 711 x 508 under a two-line title): the
+narrowest a room sees it. Its labels are placed for it; wider, they only spread apart."""
+MAP_LABEL_PX = 11
+"""The numbers beside the map's grey points [px]: readable from a room's back row (they were 9 px)."""
+
+
 def _numbered(
-    fig: go.Figure, rest: Sequence[st.StorageOption], x_of: Any, req: float, feasible: dict[str, bool]
+    fig: go.Figure,
+    rest: Sequence[st.StorageOption],
+    x_of: Any,
+    req: float,
+    feasible: dict[str, bool],
+    big: Sequence[tuple[float, float]] = (),
+    ranges: tuple[tuple[float, float], tuple[float, float]] | None = None,
 ) -> None:
-    """The unnamed options as small grey points, each numbered on the map and named in the legend."""
-    for k, o in enumerate(rest, start=1):
+    """The unnamed options as small grey points, each numbered on the map and named in the legend.
+
+    A number goes on the side of its point where it overprints no other number or point
+    (``map_labels``); points too close for any side share one label ("8, 30") on the first of them.
+    """
+    points = [(x_of(o), o.iops_at(req)) for o in rest]
+    labels = map_labels(points, [str(k) for k in range(1, len(rest) + 1)], big, ranges)
+    for k, (o, (position, text)) in enumerate(zip(rest, labels, strict=True), start=1):
         cannot = "" if feasible.get(o.name, True) else ", cannot serve"
         edge = "" if math.isfinite(o.read_bytes_per_s) else " (at the edge)"  # the axis title says why
         fig.add_scatter(
-            x=[x_of(o)],
-            y=[o.iops_at(req)],
+            x=[points[k - 1][0]],
+            y=[points[k - 1][1]],
             mode="markers+text",
-            text=[str(k)],
-            textposition="middle right" if k % 2 else "middle left",
-            textfont={"size": 9, "color": "#6b7280"},
+            text=[text],
+            textposition=position,
+            textfont={"size": MAP_LABEL_PX, "color": "#4b5563"},
             name=f"{k} {o.name}{cannot}{edge}",
             marker={"size": 7, "color": "#b8bec6"},
             hovertemplate=f"{o.name}<br>%{{x:,.0f}} MB/s<br>%{{y:,.0f}} reads/s<extra></extra>",
         )
+
+
+_SIDES = {
+    "middle right": (1, 0),
+    "middle left": (-1, 0),
+    "top center": (0, 1),
+    "bottom center": (0, -1),
+}
+
+
+def map_labels(
+    points: Sequence[tuple[float, float]],
+    texts: Sequence[str],
+    big: Sequence[tuple[float, float]] = (),
+    ranges: tuple[tuple[float, float], tuple[float, float]] | None = None,
+) -> list[tuple[str, str]]:
+    """Where each point's label goes on a log-log map, and its text: ``(textposition, text)``.
+
+    In pixels of ``MAP_PX`` over the axes' ``ranges`` (log10; default: the points' own), each label
+    (``MAP_LABEL_PX`` high, 0.62 em a digit) takes the first side of its point that overlaps no label
+    placed before it and no point (``big`` ones 20 px); where no side is free the number joins the
+    nearest label ("8, 30"), which moves to a side that holds the longer text, and the point keeps
+    none. Greedy, in order.
+    """
+    every = [*points, *big]
+    if not every:
+        return []
+    xs = [math.log10(max(x, 1e-12)) for x, _ in every]
+    ys = [math.log10(max(y, 1e-12)) for _, y in every]
+    (x0, x1), (y0, y1) = ranges or ((min(xs), max(xs)), (min(ys), max(ys)))
+    sx = MAP_PX[0] / max(x1 - x0, 1e-9)
+    sy = MAP_PX[1] / max(y1 - y0, 1e-9)
+    px = [(a * sx, b * sy) for a, b in zip(xs, ys, strict=True)]
+    dots = [(cx - 5, cy - 5, cx + 5, cy + 5) for cx, cy in px[: len(points)]]
+    dots += [(cx - 11, cy - 11, cx + 11, cy + 11) for cx, cy in px[len(points) :]]
+    boxes: dict[int, tuple[float, float, float, float]] = {}  # point -> its label's box
+    out: list[tuple[str, str]] = [("middle right", "") for _ in texts]
+
+    def place(i: int, text: str) -> bool:
+        cx, cy = px[i]
+        w, h = 0.62 * MAP_LABEL_PX * len(text) + 4, MAP_LABEL_PX + 3  # as Chromium draws its box
+        for position, (dx, dy) in _SIDES.items():
+            left = cx + (6 if dx > 0 else -6 - w if dx < 0 else -w / 2)
+            low = cy + (6 if dy > 0 else -6 - h if dy < 0 else -h / 2)
+            box = (left, low, left + w, low + h)
+            if not any(_overlaps(box, b) for k, b in boxes.items() if k != i) and not any(
+                _overlaps(box, d) for k, d in enumerate(dots) if k != i
+            ):
+                boxes[i], out[i] = box, (position, text)
+                return True
+        return False
+
+    for i, text in enumerate(texts):
+        if place(i, text):
+            continue
+        cx, cy = px[i]
+        # Join the nearest label that can take the longer text on some side of its point; none can:
+        # the point is left unnumbered on the map (the legend still names it), never overprinted.
+        for host in sorted(boxes, key=lambda k: (px[k][0] - cx) ** 2 + (px[k][1] - cy) ** 2)[:3]:
+            was = boxes.pop(host)
+            if place(host, f"{out[host][1]}, {text}"):
+                break
+            boxes[host] = was
+    return out
+
+
+def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return min(a[2], b[2]) - max(a[0], b[0]) > 0 and min(a[3], b[3]) - max(a[1], b[1]) > 0
 
 
 def _storage_finding(p: Plan, order: Sequence[str], answer: Answer | None) -> str:
@@ -516,6 +607,10 @@ COMPARE = (
 """The compared quantities, one panel each: six requirements, then the cost of each plan's answer."""
 
 
+COMPARE_LABEL_PX = 12
+"""The Compare chart's bar labels [px], each after its bar (readable at 1280 px)."""
+
+
 def compare_chart(
     plans: Sequence[Plan], names: Sequence[str] | None = None, answers: Sequence[Answer] | None = None
 ) -> go.Figure:
@@ -530,6 +625,7 @@ def compare_chart(
     monthly: list[float] = []
     fig = make_subplots(rows=2, cols=4, subplot_titles=[t for _, t in COMPARE], vertical_spacing=0.22)
     scale = {"read_bytes_per_s": 1e-6, "worker_ram_bytes": 1 / GiB, "gpu_utilization": 100.0}
+    longest = [0.0] * len(COMPARE)
     for j, (q, name, a) in enumerate(zip(plans, names, answers, strict=True)):
         design = chosen(a) or {}  # what each plan's answer card buys (nothing while its site is unknown)
         monthly.append(float(design.get("monthly_total_usd", math.inf)))
@@ -541,6 +637,7 @@ def compare_chart(
                 text = fmt_usd(x) if x > 0 else "nothing"
             else:
                 x, text = 0.0, "no site chosen" if a.site is None else "nothing serves"
+            longest[i] = max(longest[i], x if math.isfinite(x) else 0.0)
             fig.add_bar(
                 x=[x],
                 y=[""],
@@ -550,14 +647,21 @@ def compare_chart(
                 showlegend=i == 0,
                 marker_color=PLAN_COLORS[j % len(PLAN_COLORS)],
                 text=[text],
-                textposition="inside" if x > 0 else "outside",
-                insidetextanchor="start",
+                # After the bar, at one size: inside, Plotly shrank a short bar's label to 4 px (issue 39).
+                textposition="outside",
+                textfont={"size": COMPARE_LABEL_PX},
+                constraintext="none",
+                cliponaxis=False,
                 row=i // 4 + 1,
                 col=i % 4 + 1,
             )
     fig.update_layout(barmode="group")
     fig.update_yaxes(showticklabels=False)
-    fig.update_xaxes(rangemode="tozero")  # a zero stays a zero-length bar, not a -1..1 axis
+    for i, top in enumerate(longest):
+        # The longest bar takes 45 % of its panel, so its label fits after it ("11,770 samples/s"); a
+        # percentage's "100.0 %" is short: 60 %.
+        room = 1.65 if COMPARE[i][0] == "gpu_utilization" else 2.2
+        fig.update_xaxes(range=[0, top * room if top > 0 else 1], row=i // 4 + 1, col=i % 4 + 1)
     fig = _layout(fig, _compare_finding(plans, letters, monthly), 460)
     # the panels' own titles sit above their plots, inside the top margin: make room under the title
     fig.update_layout(legend={"orientation": "h", "y": -0.12, "x": 0}, margin_t=fig.layout.margin.t + 28)

@@ -12,7 +12,7 @@ import html
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -26,12 +26,12 @@ from calc.plan import HEADLINE, Plan
 from calc.plan import plan as plan_of
 from calc.plots import cluster_day
 from calc.registry import OUTPUTS
-from calc.scenario import FIELDS, Scenario, ask, scenarios, to_text
+from calc.scenario import FIELDS, Scenario, ask, input_text, scenarios
 from calc.scenario import scenario as preset
-from calc.site import SITE_NAMES, job_site
+from calc.site import DEFAULT_SITE, SITE_NAMES, job_site
 from calc.sizing import recommend
 from calc.stages import CHECKPOINT_OUTPUTS
-from calc.units import Kind, fmt, fmt_usd
+from calc.units import fmt, fmt_usd
 
 if TYPE_CHECKING:  # sizing imports plan and storage; only the type is needed here
     from calc.answers import Answer
@@ -151,7 +151,9 @@ def subtitle(p: Plan) -> list[str]:
     site = job_site(sc)
     out = [
         f"Reported plan: {sc.model} on {gpus:,} x {sc.gpu} ({jobs}), {sc.precision}; "
-        f"storage: {sc.storage or 'none chosen'}; site: {SITE_NAMES.get(site, site) if site else 'not given'}."
+        f"storage: {sc.storage or 'none chosen'}; site: "
+        + (SITE_NAMES.get(site, site) if site else f"{SITE_NAMES[DEFAULT_SITE]} (assumed: not given)")
+        + "."
     ]
     base = preset_of(sc)
     own_text = base is None or sc.description != base.description
@@ -175,12 +177,7 @@ def _input_row(name: str) -> str:
     return f"Input: {FIELDS[name].title}"
 
 
-def _input_text(name: str, value: Any) -> str:
-    """An input as a reader writes it: quantities with their unit (64 KiB is shown as 65.54 kB)."""
-    kind = FIELDS[name].kind
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and kind in _UNIT_KINDS:
-        return fmt(float(value), cast(Kind, kind))
-    return to_text(value)
+_input_text = input_text  # one formatter for inputs, shared with the levers' changes (calc.scenario)
 
 
 def compare_table(plans: Sequence[Plan], names: Sequence[str], answers: Sequence[Answer] | None = None) -> pd.DataFrame:

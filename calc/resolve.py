@@ -124,6 +124,11 @@ def blank_model(sc: Scenario) -> catalog.Model:
     )
 
 
+def optimizer(sc: Scenario, m: catalog.Model) -> str:
+    """The scenario's optimizer, else its model family's (calc.memory.default_optimizer)."""
+    return sc.optimizer or memory.default_optimizer(m.family)
+
+
 def family_factor(fit: Any, m: catalog.Model) -> float:
     """The fitted compute-efficiency factor of the model's family (1 for a blank model: no family)."""
     return float(fit.family_factors.get(m.family, 1.0))
@@ -143,8 +148,15 @@ def _resolve_memory(c: _Ctx) -> None:
     )
     v["reserved_bytes"], src["reserved_bytes"] = parse(sc.reserved_bytes, "bytes", "reserved_bytes"), "scenario"
     v["params"], src["params"] = m.params, f"models.yaml {m.name}: {m.sources['params']}"
-    v["bytes_per_param"] = memory.BYTES_PER_PARAM[sc.optimizer]
-    src["bytes_per_param"] = f"optimizer {sc.optimizer} (calc.memory.BYTES_PER_PARAM)"
+    opt = optimizer(sc, m)
+    v["bytes_per_param"] = memory.BYTES_PER_PARAM[opt]
+    src["bytes_per_param"] = f"optimizer {opt} (calc.memory.BYTES_PER_PARAM)"
+    if sc.optimizer is None:
+        src["bytes_per_param"] += f", the {m.family} default"
+        c.warnings.append(
+            f"optimizer not given: {opt}, the default for a {m.family} model ({memory.BYTES_PER_PARAM[opt]:g} B of "
+            f"training state per parameter); {ask('optimizer')} to choose."
+        )
     v["state_shards"] = float(sc.state_shards)
     v["model_state_given"] = (
         math.nan if sc.model_state_bytes is None else parse(sc.model_state_bytes, "bytes", "model_state_bytes")
@@ -266,13 +278,13 @@ def _resolve_transformer(c: _Ctx) -> None:
     if (
         tv["arch"]
         and tv["dp_framework"] >= 2
-        and sc.optimizer in ("adam", "adamw")
+        and optimizer(sc, m) in ("adam", "adamw")
         and sc.precision in (memory.MEGATRON_MIXED_STATE)
     ):
         # Megatron-Core keeps fp32 main gradients (bf16) or an fp32 copy beside fp16 ones: 18 or 20 B per parameter.
         v["bytes_per_param"], v["grad_element_bytes"] = memory.MEGATRON_MIXED_STATE[sc.precision]
         src["bytes_per_param"] = (
-            f"optimizer {sc.optimizer} as Megatron-Core keeps it at {sc.precision}: {v['bytes_per_param']:g} B per "
+            f"optimizer {optimizer(sc, m)} as Megatron-Core keeps it at {sc.precision}: {v['bytes_per_param']:g} B per "
             f"parameter, gradients {v['grad_element_bytes']:g} B (calc.memory.MEGATRON_MIXED_STATE)"
         )
     v["attention_peak_flops_per_s"] = v["peak_flops_per_s"]
@@ -458,6 +470,14 @@ def _resolve_data(c: _Ctx) -> None:
         m.example_bytes,
         f"models.yaml {m.name}: {m.sources['example_bytes']}",
     )
+    put(
+        "dataset_examples",
+        sc.dataset_examples,
+        "count",
+        m.dataset_examples,
+        f"models.yaml {m.name}: {m.sources['dataset_examples']}",
+    )
+    tensors = _token_examples(c)
     v["request_bytes_given"] = _nan(
         None if sc.request_bytes is None else parse(sc.request_bytes, "bytes", "request_bytes")
     )
@@ -468,24 +488,20 @@ def _resolve_data(c: _Ctx) -> None:
             f"({sc.examples_per_file:,} x {fmt(v['example_bytes'], 'bytes')} = {fmt(file_bytes, 'bytes')}): "
             "each read takes the whole file, so the plan reads in files of that size."
         )
-    put(
-        "dataset_examples",
-        sc.dataset_examples,
-        "count",
-        m.dataset_examples,
-        f"models.yaml {m.name}: {m.sources['dataset_examples']}",
-    )
     _resolve_dataset_bytes(c)
     _resolve_resolution(c)
-    # A preset's image tensors follow the training side (3x224x224 trained at 160 px is 3x160x160).
-    tensors = sc.tensors or host.tensors_at_resolution(m.tensors, m.train_resolution, v["train_resolution"])
+    # A preset's image tensors follow the training side (3x224x224 trained at 160 px is 3x160x160);
+    # token windows follow seq_len (_token_examples); given tensors stand.
+    if not sc.tensors and tensors == m.tensors:
+        tensors = host.tensors_at_resolution(m.tensors, m.train_resolution, v["train_resolution"])
     v["example_tensor_bytes"] = host.tensor_bytes(tensors)
-    src["example_tensor_bytes"] = (
-        "scenario"
-        if sc.tensors
-        else f"models.yaml {m.name}: {m.sources['tensors']}"
-        + (f", at {v['train_resolution']:g} px: {tensors}" if tensors != m.tensors else "")
-    )
+    if "example_tensor_bytes" not in src:
+        src["example_tensor_bytes"] = (
+            "scenario"
+            if sc.tensors
+            else f"models.yaml {m.name}: {m.sources['tensors']}"
+            + (f", at {v['train_resolution']:g} px: {tensors}" if tensors != m.tensors else "")
+        )
     _resolve_loader(c)
 
 
@@ -509,6 +525,33 @@ def _resolve_resolution(c: _Ctx) -> None:
     # Figures the scenario gives are at its own training side; the preset's are scaled to it.
     for k in ("forward_flops_per_example", "activation_bytes_per_example", "memory_traffic_bytes_per_example"):
         v[f"{k}_at_reference"] = float(getattr(sc, k) is None)
+
+
+def _token_examples(c: _Ctx) -> str:
+    """A token dataset follows the plan's sequence and vocabulary: where the model's tensors are
+    token windows of its preset's ``seq_len``, an example is ``seq_len`` tokens of
+    ``transformer.token_bytes(vocab)`` each (the loader's tensors ``seq_len`` long), and the
+    preset's corpus keeps its tokens (its examples scale by preset seq / seq). Given figures
+    stand. Returns the loader's tensors."""
+    sc, m, v, src = c.sc, c.m, c.v, c.src
+    tensors = sc.tensors or m.tensors
+    preset = transformer.architectures().get(m.name)
+    if not v.get("arch") or preset is None or not transformer.token_window(m.tensors, preset.seq_len):
+        return tensors
+    seq, width = int(v["seq_len"]), float(transformer.token_bytes(v["vocab"]))
+    rule = f"seq_len {seq:,} x {width:g} B tokens (vocab {v['vocab']:,.0f}: calc.transformer.token_bytes)"
+    if sc.example_bytes is None:
+        v["example_bytes"], src["example_bytes"] = seq * width, rule
+    if sc.dataset_examples is None and sc.dataset_bytes is None and seq != preset.seq_len:
+        v["dataset_examples"] = m.dataset_examples * preset.seq_len / seq
+        src["dataset_examples"] = (
+            f"the {m.name} preset's corpus in {seq:,}-token examples ({m.dataset_examples:,.0f} x {preset.seq_len:,}"
+            f" / {seq:,}): {m.sources['dataset_examples']}"
+        )
+    if sc.tensors is None and seq != preset.seq_len:
+        tensors = transformer.resize_window(m.tensors, seq)
+        src["example_tensor_bytes"] = f"{tensors} (the {m.name} preset's window at seq_len {seq:,})"
+    return tensors
 
 
 DATASET_BYTES_TOLERANCE = 0.01
@@ -704,14 +747,15 @@ def _resolve_site_link(c: _Ctx) -> None:
 
 def _resolve_checkpoint(c: _Ctx) -> None:
     """Checkpoints: the layout's bytes per parameter, the parallel layout, the save policy."""
-    sc, v, src, warnings = c.sc, c.v, c.src, c.warnings
+    sc, m, v, src, warnings = c.sc, c.m, c.v, c.src, c.warnings
     w, opt = CHECKPOINT_LAYOUTS[sc.checkpoint_layout]
     v["checkpoint_weight_bytes_per_param"], v["checkpoint_optimizer_bytes_per_param"] = w, opt
     src["checkpoint_bytes"] = (
         f"params x ({w:g} + {opt:g}) B, layout {sc.checkpoint_layout} (calc.checkpoint)"
         if sc.model_state_bytes is None
         else f"params held in the typed model state (model_state_bytes x GPUs holding a piece / "
-        f"{memory.BYTES_PER_PARAM[sc.optimizer]:g} B per parameter for {sc.optimizer}) x ({w:g} + {opt:g}) B, "
+        f"{memory.BYTES_PER_PARAM[optimizer(sc, m)]:g} B per parameter for {optimizer(sc, m)}) "
+        f"x ({w:g} + {opt:g}) B, "
         f"layout {sc.checkpoint_layout}"
     )
     optimal = sc.checkpoint_interval_s == "optimal"
@@ -760,8 +804,19 @@ def _resolve_checkpoint(c: _Ctx) -> None:
         else parse(sc.checkpoint_milestone_interval_s, "seconds", "checkpoint_milestone_interval_s")
     )
     v["run_length_s"] = _nan(None if sc.run_length_s is None else parse(sc.run_length_s, "seconds", "run_length_s"))
-    if sc.checkpoint_milestone_interval_s is not None and sc.run_length_s is None:
-        raise InputError("run_length_s", "is needed to count milestone checkpoints; accepted: a time such as 30 d")
+    v["train_tokens"] = _nan(None if sc.train_tokens is None else parse(sc.train_tokens, "count", "train_tokens"))
+    if sc.train_tokens is not None and sc.run_length_s is not None:
+        raise InputError("train_tokens", "and run_length_s both set the run length; accepted: one of the two")
+    if sc.train_tokens is not None and not v["arch"]:
+        raise InputError(
+            "train_tokens",
+            f"counts tokens of a transformer by its architecture (seq_len tokens an example); model {sc.model} has "
+            "none; accepted: run_length_s (a time such as 30 d)",
+        )
+    if sc.checkpoint_milestone_interval_s is not None and sc.run_length_s is None and sc.train_tokens is None:
+        raise InputError(
+            "run_length_s", "is needed to count milestone checkpoints; accepted: a time such as 30 d, or train_tokens"
+        )
     # A checkpoint on a node's own drives or RAM dies with the node: not a durable target.
     kind = storage.option(sc.storage).kind if sc.storage else ""
     v["checkpoint_durable_store"] = float(kind not in ("local", "ram"))

@@ -17,7 +17,7 @@ import numbers
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import yaml
 
@@ -155,12 +155,13 @@ class Scenario:
         "flops: the article's n x FLOPs / (peak x efficiency).",
         choices=STEP_MODELS,
     )
-    optimizer: str = _in(
-        "sgd_momentum",
+    optimizer: str | None = _in(
+        None,
         "choice",
         GM,
         "Optimizer",
-        "Sets training-state bytes per parameter.",
+        "Sets training-state bytes per parameter; empty = by model family: sgd_momentum for a CNN, "
+        "adamw for a transformer or a blank model (calc.memory.OPTIMIZER_BY_FAMILY).",
         choices=tuple(BYTES_PER_PARAM),
     )
     state_shards: int = _in(
@@ -1018,6 +1019,16 @@ class Scenario:
         1e10,
         unit="d",
     )
+    train_tokens: Quantity | None = _in(
+        None,
+        "count",
+        CHECKPOINT,
+        "Tokens to train",
+        "Tokens the run trains on (e.g. 15T): sets the run length at the plan's rate, seq_len tokens an "
+        "example (a transformer by its architecture). Give this or the run length, not both.",
+        1,
+        1e18,
+    )
     transfer_link_bytes_per_s: Quantity = _in(
         "1.25 GB/s",
         "bytes_per_s",
@@ -1459,6 +1470,20 @@ def to_text(value: Any, name: str | None = None) -> str:
     return str(value)
 
 
+UNIT_KINDS = ("bytes", "bytes_per_s", "seconds", "flops", "flops_per_s")
+"""Input kinds a reader reads with their unit (``input_text``)."""
+
+
+def input_text(name: str, value: Any) -> str:
+    """An input as a reader reads it, by the one formatter (calc.units.fmt): quantities with their
+    unit (``1.8e-06`` s is "1.8 µs", 65,536 B is "65.54 kB"), the rest as ``to_text`` writes it
+    (issue 39: the report's what-if table showed ``1.8000000000000001e-06``)."""
+    kind = FIELDS[name].kind
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and kind in UNIT_KINDS:
+        return fmt(float(value), cast(Kind, kind))
+    return to_text(value)
+
+
 def from_text(name: str, text: Any) -> Any:
     """Read one input from text by its declaration (no unit conversion: that is ``check_field``'s)."""
     if name not in FIELDS:
@@ -1486,7 +1511,9 @@ def _text_value(name: str, value: str, info: FieldInfo) -> Any:
     other text (a quantity with its unit, a name) as it is."""
     if info.kind == "bool":
         return check_field(name, value)
-    if info.kind in ("int", "number", "fraction"):
+    if info.kind == "fraction":
+        return percent(name, value)
+    if info.kind in ("int", "number"):
         return parse(value, "count", name)
     if info.kind not in ("text", "choice") and _BARE.match(value):
         return parse(value, info.kind, name)  # type: ignore[arg-type]  # a bare number: base units, as a number
@@ -1564,7 +1591,8 @@ def _check_choice(name: str, value: object, info: FieldInfo) -> str:
         table: Mapping[str, Any] = catalog.models() if name == "model" else catalog.gpus()
         return catalog.lookup(value.strip(), table, "model" if name == "model" else "GPU", name)
     except PresetError as e:
-        raise InputError(name, e.message) from None
+        # The file's own field (nas.yaml: lab-nas: sources) is named, not only the input's.
+        raise InputError(name, e.message if e.field in (name, "storage") else f"{e.field}: {e.message}") from None
 
 
 def _check_bool(name: str, value: object) -> bool:
@@ -1650,10 +1678,21 @@ def _short(value: object) -> str:
     return text if len(text) <= 80 else f"{text[:80]}..."
 
 
+def percent(name: str, value: str) -> float:
+    """A fraction as text: ``0.9``, or a percentage, ``90 %`` or ``150%`` (issue 39: "150%" was
+    refused as an unknown unit); the field's range is checked after."""
+    text = value.strip()
+    if text.endswith("%"):
+        return parse(text[:-1].strip(), "count", name) / 100
+    return parse(text, "count", name)
+
+
 def _number(name: str, value: object, kind: Kind, info: FieldInfo | None = None) -> float:
     """``parse`` for one input, turning Python's own errors on odd numbers (an integer too large
     for a float, a Fraction that overflows) into an InputError naming the field."""
     try:
+        if info is not None and info.kind == "fraction" and isinstance(value, str) and value.strip().endswith("%"):
+            return percent(name, value)
         return parse(value, kind, name)
     except InputError as e:
         if "accepted" in e.message:
@@ -1711,7 +1750,7 @@ def ask(name: str) -> str:
     """How a sentence asks for input ``name``: by the label the page shows, its group, and the
     name a notebook passes (``set "Node link to storage" (Cluster inputs: node_network_bytes_per_s)``)."""
     f = FIELDS[name]
-    return f'set "{f.title}" ({f.group.capitalize()} inputs: {name})'
+    return f'set "{f.title}" ({f.group[:1].upper()}{f.group[1:]} inputs: {name})'
 
 
 _VALID_DEFAULTS.update(

@@ -21,6 +21,11 @@ SITE_WORDS = {"on-prem": "buy on-prem", "aws": "rent on AWS", "gcp": "rent on GC
 SITE_NAMES = {"on-prem": "on-prem", "aws": "AWS", "gcp": "GCP", "azure": "Azure"}
 """Each site's name in a sentence."""
 
+DEFAULT_SITE = "on-prem"
+"""Where a job's answer buys when neither its ``site``, its server nor its storage names one: its own
+site, where parts are bought (issue 39). The answer says it assumed it and what each cloud would
+cost instead; a meeting gets one answer, never a question alone."""
+
 
 def job_site(sc: Scenario) -> str | None:
     """Where the job runs: ``site``, else its server's site (DGX/HGX on-prem, a cloud instance its

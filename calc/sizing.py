@@ -12,6 +12,7 @@ sentences in calc.answers.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -21,12 +22,13 @@ import pandas as pd
 
 from calc import engine as en
 from calc import storage as st
+from calc import sweep as sw
 from calc.engine import plan_demand
 from calc.errors import InputError
 from calc.plan import Plan, as_scenario, plan
 from calc.scenario import FIELDS, Scenario, check_field
 from calc.sweep import evaluate_over
-from calc.units import fmt, parse
+from calc.units import HOURS_PER_MONTH, fmt, parse
 
 PlanLike = Plan | Scenario | str
 
@@ -123,6 +125,20 @@ def _last_true(ok: Any) -> int:
     return int(hits[-1]) if hits.size else -1
 
 
+class GpuCount(int):
+    """``max_gpus``' answer: a whole number of GPUs, and ``why``: what stops the next group (issue
+    39: a bandwidth and IOPS alone and the same figures as a storage YAML gave 23 and 20 GPUs with
+    no word why; the YAML's per-client cap, latency or rated read size is the difference, and
+    ``why`` names it)."""
+
+    why: str
+
+    def __new__(cls, n: int, why: str = "") -> GpuCount:
+        out = super().__new__(cls, n)
+        out.why = why
+        return out
+
+
 def max_gpus(
     sc: PlanLike,
     /,
@@ -131,7 +147,7 @@ def max_gpus(
     read_bytes_per_s: float | str | None = None,
     read_iops: float | str | None = None,
     **overrides: Any,
-) -> int:
+) -> GpuCount:
     """How many GPUs of this job a storage system keeps at the scenario's target utilisation.
 
     Read from the plan itself: the largest ``gpus_per_job`` (whole model-parallel groups, at
@@ -144,7 +160,8 @@ def max_gpus(
     option's maximum, as in a plan); or a bandwidth and/or IOPS alone (no option: reads take the
     scenario's ``storage_latency_s``, else 1 ms); or both (they override the option's figures, as
     ``storage_bytes_per_s``/``storage_iops`` do in a plan); none of them: the scenario's own
-    storage. 0 when even the smallest job is not fed.
+    storage. 0 when even the smallest job is not fed. The count's ``why`` says what the next group
+    of GPUs would lack (``binding``).
 
     Raises
     ------
@@ -154,7 +171,7 @@ def max_gpus(
     """
     s = _as_scenario(sc, overrides)
     change = _storage_change(s, storage, units, read_bytes_per_s, read_iops)
-    mp = s.tensor_parallel * s.pipeline_parallel
+    mp = gpu_group(s)
     k0 = max(1, math.ceil(s.state_shards / mp))
     kmax = int(float(FIELDS["gpus_per_job"].maximum or 1e6) // mp)
     base = s.replace(**change, gpus_per_job=k0 * mp)
@@ -177,7 +194,7 @@ def max_gpus(
             )
         raise InputError("storage", f"{what} feeds more than {kmax * mp:,} GPUs, the largest job a plan takes")
     if i < 0:
-        return 0
+        return GpuCount(0, binding(base, k0 * mp))
     # Between the last fed grid point and the next: each group count.
     k = int(ks[i])
     between = np.arange(ks[i] + 1, ks[i + 1], dtype=float)
@@ -185,7 +202,61 @@ def max_gpus(
         j = _last_true(_storage_fed(evaluate_over(base, "gpus_per_job", between * mp)))
         if j >= 0:
             k = int(between[j])
-    return _engine_largest(base, k0, k, mp)
+    n = _engine_largest(base, k0, k, mp)
+    return GpuCount(n, binding(base, n + mp))
+
+
+def binding(base: Scenario, gpus: int) -> str:
+    """What ``gpus`` GPUs of this job would lack on its storage, in one sentence: the storage stage's
+    terms (bandwidth, reads/s, reads in flight over the latency, file opens on the metadata service)
+    at that count, else the engine's sizing (checkpoint writes, capacity, a rule)."""
+    p = plan(base.replace(gpus_per_job=gpus))
+    v, need = p.values, p.per_gpu_samples_per_s
+    miss, readers, reads = v["remote_fraction"], gpus * base.jobs, v["reads_per_example"]
+    in_flight = max(base.reader_concurrency if base.loader == "async" else base.num_workers, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):  # the terms of calc.pipeline.storage_stage
+        terms = {
+            f"bandwidth: {fmt(v['storage_bytes_per_s'], 'bytes_per_s')} supplied (per-client caps counted, "
+            f"{v['clients']:g} node(s) read)": v["storage_bytes_per_s"] / (p.inputs["example_bytes"] * miss) / readers,
+            f"reads/s: {fmt(v['storage_iops'], 'count_per_s', 'reads/s')} supplied at "
+            f"{fmt(v['request_bytes'], 'bytes', binary=True)}": v["storage_iops"] / (reads * miss) / readers,
+            f"reads in flight: {in_flight} a GPU over {fmt(v['storage_latency_s'], 'seconds')} a read": in_flight
+            / (v["storage_latency_s"] * reads * miss),
+            "metadata service (file opens)": p.stages.get("storage", math.inf),
+        }
+    short = {k: x for k, x in terms.items() if x < need * (1 - 1e-9)}
+    if short:
+        what = min(short, key=lambda k: short[k])
+        return f"at {gpus:,} GPUs ({fmt(need * gpus, 'count_per_s', 'samples/s')} needed) the {what} binds"
+    return f"at {gpus:,} GPUs " + _engine_binding(base, p)
+
+
+def _engine_binding(base: Scenario, p: Plan) -> str:
+    """What the engine's sizing finds short where the plan's storage stage still feeds the reads."""
+    d = plan_demand(p)
+    if not base.storage or base.storage_bytes_per_s is not None or base.storage_iops is not None:
+        return (
+            f"the reads plus the checkpoint writes beside them need {fmt(d.need_bytes_per_s, 'bytes_per_s')} "
+            "and more than the bandwidth given"
+        )
+    o = st.option(base.storage)
+    s = en.size_option(o, d)
+    have = base.storage_units if base.storage_units is not None else o.max_units
+    if s.perf_units > have:
+        return (
+            f"{o.name} would need {en.whole(s.perf_units):g} {o.unit}(s) by {s.limiting} (the engine's sizing, "
+            f"with checkpoint writes, protection and ratings), more than the {have:g} it has"
+        )
+    failed = next((r for r in en.RULES if r.scales_with_gpus and r.check(o, d, s)), None)
+    return f"{o.name} is ruled out: {failed.check(o, d, s)}" if failed else "the engine's sizing binds"
+
+
+def gpu_group(s: Scenario) -> int:
+    """The GPUs a job grows by, so that every count ``max_gpus`` tries is a layout the plan takes:
+    tensor x pipeline parallel ranks x the least data- x context-parallel ranks that context
+    parallelism, the shard group and expert parallelism each divide (issue 39: context parallelism
+    was left out, so max_gpus tried counts a plan refuses and named a count the user never gave)."""
+    return s.tensor_parallel * s.pipeline_parallel * math.lcm(s.context_parallel, s.shard_group or 1, s.expert_parallel)
 
 
 def _storage_change(
@@ -274,10 +345,16 @@ def largest_example_bytes(sc: PlanLike, /, **overrides: Any) -> float:
 
 
 def fewest_workers(sc: PlanLike, /, most: int = 256, **overrides: Any) -> int:
-    """Fewest DataLoader workers per GPU that reach the target utilisation (-1 if none up to ``most`` do).
+    """Fewest DataLoader workers per GPU that reach the target utilisation.
 
     Each count is evaluated as ``plan()`` does (the workers stage, Little's law on reads, CPU
     cores), in one vectorised evaluation.
+
+    Raises
+    ------
+    InputError
+        ``num_workers``: no count up to ``most`` reaches it, saying what the job reaches at
+        ``most`` workers and which stage binds there (main returned -1, explained only here).
     """
     s = _as_scenario(sc, overrides)
     n = check_argument("most", "num_workers", most)
@@ -287,4 +364,49 @@ def fewest_workers(sc: PlanLike, /, most: int = 256, **overrides: Any) -> int:
     out = evaluate_over(s, "num_workers", np.arange(1, n + 1, dtype=float))
     util = np.asarray(out["gpu_utilization"], dtype=float)
     fed = np.flatnonzero(util >= s.target_gpu_utilization - 1e-9)
-    return int(fed[0]) + 1 if fed.size else -1
+    if fed.size:
+        return int(fed[0]) + 1
+    at_most = plan(s.replace(num_workers=n))
+    raise InputError(
+        "num_workers",
+        f"no count up to {n} reaches the target utilisation of {s.target_gpu_utilization:.0%}: at {n} workers "
+        f"the job reaches {at_most.gpu_utilization:.0%}, bound by {at_most.bottleneck}"
+        + (" (more workers do not help; fix that stage)" if at_most.bottleneck != "workers" else f" (try most > {n})"),
+    )
+
+
+def sweep(base: Scenario | str | None = None, /, *, cost: bool = False, **axes: Any) -> pd.DataFrame:
+    """``calc.sweep``: every combination of ``axes`` on top of ``base`` (``calc.sweep.sweep``), and
+    with ``cost=True`` what each row costs a month (the engine run on each row's plan, about 10 ms a
+    row, so it is asked for):
+
+    - ``storage``: the cheapest option that serves the row (``recommend``'s first feasible row, at
+      the row's site when it has one; empty where none does or the model does not fit);
+    - ``storage_usd_per_month``: that option all in, its purchase amortised (NaN: none);
+    - ``gpu_usd_per_month``: the row's GPUs (per job x jobs) x their price per GPU-hour x 720 h
+      (``gpu_price_per_hour``, else gpus.yaml's on-demand price; NaN: none).
+    """
+    df = sw.sweep(base, **axes)
+    if not cost:
+        return df
+    sc = as_scenario(base)
+    names = list(axes)
+    rows: list[tuple[str, float, float]] = []
+    for combo in itertools.product(*(sw.axis_values(k, v) for k, v in axes.items())):
+        rows.append(_row_cost(sc.replace(**dict(zip(names, combo, strict=True)))))
+    costs = pd.DataFrame(rows, columns=["storage", "storage_usd_per_month", "gpu_usd_per_month"], index=df.index)
+    return pd.concat([df, costs], axis=1)
+
+
+def _row_cost(s: Scenario) -> tuple[str, float, float]:
+    """One sweep row's cheapest serving option, its monthly total and its GPUs' month [USD]."""
+    price, _ = en.gpu_price_per_hour(s.gpu, s.gpu_price_per_hour)
+    gpus = s.gpus_per_job * s.jobs * price * HOURS_PER_MONTH
+    try:
+        rec = recommend(s)
+    except InputError:  # the model does not fit: no step, nothing to feed
+        return "", math.nan, gpus
+    ok = rec[rec["feasible"]]
+    if ok.empty:
+        return "", math.nan, gpus
+    return str(ok["option"].iloc[0]), float(ok["monthly_total_usd"].iloc[0]), gpus

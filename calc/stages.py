@@ -69,6 +69,7 @@ def evaluate_resolution(x: Mapping[str, Numeric], out: Arrays) -> None:
 @stage(
     Output("gpu_memory_bytes", "bytes", "GPU memory", binary=True, formula="{src_gpu_memory_bytes}"),
     Output("reserved_bytes", "bytes", "Reserved (context, allocator)", binary=True, formula="input (scenario)"),
+    Output("model_params", "count", "Model parameters", "parameters", formula="{src_params}", integer=True),
     Output("model_state_bytes", "bytes", "Model state", binary=True),
     Output(
         "activation_bytes_per_example",
@@ -108,6 +109,7 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     at_ref = _a(x["activation_bytes_per_example_at_reference"]) > 0
     act_in = _a(x["activation_bytes_per_example"]) * where(at_ref, out["resolution_scale"], 1.0)
     out["activation_bytes_per_example"] = act_in
+    out["model_params"] = x["params"]
     given = _a(x["model_state_given"])
     arch = _a(x["arch"]) > 0
     z, shard_ranks = state_layout(x)
@@ -759,6 +761,12 @@ def evaluate_demand(x: Mapping[str, Numeric], out: Arrays) -> None:
     Output("h2d_copy_time_s", "seconds", "Copy time per batch"),
     Output("h2d_share_of_step", "count", "Copy time / step time", percent=True, zero_without_step=True),
     Output("epoch_time_s", "seconds", "Epoch time per job", zero_without_step=True),
+    Output(
+        "run_length_used_s",
+        "seconds",
+        "Training run length",
+        not_given="not given (run_length_s or train_tokens)",
+    ),
     keep=(
         "cpu_seconds_effective",
         "dct_denominator",
@@ -790,6 +798,9 @@ def evaluate_host(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["h2d_copy_time_s"] = host.copy_time_s(out["batch_bytes"], x["host_link_bytes_per_s"])
     out["h2d_share_of_step"] = host.copy_share(out["h2d_copy_time_s"], out["step_time_s"])
     out["epoch_time_s"] = demand.epoch_time_s(x["dataset_examples"], per_gpu, x["gpus_per_job"])
+    tokens, given = _a(x["train_tokens"]), _a(x["run_length_s"])
+    by_tokens = demand.run_length_s(where(np.isfinite(tokens), tokens, 0.0), per_gpu, x["gpus_per_job"], x["seq_len"])
+    out["run_length_used_s"] = where(np.isfinite(given), given, where(np.isfinite(tokens), by_tokens, 0.0))
 
 
 def _cpu_costs(x: Mapping[str, Numeric], out: Arrays) -> None:
@@ -1264,8 +1275,8 @@ def _checkpoint_stalls(
 
 def _checkpoint_kept(x: Mapping[str, Numeric], out: Arrays, c: Numeric, saving: Any) -> None:
     """Checkpoints kept on storage: the milestones of the run and the capacity they fill."""
-    run, every = _a(x["run_length_s"]), _a(x["checkpoint_milestone_interval_s"])
-    both = isfinite(run) & isfinite(every)
+    run, every = _a(out["run_length_used_s"]), _a(x["checkpoint_milestone_interval_s"])
+    both = (run > 0) & isfinite(every)
     milestones = where(both, checkpoint.milestone_count(where(both, run, 0.0), where(both, every, 1.0)), 0.0)
     out["checkpoint_milestones"] = milestones
     # A job that saves nothing keeps nothing; kept is all jobs' (keep + the save in flight each).

@@ -102,6 +102,9 @@ class StorageOption:
     form_factor: str = ""
     """A drive's form factor (3.5", 2.5", U.2, M.2): the bays it fits (servers.yaml ``drive_bays``)."""
     declared_site: str = ""
+    monthly_fee: float = 0.0
+    """A flat charge a month for the whole option, whatever its units [USD a month]: the lease,
+    support contract or chargeback of a system you already pay for (``monthly_fee`` in its YAML)."""
 
     @property
     def site(self) -> str:
@@ -117,7 +120,7 @@ class StorageOption:
     @property
     def priced(self) -> bool:
         """A monthly or a purchase price is published for this option."""
-        return math.isfinite(self.price_per_gb_month) or math.isfinite(self.purchase_price)
+        return math.isfinite(self.price_per_gb_month) or math.isfinite(self.purchase_price) or self.monthly_fee > 0
 
     @property
     def counts_requests(self) -> bool:
@@ -249,7 +252,7 @@ def options(*own: str | None) -> dict[str, StorageOption]:
 def own_option(path: str) -> StorageOption:
     """A storage option of your own from a YAML file, in the presets/storage.yaml format: one
     entry ``NAME: {label, kind, unit, iops, read_bandwidth, write_bandwidth, latency, capacity,
-    price_per_gb_month or purchase_price (or no_price_reason), site, protection, verified,
+    price_per_gb_month, purchase_price or monthly_fee (or no_price_reason), site, protection, verified,
     sources}``, as ``python -m calc measure-storage --write-preset`` writes. Its name is the path
     as given; it is parsed once per version of the file (``OWN``).
 
@@ -271,7 +274,11 @@ def own_option(path: str) -> StorageOption:
     data = next(iter(raw.values()))
     if isinstance(data, dict) and "site" not in data:
         raise PresetError(f"{file.name}: site", f"missing; accepted: {', '.join(SITES)}")
-    (o,) = _options_from({path: data}, file.name).values()
+    try:
+        (o,) = _options_from({path: data}, file.name).values()
+    except PresetError as e:  # name the entry by its key in the file, not by the path it is known by
+        field = e.field.replace(f"{file.name}: {path}", f"{file.name}: {next(iter(raw))}")
+        raise PresetError(field, e.message) from None
     OWN[key] = o
     return o
 
@@ -309,6 +316,7 @@ SOURCED = (
     "throughput_io",
     "server_drives",
     "watts",
+    "monthly_fee",
 )
 """The figures of a storage option that need a source (``sources``) when given."""
 
@@ -350,7 +358,13 @@ def _option(name: str, e: catalog._Entry) -> StorageOption:
     def rate(key: str) -> float:
         return _rate_field(e, key)
 
-    sources = e.get("sources")
+    sources = e.get("sources", None)
+    if sources is None:
+        raise PresetError(
+            e.where("sources"),
+            "missing: a mapping of each figure given to where it comes from (read_bandwidth: the vendor's "
+            "quote, 2026-11), as presets/storage.yaml writes it",
+        )
     if not isinstance(sources, dict):
         raise PresetError(e.where("sources"), "expected a mapping field: source")
     scaling = _metadata_scaling(e)
@@ -381,6 +395,7 @@ def _option(name: str, e: catalog._Entry) -> StorageOption:
         sources={str(k): str(v) for k, v in sources.items()},
         purchase_price=opt("purchase_price", "count", opt("price_per_unit", "count", math.nan)),
         price_per_iops_month=opt("price_per_iops_month", "count", 0.0),
+        monthly_fee=opt("monthly_fee", "count", 0.0),
         price_per_mbps_month=opt("price_per_mbps_month", "count", 0.0),
         free_iops=opt("free_iops", "count", 0.0),
         free_bytes_per_s=opt("free_bandwidth", "bytes_per_s", 0.0),

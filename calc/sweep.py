@@ -93,7 +93,7 @@ COUPLED: tuple[frozenset[str], ...] = (
     # A provisioned-by-size service runs the metadata rate of the units given.
     frozenset({"storage", "storage_units"}),
     # Milestones are counted over the run: one needs the other.
-    frozenset({"run_length_s", "checkpoint_milestone_interval_s"}),
+    frozenset({"run_length_s", "train_tokens", "checkpoint_milestone_interval_s", "model"}),
     # A measured CPU time records the CPU it ran on (the given one, else the server's): another CPU
     # re-projects it (calc.host.remeasured_seconds).
     frozenset({"cpu_seconds_per_example", "measured_cpu", "cpu", "server"}),
@@ -108,7 +108,7 @@ PAIR_SAMPLE = 3
 and last; every combination when both axes have at most this many values."""
 
 
-def _values(name: str, values: Any) -> list[Any]:
+def axis_values(name: str, values: Any) -> list[Any]:
     if isinstance(values, np.ndarray):
         if values.ndim > 1:
             raise InputError(name, f"an axis is a list of values; got a {values.ndim}-D array")
@@ -155,7 +155,8 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per scenario: the axis values, then every output of ``calc.plan.OUTPUTS`` in
-        base units, ``fits`` (the batch fits in GPU memory), ``step_method`` and ``bottleneck``.
+        base units (an output named as an axis as ``<name>_output``), ``fits`` (the batch fits in
+        GPU memory), ``step_method`` and ``bottleneck``.
     """
     sc = as_scenario(base)
     unknown = sorted(set(axes) - set(FIELDS))
@@ -167,7 +168,7 @@ def sweep(base: Scenario | str | None = None, /, **axes: Any) -> pd.DataFrame:
             bad[0],
             f"text inputs cannot be swept; accepted axes: numbers, sizes, rates, choices and {', '.join(TEXT_AXES)}",
         )
-    vals = {k: _values(k, v) for k, v in axes.items()}
+    vals = {k: axis_values(k, v) for k, v in axes.items()}
     sizes = [len(vals[k]) for k in vals]
     size = math.prod(sizes) if sizes else 1
     # Flat index of each axis value over the grid, in the order the axes were given.
@@ -213,26 +214,28 @@ def _grid_inputs(sc: Scenario, vals: dict[str, list[Any]], index: dict[str, Any]
     return x
 
 
+OUTPUT_SUFFIX = "_output"
+"""The column of an output whose input of the same name is an axis of the sweep."""
+
+
 def _frame(out: dict[str, Any], vals: dict[str, list[Any]], index: dict[str, Any], size: int) -> pd.DataFrame:
     """The sweep's table: the axis columns, every output, ``fits``, ``step_method`` and ``bottleneck``."""
-    columns = {k: np.asarray(out[k], dtype=float) for k in OUTPUTS}
-    columns = {k: v if v.shape == (size,) else np.full(size, v) for k, v in columns.items()}
     # Axis columns in base units ("64 KiB" -> 65536.0) so they plot and sort as numbers; a choice
-    # axis is categorical; an axis that is also an output keeps the output (base units). Every column
-    # goes into the one constructor: inserting them one by one into a frame of over 100 unconsolidated
-    # columns made pandas warn of fragmentation on every sweep.
-    axes = {k: axis_column(k, vals[k], index[k]) for k in vals if k not in OUTPUTS}
-    tail = {
-        "fits": np.broadcast_to(np.asarray(out["fits"], dtype=bool), (size,)),
-        "step_method": pd.Categorical.from_codes(  # type: ignore[call-overload]
-            np.broadcast_to(np.asarray(out["step_method"]).astype(np.int8), (size,)), list(STATES["step_method"])
-        ),
-        "bottleneck": pd.Categorical.from_codes(  # type: ignore[call-overload]
-            np.broadcast_to(np.asarray(out["bottleneck"]).astype(np.int8), (size,)), list(STATES["bottleneck"])
-        ),
-    }
-    frame = pd.DataFrame(axes | columns | tail, copy=False)
-    return frame
+    # axis is categorical. An axis that is also an output (cpu_cores_per_node: the cores a node has,
+    # and those the job needs) keeps its input under its name; the output moves to ``<name>_output``.
+    columns: dict[str, Any] = {k: axis_column(k, vals[k], index[k]) for k in vals}
+    # The arrays evaluate() made become the columns as they are (copy=False: no
+    # consolidation into one block, which cost 0.8 s of page faults at a million rows), all in one
+    # constructor (inserting after it fragments the frame past pandas' 100 blocks).
+    for k in OUTPUTS:
+        v = np.asarray(out[k], dtype=float)
+        columns[f"{k}{OUTPUT_SUFFIX}" if k in vals else k] = v if v.shape == (size,) else np.full(size, v)
+    columns["fits"] = np.broadcast_to(np.asarray(out["fits"], dtype=bool), (size,))
+    for state in ("step_method", "bottleneck"):
+        columns[state] = pd.Categorical.from_codes(  # type: ignore[call-overload]
+            np.broadcast_to(np.asarray(out[state]).astype(np.int8), (size,)), list(STATES[state])
+        )
+    return pd.DataFrame(columns, copy=False)
 
 
 def _resolve_one(sc: Scenario, name: str, value: Any) -> dict[str, float] | InputError:

@@ -924,17 +924,11 @@ def check_layout(sc: Scenario, v: Mapping[str, float]) -> list[str]:
             f"runs it with each KV head on {t / k:g} ranks (every rank holds and computes all {k:g} KV heads "
             f"where an even split would give {k / t:g}): this plan counts the even split."
         )
-    if p > layers:
-        raise InputError("pipeline_parallel", f"must be at most layers ({layers:g}): a stage holds a layer, got {p}")
+    check_pipeline(int(layers), p, vs)
     if c > 1 and s % (2 * c):
         raise InputError(
             "context_parallel",
             f"2 x context_parallel must divide seq_len ({s:g}) (Megatron's load-balanced ring attention), got {c}",
-        )
-    if vs > layers / p:
-        raise InputError(
-            "virtual_pipeline_stages",
-            f"must be at most the layers per pipeline stage ({layers:g} / {p} = {layers / p:g}), got {vs}",
         )
     return warnings
 
@@ -980,18 +974,12 @@ def resolve(
         )
         v |= dict.fromkeys(MOE_INPUTS, 0.0) | {"expert_parallel": 1.0, "ffn_active": 1.0, "ffn_total": 1.0}
         return v, src, warnings
-    if preset is None:
-        missing = [k for k in ARCH_INPUTS if k not in given]
-        if missing:
-            raise InputError(
-                missing[0],
-                f"model {model} has no architecture preset: give all of {', '.join(ARCH_INPUTS)}"
-                " (or use model='transformer')",
-            )
     v["arch"] = 1.0
-    for k in ARCH_INPUTS:
-        v[k] = float(given[k]) if k in given else float(getattr(preset, k))
-    v["gated"] = float(sc.mlp == "gated" if sc.mlp is not None else (preset.gated if preset else True))
+    gated = sc.mlp == "gated" if sc.mlp is not None else (preset.gated if preset else True)
+    figures, assumed, from_preset = stated_architecture(given, preset, model, gated, sc.mlp is not None)
+    v |= figures
+    warnings += assumed
+    v["gated"] = float(gated)
     for k in MOE_INPUTS:
         given_k = getattr(sc, k)
         v[k] = float(given_k if given_k is not None else (getattr(preset, k) if preset else 0))
@@ -1008,20 +996,26 @@ def resolve(
     )
     v["ffn_active"], v["ffn_total"] = float(active), float(total)
     warnings += check_layout(sc, v)
+    warnings += pipeline_split_note(int(v["layers"]), sc.pipeline_parallel, sc.virtual_pipeline_stages)
     check_experts(sc, v)
-    src["architecture"] = _architecture_source(sc, model, preset, given, v)
+    src["architecture"] = _architecture_source(sc, model, preset, given, v, from_preset)
     _resolve_links(sc, gpu, host_link_bytes_per_s, v, src, warnings)
     return v, src, warnings
 
 
 def _architecture_source(
-    sc: Scenario, model: str, preset: Architecture | None, given: Mapping[str, Any], v: Mapping[str, float]
+    sc: Scenario,
+    model: str,
+    preset: Architecture | None,
+    given: Mapping[str, Any],
+    v: Mapping[str, float],
+    figures_from_preset: bool,
 ) -> str:
-    """Where the architecture came from; the preset's source only where the preset gave a figure (an
-    architecture stated in full, as calc.from_hf_config states one, is the scenario's alone)."""
-    from_preset = preset is not None and (
-        len(given) < len(ARCH_INPUTS) or sc.mlp is None or any(getattr(sc, k) is None for k in MOE_INPUTS)
-    )
+    """Where the architecture came from; the preset's source only where the preset gave its shape
+    (``stated_architecture``'s ``from_preset``). A transformer stated by its figures is the scenario's
+    alone: what it leaves out comes by rule (kv_heads = heads, the gated FFN width, a dense gated MLP),
+    named in the plan's warnings, not taken from the generic preset (issue 39)."""
+    from_preset = preset is not None and figures_from_preset
     head = "scenario" if given else f"models.yaml {model}"
     return f"{head}: {describe(v)}" + (f" ({preset.source})" if preset is not None and from_preset else "")
 
@@ -1276,3 +1270,224 @@ def fp8_math_factor(
     )
     t16 = _f(flops) / (_f(peak_16bit_flops_per_s) * _f(layer_efficiency))
     return (maximum(t16 - g16, 0.0) + g8 + q) / maximum(t16, g16)
+
+
+# --- A transformer stated by part of its figures (issue 39) ------------------------------------
+
+GENERIC_MODEL = "transformer"
+"""The model preset that stands for "a transformer by its own figures": left alone it is Llama
+3.2 1B (its preset), but once any of its size figures is given the model is the one stated, and
+no other figure comes from that preset (``stated_architecture``)."""
+
+SIZE_INPUTS = ARCH_INPUTS[:6]
+"""The figures that set a transformer's size (``seq_len`` is how it is trained, not its size)."""
+
+STATED_REQUIRED = ("layers", "hidden", "heads", "vocab")
+"""Figures no rule derives from the others: a model stated by its figures must give them."""
+
+GATED_FFN_MULTIPLE = 256
+"""A gated FFN's width is rounded up to a multiple of this [units] (Llama's ``multiple_of``)."""
+
+
+def gated_ffn_hidden(hidden: int, multiple_of: int = GATED_FFN_MULTIPLE) -> int:
+    """FFN width of a gated (SwiGLU) MLP from the hidden size [units]: ``2/3 x 4h``, rounded up.
+
+    ``f = multiple_of x ceil(int(2 x 4h / 3) / multiple_of)``: the gate's third matrix is paid for
+    by a third less width, so the MLP keeps the ``8 h^2`` weights of a plain ``4h`` one. It gives
+    Llama 1 and 2's widths: 11,008 (h 4,096), 13,824 (h 5,120), 17,920 (h 6,656), 22,016 (h 8,192,
+    before Llama 2 70B's ``ffn_dim_multiplier`` 1.3).
+
+    References
+    ----------
+    meta-llama/llama, llama/model.py, ``FeedForward.__init__`` (``hidden_dim = int(2 * hidden_dim /
+    3)``; ``multiple_of * ((hidden_dim + multiple_of - 1) // multiple_of)``, ``multiple_of: int =
+    256``; ``TransformerBlock`` passes ``hidden_dim=4 * args.dim``).
+    """
+    f = int(2 * 4 * hidden / 3)
+    return multiple_of * -(-f // multiple_of)
+
+
+def plain_ffn_hidden(hidden: int) -> int:
+    """FFN width of a plain (two-matrix) MLP [units]: ``4h`` (GPT-2, BERT; Megatron-LM's
+    ``ffn_hidden_size = 4 * hidden_size`` when not given, megatron/training/arguments.py)."""
+    return 4 * hidden
+
+
+def stated_architecture(
+    given: Mapping[str, int], preset: Architecture | None, model: str, gated: bool, mlp_given: bool
+) -> tuple[dict[str, float], list[str], bool]:
+    """The seven figures of a transformer, and a warning naming each one the plan assumed.
+
+    - A named preset (``llama3_8b``) keeps its own figures where none is given; a given size
+      figure that differs from it leaves the others as the preset's, and the warning names them.
+    - A model stated by its figures (``model="transformer"`` with any size figure, or a model
+      without an architecture preset) takes nothing from a preset's size: ``layers``, ``hidden``,
+      ``heads`` and ``vocab`` must be given (``vocab`` is the tokenizer's: no rule gives it);
+      ``kv_heads`` = ``heads`` (plain multi-head attention) and ``ffn_hidden`` by the gated rule
+      (``gated_ffn_hidden``; ``4h`` for a plain MLP) when left out; ``seq_len`` from the preset, if
+      any. The warning names each figure assumed, with its rule.
+
+    Returns the figures, the warnings, and whether they are the preset's own (for the source).
+
+    Raises
+    ------
+    InputError
+        A figure no rule derives, naming it and the rules for the others.
+    """
+    sized = [k for k in SIZE_INPUTS if k in given]
+    if preset is not None and (model != GENERIC_MODEL or not sized):
+        figures = {k: float(given.get(k, getattr(preset, k))) for k in ARCH_INPUTS}
+        changed = [k for k in sized if given[k] != getattr(preset, k)]
+        kept = [f"{k} {getattr(preset, k):,}" for k in SIZE_INPUTS if k not in given]
+        notes = []
+        if changed and kept:
+            notes.append(
+                f"{model} with {', '.join(f'{k} {given[k]:,}' for k in changed)}: {', '.join(kept)} kept from the "
+                f"{model} preset; give them if your model differs."
+            )
+        return figures, notes, True
+    missing = [k for k in STATED_REQUIRED if k not in given]
+    if missing:
+        raise InputError(
+            missing[0],
+            f"a transformer stated by its figures needs {', '.join(STATED_REQUIRED)} (missing: {', '.join(missing)}); "
+            "no rule gives them (vocab is the tokenizer's: 32,000 Llama 2, 50,257 GPT-2, 128,256 Llama 3). "
+            "kv_heads (= heads) and ffn_hidden (the gated rule, 2/3 x 4 x hidden rounded up to 256) may be left out",
+        )
+    h, a = given["hidden"], given["heads"]
+    assumed: list[str] = []
+    kv = given.get("kv_heads", a)
+    if "kv_heads" not in given:
+        assumed.append(f"kv_heads {a:,} (= heads: plain multi-head attention; give kv_heads for grouped-query)")
+    ffn = given.get("ffn_hidden", gated_ffn_hidden(h) if gated else plain_ffn_hidden(h))
+    if "ffn_hidden" not in given:
+        rule = "the gated rule, 2/3 x 4 x hidden rounded up to 256 (Llama)" if gated else "4 x hidden (plain MLP)"
+        assumed.append(f"ffn_hidden {ffn:,} ({rule})")
+    if not mlp_given:
+        assumed.append("mlp gated (SwiGLU, three FFN matrices; mlp='plain' for two)" if gated else "mlp plain")
+    seq = given.get("seq_len", preset.seq_len if preset is not None else 0)
+    if not seq:
+        raise InputError("seq_len", f"model {model} has no architecture preset to take it from; give seq_len")
+    if "seq_len" not in given:
+        assumed.append(f"seq_len {seq:,} (the {model} preset's)")
+    figures = {"layers": given["layers"], "hidden": h, "heads": a, "kv_heads": kv, "ffn_hidden": ffn}
+    figures |= {"vocab": given["vocab"], "seq_len": seq}
+    notes = [f"{model} stated by its figures; assumed: {'; '.join(assumed)}."] if assumed else []
+    return {k: float(x) for k, x in figures.items()}, notes, False
+
+
+def token_window(tensors: str, window: int) -> bool:
+    """Whether a model's tensors are token windows of ``window`` tokens: every tensor one
+    dimension of that length (``tokens=8192:int64,labels=8192:int64``)."""
+    parts = [p.split("=", 1)[-1].split(":", 1)[0] for p in tensors.split(",")]
+    return bool(parts) and all(p.strip() == str(window) for p in parts)
+
+
+def resize_window(tensors: str, seq_len: int) -> str:
+    """A token window's tensors at ``seq_len`` tokens: each tensor's one dimension replaced."""
+    out = []
+    for part in tensors.split(","):
+        name, rest = part.split("=", 1)
+        out.append(f"{name}={seq_len}:{rest.split(':', 1)[1]}")
+    return ",".join(out)
+
+
+PIPELINE_BUBBLE_WARN_SHARE = 0.1
+"""A pipeline bubble above this share of the step is said in the plan's warnings [0-1]. Narayanan
+et al. 2021 (section 2.2.1) ask for ``m >> p`` micro-batches to keep it small; at 10 % a tenth of
+the GPUs' time idles, as much as a typical data-loading stall worth fixing."""
+
+
+def bubble_note(bubble: float, pipeline_parallel: int, micro_batches: int, virtual_stages: int) -> list[str]:
+    """A warning when the pipeline bubble exceeds ``PIPELINE_BUBBLE_WARN_SHARE``, with the fewest
+    micro-batches per step that bring it under (``pipeline_bubble`` solved for ``m``)."""
+    share = PIPELINE_BUBBLE_WARN_SHARE
+    if not bubble > share:
+        return []
+    idle = (pipeline_parallel - 1) / virtual_stages
+    enough = math.ceil(idle * (1 - share) / share - 1e-9)
+    return [
+        f"Pipeline bubble: {bubble:.0%} of the step idles while {micro_batches} micro-batch"
+        f"{'es' if micro_batches != 1 else ''} per step fill and drain {pipeline_parallel} pipeline stages (over "
+        f"{share:.0%}); {enough} or more micro-batches (gradient_accumulation) bring it to {share:.0%} or less; "
+        "interleaved stages (virtual_pipeline_stages) or fewer stages (pipeline_parallel) also cut it."
+    ]
+
+
+PIPELINE_SPLIT_FLAGS = {
+    0: "",
+    1: "--account-for-embedding-in-pipeline-split",
+    2: "--account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split",
+}
+"""Megatron-LM's flags that count the embedding (and the loss) as one more layer each when it
+splits the layers over pipeline stages, by the layers they add (megatron/training/arguments.py)."""
+
+
+def pipeline_split(layers: int, pipeline_parallel: int, virtual_stages: int) -> int:
+    """Layers Megatron-LM's split counts beside the model's to lay this pipeline out evenly: 0, 1
+    (the embedding) or 2 (the embedding and the loss); -1 where none does.
+
+    megatron/training/arguments.py ``validate_args`` (and TransformerConfig for
+    ``--num-virtual-stages-per-pipeline-rank``): the layers, plus one for the embedding and one for
+    the loss when ``--account-for-embedding-in-pipeline-split`` / ``--account-for-loss-in-pipeline-split``
+    are set, "must be divisible" by the pipeline-model-parallel size, and the layers of each pipeline
+    rank by the virtual stages (interleaved chunks) per rank.
+    """
+    for extra in PIPELINE_SPLIT_FLAGS:
+        n = layers + extra
+        if n % pipeline_parallel == 0 and (n // pipeline_parallel) % virtual_stages == 0:
+            return extra
+    return -1
+
+
+def check_pipeline(layers: int, pipeline_parallel: int, virtual_stages: int) -> None:
+    """Refuse a pipeline layout Megatron-LM refuses (InputError naming the field and the rule).
+
+    - at most one pipeline stage per layer;
+    - interleaving (``virtual_stages`` > 1) needs more than one pipeline stage ("When interleaved
+      schedule is used, pipeline-model-parallel size should be greater than 1", with p2p overlap,
+      Megatron's default);
+    - an interleaved pipeline splits the layers (with the embedding and loss counted where
+      Megatron's flags allow, ``pipeline_split``) evenly into stages, and each stage's into its
+      chunks. A plain pipeline that does not split evenly runs with Megatron's uneven first and
+      last stages (``--decoder-first-pipeline-num-layers``): ``pipeline_split_note`` says so.
+    """
+    p, vs = pipeline_parallel, virtual_stages
+    if p > layers:
+        raise InputError("pipeline_parallel", f"must be at most layers ({layers}): a stage holds a layer, got {p}")
+    if vs > 1 and p < 2:
+        raise InputError(
+            "virtual_pipeline_stages",
+            f"interleaves pipeline stages: it needs pipeline_parallel of 2 or more (Megatron-LM: \"When interleaved "
+            f"schedule is used, pipeline-model-parallel size should be greater than 1\"), got {vs} with 1 stage",
+        )
+    if vs > 1 and pipeline_split(layers, p, vs) < 0:
+        raise InputError(
+            "virtual_pipeline_stages",
+            f"must divide the layers of each of the {p} pipeline stages ({layers} / {p}, or {layers + 1} / {p} and "
+            f"{layers + 2} / {p} with the embedding and the loss counted as layers; Megatron-LM: \"number of layers "
+            f"per pipeline stage must be divisible\" by the interleaved chunks), got {vs}",
+        )
+
+
+def pipeline_split_note(layers: int, pipeline_parallel: int, virtual_stages: int) -> list[str]:
+    """A warning naming the Megatron-LM flags a pipeline layout needs where the layers do not
+    split evenly over its stages (``pipeline_split``)."""
+    p = pipeline_parallel
+    extra = pipeline_split(layers, p, virtual_stages) if p > 1 else 0
+    if extra == 0:
+        return []
+    if extra < 0:
+        return [
+            f"{layers} layers do not split evenly over {p} pipeline stages: Megatron-LM runs it only with uneven first "
+            "and last stages (--decoder-first-pipeline-num-layers, --decoder-last-pipeline-num-layers; without them "
+            "\"Number of layers should be divisible by the pipeline-model-parallel size\"); the plan holds "
+            f"{layers / p:.3g} layers a stage."
+        ]
+    n = layers + extra
+    return [
+        f"{layers} layers over {p} pipeline stages split evenly only with the embedding"
+        f"{' and the loss counted as layers' if extra == 2 else ' counted as a layer'} ({n} / {p} = "
+        f"{n // p} a stage; Megatron-LM {PIPELINE_SPLIT_FLAGS[extra]}); the plan holds "
+        f"{layers / p:.3g} model layers a stage."
+    ]

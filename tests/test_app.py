@@ -14,6 +14,7 @@ from calc.cluster import cluster_answer
 from calc.cluster_input import Cluster
 from calc.plan import HEADLINE
 from calc.report import cluster_jobs_table
+from calc.units import fmt_usd
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -71,19 +72,21 @@ def test_every_preset_renders_with_the_plans_numbers(name: str) -> None:
     p = calc.plan(name)
     assert _metrics(at) == [*_shown(p), p.bottleneck]
     assert not [e.value for e in at.error]
-    # every preset's first screen says what to buy, what it costs and why; or asks where the job runs
+    # every preset's first screen says what to buy, what it costs and why (issue 39: with no site given,
+    # on-prem assumed, never the question "Where does this job run?" alone)
     card = _card(at)
-    if calc.answer(name).site is None:
-        assert card.startswith("**Where does this job run?**") and "$" not in card, card
-    else:
-        assert card.startswith(("**Buy** ", "**Rent** ", "**Nothing")), card
-        assert "Nothing" in card or (" a month** all in" in card and "**Why** " in card), card
+    assert card.startswith(("**Buy** ", "**Rent** ", "**Nothing")), card
+    assert "Nothing" in card or (" a month** all in" in card and "**Why** " in card), card
     assert len(card.split("  \n")) <= 3  # at most three lines
 
 
 def _card(at: AppTest) -> str:
-    """The answer card's lines (markdown joined by line breaks)."""
-    return next(m.value for m in at.markdown if m.value.startswith(("**Where", "**Buy", "**Rent", "**Nothing")))
+    """The answer card's lines (markdown joined by line breaks): its first line (the answer, in a block
+    of its own to be the card's largest text) and the lines under it."""
+    shown = [m.value for m in at.markdown]
+    i = next(i for i, v in enumerate(shown) if v.startswith(("**Buy", "**Rent", "**Nothing", "**Budget")))
+    rest = shown[i + 1] if i + 1 < len(shown) and shown[i + 1].startswith("**") else ""
+    return "  \n".join(x for x in (shown[i], rest) if x)
 
 
 def test_changing_the_gpu_updates_the_numbers_and_the_url() -> None:
@@ -191,7 +194,7 @@ def test_one_run_draws_the_headline_then_the_section_with_no_timer() -> None:
     assert not at.exception
     p = calc.plan("beast-imagenet-4xv100")
     assert _metrics(at) == [*_shown(p), p.bottleneck]
-    assert _card(at).startswith("**Where does this job run?**")  # no site given: the card asks
+    assert _card(at).startswith("**Buy** ")  # no site given: on-prem assumed (issue 39: the card asked)
     assert len(at.get("plotly_chart")) == 1 and not at.dataframe  # the Requirements section, in the same run
     source = Path(APP).read_text()
     assert "run_every" not in source and "st.rerun()" not in source.split("def compare_tab")[0]
@@ -260,8 +263,9 @@ def test_a_preset_chosen_after_a_link_is_not_reverted_by_an_old_widget_value() -
 @pytest.mark.parametrize(
     ("query", "lines"),
     [
-        # No site given (no server, no storage): the card asks, it does not pick one of a tie.
-        ({"scenario": "mlperf-unet3d-h100"}, ["**Where does this job run?**"]),
+        # No site given (no server, no storage): on-prem assumed, the card buys what on-prem buys
+        # (issue 39: it asked "Where does this job run?" and bought nothing)
+        ({"scenario": "mlperf-unet3d-h100"}, ["**Buy** 1 drive of nvme-gen4", "**$573.18 a month**"]),
         # On-prem: a PM9A3 ($2,737.50) per node as the cache in front of a mirrored pair of 24 TB HDDs
         # (2 x $1,079.99) in a new 24-bay server with its NIC, 2 switch ports and 2 DACs ($8,300.49 + $400
         # + 2 x $298.81 + 2 x $40 = $9,378.11): $14,275.59 to buy, / 36 months = $396.54 a month + power
@@ -292,9 +296,10 @@ def test_the_answer_card_names_what_to_buy_and_its_cost(query: dict[str, str], l
 def test_the_site_is_chosen_on_the_card() -> None:
     """The card's site control sets the site input: the link and the sidebar's field follow it."""
     at = _app(scenario="beast-imagenet-4xv100")
-    assert _card(at).startswith("**Where does this job run?**")
+    assert _card(at).startswith("**Buy** ")  # issue 39: on-prem assumed, and the control says so
     control = next(s for s in at.selectbox if (s.key or "").startswith("card_site_"))
-    assert control.value is None  # nothing picked for the user
+    assert control.value == "on-prem" and control.label == "Site (assumed)"
+    assert "site" not in at.query_params  # the link holds no site: the page assumed it
     control.set_value("aws").run()
     assert _card(at).startswith("**Rent** ") and at.query_params["site"] in ("aws", ["aws"])
     _open(at, "storage")
@@ -323,7 +328,11 @@ def test_cluster_view_answers_for_the_job_mix_in_the_link() -> None:
         {"llama3-8b-pretrain-8xh100": 2, "resnet50-8xh100-imagenet": 3}, storage="nvme-gen4", saves="staggered"
     )
     card = [m.value for m in at.markdown]
-    assert any(m.startswith("#### Buy for the cluster") for m in card)
+    # issue 39: the cluster's first screen: its name, then one figure to budget and the chargeback it splits
+    assert at.subheader[0].value == "llama3-8b-pretrain-8xh100-cluster: 5 jobs of 2 types, 40 GPUs on one storage"
+    monthly = fmt_usd(calc.cluster_answer(expected).monthly_usd)
+    assert any(m.startswith(f"**Budget {monthly} a month**") for m in card), card
+    assert any(f"**Chargeback** splits the {monthly} over the jobs" in m for m in card)
     load = next(m for m in card if "Combined load (staggered saves)" in m)
     assert calc.fmt(expected.storage_need_bytes_per_s, "bytes_per_s") in load
     assert at.dataframe[0].value["Job"].tolist() == ["llama3-8b-pretrain-8xh100", "resnet50-8xh100-imagenet"]
@@ -527,3 +536,54 @@ def test_a_value_out_of_all_range_is_echoed_as_typed() -> None:
     at = _app(scenario="beast-imagenet-4xv100", example_bytes="1e30 TB")
     text = " ".join(e.value for e in at.error)
     assert "1e30 TB is out of range" in text and "1,000,000,000" not in text, text
+
+
+# ------------------------------------------------------------------ issue 39: the page's repros
+
+
+def test_a_cluster_link_reopens_the_cluster_view_with_its_own_name_and_one_figure_to_budget() -> None:
+    """main: a cluster link opened on Requirements, the cluster was titled after the sidebar's scenario
+    ("beast-imagenet-4xv100-cluster") and its card gave two monthly figures ($5,234 to buy S3 and a
+    $158,330 chargeback on FSx) without saying which to budget."""
+    from calc.cluster_input import load
+
+    c = load("lab-168-gpus")
+    at = _app(**c.to_params())
+    assert not at.exception and not [e.value for e in at.error]
+    assert at.radio(key="section").value == "Cluster"
+    assert at.subheader[0].value == "lab-168-gpus: 21 jobs of 6 types, 168 GPUs on one storage"  # 4+8+3+2+2+2
+    a = calc.cluster_answer(calc.cluster(c))
+    budget = fmt_usd(a.monthly_usd)
+    assert budget == "$158,330"  # the 240 TiB given, charged back as it is
+    shown = [m.value for m in at.markdown]
+    first = next(m for m in shown if m.startswith("**Budget"))
+    assert first == f"**Budget {budget} a month**: your 240 x aws-fsx-lustre-ssd-1000, which serves the combined load"
+    card = "\n".join(shown[shown.index(first) : shown.index(first) + 2])
+    best = a.best
+    assert best is not None and best["option"] == "aws-s3-standard"
+    cheaper = f"**Cheaper**: an aws-s3-standard bucket would serve it for {fmt_usd(best['monthly_total_usd'])} a month"
+    assert cheaper in card
+    assert f"**Chargeback** splits the {budget} over the jobs" in card
+    assert "lab-168-gpus" in str(at.query_params["cluster_name"])  # the link keeps its name
+
+
+def test_the_sidebar_says_what_an_empty_site_means() -> None:
+    """main: the card said On-prem while the sidebar's Site said (none)."""
+    at = _open(_app(scenario="beast-imagenet-4xv100"), "storage")
+    box = at.selectbox(key=_key(at, "site"))
+    assert box.value == "(none)" and box.format_func("(none)") == "(none: the server's or storage's site, else on-prem)"
+    control = next(s for s in at.selectbox if (s.key or "").startswith("card_site_"))
+    assert control.label == "Site (assumed)" and control.format_func(control.value) == "On-prem"
+
+
+def test_typed_text_is_echoed_as_typed_and_percentages_are_fractions() -> None:
+    """main: "10**400" came back as a bold "10400", and "150%" was refused as an unknown unit."""
+    at = _open(_app(scenario="beast-imagenet-4xv100"), "cluster")
+    at.text_input(key=_key(at, "jobs")).set_value("10**400").run()
+    assert any("10\\*\\*400" in e.value for e in at.error), [e.value for e in at.error]
+    at.text_input(key=_key(at, "jobs")).set_value("1").run()
+    at.text_input(key=_key(at, "target_gpu_utilization")).set_value("150%").run()
+    errors = [e.value for e in at.error]
+    assert any("1.5 is out of range" in e for e in errors) and not any("unknown unit" in e for e in errors), errors
+    at.text_input(key=_key(at, "target_gpu_utilization")).set_value("80%").run()
+    assert not at.error and at.query_params["target_gpu_utilization"] in ("0.8", ["0.8"])

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import calc
-from calc.card import card, chosen, plain_words, usd_sum
+from calc.card import card, chosen, plain_words, short_buy, usd_sum, without_price
 from calc.sizing import recommend
 
 
@@ -16,23 +18,62 @@ def test_money_parts_add_up_to_the_total_shown() -> None:
 
 
 def test_plain_words() -> None:
-    assert plain_words("1 prefix of aws-s3-standard, $145 a month all in") == "an aws-s3-standard bucket"
+    # issue 39: plain words keep every price (a runners-up line lost its last one); the card's own
+    # line drops a description's closing prices (its cost line says them), and its asides
+    assert (
+        plain_words("1 prefix of aws-s3-standard, $145 a month all in")
+        == "an aws-s3-standard bucket, $145 a month all in"
+    )
+    line = (
+        "Runners-up: 161 TiB of aws-fsx-lustre-hdd-40 (177 TB), $14,693 a month all in; "
+        "1 bucket of aws-s3-express, $25,417 a month all in"
+    )
+    assert plain_words(line) == line
+    assert without_price("9 drives of nvme-gen4 in raid6 (53.76 TB usable), $35,467 to buy, $1,380 a month all in") == (
+        "9 drives of nvme-gen4 in raid6 (53.76 TB usable)"
+    )
+    assert short_buy(
+        "1 drive of nvme-gen4 per node ($2,738 to buy; a copy (80% full), in its bays) + 2 drives of hdd-7200"
+        " in mirror (24 TB usable) to hold the dataset"
+    ) == ("1 drive of nvme-gen4 per node + 2 drives of hdd-7200 in mirror to hold the dataset")
     assert plain_words("which sets 3 prefixes of aws-s3-express.") == (
         "which sets an aws-s3-express bucket (3 request-rate partitions)."
     )
     assert "calc.answer" not in plain_words("the answer (calc.answer, recommend) will not buy it")
 
 
-def test_no_site_asks_and_a_known_site_buys_one_design() -> None:
-    a = calc.answer("beast-imagenet-4xv100")  # no site, no server, no storage
-    assert chosen(a) is None
-    c = card(a, recommend(a.plan))
-    assert c.lines() == [c.ask] and "Where does this job run?" in c.ask
+def test_no_site_buys_on_prem_and_a_known_site_buys_one_design() -> None:
+    # issue 39: no site, no server, no storage: the card asked "Where does this job run?" and bought
+    # nothing; now it buys what an on-prem answer buys, and the answer says it assumed the site
+    a = calc.answer("beast-imagenet-4xv100")
+    on_prem = calc.answer("beast-imagenet-4xv100", site="on-prem")
+    assert a.site == "on-prem" and a.site_assumed and not on_prem.site_assumed
+    d, d_on_prem = chosen(a), chosen(on_prem)
+    assert d is not None and d_on_prem is not None
+    assert (d["description"], d["monthly_total_usd"]) == (d_on_prem["description"], d_on_prem["monthly_total_usd"])
+    assert card(a, recommend(a.plan)).lines() == card(on_prem, recommend(on_prem.plan)).lines()
+    assert a.lines()[1].startswith("Site not given: on-prem assumed")
     sc = calc.scenario("beast-imagenet-4xv100").replace(site="gcp")
     a = calc.answer(sc)
     d = chosen(a)
     # the page cache is off (the articles read every epoch from storage): not a page-cache design
     assert d is not None and d["design"] == "one tier" and d["store"] == "gcp-pd-ssd"
     lines = card(a, recommend(sc)).lines()
-    assert len(lines) == 3 and lines[0] == "**Rent** 1 TB of gcp-pd-ssd (1 TB)"
+    assert len(lines) == 3 and lines[0] == "**Rent** 1 TB of gcp-pd-ssd"  # its asides fold ("In full: ...")
     assert lines[2].startswith("**Why** Bandwidth: the job needs 385.7 MB/s")  # 5,885 reads/s x 64 KiB
+
+
+def test_plain_words_use_the_readmes_glossary() -> None:
+    """Issue 39: "prefix", "TiBs", "Each of 1 node", "PUTs/s" on the card. Every plain word the card
+    writes for a piece of jargon is the README glossary's, and the jargon never reaches the card."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    glossary = readme.split("## Glossary", 1)[1].split("\n## ", 1)[0]
+    for plain, jargon in (("bucket", "prefix"), ("write requests/s", "PUTs/s"), ("TiB, TB", "never plural")):
+        assert f"**{plain}**" in glossary and jargon in glossary, plain
+    for name in calc.scenarios():
+        for site in ("on-prem", "aws"):
+            a = calc.answer(name, site=site)
+            text = " ".join(card(a, recommend(a.plan)).lines())
+            assert not re.search(r"\bprefix(es)?\b|TiBs|[Ee]ach of 1 node|PUTs", text), (name, site, text)

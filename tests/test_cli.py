@@ -203,9 +203,12 @@ def test_plan_from_a_hugging_face_config(tmp_path: Path, capsys: pytest.CaptureF
     folder = tmp_path / "Llama-2-7b-hf"
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps(LLAMA2_7B))
+    # 8 GPUs with the state sharded over them: AdamW's 16 B a parameter (issue 39's default) is 100 GiB
+    # for 6.74 B parameters, more than one H100 holds.
     sets = ["--set", "gpu=H100-SXM", "--set", "precision=bf16", "--set", "seq_len=2048"]
+    sets += ["--set", "gpus_per_job=8", "--set", "state_shards=8"]
     out = run(["plan", "--hf-config", str(folder / "config.json"), *sets])
-    assert out.startswith("Llama-2-7b-hf: transformer on 1 x H100-SXM, bf16")
+    assert out.startswith("Llama-2-7b-hf: transformer on 8 x H100-SXM, bf16")
     assert "llama from a Hugging Face config: 6,738,415,616 parameters" in out and "seq_len 2048 (given)" in out
     data = json.loads(run(["plan", "--hf-config", str(folder), "--format", "json", *sets]))
     # The sequence given sets the architecture's work and the tensors: 6 x 6,607,077,376 weights

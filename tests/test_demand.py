@@ -186,3 +186,11 @@ def test_p99_factor() -> None:
 )
 def test_integer_inputs_do_not_overflow(fn, args, expected) -> None:  # type: ignore[no-untyped-def]
     assert float(np.asarray(fn(*args))[0]) == pytest.approx(expected, rel=1e-12)
+
+
+def test_run_length_from_tokens() -> None:
+    # issue 39: 1e12 tokens at 10 sequences/s on each of 8 GPUs, 4,096 tokens each: 1e12 / 327,680 = 3,051,757.8 s
+    assert d.run_length_s(1e12, 10.0, 8, 4096) == pytest.approx(3_051_757.8125, rel=1e-12)
+    # the sequence is the second term: twice the tokens an example halves the run
+    assert d.run_length_s(1e12, 10.0, 8, 8192) == pytest.approx(1_525_878.90625, rel=1e-12)
+    assert d.run_length_s(1e12, 0.0, 8, 4096) == 0.0  # nothing runs

@@ -601,6 +601,8 @@ def test_price_note_and_counted_nouns() -> None:
     assert en._n(1024, "GPU") == "1,024 GPUs"
     assert en._n(2, "box") == "2 boxes"
     assert en._n(2, "TiBs") == "2 TiBs"
+    assert en._n(161, "TiB") == "161 TiB" and en._n(4.8, "TiB") == "4.8 TiB"  # a unit of bytes (issue 39)
+    assert en._n(1.5, "drive") == "1.5 drives"
 
 
 def test_rank_breaks_cost_ties_by_units_and_puts_unpriced_last() -> None:

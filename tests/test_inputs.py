@@ -498,8 +498,8 @@ def test_decimal_comma_is_refused_thousands_comma_read() -> None:
         ("jobs", float("inf")),
         ("jobs", True),
         ("jobs", [1]),
-        ("optimizer", None),
-        ("optimizer", 3),
+        ("optimizer", 3),  # None is the model family's optimizer (issue 39)
+        ("optimizer", "lamb"),
         ("batch_rounding", None),
         ("gpu", None),
         ("pin_memory", None),

@@ -130,6 +130,14 @@ def test_sharded_state_is_vectorised() -> None:
     np.testing.assert_allclose(got, [2e9, 5.5e9, 16e9])
 
 
+def test_default_optimizer_by_family() -> None:
+    # issue 39: a transformer trains with AdamW, a CNN with SGD and momentum; a model of no family AdamW
+    assert memory.default_optimizer("transformer") == "adamw"
+    assert memory.default_optimizer("cnn") == "sgd_momentum"
+    assert memory.default_optimizer("blank") == "adamw"
+    assert memory.BYTES_PER_PARAM[memory.default_optimizer("blank")] == 16.0
+
+
 # ------------------------------------------------- issue 41: the state item by item, as frameworks keep it
 
 

@@ -176,11 +176,15 @@ def test_own_storage_refuses_a_negative_price_and_a_zero_size(tmp_path: Path) ->
     Both go through the one range check and name the file and the field."""
     neg = tmp_path / "neg.yaml"
     neg.write_text(NAS.format(site="on-prem").replace("purchase_price: 180000", "purchase_price: -5"))
-    with pytest.raises(calc.PresetError, match=r"neg\.yaml: purchase_price: -5 is out of range; accepted: 0 or more$"):
+    with pytest.raises(
+        calc.PresetError, match=r"neg\.yaml: lab-nas: purchase_price: -5 is out of range; accepted: 0 or more$"
+    ):
         st.own_option(str(neg))
     zero = tmp_path / "zero.yaml"
     zero.write_text(NAS.format(site="on-prem").replace("capacity: 150 TB", "capacity: 0 TB"))
-    with pytest.raises(calc.PresetError, match=r"zero\.yaml: capacity: 0 is out of range; accepted: more than 0$"):
+    with pytest.raises(
+        calc.PresetError, match=r"zero\.yaml: lab-nas: capacity: 0 is out of range; accepted: more than 0$"
+    ):
         st.own_option(str(zero))
     free = tmp_path / "free.yaml"
     free.write_text(NAS.format(site="on-prem").replace("purchase_price: 180000", "purchase_price: 0"))

@@ -26,8 +26,8 @@ from calc.units import fmt
 
 
 def test_compare_table_lists_the_differing_input_first_then_requirements_and_cost() -> None:
-    v100 = calc.plan("beast-imagenet-4xv100")
-    a100 = calc.plan("beast-imagenet-4xv100", gpu="A100-SXM4-80GB")
+    v100 = calc.plan("beast-imagenet-4xv100", site="aws")  # rented: nothing to buy (issue 39: no site is on-prem)
+    a100 = calc.plan("beast-imagenet-4xv100", site="aws", gpu="A100-SXM4-80GB")
     name = pin_name(v100.scenario, a100.scenario)
     assert name == "gpu=V100-SXM2-16GB"  # named by what differs from the current scenario
     t = compare_table([v100, a100], [name, "current"])
@@ -74,11 +74,11 @@ def test_compare_chart_title_states_which_plan_is_faster_and_which_storage_is_ch
     title = fig.layout.title.text.replace("<br>", " ")
     assert title.startswith("Fastest: A (5,885 samples/s); cheapest storage: A ")
     assert "gpu=" not in title and {d.name for d in fig.data} == {"A: gpu=V100-SXM2-16GB", "B: gpu=H100-SXM"}
-    # A site not given: the card asks, and the chart prices nothing for that plan instead of picking a site.
+    # A site not given: priced at the site the answer assumes, on-prem (issue 39; before, the chart priced
+    # nothing for it). Both on-prem designs: ($14,275.59 / 36 = $396.54 of parts a month + power (14 + 2 x 9.5
+    # + 300 + 12 + 2 x 6 = 357 W x 730 h x $0.13/kWh) $33.88 + support (12 % a year / 12) $142.76 = $573.18)
     unsited = plots.compare_chart([calc.plan("beast-imagenet-4xv100"), plans[1]], ["x", "y"])
-    # ($14,275.59 / 36 = $396.54 of parts a month + power (14 + 2 x 9.5 + 300 + 12 + 2 x 6 = 357 W x 730 h
-    # x $0.13/kWh) $33.88 + support (12 % a year / 12) $142.76 = $573.18, issue 28)
-    assert "cheapest storage: B ($573 a month all in)" in unsited.layout.title.text.replace("<br>", " ")
+    assert "storage costs the same ($573 a month all in)" in unsited.layout.title.text.replace("<br>", " ")
 
 
 # ------------------------------------------------------------------ issue 20: a report a meeting can trust
@@ -107,7 +107,7 @@ def test_subtitle_describes_the_plan_not_the_preset_it_was_edited_from() -> None
     p = calc.plan("beast-imagenet-4xv100", gpu="H100-SXM")
     head = _head(html_report(p))
     assert "v100" not in head.lower()
-    assert "resnet50 on 4 x H100-SXM (one job), fp16; storage: none chosen; site: not given." in head
+    assert "resnet50 on 4 x H100-SXM (one job), fp16; storage: none chosen; site: on-prem (assumed: not given)." in head
     md = markdown_report(p)
     md_head = md.split("\n## ", 1)[0]
     assert "v100" not in md_head.split("\n", 1)[1].lower()  # below the title, which carries the name
@@ -218,19 +218,19 @@ def test_what_to_buy_carries_every_answer_line_and_the_monthly_charges() -> None
     bullets = [line.removeprefix("- ") for line in section.strip().splitlines()]
     # the page's card, word for word, then what folds below it (issue 31: the report says what the page says)
     assert bullets[:3] == [
-        "Buy 1 drive of nvme-gen4 per node on 1 node ($2,738 to buy; a cache copy, filled to at most 80%, in the "
-        "node's own drive bays: the server must have 1 free U.2 bay) + 2 drives of hdd-7200 in mirror (24 TB usable) "
-        "to hold the dataset",
+        # the card's first line less its asides (issue 39: the answer in one short line); in full below
+        "Buy 1 drive of nvme-gen4 per node on 1 node + 2 drives of hdd-7200 in mirror to hold the dataset",
         "$573.18 a month all in (power $33.88 + support $142.76 + purchases over 36 months $396.54); $14,276 to buy",
-        "Why: Each of 1 node reads 2.86 GB/s from its own copy; the store only holds the dataset (2.75 TB).",
+        "Why: The node reads 2.86 GB/s from its own copy; the store only holds the dataset (2.75 TB).",
     ]
     assert bullets[3:] == details(calc.answer(p))
-    # no site given: the report asks, as the card does, and lists each site's best design below
+    # no site given (issue 39): the report buys on-prem, as the card does, says it assumed it and prices
+    # each other site; no "Where does this job run?" nor "beside this box" (a file has no box)
     q = calc.plan("mlperf-unet3d-h100")
     section = markdown_report(q).split("## What to buy, and what it costs", 1)[1].split("\n## ", 1)[0]
-    assert "- Where does this job run?" in section
-    assert "- On-prem: 1 drive of nvme-gen4 per node" in section and "- AWS: " in section
-    assert "cheapest site" not in section and "Where does this job run?" in html_report(q)
+    assert section.strip().splitlines()[:3] == [f"- {b}" for b in bullets[:3]]
+    assert "- Site not given: on-prem assumed" in section and "rent on AWS $" in section
+    assert "Where does this job run?" not in html_report(q) and "beside this box" not in html_report(q)
 
 
 _NOT_A_NUMBER = re.compile(r"(?<![A-Za-z])(nan|inf|infinity)(?![A-Za-z])", re.IGNORECASE)
@@ -343,3 +343,37 @@ def test_a_checkpoint_benchmark_without_reads_says_so() -> None:
     # 7.906 samples/s x 8,192 tokens x 4 B = 259.1 kB/s (7.83 and 256.7 kB/s before issue 41's fit: the
     # transformer layer efficiency is calibrated against the fitted memory efficiency, 0.60 -> 0.68)
     assert "beside 259.1 kB/s of reads" in llm
+
+
+# ------------------------------------------------------------------ issue 39: labels a room can read
+
+
+def test_map_labels_never_overprint_and_join_points_too_close_to_number_apart() -> None:
+    # Three decades each way over 700 x 500 px: 233 and 167 px a decade. Five points within 0.5 px of
+    # one another take the four sides of their spot; the fifth joins the nearest label that still fits
+    # with the longer text: "4, 5" and "3, 5" (31 px wide) below and above would touch the side labels
+    # (14 px high, centred) by a pixel, so "2, 5" on the left; a point three decades away keeps its own.
+    ranges = ((0.0, 3.0), (0.0, 3.0))
+    near = [(10 * (1 + k / 1000), 10.0) for k in range(5)]
+    got = plots.map_labels([*near, (1000, 1000)], ["1", "2", "3", "4", "5", "6"], (), ranges)
+    assert got == [
+        ("middle right", "1"),
+        ("middle left", "2, 5"),
+        ("top center", "3"),
+        ("bottom center", "4"),
+        ("middle right", ""),
+        ("middle right", "6"),
+    ]
+    # A big point (the workload's star) just right of a point pushes its number to another side.
+    star = [(10 * 10 ** (12 / 233), 10)]  # 12 px to the right
+    assert plots.map_labels([(10, 10)], ["1"], star, ranges)[0][0] == "middle left"
+
+
+def test_compare_labels_sit_after_their_bars_at_one_size() -> None:
+    """main: inside labels, which Plotly shrank to 4 px on a short bar beside a long one."""
+    plans = [calc.plan("beast-imagenet-4xv100", site="aws"), calc.plan("mlperf-unet3d-h100", site="on-prem")]
+    fig = plots.compare_chart(plans, ["A", "B"])
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert {t.textposition for t in bars} == {"outside"} and {t.textfont.size for t in bars} == {plots.COMPARE_LABEL_PX}
+    # each panel's axis runs to 2.2x its longest bar (utilisation: 1.65x), so the label fits after it
+    assert fig.layout.xaxis.range[1] == pytest.approx(2.2 * max(q.samples_per_s for q in plans))

@@ -9,6 +9,7 @@ import pytest
 
 import calc
 from calc import storage
+from calc.errors import InputError
 from calc.lever import levers
 from calc.sizing import fewest_workers, largest_example_bytes, max_gpus, recommend
 
@@ -737,7 +738,9 @@ def test_largest_example_reads_the_page_cache() -> None:
 def test_fewest_workers_arguments() -> None:
     """Defect: most="8" raised TypeError. 9 workers are needed (test_fewest_workers_and_largest_example)."""
     assert fewest_workers("beast-resnet50-v100", most="16") == 9  # type: ignore[arg-type]
-    assert fewest_workers("beast-resnet50-v100", most=8) == -1
+    with pytest.raises(InputError) as e:  # issue 39: main returned -1
+        fewest_workers("beast-resnet50-v100", most=8)
+    assert e.value.field == "num_workers" and "no count up to 8 reaches" in e.value.message
     for most in ("eight", 0, -3, 2000, 2.5):
         with pytest.raises(calc.InputError) as e:
             fewest_workers("beast-resnet50-v100", most=most)  # type: ignore[arg-type]
@@ -1234,7 +1237,7 @@ def test_describe_option_brief_forms_and_missing_figures() -> None:
     rented |= {"purchase_usd": math.nan, "monthly_total_usd": math.nan}
     assert describe_option(rented, brief=True) == "1 volume of aws-efs-elastic, no public price"
     fsx = rented | {"units": 4.8, "unit": "TiB", "option": "aws-fsx-lustre-ssd-125", "monthly_total_usd": 700.0}
-    assert describe_option(fsx, brief=True) == "4.8 TiBs of aws-fsx-lustre-ssd-125, $700 a month all in"
+    assert describe_option(fsx, brief=True) == "4.8 TiB of aws-fsx-lustre-ssd-125, $700 a month all in"
 
 
 def test_drive_bays_say_why_a_nodes_drives_do_not_fit() -> None:
@@ -1429,13 +1432,13 @@ def test_deciding_for_two_tier_designs_and_none() -> None:
         "and only holds it."
     )
     assert _deciding(p, {"design": "local cache"}, rec) == (
-        "Deciding: each of 1 node reads 385.7 MB/s from its own copy; the store only holds the dataset (83.96 GB)."
+        "Deciding: the node reads 385.7 MB/s from its own copy; the store only holds the dataset (83.96 GB)."
     )  # the article's job saves nothing: no "takes the checkpoints"
     # An LLM that saves every 30 min: 7.906 samples/s x 8,192 tokens x 4 B = 259.1 kB/s on its 1 node
     # (256.7 kB/s before issue 41's fit).
     llm = calc.plan("llama3-8b-pretrain-8xh100")
     assert _deciding(llm, {"design": "local cache"}, rec) == (
-        "Deciding: each of 1 node reads 259.1 kB/s from its own copy; the store only holds the dataset (544.6 GB) "
+        "Deciding: the node reads 259.1 kB/s from its own copy; the store only holds the dataset (544.6 GB) "
         "and takes the checkpoints."
     )
 
@@ -1715,7 +1718,8 @@ def test_lever_changes_in_order_and_only_those_that_change_something() -> None:
     # ResNet-50's tensors (models.yaml): image 3x224x224 float32 = 602,112 B and one int64 label = 8 B;
     # offline preprocessing stores them (602,120 B) and leaves their copy, 0.01442 ms/MB x 0.60212 MB.
     d = dict(got)
-    assert d["uint8 tensors"]["tensors"] == "image=3x224x224:uint8,label=1:uint8"
+    # issue 39: the label (an int64 class id of 1,000 classes) keeps its type; only the float pixels go uint8
+    assert d["uint8 tensors"]["tensors"] == "image=3x224x224:uint8,label=1:int64"
     assert d["offline preprocessing (stored as tensors)"] == {
         "example_bytes": 602_120.0,
         "cpu_seconds_per_example": "8.68257e-06 s",
@@ -1844,8 +1848,8 @@ def test_deciding_by_write_requests_counts_16_mib_parts() -> None:
     puts = math.ceil(p.checkpoint_bytes / 2**24) * 4320 / 2_592_000
     row = {"option": "aws-s3-standard", "unit": "bucket", "units": 1, "protection": "", "limiting": "write requests"}
     assert _deciding(p, {"design": "one tier", "store": "aws-s3-standard"}, pd.DataFrame([row])) == (
-        f"Deciding: checkpoint write requests; {calc.fmt(puts, 'count_per_s', 'PUTs/s')} on average (16 MiB parts; "
-        "saves come in bursts), which sets 1 bucket of aws-s3-standard."
+        f"Deciding: checkpoint write requests; {calc.fmt(puts, 'count_per_s', 'write requests/s')} on average "
+        "(16 MiB parts; saves come in bursts), which sets 1 bucket of aws-s3-standard."
     )
 
 
@@ -1884,7 +1888,7 @@ def test_loader_levers_on_the_decoder_model_with_the_cores_they_free() -> None:
     # host Huffman decoding of the rest, 0.35 x (0.6578 x 0.1875 + 5.791 x 0.11466) = 0.27557 ms, and the
     # batch; the GPU augments: (0.27557 + 0.53231) / 0.85 = 0.95045 ms
     gpu = (0.35 * (0.6578 * 0.1875 + 5.791 * 0.11466) + batch) / 0.85
-    assert df.loc["GPU decode (DALI nvJPEG)", "change"] == "decoder=dali-gpu, gpu_decode=True"
+    assert df.loc["GPU decode (DALI nvJPEG)", "change"] == "decoder=dali-gpu, gpu_decode=true"
     assert df.loc["GPU decode (DALI nvJPEG)", "cpu_cores_freed_per_node"] == pytest.approx(
         per_node * (base - gpu) * 1e-3, rel=1e-4
     )
@@ -1923,3 +1927,17 @@ def test_gpu_decode_lifts_a_cpu_bound_loader_by_the_cores_it_frees() -> None:
     assert df.loc["GPU decode (DALI nvJPEG)", "gpu_utilization"] == pytest.approx(q.gpu_utilization, rel=1e-12)
     assert q.stages["cpu"] == pytest.approx(3 / q.cpu_seconds_per_example, rel=1e-12)
     assert df.loc["GPU decode (DALI nvJPEG)", "gain"] > 0.5
+
+
+def test_a_levers_change_reads_in_the_one_formatter() -> None:
+    """Issue 39: the report's what-if table showed cpu_seconds_per_example=1.8000000000000001e-06."""
+    from calc.lever import change_text
+
+    assert change_text({"example_bytes": 32768.0, "cpu_seconds_per_example": 1.8e-06}) == (
+        "example_bytes=32.77 kB, cpu_seconds_per_example=1.8 µs"
+    )
+    assert change_text({"storage": "nvme-gen4", "storage_units": 2, "gpu_decode": True, "site": None}) == (
+        "storage=nvme-gen4, storage_units=2, gpu_decode=true"
+    )
+    md = calc.report.markdown_report(calc.plan("gpt-1b-h100-tokens"))
+    assert "e-06" not in md and "e-05" not in md and ":uint8" not in md  # no uint8 tokens for 50,257 words

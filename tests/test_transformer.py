@@ -390,7 +390,8 @@ def test_resolve_names_the_first_missing_architecture_input() -> None:
         with pytest.raises(InputError) as e:
             _resolve("resnet50", **given)
         assert e.value.field == first
-        assert e.value.message.endswith(f"give all of {_ALL} (or use model='transformer')")
+        # issue 39: what no rule derives is asked for; kv_heads and ffn_hidden have rules
+        assert e.value.message.startswith("a transformer stated by its figures needs layers, hidden, heads, vocab")
 
 
 def test_resolve_an_architecture_given_in_full() -> None:
@@ -429,9 +430,10 @@ def test_resolve_a_preset_architecture() -> None:
 
 
 def test_resolve_kv_heads_must_divide_heads() -> None:
-    assert _resolve("transformer", heads=32, kv_heads=32)[0]["kv_heads"] == 32  # plain multi-head attention
+    shape = {"layers": 16, "hidden": 2048, "vocab": 128256}  # issue 39: a stated model gives what no rule derives
+    assert _resolve("transformer", heads=32, kv_heads=32, **shape)[0]["kv_heads"] == 32  # plain multi-head attention
     with pytest.raises(InputError) as e:
-        _resolve("transformer", heads=32, kv_heads=5)
+        _resolve("transformer", heads=32, kv_heads=5, **shape)
     assert e.value.field == "kv_heads" and e.value.message == "must divide heads (32), got 5"
 
 
@@ -820,7 +822,7 @@ def test_framework_of_a_layout() -> None:
         (
             {"pipeline_parallel": 8, "virtual_pipeline_stages": 5, "gpus_per_job": 8},
             "virtual_pipeline_stages",
-            "must be at most the layers per pipeline stage (32 / 8 = 4)",
+            "must divide the layers of each of the 8 pipeline stages (32 / 8",
         ),
         ({"kv_heads": 5}, "kv_heads", "must divide heads (32), got 5"),
     ],
@@ -1068,8 +1070,7 @@ def test_token_bytes_at_megatrons_uint16_limit() -> None:
 
 
 def test_a_full_architecture_is_the_scenarios_own_source() -> None:
-    # Every figure stated: the generic preset (Llama 3.2 1B) is not named as the source; one left to
-    # it (vocab, the MLP kind, the experts): it is.
+    # Every figure stated: the generic preset (Llama 3.2 1B) is not named as the source.
     full: dict[str, Any] = {
         "layers": 2, "hidden": 256, "heads": 4, "kv_heads": 4, "ffn_hidden": 512, "vocab": 1000, "seq_len": 128,
         "mlp": "gated", "experts": 0, "experts_active": 0, "expert_ffn_hidden": 0, "shared_experts": 0,
@@ -1079,9 +1080,93 @@ def test_a_full_architecture_is_the_scenarios_own_source() -> None:
     p = calc.plan(model="transformer", **full)
     assert p.sources["architecture"].startswith("scenario: 2 layers x 256 hidden")
     assert "Llama-3.2" not in p.sources["architecture"]
-    for left in ("vocab", "mlp", "experts"):  # an architecture input, the MLP kind, an expert figure
+    # The MLP kind or an expert figure left out comes by rule (a dense gated MLP), not from the preset
+    # (issue 39): still the scenario's alone. The vocabulary has no rule: refused by name.
+    for left in ("mlp", "experts"):
         part = calc.plan(model="transformer", **{k: v for k, v in full.items() if k != left})
-        assert "Llama-3.2-1B" in part.sources["architecture"], left
+        assert part.sources["architecture"].startswith("scenario: 2 layers x 256 hidden"), left
+        assert "Llama-3.2" not in part.sources["architecture"], left
+    with pytest.raises(InputError) as e:
+        calc.plan(model="transformer", **{k: v for k, v in full.items() if k != "vocab"})
+    assert e.value.field == "vocab"
+    # The preset's own shape (only its sequence changed) is the preset's: its source is named.
+    own = calc.plan(model="transformer", seq_len=128, gpu="H100-SXM", precision="bf16")
+    assert own.sources["architecture"].startswith("scenario: 16 layers x 2048 hidden")  # its seq_len given
+    assert "Llama-3.2-1B" in own.sources["architecture"]
+
+
+# ------------------------------------------------ issue 39: the figures a plan assumes, the pipeline's split
+
+
+@pytest.mark.parametrize(
+    ("hidden", "ffn"),
+    [(4096, 11008), (5120, 13824), (6656, 17920), (8192, 22016), (96, 256), (97, 512)],
+)
+def test_gated_ffn_hidden_is_llamas_rule(hidden: int, ffn: int) -> None:
+    # Llama 1/2 7B, 13B, 33B, 65B; int(8 x 96 / 3) = 256 is already a multiple, 97 -> 258 -> 512
+    assert T.gated_ffn_hidden(hidden) == ffn
+    assert T.plain_ffn_hidden(hidden) == 4 * hidden
+
+
+def test_stated_architecture_derives_by_rule_and_names_what_it_assumed() -> None:
+    preset = T.architectures()["transformer"]
+    figures, notes, from_preset = T.stated_architecture(
+        {"layers": 40, "hidden": 5120, "heads": 40, "vocab": 32000}, preset, "transformer", True, False
+    )
+    assert figures == {"layers": 40, "hidden": 5120, "heads": 40, "kv_heads": 40, "ffn_hidden": 13824,
+                       "vocab": 32000, "seq_len": 8192}
+    assert not from_preset
+    assert notes[0].startswith("transformer stated by its figures; assumed: kv_heads 40")
+    assert "seq_len 8,192 (the transformer preset's)" in notes[0]
+    plain, _, _ = T.stated_architecture(
+        {"layers": 2, "hidden": 64, "heads": 4, "vocab": 100, "seq_len": 16}, None, "resnet50", False, True
+    )
+    assert plain["ffn_hidden"] == 256 and plain["kv_heads"] == 4
+    # all given: nothing assumed, nothing said
+    full = {"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 2, "ffn_hidden": 128, "vocab": 100, "seq_len": 16}
+    assert T.stated_architecture(full, None, "resnet50", True, True)[1] == []
+    with pytest.raises(InputError) as e:
+        T.stated_architecture({"layers": 2, "hidden": 64, "heads": 4, "vocab": 100}, None, "resnet50", True, True)
+    assert e.value.field == "seq_len"
+    # the generic preset as it is: its own figures, no note
+    same, notes, from_preset = T.stated_architecture({"seq_len": 4096}, preset, "transformer", True, False)
+    assert same["hidden"] == 2048 and same["seq_len"] == 4096 and notes == [] and from_preset
+
+
+def test_token_bytes_follow_megatrons_rule() -> None:
+    assert float(T.token_bytes(65499)) == 2.0 and float(T.token_bytes(65500)) == 4.0
+    assert T.token_window("tokens=8192:int64,labels=8192:int64", 8192)
+    assert not T.token_window("image=3x224x224:uint8,label=1:int64", 8192)
+    assert T.resize_window("x=2048:int64,y=2048:int64", 4096) == "x=4096:int64,y=4096:int64"
+
+
+@pytest.mark.parametrize(
+    ("layers", "p", "vs", "extra"),
+    [(32, 2, 2, 0), (32, 3, 1, 1), (126, 16, 1, 2), (126, 8, 8, 2), (32, 2, 3, -1), (61, 16, 1, -1)],
+)
+def test_pipeline_split_as_megatron_counts_it(layers: int, p: int, vs: int, extra: int) -> None:
+    # 33 / 3 = 11; 128 / 16 = 8; 128 / 8 = 16, / 8 = 2; 32, 33, 34 / 2 = 16, -, 17: neither / 3
+    assert T.pipeline_split(layers, p, vs) == extra
+
+
+def test_check_pipeline_refuses_what_megatron_refuses() -> None:
+    T.check_pipeline(32, 2, 2)
+    T.check_pipeline(61, 16, 1)  # uneven first and last stages: run by Megatron, said in a warning
+    for layers, p, vs, field in ((32, 1, 2, "virtual_pipeline_stages"), (32, 2, 3, "virtual_pipeline_stages"),
+                                 (32, 33, 1, "pipeline_parallel")):
+        with pytest.raises(InputError) as e:
+            T.check_pipeline(layers, p, vs)
+        assert e.value.field == field
+    assert "--decoder-first-pipeline-num-layers" in T.pipeline_split_note(61, 16, 1)[0]
+    assert T.pipeline_split_note(32, 2, 1) == [] and T.pipeline_split_note(32, 1, 1) == []
+
+
+def test_bubble_note_at_its_share() -> None:
+    assert T.bubble_note(0.1, 2, 9, 1) == []  # (2 - 1) / (9 + 1) = 10 %: not over
+    note = T.bubble_note(0.5, 2, 1, 1)[0]
+    assert "50%" in note and "9 or more micro-batches" in note
+    # 8 stages interleaved 4-fold, 4 micro-batches: (7 / 4) / (4 + 7 / 4) = 30 %; (7 / 4) x 9 = 15.75 -> 16
+    assert "16 or more" in T.bubble_note(0.3043, 8, 4, 4)[0]
 
 
 def test_nemo_overlaps_as_megatron_overlap_and_shards_by_default() -> None:
