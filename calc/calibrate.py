@@ -43,6 +43,7 @@ from calc.fit import (
     gemm_predicted_tflops,
     gemm_rows,
     geomean_error,
+    transformer_eager_factors,
     transformer_efficiency,
 )
 from calc.plan import plan
@@ -83,6 +84,7 @@ __all__ = [
     "per_gpu",
     "size_band",
     "summary",
+    "transformer_eager_factors",
     "transformer_efficiency",
     "validation",
     "validation_summary",

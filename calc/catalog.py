@@ -295,6 +295,19 @@ class ScalingRow:
     source: str
 
 
+@dataclass(frozen=True)
+class StackPair:
+    """One published eager / compiled pair (calibration.yaml ``stack_pairs``): the same model, GPUs and
+    batch trained both ways, as model-FLOPs utilisation [0-1]."""
+
+    model: str
+    gpu: str
+    precision: str
+    eager_mfu: float
+    compiled_mfu: float
+    source: str
+
+
 FAMILIES = ("cnn", "transformer")
 """Model families the step-time fit may give their own compute efficiency (models.yaml ``family``)."""
 
@@ -552,6 +565,32 @@ def scaling_rows() -> tuple[ScalingRow, ...]:
                 source=e.text("source"),
             )
         )
+    return tuple(out)
+
+
+@functools.cache
+def stack_pairs() -> tuple[StackPair, ...]:
+    """Published eager / compiled transformer pairs (calibration.yaml ``stack_pairs``)."""
+    raw = load_yaml(presets_dir() / "calibration.yaml")
+    rows = raw.get("stack_pairs", []) if isinstance(raw, dict) else []
+    out = []
+    for i, data in enumerate(rows or []):
+        e = _Entry("calibration.yaml", f"stack_pairs[{i}]", data)
+        mfu = {k: e.quantity(k, "count") for k in ("eager_mfu", "compiled_mfu")}
+        for k, v in mfu.items():
+            if not 0 < v <= 1:
+                raise PresetError(e.where(k), f"{v:g} is not a share of the peak; accepted: above 0, at most 1")
+        pair = StackPair(
+            model=e.text("model"),
+            gpu=lookup(e.text("gpu"), gpus(), "GPU", e.where("gpu")),
+            precision=e.text("precision"),
+            eager_mfu=mfu["eager_mfu"],
+            compiled_mfu=mfu["compiled_mfu"],
+            source=e.text("source"),
+        )
+        if pair.precision not in PRECISIONS:
+            raise PresetError(e.where("precision"), f"accepted: {', '.join(PRECISIONS)}")
+        out.append(pair)
     return tuple(out)
 
 

@@ -314,8 +314,14 @@ def _reprojected(sc: Scenario, x: Mapping[str, float], v: Mapping[str, float], b
     gpu = v["reprojection_gpu_rate_ratio"]
     model_gpu = v["mid_model_step_time_s"] / v["model_step_time_s"]
     lo, hi = x["reprojection_band_low"], x["reprojection_band_high"]
+    mid_batch = v["mid_batch_size"]
+    held = (
+        f" (the batch beyond the {mid_batch:g} the {sc.measured_gpu} holds moves with the GPU)"
+        if mid_batch < v["batch_size"]
+        else ""
+    )
     said = (
-        f"the GPU change at x{gpu:.3g}, the model's own x{model_gpu:.3g}"
+        f"the GPU change at x{gpu:.3g}{held}, the model's own x{model_gpu:.3g}"
         + (
             f" kept inside [x{lo:.3g}, x{hi:.3g}] ({band})"
             if abs(gpu - model_gpu) > 1e-9 * gpu

@@ -292,6 +292,7 @@ def state_layout(x: Mapping[str, Numeric]) -> tuple[Numeric, Numeric]:
     Output("data_parallel_comm_s", "seconds", "Exposed data-parallel gradient traffic per step"),
     keep=(
         "anchor_batch_size",
+        "mid_batch_size",
         "attention_core_flops_per_example",
         "model_parallel_ranks",
         "anchor_train_flops_per_example",
@@ -422,12 +423,13 @@ def _anchor_step(
     x: Mapping[str, Numeric], out: Arrays, opt_shards: Numeric, n: Numeric, t_model: Numeric
 ) -> tuple[Numeric, Numeric, Numeric]:
     """The anchor: the batch a measurement was taken at (given, or the automatic batch on its
-    GPU), the model's step time there, and the model on the measured GPU at this batch and
-    precision (the re-projection's midpoint) [s]. Without a measurement neither is needed: the
-    model's own step stands for both (one evaluation instead of three)."""
+    GPU), the model's step time there, and the model on the measured GPU at this precision (the
+    re-projection's midpoint) [s], at this batch or at the largest the measured GPU holds where that is
+    less, per step of this batch. Without a measurement neither is needed: the model's own step
+    stands for both (one evaluation instead of three)."""
     measured = isfinite(_a(x["measured_step_time_s"])) | isfinite(_a(x["measured_samples_per_s"]))
     if not measured.any():
-        out["anchor_batch_size"] = n
+        out["anchor_batch_size"] = out["mid_batch_size"] = n
         out["mid_model_step_time_s"] = out["anchor_model_step_time_s"] = t_model
         return n, t_model, t_model
     # The measurement's own resolution: the preset's figures scaled to it (given ones stand).
@@ -446,6 +448,14 @@ def _anchor_step(
     a_auto = maximum(memory.round_batch(a_max, x["rounding"]), 1.0)
     a_batch = where(isfinite(a_given), a_given, a_auto)
     out["anchor_batch_size"] = a_batch
+    # The midpoint's batch: this scenario's, or the largest the measured GPU holds at this precision where
+    # that is less. The rest of the batch change moves with the GPU, inside the published band (each GPU
+    # at its own batch), instead of the model on a batch the measured GPU cannot hold.
+    m_max = memory.max_batch_size(
+        x["anchor_gpu_memory_bytes"], x["reserved_bytes"], out["model_state_bytes"], out["activation_bytes_per_example"]
+    )
+    m_batch = minimum(n, maximum(memory.round_batch(m_max, x["rounding"]), 1.0))
+    out["mid_batch_size"] = m_batch
     *_, t_anchor = _modelled(
         x,
         out,
@@ -457,7 +467,7 @@ def _anchor_step(
         _a(x["anchor_step_traffic_bytes"]) / opt_shards,
         a_batch,
     )
-    *_, t_mid = _modelled(
+    *_, t_mid_own = _modelled(
         x,
         out,
         out["train_flops_per_example"],
@@ -466,8 +476,9 @@ def _anchor_step(
         x["mid_efficiency"],
         out["memory_traffic_bytes_per_example"],
         out["step_traffic_bytes"],
-        n,
+        m_batch,
     )
+    t_mid = _a(t_mid_own) * (_a(n) / m_batch)  # per step of this scenario's batch at the midpoint's rate
     out["anchor_model_step_time_s"], out["mid_model_step_time_s"] = t_anchor, t_mid
     return a_batch, t_anchor, t_mid
 
