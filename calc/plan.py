@@ -214,6 +214,26 @@ def _too_small(sc: Scenario, values: Mapping[str, float]) -> list[str]:
     return [f"{o.name} holds {where}, less than {what} ({fmt(stored, 'bytes')}): the rates assume it fits; {fix}."]
 
 
+def _spinning_threads(sc: Scenario, values: Mapping[str, float]) -> list[str]:
+    """A warning where workers run more than one intra-op thread each on fewer cores than threads.
+
+    The core share (calc.host.worker_core_share) prices such threads as sharing the cores, at most
+    threads_per_worker x slower; torch's OpenMP threads busy-wait instead. This repository's DataLoader
+    runs (benchmarks/results/loader_costs_epyc-zen5-kvm.json, runs.threads:tv; presets/loader_validation.yaml
+    own-threads-tv-01/03/08, held out, never fitted) took 9.8-12.4x the CPU time per image with 2 workers
+    x 2 torch threads on 2 cores; OpenCV's threads (tv-05/06) only 1.2-1.3x."""
+    threads = sc.threads_per_worker
+    runnable = values["workers_on_node"] * threads
+    if threads <= 1 or runnable <= values["loader_cores_per_node"]:
+        return []
+    return [
+        f"{values['workers_on_node']:g} workers x {threads} threads = {runnable:g} threads on "
+        f"{values['loader_cores_per_node']:g} cores: torch's waiting OpenMP threads spin on busy cores, and runs "
+        "here took 10-12x the CPU time per image (the plan prices at most "
+        f"{threads}x); set threads_per_worker=1, as PyTorch does in DataLoader workers."
+    ]
+
+
 @functools.lru_cache(maxsize=512)
 def _plan(sc: Scenario) -> Plan:
     """``plan`` of one Scenario, uncached (``plan`` caches it)."""
@@ -244,6 +264,7 @@ def _plan(sc: Scenario) -> Plan:
         warnings += _faster_than_peak(sc, r.values, values)
     warnings += _too_small(sc, values)
     warnings += _outside_range(r.values, values)
+    warnings += _spinning_threads(sc, values)
     stages = {s: values[STAGE_KEYS[s]] for s in pipeline.STAGES if math.isfinite(values[STAGE_KEYS[s]])}
     bad = [
         k for k in OUTPUTS if math.isnan(values[k]) or values[k] < 0 or (values[k] == math.inf and k not in UNLIMITED)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import calc
 from calc import host
 from calc.errors import InputError
 
@@ -383,3 +384,21 @@ def test_image_size_bounds() -> None:
         host.image_size("1000000x1")
     assert err.value.field == "image_pixels"  # the default field name
     assert host.image_dtype("mask=8x8:uint8,x=3:float32") == "uint8"  # two dimensions make an image
+
+
+def test_threads_above_the_cores_warn_that_torch_threads_spin() -> None:
+    # 8 GPUs x 3 workers = 24 workers; 2 torch threads each = 48 threads. On 48 cores each thread has
+    # a core: no warning (the boundary). On 47, 48 > 47: the plan's core share prices at most 2x, where
+    # this machine's runs took 9.8-12.4x (own-threads-tv-01/03/08: 29.1 / 2.96, 36.6 / 2.96, 33.8 / 3.24 ms).
+    kw = {"num_workers": 3, "threads_per_worker": 2, "cpu_threads_per_core": 1}
+    fits = calc.plan("resnet50-8xh100-imagenet", cpu_cores_per_node=48, **kw)
+    assert not [w for w in fits.warnings if "spin" in w]
+    over = calc.plan("resnet50-8xh100-imagenet", cpu_cores_per_node=47, **kw)
+    assert [w for w in over.warnings if "spin" in w] == [
+        "24 workers x 2 threads = 48 threads on 47 cores: torch's waiting OpenMP threads spin on busy cores, and "
+        "runs here took 10-12x the CPU time per image (the plan prices at most 2x); set threads_per_worker=1, as "
+        "PyTorch does in DataLoader workers."
+    ]
+    # one thread a worker never warns, however few the cores
+    one = calc.plan("resnet50-8xh100-imagenet", cpu_cores_per_node=8, num_workers=3, threads_per_worker=1)
+    assert not [w for w in one.warnings if "spin" in w]
