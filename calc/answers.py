@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from calc import checkpoint as ck
 from calc import engine as en
 from calc import storage as st
 from calc.design import buyable, describe_option, design_rows
@@ -297,6 +298,50 @@ def _staging(d: Mapping[str, Any]) -> str:
     return f"; copying the dataset to each node takes {fmt(t, 'seconds')}"
 
 
+def _restore_bound(p: Plan) -> str:
+    """Which bound set the restore budget, in words: the restart target or the MTBF share
+    (calc.checkpoint.restore_budget_s takes the smaller)."""
+    v, x = p.values, p.inputs
+    budget, target = float(v["restore_budget_s"]), float(x["restore_target_s"])
+    if budget >= target * (1 - 1e-9):
+        return f", every rank's shard back within the {fmt(target, 'seconds')} restart target"
+    share = float(x["checkpoint_stall_fraction"])
+    return (
+        f", every rank's shard back within {fmt(budget, 'seconds')} ({share:.0%} of the job's "
+        f"{fmt(float(v['mtbf_job_s']), 'seconds')} MTBF, under the {fmt(target, 'seconds')} restart target)"
+    )
+
+
+def _deciding_restore(p: Plan, r: Any) -> str:
+    """The deciding sentence when a restart's read sized the store: what it reads, within which
+    budget and which bound set it, and the GETs an object store serves in that time."""
+    v, dem = p.values, plan_demand(p)
+    o = st.option(str(r["option"]))
+    n = float(ck.restore_requests(dem.restore_shard_bytes, dem.restore_ranks, st.WRITE_REQUEST_BYTES))
+    gets = f" in {fmt(n, 'count', 'GETs')} of 16 MiB" if o.counts_requests else ""
+    return (
+        f"Deciding: the restore read; a restart reads {fmt(dem.restore_bytes, 'bytes')}{gets} at "
+        f"{fmt(v['restore_read_bytes_per_s'], 'bytes_per_s')}{_restore_bound(p)}, which sets "
+        f"{_n(r['units'], str(r['unit']))} of {r['option']}."
+    )
+
+
+def _deciding_workload(p: Plan, r: Any) -> str:
+    """The deciding sentence when an HDD's rated workload a year set the drives."""
+    dem, o = plan_demand(p), st.option(str(r["option"]))
+    return (
+        f"Deciding: the drives' rated workload; the job reads {fmt(dem.read_bytes_per_year, 'bytes')} and writes "
+        f"{fmt(dem.written_bytes_per_year, 'bytes')} a year, and each {o.label} is rated for "
+        f"{fmt(o.workload_bytes_per_year, 'bytes')} a year of reads and writes, which sets "
+        f"{_n(r['units'], str(r['unit']))} of {r['option']} "
+        f"({fmt(float(r['drive_workload_bytes_per_year']), 'bytes')} a year each)."
+    )
+
+
+_DECIDING = {"restore read": _deciding_restore, "workload": _deciding_workload}
+"""Limiting axes whose deciding sentence is a function of the plan and the chosen row alone."""
+
+
 def deciding_sentence(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -> str:
     """One sentence: the constraint that sized the chosen design, with its number."""
     if d is None:
@@ -317,21 +362,15 @@ def deciding_sentence(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -
             else ""
         )
         need = (
-            f"{fmt(dem.need_bytes_per_s, 'bytes_per_s')} at its design point, the {dem.design_point} "
+            f"{fmt(dem.need_bytes_per_s, 'bytes_per_s')} at its design point, the {dem.design_point}"
+            f"{_restore_bound(p) if dem.design_point == 'restore read' else ''} "
             f"(reads {fmt(v['read_bytes_per_s'], 'bytes_per_s')}{bursts})"
             if lim != "iops"
             else fmt(st.random_reads(o, v["read_iops"], v["file_opens_per_s"]), "count_per_s", "random reads/s")
         )
         return f"Deciding: {lim}; the job needs {need}, which sets {_n(r['units'], str(r['unit']))} of {r['option']}."
-    if lim == "workload":
-        dem = plan_demand(p)
-        return (
-            f"Deciding: the drives' rated workload; the job reads {fmt(dem.read_bytes_per_year, 'bytes')} and writes "
-            f"{fmt(dem.written_bytes_per_year, 'bytes')} a year, and each {o.label} is rated for "
-            f"{fmt(o.workload_bytes_per_year, 'bytes')} a year of reads and writes, which sets "
-            f"{_n(r['units'], str(r['unit']))} of {r['option']} "
-            f"({fmt(float(r['drive_workload_bytes_per_year']), 'bytes')} a year each)."
-        )
+    if lim in _DECIDING:
+        return _DECIDING[lim](p, r)
     if lim == "capacity":
         cap_need = p.dataset_bytes + (v["checkpoint_capacity_bytes"] if v["checkpoint_write_bytes_per_s"] > 0 else 0.0)
         fill = f" at most {p.scenario.fill_limit:.0%} full" if r["protection"] else ""

@@ -91,6 +91,9 @@ class Demand:
     design_point: str = "steady reads"
     """Which rate sized the bandwidth: steady reads, save drain, sync save or restore read."""
     restore_bytes: float = 0.0
+    restore_bytes_per_s: float = 0.0
+    """Read rate of a restart within the restore budget (``restore_read_bytes_per_s``): its own sizing axis."""
+    restore_budget_s: float = math.inf
     restore_shard_bytes: float = 0.0
     restore_ranks: float = 1.0
     per_rank_bytes_per_s: float = math.inf
@@ -223,6 +226,8 @@ def plan_demand(p: Plan, reads: bool = True) -> Demand:
         **policy(sc),
         design_point=point,
         restore_bytes=v["checkpoint_restore_bytes"] if saving else 0.0,
+        restore_bytes_per_s=float(restore_bw),
+        restore_budget_s=float(v["restore_budget_s"]),
         restore_shard_bytes=v["checkpoint_rank_bytes"],
         restore_ranks=float(sc.gpus_per_job),  # one job restarts at a time
         per_rank_bytes_per_s=float(v["checkpoint_rank_read_bytes_per_s"]),
@@ -323,6 +328,7 @@ def size_axes(o: st.StorageOption, d: Demand, write_factor: float = 1.0) -> tupl
         d.write_bytes_per_s * write_factor / k,
         writes_overlap_reads=d.writes_overlap_reads,
     )
+    loads["restore"] = restore_load(o, d) / k
     if bought_drives(o) or o.server_drives:
         # Bought drives, and an nfs-* server's drives (protected like them), hold bytes below the fill limit.
         loads["capacity"] = d.capacity_bytes / unit_holds_bytes(o, d)
@@ -338,6 +344,19 @@ def size_axes(o: st.StorageOption, d: Demand, write_factor: float = 1.0) -> tupl
         loads["workload"] = raw / write_factor  # in data drives, as the other axes of bought drives
     n, limiting = st.size(loads)
     return loads, n, limiting
+
+
+def restore_load(o: st.StorageOption, d: Demand) -> float:
+    """Units a restart keeps busy [units]: the restore read within its budget at one unit's read
+    rate, and on an object store its GETs (``ck.restore_requests``) within the budget at one
+    prefix's rate, whichever is more (calc.checkpoint.restore_on_store_s, solved for units)."""
+    if d.restore_bytes_per_s <= 0:
+        return 0.0
+    load = d.restore_bytes_per_s / o.read_bytes_per_s
+    if o.counts_requests and math.isfinite(o.iops) and d.restore_budget_s > 0:
+        gets = ck.restore_requests(d.restore_shard_bytes, d.restore_ranks, st.WRITE_REQUEST_BYTES)
+        load = max(load, float(gets) / d.restore_budget_s / o.iops)
+    return load
 
 
 def unit_holds_bytes(o: st.StorageOption, d: Demand) -> float:
@@ -1113,7 +1132,11 @@ def option_row(o: st.StorageOption, d: Demand) -> dict[str, Any]:
         "ready": s.workers <= max(in_flight(d), 1),
         "caveats": caveats(o, d, s),
         "verified": o.verified,
-        "sized_for": d.design_point if limiting in ("bandwidth", "checkpoint writes") else "",
+        "sized_for": "restore read"
+        if limiting == "restore read"
+        else d.design_point
+        if limiting in ("bandwidth", "checkpoint writes")
+        else "",
         "drive_workload_bytes_per_year": st.workload_per_drive_bytes_per_year(
             d.read_bytes_per_year, d.written_bytes_per_year, s.amp if s.scheme else server_amp(o, d), drives
         )

@@ -733,9 +733,7 @@ def _resolve_checkpoint(c: _Ctx) -> None:
     v["checkpoint_stall_fraction"] = sc.checkpoint_stall_fraction
     v["checkpoint_keep"] = float(sc.checkpoint_keep)
     v["drain_target"] = sc.drain_target
-    v["restore_target_s"] = _nan(
-        None if sc.restore_target_s is None else parse(sc.restore_target_s, "seconds", "restore_target_s")
-    )
+    v["restore_target_s"] = parse(sc.restore_target_s, "seconds", "restore_target_s")
     v["tensor_parallel"], v["pipeline_parallel"] = float(sc.tensor_parallel), float(sc.pipeline_parallel)
     v["zero_stage"] = float(zero)
     src["zero_stage"] = (

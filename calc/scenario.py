@@ -832,12 +832,13 @@ class Scenario:
         0.01,
         1,
     )
-    restore_target_s: Quantity | None = _in(
-        None,
+    restore_target_s: Quantity = _in(
+        "5 min",
         "seconds",
         CHECKPOINT,
-        "Restore target [min]",
-        "Time every rank may take to load its shard after a failure; empty = the stall budget x the job MTBF.",
+        "Restart target [min]",
+        "Most time every rank may take to load its shard after a restart; the budget is the smaller of this and "
+        "the stall budget x the job MTBF (calc.checkpoint.RESTORE_TARGET_S: 5 min, docs/model.md section 10).",
         1,
         1e9,
         unit="min",

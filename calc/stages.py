@@ -1289,8 +1289,7 @@ def _bursts(
     out["checkpoint_save_burst_node_bytes_per_s"] = checkpoint.per_node(
         out["checkpoint_save_burst_bytes_per_s"], out["clients"]
     )
-    target = _a(x["restore_target_s"])
-    budget = where(isfinite(target), target, checkpoint.restore_budget_s(x["checkpoint_stall_fraction"], mtbf))
+    budget = checkpoint.restore_budget_s(x["checkpoint_stall_fraction"], mtbf, x["restore_target_s"])
     out["restore_budget_s"] = budget
     out["restore_read_bytes_per_s"] = checkpoint.restore_read_bytes_per_s(out["checkpoint_restore_bytes"], budget)
     out["restore_read_node_bytes_per_s"] = checkpoint.per_node(out["restore_read_bytes_per_s"], out["clients"])

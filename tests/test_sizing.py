@@ -894,21 +894,18 @@ def test_checkpoint_writes_buy_enough_drives_to_last_the_amortisation() -> None:
     written, _ = checkpoint_writes_per_month(p)
     assert written * 365.25 / 30 == pytest.approx(290.4e15, rel=1e-3)
     rec = calc.recommend(p)
-    assert _row(rec, "nfs-100gbe")["units"] == 13 and _row(rec, "nfs-25gbe")["units"] == 13
+    # Issue 38: the restart within the 5 min target reads 18,484,923,476.25 x 1,024 / 300 s = 63.10 GB/s,
+    # a design point of its own: 63.10 / 2.8 GB/s = 22.5 -> 23 nfs-25gbe (more than endurance's 13);
+    # 63.10 / 11.25 GB/s = 5.6 nfs-100gbe, under endurance's 13. (Before, the restore sized nothing and
+    # both bought 13: nfs-25gbe was $581 a month cheaper to own and lost on GPU time alone.)
+    assert _row(rec, "nfs-100gbe")["units"] == 13 and _row(rec, "nfs-25gbe")["units"] == 23
+    assert _row(rec, "nfs-25gbe")["limiting"] == "restore read"
     a = calc.answer(p)
-    # nfs-25gbe costs less to own, but 13 x 2.8 GB/s restore 18.93e12 B in 520 s where 13 x 11.25 GB/s
-    # take 129 s (at 1,024 GPUs, 14.55 failures a month): nfs-100gbe is cheaper in total
     assert a.best is not None and a.best["option"] == "nfs-100gbe" and a.best["units"] == 13
     assert a.best["limiting"] == "endurance"
-    assert _row(rec, "nfs-25gbe")["monthly_total_usd"] < a.best["monthly_total_usd"]
-    assert a.best["total_with_gpu_usd"] < _row(rec, "nfs-25gbe")["total_with_gpu_usd"]
+    assert a.best["monthly_total_usd"] < _row(rec, "nfs-25gbe")["monthly_total_usd"]
     text = "\n".join(a.lines())
     assert "Deciding: drive endurance; checkpoints write 290.4 PB a year" in text
-    # 13 servers each: the same drives and chassis, so the gap is the NIC ($1,182.50 - $400 = $782.50)
-    # and the port and DAC ($593.44 + $125 - $298.81 - $40 = $379.63): 13 x $1,162.13 = $15,107.69,
-    # x (1/36 + 1 % support) = $419.66 + $151.08 = $570.73 a month, + power 13 x (20 - 12) W = 104 W x
-    # 730 h x $0.13/kWh = $9.87: $580.60 (was $120 with 11 against 12 servers of the used SR635)
-    assert "nfs-100gbe costs $581 a month more than nfs-25gbe but idles" in text
     # The bare PM9A3s would need 290.4 x 5 / 14.016 = 103.6 -> 104 data drives: more than a 24-drive system.
     nvme = _row(calc.recommend(p), "nvme-gen4")
     assert not nvme["feasible"] and "on endurance" in nvme["why_not"]
