@@ -769,13 +769,15 @@ def pipeline_tab(p: calc.Plan, lev: pd.DataFrame) -> None:
 
 def checkpoint_tab(p: calc.Plan) -> None:
     sc = p.scenario
-    d = chosen(cached_answer(sc)) if sc.storage is None else None  # the store the card buys
-    if d is not None and d["store"]:
-        # Judged on the storage the card buys, not on "no storage": the saves land on its store.
-        p = calc.plan(sc, storage=d["store"], storage_units=int(d["store_units"]))
+    a = cached_answer(sc)
+    d = chosen(a) if sc.storage is None else None  # the store the card buys
+    if a.served is not None and d is not None:
+        # Judged on the storage the card buys, not on "no storage": the saves land on its store, at
+        # the units it buys (the answer's own plan, so the card and this tab say one restore time).
+        p = a.served
         st.caption(
             f"No storage chosen: checkpoints judged on the store the answer buys, "
-            f"{int(d['store_units']):,} x {d['store']} ({d['description']})."
+            f"{p.scenario.storage_units:,g} x {p.scenario.storage} ({d['description']})."
         )
     if p.checkpoint_write_bytes_per_s > 0:
         st.plotly_chart(cached_chart("checkpoint_timeline", p.scenario), key="chart_checkpoint")
@@ -925,7 +927,8 @@ def page(values: dict[str, Any], errors: dict[str, str]) -> tuple[tuple[calc.Pla
     link = f"{base_url}?{urlencode(params)}"
     st.subheader(p.title)
     answer_card(p)
-    headline(p)
+    # The headline is the plan on the store the answer buys (issue 38): its utilisation and restore.
+    headline(cached_answer(p.scenario).shown)
     return (p, link), {}
 
 

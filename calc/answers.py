@@ -75,6 +75,14 @@ class Answer:
     """The buyable row with the lowest storage cost (to say when a dearer store is cheaper in total)."""
     fastest: dict[str, Any] | None = None
     """The buyable row that idles the fewest GPU-hours (said when no GPU price is known)."""
+    served: Plan | None = None
+    """The plan on the store the answer buys, at its units (None: the job's own storage, or nothing bought)."""
+
+    @property
+    def shown(self) -> Plan:
+        """The plan shown beside the answer (headline, checkpoints, report): on the store it buys at
+        the units it buys, so restore time, goodput, drain lag and durability are that store's (issue 38)."""
+        return self.served if self.served is not None else self.plan
 
     @property
     def design(self) -> dict[str, Any] | None:
@@ -459,6 +467,7 @@ def job_answer(x: PlanLike, /, **overrides: Any) -> Answer:
         fastest=fastest,
         design_utilization=served.gpu_utilization if served is not None else math.nan,
         design_bottleneck=served.bottleneck if served is not None else "",
+        served=served,
     )
     return dataclasses.replace(a, deciding=_read_time_binds(p, a.design) or deciding_sentence(p, a.design, rec))
 
@@ -527,7 +536,11 @@ def _design_plan(p: Plan, d: Mapping[str, Any] | None) -> Plan | None:
     # storage_units is a whole count: a file system bought in fractional steps (4.8 TiB) is planned
     # at the next whole unit (5), the nearest size the scenario can state.
     given = float(math.ceil(units - 1e-9)) if math.isfinite(units) and units > 0 else None
-    return plan(p.scenario.replace(storage=tier, storage_units=given))
+    # Drives the engine houses in a storage server on the network (checkpoints) are planned as such:
+    # durable, as the row that bought them says (issue 38: the plan said they die with the node).
+    o = st.option(tier)
+    server = not local and en.bought_drives(o) and en.size_option(o, plan_demand(p)).networked
+    return plan(p.scenario.replace(storage=tier, storage_units=given, storage_housing="server" if server else "node"))
 
 
 def _own(p: Plan, rec: pd.DataFrame) -> tuple[str, bool]:

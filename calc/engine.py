@@ -1000,8 +1000,9 @@ def gpu_time(o: st.StorageOption, d: Demand, s: Sized) -> dict[str, float]:
     own rate, an object store's GET rate); ``save_stall_s``: the training stall of one save on it
     (sync: the write; async: the copy to host RAM and any drain longer than the interval);
     ``first_epoch_s``: the dataset read from it before the page cache serves the job (0 when the
-    steady reads carry the epoch). ``lost_gpu_hours``: restores x failures + stalls x saves + the
-    first epoch's excess over the GPUs' own pace once a month, x GPUs [GPU-h a month].
+    steady reads carry the epoch). ``lost_gpu_hours``: (restore + half an interval + the drain
+    lag) x failures + stalls x saves + the first epoch's excess over the GPUs' own pace once a
+    month, x GPUs [GPU-h a month]: goodput's waste on this store, plus the first epoch.
     """
     if o.kind == "ram":
         return {"restore_s": 0.0, "save_stall_s": 0.0, "first_epoch_s": d.steady_epoch_s, "lost_gpu_hours": 0.0}
@@ -1014,7 +1015,7 @@ def gpu_time(o: st.StorageOption, d: Demand, s: Sized) -> dict[str, float]:
         cap = provisioned
     read = min(sup.bytes_per_s, cap)
     write = min(sup.write_bytes_per_s, cap)
-    restore = save = 0.0
+    restore = save = lag = 0.0
     if d.restore_bytes > 0:
         gets = (
             ck.restore_requests(d.restore_shard_bytes, d.restore_ranks, st.WRITE_REQUEST_BYTES)
@@ -1029,9 +1030,13 @@ def gpu_time(o: st.StorageOption, d: Demand, s: Sized) -> dict[str, float]:
         )
         write_s = float(ck.save_time_s(d.checkpoint_bytes, write, d.restore_shard_bytes, d.per_rank_bytes_per_s))
         save = float(ck.blocking_s(write_s, d.interval_s, d.host_copy_s, d.save_async))  # the plan's stall rule
+        lag = write_s if d.save_async else 0.0  # the plan's lag: an async save is not durable until drained
     first = float(ck.first_epoch_s(d.first_epoch_bytes, read, d.steady_epoch_s)) if d.first_epoch_bytes > 0 else 0.0
+    # Each failure costs what goodput counts (ck.lost_per_failure_s: restore + half an interval + lag),
+    # so a row's GPU-hours and the plan's goodput on that store are one formula (issue 38).
+    per_failure = float(ck.lost_per_failure_s(restore, d.interval_s, lag)) if d.failures_per_month > 0 else 0.0
     lost = float(
-        ck.idle_gpu_hours(restore, d.gpus, d.failures_per_month)
+        ck.idle_gpu_hours(per_failure, d.gpus, d.failures_per_month)
         + ck.idle_gpu_hours(save, d.gpus, d.saves_per_month)
         + ck.idle_gpu_hours(max(first - d.steady_epoch_s, 0.0), d.gpus)
     )
@@ -1081,7 +1086,11 @@ COLUMNS: dict[str, tuple[str, str]] = {
         "s",
         "the first epoch read from it (the page cache serves the rest; 0: the steady reads carry it)",
     ),
-    "lost_gpu_hours_per_month": ("GPU-h", "GPU time idle on restores, save stalls and the first epoch, a month"),
+    "lost_gpu_hours_per_month": (
+        "GPU-h",
+        "GPU time lost a month: per failure the restore, half an interval and the drain lag (goodput's rule), "
+        "save stalls and the first epoch",
+    ),
     "lost_gpu_usd_per_month": ("USD", "that GPU time at gpu_price_per_hour (NaN: no GPU price)"),
     "total_with_gpu_usd": ("USD", "monthly_total_usd + lost_gpu_usd_per_month: what the answer minimises"),
 }

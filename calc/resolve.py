@@ -762,6 +762,8 @@ def _resolve_checkpoint(c: _Ctx) -> None:
         raise InputError("run_length_s", "is needed to count milestone checkpoints; accepted: a time such as 30 d")
     # A checkpoint on a node's own drives or RAM dies with the node: not a durable target.
     kind = storage.option(sc.storage).kind if sc.storage else ""
+    if kind == "local" and sc.storage_housing == "server":
+        kind = "server"  # drives in a storage server on the network outlive a GPU node
     v["checkpoint_durable_store"] = float(kind not in ("local", "ram"))
     if kind in ("local", "ram") and sc.checkpoint_interval_s is not None:
         warnings.append(

@@ -776,6 +776,15 @@ class Scenario:
         "empty = mirror for 1-2 data drives, raid6 above.",
         choices=PROTECTIONS,
     )
+    storage_housing: str = _in(
+        "node",
+        "choice",
+        STORAGE,
+        "Drives held in",
+        "Where a drive option's drives sit: node (in the GPU nodes: checkpoints on them die with the node) or "
+        "server (a storage server on the network, as the answer buys them for checkpoints: they outlive a node).",
+        choices=("node", "server"),
+    )
     fill_limit: float = _in(
         0.8,
         "fraction",

@@ -48,8 +48,15 @@ def test_restore_is_timed_on_the_store_bought_and_priced_in_gpu_hours() -> None:
     assert r["restore_s"] == pytest.approx(restore, rel=1e-6)
     failures = 30 * 86400 / p.mtbf_job_s
     saves = 30 * 86400 / 1800
-    hours = (restore * failures + r["save_stall_s"] * saves) * 1024 / 3600
+    # Issue 38: each failure costs what goodput counts, restore + half the 1,800 s interval + the drain lag
+    # (16.56e12 B / (13 x 11.25 GB/s) = 113.2 s): it left out the lag and the recompute (655.8 GPU-h)
+    lag = 16_562_491_434_720 / (13 * 11.25e9)
+    hours = ((restore + 900 + lag) * failures + r["save_stall_s"] * saves) * 1024 / 3600
     assert r["lost_gpu_hours_per_month"] == pytest.approx(hours, rel=1e-6)
+    # ... so the row is goodput's waste on that store: (1 - goodput) x 1,024 GPUs x 720 h
+    on = calc.plan("mlperf-checkpoint-llama3-1t", site="on-prem", storage="nfs-100gbe", storage_units=13)
+    assert on.checkpoint_lag_s == pytest.approx(lag, rel=1e-9)
+    assert r["lost_gpu_hours_per_month"] == pytest.approx((1 - on.goodput) * 1024 * 720, rel=1e-9)
     assert r["lost_gpu_usd_per_month"] == pytest.approx(hours * 6.88, rel=1e-6)
     a = calc.answer(p)
     assert any(line.startswith("GPU time on 13 servers of nfs-100gbe: a restore takes 2.16 min") for line in a.lines())
