@@ -216,7 +216,11 @@ def _too_small(sc: Scenario, values: Mapping[str, float]) -> list[str]:
         return []
     if stored <= have:
         return []
-    fix = "choose a store that holds it" if o.kind == "ram" else "add units or choose a larger store"
+    fix = (
+        "choose a store that holds it"
+        if o.kind == "ram" or sc.storage_units is None
+        else "add units or choose a larger store"
+    )
     return [f"{o.name} holds {where}, less than {what} ({fmt(stored, 'bytes')}): the rates assume it fits; {fix}."]
 
 

@@ -99,16 +99,18 @@ def test_cloud_volumes_at_what_they_deliver_and_cost() -> None:
 
 
 def test_file_systems_in_their_orderable_steps_and_tiers() -> None:
-    # unet3d on FSx 1000: 3 TiB was named; FSx SSD comes in 1.2, 2.4, then 2.4 TiB steps: 4.8 TiB
-    # x 1.0995 TB x $0.60 = $3,166.6 a month (was $1,979)
+    # unet3d on FSx 1000: 3 TiB was named; FSx SSD comes in 1,200 GiB, 2,400 GiB, then 2,400 GiB steps
+    # (AWS calls them 1.2 and 2.4 TiB): 4,800 GiB = 4.6875 TiB x 1.0995 TB x $0.60 = $3,092.4 a month
+    # (issue 38: it bought 4.8 TiB = 4,915 GiB, $3,166.6, a size AWS does not sell; 3 TiB was $1,979)
     r = _row("mlperf-unet3d-h100", "aws-fsx-lustre-ssd-1000", site="aws")
-    assert r["units"] == 4.8 and r["monthly_total_usd"] == pytest.approx(4.8 * TIB / 1e9 * 0.60, rel=1e-9)
-    # 1T on GCP: every Managed Lustre tier is offered; the 125 tier needs 18.4 GB/s / 125 MB/s = 147.2 ->
-    # 148 TiB x 1.0995 TB x $0.1350 = $21,968 (the 1000 tier alone was $89,703); with a 1 h restart target,
-    # whose restore read (5.26 GB/s) is below the drain
+    assert r["units"] == 4.6875 and r["monthly_total_usd"] == pytest.approx(4800 * 2**30 / 1e9 * 0.60, rel=1e-9)
+    # 1T on GCP: every Managed Lustre tier is offered; the 125 tier needs 18.4 GB/s / 125 MB/s = 147.2 TiB,
+    # ordered in its 72,000 GiB steps (70.3125 TiB): 3 x 72,000 = 216,000 GiB = 210.94 TiB (issue 38: 148 TiB
+    # = 151,552 GiB is not orderable) x 1.0995 TB x $0.1350 = $31,312; with a 1 h restart target, whose
+    # restore read (5.26 GB/s) is below the drain
     t125 = _row("mlperf-checkpoint-llama3-1t", "gcp-managed-lustre-125", site="gcp", restore_target_s="1 h")
-    assert t125["units"] == 148
-    assert t125["monthly_total_usd"] == pytest.approx(148 * TIB / 1e9 * 0.145 / 1.073741824, rel=1e-3)
+    assert t125["units"] == 216_000 / 1024
+    assert t125["monthly_total_usd"] == pytest.approx(216_000 * 2**30 / 1e9 * 0.145 / 1.073741824, rel=1e-3)
 
 
 def test_scratch_never_holds_checkpoints() -> None:

@@ -463,7 +463,8 @@ def test_fsx_presets_scale_metadata_with_capacity() -> None:
     o = storage.option("aws-fsx-lustre-ssd-1000")
     assert o.metadata_ops == 3000.0  # at its 1.2 TiB minimum
     assert o.metadata_ops_at(240.0) == 240000.0
-    assert o.units_for_metadata(240000.0) == 240.0
+    # 120,000 Metadata IOPS = 10 blocks of 24,000 GiB = 240,000 GiB = 234.375 TiB (AWS's "240 TiB")
+    assert o.units_for_metadata(240000.0) == 234.375
     # Without a scaling table the service's figure holds at every size.
     s3 = storage.option("aws-s3-standard")
     assert s3.metadata_ops_at(1.0) == s3.metadata_ops_at(100.0) == 5500.0
@@ -719,8 +720,9 @@ def test_fsx_is_ordered_in_its_steps() -> None:
     assert st.orderable_units(9.0, (1.2, 2.4), 0.0) == math.inf
     o = st.option("aws-fsx-lustre-ssd-1000")
     units = st.orderable_units(3.0, o.size_steps, o.size_increment)
-    # 4.8 TiB x 1.0995 TB x $0.60 per GB-month = $3,166 a month, not 3 TiB's $1,979
-    assert units * o.capacity_bytes / 1e9 * o.price_per_gb_month == pytest.approx(3166.5, rel=1e-4)
+    # 4,800 GiB = 4.6875 TiB x 1.0995 TB x $0.60 per GB-month = $3,092.4 a month, not 3 TiB's $1,979
+    # (issue 38: AWS's sizes are GiB; 4.8 TiB = 4,915 GiB, $3,166.5, is not one it sells)
+    assert units * o.capacity_bytes / 1e9 * o.price_per_gb_month == pytest.approx(3092.38, rel=1e-5)
 
 
 def test_every_fsx_ssd_and_managed_lustre_tier_is_offered() -> None:
