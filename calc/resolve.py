@@ -670,19 +670,22 @@ def _resolve_storage(c: _Ctx) -> None:
         )
 
 
-def _check_units(sc: Scenario) -> None:
+def _check_units(sc: Scenario, nodes: float) -> None:
     """A unit count within the catalog's: above ``max_units`` (24 drives in a 24-bay server, a file
     system's largest size) the supply is not one the option can deliver (issue 38: 1,000 nvme-gen4
-    were planned at 6.5 TB/s). A block volume's maximum is per node (one volume a node), so a count
-    of volumes is left to the sizing's per-node rule."""
+    were planned at 6.5 TB/s). Drives in the GPU nodes: that many in each of the job's ``nodes``. A
+    block volume's maximum is per node (one volume a node): left to the sizing's per-node rule."""
     if not sc.storage or sc.storage_units is None:
         return
     o = storage.option(sc.storage)
-    if o.kind != "cloud-block" and sc.storage_units > o.max_units:
+    per_node = o.kind == "local" and sc.storage_housing == "node"
+    most = o.max_units * (nodes if per_node else 1.0)
+    if o.kind != "cloud-block" and sc.storage_units > most:
+        each = f" a node x {nodes:g} nodes" if per_node and nodes > 1 else ""
         raise InputError(
             "storage_units",
-            f"{sc.storage_units:g} {o.unit}s of {o.name}; accepted: {o.min_units:g} to {o.max_units:g} "
-            f"(max_units in presets/storage.yaml: {o.sources.get('max_units', 'the catalog')})",
+            f"{sc.storage_units:g} {o.unit}s of {o.name}; accepted: {o.min_units:g} to {most:g} ({o.max_units:g}"
+            f"{each}; max_units in presets/storage.yaml: {o.sources.get('max_units', 'the catalog')})",
         )
 
 
@@ -806,7 +809,7 @@ def _resolve_layout(c: _Ctx) -> None:
         )
     v["example_bytes_cv"] = sc.example_bytes_cv
     v["storage_units_given"] = _nan(sc.storage_units)
-    _check_units(sc)
+    _check_units(sc, float(host.nodes(v["gpus_per_job"], v["gpus_per_node"], v["jobs"])))
     v["storage_bytes_per_s_given"] = _nan(
         None if sc.storage_bytes_per_s is None else parse(sc.storage_bytes_per_s, "bytes_per_s", "storage_bytes_per_s")
     )

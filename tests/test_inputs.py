@@ -848,7 +848,14 @@ def test_a_named_store_too_small_for_the_dataset_is_said() -> None:
     # Issue 38: 30 drives are more than one 24-bay system holds: refused, naming the field and the range
     with pytest.raises(calc.InputError) as e:
         calc.plan("clip-vitl14-datacomp-webdataset", storage="nvme-gen4", storage_units=30)
-    assert e.value.field == "storage_units" and "accepted: 1 to 24" in str(e.value)
+    assert e.value.field == "storage_units" and "accepted: 1 to 24 (24;" in str(e.value)
+    # drives in the GPU nodes: 24 in each of unet3d's 64 / 8 = 8 nodes, so 192 at most (32 = 4 a node is fine)
+    assert (
+        calc.plan("mlperf-unet3d-h100", gpus_per_job=64, storage="nvme-gen4", storage_units=32).storage_bytes_per_s > 0
+    )
+    with pytest.raises(calc.InputError) as e:
+        calc.plan("mlperf-unet3d-h100", gpus_per_job=64, storage="nvme-gen4", storage_units=193)
+    assert "accepted: 1 to 192 (24 a node x 8 nodes" in str(e.value)
     # Issue 38: with no units the plan reads RAM at its largest, and still cannot hold the dataset: said.
     w = calc.plan("mlperf-unet3d-h100", storage="ram-tmpfs", dataset_examples=1e6).warnings
     assert any("ram-tmpfs holds 274.9 GB per node" in x for x in w)
