@@ -846,3 +846,20 @@ def test_support_power_and_part_condition() -> None:
         st._used_alternative(catalog._Entry("e", "x", {"condition": "used", "used": used}))
     with pytest.raises(PresetError, match="used: source"):
         st._used_alternative(catalog._Entry("e", "x", {"condition": "new", "used": {"price": 1, "price_date": "d"}}))
+
+
+def test_cloud_file_systems_in_their_gib_step_tables() -> None:
+    """Issue 38: sizes that can be ordered. FSx HDD (40 MB/s/TiB) comes in multiples of 1,800 GiB =
+    1.7578125 TiB: 146 TiB -> ceil(146 / 1.7578125 = 83.06) = 84 x 1,800 = 151,200 GiB = 147.66 TiB.
+    FSx SSD: 1,200, 2,400, then +2,400 GiB; 149,914 GiB (146.4 "TiB" was 146,400 GiB, short of it)
+    -> 2,400 + ceil(147,514 / 2,400 = 61.46) = 62 steps = 151,200 GiB. GCP Managed Lustre's 125 MBps/TiB
+    tier: multiples of 72,000 GiB; 149,504 GiB -> 216,000 GiB."""
+    hdd = st.option("aws-fsx-lustre-hdd-40")
+    assert st.orderable_units(146.0, hdd.size_steps, hdd.size_increment) * 1024 == pytest.approx(151_200)
+    assert st.orderable_units(1.0, hdd.size_steps, hdd.size_increment) * 1024 == pytest.approx(1_800)
+    ssd = st.option("aws-fsx-lustre-ssd-125")
+    assert st.orderable_units(149_914 / 1024, ssd.size_steps, ssd.size_increment) * 1024 == pytest.approx(151_200)
+    assert st.orderable_units(1_200 / 1024, ssd.size_steps, ssd.size_increment) * 1024 == pytest.approx(1_200)
+    gcp = st.option("gcp-managed-lustre-125")
+    assert st.orderable_units(149_504 / 1024, gcp.size_steps, gcp.size_increment) * 1024 == pytest.approx(216_000)
+    assert gcp.min_units * 1024 == pytest.approx(72_000)
