@@ -399,9 +399,9 @@ def describe_option(row: Mapping[str, Any], brief: bool | str = False) -> str:
         if not math.isfinite(head)
         # Sized by the rate: its headroom is on that rate (2x and more only at the smallest size).
         else f"sized by {lim}{_for(row)}, {times} headroom"
-        if lim in ("bandwidth", "iops", "checkpoint writes", "write requests") and head < 2
+        if lim in ("bandwidth", "iops", "checkpoint writes", "write requests", "restore read") and head < 2
         else f"its smallest size serves the load, {times} headroom"  # a job's or a cluster's
-        if lim in ("bandwidth", "iops", "checkpoint writes", "write requests")
+        if lim in ("bandwidth", "iops", "checkpoint writes", "write requests", "restore read")
         # Sized by something else (capacity, a minimum size): the rate it delivers is a bonus.
         else f"sized by {lim}; it delivers {times} the reads and bandwidth needed"
     )
