@@ -229,7 +229,7 @@ def cluster(jobs: Any, /, **inputs: Any) -> ClusterPlan:
     for j in c.jobs:
         sc = j.scenario
         n = sc.jobs * j.count
-        changes = {**c.shared, **storage, "jobs": n}
+        changes = {**c.shared, **_storage_of(c, sc, storage), "jobs": n}
         try:
             run = sc.replace(**changes, name=sc.name) if any(getattr(sc, k) != v for k, v in changes.items()) else sc
         except InputError as e:
@@ -237,6 +237,19 @@ def cluster(jobs: Any, /, **inputs: Any) -> ClusterPlan:
         plans.append(plan(run))
         copies.append(n)
     return _combine(c, tuple(plans), tuple(copies))
+
+
+def _storage_of(c: Cluster, sc: Any, storage: dict[str, Any]) -> dict[str, Any]:
+    """The storage inputs a job runs on in the cluster: the shared ones. With none shared, a
+    cluster of one job keeps the job's own (the cluster is the job: issue 38), and another job
+    keeps the site its storage set, so dropping a storage no one shares never moves a job."""
+    if any(c.shared.get(k) is not None for k in STORAGE_INPUTS):
+        return storage
+    if len(c.jobs) == 1 and c.jobs[0].count * sc.jobs == 1:  # as _one_job: one entry, one copy
+        return {}
+    site = job_site(sc)
+    said = sc.site or sc.server or c.shared.get("site") or c.shared.get("server")
+    return storage | ({"site": site} if site and not said else {})
 
 
 def _combine(c: Cluster, plans: tuple[Plan, ...], copies: tuple[int, ...]) -> ClusterPlan:
@@ -362,8 +375,9 @@ class ClusterAnswer:
 
 
 def _site_lines(cp: ClusterPlan, rec: pd.DataFrame) -> tuple[dict[str, Any], ...]:
-    """With no site (and more than one job): each site's first buyable row, in ``st.SITES`` order."""
-    if _one_job(cp) or job_site(cp.plans[0].scenario) is not None:
+    """With no site: each site's first buyable row, in ``st.SITES`` order (one job too: the cluster
+    of one asks where it runs as the job's answer does)."""
+    if job_site(cp.plans[0].scenario) is not None:
         return ()
     out = []
     for site in st.SITES:
@@ -677,6 +691,8 @@ def _charged_row(cp: ClusterPlan, rec: pd.DataFrame, best: dict[str, Any] | None
     """The option whose cost is charged back: the shared storage given, else the one to buy."""
     sc = cp.plans[0].scenario
     name = sc.storage
+    if _one_job(cp) and sc.storage_units is None:
+        return best  # one job's own storage, no count: as its answer, the design bought is charged
     if name is not None:
         mine = rec[rec["option"] == name]
         if len(mine) and math.isfinite(float(mine.iloc[0]["monthly_total_usd"])):

@@ -700,8 +700,8 @@ def rule_out(o: st.StorageOption, d: Demand, s: Sized) -> tuple[str, str]:
 
 
 def _ram_fits(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
-    if o.kind != "ram" or _ram_holds(o, d, s) or _ram_copies(o, d, s):
-        return []
+    if o.kind != "ram" or d.dataset_bytes <= 0 or _ram_holds(o, d, s) or _ram_copies(o, d, s):
+        return []  # no dataset (a checkpoint benchmark): nothing for the page cache to hold
     return [
         "the dataset fits in free RAM: after the first epoch the page cache serves it; "
         "tmpfs defaults to half of RAM and competes with loader workers; every node holds a copy"
@@ -754,10 +754,19 @@ def _egress(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
     ]
 
 
+def multi_attach(o: st.StorageOption, clients: int) -> str:
+    """``multi-attached to 5 nodes (at most 16): needs a cluster-aware file system (GFS2, OCFS2)``,
+    or "" when ``o`` is not one block volume shared by ``clients`` nodes: the one sentence the
+    caveats and the card say (issue 38)."""
+    if o.kind != "cloud-block" or not 1 < clients <= o.attach_limit:
+        return ""
+    fs = ": needs a cluster-aware file system (GFS2, OCFS2)" if o.cluster_fs else ""
+    return f"multi-attached to {clients} nodes (at most {o.attach_limit:g}){fs}"
+
+
 def _attach(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
-    if o.kind == "cloud-block" and 1 < d.clients <= o.attach_limit:
-        fs = ": needs a cluster-aware file system (GFS2, OCFS2)" if o.cluster_fs else ""
-        return [f"multi-attached to {d.clients} nodes (at most {o.attach_limit:g}){fs}"]
+    if shared := multi_attach(o, d.clients):
+        return [shared]
     if volume_per_node(o, d):
         return [
             f"a {o.unit} attaches to {o.attach_limit:g} node: one per node ({d.clients}), each holding a full copy "

@@ -583,11 +583,11 @@ def test_every_one_job_cluster_equals_its_plan_on_given_storage(storage: str, un
 
 
 def test_every_one_job_cluster_buys_and_needs_what_its_plan_does() -> None:
-    """Every one-job preset with no storage of its own (a cluster's storage is shared, never one job's):
-    the demand, the option and units bought and the utilisation on them equal the job's answer."""
+    """Every one-job preset: the demand, the option and units bought and the utilisation on them
+    equal the job's answer (its own storage kept, as the job keeps it: issue 38)."""
     checked = 0
     for name in _presets():
-        p = calc.plan(name, storage=None, storage_units=None)
+        p = calc.plan(name)
         if p.scenario.jobs != 1:
             continue  # copies of a job keep the cluster's coinciding bursts (one restarts, the others run)
         cp = calc.cluster({name: 1})
@@ -912,3 +912,34 @@ def test_a_job_its_one_job_cluster_and_its_sweep_row_agree_on_saves_beside_reads
         assert cluster_demand(cp).need_bytes_per_s == d.need_bytes_per_s
     row = calc.sweep(sc, gpus_per_job=[sc.gpus_per_job])
     assert float(row["storage_need_bytes_per_s"].iloc[0]) == p.storage_need_bytes_per_s
+
+
+@pytest.mark.parametrize(
+    "name,site",
+    [
+        # its own storage (nvme-gen4, on-prem) sets its site: the cluster bought a $134 GCP bucket
+        ("llama3-8b-pretrain-8xh100", None),
+        ("llama3-8b-pretrain-8xh100", "aws"),
+        ("beast-nfs-shop", None),  # 5 copies of one entry: its storage's site kept too
+        ("mlperf-checkpoint-llama3-8b", "aws"),
+        ("mlperf-unet3d-h100", "aws"),
+        ("mlperf-unet3d-h100", None),  # no site: both ask where it runs
+    ],
+)
+def test_a_one_job_cluster_is_its_job_storage_and_site_included(name: str, site: str | None) -> None:
+    kw = {"site": site} if site else {}
+    one, ca = calc.answer(name, **kw), calc.cluster_answer(calc.cluster({name: 1}, **kw))
+    assert one.best is not None and ca.best is not None
+    assert (ca.best["option"], ca.best["site"]) == (one.best["option"], one.best["site"]), name
+    assert float(ca.best["monthly_total_usd"]) == pytest.approx(float(one.best["monthly_total_usd"]), rel=1e-12)
+    assert ca.monthly_usd == pytest.approx(float(one.best["monthly_total_usd"]), rel=1e-12)  # chargeback: all of it
+    assert bool(ca.site_lines) == (one.site is None)
+
+
+def test_the_8b_pretrain_cluster_of_one_buys_its_hdds() -> None:
+    # The job reads 8.18 TB and writes 1.97 PB a year: 1.978 PB / 550 TB rated per 7,200 rpm drive = 3.6,
+    # so 4 data drives, + 2 for RAID 6 = 6 drives (4 x 24 TB = 96 TB usable), on-prem as its nvme-gen4 says.
+    ca = calc.cluster_answer(calc.cluster({"llama3-8b-pretrain-8xh100": 1}))
+    assert ca.best is not None
+    assert (ca.best["option"], ca.best["units"], ca.best["site"]) == ("hdd-7200", 6, "on-prem")
+    assert float(ca.best["capacity_bytes"]) == pytest.approx(4 * 24e12)
