@@ -441,8 +441,9 @@ def test_every_cards_design_utilisation_is_its_design_at_its_units_and_said() ->
 def test_a_cluster_without_a_site_asks_as_a_job_does() -> None:
     """Six jobs on one shared store, no site (no job's server or storage names one): the cluster's
     answer lists each site's cheapest buyable store, as a job's answer does, instead of renting a
-    GCP bucket for GPUs whose site nobody gave. The totals are each site's own first row."""
-    jobs = {"llama3-8b-pretrain-8xh100": 2, "mlperf-unet3d-h100": 1}
+    GCP bucket for GPUs whose site nobody gave. The totals are each site's own first row. (The 8B
+    pretrain preset's own nvme-gen4 would set on-prem, a site its storage names: issue 38 keeps it.)"""
+    jobs = {calc.scenario("llama3-8b-pretrain-8xh100").replace(storage=None): 2, "mlperf-unet3d-h100": 1}
     a = calc.answer(calc.cluster(jobs))
     lines = a.lines()
     assert lines[0].startswith('Buy for the cluster: it depends on the site (not given: set "Site"')
@@ -461,6 +462,9 @@ def test_a_cluster_without_a_site_asks_as_a_job_does() -> None:
     # A site given: one answer at that site, no per-site lines.
     b = calc.answer(calc.cluster(jobs, site="on-prem"))
     assert b.site_lines == () and b.headline.startswith("Buy for the cluster: ") and b.best["site"] == "on-prem"
+    # The preset as it is: its nvme-gen4 says on-prem, so the cluster buys there and does not ask.
+    own = calc.answer(calc.cluster({"llama3-8b-pretrain-8xh100": 2, "mlperf-unet3d-h100": 1}))
+    assert own.site_lines == () and own.best is not None and own.best["site"] == "on-prem"
 
 
 def test_own_hdds_short_of_random_reads_are_not_told_more_workers_help() -> None:
