@@ -6,6 +6,7 @@ number and every chart comes from the library, so a notebook shows the same.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import re
@@ -22,7 +23,7 @@ import calc
 from calc import catalog, plots
 from calc.card import SITE_LABELS, card, chosen, details, loader_line, plain_words
 from calc.cluster import cluster, cluster_answer
-from calc.cluster_input import STORAGE_INPUTS, Cluster, Job
+from calc.cluster_input import POLICIES, RESTARTS, SAVES, STORAGE_INPUTS, Cluster, Job
 from calc.errors import InputError
 from calc.explain import formula, render_formula
 from calc.lever import levers, storage_levers
@@ -1009,6 +1010,7 @@ CLUSTER_EXAMPLE = "this:2\nresnet50-8xh100-imagenet:3\nvideo-vivit-kinetics:1\ng
 CLUSTER_FIELDS = {
     "cluster_text": "cluster",
     "cluster_saves": "cluster_saves",
+    "cluster_restarts": "cluster_restarts",
     "cluster_policy": "cluster_policy",
     "cluster_horizon": "cluster_horizon_months",
     "cluster_job_growth": "cluster_job_growth_per_year",
@@ -1017,8 +1019,9 @@ CLUSTER_FIELDS = {
 }
 """The Cluster view's fields (session keys) and the link parameter each one holds."""
 CLUSTER_DEFAULTS = {
-    "cluster_saves": "aligned",
-    "cluster_policy": "demand",
+    "cluster_saves": SAVES[0],
+    "cluster_restarts": RESTARTS[0],
+    "cluster_policy": POLICIES[0],
     "cluster_horizon_months": "0",
     "cluster_job_growth_per_year": "0",
     "cluster_data_growth_per_year": "0",
@@ -1052,9 +1055,11 @@ def cluster_inputs() -> dict[str, str]:
         key="cluster_shared",
         help="Applied to every job, e.g. storage=aws-fsx-lustre-ssd-1000|storage_units=240.",
     )
-    o1, o2, o3, o4, o5 = st.columns(5)
-    o1.selectbox("Checkpoint saves", ("aligned", "staggered"), key="cluster_saves")
-    o2.selectbox("Shortfall shared by", ("demand", "max-min"), key="cluster_policy")
+    o1, o6, o2, o3, o4, o5 = st.columns(6)
+    o1.selectbox("Checkpoint saves", SAVES, key="cluster_saves")
+    # Which jobs restore together: one while the others run, or all after an outage (issue 38).
+    o6.selectbox("Restarts", RESTARTS, key="cluster_restarts")
+    o2.selectbox("Shortfall shared by", POLICIES, key="cluster_policy")
     o3.text_input("Horizon [months]", key="cluster_horizon")
     o4.text_input("Job growth [per year, 0.5 = +50 %]", key="cluster_job_growth")
     o5.text_input("Data growth [per year]", key="cluster_data_growth")
@@ -1080,16 +1085,8 @@ def build_cluster(sc: Scenario, params: dict[str, str]) -> Cluster:
         elif ln:
             jobs += Cluster.from_params({"cluster": ln}).jobs
     shared = dict(parsed.shared) or {k: getattr(sc, k) for k in STORAGE_INPUTS}
-    return Cluster(
-        jobs=tuple(jobs),
-        shared=shared,
-        name=f"{sc.name}-cluster",
-        saves=parsed.saves,
-        policy=parsed.policy,
-        horizon_months=parsed.horizon_months,
-        job_growth_per_year=parsed.job_growth_per_year,
-        data_growth_per_year=parsed.data_growth_per_year,
-    )
+    # Every option as the link says it (saves, restarts, policy, growth): declared once in Cluster.
+    return dataclasses.replace(parsed, jobs=tuple(jobs), shared=shared, name=f"{sc.name}-cluster")
 
 
 def cluster_view(sc: Scenario, link: str) -> None:

@@ -340,6 +340,17 @@ def test_cluster_view_answers_for_the_job_mix_in_the_link() -> None:
     assert any("nope" in e.value for e in at.error)
 
 
+def test_cluster_view_says_which_burst_sized_the_store() -> None:
+    # Two Llama 3 8B checkpoint jobs that all restore after an outage: 2 x C / 300 s, C = 112.4 GB:
+    # 749.5 MB/s, above both saving (the restarts policy comes from the link, issue 38)
+    at = _app(scenario="mlperf-checkpoint-llama3-8b", cluster="this:2", cluster_restarts="all", site="aws")
+    at.radio(key="section").set_value("Cluster").run()
+    assert not at.exception and not [e.value for e in at.error]
+    assert at.selectbox(key="cluster_restarts").value == "all"
+    said = [m.value for m in at.markdown if "Sized for the " in m.value]
+    assert said and "Sized for the restart of every job after an outage: 749.5 MB/s" in said[0]
+
+
 def test_checkpoints_are_judged_on_the_store_the_card_buys() -> None:
     # Before: with no storage chosen the section judged the saves against "no storage" under a
     # card that bought one. 70B: 69.88e9 params x 14 B = 978.4 GB every 30 min; async drain

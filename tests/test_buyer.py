@@ -192,7 +192,7 @@ def test_cluster_adds_one_jobs_restore_to_the_others_load() -> None:
     p = cp.plans[0]
     assert p.restore_read_bytes_per_s == pytest.approx(112_423_657_472 / 300, rel=1e-9)
     assert d.need_bytes_per_s == pytest.approx(cp.storage_need_bytes_per_s + p.restore_read_bytes_per_s, rel=1e-12)
-    assert d.design_point == "one job restoring"
+    assert d.design_point == "restart of one job while the others run"
 
 
 def test_block_volumes_follow_their_attach_rules() -> None:

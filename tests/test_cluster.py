@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -943,3 +944,58 @@ def test_the_8b_pretrain_cluster_of_one_buys_its_hdds() -> None:
     assert ca.best is not None
     assert (ca.best["option"], ca.best["units"], ca.best["site"]) == ("hdd-7200", 6, "on-prem")
     assert float(ca.best["capacity_bytes"]) == pytest.approx(4 * 24e12)
+
+
+# --- The cluster's coincident bursts (issue 38 item 2) ------------------------------------------
+
+_C8 = 8_030_261_248 * 14  # Llama 3 8B under MLPerf's 14 B/param layout: 112,423,657,472 B per save
+
+
+@pytest.mark.parametrize(
+    "restarts,saves,point,need",
+    [
+        # each copy drains asynchronously at C / (0.5 x 1,800 s) = 124.9 MB/s (the burst it is sized
+        # for, not its average C / 1,800 s = 62.5 MB/s); a restart reads C within the 5 min target:
+        # C / 300 s = 374.7 MB/s a copy
+        ("one", "aligned", "restart of one job while the others run", 2 * _C8 / 900 + _C8 / 300),  # 624.6 MB/s
+        ("one", "staggered", "restart of one job while the others run", _C8 / 900 + _C8 / 300),  # 499.7 MB/s
+        # after an outage both copies read their checkpoints at once, and neither reads nor saves:
+        # 2 x 374.7 = 749.5 MB/s, above the 249.8 MB/s of both saving (the boundary: above it the outage sizes)
+        ("all", "aligned", "restart of every job after an outage", 2 * _C8 / 300),
+        ("all", "staggered", "restart of every job after an outage", 2 * _C8 / 300),
+    ],
+)
+def test_the_burst_policy_says_which_jobs_restore_together(restarts: str, saves: str, point: str, need: float) -> None:
+    cluster_module = sys.modules["calc.cluster"]
+    cp = calc.cluster({"mlperf-checkpoint-llama3-8b": 2}, restarts=restarts, saves=saves)
+    assert cp.plans[0].checkpoint_bytes == _C8
+    d = cluster_module.cluster_demand(cp)
+    assert d.design_point == point
+    assert d.need_bytes_per_s == pytest.approx(need, rel=1e-9)
+    said = [x for x in calc.answer(cp, site="aws").lines() if x.startswith("Sized for the ")]
+    assert said == [cluster_module.burst_sentence(cp)] and said[0].startswith(f"Sized for the {point}: ")
+    assert f"restarts: {restarts}, saves: {saves}." in said[0]
+
+
+def test_steady_saves_size_a_cluster_whose_restores_are_small() -> None:
+    # The second term: with restarts "all", sum n x restore below the steady need keeps the steady
+    # point. 1 copy: restore C / 300 = 374.7 MB/s > its drain 124.9 MB/s, so the restart sizes it;
+    # a 1-job cluster's demand is its plan's (the job's own restore read design point)
+    cluster_module = sys.modules["calc.cluster"]
+    cp = calc.cluster({"mlperf-checkpoint-llama3-8b": 1}, restarts="all")
+    assert cluster_module.design_points(cp)["restart of every job after an outage"] == pytest.approx(_C8 / 300)
+    assert cluster_module.cluster_demand(cp).design_point == "restore read"
+    # a job that saves nothing restores nothing: the steady reads size it whatever the policy
+    cp = calc.cluster({"beast-imagenet-4xv100": 3}, restarts="all")
+    points = cluster_module.design_points(cp)
+    assert points["restart of every job after an outage"] == 0.0
+    assert cluster_module.cluster_demand(cp).design_point == "steady reads"
+
+
+def test_the_restart_policy_is_an_input_checked_and_kept() -> None:
+    with pytest.raises(InputError) as e:
+        calc.cluster({"mlperf-checkpoint-llama3-8b": 2}, restarts="some")
+    assert e.value.field == "restarts" and "one" in e.value.message and "all" in e.value.message
+    c = calc.cluster({"mlperf-checkpoint-llama3-8b": 2}, restarts="all").cluster
+    assert Cluster.from_yaml(c.to_yaml()) == c and "restarts: all" in c.to_yaml()
+    assert Cluster.from_params(c.to_params()) == c and c.to_params()["cluster_restarts"] == "all"
