@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from calc import catalog
 from calc import checkpoint as ck
 from calc import engine as en
 from calc import storage as st
@@ -221,7 +222,8 @@ class Answer:
         if self.feeds_gpus is not None and self.feeds_note:
             out.append(self.feeds_note)
         out.append(self._idle_line())
-        return out
+        out.append(tier_line(p))
+        return [x for x in out if x]
 
     def _idle_line(self) -> str:
         """What the bottleneck idles, in GPU-hours and dollars a month, or that it idles nothing."""
@@ -627,4 +629,42 @@ def _read_time_binds(p: Plan, d: Mapping[str, Any] | None) -> str:
         f"its {_n(sc.num_workers * sc.gpus_per_job * sc.jobs, 'worker')} keep fewer: the drives carry the bandwidth, "
         f"but GPU utilisation stays at {q.gpu_utilization:.0%} until the loader has more workers "
         f"({ask('num_workers')}) or reads go asynchronous."
+    )
+
+
+def workload_tier(p: Plan) -> catalog.ReferenceTier:
+    """The published tier of the job's workload class (presets/reference_tiers.yaml, NVIDIA's
+    Table 5): by what each node's cache holds of the dataset, the plan's page-cache hit: all of it
+    (Good), part (Better), none: too large, or read once (Best)."""
+    hit = p.page_cache_hit
+    share = "all" if hit >= 1 else "part" if hit > 0 else "none"
+    return next(t for t in catalog.reference_tiers().values() if t.cache == share)
+
+
+def tier_line(p: Plan) -> str:
+    """The job's design point per node against its workload's published tier, and what the
+    difference buys: a restart at the tier's read rate, and how many such jobs' reads the tier's
+    per-node rate carries. "" for a job that neither reads nor saves."""
+    t, nodes = workload_tier(p), max(nodes_reading(p), 1)
+    bps: Any = "bytes_per_s"
+    read = max(p.read_bytes_per_s, p.restore_read_bytes_per_s) / nodes  # the larger read burst
+    write = p.checkpoint_save_burst_bytes_per_s / nodes
+    if read <= 0 and write <= 0:
+        return ""
+    buys = []
+    restore = float(p.values.get("checkpoint_restore_bytes", 0.0))
+    if restore > 0 and p.restore_read_bytes_per_s > 0 and write > 0:  # a job that saves restarts from it
+        at_job, at_tier = restore / p.restore_read_bytes_per_s, restore / (t.node_read_bytes_per_s * nodes)
+        buys.append(
+            f"a restart reads {fmt(restore, 'bytes')} in {fmt(at_tier, 'seconds')} at the tier's rate, "
+            f"{fmt(at_job, 'seconds')} at this design point"
+        )
+    if read > 0:
+        buys.append(f"the tier's read carries {t.node_read_bytes_per_s / read:,.1f}x this job's per node")
+    return (
+        f"Published guidance: NVIDIA DGX SuperPOD's {t.label} tier ({t.workload}) is "
+        f"{fmt(t.node_read_bytes_per_s, bps)} read and {fmt(t.node_write_bytes_per_s, bps)} write per node "
+        f"({fmt(t.su_read_bytes_per_s, bps)} and {fmt(t.su_write_bytes_per_s, bps)} per {t.nodes_per_su}-node SU); "
+        f"this job's design point is {fmt(read, bps)} read and {fmt(write, bps)} write per node on {nodes:,} "
+        f"node{'s' if nodes != 1 else ''}" + (f"; {'; '.join(buys)}" if buys else "") + f" ({t.source})."
     )

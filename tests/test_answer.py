@@ -571,3 +571,33 @@ def test_drives_bought_in_a_storage_server_are_durable_on_the_plan() -> None:
     with pytest.raises(InputError) as e:
         calc.plan("mlperf-checkpoint-llama3-70b", storage_housing="rack")
     assert e.value.field == "storage_housing"
+
+
+def test_the_design_point_beside_its_published_tier() -> None:
+    # NVIDIA DGX SuperPOD RA-11333-001 V11, Table 6: Good 4 / 2 GB/s read / write per node, Better 8 / 4,
+    # Best 40 / 20; per 32-node SU 15 / 7, 40 / 20, 125 / 62 GB/s (presets/reference_tiers.yaml)
+    from calc import catalog
+    from calc.answers import tier_line, workload_tier
+
+    t = catalog.reference_tiers()
+    assert (t["good"].node_read_bytes_per_s, t["better"].su_write_bytes_per_s, t["best"].su_write_bytes_per_s) == (
+        4e9,
+        20e9,
+        62e9,
+    )
+    # Llama 3 8B checkpoints (no dataset: the cache holds all of it, Good, Table 5's NLP): one node restores
+    # C = 112.4 GB within 300 s = 374.7 MB/s; at the tier's 4 GB/s the restart takes 112.4 / 4 = 28.1 s,
+    # and 4e9 / 374.7e6 = 10.7x this job's read
+    p = calc.plan("mlperf-checkpoint-llama3-8b")
+    assert workload_tier(p).name == "good"
+    line = tier_line(p)
+    assert "Good tier" in line and "374.7 MB/s read and 124.9 MB/s write per node on 1 node" in line
+    assert "a restart reads 112.4 GB in 28.11 s at the tier's rate, 5 min at this design point" in line
+    assert "10.7x this job's per node" in line and "RA-11333-001" in line
+    # The 8B pretrain reads its tokens once (page cache off): Best. 40e9 / 374.7e6 = 106.7x
+    q = calc.plan("llama3-8b-pretrain-8xh100")
+    assert workload_tier(q).name == "best" and "106.7x" in tier_line(q)
+    # A job that saves nothing has no restart to buy: the reads only (beast: 385.7 MB/s, 40e9 / 385.7e6 = 103.7x)
+    b = tier_line(calc.plan("beast-imagenet-4xv100"))
+    assert "restart" not in b and "103.7x" in b
+    assert any(x.startswith("Published guidance: ") for x in calc.answer(p, site="aws").lines())
