@@ -6,6 +6,7 @@ number and every chart comes from the library, so a notebook shows the same.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import re
@@ -22,7 +23,7 @@ import calc
 from calc import catalog, plots
 from calc.card import SITE_LABELS, card, chosen, cluster_card, details, loader_line, plain_words
 from calc.cluster import cluster, cluster_answer
-from calc.cluster_input import STORAGE_INPUTS, Cluster, Job
+from calc.cluster_input import POLICIES, RESTARTS, SAVES, STORAGE_INPUTS, Cluster, Job
 from calc.errors import InputError
 from calc.explain import formula, render_formula
 from calc.lever import levers, storage_levers
@@ -795,13 +796,15 @@ def pipeline_tab(p: calc.Plan, lev: pd.DataFrame) -> None:
 
 def checkpoint_tab(p: calc.Plan) -> None:
     sc = p.scenario
-    d = chosen(cached_answer(sc)) if sc.storage is None else None  # the store the card buys
-    if d is not None and d["store"]:
-        # Judged on the storage the card buys, not on "no storage": the saves land on its store.
-        p = calc.plan(sc, storage=d["store"], storage_units=int(d["store_units"]))
+    a = cached_answer(sc)
+    d = chosen(a) if sc.storage is None else None  # the store the card buys
+    if a.served is not None and d is not None:
+        # Judged on the storage the card buys, not on "no storage": the saves land on its store, at
+        # the units it buys (the answer's own plan, so the card and this tab say one restore time).
+        p = a.served
         st.caption(
             f"No storage chosen: checkpoints judged on the store the answer buys, "
-            f"{int(d['store_units']):,} x {d['store']} ({d['description']})."
+            f"{p.scenario.storage_units:,g} x {p.scenario.storage} ({d['description']})."
         )
     if p.checkpoint_write_bytes_per_s > 0:
         st.plotly_chart(cached_chart("checkpoint_timeline", p.scenario), key="chart_checkpoint")
@@ -954,7 +957,8 @@ def page(values: dict[str, Any], errors: dict[str, str]) -> tuple[tuple[calc.Pla
     else:
         st.container(key="page_title").subheader(p.title)
         answer_card(p)
-        headline(p)
+        # The headline is the plan on the store the answer buys (issue 38): its utilisation and restore.
+        headline(cached_answer(p.scenario).shown)
     return (p, link), {}
 
 
@@ -1035,6 +1039,7 @@ CLUSTER_EXAMPLE = "this:2\nresnet50-8xh100-imagenet:3\nvideo-vivit-kinetics:1\ng
 CLUSTER_FIELDS = {
     "cluster_text": "cluster",
     "cluster_saves": "cluster_saves",
+    "cluster_restarts": "cluster_restarts",
     "cluster_policy": "cluster_policy",
     "cluster_horizon": "cluster_horizon_months",
     "cluster_job_growth": "cluster_job_growth_per_year",
@@ -1043,8 +1048,9 @@ CLUSTER_FIELDS = {
 }
 """The Cluster view's fields (session keys) and the link parameter each one holds."""
 CLUSTER_DEFAULTS = {
-    "cluster_saves": "aligned",
-    "cluster_policy": "demand",
+    "cluster_saves": SAVES[0],
+    "cluster_restarts": RESTARTS[0],
+    "cluster_policy": POLICIES[0],
     "cluster_horizon_months": "0",
     "cluster_job_growth_per_year": "0",
     "cluster_data_growth_per_year": "0",
@@ -1097,9 +1103,11 @@ def cluster_fields() -> None:
         key="cluster_shared",
         help="Applied to every job, e.g. storage=aws-fsx-lustre-ssd-1000|storage_units=240.",
     )
-    o1, o2, o3, o4, o5 = st.columns(5)
-    o1.selectbox("Checkpoint saves", ("aligned", "staggered"), key="cluster_saves")
-    o2.selectbox("Shortfall shared by", ("demand", "max-min"), key="cluster_policy")
+    o1, o6, o2, o3, o4, o5 = st.columns(6)
+    o1.selectbox("Checkpoint saves", SAVES, key="cluster_saves")
+    # Which jobs restore together: one while the others run, or all after an outage (issue 38).
+    o6.selectbox("Restarts", RESTARTS, key="cluster_restarts")
+    o2.selectbox("Shortfall shared by", POLICIES, key="cluster_policy")
     o3.text_input("Horizon [months]", key="cluster_horizon")
     o4.text_input("Job growth [per year, 0.5 = +50 %]", key="cluster_job_growth")
     o5.text_input("Data growth [per year]", key="cluster_data_growth")
@@ -1117,18 +1125,10 @@ def build_cluster(sc: Scenario, params: dict[str, str]) -> Cluster:
         elif ln:
             jobs += Cluster.from_params({"cluster": ln}).jobs
     shared = dict(parsed.shared) or {k: getattr(sc, k) for k in STORAGE_INPUTS}
-    return Cluster(
-        jobs=tuple(jobs),
-        shared=shared,
-        # Its own name when it has one (an uploaded file, a link), else the sidebar scenario's.
-        name=parsed.name if "cluster_name" in params else f"{sc.name}-cluster",
-        description=parsed.description,
-        saves=parsed.saves,
-        policy=parsed.policy,
-        horizon_months=parsed.horizon_months,
-        job_growth_per_year=parsed.job_growth_per_year,
-        data_growth_per_year=parsed.data_growth_per_year,
-    )
+    # Every option as the link says it (saves, restarts, policy, growth): declared once in Cluster; its
+    # own name when it has one (an uploaded file, a link), else the sidebar scenario's.
+    name = parsed.name if "cluster_name" in params else f"{sc.name}-cluster"
+    return dataclasses.replace(parsed, jobs=tuple(jobs), shared=shared, name=name)
 
 
 def cluster_now(sc: Scenario) -> tuple[dict[str, str], Cluster, Any] | str:

@@ -16,6 +16,8 @@ from typing import Any
 
 import pandas as pd
 
+from calc import catalog
+from calc import checkpoint as ck
 from calc import engine as en
 from calc import storage as st
 from calc.design import buyable, describe_option, design_rows
@@ -78,6 +80,14 @@ class Answer:
     """The buyable row with the lowest storage cost (to say when a dearer store is cheaper in total)."""
     fastest: dict[str, Any] | None = None
     """The buyable row that idles the fewest GPU-hours (said when no GPU price is known)."""
+    served: Plan | None = None
+    """The plan on the store the answer buys, at its units (None: the job's own storage, or nothing bought)."""
+
+    @property
+    def shown(self) -> Plan:
+        """The plan shown beside the answer (headline, checkpoints, report): on the store it buys at
+        the units it buys, so restore time, goodput, drain lag and durability are that store's (issue 38)."""
+        return self.served if self.served is not None else self.plan
 
     @property
     def design(self) -> dict[str, Any] | None:
@@ -217,7 +227,8 @@ class Answer:
         if self.feeds_gpus is not None and self.feeds_note:
             out.append(self.feeds_note)
         out.append(self._idle_line())
-        return out
+        out.append(tier_line(p))
+        return [x for x in out if x]
 
     def _assumed_site_line(self) -> list[str]:
         """The site the answer assumed (none given) and what each other site's cheapest design costs."""
@@ -318,6 +329,50 @@ def _staging(d: Mapping[str, Any]) -> str:
     return f"; copying the dataset to each node takes {fmt(t, 'seconds')}"
 
 
+def _restore_bound(p: Plan) -> str:
+    """Which bound set the restore budget, in words: the restart target or the MTBF share
+    (calc.checkpoint.restore_budget_s takes the smaller)."""
+    v, x = p.values, p.inputs
+    budget, target = float(v["restore_budget_s"]), float(x["restore_target_s"])
+    if budget >= target * (1 - 1e-9):
+        return f", every rank's shard back within the {fmt(target, 'seconds')} restart target"
+    share = float(x["checkpoint_stall_fraction"])
+    return (
+        f", every rank's shard back within {fmt(budget, 'seconds')} ({share:.0%} of the job's "
+        f"{fmt(float(v['mtbf_job_s']), 'seconds')} MTBF, under the {fmt(target, 'seconds')} restart target)"
+    )
+
+
+def _deciding_restore(p: Plan, r: Any) -> str:
+    """The deciding sentence when a restart's read sized the store: what it reads, within which
+    budget and which bound set it, and the GETs an object store serves in that time."""
+    v, dem = p.values, plan_demand(p)
+    o = st.option(str(r["option"]))
+    n = float(ck.restore_requests(dem.restore_shard_bytes, dem.restore_ranks, st.WRITE_REQUEST_BYTES))
+    gets = f" in {fmt(n, 'count', 'GETs')} of 16 MiB" if o.counts_requests else ""
+    return (
+        f"Deciding: the restore read; a restart reads {fmt(dem.restore_bytes, 'bytes')}{gets} at "
+        f"{fmt(v['restore_read_bytes_per_s'], 'bytes_per_s')}{_restore_bound(p)}, which sets "
+        f"{_n(r['units'], str(r['unit']))} of {r['option']}."
+    )
+
+
+def _deciding_workload(p: Plan, r: Any) -> str:
+    """The deciding sentence when an HDD's rated workload a year set the drives."""
+    dem, o = plan_demand(p), st.option(str(r["option"]))
+    return (
+        f"Deciding: the drives' rated workload; the job reads {fmt(dem.read_bytes_per_year, 'bytes')} and writes "
+        f"{fmt(dem.written_bytes_per_year, 'bytes')} a year, and each {o.label} is rated for "
+        f"{fmt(o.workload_bytes_per_year, 'bytes')} a year of reads and writes, which sets "
+        f"{_n(r['units'], str(r['unit']))} of {r['option']} "
+        f"({fmt(float(r['drive_workload_bytes_per_year']), 'bytes')} a year each)."
+    )
+
+
+_DECIDING = {"restore read": _deciding_restore, "workload": _deciding_workload}
+"""Limiting axes whose deciding sentence is a function of the plan and the chosen row alone."""
+
+
 def deciding_sentence(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -> str:
     """One sentence: the constraint that sized the chosen design, with its number."""
     if d is None:
@@ -338,21 +393,15 @@ def deciding_sentence(p: Plan, d: Mapping[str, Any] | None, rec: pd.DataFrame) -
             else ""
         )
         need = (
-            f"{fmt(dem.need_bytes_per_s, 'bytes_per_s')} at its design point, the {dem.design_point} "
+            f"{fmt(dem.need_bytes_per_s, 'bytes_per_s')} at its design point, the {dem.design_point}"
+            f"{_restore_bound(p) if dem.design_point == 'restore read' else ''} "
             f"(reads {fmt(v['read_bytes_per_s'], 'bytes_per_s')}{bursts})"
             if lim != "iops"
             else fmt(st.random_reads(o, v["read_iops"], v["file_opens_per_s"]), "count_per_s", "random reads/s")
         )
         return f"Deciding: {lim}; the job needs {need}, which sets {_n(r['units'], str(r['unit']))} of {r['option']}."
-    if lim == "workload":
-        dem = plan_demand(p)
-        return (
-            f"Deciding: the drives' rated workload; the job reads {fmt(dem.read_bytes_per_year, 'bytes')} and writes "
-            f"{fmt(dem.written_bytes_per_year, 'bytes')} a year, and each {o.label} is rated for "
-            f"{fmt(o.workload_bytes_per_year, 'bytes')} a year of reads and writes, which sets "
-            f"{_n(r['units'], str(r['unit']))} of {r['option']} "
-            f"({fmt(float(r['drive_workload_bytes_per_year']), 'bytes')} a year each)."
-        )
+    if lim in _DECIDING:
+        return _DECIDING[lim](p, r)
     if lim == "capacity":
         cap_need = p.dataset_bytes + (v["checkpoint_capacity_bytes"] if v["checkpoint_write_bytes_per_s"] > 0 else 0.0)
         fill = f" at most {p.scenario.fill_limit:.0%} full" if r["protection"] else ""
@@ -449,6 +498,7 @@ def job_answer(x: PlanLike, /, **overrides: Any) -> Answer:
         fastest=fastest,
         design_utilization=served.gpu_utilization if served is not None else math.nan,
         design_bottleneck=served.bottleneck if served is not None else "",
+        served=served,
     )
     return dataclasses.replace(a, deciding=_read_time_binds(p, a.design) or deciding_sentence(p, a.design, rec))
 
@@ -517,7 +567,11 @@ def _design_plan(p: Plan, d: Mapping[str, Any] | None) -> Plan | None:
     # storage_units is a whole count: a file system bought in fractional steps (4.8 TiB) is planned
     # at the next whole unit (5), the nearest size the scenario can state.
     given = float(math.ceil(units - 1e-9)) if math.isfinite(units) and units > 0 else None
-    return plan(p.scenario.replace(storage=tier, storage_units=given))
+    # Drives the engine houses in a storage server on the network (checkpoints) are planned as such:
+    # durable, as the row that bought them says (issue 38: the plan said they die with the node).
+    o = st.option(tier)
+    server = not local and en.bought_drives(o) and en.size_option(o, plan_demand(p)).networked
+    return plan(p.scenario.replace(storage=tier, storage_units=given, storage_housing="server" if server else "node"))
 
 
 def _own(p: Plan, rec: pd.DataFrame) -> tuple[str, bool]:
@@ -604,4 +658,42 @@ def _read_time_binds(p: Plan, d: Mapping[str, Any] | None) -> str:
         f"its {_n(sc.num_workers * sc.gpus_per_job * sc.jobs, 'worker')} keep fewer: the drives carry the bandwidth, "
         f"but GPU utilisation stays at {q.gpu_utilization:.0%} until the loader has more workers "
         f"({ask('num_workers')}) or reads go asynchronous."
+    )
+
+
+def workload_tier(p: Plan) -> catalog.ReferenceTier:
+    """The published tier of the job's workload class (presets/reference_tiers.yaml, NVIDIA's
+    Table 5): by what each node's cache holds of the dataset, the plan's page-cache hit: all of it
+    (Good), part (Better), none: too large, or read once (Best)."""
+    hit = p.page_cache_hit
+    share = "all" if hit >= 1 else "part" if hit > 0 else "none"
+    return next(t for t in catalog.reference_tiers().values() if t.cache == share)
+
+
+def tier_line(p: Plan) -> str:
+    """The job's design point per node against its workload's published tier, and what the
+    difference buys: a restart at the tier's read rate, and how many such jobs' reads the tier's
+    per-node rate carries. "" for a job that neither reads nor saves."""
+    t, nodes = workload_tier(p), max(nodes_reading(p), 1)
+    bps: Any = "bytes_per_s"
+    read = max(p.read_bytes_per_s, p.restore_read_bytes_per_s) / nodes  # the larger read burst
+    write = p.checkpoint_save_burst_bytes_per_s / nodes
+    if read <= 0 and write <= 0:
+        return ""
+    buys = []
+    restore = float(p.values.get("checkpoint_restore_bytes", 0.0))
+    if restore > 0 and p.restore_read_bytes_per_s > 0 and write > 0:  # a job that saves restarts from it
+        at_job, at_tier = restore / p.restore_read_bytes_per_s, restore / (t.node_read_bytes_per_s * nodes)
+        buys.append(
+            f"a restart reads {fmt(restore, 'bytes')} in {fmt(at_tier, 'seconds')} at the tier's rate, "
+            f"{fmt(at_job, 'seconds')} at this design point"
+        )
+    if read > 0:
+        buys.append(f"the tier's read carries {t.node_read_bytes_per_s / read:,.1f}x this job's per node")
+    return (
+        f"Published guidance: NVIDIA DGX SuperPOD's {t.label} tier ({t.workload}) is "
+        f"{fmt(t.node_read_bytes_per_s, bps)} read and {fmt(t.node_write_bytes_per_s, bps)} write per node "
+        f"({fmt(t.su_read_bytes_per_s, bps)} and {fmt(t.su_write_bytes_per_s, bps)} per {t.nodes_per_su}-node SU); "
+        f"this job's design point is {fmt(read, bps)} read and {fmt(write, bps)} write per node on {nodes:,} "
+        f"node{'s' if nodes != 1 else ''}" + (f"; {'; '.join(buys)}" if buys else "") + f" ({t.source})."
     )

@@ -207,6 +207,8 @@ def card(a: Answer, rec: pd.DataFrame) -> Card:
         )
     verb = "Buy" if site == "on-prem" else "Rent"
     buy = f"**{verb}** {short_buy(str(d['description']))}"
+    if d.get("needs"):  # a volume the nodes share (calc.engine.multi_attach): the room must know
+        buy += f"; {d['needs']}"
     months = p.scenario.amortization_months
     purchase = float(d["purchase_usd"]) if math.isfinite(d["purchase_usd"]) else 0.0
     parts = {

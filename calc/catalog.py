@@ -1064,3 +1064,58 @@ def convolution_peak_share(gpu: str, precision: str, family: str, flops_per_shar
     lanes, src = compute.ARCHITECTURE_FP32_LANES[arch]
     share = float(compute.fp32_convolution_share(lanes))
     return share, f"fp32 convolutions reach {share:g} of the fp32 peak on {arch} ({lanes} FP32 lanes per SM: {src})"
+
+
+# ------------------------------------------------------------------ published reference tiers (issue 38)
+
+CACHE_SHARES = ("all", "part", "none")
+"""What a node's cache holds of the dataset, as presets/reference_tiers.yaml names each tier's workload."""
+
+
+@dataclass(frozen=True)
+class ReferenceTier:
+    """One published storage tier (presets/reference_tiers.yaml): per-node and per-SU read and
+    write [bytes/s], the workload it names and what the node's cache holds of that workload's data."""
+
+    name: str
+    label: str
+    workload: str
+    cache: str
+    node_read_bytes_per_s: float
+    node_write_bytes_per_s: float
+    su_read_bytes_per_s: float
+    su_write_bytes_per_s: float
+    nodes_per_su: int
+    source: str
+
+
+@functools.cache
+def reference_tiers() -> dict[str, ReferenceTier]:
+    """NVIDIA DGX SuperPOD's Good / Better / Best storage tiers by name, with their source."""
+    f = "reference_tiers.yaml"
+    raw = load_mapping(f, "reference tier")
+    top = _Entry(f, "top level", raw)
+    nodes = int(top.quantity("nodes_per_su", "count"))
+    source = top.text("source")
+    table = _Entry(f, "tiers", top.get("tiers"))
+    out = {}
+    for name, data in table.data.items():
+        e = _Entry(f, f"tiers: {name}", data)
+        cache = e.text("cache")
+        if cache not in CACHE_SHARES:
+            raise PresetError(e.where("cache"), f"{cache!r}; accepted: {', '.join(CACHE_SHARES)}")
+        out[str(name)] = ReferenceTier(
+            name=str(name),
+            label=e.text("label"),
+            workload=e.text("workload"),
+            cache=cache,
+            **{
+                f"{k}_bytes_per_s": e.quantity(k, "bytes_per_s")
+                for k in ("node_read", "node_write", "su_read", "su_write")
+            },
+            nodes_per_su=nodes,
+            source=source,
+        )
+    if sorted(t.cache for t in out.values()) != sorted(CACHE_SHARES):
+        raise PresetError(f"{f}: tiers", "accepted: one tier for each cache share (all, part, none)")
+    return out

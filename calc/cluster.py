@@ -97,6 +97,10 @@ class ClusterPlan:
         return self.cluster.saves
 
     @property
+    def restarts(self) -> str:
+        return self.cluster.restarts
+
+    @property
     def request_bytes(self) -> float:
         """Mean bytes per read over all jobs [bytes] (total bytes / total reads)."""
         return self.read_bytes_per_s / self.read_iops if self.read_iops > 0 else 0.0
@@ -229,7 +233,7 @@ def cluster(jobs: Any, /, **inputs: Any) -> ClusterPlan:
     for j in c.jobs:
         sc = j.scenario
         n = sc.jobs * j.count
-        changes = {**c.shared, **storage, "jobs": n}
+        changes = {**c.shared, **_storage_of(c, sc, storage), "jobs": n}
         try:
             run = sc.replace(**changes, name=sc.name) if any(getattr(sc, k) != v for k, v in changes.items()) else sc
         except InputError as e:
@@ -237,6 +241,19 @@ def cluster(jobs: Any, /, **inputs: Any) -> ClusterPlan:
         plans.append(plan(run))
         copies.append(n)
     return _combine(c, tuple(plans), tuple(copies))
+
+
+def _storage_of(c: Cluster, sc: Any, storage: dict[str, Any]) -> dict[str, Any]:
+    """The storage inputs a job runs on in the cluster: the shared ones. With none shared, a
+    cluster of one job keeps the job's own (the cluster is the job: issue 38), and another job
+    keeps the site its storage set, so dropping a storage no one shares never moves a job."""
+    if any(c.shared.get(k) is not None for k in STORAGE_INPUTS):
+        return storage
+    if len(c.jobs) == 1 and c.jobs[0].count * sc.jobs == 1:  # as _one_job: one entry, one copy
+        return {}
+    site = job_site(sc)
+    said = sc.site or sc.server or c.shared.get("site") or c.shared.get("server")
+    return storage | ({"site": site} if site and not said else {})
 
 
 def _combine(c: Cluster, plans: tuple[Plan, ...], copies: tuple[int, ...]) -> ClusterPlan:
@@ -338,6 +355,7 @@ class ClusterAnswer:
             f"average; first epochs {fmt(cp.first_epoch_read_bytes_per_s, bps)} if all start together; "
             f"stored {fmt(cp.stored_bytes, 'bytes')} (each dataset once)."
         )
+        out.append(burst_sentence(cp))
         out.append(self.own)
         g = self.growth
         if g.get("text"):
@@ -407,22 +425,16 @@ def cluster_demand(cp: ClusterPlan, jobs_factor: float = 1.0, data_factor: float
         b, r = checkpoint_writes_per_month(p)  # all its copies' (the plan's jobs input is their count)
         written, puts = written + b, puts + r
     stored = cp.dataset_bytes * data_factor + cp.checkpoint_capacity_bytes * jobs_factor
-    # Bursts that coincide: one job restarts (every rank reads its shard within its restore budget)
-    # while the others read and save as usual. A starting job's first epoch is said, not bought for
-    # (start_burst_read_bytes_per_s), as for one job.
-    restore = max(
-        (p.restore_read_bytes_per_s if p.checkpoint_write_bytes_per_s > 0 else 0.0 for p in cp.plans), default=0.0
-    )
-    steady = cp.storage_need_bytes_per_s * jobs_factor
-    need = max(steady, steady + restore)
+    points = design_points(cp, jobs_factor)
+    point = max(points, key=lambda k: points[k])  # the first of equals: steady before a burst
     return en.Demand(
         read_bytes_per_s=cp.read_bytes_per_s * jobs_factor,
         read_iops=cp.read_iops * jobs_factor,
         file_opens_per_s=cp.file_opens_per_s * jobs_factor,
         request_bytes=cp.request_bytes if cp.read_iops > 0 else first.request_bytes,
         write_bytes_per_s=cp.write_need_bytes_per_s * jobs_factor,
-        need_bytes_per_s=need,
-        design_point="one job restoring" if restore > 0 else "steady reads",
+        need_bytes_per_s=points[point],
+        design_point=point,
         writes_overlap_reads=True,
         capacity_bytes=stored,
         dataset_bytes=stored,
@@ -437,6 +449,43 @@ def cluster_demand(cp: ClusterPlan, jobs_factor: float = 1.0, data_factor: float
         host_ram_bytes=first.inputs["host_ram_bytes"],
         workstation=False,
         **en.policy(sc),
+    )
+
+
+def design_points(cp: ClusterPlan, jobs_factor: float = 1.0) -> dict[str, float]:
+    """The cluster's coincident bursts by name [bytes/s]: the steady state with the saves as the
+    ``saves`` option falls them, then the restarts the ``restarts`` option says coincide. The
+    largest sizes the store; its name is the demand's design point, said on the answer.
+
+    A restoring job reads every rank's shard within its restore budget (its plan's
+    ``restore_read_bytes_per_s``, one copy's). ``one``: one copy restores while every other job
+    reads and saves as usual: steady + max_j restore_j. ``all`` (after a power, fabric or storage
+    event): every copy restores at once and none reads or saves meanwhile: sum_j n_j x restore_j.
+    A starting job's first epoch is said, not bought for (``start_burst_read_bytes_per_s``).
+    """
+    steady = cp.storage_need_bytes_per_s * jobs_factor
+    name = f"{cp.saves} saves" if cp.write_need_bytes_per_s > 0 else "steady reads"
+    restore = [p.restore_read_bytes_per_s if p.checkpoint_write_bytes_per_s > 0 else 0.0 for p in cp.plans]
+    out = {name: steady}
+    if cp.cluster.restarts == "all":
+        out["restart of every job after an outage"] = jobs_factor * sum(
+            n * r for n, r in zip(cp.copies, restore, strict=True)
+        )
+    elif max(restore, default=0.0) > 0:
+        out["restart of one job while the others run"] = steady + max(restore)
+    return out
+
+
+def burst_sentence(cp: ClusterPlan) -> str:
+    """``Sized for the restart of every job after an outage: 749.4 MB/s (aligned saves 124.9 MB/s);
+    restarts: all, saves: aligned.``: which coincident burst sized the store, beside the others."""
+    points = design_points(cp)
+    point = max(points, key=lambda k: points[k])
+    others = ", ".join(f"{k} {fmt(v, 'bytes_per_s')}" for k, v in points.items() if k != point)
+    beside = f" ({others})" if others else ""
+    return (
+        f"Sized for the {point}: {fmt(points[point], 'bytes_per_s')}{beside}; "
+        f"restarts: {cp.restarts}, saves: {cp.saves}."
     )
 
 
@@ -677,6 +726,8 @@ def _charged_row(cp: ClusterPlan, rec: pd.DataFrame, best: dict[str, Any] | None
     """The option whose cost is charged back: the shared storage given, else the one to buy."""
     sc = cp.plans[0].scenario
     name = sc.storage
+    if _one_job(cp) and sc.storage_units is None:
+        return best  # one job's own storage, no count: as its answer, the design bought is charged
     if name is not None:
         mine = rec[rec["option"] == name]
         if len(mine) and math.isfinite(float(mine.iloc[0]["monthly_total_usd"])):

@@ -38,6 +38,10 @@ from calc.site import job_site
 SAVES = ("aligned", "staggered")
 """How the jobs' checkpoint saves fall in time: all at once, or spread so they overlap least."""
 
+RESTARTS = ("one", "all")
+"""Which jobs restore together: one at a time while the others run (a job's own failure, a
+scheduler restart), or every job at once after an outage (power, fabric or storage: issue 38)."""
+
 
 POLICIES = ("demand", "max-min")
 """How a short storage system's capacity is shared: in proportion to demand, or max-min per GPU."""
@@ -56,6 +60,13 @@ CLUSTER_INPUTS: dict[str, FieldInfo] = {
     "name": FieldInfo("text", "cluster", "Name", "A label for the cluster (titles, links, file names)."),
     "description": FieldInfo("text", "cluster", "Description", "What the cluster is, and its sources."),
     "saves": FieldInfo("choice", "cluster", "Checkpoint saves", "All at once, or spread.", choices=SAVES),
+    "restarts": FieldInfo(
+        "choice",
+        "cluster",
+        "Restarts",
+        "One job restores while the others run, or all after an outage.",
+        choices=RESTARTS,
+    ),
     "policy": FieldInfo("choice", "cluster", "Shortfall policy", "How a short store is shared.", choices=POLICIES),
     "horizon_months": FieldInfo("int", "cluster", "Horizon [months]", "Months of growth to buy for.", 0, 240),
     "job_growth_per_year": FieldInfo(
@@ -104,7 +115,8 @@ class Cluster:
     """The inputs of a cluster plan: the job mix, the shared inputs and the cluster-only options.
 
     ``shared`` holds Scenario inputs applied to every job (storage, storage_units, server...).
-    ``saves``: aligned or staggered checkpoint saves; ``policy``: how a shortfall is shared;
+    ``saves``: aligned or staggered checkpoint saves; ``restarts``: one job restores at a time
+    or all after an outage; ``policy``: how a shortfall is shared;
     ``horizon_months``, ``job_growth_per_year``, ``data_growth_per_year`` (fractions: 0.5 = +50 %
     a year, compounded monthly) project the load for the next purchase.
     """
@@ -114,6 +126,7 @@ class Cluster:
     name: str = "cluster"
     description: str = ""
     saves: str = "aligned"
+    restarts: str = "one"
     policy: str = "demand"
     horizon_months: int = 0
     job_growth_per_year: float = 0.0
@@ -153,7 +166,7 @@ class Cluster:
         if self.description:
             out["description"] = self.description
         defaults = _DEFAULTS
-        for key in ("saves", "policy", "horizon_months", "job_growth_per_year", "data_growth_per_year"):
+        for key in _OPTIONS[:-2]:  # the options, not name and description (said above)
             if getattr(self, key) != defaults[key]:
                 out[key] = getattr(self, key)
         if self.shared:
@@ -170,8 +183,7 @@ class Cluster:
         """Read a cluster document (name, jobs: [{scenario, count, set}], shared, options)."""
         if not isinstance(data, Mapping):
             raise PresetError(source, f"expected a mapping with jobs:, got {type(data).__name__}")
-        allowed = {"name", "description", "jobs", "shared", "saves", "policy", "horizon_months"}
-        allowed |= {"job_growth_per_year", "data_growth_per_year"}
+        allowed = {"jobs", "shared", *_OPTIONS}
         unknown = sorted(str(k) for k in data if k not in allowed)
         if unknown:
             raise InputError(f"{source}: {unknown[0]}", f"unknown key; accepted: {', '.join(sorted(allowed))}")
@@ -296,8 +308,11 @@ def _one_site(jobs: Sequence[Job], shared: Mapping[str, Any]) -> None:
     """Refuse jobs at different sites: one cluster shares one store, bought at one site (the
     answer would price it at the first job's site and read it across sites unsaid)."""
     where: dict[str, str] = {}
-    # As cluster() runs each job: the shared store (or none) replaces the job's own.
-    placed = {k: shared[k] for k in ("site", "server") if k in shared} | {"storage": shared.get("storage")}
+    # As cluster() runs each job: a shared store replaces the job's own; with none shared, the site
+    # the job's own storage names is kept (calc.cluster, issue 38).
+    placed = {k: shared[k] for k in ("site", "server") if k in shared}
+    if any(shared.get(k) is not None for k in STORAGE_INPUTS):
+        placed["storage"] = shared.get("storage")
     for j in jobs:
         at = job_site(_with(j.scenario, placed, f"jobs: {j.name}"))
         if at is not None:
@@ -402,7 +417,18 @@ def as_cluster(jobs: Any, /, **inputs: Any) -> Cluster:
     return Cluster(jobs=tuple(out), shared=inputs, **opts)
 
 
-_OPTIONS = ("saves", "policy", "horizon_months", "job_growth_per_year", "data_growth_per_year", "name", "description")
+_OPTIONS = (
+    "saves",
+    "restarts",
+    "policy",
+    "horizon_months",
+    "job_growth_per_year",
+    "data_growth_per_year",
+    "name",
+    "description",
+)
+"""The cluster's own options (name and description last), declared once: the YAML, links and
+keyword arguments read them from here."""
 
 
 def cluster_files() -> dict[str, Any]:

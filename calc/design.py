@@ -93,6 +93,8 @@ def design_rows(p: Plan, one: pd.DataFrame) -> pd.DataFrame:
                     "staging_s": 0.0,
                     "store": r["option"],
                     "store_units": float(r["units"]),
+                    # A volume several nodes share needs a cluster file system: the card says so.
+                    "needs": en.multi_attach(st.option(r["option"]), nodes_reading(p)),
                     "local": "",
                     "local_units_per_node": 0,
                     "ready": True,  # _buyable keeps ready rows only
@@ -164,6 +166,7 @@ class _Tiers:
             "staging_s": stage,
             "store": self.store["option"],
             "store_units": float(self.store["units"]),
+            "needs": en.multi_attach(st.option(self.store["option"]), self.clients),
             "local": local,
             "local_units_per_node": k,
             "ready": ready,
@@ -395,13 +398,16 @@ def describe_option(row: Mapping[str, Any], brief: bool | str = False) -> str:
     times = "over 100x" if head > 100 else f"{head:.1f}x"
     lim = str(row["limiting"])
     room = (
+        # Read once only where there is a dataset to read once (its first epoch takes time, calc.engine).
         "read once: the page cache holds the dataset after the first epoch"
+        if not math.isfinite(head) and row.get("first_epoch_s", 0.0) > 0
+        else f"sized by {lim}"  # no rate runs out: a 0-byte dataset, a store whose rate scales
         if not math.isfinite(head)
         # Sized by the rate: its headroom is on that rate (2x and more only at the smallest size).
         else f"sized by {lim}{_for(row)}, {times} headroom"
-        if lim in ("bandwidth", "iops", "checkpoint writes", "write requests") and head < 2
+        if lim in ("bandwidth", "iops", "checkpoint writes", "write requests", "restore read") and head < 2
         else f"its smallest size serves the load, {times} headroom"  # a job's or a cluster's
-        if lim in ("bandwidth", "iops", "checkpoint writes", "write requests")
+        if lim in ("bandwidth", "iops", "checkpoint writes", "write requests", "restore read")
         # Sized by something else (capacity, a minimum size): the rate it delivers is a bonus.
         else f"sized by {lim}; it delivers {times} the reads and bandwidth needed"
     )

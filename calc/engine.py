@@ -91,6 +91,9 @@ class Demand:
     design_point: str = "steady reads"
     """Which rate sized the bandwidth: steady reads, save drain, sync save or restore read."""
     restore_bytes: float = 0.0
+    restore_bytes_per_s: float = 0.0
+    """Read rate of a restart within the restore budget (``restore_read_bytes_per_s``): its own sizing axis."""
+    restore_budget_s: float = math.inf
     restore_shard_bytes: float = 0.0
     restore_ranks: float = 1.0
     per_rank_bytes_per_s: float = math.inf
@@ -223,6 +226,8 @@ def plan_demand(p: Plan, reads: bool = True) -> Demand:
         **policy(sc),
         design_point=point,
         restore_bytes=v["checkpoint_restore_bytes"] if saving else 0.0,
+        restore_bytes_per_s=float(restore_bw),
+        restore_budget_s=float(v["restore_budget_s"]),
         restore_shard_bytes=v["checkpoint_rank_bytes"],
         restore_ranks=float(sc.gpus_per_job),  # one job restarts at a time
         per_rank_bytes_per_s=float(v["checkpoint_rank_read_bytes_per_s"]),
@@ -323,6 +328,7 @@ def size_axes(o: st.StorageOption, d: Demand, write_factor: float = 1.0) -> tupl
         d.write_bytes_per_s * write_factor / k,
         writes_overlap_reads=d.writes_overlap_reads,
     )
+    loads["restore"] = restore_load(o, d) / k
     if bought_drives(o) or o.server_drives:
         # Bought drives, and an nfs-* server's drives (protected like them), hold bytes below the fill limit.
         loads["capacity"] = d.capacity_bytes / unit_holds_bytes(o, d)
@@ -338,6 +344,19 @@ def size_axes(o: st.StorageOption, d: Demand, write_factor: float = 1.0) -> tupl
         loads["workload"] = raw / write_factor  # in data drives, as the other axes of bought drives
     n, limiting = st.size(loads)
     return loads, n, limiting
+
+
+def restore_load(o: st.StorageOption, d: Demand) -> float:
+    """Units a restart keeps busy [units]: the restore read within its budget at one unit's read
+    rate, and on an object store its GETs (``ck.restore_requests``) within the budget at one
+    prefix's rate, whichever is more (calc.checkpoint.restore_on_store_s, solved for units)."""
+    if d.restore_bytes_per_s <= 0:
+        return 0.0
+    load = d.restore_bytes_per_s / o.read_bytes_per_s
+    if o.counts_requests and math.isfinite(o.iops) and d.restore_budget_s > 0:
+        gets = ck.restore_requests(d.restore_shard_bytes, d.restore_ranks, st.WRITE_REQUEST_BYTES)
+        load = max(load, float(gets) / d.restore_budget_s / o.iops)
+    return load
 
 
 def unit_holds_bytes(o: st.StorageOption, d: Demand) -> float:
@@ -681,8 +700,8 @@ def rule_out(o: st.StorageOption, d: Demand, s: Sized) -> tuple[str, str]:
 
 
 def _ram_fits(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
-    if o.kind != "ram" or _ram_holds(o, d, s) or _ram_copies(o, d, s):
-        return []
+    if o.kind != "ram" or d.dataset_bytes <= 0 or _ram_holds(o, d, s) or _ram_copies(o, d, s):
+        return []  # no dataset (a checkpoint benchmark): nothing for the page cache to hold
     return [
         "the dataset fits in free RAM: after the first epoch the page cache serves it; "
         "tmpfs defaults to half of RAM and competes with loader workers; every node holds a copy"
@@ -735,10 +754,19 @@ def _egress(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
     ]
 
 
+def multi_attach(o: st.StorageOption, clients: int) -> str:
+    """``multi-attached to 5 nodes (at most 16): needs a cluster-aware file system (GFS2, OCFS2)``,
+    or "" when ``o`` is not one block volume shared by ``clients`` nodes: the one sentence the
+    caveats and the card say (issue 38)."""
+    if o.kind != "cloud-block" or not 1 < clients <= o.attach_limit:
+        return ""
+    fs = ": needs a cluster-aware file system (GFS2, OCFS2)" if o.cluster_fs else ""
+    return f"multi-attached to {clients} nodes (at most {o.attach_limit:g}){fs}"
+
+
 def _attach(o: st.StorageOption, d: Demand, s: Sized) -> list[str]:
-    if o.kind == "cloud-block" and 1 < d.clients <= o.attach_limit:
-        fs = ": needs a cluster-aware file system (GFS2, OCFS2)" if o.cluster_fs else ""
-        return [f"multi-attached to {d.clients} nodes (at most {o.attach_limit:g}){fs}"]
+    if shared := multi_attach(o, d.clients):
+        return [shared]
     if volume_per_node(o, d):
         return [
             f"a {o.unit} attaches to {o.attach_limit:g} node: one per node ({d.clients}), each holding a full copy "
@@ -985,8 +1013,9 @@ def gpu_time(o: st.StorageOption, d: Demand, s: Sized) -> dict[str, float]:
     own rate, an object store's GET rate); ``save_stall_s``: the training stall of one save on it
     (sync: the write; async: the copy to host RAM and any drain longer than the interval);
     ``first_epoch_s``: the dataset read from it before the page cache serves the job (0 when the
-    steady reads carry the epoch). ``lost_gpu_hours``: restores x failures + stalls x saves + the
-    first epoch's excess over the GPUs' own pace once a month, x GPUs [GPU-h a month].
+    steady reads carry the epoch). ``lost_gpu_hours``: (restore + half an interval + the drain
+    lag) x failures + stalls x saves + the first epoch's excess over the GPUs' own pace once a
+    month, x GPUs [GPU-h a month]: goodput's waste on this store, plus the first epoch.
     """
     if o.kind == "ram":
         return {"restore_s": 0.0, "save_stall_s": 0.0, "first_epoch_s": d.steady_epoch_s, "lost_gpu_hours": 0.0}
@@ -999,7 +1028,7 @@ def gpu_time(o: st.StorageOption, d: Demand, s: Sized) -> dict[str, float]:
         cap = provisioned
     read = min(sup.bytes_per_s, cap)
     write = min(sup.write_bytes_per_s, cap)
-    restore = save = 0.0
+    restore = save = lag = 0.0
     if d.restore_bytes > 0:
         gets = (
             ck.restore_requests(d.restore_shard_bytes, d.restore_ranks, st.WRITE_REQUEST_BYTES)
@@ -1014,9 +1043,13 @@ def gpu_time(o: st.StorageOption, d: Demand, s: Sized) -> dict[str, float]:
         )
         write_s = float(ck.save_time_s(d.checkpoint_bytes, write, d.restore_shard_bytes, d.per_rank_bytes_per_s))
         save = float(ck.blocking_s(write_s, d.interval_s, d.host_copy_s, d.save_async))  # the plan's stall rule
+        lag = write_s if d.save_async else 0.0  # the plan's lag: an async save is not durable until drained
     first = float(ck.first_epoch_s(d.first_epoch_bytes, read, d.steady_epoch_s)) if d.first_epoch_bytes > 0 else 0.0
+    # Each failure costs what goodput counts (ck.lost_per_failure_s: restore + half an interval + lag),
+    # so a row's GPU-hours and the plan's goodput on that store are one formula (issue 38).
+    per_failure = float(ck.lost_per_failure_s(restore, d.interval_s, lag)) if d.failures_per_month > 0 else 0.0
     lost = float(
-        ck.idle_gpu_hours(restore, d.gpus, d.failures_per_month)
+        ck.idle_gpu_hours(per_failure, d.gpus, d.failures_per_month)
         + ck.idle_gpu_hours(save, d.gpus, d.saves_per_month)
         + ck.idle_gpu_hours(max(first - d.steady_epoch_s, 0.0), d.gpus)
     )
@@ -1066,7 +1099,11 @@ COLUMNS: dict[str, tuple[str, str]] = {
         "s",
         "the first epoch read from it (the page cache serves the rest; 0: the steady reads carry it)",
     ),
-    "lost_gpu_hours_per_month": ("GPU-h", "GPU time idle on restores, save stalls and the first epoch, a month"),
+    "lost_gpu_hours_per_month": (
+        "GPU-h",
+        "GPU time lost a month: per failure the restore, half an interval and the drain lag (goodput's rule), "
+        "save stalls and the first epoch",
+    ),
     "lost_gpu_usd_per_month": ("USD", "that GPU time at gpu_price_per_hour (NaN: no GPU price)"),
     "total_with_gpu_usd": ("USD", "monthly_total_usd + lost_gpu_usd_per_month: what the answer minimises"),
 }
@@ -1117,7 +1154,11 @@ def option_row(o: st.StorageOption, d: Demand) -> dict[str, Any]:
         "ready": s.workers <= max(in_flight(d), 1),
         "caveats": caveats(o, d, s),
         "verified": o.verified,
-        "sized_for": d.design_point if limiting in ("bandwidth", "checkpoint writes") else "",
+        "sized_for": "restore read"
+        if limiting == "restore read"
+        else d.design_point
+        if limiting in ("bandwidth", "checkpoint writes")
+        else "",
         "drive_workload_bytes_per_year": st.workload_per_drive_bytes_per_year(
             d.read_bytes_per_year, d.written_bytes_per_year, s.amp if s.scheme else server_amp(o, d), drives
         )

@@ -198,19 +198,29 @@ def _too_small(sc: Scenario, values: Mapping[str, float]) -> list[str]:
     the dataset and the kept checkpoints in units x capacity per unit (raw, before protection).
     """
     o = storage.options(sc.storage).get(sc.storage or "")
-    if o is None or sc.storage_units is None or not math.isfinite(o.capacity_bytes):
+    if o is None or not math.isfinite(o.capacity_bytes):
         return []
+    # No units given: the plan reads the option at its largest size, which must hold it too (issue 38:
+    # node RAM warned only when units were given, and supplied without limit a dataset it cannot hold).
+    units = sc.storage_units if sc.storage_units is not None else o.max_units
     if o.kind == "ram":
         have, stored, what = o.capacity_bytes, values["dataset_bytes"], "the dataset"
         where = f"{fmt(have, 'bytes')} per node (each node holds its own copy)"
-    else:
-        have = sc.storage_units * o.capacity_bytes
+    elif math.isfinite(units):
+        have = units * o.capacity_bytes
         stored = values["dataset_bytes"] + values["checkpoint_capacity_bytes"]
         what = "the dataset and the kept checkpoints"
-        where = f"{fmt(have, 'bytes')} in {sc.storage_units:g} x {o.name} (raw, before protection)"
+        largest = " (its largest size)" if sc.storage_units is None else ""
+        where = f"{fmt(have, 'bytes')} in {units:g} x {o.name}{largest} (raw, before protection)"
+    else:
+        return []
     if stored <= have:
         return []
-    fix = "choose a store that holds it" if o.kind == "ram" else "add units or choose a larger store"
+    fix = (
+        "choose a store that holds it"
+        if o.kind == "ram" or sc.storage_units is None
+        else "add units or choose a larger store"
+    )
     return [f"{o.name} holds {where}, less than {what} ({fmt(stored, 'bytes')}): the rates assume it fits; {fix}."]
 
 

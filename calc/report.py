@@ -222,9 +222,12 @@ def sections(
     # The page's card, word for word, then what folds below it (calc.card): the report says what the page says.
     said = [x.replace("**Why**", "Why:").replace("**", "") for x in card(a, rec).lines()]
     out = [Section("What to buy, and what it costs", text=said + details(a), link=link)]
-    head = Section("Requirements", text=[f"**{OUTPUTS[k].label}**: {p.formatted(k)}" for k in HEADLINE])
-    head.text.append(f"**Bottleneck**: {p.bottleneck}; step time from {p.step_method}")
-    head.text += [f"Warning: {w}" for w in p.warnings]
+    q = a.shown  # every supply-dependent figure on the store the answer buys (issue 38)
+    head = Section("Requirements", text=[f"**{OUTPUTS[k].label}**: {q.formatted(k)}" for k in HEADLINE])
+    if q is not p:
+        head.text.insert(0, f"On the store the answer buys: {_units(q.scenario.storage_units)} x {q.scenario.storage}")
+    head.text.append(f"**Bottleneck**: {q.bottleneck}; step time from {q.step_method}")
+    head.text += [f"Warning: {w}" for w in q.warnings]
     out.append(head)
     node = Section(
         "Per node",
@@ -240,7 +243,7 @@ def sections(
         ],
     )
     out.append(node)
-    out.append(checkpoint_section(p, charts))
+    out.append(checkpoint_section(q, charts))
     ch = changes_from_preset(sc)
     base = preset_of(sc)
     said = [] if len(ch) else ["Nothing: the preset as it is."]
@@ -292,6 +295,10 @@ def compared_section(p: Plan, a: Answer, compared: Sequence[Scenario], charts: b
     if charts:
         section.figures.append(plots.compare_chart(plans, names, answers))
     return section
+
+
+def _units(units: float | None) -> str:
+    return f"{units:,g}" if units is not None else "as many as needed of"
 
 
 def checkpoint_section(p: Plan, charts: bool = False) -> Section:

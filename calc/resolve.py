@@ -713,6 +713,25 @@ def _resolve_storage(c: _Ctx) -> None:
         )
 
 
+def _check_units(sc: Scenario, nodes: float) -> None:
+    """A unit count within the catalog's: above ``max_units`` (24 drives in a 24-bay server, a file
+    system's largest size) the supply is not one the option can deliver (issue 38: 1,000 nvme-gen4
+    were planned at 6.5 TB/s). Drives in the GPU nodes: that many in each of the job's ``nodes``. A
+    block volume's maximum is per node (one volume a node): left to the sizing's per-node rule."""
+    if not sc.storage or sc.storage_units is None:
+        return
+    o = storage.option(sc.storage)
+    per_node = o.kind == "local" and sc.storage_housing == "node"
+    most = o.max_units * (nodes if per_node else 1.0)
+    if o.kind != "cloud-block" and sc.storage_units > most:
+        each = f" a node x {nodes:g} nodes" if per_node and nodes > 1 else ""
+        raise InputError(
+            "storage_units",
+            f"{sc.storage_units:g} {o.unit}s of {o.name}; accepted: {o.min_units:g} to {most:g} ({o.max_units:g}"
+            f"{each}; max_units in presets/storage.yaml: {o.sources.get('max_units', 'the catalog')})",
+        )
+
+
 def _resolve_site_link(c: _Ctx) -> None:
     """The link between the job's site and its storage's (``inf`` at one site): every byte read
     from storage at another site crosses it (calc.pipeline.network_stage)."""
@@ -777,9 +796,7 @@ def _resolve_checkpoint(c: _Ctx) -> None:
     v["checkpoint_stall_fraction"] = sc.checkpoint_stall_fraction
     v["checkpoint_keep"] = float(sc.checkpoint_keep)
     v["drain_target"] = sc.drain_target
-    v["restore_target_s"] = _nan(
-        None if sc.restore_target_s is None else parse(sc.restore_target_s, "seconds", "restore_target_s")
-    )
+    v["restore_target_s"] = parse(sc.restore_target_s, "seconds", "restore_target_s")
     v["tensor_parallel"], v["pipeline_parallel"] = float(sc.tensor_parallel), float(sc.pipeline_parallel)
     v["zero_stage"] = float(zero)
     src["zero_stage"] = (
@@ -819,6 +836,8 @@ def _resolve_checkpoint(c: _Ctx) -> None:
         )
     # A checkpoint on a node's own drives or RAM dies with the node: not a durable target.
     kind = storage.option(sc.storage).kind if sc.storage else ""
+    if kind == "local" and sc.storage_housing == "server":
+        kind = "server"  # drives in a storage server on the network outlive a GPU node
     v["checkpoint_durable_store"] = float(kind not in ("local", "ram"))
     if kind in ("local", "ram") and sc.checkpoint_interval_s is not None:
         warnings.append(
@@ -845,6 +864,7 @@ def _resolve_layout(c: _Ctx) -> None:
         )
     v["example_bytes_cv"] = sc.example_bytes_cv
     v["storage_units_given"] = _nan(sc.storage_units)
+    _check_units(sc, float(host.nodes(v["gpus_per_job"], v["gpus_per_node"], v["jobs"])))
     v["storage_bytes_per_s_given"] = _nan(
         None if sc.storage_bytes_per_s is None else parse(sc.storage_bytes_per_s, "bytes_per_s", "storage_bytes_per_s")
     )

@@ -777,6 +777,15 @@ class Scenario:
         "empty = mirror for 1-2 data drives, raid6 above.",
         choices=PROTECTIONS,
     )
+    storage_housing: str = _in(
+        "node",
+        "choice",
+        STORAGE,
+        "Drives held in",
+        "Where a drive option's drives sit: node (in the GPU nodes: checkpoints on them die with the node) or "
+        "server (a storage server on the network, as the answer buys them for checkpoints: they outlive a node).",
+        choices=("node", "server"),
+    )
     fill_limit: float = _in(
         0.8,
         "fraction",
@@ -833,12 +842,13 @@ class Scenario:
         0.01,
         1,
     )
-    restore_target_s: Quantity | None = _in(
-        None,
+    restore_target_s: Quantity = _in(
+        "5 min",
         "seconds",
         CHECKPOINT,
-        "Restore target [min]",
-        "Time every rank may take to load its shard after a failure; empty = the stall budget x the job MTBF.",
+        "Restart target [min]",
+        "Most time every rank may take to load its shard after a restart; the budget is the smaller of this and "
+        "the stall budget x the job MTBF (calc.checkpoint.RESTORE_TARGET_S: 5 min, docs/model.md section 10).",
         1,
         1e9,
         unit="min",

@@ -1193,12 +1193,24 @@ def _checkpoint_paths(
     out["checkpoint_rank_read_bytes_per_s"] = rank_link
     # Every GPU loads its own state: replicas without ZeRO read the same shard again.
     out["checkpoint_restore_bytes"] = _a(per_rank) * x["gpus_per_job"]
-    restore = checkpoint.restore_time_s(
+    # An object store also caps the GETs (16 MiB ranged reads, every rank its shard): the floor the
+    # sizing's rows count (engine.gpu_time), so the plan on the store bought says the same time.
+    counts = _a(x["storage_counts_requests"]) > 0
+    gets = where(counts, checkpoint.restore_requests(per_rank, x["gpus_per_job"], storage.WRITE_REQUEST_BYTES), 0.0)
+    with np.errstate(invalid="ignore"):
+        get_rate = where(
+            counts & isfinite(_a(x["storage_unit_iops"])),
+            _a(out["storage_units_used"]) * x["storage_unit_iops"],
+            np.inf,
+        )
+    restore = checkpoint.restore_on_store_s(
         out["checkpoint_restore_bytes"],
         out["storage_bytes_per_s"],
         per_rank,
         rank_link,
         x["checkpoint_load_bytes_per_s"],
+        gets,
+        get_rate,
     )
     out["checkpoint_restore_s"] = restore
     # The busiest rank's shard sets the time (ZeRO-1: replica 0 also writes the weights).
@@ -1311,8 +1323,7 @@ def _bursts(
     out["checkpoint_save_burst_node_bytes_per_s"] = checkpoint.per_node(
         out["checkpoint_save_burst_bytes_per_s"], out["clients"]
     )
-    target = _a(x["restore_target_s"])
-    budget = where(isfinite(target), target, checkpoint.restore_budget_s(x["checkpoint_stall_fraction"], mtbf))
+    budget = checkpoint.restore_budget_s(x["checkpoint_stall_fraction"], mtbf, x["restore_target_s"])
     out["restore_budget_s"] = budget
     out["restore_read_bytes_per_s"] = checkpoint.restore_read_bytes_per_s(out["checkpoint_restore_bytes"], budget)
     out["restore_read_node_bytes_per_s"] = checkpoint.per_node(out["restore_read_bytes_per_s"], out["clients"])

@@ -674,12 +674,14 @@ def _axes(loads: dict[str, float]) -> dict[str, float]:
         "metadata": loads.get("metadata", 0.0),
         "endurance": loads.get("endurance", 0.0),
         "workload": loads.get("workload", 0.0),
+        # A restart reads while nothing else runs: its own axis, not added to the steady reads.
+        "restore read": loads.get("restore", 0.0),
     }
 
 
 def size(loads: dict[str, float]) -> tuple[int, str]:
     """Whole units needed and the limiting axis (iops, bandwidth, capacity, minimum, write requests,
-    metadata, endurance or an HDD's rated workload)."""
+    metadata, endurance, an HDD's rated workload or the restore read)."""
     totals = _axes(loads)
     limiting = max(totals, key=lambda k: (math.ceil(totals[k] - 1e-9), k != "minimum", totals[k]))
     return max(1, math.ceil(max(totals.values()) - 1e-9)), limiting

@@ -15,6 +15,7 @@ import calc
 from calc import engine
 from calc import storage as st
 from calc.engine import checkpoint_writes_per_month
+from calc.errors import InputError
 from calc.site import SITE_WORDS, job_site
 from calc.units import fmt_usd
 
@@ -447,7 +448,8 @@ def test_a_cluster_without_a_site_assumes_on_prem_as_a_job_does() -> None:
     """Jobs on one shared store, no site (no job's server or storage names one): the cluster's answer
     buys at the default site, on-prem, as a job's answer does (issue 39; before, it listed each site
     and bought the cheapest), and prices each other site's cheapest buyable store on its next line."""
-    jobs = {"llama3-8b-pretrain-8xh100": 2, "mlperf-unet3d-h100": 1}
+    # (The 8B pretrain preset's own nvme-gen4 would set on-prem, a site its storage names: issue 38 keeps it.)
+    jobs = {calc.scenario("llama3-8b-pretrain-8xh100").replace(storage=None): 2, "mlperf-unet3d-h100": 1}
     a = calc.answer(calc.cluster(jobs))
     lines = a.lines()
     assert lines[0].startswith("Buy for the cluster on-prem (site not given): ")
@@ -462,6 +464,9 @@ def test_a_cluster_without_a_site_assumes_on_prem_as_a_job_does() -> None:
     # A site given: one answer at that site, no per-site lines.
     b = calc.answer(calc.cluster(jobs, site="on-prem"))
     assert b.site_lines == () and b.headline.startswith("Buy for the cluster: ") and b.best["site"] == "on-prem"
+    # The preset as it is: its nvme-gen4 says on-prem, so the cluster buys there and does not ask.
+    own = calc.answer(calc.cluster({"llama3-8b-pretrain-8xh100": 2, "mlperf-unet3d-h100": 1}))
+    assert own.site_lines == () and own.best is not None and own.best["site"] == "on-prem"
 
 
 def test_own_hdds_short_of_random_reads_are_not_told_more_workers_help() -> None:
@@ -514,3 +519,87 @@ def test_a_store_given_by_its_figures_is_judged_reads_and_saves() -> None:
     assert fast.own.endswith(
         "serves the job: it needs 259.1 kB/s and 0.988 reads/s and a 124.9 MB/s checkpoint save burst."
     )
+
+
+def test_the_plan_beside_the_answer_is_on_the_store_it_buys() -> None:
+    """Issue 38: the page's plan beside an answer was the plan with no storage: 1T on-prem showed a
+    24.3 s restore (18.48e9 B a rank at 0.76 GB/s) and 98.45 % goodput while the 13 nfs-100gbe it
+    buys take 129.4 s. On them: restore 18.93e12 B / (13 x 11.25 GB/s) = 129.43 s; the drain lag
+    16.56e12 / 146.25e9 = 113.25 s; lost per failure 129.43 + 1,800 / 2 + 113.25 = 1,142.68 s over
+    the 178,161 s MTBF = 0.6414 %, and the save stalls 0.0163 %: goodput 99.342 %."""
+    from calc import report
+
+    a = calc.answer("mlperf-checkpoint-llama3-1t", site="on-prem")
+    q = a.shown
+    assert a.plan.checkpoint_restore_s == pytest.approx(24.32, rel=1e-3)  # the plan with no store
+    assert (q.scenario.storage, q.scenario.storage_units) == ("nfs-100gbe", 13)
+    restore = 18_484_923_476.25 * 1024 / (13 * 11.25e9)
+    lag = 16_562_491_434_720 / (13 * 11.25e9)
+    assert q.checkpoint_restore_s == pytest.approx(restore, rel=1e-9) == pytest.approx(129.43, rel=1e-4)
+    mtbf = 54 * 86400 * 16384 / 419 / 1024
+    stall = q.values["checkpoint_stall_share"]
+    assert stall == pytest.approx(1.63e-4, rel=1e-3)
+    assert q.goodput == pytest.approx(1 - stall - (restore + 900 + lag) / mtbf, rel=1e-12)
+    assert q.goodput == pytest.approx(0.99342, abs=1e-5)
+    # the report says the same: its requirements and checkpoints are the bought store's
+    text = [t for s in report.sections(a.plan) for t in s.text]
+    assert "On the store the answer buys: 13 x nfs-100gbe" in text
+    assert "**Checkpoint restore time**: 2.16 min" in text
+
+
+def test_an_object_store_plan_restores_at_its_request_floor() -> None:
+    # Issue 38: on one S3 prefix the plan said 24.3 s (the ranks' load rate) while 5,500 GET/s floors
+    # 1,024 x ceil(18.48e9 / 16 MiB) = 1,128,448 GETs at 205.2 s, the row's figure.
+    p = calc.plan("mlperf-checkpoint-llama3-1t", storage="aws-s3-standard", storage_units=1)
+    assert p.checkpoint_restore_s == pytest.approx(1_128_448 / 5500, rel=1e-9)
+    # two prefixes serve 11,000 GET/s: 102.6 s, still above the 24.3 s the ranks need
+    two = calc.plan("mlperf-checkpoint-llama3-1t", storage="aws-s3-standard", storage_units=2)
+    assert two.checkpoint_restore_s == pytest.approx(1_128_448 / 11_000, rel=1e-9)
+    # a file system counts no requests: the ranks' own rate, 18.48e9 / 0.76e9 = 24.32 s
+    fs = calc.plan("mlperf-checkpoint-llama3-1t", storage="nfs-100gbe", storage_units=1000)
+    assert fs.checkpoint_restore_s == pytest.approx(18_484_923_476.25 / 0.76e9, rel=1e-9)
+
+
+def test_drives_bought_in_a_storage_server_are_durable_on_the_plan() -> None:
+    # Issue 38: 70B on-prem buys 9 nvme-gen4 in RAID 6 in a networked server; the plan beside it said the
+    # checkpoints die with the node. Planned as housed in that server, they are durable and unwarned.
+    a = calc.answer("mlperf-checkpoint-llama3-70b", site="on-prem")
+    q = a.shown
+    assert (q.scenario.storage, q.scenario.storage_units, q.scenario.storage_housing) == ("nvme-gen4", 9, "server")
+    assert q.values["checkpoint_durable"] == 1.0 and not any("die with the node" in w for w in q.warnings)
+    # the same drives in the GPU nodes (the default housing) still die with them
+    node = calc.plan("mlperf-checkpoint-llama3-70b", storage="nvme-gen4", storage_units=9)
+    assert node.values["checkpoint_durable"] == 0.0 and any("die with the node" in w for w in node.warnings)
+    with pytest.raises(InputError) as e:
+        calc.plan("mlperf-checkpoint-llama3-70b", storage_housing="rack")
+    assert e.value.field == "storage_housing"
+
+
+def test_the_design_point_beside_its_published_tier() -> None:
+    # NVIDIA DGX SuperPOD RA-11333-001 V11, Table 6: Good 4 / 2 GB/s read / write per node, Better 8 / 4,
+    # Best 40 / 20; per 32-node SU 15 / 7, 40 / 20, 125 / 62 GB/s (presets/reference_tiers.yaml)
+    from calc import catalog
+    from calc.answers import tier_line, workload_tier
+
+    t = catalog.reference_tiers()
+    assert (t["good"].node_read_bytes_per_s, t["better"].su_write_bytes_per_s, t["best"].su_write_bytes_per_s) == (
+        4e9,
+        20e9,
+        62e9,
+    )
+    # Llama 3 8B checkpoints (no dataset: the cache holds all of it, Good, Table 5's NLP): one node restores
+    # C = 112.4 GB within 300 s = 374.7 MB/s; at the tier's 4 GB/s the restart takes 112.4 / 4 = 28.1 s,
+    # and 4e9 / 374.7e6 = 10.7x this job's read
+    p = calc.plan("mlperf-checkpoint-llama3-8b")
+    assert workload_tier(p).name == "good"
+    line = tier_line(p)
+    assert "Good tier" in line and "374.7 MB/s read and 124.9 MB/s write per node on 1 node" in line
+    assert "a restart reads 112.4 GB in 28.11 s at the tier's rate, 5 min at this design point" in line
+    assert "10.7x this job's per node" in line and "RA-11333-001" in line
+    # The 8B pretrain reads its tokens once (page cache off): Best. 40e9 / 374.7e6 = 106.7x
+    q = calc.plan("llama3-8b-pretrain-8xh100")
+    assert workload_tier(q).name == "best" and "106.7x" in tier_line(q)
+    # A job that saves nothing has no restart to buy: the reads only (beast: 385.7 MB/s, 40e9 / 385.7e6 = 103.7x)
+    b = tier_line(calc.plan("beast-imagenet-4xv100"))
+    assert "restart" not in b and "103.7x" in b
+    assert any(x.startswith("Published guidance: ") for x in calc.answer(p, site="aws").lines())

@@ -77,3 +77,52 @@ def test_plain_words_use_the_readmes_glossary() -> None:
             a = calc.answer(name, site=site)
             text = " ".join(card(a, recommend(a.plan)).lines())
             assert not re.search(r"\bprefix(es)?\b|TiBs|[Ee]ach of 1 node|PUTs", text), (name, site, text)
+
+
+def test_a_shared_volume_says_it_needs_a_cluster_file_system() -> None:
+    # beast-nfs-shop on AWS: 5 jobs on 5 nodes share one dataset; io2 multi-attaches to at most 16
+    # instances, so 1 < 5 <= 16: one volume serves all five, and GFS2/OCFS2 must share it (issue 38:
+    # the card said only "1 volume of aws-ebs-io2"; only recommend's caveats said so)
+    a = calc.answer("beast-nfs-shop", site="aws")
+    c = card(a, recommend(a.plan))
+    assert c.buy == (
+        "**Rent** 1 volume of aws-ebs-io2; multi-attached to 5 nodes (at most 16): "
+        "needs a cluster-aware file system (GFS2, OCFS2)"
+    )
+    # a volume on one node (the same job's 8b-checkpoint cousin reads on 1 node): nothing to share
+    one = calc.answer("mlperf-checkpoint-llama3-8b", site="aws")
+    assert "multi-attached" not in card(one, recommend(one.plan)).buy
+
+
+def test_no_page_cache_words_without_a_dataset() -> None:
+    # The MLPerf checkpoint benchmark reads no dataset (0 B): nothing for the page cache to hold,
+    # on any line the page or the report prints (issue 38: "the page cache holds the dataset").
+    from calc.card import details
+
+    for name in ("mlperf-checkpoint-llama3-70b", "mlperf-checkpoint-llama3-405b"):
+        for site in ("aws", "gcp"):
+            a = calc.answer(name, site=site)
+            assert a.plan.dataset_bytes == 0
+            rec = recommend(a.plan)
+            said = [*card(a, rec).lines(), *details(a), *a.lines(), *map(str, rec["caveats"])]
+            assert not [x for x in said if "page cache" in x], (name, site)
+
+
+def test_read_once_only_where_a_first_epoch_is_read() -> None:
+    from calc.design import describe_option
+
+    row = {
+        "units": 1.0,
+        "unit": "prefix",
+        "option": "aws-s3-standard",
+        "monthly_total_usd": 488.0,
+        "iops_headroom": float("inf"),
+        "bandwidth_headroom": float("inf"),
+        "limiting": "restore read",
+    }
+    # a dataset the page cache holds takes a first epoch from the store (12 s here): read once
+    assert describe_option({**row, "first_epoch_s": 12.0}).endswith(
+        "read once: the page cache holds the dataset after the first epoch"
+    )
+    # no first epoch (a 0-byte dataset): the rule that sized it, not the page cache
+    assert describe_option({**row, "first_epoch_s": 0.0}).endswith("; sized by restore read")

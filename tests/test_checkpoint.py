@@ -632,6 +632,37 @@ def test_restore_budget_and_read_burst() -> None:
     assert e.value.field == "nodes"
 
 
+def test_restart_target_bounds_the_restore_budget() -> None:
+    # min(target, stall fraction x MTBF). An 8-GPU job: MTBF = 54 d x 16,384 / 419 / 8 =
+    # 22,804,651 s (263.9 d), 2 % = 456,093 s (5.3 d): the 300 s target binds.
+    mtbf8 = 54 * 86400 * 16384 / 419 / 8
+    assert ck.restore_budget_s(0.02, mtbf8) == 300.0
+    # Llama 3 at 16,384 GPUs: 2 % of 11,134.6 s = 222.7 s, under 300 s: the MTBF share binds.
+    assert ck.restore_budget_s(0.02, 54 * 86400 / 419) == pytest.approx(222.69, rel=1e-4)
+    # The boundary: 2 % x MTBF = 300 s at MTBF 15,000 s; either side the smaller term wins.
+    assert ck.restore_budget_s(0.02, 15_000.0) == pytest.approx(300.0)
+    assert ck.restore_budget_s(0.02, 14_000.0) == pytest.approx(280.0)
+    assert ck.restore_budget_s(0.02, 16_000.0, 600.0) == pytest.approx(320.0)
+    for bad in (0.0, -5.0, np.nan, np.inf):
+        with pytest.raises(InputError) as e:
+            ck.restore_budget_s(0.02, 15_000.0, bad)
+        assert e.value.field == "restore_target_s"
+
+
+def test_restart_target_is_an_input_with_a_default_of_five_minutes() -> None:
+    import calc
+
+    # The 8B job (8 GPUs, 112.42e9 B state: 8,030,261,248 x 14 B) restores in 300 s by default:
+    # 112,423,657,472 / 300 = 374.7 MB/s (before: within 2 % of 263.9 d, 246 kB/s).
+    p = calc.plan("mlperf-checkpoint-llama3-8b")
+    assert p.restore_budget_s == 300.0
+    assert p.restore_read_bytes_per_s == pytest.approx(8_030_261_248 * 14 / 300, rel=1e-9)
+    for bad in (None, "0 s", "soon"):
+        with pytest.raises(InputError) as e:
+            calc.plan("mlperf-checkpoint-llama3-8b", restore_target_s=bad)
+        assert e.value.field == "restore_target_s"
+
+
 def test_restore_on_the_store_bought_1t() -> None:
     restore = 18_484_923_476.25 * 1024  # 18.93e12 B
     # On 5 x nfs-25gbe (2.8 GB/s each = 14 GB/s): 18.93e12 / 14e9 = 1,352 s = 22.5 min (the plan
@@ -668,11 +699,14 @@ def test_plan_states_its_bursts_1t() -> None:
     assert p.checkpoint_drain_bytes_per_s == pytest.approx(C1T / 900, rel=1e-9)
     assert p.checkpoint_save_burst_bytes_per_s == pytest.approx(C1T / 900, rel=1e-9)
     assert p.checkpoint_save_burst_node_bytes_per_s == pytest.approx(C1T / 900 / 128, rel=1e-9)
-    # restore within 2 % of the 1,024-GPU MTBF: 1 / (419 / (54 d x 16,384) x 1,024) = 178,161 s
+    # Issue 38: the 5 min restart target bounds the budget. 2 % of the 1,024-GPU MTBF
+    # (1 / (419 / (54 d x 16,384) x 1,024) = 178,161 s) is 3,563 s; min(300, 3,563) = 300 s, so the
+    # restore read is 18.93e12 B / 300 s = 63.1 GB/s (it was 5.31 GB/s within 3,563 s).
     mtbf = 54 * 86400 * 16384 / 419 / 1024
-    assert p.restore_budget_s == pytest.approx(0.02 * mtbf, rel=1e-9)
-    assert p.restore_read_bytes_per_s == pytest.approx(18_484_923_476.25 * 1024 / (0.02 * mtbf), rel=1e-9)
-    # a typed restore target replaces the budget: 10 min -> 18.93e12 / 600 = 31.5 GB/s
+    assert 0.02 * mtbf == pytest.approx(3563.23, rel=1e-5)
+    assert p.restore_budget_s == 300.0
+    assert p.restore_read_bytes_per_s == pytest.approx(18_484_923_476.25 * 1024 / 300, rel=1e-9)
+    # a typed restore target sets the budget below the MTBF share: 10 min -> 18.93e12 / 600 = 31.5 GB/s
     q = calc.plan("mlperf-checkpoint-llama3-1t", restore_target_s="10 min", drain_target=0.25)
     assert q.restore_read_bytes_per_s == pytest.approx(18_484_923_476.25 * 1024 / 600, rel=1e-9)
     assert q.checkpoint_drain_bytes_per_s == pytest.approx(C1T / 450, rel=1e-9)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -583,11 +584,11 @@ def test_every_one_job_cluster_equals_its_plan_on_given_storage(storage: str, un
 
 
 def test_every_one_job_cluster_buys_and_needs_what_its_plan_does() -> None:
-    """Every one-job preset with no storage of its own (a cluster's storage is shared, never one job's):
-    the demand, the option and units bought and the utilisation on them equal the job's answer."""
+    """Every one-job preset: the demand, the option and units bought and the utilisation on them
+    equal the job's answer (its own storage kept, as the job keeps it: issue 38)."""
     checked = 0
     for name in _presets():
-        p = calc.plan(name, storage=None, storage_units=None)
+        p = calc.plan(name)
         if p.scenario.jobs != 1:
             continue  # copies of a job keep the cluster's coinciding bursts (one restarts, the others run)
         cp = calc.cluster({name: 1})
@@ -912,3 +913,89 @@ def test_a_job_its_one_job_cluster_and_its_sweep_row_agree_on_saves_beside_reads
         assert cluster_demand(cp).need_bytes_per_s == d.need_bytes_per_s
     row = calc.sweep(sc, gpus_per_job=[sc.gpus_per_job])
     assert float(row["storage_need_bytes_per_s"].iloc[0]) == p.storage_need_bytes_per_s
+
+
+@pytest.mark.parametrize(
+    "name,site",
+    [
+        # its own storage (nvme-gen4, on-prem) sets its site: the cluster bought a $134 GCP bucket
+        ("llama3-8b-pretrain-8xh100", None),
+        ("llama3-8b-pretrain-8xh100", "aws"),
+        ("beast-nfs-shop", None),  # 5 copies of one entry: its storage's site kept too
+        ("mlperf-checkpoint-llama3-8b", "aws"),
+        ("mlperf-unet3d-h100", "aws"),
+        ("mlperf-unet3d-h100", None),  # no site: both buy on-prem, assumed, each other site priced (issue 39)
+    ],
+)
+def test_a_one_job_cluster_is_its_job_storage_and_site_included(name: str, site: str | None) -> None:
+    kw = {"site": site} if site else {}
+    one, ca = calc.answer(name, **kw), calc.cluster_answer(calc.cluster({name: 1}, **kw))
+    assert one.best is not None and ca.best is not None
+    assert (ca.best["option"], ca.best["site"]) == (one.best["option"], one.best["site"]), name
+    assert float(ca.best["monthly_total_usd"]) == pytest.approx(float(one.best["monthly_total_usd"]), rel=1e-12)
+    assert ca.monthly_usd == pytest.approx(float(one.best["monthly_total_usd"]), rel=1e-12)  # chargeback: all of it
+    assert len(ca.site_lines) == len(one.site_lines)  # a line per site where the site was assumed, else none
+
+
+def test_the_8b_pretrain_cluster_of_one_buys_its_hdds() -> None:
+    # The job reads 8.18 TB and writes 1.97 PB a year: 1.978 PB / 550 TB rated per 7,200 rpm drive = 3.6,
+    # so 4 data drives, + 2 for RAID 6 = 6 drives (4 x 24 TB = 96 TB usable), on-prem as its nvme-gen4 says.
+    ca = calc.cluster_answer(calc.cluster({"llama3-8b-pretrain-8xh100": 1}))
+    assert ca.best is not None
+    assert (ca.best["option"], ca.best["units"], ca.best["site"]) == ("hdd-7200", 6, "on-prem")
+    assert float(ca.best["capacity_bytes"]) == pytest.approx(4 * 24e12)
+
+
+# --- The cluster's coincident bursts (issue 38 item 2) ------------------------------------------
+
+_C8 = 8_030_261_248 * 14  # Llama 3 8B under MLPerf's 14 B/param layout: 112,423,657,472 B per save
+
+
+@pytest.mark.parametrize(
+    "restarts,saves,point,need",
+    [
+        # each copy drains asynchronously at C / (0.5 x 1,800 s) = 124.9 MB/s (the burst it is sized
+        # for, not its average C / 1,800 s = 62.5 MB/s); a restart reads C within the 5 min target:
+        # C / 300 s = 374.7 MB/s a copy
+        ("one", "aligned", "restart of one job while the others run", 2 * _C8 / 900 + _C8 / 300),  # 624.6 MB/s
+        ("one", "staggered", "restart of one job while the others run", _C8 / 900 + _C8 / 300),  # 499.7 MB/s
+        # after an outage both copies read their checkpoints at once, and neither reads nor saves:
+        # 2 x 374.7 = 749.5 MB/s, above the 249.8 MB/s of both saving (the boundary: above it the outage sizes)
+        ("all", "aligned", "restart of every job after an outage", 2 * _C8 / 300),
+        ("all", "staggered", "restart of every job after an outage", 2 * _C8 / 300),
+    ],
+)
+def test_the_burst_policy_says_which_jobs_restore_together(restarts: str, saves: str, point: str, need: float) -> None:
+    cluster_module = sys.modules["calc.cluster"]
+    cp = calc.cluster({"mlperf-checkpoint-llama3-8b": 2}, restarts=restarts, saves=saves)
+    assert cp.plans[0].checkpoint_bytes == _C8
+    d = cluster_module.cluster_demand(cp)
+    assert d.design_point == point
+    assert d.need_bytes_per_s == pytest.approx(need, rel=1e-9)
+    said = [x for x in calc.answer(cp, site="aws").lines() if x.startswith("Sized for the ")]
+    assert said == [cluster_module.burst_sentence(cp)] and said[0].startswith(f"Sized for the {point}: ")
+    assert f"restarts: {restarts}, saves: {saves}." in said[0]
+
+
+def test_steady_saves_size_a_cluster_whose_restores_are_small() -> None:
+    # The second term: with restarts "all", sum n x restore below the steady need keeps the steady
+    # point. 1 copy: restore C / 300 = 374.7 MB/s > its drain 124.9 MB/s, so the restart sizes it;
+    # a 1-job cluster's demand is its plan's (the job's own restore read design point)
+    cluster_module = sys.modules["calc.cluster"]
+    cp = calc.cluster({"mlperf-checkpoint-llama3-8b": 1}, restarts="all")
+    assert cluster_module.design_points(cp)["restart of every job after an outage"] == pytest.approx(_C8 / 300)
+    assert cluster_module.cluster_demand(cp).design_point == "restore read"
+    # a job that saves nothing restores nothing: the steady reads size it whatever the policy
+    cp = calc.cluster({"beast-imagenet-4xv100": 3}, restarts="all")
+    points = cluster_module.design_points(cp)
+    assert points["restart of every job after an outage"] == 0.0
+    assert cluster_module.cluster_demand(cp).design_point == "steady reads"
+
+
+def test_the_restart_policy_is_an_input_checked_and_kept() -> None:
+    with pytest.raises(InputError) as e:
+        calc.cluster({"mlperf-checkpoint-llama3-8b": 2}, restarts="some")
+    assert e.value.field == "restarts" and "one" in e.value.message and "all" in e.value.message
+    c = calc.cluster({"mlperf-checkpoint-llama3-8b": 2}, restarts="all").cluster
+    assert Cluster.from_yaml(c.to_yaml()) == c and "restarts: all" in c.to_yaml()
+    assert Cluster.from_params(c.to_params()) == c and c.to_params()["cluster_restarts"] == "all"

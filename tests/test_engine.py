@@ -226,7 +226,15 @@ def test_the_site_link_carries_the_save_burst_not_only_the_reads() -> None:
     assert en.rule_out(o, at, en.size_option(o, at)) == ("", "bandwidth")
     # The job's own plan: the Llama 3 8B preset drains C / 900 s = 124.9 MB/s beside 0.26 MB/s of
     # reads; a 100 MB/s link to an AWS store carries its reads 390 times over but not its drain.
-    p = calc.plan("llama3-8b-pretrain-8xh100", site="on-prem", allow_other_site=True, site_link_bytes_per_s="100 MB/s")
+    # A 1 h restart target keeps the restore (112.4e9 B / 3,600 s = 31.2 MB/s) below the drain; at the
+    # 5 min default the restore read (374.7 MB/s) would be the need (issue 38).
+    p = calc.plan(
+        "llama3-8b-pretrain-8xh100",
+        site="on-prem",
+        allow_other_site=True,
+        site_link_bytes_per_s="100 MB/s",
+        restore_target_s="1 h",
+    )
     dj = en.plan_demand(p)
     assert dj.read_bytes_per_s < 1e6  # far below the 100 MB/s link, and the drain C / 900 s above it
     assert dj.need_bytes_per_s == pytest.approx(dj.read_bytes_per_s + 8_030_261_248 * 14 / 900, rel=1e-12)
@@ -386,11 +394,17 @@ def test_plan_demand_without_reads_keeps_the_writes() -> None:
     p = calc.plan("mlperf-checkpoint-llama3-8b")
     d = en.plan_demand(p, reads=False)
     assert d.read_bytes_per_s == 0 and d.read_iops == 0
-    # the design point: the async save drained within half the interval, twice the average rate
-    assert (
-        d.need_bytes_per_s == p.checkpoint_save_burst_bytes_per_s == pytest.approx(2 * p.checkpoint_write_bytes_per_s)
-    )
-    assert d.design_point == "save drain"
+    # the save: the async drain within half the interval, twice the average rate (C / 900 s = 124.9 MB/s)
+    c = 8_030_261_248 * 14
+    assert d.write_bytes_per_s == p.checkpoint_save_burst_bytes_per_s == pytest.approx(c / 900)
+    assert p.checkpoint_save_burst_bytes_per_s == pytest.approx(2 * p.checkpoint_write_bytes_per_s)
+    # the design point (issue 38): the restart within the 5 min target, C / 300 s = 374.7 MB/s, three
+    # times the drain (it was the drain while the budget was 2 % of the 263.9-day MTBF)
+    assert d.need_bytes_per_s == d.restore_bytes_per_s == pytest.approx(c / 300)
+    assert d.design_point == "restore read"
+    # with a 1 h target the restore needs C / 3,600 s = 31.2 MB/s and the drain is the design point again
+    q = en.plan_demand(calc.plan("mlperf-checkpoint-llama3-8b", restore_target_s="1 h"), reads=False)
+    assert q.need_bytes_per_s == pytest.approx(c / 900) and q.design_point == "save drain"
 
 
 # ------------------------------------------------------------------ each caveat, each column, by hand
@@ -777,3 +791,30 @@ def test_plan_demand_carries_the_first_epoch_burst_and_the_sites_support_share()
     assert d.first_epoch_bytes == 83_962_560_512
     assert d.steady_epoch_s == pytest.approx(1_281_167 / 5885.057471264368)
     assert d.support_share == 0.2
+
+
+def test_the_restore_read_is_its_own_sizing_axis() -> None:
+    """Issue 38: the restore read sized nothing (the need said "restore read" while the units were
+    bought for reads and writes). A restart reading 2.5 GB/s from 1 GB/s drives needs 2.5 -> 3
+    drives, more than the 0.5 GB/s of reads (1 drive); at 0.4 GB/s it is below the reads."""
+    o = drive()
+    d = demand(restore_bytes=750e9, restore_bytes_per_s=2.5e9, restore_budget_s=300.0, need_bytes_per_s=2.5e9)
+    assert en.restore_load(o, d) == pytest.approx(2.5)
+    assert en.size_axes(o, d)[1:] == (3, "restore read")
+    low = dataclasses.replace(d, restore_bytes_per_s=0.4e9)
+    assert en.size_axes(o, low)[1:] == (1, "bandwidth")
+    # An object store: 1,024 ranks x ceil(18.48e9 B / 16 MiB) = 1,128,448 GETs in 300 s at 5,500 a
+    # prefix: 1,128,448 / 300 / 5,500 = 0.684 prefixes; in 100 s, 2.05 -> 3 prefixes.
+    s3 = st.option("aws-s3-standard")
+    ck_demand = demand(
+        restore_bytes=18_484_923_476.25 * 1024,
+        restore_bytes_per_s=0.0001,
+        restore_budget_s=300.0,
+        restore_shard_bytes=18_484_923_476.25,
+        restore_ranks=1024.0,
+    )
+    assert s3.iops == 5500
+    assert en.restore_load(s3, ck_demand) == pytest.approx(1_128_448 / 300 / 5500)
+    fast = dataclasses.replace(ck_demand, restore_budget_s=100.0)
+    assert en.restore_load(s3, fast) == pytest.approx(1_128_448 / 100 / 5500)
+    assert en.size_axes(s3, fast)[1:] == (3, "restore read")

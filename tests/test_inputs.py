@@ -41,16 +41,16 @@ def test_sweep_storage_units_matches_plan_hand_values() -> None:
     """Defect: sweep(..., storage_units=[1, 100]) with a storage option gave utilisations that
     differed from plan() of the same row (the storage supply was not swept)."""
     base = calc.scenario(BEAST, storage="hdd-7200", storage_units=1)
-    df = calc.sweep(base, storage_units=[1, 100])
+    df = calc.sweep(base, storage_units=[1, 60])  # 60: one JBOD's most (issue 38 refuses 100)
     got = list(df["gpu_utilization"])
     p1 = calc.plan(base)
-    p100 = calc.plan(base, storage_units=100)
+    p100 = calc.plan(base, storage_units=60)
     assert got == pytest.approx([p1.gpu_utilization, p100.gpu_utilization], rel=1e-12)
     # 1 drive: IOPS-bound; its reads/s shared by 4 GPUs against the GPU's 128 / 0.087 s.
     assert p1.bottleneck == "storage"
     assert p1.gpu_utilization == pytest.approx(p1.storage_iops / 4 / BEAST_GPU_RATE, rel=1e-12)
     assert p1.gpu_utilization == pytest.approx(0.0275, abs=5e-4)
-    # 100 drives: the drives' latency bound is 8 workers / 12 ms = 666.7 samples/s (0.453 of
+    # 60 drives: the drives' latency bound is 8 workers / 12 ms = 666.7 samples/s (0.453 of
     # the GPU), but each synchronous worker also decodes: 8 / (12 ms + 4.6 ms) = 481.9 samples/s,
     # / 1,471.3 = 0.3276.
     assert p100.stages["storage"] == pytest.approx(8 / 0.012, rel=1e-12)
@@ -842,9 +842,26 @@ def test_a_named_store_too_small_for_the_dataset_is_said() -> None:
     # Drives: 2 x 7.68 TB = 15.36 TB raw < 160.5 TB.
     w = calc.plan("clip-vitl14-datacomp-webdataset", storage="nvme-gen4", storage_units=2).warnings
     assert any("15.36 TB in 2 x nvme-gen4" in x for x in w)
-    # 30 x 7.68 TB = 230.4 TB raw holds 160.5 TB and the few kept ViT-L checkpoints: no warning.
-    w = calc.plan("clip-vitl14-datacomp-webdataset", storage="nvme-gen4", storage_units=30).warnings
+    # 24 x 7.68 TB = 184.3 TB raw holds 160.5 TB and the few kept ViT-L checkpoints: no warning.
+    w = calc.plan("clip-vitl14-datacomp-webdataset", storage="nvme-gen4", storage_units=24).warnings
     assert not any("holds" in x and "less than" in x for x in w)
+    # Issue 38: 30 drives are more than one 24-bay system holds: refused, naming the field and the range
+    with pytest.raises(calc.InputError) as e:
+        calc.plan("clip-vitl14-datacomp-webdataset", storage="nvme-gen4", storage_units=30)
+    assert e.value.field == "storage_units" and "accepted: 1 to 24 (24;" in str(e.value)
+    # drives in the GPU nodes: 24 in each of unet3d's 64 / 8 = 8 nodes, so 192 at most (32 = 4 a node is fine)
+    assert (
+        calc.plan("mlperf-unet3d-h100", gpus_per_job=64, storage="nvme-gen4", storage_units=32).storage_bytes_per_s > 0
+    )
+    with pytest.raises(calc.InputError) as e:
+        calc.plan("mlperf-unet3d-h100", gpus_per_job=64, storage="nvme-gen4", storage_units=193)
+    assert "accepted: 1 to 192 (24 a node x 8 nodes" in str(e.value)
+    # Issue 38: with no units the plan reads RAM at its largest, and still cannot hold the dataset: said.
+    w = calc.plan("mlperf-unet3d-h100", storage="ram-tmpfs", dataset_examples=1e6).warnings
+    assert any("ram-tmpfs holds 274.9 GB per node" in x for x in w)
+    # ... and a file system at its largest size: Filestore zonal's 100 x 1 TiB = 109.95 TB < 160.5 TB
+    w = calc.plan("clip-vitl14-datacomp-webdataset", storage="gcp-filestore-zonal").warnings
+    assert any("110 TB in 100 x gcp-filestore-zonal (its largest size)" in x and "choose a store" in x for x in w)
 
 
 @pytest.mark.parametrize(

@@ -363,7 +363,7 @@ def test_sweep_case_found_once() -> None:
     """A fixed case of the property above (storage units, GPUs, sizes and GPU model at once)."""
     sc = calc.scenario(BEAST, storage="hdd-7200")
     axes = {
-        "storage_units": [None, 1, 100],
+        "storage_units": [None, 1, 60],  # 60: the most hdd-7200 drives a JBOD holds (issue 38 refuses more)
         "gpus_per_job": [1, 4],
         "example_bytes": ["64 KiB", 2_000_000],
         "gpu": ["V100-SXM2-16GB", "H100-SXM"],

@@ -463,7 +463,8 @@ def test_fsx_presets_scale_metadata_with_capacity() -> None:
     o = storage.option("aws-fsx-lustre-ssd-1000")
     assert o.metadata_ops == 3000.0  # at its 1.2 TiB minimum
     assert o.metadata_ops_at(240.0) == 240000.0
-    assert o.units_for_metadata(240000.0) == 240.0
+    # 120,000 Metadata IOPS = 10 blocks of 24,000 GiB = 240,000 GiB = 234.375 TiB (AWS's "240 TiB")
+    assert o.units_for_metadata(240000.0) == 234.375
     # Without a scaling table the service's figure holds at every size.
     s3 = storage.option("aws-s3-standard")
     assert s3.metadata_ops_at(1.0) == s3.metadata_ops_at(100.0) == 5500.0
@@ -719,8 +720,9 @@ def test_fsx_is_ordered_in_its_steps() -> None:
     assert st.orderable_units(9.0, (1.2, 2.4), 0.0) == math.inf
     o = st.option("aws-fsx-lustre-ssd-1000")
     units = st.orderable_units(3.0, o.size_steps, o.size_increment)
-    # 4.8 TiB x 1.0995 TB x $0.60 per GB-month = $3,166 a month, not 3 TiB's $1,979
-    assert units * o.capacity_bytes / 1e9 * o.price_per_gb_month == pytest.approx(3166.5, rel=1e-4)
+    # 4,800 GiB = 4.6875 TiB x 1.0995 TB x $0.60 per GB-month = $3,092.4 a month, not 3 TiB's $1,979
+    # (issue 38: AWS's sizes are GiB; 4.8 TiB = 4,915 GiB, $3,166.5, is not one it sells)
+    assert units * o.capacity_bytes / 1e9 * o.price_per_gb_month == pytest.approx(3092.38, rel=1e-5)
 
 
 def test_every_fsx_ssd_and_managed_lustre_tier_is_offered() -> None:
@@ -844,3 +846,20 @@ def test_support_power_and_part_condition() -> None:
         st._used_alternative(catalog._Entry("e", "x", {"condition": "used", "used": used}))
     with pytest.raises(PresetError, match="used: source"):
         st._used_alternative(catalog._Entry("e", "x", {"condition": "new", "used": {"price": 1, "price_date": "d"}}))
+
+
+def test_cloud_file_systems_in_their_gib_step_tables() -> None:
+    """Issue 38: sizes that can be ordered. FSx HDD (40 MB/s/TiB) comes in multiples of 1,800 GiB =
+    1.7578125 TiB: 146 TiB -> ceil(146 / 1.7578125 = 83.06) = 84 x 1,800 = 151,200 GiB = 147.66 TiB.
+    FSx SSD: 1,200, 2,400, then +2,400 GiB; 149,914 GiB (146.4 "TiB" was 146,400 GiB, short of it)
+    -> 2,400 + ceil(147,514 / 2,400 = 61.46) = 62 steps = 151,200 GiB. GCP Managed Lustre's 125 MBps/TiB
+    tier: multiples of 72,000 GiB; 149,504 GiB -> 216,000 GiB."""
+    hdd = st.option("aws-fsx-lustre-hdd-40")
+    assert st.orderable_units(146.0, hdd.size_steps, hdd.size_increment) * 1024 == pytest.approx(151_200)
+    assert st.orderable_units(1.0, hdd.size_steps, hdd.size_increment) * 1024 == pytest.approx(1_800)
+    ssd = st.option("aws-fsx-lustre-ssd-125")
+    assert st.orderable_units(149_914 / 1024, ssd.size_steps, ssd.size_increment) * 1024 == pytest.approx(151_200)
+    assert st.orderable_units(1_200 / 1024, ssd.size_steps, ssd.size_increment) * 1024 == pytest.approx(1_200)
+    gcp = st.option("gcp-managed-lustre-125")
+    assert st.orderable_units(149_504 / 1024, gcp.size_steps, gcp.size_increment) * 1024 == pytest.approx(216_000)
+    assert gcp.min_units * 1024 == pytest.approx(72_000)
