@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from calc._types import Floats, Numeric, clip, floats, maximum, minimum, where
+from calc._types import Floats, Numeric, any_, clip, floats, maximum, minimum, where
 from calc.errors import InputError
 from calc.formula import formula, note
 from calc.units import MONTH_S, check_range
@@ -258,10 +258,10 @@ def bytes_per_rank(
         "pipeline_parallel", pipeline_parallel, 1.0, "1 or more"
     )
     z = _arr("zero_stage", zero_stage)
-    if ((z % 1 != 0) | (z < 0) | (z > 3)).any():  # not np.isin, np.round or np.any: slow on a scalar
+    if any_((z % 1 != 0) | (z < 0) | (z > 3)):  # not np.isin, np.round or np.any: slow on a scalar
         raise InputError("zero_stage", f"{zero_stage}; accepted: 0, 1, 2 or 3")
     wf = _arr("weight_fraction", weight_fraction)
-    if ((wf < 0) | (wf > 1)).any():
+    if any_((wf < 0) | (wf > 1)):
         raise InputError("weight_fraction", f"{weight_fraction}; accepted: 0 to 1")
     per_rank = where(z == 0, c / mp, where(z == 3, c / (dp * mp), c * wf / mp + c * (1 - wf) / (dp * mp)))
     ranks = where(z == 0, mp, dp * mp)
@@ -277,7 +277,7 @@ def sync_write_bytes_per_s(checkpoint_bytes: Numeric, interval_s: Numeric, stall
     c = _nonneg("checkpoint_bytes", checkpoint_bytes)
     t = _positive("interval_s", interval_s)
     f = _arr("stall_fraction", stall_fraction)
-    if ((f <= 0) | (f > 1)).any():
+    if any_((f <= 0) | (f > 1)):
         raise InputError("stall_fraction", f"{stall_fraction}; accepted: more than 0, at most 1")
     return c / (f * t)
 
@@ -564,7 +564,7 @@ def drain_bytes_per_s(checkpoint_bytes: Numeric, interval_s: Numeric, drain_shar
     the interval: 16.56e12 / 900 = 18.4 GB/s (the average over the interval is 9.2 GB/s)."""
     c = _nonneg("checkpoint_bytes", checkpoint_bytes)
     share = _arr("drain_share", drain_share)
-    if ((share <= 0) | (share > 1)).any():
+    if any_((share <= 0) | (share > 1)):
         raise InputError("drain_target", f"{drain_share}; accepted: more than 0, at most 1 (a share of the interval)")
     return c / (share * _positive("interval_s", interval_s))
 
@@ -579,7 +579,7 @@ def restore_budget_s(stall_fraction: Numeric, mtbf_s: Numeric) -> Numeric:
     Llama 3 at 16,384 GPUs (MTBF 54 d / 419 = 3.09 h = 11,134 s), 2 %: 223 s.
     """
     f = _arr("stall_fraction", stall_fraction)
-    if ((f <= 0) | (f > 1)).any():
+    if any_((f <= 0) | (f > 1)):
         raise InputError("checkpoint_stall_fraction", f"{stall_fraction}; accepted: more than 0, at most 1")
     return f * _positive("mtbf_s", mtbf_s)
 

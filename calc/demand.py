@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calc._types import Numeric, floats, isfinite, maximum, minimum, where
+from calc._types import Numeric, divide, floats, isfinite, maximum, minimum, quiet, where
 from calc.formula import formula, note
 
 DEFAULT_SHARD_REQUEST_BYTES = 262144.0
@@ -114,7 +114,7 @@ def latency_budget_s(step_time_s: Numeric) -> Numeric:
 def epoch_time_s(dataset_examples: Numeric, per_gpu_samples_per_s: Numeric, gpus_per_job: Numeric) -> Numeric:
     """One pass over the dataset by one job [s]; 0 where nothing runs."""
     rate = floats(per_gpu_samples_per_s) * gpus_per_job
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    with quiet(divide="ignore", invalid="ignore", over="ignore"):
         return where(rate > 0, floats(dataset_examples) / maximum(rate, 1e-300), 0.0)
 
 
@@ -146,8 +146,8 @@ def page_cache_hit(
     """
     d = floats(dataset_bytes)
     free = maximum(floats(free_ram_bytes), 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = where(d > 0, minimum(free / d, 1.0), 1.0)
+    with quiet(divide="ignore", invalid="ignore"):
+        share = where(d > 0, minimum(divide(free, d), 1.0), 1.0)
     hit = where(share >= 1.0, 1.0, where(floats(examples_per_file) > 1, 0.0, share))
     return where(floats(page_cache) > 0, hit, 0.0)
 

@@ -26,12 +26,13 @@ torchvision ``RandomResizedCrop(scale=(0.08, 1.0))``: a crop of 8-100 % of the a
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
 import numpy as np
 
-from calc._types import Numeric, clip, floats, where
+from calc._types import Numeric, clip, divide, flag, floats, where
 from calc.errors import InputError
 from calc.formula import formula
 
@@ -115,7 +116,16 @@ def image_dtype(spec: str) -> str:
 
 
 def tensor_bytes(spec: str, field: str = "tensors") -> float:
-    """Bytes of one example as the loader emits it [bytes]."""
+    """Bytes of one example as the loader emits it [bytes] (kept per text: a plan parsed the default each time)."""
+    return _tensor_bytes(spec, field) if isinstance(spec, str) else _count_bytes(spec, field)
+
+
+@functools.lru_cache(maxsize=256)
+def _tensor_bytes(spec: str, field: str) -> float:
+    return _count_bytes(spec, field)
+
+
+def _count_bytes(spec: str, field: str) -> float:
     return float(sum(math.prod(shape) * DTYPE_BYTES[dtype] for _, shape, dtype in parse_tensors(spec, field)))
 
 
@@ -189,7 +199,7 @@ def dataset_bytes(dataset_examples: Numeric, example_bytes: Numeric) -> Numeric:
 @formula("fits_in_ram", "{dataset_bytes} <= {host_ram_bytes} - {host_ram_per_node_bytes}")
 def fits_in_ram(dataset_bytes: Numeric, host_ram_bytes: Numeric, loader_ram_bytes: Numeric) -> Numeric:
     """1 where the dataset fits in the RAM left beside the loader's batches (the page cache), else 0."""
-    return (floats(dataset_bytes) <= floats(host_ram_bytes) - loader_ram_bytes).astype(float)
+    return flag(floats(dataset_bytes) <= floats(host_ram_bytes) - loader_ram_bytes)
 
 
 # ------------------------------------------------------------------ the CPU cost of an example
@@ -375,7 +385,7 @@ def core_equivalents(threads: Numeric, cores: Numeric, threads_per_core: Numeric
     shared = clip(np.minimum(t, hardware) - c, 0.0, np.inf)
     tpc = floats(threads_per_core)
     with np.errstate(divide="ignore", invalid="ignore"):
-        per_shared = where(tpc > 1, (floats(smt_gain) - 1.0) / (tpc - 1.0), 0.0)
+        per_shared = where(tpc > 1, divide(floats(smt_gain) - 1.0, tpc - 1.0), 0.0)
     ce: Numeric = np.minimum(t, c) + shared * per_shared
     return ce
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calc._types import Numeric, floats, maximum, minimum, where
+from calc._types import Numeric, floats, maximum, minimum, quiet, where
 from calc.formula import formula, note
 
 note("batch_size", "{batch_rule}")
@@ -153,7 +153,7 @@ def smallest_shard_group(
     example's activations alone do not fit (no sharding of the state helps: checkpoint or split them).
     """
     free = floats(gpu_memory_bytes) - reserved_bytes - activation_bytes
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with quiet(divide="ignore", invalid="ignore"):
         need = np.ceil(floats(unsharded_state_bytes) / free)
     return where(free > 0, maximum(need, 1.0), np.inf)
 
@@ -186,7 +186,7 @@ def round_batch(n_max: Numeric, rounding: Numeric) -> Numeric:
     A multiple of 8 below 8 is impossible, so ``multiple_of_8`` keeps ``n_max`` there.
     """
     n = floats(n_max)
-    with np.errstate(divide="ignore"):
+    with quiet(divide="ignore"):
         pow2 = where(n >= 1, 2.0 ** np.floor(np.log2(maximum(n, 1.0))), 0.0)
     mult8 = where(n >= 8, np.floor(n / 8) * 8, n)
     return where(rounding == 0, pow2, where(rounding == 1, mult8, n))

@@ -1068,8 +1068,9 @@ class Scenario:
     )
 
     def __post_init__(self) -> None:
+        given = self.__dict__  # every field, as given (a frozen dataclass without slots)
         for name, info in FIELDS.items():
-            value = getattr(self, name)
+            value = given[name]
             if value is _VALID_DEFAULTS.get(name, _UNSET):
                 continue  # a declared default, left as it is: valid and canonical (checked once, below FIELDS)
             if value is None:
@@ -1521,8 +1522,30 @@ def _text_value(name: str, value: str, info: FieldInfo) -> Any:
 
 
 def check_field(name: str, value: object) -> Any:
-    """Validate one Scenario input; return it normalised (``check_value`` by its declaration)."""
-    return check_value(name, value, FIELDS[name])
+    """Validate one Scenario input; return it normalised (``check_value`` by its declaration).
+
+    A text or int input is checked once per process (``_CHECKED``): the checks are pure functions of
+    the value, and a Scenario made from scratch spent half its time re-checking the same ones. Not
+    kept: preset names looked up in a catalog a user can extend (a storage option's YAML file), floats
+    (0.0 and -0.0 are one key) and errors (raised again each time).
+    """
+    info = FIELDS[name]
+    t = type(value)
+    if (t is str or t is int) and (info.kind != "choice" or info.choices):
+        key = (name, t, value)
+        hit = _CHECKED.get(key, _UNSET)
+        if hit is _UNSET:
+            hit = check_value(name, value, info)
+            if len(_CHECKED) >= _CHECKED_MAX:
+                _CHECKED.clear()
+            _CHECKED[key] = hit
+        return hit
+    return check_value(name, value, info)
+
+
+_CHECKED: dict[tuple[str, type, object], Any] = {}
+"""(field, type, value) -> the checked value, for ``check_field``."""
+_CHECKED_MAX = 4096
 
 
 def check_value(name: str, value: object, info: FieldInfo) -> Any:

@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from calc import catalog, memory
-from calc._types import Numeric, clip, floats, maximum, minimum, where
+from calc._types import Numeric, clip, flag, floats, maximum, minimum, where
 from calc.errors import InputError, PresetError
 from calc.formula import formula
 from calc.units import parse
@@ -181,7 +181,7 @@ def params_count(
     """Parameters [1]: L (w + 2h norms) + V h embedding + V h head (none if tied) + h final norm."""
     h = _f(hidden)
     w = layer_weights(hidden, heads, kv_heads, ffn_hidden, gated)
-    heads_and_embeddings = 2 - (_f(tied) > 0).astype(float)
+    heads_and_embeddings = 2 - flag(_f(tied) > 0)
     return _f(_f(layers) * (_f(w) + 2 * h) + _f(vocab) * h * heads_and_embeddings + h)
 
 

@@ -128,8 +128,9 @@ def check_range(
         Naming ``name``: "``value``; accepted: a finite number" for NaN or infinity (unless
         ``infinite``), else "``value`` is out of range; accepted: ``accepted``".
     """
-    a = floats(value)  # one number stays a NumPy scalar: what is returned computes ~10x faster than a 0-d array
-    if a.ndim == 0:  # the common case, checked on plain floats: a plan runs ~70 of these
+    a = floats(value)  # one number stays a scalar: what is returned computes ~10x faster than a 0-d array
+    one = not isinstance(a, np.ndarray)
+    if not isinstance(a, np.ndarray):  # the common case, checked on plain floats: a plan runs ~70 of these
         v = float(a)
         finite, ok = math.isfinite(v), (v > low if above else v >= low) and v <= high  # NaN fails both
     else:
@@ -137,7 +138,7 @@ def check_range(
         ok = bool(((a > low if above else a >= low) & (a <= high)).all())
     if finite and ok:
         return a
-    shown = f"{float(a):g}" if a.ndim == 0 else str(value)
+    shown = f"{float(a):g}" if one else str(value)
     if not (infinite or finite):
         raise InputError(name, f"{shown}; accepted: a finite number")
     if not ok:

@@ -4,6 +4,7 @@ for one scenario (a plan) and arrays for many (a sweep)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from calc._types import clip, floats, where
 
@@ -86,3 +87,93 @@ def test_minimum_of_a_number_and_an_array_is_the_arrays() -> None:
     # One side an array: np.minimum's broadcast, never the two-number path.
     assert minimum(2.0, np.array([1.0, 3.0])).tolist() == [1.0, 2.0]
     assert maximum(np.array([1.0, 3.0]), 2.0).tolist() == [2.0, 3.0]
+
+
+def test_python_scalars_inside_the_block_numpy_scalars_outside() -> None:
+    # Issue 41: inside calc.stages.evaluate one scenario's numbers are Python floats (their arithmetic
+    # costs a quarter of a NumPy scalar's); everywhere else NumPy's, whose division by zero gives inf.
+    from calc._types import SCALARS, maximum, minimum, numpy_scalars, python_scalars
+
+    assert type(floats(2.5)) is np.float64 and not SCALARS.python
+    with python_scalars():
+        assert SCALARS.python
+        assert type(floats(2.5)) is float and type(floats(np.float64(2.5))) is float and floats(3) == 3.0
+        assert type(floats(3)) is float and type(floats(np.array(4.0))) is float
+        assert type(where(True, np.float64(2.0), 3.0)) is float and where(False, 2.0, 3.0) == 3.0
+        assert type(minimum(2.0, 3)) is float and minimum(2.0, 3) == 2.0 and maximum(2, 3.0) == 3.0
+        assert np.isnan(minimum(float("nan"), 1.0)) and np.isnan(maximum(1.0, float("nan")))
+        assert floats([1.0, 2.0]).tolist() == [1.0, 2.0]  # arrays stay arrays
+        with numpy_scalars():  # a step run again on NumPy scalars
+            assert type(floats(2.5)) is np.float64 and type(minimum(2.0, 3.0)) is np.float64
+        assert SCALARS.python
+    assert not SCALARS.python  # restored, also after an error in the block
+    try:
+        with python_scalars():
+            raise ZeroDivisionError
+    except ZeroDivisionError:
+        pass
+    assert not SCALARS.python
+
+
+def test_helpers_for_a_comparisons_result_of_either_kind() -> None:
+    from calc._types import all_, any_, flag, not_
+
+    # A Python float's comparison is a Python bool: no .any(), and ~True is -2.
+    assert any_(True) is True and any_(False) is False and all_(True) is True and all_(False) is False
+    assert not_(True) is False and not_(False) is True
+    assert any_(np.array([False, True])) and not all_(np.array([False, True]))
+    assert any_(np.True_) and not any_(np.False_)
+    assert not_(np.array([True, False])).tolist() == [False, True]
+    assert flag(True) == 1.0 and flag(False) == 0.0 and flag(np.array([True, False])).tolist() == [1.0, 0.0]
+
+
+def test_quiet_is_errstate_outside_and_nothing_inside_the_block() -> None:
+    from calc._types import python_scalars, quiet
+
+    with quiet(divide="ignore"):
+        assert np.geterr()["divide"] == "ignore"
+    with python_scalars():
+        assert np.geterr()["divide"] == "ignore" and np.geterr()["invalid"] == "ignore"  # the block's own
+        with quiet(divide="raise"):  # nothing more: the block already covers every formula
+            assert np.geterr()["divide"] == "ignore"
+
+
+def test_evaluate_on_python_floats_equals_numpy_scalars_for_every_preset() -> None:
+    # Every output of every preset scenario is the same number on Python floats as on NumPy scalars, the
+    # steps that divide by zero (no storage named: its IOPS 1 / (0 + 0)) run again on NumPy scalars.
+    import calc
+    from calc import stages
+    from calc._types import numpy_scalars
+    from calc.plan import as_scenario
+    from calc.resolve import resolve
+
+    for name in calc.scenarios():
+        x = resolve(as_scenario(name)).values
+        fast = stages.evaluate(x)
+        original = stages.python_scalars
+        stages.python_scalars = numpy_scalars  # type: ignore[assignment]
+        try:
+            slow = stages.evaluate(x)
+        finally:
+            stages.python_scalars = original  # type: ignore[assignment]
+        assert fast.keys() == slow.keys()
+        for k in slow:
+            a, b = np.asarray(fast[k], dtype=float), np.asarray(slow[k], dtype=float)
+            assert np.array_equal(a, b, equal_nan=True), (name, k, fast[k], slow[k])
+
+
+def test_a_scenario_that_divides_by_zero_runs_again_on_numpy_scalars(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 1 / 0 raises on Python floats; evaluate then runs the scenario again on NumPy scalars: inf, as before.
+    from calc import stages
+
+    calls: list[type] = []
+
+    def divide(x: dict[str, float]) -> dict[str, object]:
+        calls.append(type(floats(1.0)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return {"y": floats(x["a"]) / x["b"], "z": floats(x["b"]) / x["b"]}
+
+    monkeypatch.setattr(stages, "_evaluate", divide)
+    out = stages.evaluate({"a": 1.0, "b": 0.0})
+    assert calls == [float, np.float64] and out["y"] == np.inf and np.isnan(out["z"])
+    assert type(floats(1.0)) is np.float64  # NumPy scalars again outside evaluate
