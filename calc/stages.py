@@ -1018,7 +1018,9 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
     # The metadata service caps file opens: ops per open x opens per example, shared by readers.
     with quiet(divide="ignore", invalid="ignore"):
         ops_per_example = _a(x["metadata_ops_per_open"]) * remote / _a(x["examples_per_file"])
-        by_metadata = where(ops_per_example > 0, divide(_a(x["storage_metadata_ops"]), ops_per_example) / readers, np.inf)
+        by_metadata = where(
+            ops_per_example > 0, divide(_a(x["storage_metadata_ops"]), ops_per_example) / readers, np.inf
+        )
     stages["storage"] = minimum(stages["storage"], by_metadata)
     # Synchronous workers read then decode each example: a bound of its own, so a stage.
     read_s = _a(out["storage_latency_s"]) * out["reads_per_example"] * remote
