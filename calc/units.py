@@ -128,9 +128,15 @@ def check_range(
         Naming ``name``: "``value``; accepted: a finite number" for NaN or infinity (unless
         ``infinite``), else "``value`` is out of range; accepted: ``accepted``".
     """
-    if type(value) is float and SCALARS.python:  # inside a plan's evaluate: ~70 guards a plan, made quick
-        if (value > low if above else value >= low) and value <= high and (infinite or math.isfinite(value)):
-            return value
+    # Inside a plan's evaluate (~70 formula guards a plan), a Python float checked inline: the same bounds.
+    if (
+        type(value) is float
+        and SCALARS.python
+        and (value > low if above else value >= low)
+        and value <= high
+        and (infinite or math.isfinite(value))
+    ):
+        return value
     a = floats(value)  # one number stays a scalar: what is returned computes ~10x faster than a 0-d array
     one = not isinstance(a, np.ndarray)
     if not isinstance(a, np.ndarray):  # the common case, checked on plain floats: a plan runs ~70 of these

@@ -177,3 +177,34 @@ def test_a_scenario_that_divides_by_zero_runs_again_on_numpy_scalars(monkeypatch
     out = stages.evaluate({"a": 1.0, "b": 0.0})
     assert calls == [float, np.float64] and out["y"] == np.inf and np.isnan(out["z"])
     assert type(floats(1.0)) is np.float64  # NumPy scalars again outside evaluate
+
+
+def test_divide_by_zero_gives_numpys_inf_and_nan_on_either_scalar() -> None:
+    # 1 / 0 raises on Python floats; divide gives NumPy's answer (inf, -inf, NaN) without a warning.
+    import warnings
+
+    from calc._types import divide, python_scalars
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning either way
+        with python_scalars():
+            assert divide(6.0, 3.0) == 2.0 and type(divide(6.0, 3.0)) is float
+            assert divide(1.0, 0.0) == np.inf and divide(-1.0, 0.0) == -np.inf and divide(1.0, -0.0) == -np.inf
+            assert np.isnan(divide(0.0, 0.0)) and type(divide(1.0, 0.0)) is float
+            assert divide(np.inf, 0.0) == np.inf and divide(3.0, np.inf) == 0.0
+        assert type(divide(6.0, 3.0)) is float  # two Python floats stay one (no NumPy on the way)
+        assert type(divide(np.float64(1.0), 0.0)) is np.float64 and divide(np.float64(1.0), 0.0) == np.inf
+        assert divide(np.array([1.0, 0.0, 6.0]), np.array([0.0, 0.0, 3.0])).tolist()[::2] == [np.inf, 2.0]
+        assert np.isnan(divide(np.array([0.0]), 0.0)[0])
+
+
+def test_minimum_and_maximum_propagate_nan_from_either_side() -> None:
+    # Hand-worked: the smaller or larger, NaN where either is NaN, as np.minimum / np.maximum.
+    from calc._types import maximum, minimum, python_scalars
+
+    nan = float("nan")
+    with python_scalars():
+        assert minimum(1.0, 2.0) == 1.0 and minimum(2.0, 1.0) == 1.0 and maximum(1.0, 2.0) == 2.0
+        assert np.isnan(minimum(nan, 1.0)) and np.isnan(minimum(1.0, nan)) and np.isnan(maximum(1.0, nan))
+        assert minimum(-np.inf, 0.0) == -np.inf and maximum(np.inf, 0.0) == np.inf
+    assert type(minimum(1.0, 2.0)) is np.float64 and np.isnan(maximum(nan, 2.0))
