@@ -170,3 +170,33 @@ def divide(a: Any, b: Any) -> Floats:
     with np.errstate(divide="ignore", invalid="ignore"):
         q = np.divide(a, b)
     return float(q) if SCALARS.python and type(q) is np.float64 else q
+
+
+def isnan(x: Any) -> Any:
+    """``np.isnan(x)``: a NumPy bool for one number (``isfinite``)."""
+    if type(x) in _SCALAR:
+        return np.True_ if math.isnan(x) else np.False_
+    return np.isnan(x)
+
+
+def floor(x: Any) -> Floats:
+    """``np.floor(x)``; a finite Python float by ``math.floor`` (exact either way), the sign of a zero
+    kept as NumPy keeps it (floor(-0.0) is -0.0: a zero result has the sign of ``x``)."""
+    if type(x) is float and SCALARS.python and math.isfinite(x):  # a NumPy scalar outside evaluate
+        return math.copysign(float(math.floor(x)), x)
+    return floats(np.floor(x))
+
+
+def ceil(x: Any) -> Floats:
+    """``np.ceil(x)``; quick on a finite Python float as ``floor`` (ceil(-0.5) is -0.0, as NumPy's)."""
+    if type(x) is float and SCALARS.python and math.isfinite(x):
+        return math.copysign(float(math.ceil(x)), x)
+    return floats(np.ceil(x))
+
+
+def sqrt(x: Any) -> Floats:
+    """``np.sqrt(x)``; a Python float of 0 or more by ``math.sqrt`` (both correctly rounded: the same
+    double), else NumPy's (NaN for a negative number, with NumPy's warning)."""
+    if type(x) is float and SCALARS.python and x >= 0:
+        return math.sqrt(x)
+    return floats(np.sqrt(x))

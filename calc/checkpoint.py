@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from calc._types import Floats, Numeric, any_, clip, floats, maximum, minimum, where
+from calc._types import Floats, Numeric, any_, ceil, clip, floats, floor, maximum, minimum, sqrt, where
 from calc.errors import InputError
 from calc.formula import formula, note
 from calc.units import MONTH_S, check_range
@@ -397,7 +397,7 @@ def save_with_reads(read: Numeric, save: Numeric, is_async: Numeric) -> Numeric:
     """
     r = check_range("read", read, 0.0, accepted="0 or more", infinite=True)
     w = check_range("save", save, 0.0, accepted="0 or more", infinite=True)
-    return where(floats(is_async) > 0, r + w, np.maximum(r, w))
+    return where(floats(is_async) > 0, r + w, maximum(r, w))
 
 
 @formula("checkpoint_blocking_s", "{blocking_rule}")
@@ -445,7 +445,7 @@ def milestone_count(run_length_s: Numeric, milestone_interval_s: Numeric) -> Num
 
     A 30-day run keeping one every 24 h: floor(720 h / 24 h) = 30.
     """
-    return np.floor(_nonneg("run_length_s", run_length_s) / _positive("milestone_interval_s", milestone_interval_s))
+    return floor(_nonneg("run_length_s", run_length_s) / _positive("milestone_interval_s", milestone_interval_s))
 
 
 LLAMA3_UNEXPECTED_INTERRUPTIONS = 419
@@ -502,7 +502,7 @@ def young_daly_interval_s(checkpoint_write_s: Numeric, mtbf_s: Numeric, lag_per_
     """
     w = _nonneg("checkpoint_write_s", checkpoint_write_s)
     k = _nonneg("lag_per_interval", lag_per_interval)
-    return np.sqrt(2.0 * w * _positive("mtbf_s", mtbf_s) / (1.0 + 2.0 * k))
+    return sqrt(2.0 * w * _positive("mtbf_s", mtbf_s) / (1.0 + 2.0 * k))
 
 
 @formula(
@@ -601,7 +601,7 @@ def restore_requests(shard_bytes: Numeric, ranks: Numeric, part_bytes: Numeric) 
 
     Each rank reads its shard in ranged GETs of ``part_bytes`` (the 16 MiB parts it was
     uploaded in). 1T: 1,024 ranks x ceil(18.48e9 / 16,777,216) = 1,024 x 1,102 = 1,128,448."""
-    return _at_least("ranks", ranks, 1.0, "1 or more") * np.ceil(
+    return _at_least("ranks", ranks, 1.0, "1 or more") * ceil(
         _nonneg("shard_bytes", shard_bytes) / _positive("part_bytes", part_bytes) - 1e-9
     )
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calc._types import Numeric, divide, floats, isfinite, maximum, minimum, quiet, where
+from calc._types import Numeric, ceil, divide, floats, isfinite, maximum, minimum, quiet, sqrt, where
 from calc.formula import formula, note
 
 DEFAULT_SHARD_REQUEST_BYTES = 262144.0
@@ -75,7 +75,7 @@ def read_iops(
     """
     remote = floats(samples_per_s) * remote_fraction
     ratio = floats(example_bytes) / request_bytes
-    per_example = where(floats(examples_per_file) <= 1, np.ceil(ratio - 1e-9), ratio)
+    per_example = where(floats(examples_per_file) <= 1, ceil(ratio - 1e-9), ratio)
     iops: Numeric = remote * per_example
     return iops
 
@@ -126,7 +126,7 @@ def run_length_s(
     per GPU x GPUs x ``seq_len`` tokens an example), at the rate the epoch time uses; 0 where nothing runs."""
     rate = floats(per_gpu_samples_per_s) * gpus_per_job * seq_len
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return where(rate > 0, floats(train_tokens) / np.maximum(rate, 1e-300), 0.0)
+        return where(rate > 0, floats(train_tokens) / maximum(rate, 1e-300), 0.0)
 
 
 @formula(
@@ -213,5 +213,5 @@ def p99_factor(example_bytes_cv: Numeric, batch_size: Numeric) -> Numeric:
     batch 7 gives 1.41.
     """
     n = maximum(floats(batch_size), 1.0)
-    factor: Numeric = 1.0 + P99_Z * floats(example_bytes_cv) / np.sqrt(n)
+    factor: Numeric = 1.0 + P99_Z * floats(example_bytes_cv) / sqrt(n)
     return factor

@@ -32,7 +32,7 @@ import re
 
 import numpy as np
 
-from calc._types import Numeric, clip, divide, flag, floats, where
+from calc._types import Numeric, ceil, clip, divide, flag, floats, floor, maximum, minimum, where
 from calc.errors import InputError
 from calc.formula import formula
 
@@ -219,7 +219,7 @@ def dct_denominator(width_px: Numeric, height_px: Numeric, train_px: Numeric, dc
     """The inverse-DCT scale denominator a decoder uses [1]: the largest of 8, 4, 2 whose image
     keeps its short side at least ``train_px`` (Pillow's ``Image.draft`` rule), else 1; always 1
     for a decoder that does not scale (``dct_scaling`` 0) or with no training side (NaN)."""
-    short = np.minimum(floats(width_px), floats(height_px))
+    short = minimum(floats(width_px), floats(height_px))
     denom: Numeric = floats(1.0)
     for d in reversed(DCT_DENOMINATORS):  # 2, 4, 8: a larger reduction that still fits wins
         denom = where(short / d >= floats(train_px), d, denom)
@@ -308,7 +308,7 @@ def worker_seconds(
     """CPU time one example costs a loader worker on one core of this CPU [s]: decode, augment,
     and its share of collating the batch and handing it to the main process (a cost per batch and
     per megabyte of tensors), at the CPU's speed relative to the reference core."""
-    per_batch = floats(batch_s_fixed) / np.maximum(batch_size, 1.0)
+    per_batch = floats(batch_s_fixed) / maximum(batch_size, 1.0)
     t: Numeric = (
         floats(decode_s) + augment_s + per_batch + floats(batch_s_per_megabyte) * example_tensor_bytes / MEGA
     ) / per_core_speed
@@ -329,7 +329,7 @@ def main_seconds(
 ) -> Numeric:
     """CPU time the training process's main thread spends receiving one example from the workers
     [s]: unpickling each batch and mapping its shared memory (per batch), touching its bytes (per MB)."""
-    per_batch = floats(s_fixed) / np.maximum(batch_size, 1.0)
+    per_batch = floats(s_fixed) / maximum(batch_size, 1.0)
     t: Numeric = (per_batch + floats(s_per_megabyte) * example_tensor_bytes / MEGA) / per_core_speed
     return t
 
@@ -349,7 +349,7 @@ def pin_seconds(
 ) -> Numeric:
     """CPU time the pin-memory thread spends copying one example into page-locked memory [s]
     (0 without ``pin_memory``)."""
-    per_batch = floats(s_fixed) / np.maximum(batch_size, 1.0)
+    per_batch = floats(s_fixed) / maximum(batch_size, 1.0)
     t: Numeric = (per_batch + floats(s_per_megabyte) * example_tensor_bytes / MEGA) * pin_memory / per_core_speed
     return t
 
@@ -382,11 +382,11 @@ def core_equivalents(threads: Numeric, cores: Numeric, threads_per_core: Numeric
     """
     t, c = floats(threads), floats(cores)
     hardware = c * threads_per_core
-    shared = clip(np.minimum(t, hardware) - c, 0.0, np.inf)
+    shared = clip(minimum(t, hardware) - c, 0.0, np.inf)
     tpc = floats(threads_per_core)
     with np.errstate(divide="ignore", invalid="ignore"):
         per_shared = where(tpc > 1, divide(floats(smt_gain) - 1.0, tpc - 1.0), 0.0)
-    ce: Numeric = np.minimum(t, c) + shared * per_shared
+    ce: Numeric = minimum(t, c) + shared * per_shared
     return ce
 
 
@@ -411,7 +411,7 @@ def worker_core_share(
     runnable = floats(workers) * threads_per_worker
     with np.errstate(divide="ignore", invalid="ignore"):
         share = core_equivalents(runnable, cores, threads_per_core, smt_gain) / runnable
-    return where(runnable <= floats(cores), 1.0, np.minimum(share, 1.0))
+    return where(runnable <= floats(cores), 1.0, minimum(share, 1.0))
 
 
 def gpus_sharing_node(gpus_per_job: Numeric, gpus_per_node: Numeric, jobs: Numeric) -> Numeric:
@@ -421,7 +421,7 @@ def gpus_sharing_node(gpus_per_job: Numeric, gpus_per_node: Numeric, jobs: Numer
     floor(gpus_per_node / gpus_per_job) of them, at most ``jobs``, each with its GPUs.
     """
     g, n = floats(gpus_per_job), floats(gpus_per_node)
-    per_node = np.minimum(np.floor(n / g), floats(jobs))
+    per_node = minimum(floor(n / g), floats(jobs))
     return where(g >= n, n, g * per_node)
 
 
@@ -429,6 +429,6 @@ def nodes(gpus_per_job: Numeric, gpus_per_node: Numeric, jobs: Numeric) -> Numer
     """Nodes all jobs run on [nodes]: ceil(gpus_per_job / gpus_per_node) each for jobs of a node
     or more; ceil(jobs / jobs per node) for smaller ones packed together."""
     g, n = floats(gpus_per_job), floats(gpus_per_node)
-    whole = np.ceil(g / n) * jobs
-    packed = np.ceil(floats(jobs) / np.maximum(np.floor(n / g), 1.0))
+    whole = ceil(g / n) * jobs
+    packed = ceil(floats(jobs) / maximum(floor(n / g), 1.0))
     return where(g >= n, whole, packed)

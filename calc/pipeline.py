@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calc._types import Numeric, divide, floats, maximum, minimum, quiet, where
+from calc._types import Numeric, divide, floats, isnan, maximum, minimum, quiet, where
 from calc.formula import formula
 
 STAGES = ("storage", "network", "cpu", "pcie", "gpu", "decoder", "workers", "main")
@@ -145,7 +145,7 @@ def main_stage(main_seconds_per_example: Numeric, pin_seconds_per_example: Numer
     the rest (``achieved``'s serial sum)."""
     busy = where(
         floats(num_workers) > 0,
-        np.maximum(floats(main_seconds_per_example), pin_seconds_per_example),
+        maximum(floats(main_seconds_per_example), pin_seconds_per_example),
         (floats(pin_seconds_per_example)),
     )
     rate: Numeric = divide(1.0, busy)
@@ -243,7 +243,7 @@ def decoder_stage(
     """
     video_rate = floats(video_fps_1080p) * REFERENCE_FRAME_PIXELS / floats(frame_pixels)
     rate = where(floats(video) > 0, video_rate / floats(frames_per_example), jpeg_images_per_s)
-    rate = where(np.isnan(rate), np.inf, rate)
+    rate = where(isnan(rate), np.inf, rate)
     return where(floats(gpu_decode) > 0, rate, np.inf)
 
 

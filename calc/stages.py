@@ -69,7 +69,7 @@ def evaluate_resolution(x: Mapping[str, Numeric], out: Arrays) -> None:
     follow its pixels (CNN) or tokens (ViT) from the preset's (calc.resolution); given figures stand."""
     ref, patch = x["reference_resolution"], x["vision_patch"]
     layers, hidden = x["vision_layers"], x["vision_hidden"]
-    out["train_resolution"] = where(np.isfinite(_a(x["train_resolution"])), x["train_resolution"], 0.0)
+    out["train_resolution"] = where(isfinite(_a(x["train_resolution"])), x["train_resolution"], 0.0)
     out["reference_forward_flops"] = x["forward_flops_per_example"]
     given = _a(x["forward_flops_per_example_at_reference"]) == 0
     for key, px in (
@@ -383,11 +383,11 @@ def _train_flops(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Training FLOPs per example (a multiplier of the forward pass, or a measured count) and
     the GPU figures resolve chose, passed through as outputs."""
     mult = _a(x["train_flops_multiplier"])
-    ratio = where(np.isfinite(mult), mult, compute.TRAIN_FLOPS_MULTIPLIER)
+    ratio = where(isfinite(mult), mult, compute.TRAIN_FLOPS_MULTIPLIER)
     # A measured training count moves with the forward pass's at the training resolution.
     forward, anchor_forward = out["forward_flops_per_example"], out["anchor_forward_flops_per_example"]
     measured, at_ref = _a(x["train_flops_measured"]), _a(x["forward_flops_per_example"])
-    use_measured = np.isfinite(measured) & ~np.isfinite(mult)
+    use_measured = isfinite(measured) & ~isfinite(mult)
     out["train_flops_per_example"] = where(
         use_measured, measured * (forward / at_ref), compute.train_flops(forward, ratio)
     )
@@ -716,7 +716,7 @@ def evaluate_cache(x: Mapping[str, Numeric], out: Arrays) -> None:
     # Jobs smaller than a node are packed onto one, sharing its RAM, cores and link (calc.host).
     gpus_on_node = host.gpus_sharing_node(x["gpus_per_job"], x["gpus_per_node"], x["jobs"])
     out["gpus_on_node"] = gpus_on_node
-    out["job_gpus_on_node"] = np.minimum(x["gpus_per_job"], x["gpus_per_node"])
+    out["job_gpus_on_node"] = minimum(x["gpus_per_job"], x["gpus_per_node"])
     out["host_ram_per_node_bytes"] = host.host_ram_per_node_bytes(out["worker_ram_bytes"], gpus_on_node)
     out["dataset_bytes"] = host.dataset_bytes(x["dataset_examples"], x["example_bytes"])
     out["fits_in_ram"] = host.fits_in_ram(out["dataset_bytes"], x["host_ram_bytes"], out["host_ram_per_node_bytes"])
@@ -827,8 +827,8 @@ def evaluate_host(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["h2d_share_of_step"] = host.copy_share(out["h2d_copy_time_s"], out["step_time_s"])
     out["epoch_time_s"] = demand.epoch_time_s(x["dataset_examples"], per_gpu, x["gpus_per_job"])
     tokens, given = _a(x["train_tokens"]), _a(x["run_length_s"])
-    by_tokens = demand.run_length_s(where(np.isfinite(tokens), tokens, 0.0), per_gpu, x["gpus_per_job"], x["seq_len"])
-    out["run_length_used_s"] = where(np.isfinite(given), given, where(np.isfinite(tokens), by_tokens, 0.0))
+    by_tokens = demand.run_length_s(where(isfinite(tokens), tokens, 0.0), per_gpu, x["gpus_per_job"], x["seq_len"])
+    out["run_length_used_s"] = where(isfinite(given), given, where(isfinite(tokens), by_tokens, 0.0))
 
 
 def _cpu_costs(x: Mapping[str, Numeric], out: Arrays) -> None:

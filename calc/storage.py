@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from calc import catalog
-from calc._types import Numeric, divide, floats, isfinite, maximum, minimum, quiet, where
+from calc._types import Numeric, divide, floats, isfinite, isnan, maximum, minimum, quiet, where
 from calc.checkpoint import save_with_reads
 from calc.demand import METADATA_OPS_PER_OPEN
 from calc.errors import InputError, PresetError
@@ -703,7 +703,7 @@ def supply_bytes_per_s(
     with quiet(invalid="ignore"):
         total = floats(units) * unit_bytes_per_s
     # 0 units x an unlimited rate (NaN) is unlimited; where, not np.nan_to_num (~10 us on a scalar).
-    return minimum(where(np.isnan(total), np.inf, total), floats(clients) * client_bytes_per_s)
+    return minimum(where(isnan(total), np.inf, total), floats(clients) * client_bytes_per_s)
 
 
 def iops_at_request(
@@ -743,7 +743,7 @@ def supply_iops(
     with quiet(invalid="ignore", divide="ignore"):
         per_unit = iops_at_request(unit_iops, unit_bytes_per_s, request_bytes, iops_request_bytes)
         total = floats(units) * per_unit
-        total = where(np.isnan(total), np.inf, total)  # 0 units x unlimited reads/s: unlimited
+        total = where(isnan(total), np.inf, total)  # 0 units x unlimited reads/s: unlimited
         by_bw = floats(bytes_per_s) / request_bytes
     return minimum(minimum(total, aggregate_iops), by_bw)
 

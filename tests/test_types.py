@@ -208,3 +208,25 @@ def test_minimum_and_maximum_propagate_nan_from_either_side() -> None:
         assert np.isnan(minimum(nan, 1.0)) and np.isnan(minimum(1.0, nan)) and np.isnan(maximum(1.0, nan))
         assert minimum(-np.inf, 0.0) == -np.inf and maximum(np.inf, 0.0) == np.inf
     assert type(minimum(1.0, 2.0)) is np.float64 and np.isnan(maximum(nan, 2.0))
+
+
+def test_floor_ceil_sqrt_isnan_as_numpy_on_either_scalar() -> None:
+    # Hand-worked: floor(-0.5) = -1, ceil(-0.5) = -0.0 (NumPy keeps the sign), sqrt(2.25) = 1.5,
+    # sqrt(-1) = NaN; each a Python float inside evaluate, a NumPy scalar outside it.
+    import math
+
+    from calc._types import ceil, floor, isnan, python_scalars, sqrt
+
+    with python_scalars():
+        assert floor(2.5) == 2.0 and floor(-0.5) == -1.0 and type(floor(2.5)) is float
+        assert ceil(2.5) == 3.0 and ceil(-0.5) == 0.0 and math.copysign(1.0, ceil(-0.5)) == -1.0
+        assert math.copysign(1.0, floor(-0.0)) == -1.0 and floor(math.inf) == math.inf and math.isnan(ceil(math.nan))
+        assert sqrt(2.25) == 1.5 and type(sqrt(2.25)) is float
+        with np.errstate(invalid="ignore"):
+            assert math.isnan(sqrt(-1.0))
+        assert isnan(math.nan) and not isnan(1.0)
+    assert type(floor(2.5)) is np.float64 and type(sqrt(2.25)) is np.float64 and type(ceil(0.5)) is np.float64
+    assert floor(np.array([1.5, -1.5])).tolist() == [1.0, -2.0] and isnan(np.array([math.nan, 0.0])).tolist() == [
+        True,
+        False,
+    ]
