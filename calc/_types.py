@@ -165,8 +165,11 @@ def divide(a: Any, b: Any) -> Floats:
     """``a / b`` as NumPy divides, without a warning: inf or NaN where ``b`` is 0. A Python float
     raises there instead; a formula that divides before ``where`` picks a side (both sides computed,
     as for ``np.where``) would send the whole plan back to NumPy scalars (``calc.stages.evaluate``)."""
-    if type(a) is float and type(b) is float and b:  # two Python floats, b not 0: no error, no warning
-        return a / b
+    if type(a) is float and type(b) is float:  # no error, no warning
+        if b:
+            return a / b
+        q = a * math.copysign(math.inf, b)  # IEEE's a / ±0: ±inf by the signs, NaN for 0 or NaN
+        return q if SCALARS.python else np.float64(q)
     with np.errstate(divide="ignore", invalid="ignore"):
         q = np.divide(a, b)
     return float(q) if SCALARS.python and type(q) is np.float64 else q

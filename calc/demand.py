@@ -15,8 +15,6 @@ MLPerf Storage Submission_guidelines.md section 4 (AU threshold; MiB/s reporting
 
 from __future__ import annotations
 
-import numpy as np
-
 from calc._types import Numeric, ceil, divide, floats, isfinite, maximum, minimum, quiet, sqrt, where
 from calc.formula import formula, note
 
@@ -125,7 +123,7 @@ def run_length_s(
     """Wall-clock length of a run that trains on ``train_tokens`` tokens [s]: tokens / (samples/s
     per GPU x GPUs x ``seq_len`` tokens an example), at the rate the epoch time uses; 0 where nothing runs."""
     rate = floats(per_gpu_samples_per_s) * gpus_per_job * seq_len
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    with quiet(divide="ignore", invalid="ignore", over="ignore"):
         return where(rate > 0, floats(train_tokens) / maximum(rate, 1e-300), 0.0)
 
 

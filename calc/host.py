@@ -384,8 +384,7 @@ def core_equivalents(threads: Numeric, cores: Numeric, threads_per_core: Numeric
     hardware = c * threads_per_core
     shared = clip(minimum(t, hardware) - c, 0.0, np.inf)
     tpc = floats(threads_per_core)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per_shared = where(tpc > 1, divide(floats(smt_gain) - 1.0, tpc - 1.0), 0.0)
+    per_shared = where(tpc > 1, divide(floats(smt_gain) - 1.0, tpc - 1.0), 0.0)
     ce: Numeric = minimum(t, c) + shared * per_shared
     return ce
 
@@ -409,8 +408,7 @@ def worker_core_share(
     them: core_equivalents(R) / R.
     """
     runnable = floats(workers) * threads_per_worker
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = core_equivalents(runnable, cores, threads_per_core, smt_gain) / runnable
+    share = divide(core_equivalents(runnable, cores, threads_per_core, smt_gain), runnable)
     return where(runnable <= floats(cores), 1.0, minimum(share, 1.0))
 
 
