@@ -941,7 +941,8 @@ def resolve(
     """
 
     preset = architectures().get(model)
-    given = {k: getattr(sc, k) for k in ARCH_INPUTS if getattr(sc, k) is not None}
+    fields = vars(sc)  # the fields as given (one dict read each, not two getattr calls)
+    given = {k: fields[k] for k in ARCH_INPUTS if fields[k] is not None}
     mp = sc.tensor_parallel * sc.pipeline_parallel * sc.context_parallel
     v: dict[str, float] = {
         "context_parallel": float(sc.context_parallel),
