@@ -1069,12 +1069,12 @@ class Scenario:
 
     def __post_init__(self) -> None:
         given = self.__dict__  # every field, as given (a frozen dataclass without slots)
-        for name, info in FIELDS.items():
+        for name, default, optional in _CHECKS:
             value = given[name]
-            if value is _VALID_DEFAULTS.get(name, _UNSET):
+            if value is default:
                 continue  # a declared default, left as it is: valid and canonical (checked once, below FIELDS)
             if value is None:
-                if not info.optional:
+                if not optional:
                     raise InputError(name, f"is required; {_accepted(name)}")
                 continue
             checked = check_field(name, value)
@@ -1225,6 +1225,10 @@ _VALID_DEFAULTS: dict[str, Any] = {}
 """Each input's declared default, where checking it gives it back unchanged (filled at the end of this
 module, once ``check_field`` exists): a scenario skips the check of every input left at it, which was
 most of a Scenario's construction time (about 150 inputs, 0.5 us each)."""
+
+_CHECKS: list[tuple[str, Any, bool]] = []
+"""(input, its valid default or ``_UNSET``, optional) for each input, in FIELDS' order (filled with
+``_VALID_DEFAULTS``): what a Scenario's construction reads, without two dict look-ups an input."""
 
 BLANK_MODEL = "blank"
 """``model="blank"``: no preset; the model is the figures given (BLANK_MODEL_INPUTS)."""
@@ -1783,3 +1787,4 @@ _VALID_DEFAULTS.update(
         if f.default is not None and check_field(f.name, f.default) is f.default
     }
 )
+_CHECKS.extend((name, _VALID_DEFAULTS.get(name, _UNSET), info.optional) for name, info in FIELDS.items())
