@@ -95,9 +95,10 @@ def where(condition: Any, a: Any, b: Any) -> Floats:
     """
     ta, tb = type(a), type(b)
     if (ta is float or ta is np.float64) and (tb is float or tb is np.float64) and type(condition) is not np.ndarray:
+        picked = a if condition else b
         if SCALARS.python:
-            return float(a if condition else b)  # float() of a Python float is that float
-        return np.float64(a if condition else b)  # likewise for np.float64 of a NumPy scalar
+            return float(picked)  # float() of a Python float is that float
+        return picked if type(picked) is np.float64 else np.float64(picked)
     out: npt.NDArray[np.float64] = np.where(condition, a, b)
     return out
 
