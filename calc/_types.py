@@ -127,6 +127,11 @@ def maximum(a: Any, b: Any) -> Floats:
     return out
 
 
+def scalar(x: Any) -> bool:
+    """``np.ndim(x) == 0`` (one number, or a 0-d array) without ``np.ndim``'s Python-level cost."""
+    return type(x) is not np.ndarray or x.ndim == 0
+
+
 def isfinite(x: Any) -> Any:
     """``np.isfinite(x)``: a NumPy bool for one number (``~`` and ``.any()`` work on it as on arrays)."""
     if type(x) in _SCALAR:

@@ -27,9 +27,7 @@ He et al. 2016 (ResNet): convolutions over feature maps whose size follows the i
 
 from __future__ import annotations
 
-import numpy as np
-
-from calc._types import Numeric, floats, floor, isfinite, where
+from calc._types import Numeric, floats, floor, isfinite, scalar, where
 from calc.formula import formula
 
 VIT_LINEAR_FLOPS_PER_TOKEN_PER_H2 = 24.0
@@ -77,7 +75,7 @@ def forward_flops(
     language model, a blank model's own figures) keeps the count as it is.
     """
     ref, px, pt = floats(reference_px), floats(train_px), floats(patch)
-    if np.ndim(pt) == 0 and np.ndim(ref) == 0 and np.ndim(px) == 0 and not pt > 0:
+    if scalar(pt) and scalar(ref) and scalar(px) and not pt > 0:
         # one scenario of a CNN or of no image: the pixels' ratio only (the ViT terms cost ~10 us)
         return where(isfinite(ref) & isfinite(px), floats(flops_at_reference) * (px / ref) ** 2, flops_at_reference)
     cnn = floats(flops_at_reference) * (px / ref) ** 2
@@ -95,7 +93,7 @@ def per_example_scale(train_px: Numeric, reference_px: Numeric, patch: Numeric) 
     resolution."""
     ref, px, pt = floats(reference_px), floats(train_px), floats(patch)
     cnn = (px / ref) ** 2
-    if np.ndim(pt) == 0 and np.ndim(ref) == 0 and np.ndim(px) == 0 and not pt > 0:
+    if scalar(pt) and scalar(ref) and scalar(px) and not pt > 0:
         return where(isfinite(ref) & isfinite(px), cnn, 1.0)  # one CNN or no image: as below, quicker
     vit = vit_tokens(px, patch) / vit_tokens(ref, patch)
     scale = where(floats(patch) > 0, vit, cnn)

@@ -25,6 +25,7 @@ from calc._types import (
     numpy_scalars,
     python_scalars,
     quiet,
+    scalar,
     where,
 )
 from calc.registry import BY_STAGE, KEPT, OUTPUTS, STATES, STEPS, Output, stage
@@ -139,7 +140,7 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     def activations(mode: Numeric) -> Numeric:
         if not any_arch:
             return act_in
-        key = float(mode) if np.ndim(mode) == 0 else None
+        key = float(mode) if scalar(mode) else None
         if key in seen:
             return seen[key]
         act = transformer.activation_bytes_per_sequence(
@@ -338,7 +339,7 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     if all_(arch) and not any_(measured):
         # Every row a transformer by its architecture, none measured: evaluate_transformer computes
         # every term of the step; the generic ones would be thrown away (a third of an LLM's plan).
-        c = mem = fixed = t_model = floats(np.zeros_like(n, dtype=float) if np.ndim(n) else 0.0)
+        c = mem = fixed = t_model = floats(0.0 if scalar(n) else np.zeros_like(n, dtype=float))
     else:
         c, mem, fixed, t_model = _modelled(
             x,
@@ -841,7 +842,7 @@ def _cpu_costs(x: Mapping[str, Numeric], out: Arrays) -> None:
     modelled = method == 1.0
     speed = x["cpu_per_core_speed"]
     measured = host.remeasured_seconds(x["cpu_seconds_given"], x["measured_cpu_speed"], speed)
-    if np.ndim(method) == 0 and not modelled:
+    if scalar(method) and not modelled:
         # one scenario priced without the decoder model (measured, or the preset's figure): no decode terms
         out["dct_denominator"], out["decoded_megapixels"], out["above_knee"] = 1.0, out["image_megapixels"], 0.0
         out["decode_seconds_per_example"] = out["augment_seconds_per_example"] = 0.0

@@ -230,3 +230,11 @@ def test_floor_ceil_sqrt_isnan_as_numpy_on_either_scalar() -> None:
         True,
         False,
     ]
+
+
+def test_scalar_is_ndim_zero() -> None:
+    # np.ndim(x) == 0: a Python or NumPy number, a 0-d array; not a 1-element array.
+    from calc._types import scalar
+
+    assert scalar(2.0) and scalar(np.float64(2.0)) and scalar(3) and scalar(np.array(2.0))
+    assert not scalar(np.array([2.0])) and not scalar(np.zeros((2, 2)))
