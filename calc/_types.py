@@ -95,9 +95,8 @@ def where(condition: Any, a: Any, b: Any) -> Floats:
     """
     ta, tb = type(a), type(b)
     if ta is float and tb is float and type(condition) is not np.ndarray:  # two Python floats: ~230 a plan
-        if SCALARS.python:
-            return a if condition else b
-        return np.float64(a if condition else b)
+        picked: float = a if condition else b
+        return picked if SCALARS.python else np.float64(picked)
     if (ta is float or ta is np.float64) and (tb is float or tb is np.float64) and type(condition) is not np.ndarray:
         picked = a if condition else b
         if SCALARS.python:
