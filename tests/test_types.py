@@ -238,3 +238,23 @@ def test_scalar_is_ndim_zero() -> None:
 
     assert scalar(2.0) and scalar(np.float64(2.0)) and scalar(3) and scalar(np.array(2.0))
     assert not scalar(np.array([2.0])) and not scalar(np.zeros((2, 2)))
+
+
+def test_check_range_inside_evaluate_keeps_its_bounds_and_errors() -> None:
+    # The inline check of a Python float (inside evaluate) accepts and refuses what the full one does.
+    import math
+
+    from calc._types import python_scalars
+    from calc.errors import InputError
+    from calc.units import check_range
+
+    with python_scalars():
+        assert check_range("x", 2.0, 0.0) == 2.0 and type(check_range("x", 2.0, 0.0)) is float
+        assert check_range("x", 0.0, 0.0) == 0.0 and check_range("x", math.inf, 0.0, infinite=True) == math.inf
+        for bad, above, high in ((-1.0, False, 9.0), (math.nan, False, 9.0), (math.inf, False, math.inf)):
+            with pytest.raises(InputError):
+                check_range("x", bad, 0.0, high, above=above)
+        with pytest.raises(InputError):
+            check_range("x", 0.0, 0.0, above=True)  # more than 0
+        with pytest.raises(InputError):
+            check_range("x", 5.0, 0.0, 4.0)
