@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from calc._types import Floats, Numeric, clip, floats, maximum, minimum, where
+from calc._types import Floats, Numeric, any_, ceil, clip, floats, floor, maximum, minimum, sqrt, where
 from calc.errors import InputError
 from calc.formula import formula, note
 from calc.units import MONTH_S, check_range
@@ -258,10 +258,10 @@ def bytes_per_rank(
         "pipeline_parallel", pipeline_parallel, 1.0, "1 or more"
     )
     z = _arr("zero_stage", zero_stage)
-    if ((z % 1 != 0) | (z < 0) | (z > 3)).any():  # not np.isin, np.round or np.any: slow on a scalar
+    if any_((z % 1 != 0) | (z < 0) | (z > 3)):  # not np.isin, np.round or np.any: slow on a scalar
         raise InputError("zero_stage", f"{zero_stage}; accepted: 0, 1, 2 or 3")
     wf = _arr("weight_fraction", weight_fraction)
-    if ((wf < 0) | (wf > 1)).any():
+    if any_((wf < 0) | (wf > 1)):
         raise InputError("weight_fraction", f"{weight_fraction}; accepted: 0 to 1")
     per_rank = where(z == 0, c / mp, where(z == 3, c / (dp * mp), c * wf / mp + c * (1 - wf) / (dp * mp)))
     ranks = where(z == 0, mp, dp * mp)
@@ -277,7 +277,7 @@ def sync_write_bytes_per_s(checkpoint_bytes: Numeric, interval_s: Numeric, stall
     c = _nonneg("checkpoint_bytes", checkpoint_bytes)
     t = _positive("interval_s", interval_s)
     f = _arr("stall_fraction", stall_fraction)
-    if ((f <= 0) | (f > 1)).any():
+    if any_((f <= 0) | (f > 1)):
         raise InputError("stall_fraction", f"{stall_fraction}; accepted: more than 0, at most 1")
     return c / (f * t)
 
@@ -397,7 +397,7 @@ def save_with_reads(read: Numeric, save: Numeric, is_async: Numeric) -> Numeric:
     """
     r = check_range("read", read, 0.0, accepted="0 or more", infinite=True)
     w = check_range("save", save, 0.0, accepted="0 or more", infinite=True)
-    return where(floats(is_async) > 0, r + w, np.maximum(r, w))
+    return where(floats(is_async) > 0, r + w, maximum(r, w))
 
 
 @formula("checkpoint_blocking_s", "{blocking_rule}")
@@ -445,7 +445,7 @@ def milestone_count(run_length_s: Numeric, milestone_interval_s: Numeric) -> Num
 
     A 30-day run keeping one every 24 h: floor(720 h / 24 h) = 30.
     """
-    return np.floor(_nonneg("run_length_s", run_length_s) / _positive("milestone_interval_s", milestone_interval_s))
+    return floor(_nonneg("run_length_s", run_length_s) / _positive("milestone_interval_s", milestone_interval_s))
 
 
 LLAMA3_UNEXPECTED_INTERRUPTIONS = 419
@@ -502,7 +502,7 @@ def young_daly_interval_s(checkpoint_write_s: Numeric, mtbf_s: Numeric, lag_per_
     """
     w = _nonneg("checkpoint_write_s", checkpoint_write_s)
     k = _nonneg("lag_per_interval", lag_per_interval)
-    return np.sqrt(2.0 * w * _positive("mtbf_s", mtbf_s) / (1.0 + 2.0 * k))
+    return sqrt(2.0 * w * _positive("mtbf_s", mtbf_s) / (1.0 + 2.0 * k))
 
 
 @formula(
@@ -564,7 +564,7 @@ def drain_bytes_per_s(checkpoint_bytes: Numeric, interval_s: Numeric, drain_shar
     the interval: 16.56e12 / 900 = 18.4 GB/s (the average over the interval is 9.2 GB/s)."""
     c = _nonneg("checkpoint_bytes", checkpoint_bytes)
     share = _arr("drain_share", drain_share)
-    if ((share <= 0) | (share > 1)).any():
+    if any_((share <= 0) | (share > 1)):
         raise InputError("drain_target", f"{drain_share}; accepted: more than 0, at most 1 (a share of the interval)")
     return c / (share * _positive("interval_s", interval_s))
 
@@ -594,7 +594,7 @@ def restore_budget_s(stall_fraction: Numeric, mtbf_s: Numeric, target_s: Numeric
     5.3 days and the 300 s target binds.
     """
     f = _arr("stall_fraction", stall_fraction)
-    if ((f <= 0) | (f > 1)).any():
+    if any_((f <= 0) | (f > 1)):
         raise InputError("checkpoint_stall_fraction", f"{stall_fraction}; accepted: more than 0, at most 1")
     return minimum(_positive("restore_target_s", target_s), f * _positive("mtbf_s", mtbf_s))
 
@@ -616,7 +616,7 @@ def restore_requests(shard_bytes: Numeric, ranks: Numeric, part_bytes: Numeric) 
 
     Each rank reads its shard in ranged GETs of ``part_bytes`` (the 16 MiB parts it was
     uploaded in). 1T: 1,024 ranks x ceil(18.48e9 / 16,777,216) = 1,024 x 1,102 = 1,128,448."""
-    return _at_least("ranks", ranks, 1.0, "1 or more") * np.ceil(
+    return _at_least("ranks", ranks, 1.0, "1 or more") * ceil(
         _nonneg("shard_bytes", shard_bytes) / _positive("part_bytes", part_bytes) - 1e-9
     )
 

@@ -34,7 +34,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from calc._types import Numeric, floats, isfinite, maximum, minimum, where
+from calc._types import Numeric, any_, floats, isfinite, maximum, minimum, not_, quiet, where
 from calc.formula import formula
 
 METHODS = ("measured step time", "measured throughput", "model", "re-projected measurement")
@@ -254,11 +254,11 @@ def step_time_s(
     step = floats(measured_step_time_s)
     rate = floats(measured_samples_per_s)
     given = isfinite(step)
-    if not (given.any() or isfinite(rate).any()):  # nothing measured: the model's step, nothing moved
+    if not (any_(given) or any_(isfinite(rate))):  # nothing measured: the model's step, nothing moved
         one = floats(np.ones(np.shape(step)))
         return floats(model_s), 2.0 * one, one, one
     mid = floats(model_s) if mid_model_s is None else floats(mid_model_s)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with quiet(invalid="ignore", divide="ignore"):
         measured = where(given, step, floats(anchor_batch_size) / rate)
         ratio, gpu_rate = reprojection(model_s, mid, anchor_model_s, band_low, band_high)
     have = isfinite(measured)
@@ -267,7 +267,8 @@ def step_time_s(
     same = np.abs(ratio - 1.0) <= 1e-9
     t = where(have, measured * where(same, 1.0, ratio), model_s)
     method = where(have, where(same, where(given, 0.0, 1.0), 3.0), 2.0)
-    return t, method, where(have & ~same, ratio, 1.0), where(have & ~same, gpu_rate, 1.0)
+    moved = have & not_(same)
+    return t, method, where(moved, ratio, 1.0), where(moved, gpu_rate, 1.0)
 
 
 @formula(

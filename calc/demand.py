@@ -15,9 +15,7 @@ MLPerf Storage Submission_guidelines.md section 4 (AU threshold; MiB/s reporting
 
 from __future__ import annotations
 
-import numpy as np
-
-from calc._types import Numeric, floats, isfinite, maximum, minimum, where
+from calc._types import Numeric, ceil, divide, floats, isfinite, maximum, minimum, quiet, sqrt, where
 from calc.formula import formula, note
 
 DEFAULT_SHARD_REQUEST_BYTES = 262144.0
@@ -75,7 +73,7 @@ def read_iops(
     """
     remote = floats(samples_per_s) * remote_fraction
     ratio = floats(example_bytes) / request_bytes
-    per_example = where(floats(examples_per_file) <= 1, np.ceil(ratio - 1e-9), ratio)
+    per_example = where(floats(examples_per_file) <= 1, ceil(ratio - 1e-9), ratio)
     iops: Numeric = remote * per_example
     return iops
 
@@ -114,7 +112,7 @@ def latency_budget_s(step_time_s: Numeric) -> Numeric:
 def epoch_time_s(dataset_examples: Numeric, per_gpu_samples_per_s: Numeric, gpus_per_job: Numeric) -> Numeric:
     """One pass over the dataset by one job [s]; 0 where nothing runs."""
     rate = floats(per_gpu_samples_per_s) * gpus_per_job
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    with quiet(divide="ignore", invalid="ignore", over="ignore"):
         return where(rate > 0, floats(dataset_examples) / maximum(rate, 1e-300), 0.0)
 
 
@@ -125,8 +123,8 @@ def run_length_s(
     """Wall-clock length of a run that trains on ``train_tokens`` tokens [s]: tokens / (samples/s
     per GPU x GPUs x ``seq_len`` tokens an example), at the rate the epoch time uses; 0 where nothing runs."""
     rate = floats(per_gpu_samples_per_s) * gpus_per_job * seq_len
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return where(rate > 0, floats(train_tokens) / np.maximum(rate, 1e-300), 0.0)
+    with quiet(divide="ignore", invalid="ignore", over="ignore"):
+        return where(rate > 0, floats(train_tokens) / maximum(rate, 1e-300), 0.0)
 
 
 @formula(
@@ -146,8 +144,8 @@ def page_cache_hit(
     """
     d = floats(dataset_bytes)
     free = maximum(floats(free_ram_bytes), 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = where(d > 0, minimum(free / d, 1.0), 1.0)
+    with quiet(divide="ignore", invalid="ignore"):
+        share = where(d > 0, minimum(divide(free, d), 1.0), 1.0)
     hit = where(share >= 1.0, 1.0, where(floats(examples_per_file) > 1, 0.0, share))
     return where(floats(page_cache) > 0, hit, 0.0)
 
@@ -213,5 +211,5 @@ def p99_factor(example_bytes_cv: Numeric, batch_size: Numeric) -> Numeric:
     batch 7 gives 1.41.
     """
     n = maximum(floats(batch_size), 1.0)
-    factor: Numeric = 1.0 + P99_Z * floats(example_bytes_cv) / np.sqrt(n)
+    factor: Numeric = 1.0 + P99_Z * floats(example_bytes_cv) / sqrt(n)
     return factor

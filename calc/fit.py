@@ -559,7 +559,13 @@ def fp8_gemm_inputs(gpu: str = "") -> dict[str, float]:
     The roofline's shares of peak were fitted on Hopper (``GEMM_REFERENCE_GPU``); on another GPU each is
     scaled by that GPU's best GEMM share over the H100's at the same precision
     (calc.efficiency.generation_efficiency, presets/gemm.yaml ``peak_share``), 1 where none is published.
+    A new dict each call, from one computed per GPU (presets are read once: a plan asked for it every time).
     """
+    return dict(_fp8_gemm_inputs(gpu))
+
+
+@functools.cache
+def _fp8_gemm_inputs(gpu: str) -> dict[str, float]:
     f = gemm_fit()
     r16, r8, _ = _roofline_ratios(gpu or GEMM_REFERENCE_GPU)
     return {
@@ -676,7 +682,14 @@ def generation_efficiencies(layer_efficiency: float, gpu: str) -> tuple[float, f
     GEMM: the A100 layer efficiency x the GPU's 16-bit GEMM share over the A100's
     (calc.efficiency.generation_efficiency). Attention: the architecture's attention kernel share where
     one is published, else the GEMM efficiency. A GPU with no GEMM measurement keeps the A100's, said.
+    Computed once per (efficiency, GPU); the warnings are a new list each call.
     """
+    e, e_attn, src, a_src, warnings = _generation_efficiencies(layer_efficiency, gpu)
+    return e, e_attn, src, a_src, list(warnings)
+
+
+@functools.cache
+def _generation_efficiencies(layer_efficiency: float, gpu: str) -> tuple[float, float, str, str, tuple[str, ...]]:
     s, ref = gemm_share(gpu, "bf16"), gemm_share(LAYER_REFERENCE_GPU, "bf16")
     warnings: list[str] = []
     if s is None or ref is None:
@@ -696,8 +709,9 @@ def generation_efficiencies(layer_efficiency: float, gpu: str) -> tuple[float, f
     arch = catalog.gpus()[gpu].architecture if gpu in catalog.gpus() else ""
     a = attention_shares().get(arch)
     if a is None:
-        return e, e, src, "as the matrix multiplies (no attention kernel measurement for this architecture)", warnings
-    return e, a.share, src, a.source, warnings
+        said = "as the matrix multiplies (no attention kernel measurement for this architecture)"
+        return e, e, src, said, tuple(warnings)
+    return e, a.share, src, a.source, tuple(warnings)
 
 
 @functools.cache

@@ -26,12 +26,13 @@ torchvision ``RandomResizedCrop(scale=(0.08, 1.0))``: a crop of 8-100 % of the a
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
 import numpy as np
 
-from calc._types import Numeric, clip, floats, where
+from calc._types import Numeric, ceil, clip, divide, flag, floats, floor, maximum, minimum, where
 from calc.errors import InputError
 from calc.formula import formula
 
@@ -115,7 +116,16 @@ def image_dtype(spec: str) -> str:
 
 
 def tensor_bytes(spec: str, field: str = "tensors") -> float:
-    """Bytes of one example as the loader emits it [bytes]."""
+    """Bytes of one example as the loader emits it [bytes] (kept per text: a plan parsed the default each time)."""
+    return _tensor_bytes(spec, field) if isinstance(spec, str) else _count_bytes(spec, field)
+
+
+@functools.lru_cache(maxsize=256)
+def _tensor_bytes(spec: str, field: str) -> float:
+    return _count_bytes(spec, field)
+
+
+def _count_bytes(spec: str, field: str) -> float:
     return float(sum(math.prod(shape) * DTYPE_BYTES[dtype] for _, shape, dtype in parse_tensors(spec, field)))
 
 
@@ -189,7 +199,7 @@ def dataset_bytes(dataset_examples: Numeric, example_bytes: Numeric) -> Numeric:
 @formula("fits_in_ram", "{dataset_bytes} <= {host_ram_bytes} - {host_ram_per_node_bytes}")
 def fits_in_ram(dataset_bytes: Numeric, host_ram_bytes: Numeric, loader_ram_bytes: Numeric) -> Numeric:
     """1 where the dataset fits in the RAM left beside the loader's batches (the page cache), else 0."""
-    return (floats(dataset_bytes) <= floats(host_ram_bytes) - loader_ram_bytes).astype(float)
+    return flag(floats(dataset_bytes) <= floats(host_ram_bytes) - loader_ram_bytes)
 
 
 # ------------------------------------------------------------------ the CPU cost of an example
@@ -209,7 +219,7 @@ def dct_denominator(width_px: Numeric, height_px: Numeric, train_px: Numeric, dc
     """The inverse-DCT scale denominator a decoder uses [1]: the largest of 8, 4, 2 whose image
     keeps its short side at least ``train_px`` (Pillow's ``Image.draft`` rule), else 1; always 1
     for a decoder that does not scale (``dct_scaling`` 0) or with no training side (NaN)."""
-    short = np.minimum(floats(width_px), floats(height_px))
+    short = minimum(floats(width_px), floats(height_px))
     denom: Numeric = floats(1.0)
     for d in reversed(DCT_DENOMINATORS):  # 2, 4, 8: a larger reduction that still fits wins
         denom = where(short / d >= floats(train_px), d, denom)
@@ -298,7 +308,7 @@ def worker_seconds(
     """CPU time one example costs a loader worker on one core of this CPU [s]: decode, augment,
     and its share of collating the batch and handing it to the main process (a cost per batch and
     per megabyte of tensors), at the CPU's speed relative to the reference core."""
-    per_batch = floats(batch_s_fixed) / np.maximum(batch_size, 1.0)
+    per_batch = floats(batch_s_fixed) / maximum(batch_size, 1.0)
     t: Numeric = (
         floats(decode_s) + augment_s + per_batch + floats(batch_s_per_megabyte) * example_tensor_bytes / MEGA
     ) / per_core_speed
@@ -319,7 +329,7 @@ def main_seconds(
 ) -> Numeric:
     """CPU time the training process's main thread spends receiving one example from the workers
     [s]: unpickling each batch and mapping its shared memory (per batch), touching its bytes (per MB)."""
-    per_batch = floats(s_fixed) / np.maximum(batch_size, 1.0)
+    per_batch = floats(s_fixed) / maximum(batch_size, 1.0)
     t: Numeric = (per_batch + floats(s_per_megabyte) * example_tensor_bytes / MEGA) / per_core_speed
     return t
 
@@ -339,7 +349,7 @@ def pin_seconds(
 ) -> Numeric:
     """CPU time the pin-memory thread spends copying one example into page-locked memory [s]
     (0 without ``pin_memory``)."""
-    per_batch = floats(s_fixed) / np.maximum(batch_size, 1.0)
+    per_batch = floats(s_fixed) / maximum(batch_size, 1.0)
     t: Numeric = (per_batch + floats(s_per_megabyte) * example_tensor_bytes / MEGA) * pin_memory / per_core_speed
     return t
 
@@ -372,11 +382,10 @@ def core_equivalents(threads: Numeric, cores: Numeric, threads_per_core: Numeric
     """
     t, c = floats(threads), floats(cores)
     hardware = c * threads_per_core
-    shared = clip(np.minimum(t, hardware) - c, 0.0, np.inf)
+    shared = clip(minimum(t, hardware) - c, 0.0, np.inf)
     tpc = floats(threads_per_core)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per_shared = where(tpc > 1, (floats(smt_gain) - 1.0) / (tpc - 1.0), 0.0)
-    ce: Numeric = np.minimum(t, c) + shared * per_shared
+    per_shared = where(tpc > 1, divide(floats(smt_gain) - 1.0, tpc - 1.0), 0.0)
+    ce: Numeric = minimum(t, c) + shared * per_shared
     return ce
 
 
@@ -399,9 +408,8 @@ def worker_core_share(
     them: core_equivalents(R) / R.
     """
     runnable = floats(workers) * threads_per_worker
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = core_equivalents(runnable, cores, threads_per_core, smt_gain) / runnable
-    return where(runnable <= floats(cores), 1.0, np.minimum(share, 1.0))
+    share = divide(core_equivalents(runnable, cores, threads_per_core, smt_gain), runnable)
+    return where(runnable <= floats(cores), 1.0, minimum(share, 1.0))
 
 
 def gpus_sharing_node(gpus_per_job: Numeric, gpus_per_node: Numeric, jobs: Numeric) -> Numeric:
@@ -411,7 +419,7 @@ def gpus_sharing_node(gpus_per_job: Numeric, gpus_per_node: Numeric, jobs: Numer
     floor(gpus_per_node / gpus_per_job) of them, at most ``jobs``, each with its GPUs.
     """
     g, n = floats(gpus_per_job), floats(gpus_per_node)
-    per_node = np.minimum(np.floor(n / g), floats(jobs))
+    per_node = minimum(floor(n / g), floats(jobs))
     return where(g >= n, n, g * per_node)
 
 
@@ -419,6 +427,6 @@ def nodes(gpus_per_job: Numeric, gpus_per_node: Numeric, jobs: Numeric) -> Numer
     """Nodes all jobs run on [nodes]: ceil(gpus_per_job / gpus_per_node) each for jobs of a node
     or more; ceil(jobs / jobs per node) for smaller ones packed together."""
     g, n = floats(gpus_per_job), floats(gpus_per_node)
-    whole = np.ceil(g / n) * jobs
-    packed = np.ceil(floats(jobs) / np.maximum(np.floor(n / g), 1.0))
+    whole = ceil(g / n) * jobs
+    packed = ceil(floats(jobs) / maximum(floor(n / g), 1.0))
     return where(g >= n, whole, packed)

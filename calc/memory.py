@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calc._types import Numeric, floats, maximum, minimum, where
+from calc._types import Numeric, ceil, floats, floor, maximum, minimum, quiet, where
 from calc.formula import formula, note
 
 note("batch_size", "{batch_rule}")
@@ -52,6 +52,8 @@ parameter against 12), so memory is not under-counted where the model is unknown
 def default_optimizer(family: str) -> str:
     """The optimizer assumed for a model family when none is given (``OPTIMIZER_BY_FAMILY``)."""
     return OPTIMIZER_BY_FAMILY.get(family, DEFAULT_OPTIMIZER)
+
+
 FRAMEWORK_ZERO_STAGE = {"fsdp": 3, "nemo": 1}
 """The state sharding a framework applies unless told otherwise (``zero_stage`` empty): PyTorch FSDP2
 (torchtitan) shards weights, gradients and optimizer state over the data x context ranks (ZeRO-3);
@@ -153,8 +155,8 @@ def smallest_shard_group(
     example's activations alone do not fit (no sharding of the state helps: checkpoint or split them).
     """
     free = floats(gpu_memory_bytes) - reserved_bytes - activation_bytes
-    with np.errstate(divide="ignore", invalid="ignore"):
-        need = np.ceil(floats(unsharded_state_bytes) / free)
+    with quiet(divide="ignore", invalid="ignore"):
+        need = ceil(floats(unsharded_state_bytes) / free)
     return where(free > 0, maximum(need, 1.0), np.inf)
 
 
@@ -177,7 +179,7 @@ def max_batch_size(
     never below 0. A result of 0 means the model does not fit even at batch 1.
     """
     free = floats(gpu_memory_bytes) - reserved_bytes - model_state_bytes
-    return maximum(np.floor(free / activation_bytes_per_example), 0.0)
+    return maximum(floor(free / activation_bytes_per_example), 0.0)
 
 
 def round_batch(n_max: Numeric, rounding: Numeric) -> Numeric:
@@ -186,9 +188,9 @@ def round_batch(n_max: Numeric, rounding: Numeric) -> Numeric:
     A multiple of 8 below 8 is impossible, so ``multiple_of_8`` keeps ``n_max`` there.
     """
     n = floats(n_max)
-    with np.errstate(divide="ignore"):
-        pow2 = where(n >= 1, 2.0 ** np.floor(np.log2(maximum(n, 1.0))), 0.0)
-    mult8 = where(n >= 8, np.floor(n / 8) * 8, n)
+    with quiet(divide="ignore"):
+        pow2 = where(n >= 1, 2.0 ** floor(np.log2(maximum(n, 1.0))), 0.0)
+    mult8 = where(n >= 8, floor(n / 8) * 8, n)
     return where(rounding == 0, pow2, where(rounding == 1, mult8, n))
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calc._types import Numeric, floats, maximum, minimum, where
+from calc._types import Numeric, divide, floats, isnan, maximum, minimum, quiet, where
 from calc.formula import formula
 
 STAGES = ("storage", "network", "cpu", "pcie", "gpu", "decoder", "workers", "main")
@@ -79,10 +79,11 @@ def storage_stage(
     rate by Little's law: in_flight / (latency x reads).
     """
     miss = floats(remote_fraction)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        by_bw = storage_bytes_per_s / (example_bytes * miss) / readers
-        by_iops = storage_iops / (seeks_per_example * miss) / readers
-        by_latency = maximum(in_flight, 1) / (storage_latency_s * reads_per_example * miss)
+    with quiet(divide="ignore", invalid="ignore"):
+        # A dataset read from RAM (miss 0) divides by zero: unlimited, as NumPy's inf.
+        by_bw = divide(storage_bytes_per_s, floats(example_bytes) * miss) / readers
+        by_iops = divide(storage_iops, floats(seeks_per_example) * miss) / readers
+        by_latency = divide(maximum(in_flight, 1), floats(storage_latency_s) * reads_per_example * miss)
     return minimum(minimum(by_bw, by_iops), by_latency)
 
 
@@ -107,12 +108,12 @@ def network_stage(
     sets the rate: min(node / gpus_on_node, site link / readers) / (example_bytes x remote).
     ``inf`` for a link means none (one site, or no server preset).
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with quiet(divide="ignore", invalid="ignore"):
         share = minimum(
             floats(node_network_bytes_per_s) / gpus_on_node,
             floats(site_link_bytes_per_s) / readers,
         )
-        rate: Numeric = share / (floats(example_bytes) * remote_fraction)
+        rate: Numeric = divide(share, floats(example_bytes) * remote_fraction)
     return rate
 
 
@@ -127,8 +128,7 @@ def cpu_stage(cpu_seconds_per_example: Numeric, num_workers: Numeric, core_share
     thread alone."""
     w = floats(num_workers)
     busy = where(w > 0, w * core_share, 1.0)
-    with np.errstate(divide="ignore"):
-        rate: Numeric = busy / floats(cpu_seconds_per_example)
+    rate: Numeric = divide(busy, floats(cpu_seconds_per_example))  # no CPU work (0 s): unlimited
     return rate
 
 
@@ -145,11 +145,10 @@ def main_stage(main_seconds_per_example: Numeric, pin_seconds_per_example: Numer
     the rest (``achieved``'s serial sum)."""
     busy = where(
         floats(num_workers) > 0,
-        np.maximum(floats(main_seconds_per_example), pin_seconds_per_example),
+        maximum(floats(main_seconds_per_example), pin_seconds_per_example),
         (floats(pin_seconds_per_example)),
     )
-    with np.errstate(divide="ignore"):
-        rate: Numeric = 1.0 / busy
+    rate: Numeric = divide(1.0, busy)
     return rate
 
 
@@ -164,8 +163,8 @@ def worker_bound(
     process does it all in turn, which ``achieved``'s serial sum already counts: no bound here
     either (it would count read and decode twice).
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sync = maximum(num_workers, 1) / (floats(read_s_per_example) + cpu_seconds_per_example)
+    with quiet(divide="ignore", invalid="ignore"):
+        sync = divide(maximum(num_workers, 1), floats(read_s_per_example) + cpu_seconds_per_example)
     return where((floats(loader) > 0) | (floats(num_workers) <= 0), np.inf, sync)
 
 
@@ -200,10 +199,10 @@ def achieved(
     for x in by_code[1:]:
         slowest = minimum(slowest, x)
     n = floats(num_workers)
-    if n.ndim == 0 and n > 0:  # the common case: skip the serial branch
+    if type(n) is not np.ndarray and n > 0:  # the common case: skip the serial branch
         rate = slowest
     else:
-        with np.errstate(divide="ignore"):
+        with quiet(divide="ignore"):
             serial = 1.0 / (
                 1.0 / floats(storage)
                 + 1.0 / floats(network)
@@ -244,7 +243,7 @@ def decoder_stage(
     """
     video_rate = floats(video_fps_1080p) * REFERENCE_FRAME_PIXELS / floats(frame_pixels)
     rate = where(floats(video) > 0, video_rate / floats(frames_per_example), jpeg_images_per_s)
-    rate = where(np.isnan(rate), np.inf, rate)
+    rate = where(isnan(rate), np.inf, rate)
     return where(floats(gpu_decode) > 0, rate, np.inf)
 
 

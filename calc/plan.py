@@ -276,9 +276,8 @@ def _plan(sc: Scenario) -> Plan:
     warnings += _outside_range(r.values, values)
     warnings += _spinning_threads(sc, values)
     stages = {s: values[STAGE_KEYS[s]] for s in pipeline.STAGES if math.isfinite(values[STAGE_KEYS[s]])}
-    bad = [
-        k for k in OUTPUTS if math.isnan(values[k]) or values[k] < 0 or (values[k] == math.inf and k not in UNLIMITED)
-    ]
+    # NaN fails 0 <= v; a negative number and infinity fail it or v < inf (infinity is allowed where unlimited)
+    bad = [k for k in OUTPUTS if not 0 <= values[k] < math.inf and (values[k] != math.inf or k not in UNLIMITED)]
     if bad:
         raise InputError(bad[0], f"the inputs give a non-finite or negative {bad[0]}; check the inputs it depends on")
     return Plan(

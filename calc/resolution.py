@@ -27,9 +27,7 @@ He et al. 2016 (ResNet): convolutions over feature maps whose size follows the i
 
 from __future__ import annotations
 
-import numpy as np
-
-from calc._types import Numeric, floats, where
+from calc._types import Numeric, floats, floor, isfinite, scalar, where
 from calc.formula import formula
 
 VIT_LINEAR_FLOPS_PER_TOKEN_PER_H2 = 24.0
@@ -42,7 +40,7 @@ VIT_ATTENTION_FLOPS_PER_TOKEN2_PER_H = 4.0
 
 def vit_tokens(px: Numeric, patch: Numeric) -> Numeric:
     """Tokens of a ViT image: (px / patch)^2 whole patches, plus the class token [1]."""
-    side = np.floor(floats(px) / patch)
+    side = floor(floats(px) / patch)
     tokens: Numeric = side * side + 1.0
     return tokens
 
@@ -77,18 +75,16 @@ def forward_flops(
     language model, a blank model's own figures) keeps the count as it is.
     """
     ref, px, pt = floats(reference_px), floats(train_px), floats(patch)
-    if np.ndim(pt) == 0 and np.ndim(ref) == 0 and np.ndim(px) == 0 and not pt > 0:
+    if scalar(pt) and scalar(ref) and scalar(px) and not pt > 0:
         # one scenario of a CNN or of no image: the pixels' ratio only (the ViT terms cost ~10 us)
-        return where(
-            np.isfinite(ref) & np.isfinite(px), floats(flops_at_reference) * (px / ref) ** 2, flops_at_reference
-        )
+        return where(isfinite(ref) & isfinite(px), floats(flops_at_reference) * (px / ref) ** 2, flops_at_reference)
     cnn = floats(flops_at_reference) * (px / ref) ** 2
     tower = vit_forward_flops(vit_tokens(px, patch), layers, hidden, patch) - vit_forward_flops(
         vit_tokens(ref, patch), layers, hidden, patch
     )
     vit = floats(flops_at_reference) + tower
     scaled = where(floats(patch) > 0, vit, cnn)
-    return where(np.isfinite(ref) & np.isfinite(px), scaled, flops_at_reference)
+    return where(isfinite(ref) & isfinite(px), scaled, flops_at_reference)
 
 
 def per_example_scale(train_px: Numeric, reference_px: Numeric, patch: Numeric) -> Numeric:
@@ -97,8 +93,8 @@ def per_example_scale(train_px: Numeric, reference_px: Numeric, patch: Numeric) 
     resolution."""
     ref, px, pt = floats(reference_px), floats(train_px), floats(patch)
     cnn = (px / ref) ** 2
-    if np.ndim(pt) == 0 and np.ndim(ref) == 0 and np.ndim(px) == 0 and not pt > 0:
-        return where(np.isfinite(ref) & np.isfinite(px), cnn, 1.0)  # one CNN or no image: as below, quicker
+    if scalar(pt) and scalar(ref) and scalar(px) and not pt > 0:
+        return where(isfinite(ref) & isfinite(px), cnn, 1.0)  # one CNN or no image: as below, quicker
     vit = vit_tokens(px, patch) / vit_tokens(ref, patch)
     scale = where(floats(patch) > 0, vit, cnn)
-    return where(np.isfinite(ref) & np.isfinite(px), scale, 1.0)
+    return where(isfinite(ref) & isfinite(px), scale, 1.0)

@@ -1078,12 +1078,13 @@ class Scenario:
     )
 
     def __post_init__(self) -> None:
-        for name, info in FIELDS.items():
-            value = getattr(self, name)
-            if value is _VALID_DEFAULTS.get(name, _UNSET):
+        given = self.__dict__  # every field, as given (a frozen dataclass without slots)
+        for name, default, optional in _CHECKS:
+            value = given[name]
+            if value is default:
                 continue  # a declared default, left as it is: valid and canonical (checked once, below FIELDS)
             if value is None:
-                if not info.optional:
+                if not optional:
                     raise InputError(name, f"is required; {_accepted(name)}")
                 continue
             checked = check_field(name, value)
@@ -1234,6 +1235,10 @@ _VALID_DEFAULTS: dict[str, Any] = {}
 """Each input's declared default, where checking it gives it back unchanged (filled at the end of this
 module, once ``check_field`` exists): a scenario skips the check of every input left at it, which was
 most of a Scenario's construction time (about 150 inputs, 0.5 us each)."""
+
+_CHECKS: list[tuple[str, Any, bool]] = []
+"""(input, its valid default or ``_UNSET``, optional) for each input, in FIELDS' order (filled with
+``_VALID_DEFAULTS``): what a Scenario's construction reads, without two dict look-ups an input."""
 
 BLANK_MODEL = "blank"
 """``model="blank"``: no preset; the model is the figures given (BLANK_MODEL_INPUTS)."""
@@ -1531,8 +1536,30 @@ def _text_value(name: str, value: str, info: FieldInfo) -> Any:
 
 
 def check_field(name: str, value: object) -> Any:
-    """Validate one Scenario input; return it normalised (``check_value`` by its declaration)."""
-    return check_value(name, value, FIELDS[name])
+    """Validate one Scenario input; return it normalised (``check_value`` by its declaration).
+
+    A text or int input is checked once per process (``_CHECKED``): the checks are pure functions of
+    the value, and a Scenario made from scratch spent half its time re-checking the same ones. Not
+    kept: preset names looked up in a catalog a user can extend (a storage option's YAML file), floats
+    (0.0 and -0.0 are one key) and errors (raised again each time).
+    """
+    info = FIELDS[name]
+    t = type(value)
+    if (t is str or t is int) and (info.kind != "choice" or info.choices):
+        key = (name, t, value)
+        hit = _CHECKED.get(key, _UNSET)
+        if hit is _UNSET:
+            hit = check_value(name, value, info)
+            if len(_CHECKED) >= _CHECKED_MAX:
+                _CHECKED.clear()
+            _CHECKED[key] = hit
+        return hit
+    return check_value(name, value, info)
+
+
+_CHECKED: dict[tuple[str, type, object], Any] = {}
+"""(field, type, value) -> the checked value, for ``check_field``."""
+_CHECKED_MAX = 4096
 
 
 def check_value(name: str, value: object, info: FieldInfo) -> Any:
@@ -1770,3 +1797,4 @@ _VALID_DEFAULTS.update(
         if f.default is not None and check_field(f.name, f.default) is f.default
     }
 )
+_CHECKS.extend((name, _VALID_DEFAULTS.get(name, _UNSET), info.optional) for name, info in FIELDS.items())

@@ -10,7 +10,24 @@ from typing import Any
 import numpy as np
 
 from calc import checkpoint, compute, demand, host, memory, pipeline, resolution, storage, transfer, transformer
-from calc._types import Numeric, clip, floats, isfinite, maximum, minimum, where
+from calc._types import (
+    Numeric,
+    all_,
+    any_,
+    clip,
+    divide,
+    flag,
+    floats,
+    isfinite,
+    maximum,
+    minimum,
+    not_,
+    numpy_scalars,
+    python_scalars,
+    quiet,
+    scalar,
+    where,
+)
 from calc.registry import BY_STAGE, KEPT, OUTPUTS, STATES, STEPS, Output, stage
 from calc.registry import check as registry_check
 from calc.scenario import ask
@@ -53,7 +70,7 @@ def evaluate_resolution(x: Mapping[str, Numeric], out: Arrays) -> None:
     follow its pixels (CNN) or tokens (ViT) from the preset's (calc.resolution); given figures stand."""
     ref, patch = x["reference_resolution"], x["vision_patch"]
     layers, hidden = x["vision_layers"], x["vision_hidden"]
-    out["train_resolution"] = where(np.isfinite(_a(x["train_resolution"])), x["train_resolution"], 0.0)
+    out["train_resolution"] = where(isfinite(_a(x["train_resolution"])), x["train_resolution"], 0.0)
     out["reference_forward_flops"] = x["forward_flops_per_example"]
     given = _a(x["forward_flops_per_example_at_reference"]) == 0
     for key, px in (
@@ -114,7 +131,7 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     arch = _a(x["arch"]) > 0
     z, shard_ranks = state_layout(x)
     out["zero_stage_used"], out["shard_ranks"] = z, shard_ranks
-    any_arch = bool(arch.any())
+    any_arch = any_(arch)
     unsharded = _state(x, out, arch, any_arch, z, shard_ranks, given)
     fixed = _a(x["fixed_batch"])
 
@@ -123,7 +140,7 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
     def activations(mode: Numeric) -> Numeric:
         if not any_arch:
             return act_in
-        key = float(mode) if np.ndim(mode) == 0 else None
+        key = float(mode) if scalar(mode) else None
         if key in seen:
             return seen[key]
         act = transformer.activation_bytes_per_sequence(
@@ -143,7 +160,7 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
         return got
 
     mode = _a(x["checkpointing"])
-    if (mode < 0).any():
+    if any_(mode < 0):
         # auto: the least recompute that fits (the fixed batch, else one sequence), full where none does.
         chosen = floats(np.full(np.shape(mode), 2.0))
         for m in (1.0, 0.0):
@@ -319,10 +336,10 @@ def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     mem: Numeric
     fixed: Numeric
     t_model: Numeric
-    if arch.all() and not measured.any():
+    if all_(arch) and not any_(measured):
         # Every row a transformer by its architecture, none measured: evaluate_transformer computes
         # every term of the step; the generic ones would be thrown away (a third of an LLM's plan).
-        c = mem = fixed = t_model = floats(np.zeros_like(n, dtype=float) if np.ndim(n) else 0.0)
+        c = mem = fixed = t_model = floats(0.0 if scalar(n) else np.zeros_like(n, dtype=float))
     else:
         c, mem, fixed, t_model = _modelled(
             x,
@@ -367,11 +384,11 @@ def _train_flops(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Training FLOPs per example (a multiplier of the forward pass, or a measured count) and
     the GPU figures resolve chose, passed through as outputs."""
     mult = _a(x["train_flops_multiplier"])
-    ratio = where(np.isfinite(mult), mult, compute.TRAIN_FLOPS_MULTIPLIER)
+    ratio = where(isfinite(mult), mult, compute.TRAIN_FLOPS_MULTIPLIER)
     # A measured training count moves with the forward pass's at the training resolution.
     forward, anchor_forward = out["forward_flops_per_example"], out["anchor_forward_flops_per_example"]
     measured, at_ref = _a(x["train_flops_measured"]), _a(x["forward_flops_per_example"])
-    use_measured = np.isfinite(measured) & ~np.isfinite(mult)
+    use_measured = isfinite(measured) & ~isfinite(mult)
     out["train_flops_per_example"] = where(
         use_measured, measured * (forward / at_ref), compute.train_flops(forward, ratio)
     )
@@ -428,7 +445,7 @@ def _anchor_step(
     less, per step of this batch. Without a measurement neither is needed: the model's own step
     stands for both (one evaluation instead of three)."""
     measured = isfinite(_a(x["measured_step_time_s"])) | isfinite(_a(x["measured_samples_per_s"]))
-    if not measured.any():
+    if not any_(measured):
         out["anchor_batch_size"] = out["mid_batch_size"] = n
         out["mid_model_step_time_s"] = out["anchor_model_step_time_s"] = t_model
         return n, t_model, t_model
@@ -491,7 +508,7 @@ def _gpu_rate(x: Mapping[str, Numeric], out: Arrays, t: Numeric, method: Numeric
     )
     # A measured step was taken in the job as configured: its all-reduce is already in it.
     # A transformer's data-parallel traffic is in its step time (evaluate_transformer).
-    out["scaling_efficiency"] = where(isfinite(given), given, where((method == 2.0) & ~arch, scale, 1.0))
+    out["scaling_efficiency"] = where(isfinite(given), given, where((method == 2.0) & not_(arch), scale, 1.0))
     ranks = _a(x["tensor_parallel"]) * x["pipeline_parallel"] * x["context_parallel"]
     per_gpu_step = where(arch, _a(out["batch_size"]) * x["gradient_accumulation"] / ranks, out["batch_size"])
     out["gpu_samples_per_s"] = demand.gpu_samples_per_s(per_gpu_step, t, out["scaling_efficiency"])
@@ -519,11 +536,12 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
     tp, pp, cp = _a(x["tensor_parallel"]), _a(x["pipeline_parallel"]), _a(x["context_parallel"])
     ranks = tp * pp * cp
     out["model_parallel_ranks"] = ranks
-    if not arch.any():
+    if not any_(arch):
         # No row is a transformer by its architecture (a CNN plan, say): the generic terms stand,
         # and the architecture's own terms are zero. Half the cost of a plan otherwise.
+        zero = floats(np.zeros_like(arch, dtype=float))
         for key in _TRANSFORMER_ONLY:
-            out[key] = np.zeros_like(arch, dtype=float)
+            out[key] = zero
         return
     dims = transformer.dims(active_ffn(x))
     mode, mb = out["checkpointing_used"], x["gradient_accumulation"]
@@ -605,7 +623,7 @@ def _transformer_efficiency(x: Mapping[str, Numeric], n: Numeric, dims: transfor
     # The GEMM roofline costs more than the rest of the plan: only rows that run fp8 need it.
     fp8_factor = (
         1.0
-        if not fp8.any()
+        if not any_(fp8)
         else transformer.fp8_math_factor(
             _a(n) * _a(seq) / cp,
             hidden,
@@ -699,7 +717,7 @@ def evaluate_cache(x: Mapping[str, Numeric], out: Arrays) -> None:
     # Jobs smaller than a node are packed onto one, sharing its RAM, cores and link (calc.host).
     gpus_on_node = host.gpus_sharing_node(x["gpus_per_job"], x["gpus_per_node"], x["jobs"])
     out["gpus_on_node"] = gpus_on_node
-    out["job_gpus_on_node"] = np.minimum(x["gpus_per_job"], x["gpus_per_node"])
+    out["job_gpus_on_node"] = minimum(x["gpus_per_job"], x["gpus_per_node"])
     out["host_ram_per_node_bytes"] = host.host_ram_per_node_bytes(out["worker_ram_bytes"], gpus_on_node)
     out["dataset_bytes"] = host.dataset_bytes(x["dataset_examples"], x["example_bytes"])
     out["fits_in_ram"] = host.fits_in_ram(out["dataset_bytes"], x["host_ram_bytes"], out["host_ram_per_node_bytes"])
@@ -810,8 +828,8 @@ def evaluate_host(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["h2d_share_of_step"] = host.copy_share(out["h2d_copy_time_s"], out["step_time_s"])
     out["epoch_time_s"] = demand.epoch_time_s(x["dataset_examples"], per_gpu, x["gpus_per_job"])
     tokens, given = _a(x["train_tokens"]), _a(x["run_length_s"])
-    by_tokens = demand.run_length_s(where(np.isfinite(tokens), tokens, 0.0), per_gpu, x["gpus_per_job"], x["seq_len"])
-    out["run_length_used_s"] = where(np.isfinite(given), given, where(np.isfinite(tokens), by_tokens, 0.0))
+    by_tokens = demand.run_length_s(where(isfinite(tokens), tokens, 0.0), per_gpu, x["gpus_per_job"], x["seq_len"])
+    out["run_length_used_s"] = where(isfinite(given), given, where(isfinite(tokens), by_tokens, 0.0))
 
 
 def _cpu_costs(x: Mapping[str, Numeric], out: Arrays) -> None:
@@ -824,7 +842,7 @@ def _cpu_costs(x: Mapping[str, Numeric], out: Arrays) -> None:
     modelled = method == 1.0
     speed = x["cpu_per_core_speed"]
     measured = host.remeasured_seconds(x["cpu_seconds_given"], x["measured_cpu_speed"], speed)
-    if np.ndim(method) == 0 and not modelled:
+    if scalar(method) and not modelled:
         # one scenario priced without the decoder model (measured, or the preset's figure): no decode terms
         out["dct_denominator"], out["decoded_megapixels"], out["above_knee"] = 1.0, out["image_megapixels"], 0.0
         out["decode_seconds_per_example"] = out["augment_seconds_per_example"] = 0.0
@@ -999,9 +1017,11 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         ),
     }
     # The metadata service caps file opens: ops per open x opens per example, shared by readers.
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with quiet(divide="ignore", invalid="ignore"):
         ops_per_example = _a(x["metadata_ops_per_open"]) * remote / _a(x["examples_per_file"])
-        by_metadata = where(ops_per_example > 0, _a(x["storage_metadata_ops"]) / ops_per_example / readers, np.inf)
+        by_metadata = where(
+            ops_per_example > 0, divide(_a(x["storage_metadata_ops"]), ops_per_example) / readers, np.inf
+        )
     stages["storage"] = minimum(stages["storage"], by_metadata)
     # Synchronous workers read then decode each example: a bound of its own, so a stage.
     read_s = _a(out["storage_latency_s"]) * out["reads_per_example"] * remote
@@ -1023,7 +1043,7 @@ def evaluate_pipeline(x: Mapping[str, Numeric], out: Arrays) -> None:
         stages["main"],
     )
     out["achieved_samples_per_s"] = _a(rate) * readers
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with quiet(divide="ignore", invalid="ignore"):
         out["gpu_utilization"] = where(_a(gpu_rate) > 0, _a(rate) / gpu_rate, 0.0)
     out["bottleneck"] = bottleneck
 
@@ -1135,7 +1155,7 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     """
     c, per_rank, ranks = _checkpoint_size(x, out)
     is_async = _a(x["checkpoint_async"]) > 0
-    out["checkpoint_async"] = is_async.astype(float)
+    out["checkpoint_async"] = flag(is_async)
     restore, on_storage, limited, host_copy = _checkpoint_paths(x, out, c, per_rank)
     mtbf_given = _a(x["mtbf_s"])
     mtbf = where(isfinite(mtbf_given), mtbf_given, checkpoint.job_mtbf_s(x["gpus_per_job"]))
@@ -1216,7 +1236,7 @@ def _checkpoint_paths(
     # The busiest rank's shard sets the time (ZeRO-1: replica 0 also writes the weights).
     on_storage = checkpoint.save_time_s(c, out["storage_write_bytes_per_s"], per_rank, rank_link)
     limited = _a(on_storage) > 0  # a storage or a node link limits the write
-    out["checkpoint_write_limited"] = limited.astype(float)  # explain reads the branch taken here
+    out["checkpoint_write_limited"] = flag(limited)  # explain reads the branch taken here
     host_copy = checkpoint.host_copy_s(per_rank, x["host_link_bytes_per_s"])
     out["checkpoint_host_copy_s"] = host_copy
     return restore, on_storage, limited, host_copy
@@ -1371,15 +1391,28 @@ def evaluate(x: Mapping[str, Numeric]) -> dict[str, Numeric]:
     """Every formula, on numbers or arrays, in the named ``STEPS``.
 
     ``x`` holds the keys ``resolve`` produces. Rows whose model does not fit (``fits`` = 0)
-    get zero rates: nothing runs there.
+    get zero rates: nothing runs there. One scenario's numbers are Python floats here
+    (calc._types.python_scalars, a quarter of a NumPy scalar's cost per operation); where one
+    raises where NumPy gives inf or NaN (a division by zero), the whole scenario runs again on
+    NumPy scalars, as every plan did before: the same numbers either way.
     """
+    try:
+        with python_scalars():
+            return _evaluate(x)
+    except ArithmeticError:
+        with numpy_scalars():
+            return _evaluate(x)
+
+
+def _evaluate(x: Mapping[str, Numeric]) -> dict[str, Numeric]:
+    """``evaluate`` on the scalars in force (``python_scalars`` or ``numpy_scalars``)."""
     out: Arrays = {}
     for step in STEPS:
         step(x, out)
     missing = [k for k in STATES if k not in out]
     if missing:
         raise ValueError(f"declared states not written by any stage: {missing}")
-    live = _a(out["fits"]) * (_a(out["batch_size"]) > 0)
+    live = _a(out["fits"]) * flag(_a(out["batch_size"]) > 0)
     for key in _ZEROED:
         out[key] = _a(out[key]) * live
     return out

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from calc import catalog
-from calc._types import Numeric, floats, isfinite, maximum, minimum, where
+from calc._types import Numeric, divide, floats, isfinite, isnan, maximum, minimum, quiet, where
 from calc.checkpoint import save_with_reads
 from calc.demand import METADATA_OPS_PER_OPEN
 from calc.errors import InputError, PresetError
@@ -702,10 +702,10 @@ def supply_bytes_per_s(
     units: Numeric, unit_bytes_per_s: Numeric, clients: Numeric, client_bytes_per_s: Numeric
 ) -> Numeric:
     """Read bandwidth of ``units`` units read by ``clients`` nodes [bytes/s] (inf = unconstrained)."""
-    with np.errstate(invalid="ignore"):
+    with quiet(invalid="ignore"):
         total = floats(units) * unit_bytes_per_s
     # 0 units x an unlimited rate (NaN) is unlimited; where, not np.nan_to_num (~10 us on a scalar).
-    return minimum(where(np.isnan(total), np.inf, total), floats(clients) * client_bytes_per_s)
+    return minimum(where(isnan(total), np.inf, total), floats(clients) * client_bytes_per_s)
 
 
 def iops_at_request(
@@ -720,10 +720,10 @@ def iops_at_request(
     """
     iops = floats(unit_iops)
     bw = floats(unit_bytes_per_s)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        transfer = floats(request_bytes) / bw
-        seek = where(isfinite(iops), maximum(1.0 / iops - floats(iops_request_bytes) / bw, 0.0), 0.0)
-        rate: Numeric = 1.0 / (seek + transfer)
+    with quiet(divide="ignore", invalid="ignore"):
+        transfer = divide(floats(request_bytes), bw)
+        seek = where(isfinite(iops), maximum(divide(1.0, iops) - divide(floats(iops_request_bytes), bw), 0.0), 0.0)
+        rate: Numeric = divide(1.0, seek + transfer)  # no storage named: 1 / (0 + 0), unlimited
     return rate
 
 
@@ -742,10 +742,10 @@ def supply_iops(
     iops_request_bytes: Numeric = 4096.0,
 ) -> Numeric:
     """Random reads/s of ``units`` units at ``request_bytes`` per read [1/s]."""
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with quiet(invalid="ignore", divide="ignore"):
         per_unit = iops_at_request(unit_iops, unit_bytes_per_s, request_bytes, iops_request_bytes)
         total = floats(units) * per_unit
-        total = where(np.isnan(total), np.inf, total)  # 0 units x unlimited reads/s: unlimited
+        total = where(isnan(total), np.inf, total)  # 0 units x unlimited reads/s: unlimited
         by_bw = floats(bytes_per_s) / request_bytes
     return minimum(minimum(total, aggregate_iops), by_bw)
 

@@ -53,10 +53,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from calc import catalog, memory
-from calc._types import Numeric, clip, floats, maximum, minimum, where
+from calc._types import Numeric, clip, flag, floats, isnan, maximum, minimum, where
 from calc.errors import InputError, PresetError
 from calc.formula import formula
 from calc.units import parse
@@ -181,7 +179,7 @@ def params_count(
     """Parameters [1]: L (w + 2h norms) + V h embedding + V h head (none if tied) + h final norm."""
     h = _f(hidden)
     w = layer_weights(hidden, heads, kv_heads, ffn_hidden, gated)
-    heads_and_embeddings = 2 - (_f(tied) > 0).astype(float)
+    heads_and_embeddings = 2 - flag(_f(tied) > 0)
     return _f(_f(layers) * (_f(w) + 2 * h) + _f(vocab) * h * heads_and_embeddings + h)
 
 
@@ -747,7 +745,7 @@ def exposed_data_parallel_s(
     megatron = maximum(comm - maximum(mb_c - shared, 0.0), comm * minimum(bucket / grads, 1.0))
     default = where(fw == 0, ddp, where(fw == 1, fsdp, where(fw >= 3, megatron, comm)))
     given = _f(given_overlap)
-    return where(np.isnan(given), default, (1 - given) * comm)  # NaN: no overlap given
+    return where(isnan(given), default, (1 - given) * comm)  # NaN: no overlap given
 
 
 ARCH_FORMULAS: dict[str, str] = {
@@ -943,7 +941,8 @@ def resolve(
     """
 
     preset = architectures().get(model)
-    given = {k: getattr(sc, k) for k in ARCH_INPUTS if getattr(sc, k) is not None}
+    fields = vars(sc)  # the fields as given (one dict read each, not two getattr calls)
+    given = {k: fields[k] for k in ARCH_INPUTS if fields[k] is not None}
     mp = sc.tensor_parallel * sc.pipeline_parallel * sc.context_parallel
     v: dict[str, float] = {
         "context_parallel": float(sc.context_parallel),
@@ -1458,15 +1457,15 @@ def check_pipeline(layers: int, pipeline_parallel: int, virtual_stages: int) -> 
     if vs > 1 and p < 2:
         raise InputError(
             "virtual_pipeline_stages",
-            f"interleaves pipeline stages: it needs pipeline_parallel of 2 or more (Megatron-LM: \"When interleaved "
-            f"schedule is used, pipeline-model-parallel size should be greater than 1\"), got {vs} with 1 stage",
+            f'interleaves pipeline stages: it needs pipeline_parallel of 2 or more (Megatron-LM: "When interleaved '
+            f'schedule is used, pipeline-model-parallel size should be greater than 1"), got {vs} with 1 stage',
         )
     if vs > 1 and pipeline_split(layers, p, vs) < 0:
         raise InputError(
             "virtual_pipeline_stages",
             f"must divide the layers of each of the {p} pipeline stages ({layers} / {p}, or {layers + 1} / {p} and "
-            f"{layers + 2} / {p} with the embedding and the loss counted as layers; Megatron-LM: \"number of layers "
-            f"per pipeline stage must be divisible\" by the interleaved chunks), got {vs}",
+            f'{layers + 2} / {p} with the embedding and the loss counted as layers; Megatron-LM: "number of layers '
+            f'per pipeline stage must be divisible" by the interleaved chunks), got {vs}',
         )
 
 
@@ -1481,7 +1480,7 @@ def pipeline_split_note(layers: int, pipeline_parallel: int, virtual_stages: int
         return [
             f"{layers} layers do not split evenly over {p} pipeline stages: Megatron-LM runs it only with uneven first "
             "and last stages (--decoder-first-pipeline-num-layers, --decoder-last-pipeline-num-layers; without them "
-            "\"Number of layers should be divisible by the pipeline-model-parallel size\"); the plan holds "
+            '"Number of layers should be divisible by the pipeline-model-parallel size"); the plan holds '
             f"{layers / p:.3g} layers a stage."
         ]
     n = layers + extra

@@ -990,9 +990,8 @@ def test_describe_option_in_each_form() -> None:
     assert describe_option(r | {"bandwidth_headroom": 3.0, "iops_headroom": 4.0}).endswith(
         "; its smallest size serves the load, 3.0x headroom"
     )
-    assert describe_option(r | {"bandwidth_headroom": math.inf, "iops_headroom": math.inf, "first_epoch_s": 5.0}).endswith(
-        "; read once: the page cache holds the dataset after the first epoch"
-    )
+    once = r | {"bandwidth_headroom": math.inf, "iops_headroom": math.inf, "first_epoch_s": 5.0}
+    assert describe_option(once).endswith("; read once: the page cache holds the dataset after the first epoch")
     # Sized by capacity, unprotected, no price: the rate it delivers is a bonus (over 100x here).
     cap = r | {"limiting": "capacity", "bandwidth_headroom": 150.0, "iops_headroom": 200.0, "protection": ""}
     cap |= {"purchase_usd": math.nan, "monthly_total_usd": math.nan}

@@ -4,6 +4,7 @@ for one scenario (a plan) and arrays for many (a sweep)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from calc._types import clip, floats, where
 
@@ -86,3 +87,174 @@ def test_minimum_of_a_number_and_an_array_is_the_arrays() -> None:
     # One side an array: np.minimum's broadcast, never the two-number path.
     assert minimum(2.0, np.array([1.0, 3.0])).tolist() == [1.0, 2.0]
     assert maximum(np.array([1.0, 3.0]), 2.0).tolist() == [2.0, 3.0]
+
+
+def test_python_scalars_inside_the_block_numpy_scalars_outside() -> None:
+    # Issue 41: inside calc.stages.evaluate one scenario's numbers are Python floats (their arithmetic
+    # costs a quarter of a NumPy scalar's); everywhere else NumPy's, whose division by zero gives inf.
+    from calc._types import SCALARS, maximum, minimum, numpy_scalars, python_scalars
+
+    assert type(floats(2.5)) is np.float64 and not SCALARS.python
+    with python_scalars():
+        assert SCALARS.python
+        assert type(floats(2.5)) is float and type(floats(np.float64(2.5))) is float and floats(3) == 3.0
+        assert type(floats(3)) is float and type(floats(np.array(4.0))) is float
+        assert type(where(True, np.float64(2.0), 3.0)) is float and where(False, 2.0, 3.0) == 3.0
+        assert type(minimum(2.0, 3)) is float and minimum(2.0, 3) == 2.0 and maximum(2, 3.0) == 3.0
+        assert np.isnan(minimum(float("nan"), 1.0)) and np.isnan(maximum(1.0, float("nan")))
+        assert floats([1.0, 2.0]).tolist() == [1.0, 2.0]  # arrays stay arrays
+        with numpy_scalars():  # a step run again on NumPy scalars
+            assert type(floats(2.5)) is np.float64 and type(minimum(2.0, 3.0)) is np.float64
+        assert SCALARS.python
+    assert not SCALARS.python  # restored, also after an error in the block
+    try:
+        with python_scalars():
+            raise ZeroDivisionError
+    except ZeroDivisionError:
+        pass
+    assert not SCALARS.python
+
+
+def test_helpers_for_a_comparisons_result_of_either_kind() -> None:
+    from calc._types import all_, any_, flag, not_
+
+    # A Python float's comparison is a Python bool: no .any(), and ~True is -2.
+    assert any_(True) is True and any_(False) is False and all_(True) is True and all_(False) is False
+    assert not_(True) is False and not_(False) is True
+    assert any_(np.array([False, True])) and not all_(np.array([False, True]))
+    assert any_(np.True_) and not any_(np.False_)
+    assert not_(np.array([True, False])).tolist() == [False, True]
+    assert flag(True) == 1.0 and flag(False) == 0.0 and flag(np.array([True, False])).tolist() == [1.0, 0.0]
+
+
+def test_quiet_is_errstate_outside_and_nothing_inside_the_block() -> None:
+    from calc._types import python_scalars, quiet
+
+    with quiet(divide="ignore"):
+        assert np.geterr()["divide"] == "ignore"
+    with python_scalars():
+        assert np.geterr()["divide"] == "ignore" and np.geterr()["invalid"] == "ignore"  # the block's own
+        with quiet(divide="raise"):  # nothing more: the block already covers every formula
+            assert np.geterr()["divide"] == "ignore"
+
+
+def test_evaluate_on_python_floats_equals_numpy_scalars_for_every_preset() -> None:
+    # Every output of every preset scenario is the same number on Python floats as on NumPy scalars, the
+    # steps that divide by zero (no storage named: its IOPS 1 / (0 + 0)) run again on NumPy scalars.
+    import calc
+    from calc import stages
+    from calc._types import numpy_scalars
+    from calc.plan import as_scenario
+    from calc.resolve import resolve
+
+    for name in calc.scenarios():
+        x = resolve(as_scenario(name)).values
+        fast = stages.evaluate(x)
+        original = stages.python_scalars
+        stages.python_scalars = numpy_scalars  # type: ignore[assignment]
+        try:
+            slow = stages.evaluate(x)
+        finally:
+            stages.python_scalars = original  # type: ignore[assignment]
+        assert fast.keys() == slow.keys()
+        for k in slow:
+            a, b = np.asarray(fast[k], dtype=float), np.asarray(slow[k], dtype=float)
+            assert np.array_equal(a, b, equal_nan=True), (name, k, fast[k], slow[k])
+
+
+def test_a_scenario_that_divides_by_zero_runs_again_on_numpy_scalars(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 1 / 0 raises on Python floats; evaluate then runs the scenario again on NumPy scalars: inf, as before.
+    from calc import stages
+
+    calls: list[type] = []
+
+    def divide(x: dict[str, float]) -> dict[str, object]:
+        calls.append(type(floats(1.0)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return {"y": floats(x["a"]) / x["b"], "z": floats(x["b"]) / x["b"]}
+
+    monkeypatch.setattr(stages, "_evaluate", divide)
+    out = stages.evaluate({"a": 1.0, "b": 0.0})
+    assert calls == [float, np.float64] and out["y"] == np.inf and np.isnan(out["z"])
+    assert type(floats(1.0)) is np.float64  # NumPy scalars again outside evaluate
+
+
+def test_divide_by_zero_gives_numpys_inf_and_nan_on_either_scalar() -> None:
+    # 1 / 0 raises on Python floats; divide gives NumPy's answer (inf, -inf, NaN) without a warning.
+    import warnings
+
+    from calc._types import divide, python_scalars
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning either way
+        with python_scalars():
+            assert divide(6.0, 3.0) == 2.0 and type(divide(6.0, 3.0)) is float
+            assert divide(1.0, 0.0) == np.inf and divide(-1.0, 0.0) == -np.inf and divide(1.0, -0.0) == -np.inf
+            assert np.isnan(divide(0.0, 0.0)) and type(divide(1.0, 0.0)) is float
+            assert divide(np.inf, 0.0) == np.inf and divide(3.0, np.inf) == 0.0
+        assert type(divide(6.0, 3.0)) is float  # two Python floats stay one (no NumPy on the way)
+        assert type(divide(np.float64(1.0), 0.0)) is np.float64 and divide(np.float64(1.0), 0.0) == np.inf
+        assert divide(np.array([1.0, 0.0, 6.0]), np.array([0.0, 0.0, 3.0])).tolist()[::2] == [np.inf, 2.0]
+        assert np.isnan(divide(np.array([0.0]), 0.0)[0])
+
+
+def test_minimum_and_maximum_propagate_nan_from_either_side() -> None:
+    # Hand-worked: the smaller or larger, NaN where either is NaN, as np.minimum / np.maximum.
+    from calc._types import maximum, minimum, python_scalars
+
+    nan = float("nan")
+    with python_scalars():
+        assert minimum(1.0, 2.0) == 1.0 and minimum(2.0, 1.0) == 1.0 and maximum(1.0, 2.0) == 2.0
+        assert np.isnan(minimum(nan, 1.0)) and np.isnan(minimum(1.0, nan)) and np.isnan(maximum(1.0, nan))
+        assert minimum(-np.inf, 0.0) == -np.inf and maximum(np.inf, 0.0) == np.inf
+    assert type(minimum(1.0, 2.0)) is np.float64 and np.isnan(maximum(nan, 2.0))
+
+
+def test_floor_ceil_sqrt_isnan_as_numpy_on_either_scalar() -> None:
+    # Hand-worked: floor(-0.5) = -1, ceil(-0.5) = -0.0 (NumPy keeps the sign), sqrt(2.25) = 1.5,
+    # sqrt(-1) = NaN; each a Python float inside evaluate, a NumPy scalar outside it.
+    import math
+
+    from calc._types import ceil, floor, isnan, python_scalars, sqrt
+
+    with python_scalars():
+        assert floor(2.5) == 2.0 and floor(-0.5) == -1.0 and type(floor(2.5)) is float
+        assert ceil(2.5) == 3.0 and ceil(-0.5) == 0.0 and math.copysign(1.0, ceil(-0.5)) == -1.0
+        assert math.copysign(1.0, floor(-0.0)) == -1.0 and floor(math.inf) == math.inf and math.isnan(ceil(math.nan))
+        assert sqrt(2.25) == 1.5 and type(sqrt(2.25)) is float
+        with np.errstate(invalid="ignore"):
+            assert math.isnan(sqrt(-1.0))
+        assert isnan(math.nan) and not isnan(1.0)
+    assert type(floor(2.5)) is np.float64 and type(sqrt(2.25)) is np.float64 and type(ceil(0.5)) is np.float64
+    assert floor(np.array([1.5, -1.5])).tolist() == [1.0, -2.0] and isnan(np.array([math.nan, 0.0])).tolist() == [
+        True,
+        False,
+    ]
+
+
+def test_scalar_is_ndim_zero() -> None:
+    # np.ndim(x) == 0: a Python or NumPy number, a 0-d array; not a 1-element array.
+    from calc._types import scalar
+
+    assert scalar(2.0) and scalar(np.float64(2.0)) and scalar(3) and scalar(np.array(2.0))
+    assert not scalar(np.array([2.0])) and not scalar(np.zeros((2, 2)))
+
+
+def test_check_range_inside_evaluate_keeps_its_bounds_and_errors() -> None:
+    # The inline check of a Python float (inside evaluate) accepts and refuses what the full one does.
+    import math
+
+    from calc._types import python_scalars
+    from calc.errors import InputError
+    from calc.units import check_range
+
+    with python_scalars():
+        assert check_range("x", 2.0, 0.0) == 2.0 and type(check_range("x", 2.0, 0.0)) is float
+        assert check_range("x", 0.0, 0.0) == 0.0 and check_range("x", math.inf, 0.0, infinite=True) == math.inf
+        for bad, above, high in ((-1.0, False, 9.0), (math.nan, False, 9.0), (math.inf, False, math.inf)):
+            with pytest.raises(InputError):
+                check_range("x", bad, 0.0, high, above=above)
+        with pytest.raises(InputError):
+            check_range("x", 0.0, 0.0, above=True)  # more than 0
+        with pytest.raises(InputError):
+            check_range("x", 5.0, 0.0, 4.0)
