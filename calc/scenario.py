@@ -1472,7 +1472,8 @@ def to_text(value: Any, name: str | None = None) -> str:
     text already in double quotes. ``from_text`` takes the quotes off.
     """
     if value is None:
-        return "none"
+        # "none" is a choice of some inputs (decoder=none: raw pixels); "default" clears them.
+        return "default" if name in FIELDS and "none" in _choices(name) else "none"
     if name in FIELDS and FIELDS[name].kind == "text" and isinstance(value, str):
         quoted = len(value) >= 2 and value[0] == value[-1] == '"'
         if quoted or value != value.strip() or value.strip().lower() in OFF_WORDS:
@@ -1512,8 +1513,8 @@ def from_text(name: str, text: Any) -> Any:
         return text  # already a value (a YAML number, a bool)
     if info.kind == "text" and len(value) >= 2 and value[0] == value[-1] == '"':
         return value[1:-1]  # quoted by to_text: exactly the text inside
-    if info.kind == "choice" and value.lower() in (c.lower() for c in info.choices):
-        return value  # a choice spelled like an off-word (batch_rounding=none) is the choice
+    if info.kind == "choice" and value.lower() in (c.lower() for c in _choices(name)):
+        return value  # a choice spelled like an off-word (batch_rounding=none, decoder=none) is the choice
     if value.lower() in OFF_WORDS and (info.kind != "text" or info.optional):
         if info.optional:
             return None

@@ -445,3 +445,14 @@ def test_a_link_keeps_where_a_measurement_was_taken_when_the_preset_shares_its_g
     again = calc.Scenario.from_params(cpu.link_params(base), base)
     assert again.measured_cpu == "epyc-7742" and again.cpu == "xeon-8480c"
     assert calc.plan(again).cpu_seconds_per_example == pytest.approx(3e-3 * 0.51 / 0.85, rel=1e-12)
+
+
+def test_a_choice_spelled_none_round_trips() -> None:
+    # decoder=none (raw pixels, no decode) is a choice, not "not given": the property test found a link
+    # reading it back as None. "default" now writes a cleared input whose choices include "none".
+    for sc in (calc.Scenario(decoder="none"), calc.scenario("resnet50-8xh100-imagenet").replace(decoder="none")):
+        surfaces.check_round_trips(sc)
+        assert calc.Scenario.from_params(sc.to_params()).decoder == "none"
+    from calc.scenario import to_text
+
+    assert to_text(None, "decoder") == "default" and to_text(None, "gpu") == "none"
