@@ -144,7 +144,7 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
         if key in seen:
             return seen[key]
         act = transformer.activation_bytes_per_sequence(
-            *transformer.dims(active_ffn(x)),
+            *active_dims(x),
             x["gated"],
             mode,
             x["tensor_parallel"],
@@ -170,20 +170,17 @@ def evaluate_memory(x: Mapping[str, Numeric], out: Arrays) -> None:
         mode = where(mode < 0, where(arch, chosen, 0.0), mode)
     out["checkpointing_used"] = mode
     act = activations(mode)
-    x = {**x, "activation_bytes_per_example": act}
     out["activation_bytes_per_example"] = act
-    n_max = memory.max_batch_size(
-        x["gpu_memory_bytes"], x["reserved_bytes"], out["model_state_bytes"], x["activation_bytes_per_example"]
-    )
+    n_max = memory.max_batch_size(x["gpu_memory_bytes"], x["reserved_bytes"], out["model_state_bytes"], act)
     out["max_batch_size"] = n_max
     n = where(isfinite(fixed), fixed, memory.round_batch(n_max, x["rounding"]))
     out["batch_size"] = where((n_max >= 1) | isfinite(fixed), n, 0.0)
     out["memory_used_bytes"] = memory.memory_used_bytes(
-        out["batch_size"], x["reserved_bytes"], out["model_state_bytes"], x["activation_bytes_per_example"]
+        out["batch_size"], x["reserved_bytes"], out["model_state_bytes"], act
     )
-    out["activations_bytes"] = _a(out["batch_size"]) * x["activation_bytes_per_example"]
+    out["activations_bytes"] = _a(out["batch_size"]) * act
     out["smallest_shard_group"] = memory.smallest_shard_group(
-        unsharded, x["gpu_memory_bytes"], x["reserved_bytes"], x["activation_bytes_per_example"]
+        unsharded, x["gpu_memory_bytes"], x["reserved_bytes"], act
     )
     # Fits: at batch 1 with an automatic batch; the whole fixed batch when one is given.
     out["fits"] = where(isfinite(fixed), out["memory_used_bytes"] <= _a(x["gpu_memory_bytes"]), n_max >= 1)
@@ -223,10 +220,12 @@ def _state(
     return unsharded
 
 
-def active_ffn(x: Mapping[str, Numeric]) -> Mapping[str, Numeric]:
-    """The inputs with the FFN width a token runs through (a mixture of experts' active experts,
-    calc.transformer.moe_ffn): FLOPs, activations and traffic follow it."""
-    return {**x, "ffn_hidden": x["ffn_active"]}
+def active_dims(x: Mapping[str, Numeric]) -> transformer.Dims:
+    """The architecture (calc.transformer.dims) with the FFN width a token runs through (a mixture of
+    experts' active experts, calc.transformer.moe_ffn): FLOPs, activations and traffic follow it. The
+    tuple with that width put in, not dims of a copy of the ~200 inputs (2 us a copy, 4 a plan)."""
+    layers, hidden, heads, kv_heads, _, vocab, seq = transformer.dims(x)
+    return layers, hidden, heads, kv_heads, x["ffn_active"], vocab, seq
 
 
 def moe_expert_params(x: Mapping[str, Numeric]) -> Numeric:
@@ -543,7 +542,7 @@ def evaluate_transformer(x: Mapping[str, Numeric], out: Arrays, n: Numeric) -> N
         for key in _TRANSFORMER_ONLY:
             out[key] = zero
         return
-    dims = transformer.dims(active_ffn(x))
+    dims = active_dims(x)
     mode, mb = out["checkpointing_used"], x["gradient_accumulation"]
     flops, attn, recompute, traffic = _transformer_work(x, out, dims, mode, ranks)
     bw, e_m = x["memory_bandwidth_bytes_per_s"], x["memory_efficiency"]
