@@ -1169,12 +1169,18 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     saving = isfinite(used) & (used > 0)
     safe = where(saving, used, 1.0)
     out["checkpoint_interval_used_s"] = where(saving, used, 0.0)
-    _checkpoint_writes(x, out, c, safe, saving, is_async, per_rank, ranks)
+    # One scenario that saves nothing: its saves' rates and stalls are 0, as the formulas' ``where``s give.
+    idle = SKIP_INERT and scalar(saving) and not saving
+    if idle:
+        _no_saves(x, out)
+    else:
+        _checkpoint_writes(x, out, c, safe, saving, is_async, per_rank, ranks)
     f = _a(x["checkpoint_stall_fraction"])
     asked = where(is_async, safe, f * safe)  # the write at the bandwidth the plan asks for
     write_s = where(limited, on_storage, where(saving, asked, 0.0))
     out["checkpoint_write_s"] = write_s
-    _checkpoint_stalls(out, write_s, safe, host_copy, restore, used, saving, is_async, mtbf)
+    if not idle:
+        _checkpoint_stalls(out, write_s, safe, host_copy, restore, used, saving, is_async, mtbf)
     _checkpoint_kept(x, out, c, saving)
     _bursts(x, out, c, safe, saving, is_async, mtbf)
     out["checkpoint_durable"] = x["checkpoint_durable_store"]
@@ -1182,6 +1188,33 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["storage_need_bytes_per_s"] = checkpoint.save_with_reads(
         out["read_bytes_per_s"], out["checkpoint_save_burst_bytes_per_s"], out["checkpoint_async"]
     )
+
+
+SKIP_INERT = True
+"""Skip terms one scenario's inputs make inert (``_no_saves``), setting what the full formulas give;
+off only in the test that proves the two equal on every preset (tests/test_pipeline.py)."""
+
+
+def _no_saves(x: Mapping[str, Numeric], out: Arrays) -> None:
+    """What ``_checkpoint_writes`` and ``_checkpoint_stalls`` give where nothing is saved: every term
+    is ``where(saving, term, 0.0)``, the rates all jobs' (0 x jobs). ~4 us of formulas and guards."""
+    rate = floats(0.0) * _a(x["jobs"])
+    for k in (
+        "checkpoint_sync_write_bytes_per_s",
+        "checkpoint_async_write_bytes_per_s",
+        "checkpoint_write_bytes_per_s",
+    ):
+        out[k] = rate
+    zero = floats(0.0)
+    for k in (
+        "checkpoint_host_ram_bytes",
+        "checkpoint_blocking_s",
+        "checkpoint_stall_share",
+        "checkpoint_lag_s",
+        "checkpoint_lost_per_failure_s",
+        "goodput",
+    ):
+        out[k] = zero
 
 
 def _checkpoint_size(x: Mapping[str, Numeric], out: Arrays) -> tuple[Any, Any, Any]:
