@@ -249,6 +249,9 @@ _KEPT = tuple(dict.fromkeys((*OUTPUTS, *_EXTRA, "anchor_batch_size")))
 """The names a Plan's values hold, in order: the outputs, then the intermediate values it keeps."""
 _kept, _outputs = operator.itemgetter(*_KEPT), operator.itemgetter(*OUTPUTS)
 """Those values and the outputs' from a plan's numbers in one call each (a dict comprehension cost ~7 us)."""
+_limited = operator.itemgetter(*(k for k in OUTPUTS if k not in UNLIMITED))
+_unlimited = operator.itemgetter(*UNLIMITED)
+"""The outputs that must be finite, and those that may be infinite (nothing limits them)."""
 
 
 @functools.lru_cache(maxsize=512)
@@ -283,20 +286,7 @@ def _plan(sc: Scenario) -> Plan:
     warnings += _outside_range(r.values, values)
     warnings += _spinning_threads(sc, values)
     stages = {s: values[STAGE_KEYS[s]] for s in pipeline.STAGES if math.isfinite(values[STAGE_KEYS[s]])}
-    # NaN fails 0 <= v; a negative number and infinity fail it or v < inf (infinity is allowed where unlimited)
-    outputs = _outputs(values)
-    # A finite sum has no NaN or infinity, and then the least output is a true minimum: the check per
-    # output below only where one is not a finite number of 0 or more (~5 us a plan otherwise).
-    finite = math.isfinite(sum(outputs)) and min(outputs) >= 0
-    bad = (
-        []
-        if finite
-        else [
-            k
-            for k, v in zip(OUTPUTS, outputs, strict=True)
-            if not 0 <= v < math.inf and (v != math.inf or k not in UNLIMITED)
-        ]
-    )
+    bad = _bad_outputs(values)
     if bad:
         raise InputError(bad[0], f"the inputs give a non-finite or negative {bad[0]}; check the inputs it depends on")
     return Plan(
@@ -310,6 +300,21 @@ def _plan(sc: Scenario) -> Plan:
         stages=stages,
         warnings=tuple(warnings),
     )
+
+
+def _bad_outputs(values: Mapping[str, float]) -> list[str]:
+    """The outputs that are NaN, negative, or infinite where something must limit them, in OUTPUTS' order."""
+    # The check per output only where one may fail it (~5 us a plan otherwise): a finite sum has no NaN
+    # or infinity, a sum that is not NaN no NaN, and then the least is a true minimum.
+    limited, unlimited = _limited(values), _unlimited(values)
+    if math.isfinite(sum(limited)) and min(limited) >= 0 and not math.isnan(sum(unlimited)) and min(unlimited) >= 0:
+        return []
+    # NaN fails 0 <= v; a negative number and infinity fail it or v < inf (infinity is allowed where unlimited)
+    return [
+        k
+        for k, v in zip(OUTPUTS, _outputs(values), strict=True)
+        if not 0 <= v < math.inf and (v != math.inf or k not in UNLIMITED)
+    ]
 
 
 YOUNG_DALY_VALID_SHARE = 0.1

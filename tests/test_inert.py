@@ -84,3 +84,38 @@ def test_a_plan_that_saves_nothing_has_no_save_terms() -> None:
         "goodput",
     ):
         assert p.values[k] == 0.0 and str(p.values[k]) == "0.0", k  # +0, as where(saving, ..., 0.0) gives
+
+
+def test_bad_outputs_quick_check_finds_what_the_rule_per_output_finds() -> None:
+    # calc.plan._bad_outputs skips the check per output where sums and minima prove none fails it; each
+    # kind of failure, in a limited output and in an unlimited one, must still come back, in OUTPUTS' order.
+    import math
+
+    from calc.plan import _bad_outputs
+    from calc.registry import OUTPUTS
+    from calc.stages import UNLIMITED
+
+    base = calc.plan("llama3-8b-pretrain-8xh100").values
+    good = {k: base[k] for k in OUTPUTS}
+    assert _bad_outputs(good) == []
+    limited = next(k for k in OUTPUTS if k not in UNLIMITED)
+    unlimited = UNLIMITED[0]
+    assert _bad_outputs({**good, unlimited: math.inf}) == []  # nothing limits it: allowed
+    for key, value, bad in (
+        (limited, math.nan, [limited]),
+        (limited, -1.0, [limited]),
+        (limited, math.inf, [limited]),
+        (limited, -0.0, []),  # a zero, whatever its sign
+        (unlimited, math.nan, [unlimited]),
+        (unlimited, -math.inf, [unlimited]),
+        (unlimited, -1e-300, [unlimited]),
+    ):
+        assert _bad_outputs({**good, key: value}) == bad, (key, value)
+    # NaN first or last among the limited ones: min() alone would miss one of them (it compares with <).
+    first, last = next(iter(OUTPUTS)), [k for k in OUTPUTS if k not in UNLIMITED][-1]
+    assert _bad_outputs({**good, first: math.nan, last: math.nan}) == [first, last]
+    # inf and -inf that sum to NaN, and a NaN hidden by a sum that overflows: still found
+    both = {**good, unlimited: math.inf, UNLIMITED[1]: -math.inf}
+    assert _bad_outputs(both) == [UNLIMITED[1]]
+    big = {**good, limited: 1e308, last: 1e308}
+    assert _bad_outputs(big) == []
