@@ -1192,7 +1192,7 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
 
 SKIP_INERT = True
 """Skip terms one scenario's inputs make inert (``_no_saves``), setting what the full formulas give;
-off only in the test that proves the two equal on every preset (tests/test_pipeline.py)."""
+off only in the test that proves the two equal on every preset (tests/test_inert.py)."""
 
 
 def _no_saves(x: Mapping[str, Numeric], out: Arrays) -> None:
