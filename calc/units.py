@@ -27,7 +27,7 @@ from typing import Literal
 
 import numpy as np
 
-from calc._types import SCALARS, Floats, floats
+from calc._types import Floats, floats, python_on
 from calc.errors import InputError, UnitError
 
 Kind = Literal["bytes", "bytes_per_s", "seconds", "flops", "flops_per_s", "count", "count_per_s"]
@@ -132,7 +132,7 @@ def check_range(
     # Inside a plan's evaluate (~70 formula guards a plan), a Python float checked inline: the same bounds.
     if (
         type(value) is float
-        and SCALARS.python
+        and python_on()
         and (value > low if above else value >= low)
         and value <= high
         and (infinite or math.isfinite(value))

@@ -1181,3 +1181,36 @@ def test_nemo_overlaps_as_megatron_overlap_and_shards_by_default() -> None:
                   pipeline_parallel=4, gpus_per_job=64, batch_size=1, data_parallel_framework="nemo")  # fmt: skip
     assert p.values["zero_stage_used"] == 1 and p.model_state_bytes == pytest.approx(39_308_972_544)
     assert p.sources["zero_stage"].startswith("nemo's default")
+
+
+def test_auto_checkpointing_one_scenario_and_a_sweep_choose_alike() -> None:
+    # Issue 41: one scenario tries selective's activations only where none's do not fit (the first mode
+    # that fits ends the search); a sweep tries both on every row. GPT-3 175B at TP 8 x PP 8 with the
+    # unfused "gpt" kernels: batch 1 fits without recompute, 2 with selective, 4 only with full.
+    kw: dict[str, Any] = {
+        "model": "transformer",
+        "layers": 96,
+        "hidden": 12288,
+        "heads": 96,
+        "kv_heads": 96,
+        "ffn_hidden": 49152,
+        "vocab": 51200,
+        "seq_len": 2048,
+        "mlp": "plain",
+        "gpu": "A100-SXM4-80GB",
+        "gpus_per_job": 1024,
+        "gpus_per_node": 8,
+        "tensor_parallel": 8,
+        "pipeline_parallel": 8,
+        "gradient_accumulation": 128,
+        "precision": "bf16",
+        "optimizer": "adamw",
+        "kernels": "gpt",
+        "activation_checkpointing": "auto",
+    }
+    plans = [calc.plan(batch_size=b, **kw) for b in (1, 2, 4)]
+    assert [p.values["checkpointing_used"] for p in plans] == [0.0, 1.0, 2.0]
+    rows = calc.sweep(calc.Scenario(**kw), batch_size=[1, 2, 4])
+    for p, (_, row) in zip(plans, rows.iterrows(), strict=True):
+        for k in ("activation_bytes_per_example", "recompute_flops_per_example", "step_time_s"):
+            assert row[k] == pytest.approx(p.values[k], rel=1e-12), k

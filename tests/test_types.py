@@ -115,6 +115,29 @@ def test_python_scalars_inside_the_block_numpy_scalars_outside() -> None:
     assert not SCALARS.python
 
 
+def test_python_scalars_are_per_thread() -> None:
+    # The switch is a ContextVar (cheaper to read than a threading.local): a thread started inside the
+    # block, like a dashboard's other sessions, still gets NumPy scalars, and its own block is its own.
+    import threading
+
+    from calc._types import SCALARS, python_scalars
+
+    seen: list[object] = []
+
+    def other() -> None:
+        seen.append(type(floats(2.5)))
+        with python_scalars():
+            seen.append(type(floats(2.5)))
+        seen.append(SCALARS.python)
+
+    with python_scalars():
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        assert SCALARS.python and type(floats(2.5)) is float  # untouched by the other thread's block
+    assert seen == [np.float64, float, False]
+
+
 def test_helpers_for_a_comparisons_result_of_either_kind() -> None:
     from calc._types import all_, any_, flag, not_
 
