@@ -40,7 +40,7 @@ from calc.report import (
     markdown_report,
     pin_name,
 )
-from calc.scenario import FIELDS, QUANTITY_KINDS, Scenario, check_field, choices, from_text
+from calc.scenario import FIELDS, QUANTITY_KINDS, Scenario, check_field, choices, from_text, to_text
 from calc.scenario import same_input as same
 from calc.sizing import recommend
 from calc.stages import CHECKPOINT_OUTPUTS
@@ -145,7 +145,7 @@ def to_widget(name: str, value: Any) -> Any:
 def widget_text(name: str, value: Any) -> str:
     """A widget's value as the text the codec reads (Scenario.from_params)."""
     if FIELDS[name].kind == "choice":
-        return "none" if value in (NONE, None) else str(value)
+        return to_text(None, name) if value in (NONE, None) else str(value)  # "default" where "none" is a choice
     if isinstance(value, bool):
         return "true" if value else "false"
     return "" if value is None else str(value)
