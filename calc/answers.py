@@ -564,12 +564,14 @@ def _design_plan(p: Plan, d: Mapping[str, Any] | None) -> Plan | None:
     # the card's utilisation is the design's own.
     local = d["design"] == "local cache"
     units = float(d["local_units_per_node"]) * nodes_reading(p) if local else float(d["store_units"])
-    # storage_units is a whole count: a file system bought in fractional steps (4.8 TiB) is planned
-    # at the next whole unit (5), the nearest size the scenario can state.
-    given = float(math.ceil(units - 1e-9)) if math.isfinite(units) and units > 0 else None
+    # An option sold by capacity is planned at the size bought (4.6875 TiB of FSx, not 5: issue 38);
+    # a drive, server or volume count is whole (rounded up, as bought).
+    o = st.option(tier)
+    given = None
+    if math.isfinite(units) and units > 0:
+        given = float(units) if o.sold_by_capacity else float(math.ceil(units - 1e-9))
     # Drives the engine houses in a storage server on the network (checkpoints) are planned as such:
     # durable, as the row that bought them says (issue 38: the plan said they die with the node).
-    o = st.option(tier)
     server = not local and en.bought_drives(o) and en.size_option(o, plan_demand(p)).networked
     return plan(p.scenario.replace(storage=tier, storage_units=given, storage_housing="server" if server else "node"))
 
@@ -583,7 +585,7 @@ def _own(p: Plan, rec: pd.DataFrame) -> tuple[str, bool]:
     units = sc.storage_units
     o = st.option(sc.storage)
     have = (
-        f"{units} x {sc.storage}" if units is not None else f"{sc.storage} (as many units as needed, up to its maximum)"
+        f"{units:,g} x {sc.storage}" if units is not None else f"{sc.storage} (as many units as needed, up to its maximum)"
     )
     ok_now = keeps_up(p)
     would = f"; {mine['units']:,} would" if mine["feasible"] else f"; it cannot: {mine['why_not']}"  # what buying takes
