@@ -584,9 +584,9 @@ def _own(p: Plan, rec: pd.DataFrame) -> tuple[str, bool]:
     mine = dict(rec[rec["option"] == sc.storage].iloc[0])
     units = sc.storage_units
     o = st.option(sc.storage)
-    have = (
-        f"{units:,g} x {sc.storage}" if units is not None else f"{sc.storage} (as many units as needed, up to its maximum)"
-    )
+    have = f"{sc.storage} (as many units as needed, up to its maximum)"
+    if units is not None:
+        have = f"{units:,g} x {sc.storage}"
     ok_now = keeps_up(p)
     would = f"; {mine['units']:,} would" if mine["feasible"] else f"; it cannot: {mine['why_not']}"  # what buying takes
     if o.kind == "ram" and not p.fits_in_ram:
@@ -625,7 +625,7 @@ def _own(p: Plan, rec: pd.DataFrame) -> tuple[str, bool]:
     return own, ok_now
 
 
-def _feeds(p: Plan, option: str | None, n_units: int | None, fed_now: bool, named: bool) -> tuple[int | None, str]:
+def _feeds(p: Plan, option: str | None, n_units: float | None, fed_now: bool, named: bool) -> tuple[int | None, str]:
     """How many GPUs of this job ``n_units`` of ``option`` feed, and the sentence; (None, "") when
     not asked, not computable, or when the count contradicts the plan's own verdict ``fed_now``
     (one source per figure)."""
