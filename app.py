@@ -768,10 +768,10 @@ def levers_shown(lev: pd.DataFrame) -> pd.DataFrame:
             "File opens/s": [fmt(x, "count_per_s", "opens/s") for x in lev["file_opens_per_s"]],
             "Read bandwidth": [fmt(x, "bytes_per_s") for x in lev["read_bytes_per_s"]],
             "First option that serves": [
-                f"{int(n):,} x {o}" if isinstance(o, str) and o and not pd.isna(n) else "none"
+                f"{float(n):,g} x {o}" if isinstance(o, str) and o and not pd.isna(n) else "none"  # 4.6875 TiB whole
                 for o, n in zip(lev["best_option"], lev["best_units"], strict=True)
             ],
-            "Units of your storage": ["" if pd.isna(u) else f"{int(u):,}" for u in lev["own_storage_units"]],
+            "Units of your storage": ["" if pd.isna(u) else f"{float(u):,g}" for u in lev["own_storage_units"]],
         }
     )
 

@@ -564,12 +564,14 @@ def _design_plan(p: Plan, d: Mapping[str, Any] | None) -> Plan | None:
     # the card's utilisation is the design's own.
     local = d["design"] == "local cache"
     units = float(d["local_units_per_node"]) * nodes_reading(p) if local else float(d["store_units"])
-    # storage_units is a whole count: a file system bought in fractional steps (4.8 TiB) is planned
-    # at the next whole unit (5), the nearest size the scenario can state.
-    given = float(math.ceil(units - 1e-9)) if math.isfinite(units) and units > 0 else None
+    # An option sold by capacity is planned at the size bought (4.6875 TiB of FSx, not 5: issue 38);
+    # a drive, server or volume count is whole (rounded up, as bought).
+    o = st.option(tier)
+    given = None
+    if math.isfinite(units) and units > 0:
+        given = float(units) if o.sold_by_capacity else float(math.ceil(units - 1e-9))
     # Drives the engine houses in a storage server on the network (checkpoints) are planned as such:
     # durable, as the row that bought them says (issue 38: the plan said they die with the node).
-    o = st.option(tier)
     server = not local and en.bought_drives(o) and en.size_option(o, plan_demand(p)).networked
     return plan(p.scenario.replace(storage=tier, storage_units=given, storage_housing="server" if server else "node"))
 
@@ -582,9 +584,9 @@ def _own(p: Plan, rec: pd.DataFrame) -> tuple[str, bool]:
     mine = dict(rec[rec["option"] == sc.storage].iloc[0])
     units = sc.storage_units
     o = st.option(sc.storage)
-    have = (
-        f"{units} x {sc.storage}" if units is not None else f"{sc.storage} (as many units as needed, up to its maximum)"
-    )
+    have = f"{sc.storage} (as many units as needed, up to its maximum)"
+    if units is not None:
+        have = f"{_count(units)} x {sc.storage}"
     ok_now = keeps_up(p)
     would = f"; {mine['units']:,} would" if mine["feasible"] else f"; it cannot: {mine['why_not']}"  # what buying takes
     if o.kind == "ram" and not p.fits_in_ram:
@@ -623,7 +625,12 @@ def _own(p: Plan, rec: pd.DataFrame) -> tuple[str, bool]:
     return own, ok_now
 
 
-def _feeds(p: Plan, option: str | None, n_units: int | None, fed_now: bool, named: bool) -> tuple[int | None, str]:
+def _count(units: float) -> str:
+    """A unit count as ordered: 24 (an int or a whole float alike), 4.6875 (TiB sold in steps)."""
+    return f"{int(units):,}" if float(units).is_integer() else f"{float(units):,.10g}"
+
+
+def _feeds(p: Plan, option: str | None, n_units: float | None, fed_now: bool, named: bool) -> tuple[int | None, str]:
     """How many GPUs of this job ``n_units`` of ``option`` feed, and the sentence; (None, "") when
     not asked, not computable, or when the count contradicts the plan's own verdict ``fed_now``
     (one source per figure)."""
@@ -637,7 +644,7 @@ def _feeds(p: Plan, option: str | None, n_units: int | None, fed_now: bool, name
         return None, ""
     if (feeds >= gpus) != fed_now or not named:
         return None, ""
-    size = f"{n_units:,} x {option}" if n_units is not None else f"{option} at its largest size"
+    size = f"{_count(n_units)} x {option}" if n_units is not None else f"{option} at its largest size"
     many = f"more than 100 times this job's {_n(gpus, 'GPU')}" if feeds > 100 * gpus else _n(feeds, "GPU")
     return feeds, f"{size} can feed {many} of this job at its target utilisation."
 

@@ -285,9 +285,9 @@ def storage_levers(
         ram = rec[rec["option"] == "ram-tmpfs"].iloc[0]
         in_ram = name.startswith("keep") and bool(ram["feasible"])
         if name.startswith("keep"):
-            best_option, best_units = ("ram-tmpfs" if ram["feasible"] else f"no: {ram['why_not']}"), int(ram["units"])
+            best_option, best_units = ("ram-tmpfs" if ram["feasible"] else f"no: {ram['why_not']}"), float(ram["units"])
         elif len(ok):
-            best_option, best_units = str(ok.iloc[0]["option"]), int(ok.iloc[0]["units"])
+            best_option, best_units = str(ok.iloc[0]["option"]), float(ok.iloc[0]["units"])  # 4.6875 TiB, not 4
         else:
             best_option, best_units = "none: no option in the catalog serves this demand", None
         rows.append(
@@ -299,7 +299,7 @@ def storage_levers(
                 "read_bytes_per_s": 0.0 if in_ram else q.read_bytes_per_s,
                 "best_option": best_option,
                 "best_units": best_units,
-                "own_storage_units": int(own.iloc[0]["units"]) if len(own) and not name.startswith("keep") else None,
+                "own_storage_units": float(own.iloc[0]["units"]) if len(own) and not name.startswith("keep") else None,
             }
         )
     return pd.DataFrame(rows)

@@ -725,6 +725,14 @@ def _check_units(sc: Scenario, nodes: float) -> None:
     if not sc.storage or sc.storage_units is None:
         return
     o = storage.option(sc.storage)
+    if not o.sold_by_capacity and not float(sc.storage_units).is_integer():
+        # The one rule for fractional units: only an option sold by capacity (TiB, orderable sizes)
+        # takes one; a drive, server, volume, prefix or bucket is bought whole.
+        raise InputError(
+            "storage_units",
+            f"{sc.storage_units:g} {o.unit}s of {o.name}; accepted: a whole number of {o.unit}s "
+            f"({o.name} is sold by the {o.unit}, not by capacity)",
+        )
     per_node = o.kind == "local" and sc.storage_housing == "node"
     most = o.max_units * (nodes if per_node else 1.0)
     if o.kind != "cloud-block" and sc.storage_units > most:

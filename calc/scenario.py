@@ -701,12 +701,14 @@ class Scenario:
         "Storage",
         "Storage option the data is read from (presets/storage.yaml); empty = unconstrained.",
     )
-    storage_units: int | None = _in(
+    storage_units: float | None = _in(
         None,
-        "int",
+        "number",
         STORAGE,
         "Storage units",
-        "Drives, TiB or volumes of the storage option; empty = as many as needed, up to its maximum.",
+        "Drives, TiB or volumes of the storage option; empty = as many as needed, up to its maximum. "
+        "A fraction only where the option is sold by capacity (4.6875 TiB of FSx); drives, servers, "
+        "volumes, prefixes and buckets are whole.",
         1,
         1e6,
     )

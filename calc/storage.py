@@ -118,6 +118,13 @@ class StorageOption:
         return prefix if prefix in CLOUDS else "on-prem"
 
     @property
+    def sold_by_capacity(self) -> bool:
+        """Bought by size, not by the piece: a unit of capacity (TiB, TB, GiB, GB) or orderable
+        sizes (``size_steps``), so a fractional count is a real order (4.6875 TiB of FSx); drives,
+        servers, volumes, prefixes and buckets are whole things."""
+        return self.unit in CAPACITY_UNITS or bool(self.size_steps)
+
+    @property
     def priced(self) -> bool:
         """A monthly or a purchase price is published for this option."""
         return math.isfinite(self.price_per_gb_month) or math.isfinite(self.purchase_price) or self.monthly_fee > 0
@@ -442,6 +449,9 @@ def _options_from(raw: dict[Any, Any], file: str) -> dict[str, StorageOption]:
 
 
 CLOUDS = ("aws", "gcp", "azure")
+
+CAPACITY_UNITS = ("TiB", "TB", "GiB", "GB")
+"""Option units that are capacity (``StorageOption.sold_by_capacity``): a fractional count is an order."""
 """Cloud sites, named by the prefix of their storage options and servers."""
 
 SITES = ("on-prem", *CLOUDS)

@@ -433,8 +433,6 @@ def test_every_cards_design_utilisation_is_its_design_at_its_units_and_said() ->
             clients = int(a.plan.values["clients"])
             units = d["local_units_per_node"] * clients if local else d["store_units"]
             tier = d["local"] if local else d["store"]
-            if units != math.floor(units):
-                continue  # a file system in fractional steps (4.8 TiB): a scenario states whole units only
             q = calc.plan(name, storage=tier, storage_units=units, **kw)
             assert a.design_utilization == pytest.approx(q.gpu_utilization, abs=1e-12), (name, site)
             text = "\n".join(a.lines())
@@ -603,3 +601,36 @@ def test_the_design_point_beside_its_published_tier() -> None:
     b = tier_line(calc.plan("beast-imagenet-4xv100"))
     assert "restart" not in b and "103.7x" in b
     assert any(x.startswith("Published guidance: ") for x in calc.answer(p, site="aws").lines())
+
+
+def test_a_file_system_bought_in_fractional_steps_is_planned_at_the_size_bought() -> None:
+    """Issue 38 item 4: the answer buys 4,800 GiB = 4.6875 TiB of FSx (its orderable size), and the
+    plan shown beside it is planned at 4.6875 TiB, not the next whole unit (5: 7 % more supply)."""
+    a = calc.answer("efficient-pytorch-3d", checkpoint_interval_s="1 min", site="aws")
+    assert a.best is not None
+    assert (a.best["option"], a.best["units"], a.best["unit"]) == ("aws-fsx-lustre-ssd-1000", 4.6875, "TiB")
+    shown = a.shown
+    assert (shown.scenario.storage, shown.scenario.storage_units) == ("aws-fsx-lustre-ssd-1000", 4.6875)
+    # presets/storage.yaml: read_bandwidth 1000 MB/s per TiB, so 4.6875 TiB x 1e9 B/s = 4.6875e9 B/s
+    # (at 5 units it was 5e9 B/s).
+    assert shown.storage_bytes_per_s == pytest.approx(4.6875 * 1e9, rel=1e-12)
+    # Its utilisation is that supply's: the same plan stated directly, at 4.6875 TiB.
+    q = calc.plan(shown.scenario)
+    assert q.scenario.storage_units == 4.6875
+    assert shown.gpu_utilization == pytest.approx(q.gpu_utilization, abs=1e-12)
+
+
+def test_storage_units_take_a_fraction_only_where_the_option_is_sold_by_capacity() -> None:
+    """A fractional unit count is an order of a file system sold by the TiB (4.6875 TiB of FSx:
+    4.6875 x 1000 MB/s per TiB = 4.6875 GB/s); of a drive it is refused by name."""
+    p = calc.plan("efficient-pytorch-3d", storage="aws-fsx-lustre-ssd-1000", storage_units=4.6875)
+    assert p.scenario.storage_units == 4.6875
+    assert p.storage_bytes_per_s == pytest.approx(4.6875 * 1000e6, rel=1e-12)  # 4,687.5 MB/s
+    assert st.option("aws-fsx-lustre-ssd-1000").sold_by_capacity
+    assert not st.option("nvme-gen4").sold_by_capacity
+    with pytest.raises(InputError) as e:
+        calc.plan("efficient-pytorch-3d", storage="nvme-gen4", storage_units=2.5)
+    assert e.value.field == "storage_units"
+    assert "accepted: a whole number of drives" in str(e.value)
+    # Whole counts read as before.
+    assert calc.plan("efficient-pytorch-3d", storage="nvme-gen4", storage_units=2).scenario.storage_units == 2
