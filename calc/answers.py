@@ -586,7 +586,7 @@ def _own(p: Plan, rec: pd.DataFrame) -> tuple[str, bool]:
     o = st.option(sc.storage)
     have = f"{sc.storage} (as many units as needed, up to its maximum)"
     if units is not None:
-        have = f"{_count(units)} x {sc.storage}"
+        have = f"{_units_text(units)} x {sc.storage}"
     ok_now = keeps_up(p)
     would = f"; {mine['units']:,} would" if mine["feasible"] else f"; it cannot: {mine['why_not']}"  # what buying takes
     if o.kind == "ram" and not p.fits_in_ram:
@@ -625,7 +625,7 @@ def _own(p: Plan, rec: pd.DataFrame) -> tuple[str, bool]:
     return own, ok_now
 
 
-def _count(units: float) -> str:
+def _units_text(units: float) -> str:
     """A unit count as ordered: 24 (an int or a whole float alike), 4.6875 (TiB sold in steps)."""
     return f"{int(units):,}" if float(units).is_integer() else f"{float(units):,.10g}"
 
@@ -644,7 +644,7 @@ def _feeds(p: Plan, option: str | None, n_units: float | None, fed_now: bool, na
         return None, ""
     if (feeds >= gpus) != fed_now or not named:
         return None, ""
-    size = f"{_count(n_units)} x {option}" if n_units is not None else f"{option} at its largest size"
+    size = f"{_units_text(n_units)} x {option}" if n_units is not None else f"{option} at its largest size"
     many = f"more than 100 times this job's {_n(gpus, 'GPU')}" if feeds > 100 * gpus else _n(feeds, "GPU")
     return feeds, f"{size} can feed {many} of this job at its target utilisation."
 
