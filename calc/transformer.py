@@ -1003,24 +1003,18 @@ def resolve(
     warnings += check_layout(sc, v)
     warnings += pipeline_split_note(int(v["layers"]), sc.pipeline_parallel, sc.virtual_pipeline_stages)
     check_experts(sc, v)
-    src["architecture"] = _architecture_source(sc, model, preset, given, v, from_preset)
+    src["architecture"] = _architecture_source(model, preset, given, v, from_preset)
     _resolve_links(sc, gpu, host_link_bytes_per_s, v, src, warnings)
     return v, src, warnings
 
 
 def _architecture_source(
-    sc: Scenario,
-    model: str,
-    preset: Architecture | None,
-    given: Mapping[str, Any],
-    v: Mapping[str, float],
-    figures_from_preset: bool,
+    model: str, preset: Architecture | None, given: Mapping[str, Any], v: Mapping[str, float], from_preset: bool
 ) -> str:
     """Where the architecture came from; the preset's source only where the preset gave its shape
     (``stated_architecture``'s ``from_preset``). A transformer stated by its figures is the scenario's
     alone: what it leaves out comes by rule (kv_heads = heads, the gated FFN width, a dense gated MLP),
     named in the plan's warnings, not taken from the generic preset (issue 39)."""
-    from_preset = preset is not None and figures_from_preset
     head = "scenario" if given else f"models.yaml {model}"
     return f"{head}: {describe(v)}" + (f" ({preset.source})" if preset is not None and from_preset else "")
 
