@@ -166,12 +166,22 @@ def clip(x: Any, low: Any, high: Any) -> Floats:
 def any_(condition: Any) -> bool:
     """``np.any(condition)`` for a comparison's result: a Python bool (one scenario's Python floats
     compare to one) has no ``.any()``; a NumPy bool or an array does."""
-    return condition if type(condition) is bool else bool(condition.any())
+    t = type(condition)
+    if t is bool:
+        return condition
+    # A NumPy bool (``isfinite(a) | isfinite(b)`` on one scenario) is its own any: .any() costs ~0.6 us.
+    return bool(condition) if t is _BOOL else bool(condition.any())
 
 
 def all_(condition: Any) -> bool:
     """``np.all(condition)`` for a comparison's result (``any_``)."""
-    return condition if type(condition) is bool else bool(condition.all())
+    t = type(condition)
+    if t is bool:
+        return condition
+    return bool(condition) if t is _BOOL else bool(condition.all())
+
+
+_BOOL = np.bool_
 
 
 def not_(condition: Any) -> Any:

@@ -34,7 +34,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from calc._types import Numeric, any_, floats, isfinite, maximum, minimum, not_, quiet, where
+from calc._types import Numeric, any_, floats, isfinite, maximum, minimum, not_, quiet, scalar, where
 from calc.formula import formula
 
 METHODS = ("measured step time", "measured throughput", "model", "re-projected measurement")
@@ -255,7 +255,8 @@ def step_time_s(
     rate = floats(measured_samples_per_s)
     given = isfinite(step)
     if not (any_(given) or any_(isfinite(rate))):  # nothing measured: the model's step, nothing moved
-        one = floats(np.ones(np.shape(step)))
+        # One scenario: 1.0 itself (np.shape and np.ones on a number cost ~2 us a plan).
+        one = floats(1.0) if scalar(step) else floats(np.ones(np.shape(step)))
         return floats(model_s), 2.0 * one, one, one
     mid = floats(model_s) if mid_model_s is None else floats(mid_model_s)
     with quiet(invalid="ignore", divide="ignore"):

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from calc import catalog, memory
-from calc._types import Numeric, clip, flag, floats, isnan, maximum, minimum, where
+from calc._types import Numeric, clip, flag, floats, isnan, maximum, minimum, scalar, where
 from calc.errors import InputError, PresetError
 from calc.formula import formula
 from calc.units import parse
@@ -354,6 +354,9 @@ def moe_ffn(
     """
     n_layers, e = _f(layers), _f(experts)
     moe = e > 0
+    one = (layers, dense_layers, ffn_hidden, expert_ffn_hidden, experts_active, shared_experts, gated)
+    if scalar(moe) and not moe and all(map(scalar, one)):
+        return _f(ffn_hidden), _f(ffn_hidden)  # one dense model: f, as the ``where``s below pick (~3 us in resolve)
     n_mlp = where(_f(gated) > 0, 3.0, 2.0)
     d = where(moe, minimum(_f(dense_layers), n_layers), n_layers)
     fe, router = _f(expert_ffn_hidden), e / n_mlp

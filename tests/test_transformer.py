@@ -876,6 +876,20 @@ def test_every_layout_input_refused_the_same_way_without_an_architecture(field: 
 # ------------------------------------------------------------ issue 29: mixtures of experts
 
 
+def test_moe_ffn_dense_shortcut_is_the_formula() -> None:
+    # A dense model of single numbers returns f at once (issue 41); rows of an array run the wheres: the same
+    # numbers, as the same types, in both kinds of scalar.
+    from calc._types import python_scalars
+
+    for args in ((32, 0, 11008, 0, 0, 0, 0, 1), (80.0, 3.0, 28672.0, 0.0, 0.0, 1.0, 0.0, 0.0), (1, 0, 0, 7, 0, 2, 1, 1)):
+        for python in (False, True):
+            with python_scalars(python):
+                fast = T.moe_ffn(*args)
+                rows = T.moe_ffn(*(np.array([a, a], dtype=float) for a in args))
+            assert [type(v) for v in fast] == [float if python else np.float64] * 2
+            assert [float(v).hex() for v in fast] == [float(r[0]).hex() for r in rows]
+
+
 def test_moe_ffn_widths_mixtral_by_hand() -> None:
     # Mixtral 8x7B: 32 layers, expert FFN 14336, 8 experts, top-2, gated (n_mlp 3), router h x 8 =
     # 8/3 in FFN units. Active: 2 x 14336 + 8/3 = 28,674.667; total: 8 x 14336 + 8/3 = 114,690.667.
