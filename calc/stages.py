@@ -4,6 +4,7 @@ computes (calc.registry); ``evaluate`` runs them in order on numbers or NumPy ar
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -69,6 +70,16 @@ def evaluate_resolution(x: Mapping[str, Numeric], out: Arrays) -> None:
     """An image model at its training resolution: FLOPs, activations and traffic per example
     follow its pixels (CNN) or tokens (ViT) from the preset's (calc.resolution); given figures stand."""
     ref, patch = x["reference_resolution"], x["vision_patch"]
+    if SKIP_INERT and _no_image(x):
+        # One scenario of a model without an image resolution (an LLM): the formulas' wheres keep the
+        # given FLOPs and pick scale 1 and resolution 0 (~3 us of formulas).
+        out["train_resolution"] = floats(0.0)
+        out["reference_forward_flops"] = x["forward_flops_per_example"]
+        out["forward_flops_per_example"] = out["anchor_forward_flops_per_example"] = floats(
+            x["forward_flops_per_example"]
+        )
+        out["resolution_scale"] = out["anchor_resolution_scale"] = floats(1.0)
+        return
     layers, hidden = x["vision_layers"], x["vision_hidden"]
     out["train_resolution"] = where(isfinite(_a(x["train_resolution"])), x["train_resolution"], 0.0)
     out["reference_forward_flops"] = x["forward_flops_per_example"]
@@ -81,6 +92,15 @@ def evaluate_resolution(x: Mapping[str, Numeric], out: Arrays) -> None:
         out[key] = where(given, x["forward_flops_per_example"], scaled)
     out["resolution_scale"] = resolution.per_example_scale(x["train_resolution"], ref, patch)
     out["anchor_resolution_scale"] = resolution.per_example_scale(x["anchor_resolution"], ref, patch)
+
+
+def _no_image(x: Mapping[str, Numeric]) -> bool:
+    """No image resolution, one scenario: reference, training and anchor sides and the ViT patch all NaN."""
+    for k in ("reference_resolution", "train_resolution", "anchor_resolution", "vision_patch"):
+        v = x[k]
+        if type(v) is not float or not math.isnan(v):
+            return False
+    return True
 
 
 @stage(
@@ -204,13 +224,20 @@ def _state(
         grads = where(isfinite(grads), grads, element)
         # A mixture of experts: the routed experts split over the expert-parallel ranks, and their
         # optimizer shards over the data-parallel ranks left (Megatron-Core's expert data parallel).
-        experts = moe_expert_params(x)
+        no_experts = _no_experts(x)
+        experts = floats(0.0) if no_experts else moe_expert_params(x)
         ep = _a(x["expert_parallel"])
         dense = memory.sharded_state_parts(
             _a(x["params"]) - experts, x["bytes_per_param"], element, mp, shard_ranks, z, grads
         )
-        routed = memory.sharded_state_parts(experts, x["bytes_per_param"], element, mp * ep, shard_ranks / ep, z, grads)
-        parts = [_a(a) + b for a, b in zip(dense, routed, strict=True)]
+        if no_experts and all(type(a) in _SCALARS and 0 < a < np.inf for a in dense):
+            # A dense model's routed parts are 0 x a finite number: adding ±0 to a positive finite part is that part.
+            parts = list(dense)
+        else:
+            routed = memory.sharded_state_parts(
+                experts, x["bytes_per_param"], element, mp * ep, shard_ranks / ep, z, grads
+            )
+            parts = [_a(a) + b for a, b in zip(dense, routed, strict=True)]
         unsharded = (_a(x["params"]) - experts + experts / ep) / mp * x["bytes_per_param"]
     else:
         # No transformer by its architecture (a CNN plan): no experts, autocast's fp32 weights and gradients.
@@ -231,6 +258,16 @@ def active_dims(x: Mapping[str, Numeric]) -> transformer.Dims:
     tuple with that width put in, not dims of a copy of the ~200 inputs (2 us a copy, 4 a plan)."""
     layers, hidden, heads, kv_heads, _, vocab, seq = transformer.dims(x)
     return layers, hidden, heads, kv_heads, x["ffn_active"], vocab, seq
+
+
+_SCALARS = (float, np.float64)
+
+
+def _no_experts(x: Mapping[str, Numeric]) -> bool:
+    """One dense scenario (``SKIP_INERT``): no routed experts, no expert parallelism, so its expert terms are
+    +0 (``moe_expert_params``: 0 MoE layers x 0 experts x finite widths) and the skip sets that +0 itself."""
+    e, ep = x["experts"], x["expert_parallel"]
+    return SKIP_INERT and type(e) in _SCALARS and e == 0 and type(ep) in _SCALARS and ep == 1
 
 
 def moe_expert_params(x: Mapping[str, Numeric]) -> Numeric:
@@ -668,17 +705,23 @@ def _transformer_traffic(
     # Expert parallelism: the MoE layers' all-to-alls, over NVLink for the ranks in the node, the
     # NICs for the rest (expert ranks sit at a stride of t x c, as Megatron orders them).
     ep = _a(x["expert_parallel"])
-    moe_layers = where(_a(x["experts"]) > 0, _a(layers) - minimum(_a(x["dense_layers"]), layers), 0.0)
-    ep_node = clip(node / (tp * cp), 1.0, ep)
-    in_node = where(ep > 1, (ep_node - 1) / maximum(ep - 1, 1.0), 1.0)
-    a2a = transformer.all_to_all_bytes_per_layer(n, seq, hidden, x["experts_active"], ep, cp)
-    a2a_s = moe_layers / pp * _a(a2a) * (in_node / link + (1 - in_node) / net)
+    no_experts = _no_experts(x)
+    one = type(link) is type(net) is type(n) and type(n) in _SCALARS
+    if no_experts and one and link > 0 and net > 0 and n < np.inf:
+        # A dense model: 0 MoE layers x 0 bytes (a finite micro-batch) x (1 / link + 0 / net), finite: +0 (~2 us).
+        a2a_s = floats(0.0)
+    else:
+        moe_layers = where(_a(x["experts"]) > 0, _a(layers) - minimum(_a(x["dense_layers"]), layers), 0.0)
+        ep_node = clip(node / (tp * cp), 1.0, ep)
+        in_node = where(ep > 1, (ep_node - 1) / maximum(ep - 1, 1.0), 1.0)
+        a2a = transformer.all_to_all_bytes_per_layer(n, seq, hidden, x["experts_active"], ep, cp)
+        a2a_s = moe_layers / pp * _a(a2a) * (in_node / link + (1 - in_node) / net)
     comm_mb = (_a(layers) / pp * layer_bytes / link + pp_bytes / pp_link + a2a_s) * x["element_scale"]
     # Data-parallel traffic over the data- (x context-) parallel ranks, hierarchical across nodes,
     # then the part the framework's overlap leaves exposed (calc.transformer).
     dp_cp = data_parallel_ranks(x)
     per_node = clip(node / tp, 1.0, dp_cp)
-    experts = moe_expert_params(x)
+    experts = floats(0.0) if no_experts else moe_expert_params(x)
     per_rank = (_a(x["params"]) - experts + experts / ep) / (tp * pp)
     dp_all = _a(
         transformer.data_parallel_time_s(per_rank, where(_a(z) >= 1, shard_ranks, dp_cp), dp_cp, z, per_node, link, net)

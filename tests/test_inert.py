@@ -13,6 +13,7 @@ import pytest
 import calc
 from calc import stages
 from calc.plan import _plan
+from calc.resolve import resolve
 
 _PEER = Path(__file__).resolve().parent.parent / "benchmarks" / "peer_timing.py"
 
@@ -51,22 +52,42 @@ def _snapshot(sc: calc.Scenario) -> Any:
 
 def test_skipping_inert_terms_changes_no_output(monkeypatch: pytest.MonkeyPatch) -> None:
     scenarios = _scenarios()
-    skipped: list[int] = []
-    full_no_saves = stages._no_saves
+    taken: dict[str, int] = {"_no_saves": 0, "_no_experts": 0, "_no_image": 0}
+    full_no_saves, no_experts, no_image = stages._no_saves, stages._no_experts, stages._no_image
 
-    def counted(x: Any, out: Any) -> None:
-        skipped.append(1)
+    def counted_saves(x: Any, out: Any) -> None:
+        taken["_no_saves"] += 1
         full_no_saves(x, out)
 
-    monkeypatch.setattr(stages, "_no_saves", counted)
+    def counted(name: str, test: Any) -> Any:
+        def check(x: Any) -> bool:
+            got = bool(test(x))
+            taken[name] += got
+            return got
+
+        return check
+
+    monkeypatch.setattr(stages, "_no_saves", counted_saves)
+    monkeypatch.setattr(stages, "_no_experts", counted("_no_experts", no_experts))
+    monkeypatch.setattr(stages, "_no_image", counted("_no_image", no_image))
     with_skip = [_snapshot(sc) for sc in scenarios]
     monkeypatch.setattr(stages, "SKIP_INERT", False)
-    n = len(skipped)
+    n = dict(taken)
     without = [_snapshot(sc) for sc in scenarios]
-    assert len(skipped) == n  # off means off
-    assert n >= 20 and n < len(scenarios)  # the skip was taken, and not everywhere
+    assert taken == n  # off means off
+    for name, count in n.items():  # each skip was taken, and not everywhere
+        assert count >= 20, name
+        assert count < len(scenarios) * (2 if name == "_no_experts" else 1), name  # twice a plan: state, traffic
     for sc, a, b in zip(scenarios, with_skip, without, strict=True):
         assert a == b, sc.name
+
+
+def test_the_peer_transformers_take_the_skips() -> None:
+    # The dense LLMs of benchmarks/peer_timing.py (no image resolution, no experts, nothing saved): each skip
+    # is taken, and every output is the full formulas' (the test above, on these three among the rest).
+    for sc in _peer_scenarios():
+        x = resolve(sc).values
+        assert stages._no_experts(x) and stages._no_image(x), sc.name
 
 
 def test_a_plan_that_saves_nothing_has_no_save_terms() -> None:
