@@ -1224,8 +1224,8 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["checkpoint_write_s"] = write_s
     if not idle:
         _checkpoint_stalls(out, write_s, safe, host_copy, restore, used, saving, is_async, mtbf)
-    _checkpoint_kept(x, out, c, saving)
-    _bursts(x, out, c, safe, saving, is_async, mtbf)
+    _checkpoint_kept(x, out, c, saving, idle)
+    _bursts(x, out, c, safe, saving, is_async, mtbf, idle)
     out["checkpoint_durable"] = x["checkpoint_durable_store"]
     # The one rule for a save beside the reads (calc.checkpoint), at the burst the store is bought for.
     out["storage_need_bytes_per_s"] = checkpoint.save_with_reads(
@@ -1396,13 +1396,16 @@ def _checkpoint_stalls(
     out["goodput"] = where(saving, checkpoint.goodput(out["checkpoint_stall_share"], lost, mtbf), 0.0)
 
 
-def _checkpoint_kept(x: Mapping[str, Numeric], out: Arrays, c: Numeric, saving: Any) -> None:
+def _checkpoint_kept(x: Mapping[str, Numeric], out: Arrays, c: Numeric, saving: Any, idle: bool) -> None:
     """Checkpoints kept on storage: the milestones of the run and the capacity they fill."""
     run, every = _a(out["run_length_used_s"]), _a(x["checkpoint_milestone_interval_s"])
     both = (run > 0) & isfinite(every)
     milestones = where(both, checkpoint.milestone_count(where(both, run, 0.0), where(both, every, 1.0)), 0.0)
     out["checkpoint_milestones"] = milestones
     # A job that saves nothing keeps nothing; kept is all jobs' (keep + the save in flight each).
+    if idle:  # one scenario that saves nothing: where(saving, kept, 0.0) is 0.0
+        out["checkpoint_capacity_bytes"] = floats(0.0)
+        return
     kept = checkpoint.retained_capacity_bytes(c, x["checkpoint_keep"], milestones, where(saving, 1.0, 0.0)) * _a(
         x["jobs"]
     )
@@ -1410,16 +1413,26 @@ def _checkpoint_kept(x: Mapping[str, Numeric], out: Arrays, c: Numeric, saving: 
 
 
 def _bursts(
-    x: Mapping[str, Numeric], out: Arrays, c: Numeric, safe: Numeric, saving: Any, is_async: Any, mtbf: Numeric
+    x: Mapping[str, Numeric],
+    out: Arrays,
+    c: Numeric,
+    safe: Numeric,
+    saving: Any,
+    is_async: Any,
+    mtbf: Numeric,
+    idle: bool,
 ) -> None:
     """The checkpoint bursts the storage is bought for (calc.checkpoint, section "bursts"): the
     async drain within its target, the write burst of a save in the chosen mode, the restore
     read within its budget, each also per node."""
     # All jobs', as the other checkpoint rates (one job's drain x jobs); the restore is one job's.
-    drain = checkpoint.drain_bytes_per_s(c, safe, x["drain_target"]) * _a(x["jobs"])
-    out["checkpoint_drain_bytes_per_s"] = where(saving & is_async, drain, 0.0)
-    burst = where(is_async, drain, out["checkpoint_sync_write_bytes_per_s"])
-    out["checkpoint_save_burst_bytes_per_s"] = where(saving, burst, 0.0)
+    if idle:  # one scenario that saves nothing: both are where(saving, ..., 0.0), 0.0
+        out["checkpoint_drain_bytes_per_s"] = out["checkpoint_save_burst_bytes_per_s"] = floats(0.0)
+    else:
+        drain = checkpoint.drain_bytes_per_s(c, safe, x["drain_target"]) * _a(x["jobs"])
+        out["checkpoint_drain_bytes_per_s"] = where(saving & is_async, drain, 0.0)
+        burst = where(is_async, drain, out["checkpoint_sync_write_bytes_per_s"])
+        out["checkpoint_save_burst_bytes_per_s"] = where(saving, burst, 0.0)
     out["checkpoint_save_burst_node_bytes_per_s"] = checkpoint.per_node(
         out["checkpoint_save_burst_bytes_per_s"], out["clients"]
     )
