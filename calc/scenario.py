@@ -1557,12 +1557,29 @@ def check_field(name: str, value: object) -> Any:
                 _CHECKED.clear()
             _CHECKED[key] = hit
         return hit
+    if t is str and name in _CATALOG_TABLES:
+        # A GPU or model name: a look-up in a catalog read once per process (catalog.gpus, catalog.models),
+        # kept beside the table it was found in; a reloaded table is looked up again (~0.6-1 us a name).
+        table = getattr(catalog, _CATALOG_TABLES[name])()  # read at call time, as _check_choice reads it
+        found = _LOOKED_UP.get((name, value))
+        if found is not None and found[0] is table:
+            return found[1]
+        got = check_value(name, value, info)
+        if len(_LOOKED_UP) >= _CHECKED_MAX:
+            _LOOKED_UP.clear()
+        _LOOKED_UP[(name, value)] = (table, got)
+        return got
     return check_value(name, value, info)
 
 
 _CHECKED: dict[tuple[str, type, object], Any] = {}
 """(field, type, value) -> the checked value, for ``check_field``."""
 _CHECKED_MAX = 4096
+
+_CATALOG_TABLES = {"gpu": "gpus", "measured_gpu": "gpus", "model": "models"}
+"""Choice fields whose names ``_check_choice`` finds in a catalog table read once per process."""
+_LOOKED_UP: dict[tuple[str, str], tuple[Mapping[str, Any], Any]] = {}
+"""(field, name) -> (the table it was looked up in, the canonical name), for ``check_field``."""
 
 
 def check_value(name: str, value: object, info: FieldInfo) -> Any:

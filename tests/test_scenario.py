@@ -101,3 +101,23 @@ def test_batch_rounding(rule: str, n: int) -> None:
 def test_plan_accepts_scenario_by_keyword() -> None:
     assert round(calc.plan(scenario="beast-imagenet-4xv100").read_iops) == 5885
     assert calc.plan(scenario=calc.scenario("beast-nfs-shop"), jobs=10).read_iops == 1280
+
+
+def test_a_gpu_or_model_name_is_looked_up_again_in_a_new_catalog_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    # check_field keeps a GPU's or model's canonical name beside the catalog table it was found in
+    # (issue 41 item 6); a different table (reloaded presets, a test's own) is asked again, never the old answer.
+    from calc import catalog
+    from calc.errors import InputError
+    from calc.scenario import check_field
+
+    assert check_field("gpu", "h100-sxm") == "H100-SXM"
+    assert check_field("gpu", "h100-sxm") == "H100-SXM"  # kept
+    assert check_field("model", "transformer") == "transformer"
+    gpus = {k: v for k, v in catalog.gpus().items() if k != "H100-SXM"}
+    monkeypatch.setattr(catalog, "gpus", lambda: gpus)
+    with pytest.raises(InputError):
+        check_field("gpu", "h100-sxm")
+    models = {k: v for k, v in catalog.models().items() if k != "transformer"}
+    monkeypatch.setattr(catalog, "models", lambda: models)
+    with pytest.raises(InputError):
+        check_field("model", "transformer")
