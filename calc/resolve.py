@@ -876,7 +876,8 @@ def _resolve_layout(c: _Ctx) -> None:
         )
     v["example_bytes_cv"] = sc.example_bytes_cv
     v["storage_units_given"] = _nan(sc.storage_units)
-    _check_units(sc, float(host.nodes(v["gpus_per_job"], v["gpus_per_node"], v["jobs"])))
+    if sc.storage and sc.storage_units is not None:  # _check_units' own test: the nodes only where it uses them
+        _check_units(sc, float(host.nodes(v["gpus_per_job"], v["gpus_per_node"], v["jobs"])))
     v["storage_bytes_per_s_given"] = _nan(
         None if sc.storage_bytes_per_s is None else parse(sc.storage_bytes_per_s, "bytes_per_s", "storage_bytes_per_s")
     )
