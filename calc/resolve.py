@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from calc import catalog, checkpoint, compute, demand, host, memory, pipeline, storage, transformer
+from calc._types import python_call
 from calc.checkpoint import CHECKPOINT_LAYOUTS
 from calc.errors import InputError
 from calc.fit import fitted, fp8_gemm_inputs, fp8_source, generation_efficiencies, ratio_bands
@@ -313,7 +314,9 @@ def _resolve_transformer(c: _Ctx) -> None:
         ):
             # A mixture of experts holds every expert: the FFN width in all (calc.transformer.moe_ffn).
             v["params"] = float(
-                transformer.params_count(*transformer.dims(tv | {"ffn_hidden": tv["ffn_total"]})[:6], tv["gated"])
+                python_call(
+                    transformer.params_count, *transformer.dims(tv | {"ffn_hidden": tv["ffn_total"]})[:6], tv["gated"]
+                )
             )
             src["params"] = "derived from the architecture (calc.transformer.params_count, untied embeddings)"
         if sc.efficiency is None:
