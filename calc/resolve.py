@@ -3,8 +3,9 @@ parsing only, no formulas), one step per family of inputs."""
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -534,6 +535,13 @@ def _resolve_resolution(c: _Ctx) -> None:
         v[f"{k}_at_reference"] = float(getattr(sc, k) is None)
 
 
+@functools.lru_cache(maxsize=256)
+def _preset_token_window(tensors: str, seq_len: int) -> bool:
+    """``transformer.token_window`` of a model preset's tensors at its architecture's ``seq_len``: catalog
+    values only, so every scenario of that model asks the same (the split and compare cost ~1.6 us)."""
+    return transformer.token_window(tensors, seq_len)
+
+
 def _token_examples(c: _Ctx) -> str:
     """A token dataset follows the plan's sequence and vocabulary: where the model's tensors are
     token windows of its preset's ``seq_len``, an example is ``seq_len`` tokens of
@@ -543,7 +551,7 @@ def _token_examples(c: _Ctx) -> str:
     sc, m, v, src = c.sc, c.m, c.v, c.src
     tensors = sc.tensors or m.tensors
     preset = transformer.architectures().get(m.name)
-    if not v.get("arch") or preset is None or not transformer.token_window(m.tensors, preset.seq_len):
+    if not v.get("arch") or preset is None or not _preset_token_window(m.tensors, preset.seq_len):
         return tensors
     seq, width = int(v["seq_len"]), float(transformer.token_bytes(v["vocab"]))
     rule = f"seq_len {seq:,} x {width:g} B tokens (vocab {v['vocab']:,.0f}: calc.transformer.token_bytes)"
@@ -946,6 +954,20 @@ def _resolve_loader(c: _Ctx) -> None:
     _decoder_values(c, decoder if method == 1 else None, costs, cpu.name)
 
 
+_GPU_DECODERS: list[tuple[Mapping[str, object], list[str]]] = []
+"""The decoder table last asked about and its GPU decoders (``_gpu_decoders``)."""
+
+
+def _gpu_decoders(table: Mapping[str, object]) -> list[str]:
+    """The decoders of ``table`` (catalog.decoders) that run on a GPU, in its order: worked out once per table
+    object (the catalog reads presets/decoders.yaml once; ~0.7 us a plan otherwise). A new list each call."""
+    entry = _GPU_DECODERS[0] if _GPU_DECODERS else None  # read once: another thread may replace it
+    if entry is None or entry[0] is not table:
+        entry = (table, [k for k, d in table.items() if isinstance(d, catalog.Decoder) and d.on_gpu])
+        _GPU_DECODERS[:] = [entry]
+    return list(entry[1])
+
+
 def _decoder_name(c: _Ctx) -> str | None:
     """The decoder of this plan's images: given, GPU decode's, else the model's (None: no image)."""
     sc, m = c.sc, c.m
@@ -953,7 +975,7 @@ def _decoder_name(c: _Ctx) -> str | None:
         if sc.decoder is not None:
             raise InputError("decoder", "decodes images; media is video (its CPU time is cpu_seconds_per_example)")
         return None
-    gpu_decoders = [k for k, d in catalog.decoders().items() if isinstance(d, catalog.Decoder) and d.on_gpu]
+    gpu_decoders = _gpu_decoders(catalog.decoders())
     if sc.gpu_decode and sc.decoder is not None and sc.decoder not in gpu_decoders:
         raise InputError(
             "decoder",
