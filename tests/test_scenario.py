@@ -121,3 +121,41 @@ def test_a_gpu_or_model_name_is_looked_up_again_in_a_new_catalog_table(monkeypat
     monkeypatch.setattr(catalog, "models", lambda: models)
     with pytest.raises(InputError):
         check_field("model", "transformer")
+
+
+def test_the_written_init_checks_as_post_init_does() -> None:
+    # calc.scenario._dict_init writes each input's check into __init__ (issue 41 item 6); __post_init__ keeps
+    # the same checks as a loop. Both must give the same inputs, the same error, the first field's first.
+    import dataclasses
+
+    from calc.errors import InputError
+    from calc.scenario import FIELDS, Scenario
+
+    def by_post_init(**kw: object) -> object:
+        sc = object.__new__(Scenario)
+        sc.__dict__.update({f.name: f.default for f in dataclasses.fields(Scenario)} | kw)
+        try:
+            sc.__post_init__()
+        except InputError as e:
+            return repr(e)
+        return vars(sc)
+
+    def by_init(**kw: object) -> object:
+        try:
+            return vars(Scenario(**kw))  # type: ignore[arg-type]
+        except InputError as e:
+            return repr(e)
+
+    cases: list[dict[str, object]] = [
+        {},
+        {"gpu": "h100-sxm", "model": "transformer", "layers": 32, "hidden": 4096, "heads": 32, "seq_len": "4k"},
+        {"gpu": "a100-sxm4-80gb", "batch_size": 2.0, "precision": "BF16", "step_time_s": "120 ms"},
+        {"gpu": None},  # required
+        {"gpus_per_job": 0, "batch_size": -1},  # both wrong: the first in FIELDS' order is named
+        {"batch_size": -1, "gpus_per_job": 0},
+        {"model": "no-such-model"},
+        {"checkpoint_interval_s": "optimal", "storage": "nvme-gen4", "storage_units": 2},
+    ]
+    cases += [{name: None} for name in list(FIELDS)[:40]]
+    for kw in cases:
+        assert by_init(**kw) == by_post_init(**kw), kw
