@@ -1581,7 +1581,7 @@ _CHECKED_MAX = 4096
 
 _CATALOG_TABLES = {"gpu": "gpus", "measured_gpu": "gpus", "model": "models"}
 """Choice fields whose names ``_check_choice`` finds in a catalog table read once per process."""
-_LOOKED_UP: dict[tuple[str, str], tuple[Mapping[str, Any], Any]] = {}
+_LOOKED_UP: dict[tuple[str, object], tuple[Mapping[str, Any], Any]] = {}
 """(field, name) -> (the table it was looked up in, the canonical name), for ``check_field``."""
 
 
