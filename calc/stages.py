@@ -1213,7 +1213,7 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     safe = where(saving, used, 1.0)
     out["checkpoint_interval_used_s"] = where(saving, used, 0.0)
     # One scenario that saves nothing: its saves' rates and stalls are 0, as the formulas' ``where``s give.
-    idle = SKIP_INERT and scalar(saving) and not saving
+    idle = _saves_nothing(saving)
     if idle:
         _no_saves(x, out)
     else:
@@ -1224,8 +1224,8 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["checkpoint_write_s"] = write_s
     if not idle:
         _checkpoint_stalls(out, write_s, safe, host_copy, restore, used, saving, is_async, mtbf)
-    _checkpoint_kept(x, out, c, saving, idle)
-    _bursts(x, out, c, safe, saving, is_async, mtbf, idle)
+    _checkpoint_kept(x, out, c, saving)
+    _bursts(x, out, c, safe, saving, is_async, mtbf)
     out["checkpoint_durable"] = x["checkpoint_durable_store"]
     # The one rule for a save beside the reads (calc.checkpoint), at the burst the store is bought for.
     out["storage_need_bytes_per_s"] = checkpoint.save_with_reads(
@@ -1236,6 +1236,11 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
 SKIP_INERT = True
 """Skip terms one scenario's inputs make inert (``_no_saves``), setting what the full formulas give;
 off only in the test that proves the two equal on every preset (tests/test_inert.py)."""
+
+
+def _saves_nothing(saving: Any) -> bool:
+    """One scenario that saves nothing (``SKIP_INERT``): every term of its saves is ``where(saving, ..., 0.0)``."""
+    return SKIP_INERT and scalar(saving) and not saving
 
 
 def _no_saves(x: Mapping[str, Numeric], out: Arrays) -> None:
@@ -1396,14 +1401,14 @@ def _checkpoint_stalls(
     out["goodput"] = where(saving, checkpoint.goodput(out["checkpoint_stall_share"], lost, mtbf), 0.0)
 
 
-def _checkpoint_kept(x: Mapping[str, Numeric], out: Arrays, c: Numeric, saving: Any, idle: bool) -> None:
+def _checkpoint_kept(x: Mapping[str, Numeric], out: Arrays, c: Numeric, saving: Any) -> None:
     """Checkpoints kept on storage: the milestones of the run and the capacity they fill."""
     run, every = _a(out["run_length_used_s"]), _a(x["checkpoint_milestone_interval_s"])
     both = (run > 0) & isfinite(every)
     milestones = where(both, checkpoint.milestone_count(where(both, run, 0.0), where(both, every, 1.0)), 0.0)
     out["checkpoint_milestones"] = milestones
     # A job that saves nothing keeps nothing; kept is all jobs' (keep + the save in flight each).
-    if idle:  # one scenario that saves nothing: where(saving, kept, 0.0) is 0.0
+    if _saves_nothing(saving):  # where(saving, kept, 0.0) is 0.0
         out["checkpoint_capacity_bytes"] = floats(0.0)
         return
     kept = checkpoint.retained_capacity_bytes(c, x["checkpoint_keep"], milestones, where(saving, 1.0, 0.0)) * _a(
@@ -1413,20 +1418,13 @@ def _checkpoint_kept(x: Mapping[str, Numeric], out: Arrays, c: Numeric, saving: 
 
 
 def _bursts(
-    x: Mapping[str, Numeric],
-    out: Arrays,
-    c: Numeric,
-    safe: Numeric,
-    saving: Any,
-    is_async: Any,
-    mtbf: Numeric,
-    idle: bool,
+    x: Mapping[str, Numeric], out: Arrays, c: Numeric, safe: Numeric, saving: Any, is_async: Any, mtbf: Numeric
 ) -> None:
     """The checkpoint bursts the storage is bought for (calc.checkpoint, section "bursts"): the
     async drain within its target, the write burst of a save in the chosen mode, the restore
     read within its budget, each also per node."""
     # All jobs', as the other checkpoint rates (one job's drain x jobs); the restore is one job's.
-    if idle:  # one scenario that saves nothing: both are where(saving, ..., 0.0), 0.0
+    if _saves_nothing(saving):  # both are where(saving, ..., 0.0): 0.0
         out["checkpoint_drain_bytes_per_s"] = out["checkpoint_save_burst_bytes_per_s"] = floats(0.0)
     else:
         drain = checkpoint.drain_bytes_per_s(c, safe, x["drain_target"]) * _a(x["jobs"])
