@@ -140,3 +140,15 @@ def test_bad_outputs_quick_check_finds_what_the_rule_per_output_finds() -> None:
     assert _bad_outputs(both) == [UNLIMITED[1]]
     big = {**good, limited: 1e308, last: 1e308}
     assert _bad_outputs(big) == []
+
+
+def test_a_plan_keeps_every_number_evaluate_gives_but_its_states() -> None:
+    # calc.plan._plan reads the kept values and the three states in one pass (issue 41 item 6): evaluate must
+    # give nothing else, or a number a warning reads would be missing from the Plan's values.
+    from calc.plan import _KEPT
+    from calc.stages import STATES, evaluate
+
+    for sc in [calc.scenario(n) for n in calc.scenarios()] + _peer_scenarios():
+        out = evaluate(resolve(sc).values)
+        assert set(out) == set(_KEPT) | set(STATES), sc.name
+        assert not set(_KEPT) & set(STATES)
