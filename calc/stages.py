@@ -544,8 +544,13 @@ def _anchor_step(
 def _gpu_rate(x: Mapping[str, Numeric], out: Arrays, t: Numeric, method: Numeric, arch: Any) -> None:
     """Data-parallel scaling efficiency and the samples a GPU finishes per second."""
     given = _a(x["scaling_given"])
-    scale = compute.scaling_efficiency(
-        x["gpus_per_job"], x["gpus_per_node"], x["scaling_within_node"], x["scaling_across_nodes"]
+    # One transformer by its architecture on Python floats (SKIP_INERT): the where below picks 1.0 over scale.
+    scale = (
+        floats(0.0)
+        if SKIP_INERT and arch is True
+        else compute.scaling_efficiency(
+            x["gpus_per_job"], x["gpus_per_node"], x["scaling_within_node"], x["scaling_across_nodes"]
+        )
     )
     # A measured step was taken in the job as configured: its all-reduce is already in it.
     # A transformer's data-parallel traffic is in its step time (evaluate_transformer).
@@ -879,6 +884,13 @@ def evaluate_host(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["run_length_used_s"] = where(isfinite(given), given, where(isfinite(tokens), by_tokens, 0.0))
 
 
+_PER_MB_KEYS = {
+    k: (f"{k}_s_per_megabyte", f"{k}_s_per_megabyte_above", f"{k}_threshold_megabytes")
+    for k in ("collate", "send", "receive", "pin")
+}
+"""Each per-batch cost's inputs (_batch_costs), named once instead of 12 f-strings a plan."""
+
+
 def _cpu_costs(x: Mapping[str, Numeric], out: Arrays) -> None:
     """The CPU time an example costs the loader's workers, its main thread and its pin thread
     (calc.host): measured and re-projected to this CPU, the decoder model, or the preset's figure."""
@@ -931,10 +943,8 @@ def _batch_costs(x: Mapping[str, Numeric], out: Arrays) -> None:
     sends = where(_a(x["num_workers"]) > 0, 1.0, 0.0)
     n, speed, tensor = out["batch_size"], x["cpu_per_core_speed"], x["example_tensor_bytes"]
     per_mb = {
-        k: host.per_megabyte_of_batch(
-            x[f"{k}_s_per_megabyte"], x[f"{k}_s_per_megabyte_above"], x[f"{k}_threshold_megabytes"], out["batch_bytes"]
-        )
-        for k in ("collate", "send", "receive", "pin")
+        k: host.per_megabyte_of_batch(x[per], x[above], x[threshold], out["batch_bytes"])
+        for k, (per, above, threshold) in _PER_MB_KEYS.items()
     }
     out["batch_s_fixed"] = _a(x["collate_s_fixed"]) + sends * x["send_s_fixed"]
     out["batch_s_per_megabyte"] = _a(per_mb["collate"]) + sends * per_mb["send"]
