@@ -1312,7 +1312,7 @@ def _checkpoint_paths(
     # sizing's rows count (engine.gpu_time), so the plan on the store bought says the same time.
     counts = _a(x["storage_counts_requests"]) > 0
     gets = where(counts, checkpoint.restore_requests(per_rank, x["gpus_per_job"], storage.WRITE_REQUEST_BYTES), 0.0)
-    with np.errstate(invalid="ignore"):
+    with quiet(invalid="ignore"):  # units x IOPS may be 0 x inf; python_scalars' errstate covers it already
         get_rate = where(
             counts & isfinite(_a(x["storage_unit_iops"])),
             _a(out["storage_units_used"]) * x["storage_unit_iops"],
