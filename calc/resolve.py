@@ -908,6 +908,13 @@ CPU_COST_METHODS = ("measured", "decoder model", "model preset")
 (calc.host: decode, augment, collate), or the model preset's own figure."""
 
 
+_LOADER_COST_KEYS = tuple(
+    (f"{name}_s_fixed", f"{name}_s_per_megabyte", f"{name}_s_per_megabyte_above", f"{name}_threshold_megabytes")
+    for name in ("collate", "send", "receive", "pin")
+)
+"""The inputs of each per-batch loader cost (catalog.LoaderCosts: fixed, per MB, per MB above, threshold)."""
+
+
 def _resolve_loader(c: _Ctx) -> None:
     """The loader's CPU: its per-core speed and threads, the decoder's coefficients, the image,
     and a measured CPU time with the CPU it ran on (look-ups only; calc.host has the formulas)."""
@@ -922,14 +929,8 @@ def _resolve_loader(c: _Ctx) -> None:
     src["cpu_threads_per_core"] = "scenario" if sc.cpu_threads_per_core is not None else f"cpus.yaml {cpu.name}"
     v["threads_per_worker"] = float(sc.threads_per_worker)
     costs = catalog.loader_costs()
-    for name, (fixed, per_mb, above, threshold) in (
-        ("collate", costs.collate),
-        ("send", costs.send),
-        ("receive", costs.receive),
-        ("pin", costs.pin),
-    ):
-        v[f"{name}_s_fixed"], v[f"{name}_s_per_megabyte"] = fixed, per_mb
-        v[f"{name}_s_per_megabyte_above"], v[f"{name}_threshold_megabytes"] = above, threshold
+    for keys, figures in zip(_LOADER_COST_KEYS, (costs.collate, costs.send, costs.receive, costs.pin), strict=True):
+        v.update(zip(keys, figures, strict=True))
     src["main_seconds_per_example"] = src["pin_seconds_per_example"] = costs.source
     decoder = _decoder_name(c)
     given = sc.cpu_seconds_per_example
