@@ -363,15 +363,18 @@ def state_layout(x: Mapping[str, Numeric]) -> tuple[Numeric, Numeric]:
 def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Step time: the model (compute + memory + fixed), or a measurement re-projected by it."""
     _train_flops(x, out)
-    # A transformer by its architecture counts its fused kernels' traffic itself (``kernels``).
-    out["stack_traffic_share"] = where(
-        _a(x["arch"]) > 0, 1.0, compute.stack_traffic_share(x["fused_traffic_share"], x["stack_fuses"])
+    arch = _a(x["arch"]) > 0
+    # A transformer by its architecture counts its fused kernels' traffic itself (``kernels``): 1, which
+    # the where picks without the stack's share for one such scenario on Python floats (SKIP_INERT).
+    out["stack_traffic_share"] = (
+        floats(1.0)
+        if SKIP_INERT and arch is True
+        else where(arch, 1.0, compute.stack_traffic_share(x["fused_traffic_share"], x["stack_fuses"]))
     )
     n = maximum(_a(out["batch_size"]), 1.0)  # keeps t finite; rates are zeroed where n = 0
     opt_shards = _optimizer_shards(out)
     step_bytes = _a(x["step_traffic_bytes"]) / opt_shards
     out["step_traffic_bytes"] = step_bytes
-    arch = _a(x["arch"]) > 0
     measured = isfinite(_a(x["measured_step_time_s"])) | isfinite(_a(x["measured_samples_per_s"]))
     c: Numeric
     mem: Numeric
