@@ -17,7 +17,7 @@ such operations, and every result is the same IEEE double. Where a Python float 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import Any, TypeAlias
@@ -69,6 +69,21 @@ def python_scalars(on: bool = True) -> Iterator[None]:
 
 
 _NO_OP = nullcontext()
+
+
+def python_call(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` with one scenario's numbers as Python floats (``python_scalars`` without its
+    ``np.errstate``, ~2 us less), for a formula whose result the caller turns into a float at once
+    (resolve's parameter count: 2.2 us on NumPy scalars, 0.8 on Python floats, the same double). Where a
+    Python float raises (a division by zero) it runs again on the scalars in force, as ``evaluate`` does."""
+    token = _PYTHON.set(True)
+    try:
+        return fn(*args)
+    except ArithmeticError:
+        pass
+    finally:
+        _PYTHON.reset(token)
+    return fn(*args)
 
 
 def quiet(**errstate: Any) -> Any:

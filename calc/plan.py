@@ -247,8 +247,12 @@ def _spinning_threads(sc: Scenario, values: Mapping[str, float]) -> list[str]:
 
 _KEPT = tuple(dict.fromkeys((*OUTPUTS, *_EXTRA, "anchor_batch_size")))
 """The names a Plan's values hold, in order: the outputs, then the intermediate values it keeps."""
-_kept, _outputs = operator.itemgetter(*_KEPT), operator.itemgetter(*OUTPUTS)
-"""Those values and the outputs' from a plan's numbers in one call each (a dict comprehension cost ~7 us)."""
+_kept_and_states, _outputs = (
+    operator.itemgetter(*_KEPT, "fits", "step_method", "bottleneck"),
+    operator.itemgetter(*OUTPUTS),
+)
+"""A plan's kept values, then the states it reads once (evaluate's numbers hold nothing else), and the outputs'
+values, each in one call (dict comprehensions cost ~6 us each)."""
 _limited = operator.itemgetter(*(k for k in OUTPUTS if k not in UNLIMITED))
 _unlimited = operator.itemgetter(*UNLIMITED)
 """The outputs that must be finite, and those that may be infinite (nothing limits them)."""
@@ -259,9 +263,12 @@ def _plan(sc: Scenario) -> Plan:
     """``plan`` of one Scenario, uncached (``plan`` caches it)."""
     r = resolve(sc)
     out = evaluate(r.values)
-    values = {k: float(v) for k, v in out.items()}
+    # One pass: the kept values as floats in _KEPT's order (the Plan's values, read-only below), and the states.
+    got = list(map(float, _kept_and_states(out)))
+    values = dict(zip(_KEPT, got[: len(_KEPT)], strict=True))
+    fits, step_code, bottleneck_code = got[len(_KEPT) :]
     warnings = list(r.warnings)
-    if not values["fits"]:
+    if not fits:
         raise _does_not_fit(sc, values)
     if sc.activation_checkpointing == "auto" and values["checkpointing_used"] > 0:
         mode = transformer.CHECKPOINTING[int(values["checkpointing_used"])]
@@ -277,7 +284,7 @@ def _plan(sc: Scenario) -> Plan:
         warnings.append(
             "The host-to-GPU copy takes over half the step: overlap it (pin_memory, a side stream) or send uint8."
         )
-    method = STATES["step_method"][int(values["step_method"])]
+    method = STATES["step_method"][int(step_code)]
     if method == "re-projected measurement":
         warnings.append(_reprojected(sc, r.values, values, r.sources.get("reprojection_band", "")))
     if method in ("measured step time", "measured throughput", "re-projected measurement"):
@@ -292,11 +299,11 @@ def _plan(sc: Scenario) -> Plan:
     return Plan(
         scenario=sc,
         # Read-only views: a cached Plan is shared by every caller that asks for the same scenario.
-        values=MappingProxyType(dict(zip(_KEPT, _kept(values), strict=True))),
+        values=MappingProxyType(values),
         sources=MappingProxyType(r.sources),
         inputs=MappingProxyType(r.values),
         step_method=method,
-        bottleneck=STATES["bottleneck"][int(values["bottleneck"])],
+        bottleneck=STATES["bottleneck"][int(bottleneck_code)],
         stages=stages,
         warnings=tuple(warnings),
     )

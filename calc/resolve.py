@@ -3,12 +3,14 @@ parsing only, no formulas), one step per family of inputs."""
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from calc import catalog, checkpoint, compute, demand, host, memory, pipeline, storage, transformer
+from calc._types import python_call
 from calc.checkpoint import CHECKPOINT_LAYOUTS
 from calc.errors import InputError
 from calc.fit import fitted, fp8_gemm_inputs, fp8_source, generation_efficiencies, ratio_bands
@@ -313,7 +315,9 @@ def _resolve_transformer(c: _Ctx) -> None:
         ):
             # A mixture of experts holds every expert: the FFN width in all (calc.transformer.moe_ffn).
             v["params"] = float(
-                transformer.params_count(*transformer.dims(tv | {"ffn_hidden": tv["ffn_total"]})[:6], tv["gated"])
+                python_call(
+                    transformer.params_count, *transformer.dims(tv | {"ffn_hidden": tv["ffn_total"]})[:6], tv["gated"]
+                )
             )
             src["params"] = "derived from the architecture (calc.transformer.params_count, untied embeddings)"
         if sc.efficiency is None:
@@ -531,6 +535,13 @@ def _resolve_resolution(c: _Ctx) -> None:
         v[f"{k}_at_reference"] = float(getattr(sc, k) is None)
 
 
+@functools.lru_cache(maxsize=256)
+def _preset_token_window(tensors: str, seq_len: int) -> bool:
+    """``transformer.token_window`` of a model preset's tensors at its architecture's ``seq_len``: catalog
+    values only, so every scenario of that model asks the same (the split and compare cost ~1.6 us)."""
+    return transformer.token_window(tensors, seq_len)
+
+
 def _token_examples(c: _Ctx) -> str:
     """A token dataset follows the plan's sequence and vocabulary: where the model's tensors are
     token windows of its preset's ``seq_len``, an example is ``seq_len`` tokens of
@@ -540,7 +551,7 @@ def _token_examples(c: _Ctx) -> str:
     sc, m, v, src = c.sc, c.m, c.v, c.src
     tensors = sc.tensors or m.tensors
     preset = transformer.architectures().get(m.name)
-    if not v.get("arch") or preset is None or not transformer.token_window(m.tensors, preset.seq_len):
+    if not v.get("arch") or preset is None or not _preset_token_window(m.tensors, preset.seq_len):
         return tensors
     seq, width = int(v["seq_len"]), float(transformer.token_bytes(v["vocab"]))
     rule = f"seq_len {seq:,} x {width:g} B tokens (vocab {v['vocab']:,.0f}: calc.transformer.token_bytes)"
@@ -876,7 +887,8 @@ def _resolve_layout(c: _Ctx) -> None:
         )
     v["example_bytes_cv"] = sc.example_bytes_cv
     v["storage_units_given"] = _nan(sc.storage_units)
-    _check_units(sc, float(host.nodes(v["gpus_per_job"], v["gpus_per_node"], v["jobs"])))
+    if sc.storage and sc.storage_units is not None:  # _check_units' own test: the nodes only where it uses them
+        _check_units(sc, float(host.nodes(v["gpus_per_job"], v["gpus_per_node"], v["jobs"])))
     v["storage_bytes_per_s_given"] = _nan(
         None if sc.storage_bytes_per_s is None else parse(sc.storage_bytes_per_s, "bytes_per_s", "storage_bytes_per_s")
     )
@@ -896,6 +908,13 @@ CPU_COST_METHODS = ("measured", "decoder model", "model preset")
 (calc.host: decode, augment, collate), or the model preset's own figure."""
 
 
+_LOADER_COST_KEYS = tuple(
+    (f"{name}_s_fixed", f"{name}_s_per_megabyte", f"{name}_s_per_megabyte_above", f"{name}_threshold_megabytes")
+    for name in ("collate", "send", "receive", "pin")
+)
+"""The inputs of each per-batch loader cost (catalog.LoaderCosts: fixed, per MB, per MB above, threshold)."""
+
+
 def _resolve_loader(c: _Ctx) -> None:
     """The loader's CPU: its per-core speed and threads, the decoder's coefficients, the image,
     and a measured CPU time with the CPU it ran on (look-ups only; calc.host has the formulas)."""
@@ -910,14 +929,8 @@ def _resolve_loader(c: _Ctx) -> None:
     src["cpu_threads_per_core"] = "scenario" if sc.cpu_threads_per_core is not None else f"cpus.yaml {cpu.name}"
     v["threads_per_worker"] = float(sc.threads_per_worker)
     costs = catalog.loader_costs()
-    for name, (fixed, per_mb, above, threshold) in (
-        ("collate", costs.collate),
-        ("send", costs.send),
-        ("receive", costs.receive),
-        ("pin", costs.pin),
-    ):
-        v[f"{name}_s_fixed"], v[f"{name}_s_per_megabyte"] = fixed, per_mb
-        v[f"{name}_s_per_megabyte_above"], v[f"{name}_threshold_megabytes"] = above, threshold
+    for keys, figures in zip(_LOADER_COST_KEYS, (costs.collate, costs.send, costs.receive, costs.pin), strict=True):
+        v.update(zip(keys, figures, strict=True))
     src["main_seconds_per_example"] = src["pin_seconds_per_example"] = costs.source
     decoder = _decoder_name(c)
     given = sc.cpu_seconds_per_example
@@ -942,6 +955,20 @@ def _resolve_loader(c: _Ctx) -> None:
     _decoder_values(c, decoder if method == 1 else None, costs, cpu.name)
 
 
+_GPU_DECODERS: list[tuple[Mapping[str, object], list[str]]] = []
+"""The decoder table last asked about and its GPU decoders (``_gpu_decoders``)."""
+
+
+def _gpu_decoders(table: Mapping[str, object]) -> list[str]:
+    """The decoders of ``table`` (catalog.decoders) that run on a GPU, in its order: worked out once per table
+    object (the catalog reads presets/decoders.yaml once; ~0.7 us a plan otherwise). A new list each call."""
+    entry = _GPU_DECODERS[0] if _GPU_DECODERS else None  # read once: another thread may replace it
+    if entry is None or entry[0] is not table:
+        entry = (table, [k for k, d in table.items() if isinstance(d, catalog.Decoder) and d.on_gpu])
+        _GPU_DECODERS[:] = [entry]
+    return list(entry[1])
+
+
 def _decoder_name(c: _Ctx) -> str | None:
     """The decoder of this plan's images: given, GPU decode's, else the model's (None: no image)."""
     sc, m = c.sc, c.m
@@ -949,7 +976,7 @@ def _decoder_name(c: _Ctx) -> str | None:
         if sc.decoder is not None:
             raise InputError("decoder", "decodes images; media is video (its CPU time is cpu_seconds_per_example)")
         return None
-    gpu_decoders = [k for k, d in catalog.decoders().items() if isinstance(d, catalog.Decoder) and d.on_gpu]
+    gpu_decoders = _gpu_decoders(catalog.decoders())
     if sc.gpu_decode and sc.decoder is not None and sc.decoder not in gpu_decoders:
         raise InputError(
             "decoder",

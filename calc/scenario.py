@@ -1080,18 +1080,21 @@ class Scenario:
     )
 
     def __post_init__(self) -> None:
+        """The inputs' checks, one by one in FIELDS' order, then ``_finish``. The ``__init__`` that
+        ``_dict_init`` writes runs the same checks inline on its parameters instead (not this loop)."""
         given = self.__dict__  # every field, as given (a frozen dataclass without slots)
         for name, default, optional in _CHECKS:
             value = given[name]
             if value is default:
                 continue  # a declared default, left as it is: valid and canonical (checked once, below FIELDS)
-            if value is None:
-                if not optional:
-                    raise InputError(name, f"is required; {_accepted(name)}")
-                continue
-            checked = check_field(name, value)
+            checked = _checked(name, value, optional)
             if checked is not value:
                 object.__setattr__(self, name, checked)
+        self._finish()
+
+    def _finish(self) -> None:
+        """What ``__post_init__`` checks after the inputs one by one: a blank model's own figures, and
+        where a measurement was taken."""
         if self.model == BLANK_MODEL:
             _check_blank(self)
         self._record_measurements()
@@ -1557,12 +1560,29 @@ def check_field(name: str, value: object) -> Any:
                 _CHECKED.clear()
             _CHECKED[key] = hit
         return hit
+    if t is str and name in _CATALOG_TABLES:
+        # A GPU or model name: a look-up in a catalog read once per process (catalog.gpus, catalog.models),
+        # kept beside the table it was found in; a reloaded table is looked up again (~0.6-1 us a name).
+        table = getattr(catalog, _CATALOG_TABLES[name])()  # read at call time, as _check_choice reads it
+        found = _LOOKED_UP.get((name, value))
+        if found is not None and found[0] is table:
+            return found[1]
+        got = check_value(name, value, info)
+        if len(_LOOKED_UP) >= _CHECKED_MAX:
+            _LOOKED_UP.clear()
+        _LOOKED_UP[(name, value)] = (table, got)
+        return got
     return check_value(name, value, info)
 
 
 _CHECKED: dict[tuple[str, type, object], Any] = {}
 """(field, type, value) -> the checked value, for ``check_field``."""
 _CHECKED_MAX = 4096
+
+_CATALOG_TABLES = {"gpu": "gpus", "measured_gpu": "gpus", "model": "models"}
+"""Choice fields whose names ``_check_choice`` finds in a catalog table read once per process."""
+_LOOKED_UP: dict[tuple[str, object], tuple[Mapping[str, Any], Any]] = {}
+"""(field, name) -> (the table it was looked up in, the canonical name), for ``check_field``."""
 
 
 def check_value(name: str, value: object, info: FieldInfo) -> Any:
@@ -1803,21 +1823,39 @@ _VALID_DEFAULTS.update(
 _CHECKS.extend((name, _VALID_DEFAULTS.get(name, _UNSET), info.optional) for name, info in FIELDS.items())
 
 
+def _checked(name: str, value: object, optional: bool) -> Any:
+    """One input that is not at its valid default, as ``Scenario.__post_init__`` checks it."""
+    if value is None:
+        if not optional:
+            raise InputError(name, f"is required; {_accepted(name)}")
+        return None
+    return check_field(name, value)
+
+
 def _dict_init(cls: type) -> None:
     """Give a frozen dataclass an ``__init__`` that fills the instance's ``__dict__`` directly, as
-    ``dataclass`` would by ``object.__setattr__`` per field (the frozen way), then calls
-    ``__post_init__``: the same parameters, defaults and order. A Scenario has ~130 fields; the frozen
-    setattr cost ~0.1 us each, half of a Scenario's construction (issue 41: ~9 us of a 0.28 ms plan)."""
+    ``dataclass`` would by ``object.__setattr__`` per field (the frozen way): the same parameters,
+    defaults and order. A Scenario has ~130 fields; the frozen setattr cost ~0.1 us each, half of a
+    Scenario's construction (issue 41: ~9 us of a 0.28 ms plan). Each input is checked there as
+    ``__post_init__`` checks it (``_CHECKS``: skipped at its valid default, else ``_checked``), in the
+    same order, on the parameter itself: a loop over the ~130 inputs cost ~3 us of a Scenario. Then
+    ``_finish``, as ``__post_init__`` ends."""
     fields = dataclasses.fields(cls)
     assert all(
         f.init and not f.kw_only and f.default is not dataclasses.MISSING and f.default_factory is dataclasses.MISSING
         for f in fields
     ), "only plain defaulted fields"
-    defaults = {f"_default_{f.name}": f.default for f in fields}
+    assert [f.name for f in fields] == [name for name, _, _ in _CHECKS], "checks in the fields' order"
+    namespace: dict[str, Any] = {f"_default_{f.name}": f.default for f in fields}
+    namespace |= {f"_valid_{name}": default for name, default, _ in _CHECKS}
+    namespace["_checked"] = _checked
     params = ", ".join(f"{f.name}=_default_{f.name}" for f in fields)
+    checks = "".join(
+        f"    if {name} is not _valid_{name}:\n        {name} = _checked({name!r}, {name}, {optional})\n"
+        for name, _, optional in _CHECKS
+    )
     body = "".join(f"    d[{f.name!r}] = {f.name}\n" for f in fields)
-    namespace: dict[str, Any] = {}
-    exec(f"def __init__(self, {params}):\n    d = self.__dict__\n{body}    self.__post_init__()\n", defaults, namespace)
+    exec(f"def __init__(self, {params}):\n{checks}    d = self.__dict__\n{body}    self._finish()\n", namespace)
     init = namespace["__init__"]
     init.__qualname__, init.__module__ = f"{cls.__qualname__}.__init__", cls.__module__
     init.__annotations__ = cls.__init__.__annotations__  # help() and signatures as dataclass wrote them

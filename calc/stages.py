@@ -4,6 +4,7 @@ computes (calc.registry); ``evaluate`` runs them in order on numbers or NumPy ar
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -69,6 +70,16 @@ def evaluate_resolution(x: Mapping[str, Numeric], out: Arrays) -> None:
     """An image model at its training resolution: FLOPs, activations and traffic per example
     follow its pixels (CNN) or tokens (ViT) from the preset's (calc.resolution); given figures stand."""
     ref, patch = x["reference_resolution"], x["vision_patch"]
+    if SKIP_INERT and _no_image(x):
+        # One scenario of a model without an image resolution (an LLM): the formulas' wheres keep the
+        # given FLOPs and pick scale 1 and resolution 0 (~3 us of formulas).
+        out["train_resolution"] = floats(0.0)
+        out["reference_forward_flops"] = x["forward_flops_per_example"]
+        out["forward_flops_per_example"] = out["anchor_forward_flops_per_example"] = floats(
+            x["forward_flops_per_example"]
+        )
+        out["resolution_scale"] = out["anchor_resolution_scale"] = floats(1.0)
+        return
     layers, hidden = x["vision_layers"], x["vision_hidden"]
     out["train_resolution"] = where(isfinite(_a(x["train_resolution"])), x["train_resolution"], 0.0)
     out["reference_forward_flops"] = x["forward_flops_per_example"]
@@ -81,6 +92,15 @@ def evaluate_resolution(x: Mapping[str, Numeric], out: Arrays) -> None:
         out[key] = where(given, x["forward_flops_per_example"], scaled)
     out["resolution_scale"] = resolution.per_example_scale(x["train_resolution"], ref, patch)
     out["anchor_resolution_scale"] = resolution.per_example_scale(x["anchor_resolution"], ref, patch)
+
+
+def _no_image(x: Mapping[str, Numeric]) -> bool:
+    """No image resolution, one scenario: reference, training and anchor sides and the ViT patch all NaN."""
+    for k in ("reference_resolution", "train_resolution", "anchor_resolution", "vision_patch"):
+        v = x[k]
+        if type(v) is not float or not math.isnan(v):
+            return False
+    return True
 
 
 @stage(
@@ -204,13 +224,20 @@ def _state(
         grads = where(isfinite(grads), grads, element)
         # A mixture of experts: the routed experts split over the expert-parallel ranks, and their
         # optimizer shards over the data-parallel ranks left (Megatron-Core's expert data parallel).
-        experts = moe_expert_params(x)
+        no_experts = _no_experts(x)
+        experts = floats(0.0) if no_experts else moe_expert_params(x)
         ep = _a(x["expert_parallel"])
         dense = memory.sharded_state_parts(
             _a(x["params"]) - experts, x["bytes_per_param"], element, mp, shard_ranks, z, grads
         )
-        routed = memory.sharded_state_parts(experts, x["bytes_per_param"], element, mp * ep, shard_ranks / ep, z, grads)
-        parts = [_a(a) + b for a, b in zip(dense, routed, strict=True)]
+        if no_experts and all(type(a) in _SCALARS and 0 < a < np.inf for a in dense):
+            # A dense model's routed parts are 0 x a finite number: adding ±0 to a positive finite part is that part.
+            parts = list(dense)
+        else:
+            routed = memory.sharded_state_parts(
+                experts, x["bytes_per_param"], element, mp * ep, shard_ranks / ep, z, grads
+            )
+            parts = [_a(a) + b for a, b in zip(dense, routed, strict=True)]
         unsharded = (_a(x["params"]) - experts + experts / ep) / mp * x["bytes_per_param"]
     else:
         # No transformer by its architecture (a CNN plan): no experts, autocast's fp32 weights and gradients.
@@ -231,6 +258,16 @@ def active_dims(x: Mapping[str, Numeric]) -> transformer.Dims:
     tuple with that width put in, not dims of a copy of the ~200 inputs (2 us a copy, 4 a plan)."""
     layers, hidden, heads, kv_heads, _, vocab, seq = transformer.dims(x)
     return layers, hidden, heads, kv_heads, x["ffn_active"], vocab, seq
+
+
+_SCALARS = (float, np.float64)
+
+
+def _no_experts(x: Mapping[str, Numeric]) -> bool:
+    """One dense scenario (``SKIP_INERT``): no routed experts, no expert parallelism, so its expert terms are
+    +0 (``moe_expert_params``: 0 MoE layers x 0 experts x finite widths) and the skip sets that +0 itself."""
+    e, ep = x["experts"], x["expert_parallel"]
+    return SKIP_INERT and type(e) in _SCALARS and e == 0 and type(ep) in _SCALARS and ep == 1
 
 
 def moe_expert_params(x: Mapping[str, Numeric]) -> Numeric:
@@ -326,15 +363,18 @@ def state_layout(x: Mapping[str, Numeric]) -> tuple[Numeric, Numeric]:
 def evaluate_compute(x: Mapping[str, Numeric], out: Arrays) -> None:
     """Step time: the model (compute + memory + fixed), or a measurement re-projected by it."""
     _train_flops(x, out)
-    # A transformer by its architecture counts its fused kernels' traffic itself (``kernels``).
-    out["stack_traffic_share"] = where(
-        _a(x["arch"]) > 0, 1.0, compute.stack_traffic_share(x["fused_traffic_share"], x["stack_fuses"])
+    arch = _a(x["arch"]) > 0
+    # A transformer by its architecture counts its fused kernels' traffic itself (``kernels``): 1, which
+    # the where picks without the stack's share for one such scenario on Python floats (SKIP_INERT).
+    out["stack_traffic_share"] = (
+        floats(1.0)
+        if SKIP_INERT and arch is True
+        else where(arch, 1.0, compute.stack_traffic_share(x["fused_traffic_share"], x["stack_fuses"]))
     )
     n = maximum(_a(out["batch_size"]), 1.0)  # keeps t finite; rates are zeroed where n = 0
     opt_shards = _optimizer_shards(out)
     step_bytes = _a(x["step_traffic_bytes"]) / opt_shards
     out["step_traffic_bytes"] = step_bytes
-    arch = _a(x["arch"]) > 0
     measured = isfinite(_a(x["measured_step_time_s"])) | isfinite(_a(x["measured_samples_per_s"]))
     c: Numeric
     mem: Numeric
@@ -507,8 +547,13 @@ def _anchor_step(
 def _gpu_rate(x: Mapping[str, Numeric], out: Arrays, t: Numeric, method: Numeric, arch: Any) -> None:
     """Data-parallel scaling efficiency and the samples a GPU finishes per second."""
     given = _a(x["scaling_given"])
-    scale = compute.scaling_efficiency(
-        x["gpus_per_job"], x["gpus_per_node"], x["scaling_within_node"], x["scaling_across_nodes"]
+    # One transformer by its architecture on Python floats (SKIP_INERT): the where below picks 1.0 over scale.
+    scale = (
+        floats(0.0)
+        if SKIP_INERT and arch is True
+        else compute.scaling_efficiency(
+            x["gpus_per_job"], x["gpus_per_node"], x["scaling_within_node"], x["scaling_across_nodes"]
+        )
     )
     # A measured step was taken in the job as configured: its all-reduce is already in it.
     # A transformer's data-parallel traffic is in its step time (evaluate_transformer).
@@ -668,17 +713,23 @@ def _transformer_traffic(
     # Expert parallelism: the MoE layers' all-to-alls, over NVLink for the ranks in the node, the
     # NICs for the rest (expert ranks sit at a stride of t x c, as Megatron orders them).
     ep = _a(x["expert_parallel"])
-    moe_layers = where(_a(x["experts"]) > 0, _a(layers) - minimum(_a(x["dense_layers"]), layers), 0.0)
-    ep_node = clip(node / (tp * cp), 1.0, ep)
-    in_node = where(ep > 1, (ep_node - 1) / maximum(ep - 1, 1.0), 1.0)
-    a2a = transformer.all_to_all_bytes_per_layer(n, seq, hidden, x["experts_active"], ep, cp)
-    a2a_s = moe_layers / pp * _a(a2a) * (in_node / link + (1 - in_node) / net)
+    no_experts = _no_experts(x)
+    one = type(link) is type(net) is type(n) and type(n) in _SCALARS
+    if no_experts and one and link > 0 and net > 0 and n < np.inf:
+        # A dense model: 0 MoE layers x 0 bytes (a finite micro-batch) x (1 / link + 0 / net), finite: +0 (~2 us).
+        a2a_s = floats(0.0)
+    else:
+        moe_layers = where(_a(x["experts"]) > 0, _a(layers) - minimum(_a(x["dense_layers"]), layers), 0.0)
+        ep_node = clip(node / (tp * cp), 1.0, ep)
+        in_node = where(ep > 1, (ep_node - 1) / maximum(ep - 1, 1.0), 1.0)
+        a2a = transformer.all_to_all_bytes_per_layer(n, seq, hidden, x["experts_active"], ep, cp)
+        a2a_s = moe_layers / pp * _a(a2a) * (in_node / link + (1 - in_node) / net)
     comm_mb = (_a(layers) / pp * layer_bytes / link + pp_bytes / pp_link + a2a_s) * x["element_scale"]
     # Data-parallel traffic over the data- (x context-) parallel ranks, hierarchical across nodes,
     # then the part the framework's overlap leaves exposed (calc.transformer).
     dp_cp = data_parallel_ranks(x)
     per_node = clip(node / tp, 1.0, dp_cp)
-    experts = moe_expert_params(x)
+    experts = floats(0.0) if no_experts else moe_expert_params(x)
     per_rank = (_a(x["params"]) - experts + experts / ep) / (tp * pp)
     dp_all = _a(
         transformer.data_parallel_time_s(per_rank, where(_a(z) >= 1, shard_ranks, dp_cp), dp_cp, z, per_node, link, net)
@@ -836,6 +887,13 @@ def evaluate_host(x: Mapping[str, Numeric], out: Arrays) -> None:
     out["run_length_used_s"] = where(isfinite(given), given, where(isfinite(tokens), by_tokens, 0.0))
 
 
+_PER_MB_KEYS = {
+    k: (f"{k}_s_per_megabyte", f"{k}_s_per_megabyte_above", f"{k}_threshold_megabytes")
+    for k in ("collate", "send", "receive", "pin")
+}
+"""Each per-batch cost's inputs (_batch_costs), named once instead of 12 f-strings a plan."""
+
+
 def _cpu_costs(x: Mapping[str, Numeric], out: Arrays) -> None:
     """The CPU time an example costs the loader's workers, its main thread and its pin thread
     (calc.host): measured and re-projected to this CPU, the decoder model, or the preset's figure."""
@@ -888,10 +946,8 @@ def _batch_costs(x: Mapping[str, Numeric], out: Arrays) -> None:
     sends = where(_a(x["num_workers"]) > 0, 1.0, 0.0)
     n, speed, tensor = out["batch_size"], x["cpu_per_core_speed"], x["example_tensor_bytes"]
     per_mb = {
-        k: host.per_megabyte_of_batch(
-            x[f"{k}_s_per_megabyte"], x[f"{k}_s_per_megabyte_above"], x[f"{k}_threshold_megabytes"], out["batch_bytes"]
-        )
-        for k in ("collate", "send", "receive", "pin")
+        k: host.per_megabyte_of_batch(x[per], x[above], x[threshold], out["batch_bytes"])
+        for k, (per, above, threshold) in _PER_MB_KEYS.items()
     }
     out["batch_s_fixed"] = _a(x["collate_s_fixed"]) + sends * x["send_s_fixed"]
     out["batch_s_per_megabyte"] = _a(per_mb["collate"]) + sends * per_mb["send"]
@@ -1170,7 +1226,7 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
     safe = where(saving, used, 1.0)
     out["checkpoint_interval_used_s"] = where(saving, used, 0.0)
     # One scenario that saves nothing: its saves' rates and stalls are 0, as the formulas' ``where``s give.
-    idle = SKIP_INERT and scalar(saving) and not saving
+    idle = _saves_nothing(saving)
     if idle:
         _no_saves(x, out)
     else:
@@ -1193,6 +1249,11 @@ def evaluate_checkpoint(x: Mapping[str, Numeric], out: Arrays) -> None:
 SKIP_INERT = True
 """Skip terms one scenario's inputs make inert (``_no_saves``), setting what the full formulas give;
 off only in the test that proves the two equal on every preset (tests/test_inert.py)."""
+
+
+def _saves_nothing(saving: Any) -> bool:
+    """One scenario that saves nothing (``SKIP_INERT``): every term of its saves is ``where(saving, ..., 0.0)``."""
+    return SKIP_INERT and scalar(saving) and not saving
 
 
 def _no_saves(x: Mapping[str, Numeric], out: Arrays) -> None:
@@ -1254,7 +1315,7 @@ def _checkpoint_paths(
     # sizing's rows count (engine.gpu_time), so the plan on the store bought says the same time.
     counts = _a(x["storage_counts_requests"]) > 0
     gets = where(counts, checkpoint.restore_requests(per_rank, x["gpus_per_job"], storage.WRITE_REQUEST_BYTES), 0.0)
-    with np.errstate(invalid="ignore"):
+    with quiet(invalid="ignore"):  # units x IOPS may be 0 x inf; python_scalars' errstate covers it already
         get_rate = where(
             counts & isfinite(_a(x["storage_unit_iops"])),
             _a(out["storage_units_used"]) * x["storage_unit_iops"],
@@ -1360,6 +1421,9 @@ def _checkpoint_kept(x: Mapping[str, Numeric], out: Arrays, c: Numeric, saving: 
     milestones = where(both, checkpoint.milestone_count(where(both, run, 0.0), where(both, every, 1.0)), 0.0)
     out["checkpoint_milestones"] = milestones
     # A job that saves nothing keeps nothing; kept is all jobs' (keep + the save in flight each).
+    if _saves_nothing(saving):  # where(saving, kept, 0.0) is 0.0
+        out["checkpoint_capacity_bytes"] = floats(0.0)
+        return
     kept = checkpoint.retained_capacity_bytes(c, x["checkpoint_keep"], milestones, where(saving, 1.0, 0.0)) * _a(
         x["jobs"]
     )
@@ -1373,10 +1437,13 @@ def _bursts(
     async drain within its target, the write burst of a save in the chosen mode, the restore
     read within its budget, each also per node."""
     # All jobs', as the other checkpoint rates (one job's drain x jobs); the restore is one job's.
-    drain = checkpoint.drain_bytes_per_s(c, safe, x["drain_target"]) * _a(x["jobs"])
-    out["checkpoint_drain_bytes_per_s"] = where(saving & is_async, drain, 0.0)
-    burst = where(is_async, drain, out["checkpoint_sync_write_bytes_per_s"])
-    out["checkpoint_save_burst_bytes_per_s"] = where(saving, burst, 0.0)
+    if _saves_nothing(saving):  # both are where(saving, ..., 0.0): 0.0
+        out["checkpoint_drain_bytes_per_s"] = out["checkpoint_save_burst_bytes_per_s"] = floats(0.0)
+    else:
+        drain = checkpoint.drain_bytes_per_s(c, safe, x["drain_target"]) * _a(x["jobs"])
+        out["checkpoint_drain_bytes_per_s"] = where(saving & is_async, drain, 0.0)
+        burst = where(is_async, drain, out["checkpoint_sync_write_bytes_per_s"])
+        out["checkpoint_save_burst_bytes_per_s"] = where(saving, burst, 0.0)
     out["checkpoint_save_burst_node_bytes_per_s"] = checkpoint.per_node(
         out["checkpoint_save_burst_bytes_per_s"], out["clients"]
     )
@@ -1450,6 +1517,12 @@ def _evaluate(x: Mapping[str, Numeric]) -> dict[str, Numeric]:
     if missing:
         raise ValueError(f"declared states not written by any stage: {missing}")
     live = _a(out["fits"]) * flag(_a(out["batch_size"]) > 0)
+    if SKIP_INERT and type(live) is float and live == 1.0:
+        # One scenario that runs: a Python float times 1.0 is that float, bit for bit (NaN, inf, -0.0 too).
+        for key in _ZEROED:
+            if type(out[key]) is not float:
+                out[key] = _a(out[key]) * live
+        return out
     for key in _ZEROED:
         out[key] = _a(out[key]) * live
     return out

@@ -13,6 +13,7 @@ import pytest
 import calc
 from calc import stages
 from calc.plan import _plan
+from calc.resolve import resolve
 
 _PEER = Path(__file__).resolve().parent.parent / "benchmarks" / "peer_timing.py"
 
@@ -51,22 +52,42 @@ def _snapshot(sc: calc.Scenario) -> Any:
 
 def test_skipping_inert_terms_changes_no_output(monkeypatch: pytest.MonkeyPatch) -> None:
     scenarios = _scenarios()
-    skipped: list[int] = []
-    full_no_saves = stages._no_saves
+    taken: dict[str, int] = {"_no_saves": 0, "_no_experts": 0, "_no_image": 0}
+    full_no_saves, no_experts, no_image = stages._no_saves, stages._no_experts, stages._no_image
 
-    def counted(x: Any, out: Any) -> None:
-        skipped.append(1)
+    def counted_saves(x: Any, out: Any) -> None:
+        taken["_no_saves"] += 1
         full_no_saves(x, out)
 
-    monkeypatch.setattr(stages, "_no_saves", counted)
+    def counted(name: str, test: Any) -> Any:
+        def check(x: Any) -> bool:
+            got = bool(test(x))
+            taken[name] += got
+            return got
+
+        return check
+
+    monkeypatch.setattr(stages, "_no_saves", counted_saves)
+    monkeypatch.setattr(stages, "_no_experts", counted("_no_experts", no_experts))
+    monkeypatch.setattr(stages, "_no_image", counted("_no_image", no_image))
     with_skip = [_snapshot(sc) for sc in scenarios]
     monkeypatch.setattr(stages, "SKIP_INERT", False)
-    n = len(skipped)
+    n = dict(taken)
     without = [_snapshot(sc) for sc in scenarios]
-    assert len(skipped) == n  # off means off
-    assert n >= 20 and n < len(scenarios)  # the skip was taken, and not everywhere
+    assert taken == n  # off means off
+    for name, count in n.items():  # each skip was taken, and not everywhere
+        assert count >= 20, name
+        assert count < len(scenarios) * (2 if name == "_no_experts" else 1), name  # twice a plan: state, traffic
     for sc, a, b in zip(scenarios, with_skip, without, strict=True):
         assert a == b, sc.name
+
+
+def test_the_peer_transformers_take_the_skips() -> None:
+    # The dense LLMs of benchmarks/peer_timing.py (no image resolution, no experts, nothing saved): each skip
+    # is taken, and every output is the full formulas' (the test above, on these three among the rest).
+    for sc in _peer_scenarios():
+        x = resolve(sc).values
+        assert stages._no_experts(x) and stages._no_image(x), sc.name
 
 
 def test_a_plan_that_saves_nothing_has_no_save_terms() -> None:
@@ -119,3 +140,15 @@ def test_bad_outputs_quick_check_finds_what_the_rule_per_output_finds() -> None:
     assert _bad_outputs(both) == [UNLIMITED[1]]
     big = {**good, limited: 1e308, last: 1e308}
     assert _bad_outputs(big) == []
+
+
+def test_a_plan_keeps_every_number_evaluate_gives_but_its_states() -> None:
+    # calc.plan._plan reads the kept values and the three states in one pass (issue 41 item 6): evaluate must
+    # give nothing else, or a number a warning reads would be missing from the Plan's values.
+    from calc.plan import _KEPT
+    from calc.stages import STATES, evaluate
+
+    for sc in [calc.scenario(n) for n in calc.scenarios()] + _peer_scenarios():
+        out = evaluate(resolve(sc).values)
+        assert set(out) == set(_KEPT) | set(STATES), sc.name
+        assert not set(_KEPT) & set(STATES)

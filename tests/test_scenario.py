@@ -101,3 +101,61 @@ def test_batch_rounding(rule: str, n: int) -> None:
 def test_plan_accepts_scenario_by_keyword() -> None:
     assert round(calc.plan(scenario="beast-imagenet-4xv100").read_iops) == 5885
     assert calc.plan(scenario=calc.scenario("beast-nfs-shop"), jobs=10).read_iops == 1280
+
+
+def test_a_gpu_or_model_name_is_looked_up_again_in_a_new_catalog_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    # check_field keeps a GPU's or model's canonical name beside the catalog table it was found in
+    # (issue 41 item 6); a different table (reloaded presets, a test's own) is asked again, never the old answer.
+    from calc import catalog
+    from calc.errors import InputError
+    from calc.scenario import check_field
+
+    assert check_field("gpu", "h100-sxm") == "H100-SXM"
+    assert check_field("gpu", "h100-sxm") == "H100-SXM"  # kept
+    assert check_field("model", "transformer") == "transformer"
+    gpus = {k: v for k, v in catalog.gpus().items() if k != "H100-SXM"}
+    monkeypatch.setattr(catalog, "gpus", lambda: gpus)
+    with pytest.raises(InputError):
+        check_field("gpu", "h100-sxm")
+    models = {k: v for k, v in catalog.models().items() if k != "transformer"}
+    monkeypatch.setattr(catalog, "models", lambda: models)
+    with pytest.raises(InputError):
+        check_field("model", "transformer")
+
+
+def test_the_written_init_checks_as_post_init_does() -> None:
+    # calc.scenario._dict_init writes each input's check into __init__ (issue 41 item 6); __post_init__ keeps
+    # the same checks as a loop. Both must give the same inputs, the same error, the first field's first.
+    import dataclasses
+
+    from calc.errors import InputError
+    from calc.scenario import FIELDS, Scenario
+
+    def by_post_init(**kw: object) -> object:
+        sc = object.__new__(Scenario)
+        sc.__dict__.update({f.name: f.default for f in dataclasses.fields(Scenario)} | kw)
+        try:
+            sc.__post_init__()
+        except InputError as e:
+            return repr(e)
+        return vars(sc)
+
+    def by_init(**kw: object) -> object:
+        try:
+            return vars(Scenario(**kw))  # type: ignore[arg-type]
+        except InputError as e:
+            return repr(e)
+
+    cases: list[dict[str, object]] = [
+        {},
+        {"gpu": "h100-sxm", "model": "transformer", "layers": 32, "hidden": 4096, "heads": 32, "seq_len": "4k"},
+        {"gpu": "a100-sxm4-80gb", "batch_size": 2.0, "precision": "BF16", "step_time_s": "120 ms"},
+        {"gpu": None},  # required
+        {"gpus_per_job": 0, "batch_size": -1},  # both wrong: the first in FIELDS' order is named
+        {"batch_size": -1, "gpus_per_job": 0},
+        {"model": "no-such-model"},
+        {"checkpoint_interval_s": "optimal", "storage": "nvme-gen4", "storage_units": 2},
+    ]
+    cases += [{name: None} for name in list(FIELDS)[:40]]
+    for kw in cases:
+        assert by_init(**kw) == by_post_init(**kw), kw

@@ -1228,3 +1228,36 @@ def test_auto_checkpointing_one_scenario_and_a_sweep_choose_alike() -> None:
     for p, (_, row) in zip(plans, rows.iterrows(), strict=True):
         for k in ("activation_bytes_per_example", "recompute_flops_per_example", "step_time_s"):
             assert row[k] == pytest.approx(p.values[k], rel=1e-12), k
+
+
+def test_saved_bytes_one_scenario_picks_the_stack_the_arrays_give() -> None:
+    # saved_bytes_per_token_layer computes only the picked kernel stack for one scenario on Python floats
+    # (issue 41 item 6): the same double as the row of an array evaluation and as NumPy scalars give.
+    import random
+
+    from calc._types import python_scalars
+
+    rng = random.Random(6)
+    rows = []
+    for _ in range(200):
+        heads = float(rng.choice([8, 12, 32, 64, 96]))
+        rows.append(
+            (
+                heads * rng.choice([64, 128, 80]),
+                heads,
+                float(rng.choice([1, 8, int(heads)])),
+                float(rng.randint(1, 60000)),
+                float(rng.randint(0, 1)),
+                float(rng.choice([512, 2048, 4096, 8192])),
+                float(rng.randint(0, 2)),
+                float(rng.randint(0, 2)),
+            )
+        )
+    arrays = [np.array(col) for col in zip(*rows, strict=True)]
+    whole = T.saved_bytes_per_token_layer(*arrays)
+    for i, row in enumerate(rows):
+        with python_scalars():
+            one = T.saved_bytes_per_token_layer(*row)
+        numpy_one = T.saved_bytes_per_token_layer(*row)
+        assert type(one) is float and type(numpy_one) is np.float64
+        assert one.hex() == float(whole[i]).hex() == float(numpy_one).hex(), row

@@ -281,3 +281,40 @@ def test_check_range_inside_evaluate_keeps_its_bounds_and_errors() -> None:
             check_range("x", 0.0, 0.0, above=True)  # more than 0
         with pytest.raises(InputError):
             check_range("x", 5.0, 0.0, 4.0)
+
+
+def test_python_call_gives_the_numpy_scalars_double_and_falls_back_where_a_float_raises() -> None:
+    # calc._types.python_call runs one formula on Python floats (resolve's parameter count, issue 41 item 6):
+    # the same double as on NumPy scalars, and NumPy's answer where a Python float raises.
+    import math
+    import random
+
+    from calc import transformer
+    from calc._types import python_call, python_on
+
+    rng = random.Random(41)
+    for _ in range(300):
+        heads = float(rng.choice([1, 8, 12, 32, 40, 64, 96, 128]))
+        args = (
+            float(rng.randint(1, 200)),
+            heads * rng.choice([64, 80, 96, 128, 7.5]),
+            heads,
+            float(rng.choice([1, 2, 4, 8, int(heads)])),
+            float(rng.randint(1, 60000)) * rng.choice([1.0, 0.37]),
+            float(rng.randint(1, 260000)),
+            float(rng.randint(0, 1)),
+        )
+        want = transformer.params_count(*args)
+        got = python_call(transformer.params_count, *args)
+        assert type(want) is np.float64 and type(got) is float
+        assert float(want).hex() == got.hex(), args
+    assert not python_on()  # the switch is put back
+
+    def divide(a: float, b: float) -> object:
+        return floats(a) / floats(b)
+
+    assert type(python_call(divide, 1.0, 2.0)) is float
+    with np.errstate(divide="ignore"):
+        got = python_call(divide, 1.0, 0.0)  # a Python float raises; run again on NumPy scalars: inf
+    assert type(got) is np.float64 and got == math.inf
+    assert not python_on()
