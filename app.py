@@ -542,6 +542,9 @@ FIRST_SCREEN_CSS = """<style>
 .st-key-card_buy p { font-size: 1.7rem; line-height: 1.25; font-weight: 400; }
 [data-stale="true"] [data-testid="stMetricValue"] { opacity: 0.35; transition: none; }
 body[data-feedrate-pending] [data-testid="stMain"] [data-testid="stElementContainer"] { opacity: 0.35; }
+body[data-feedrate-loading] [data-testid="stSidebar"] [data-testid="stElementContainer"],
+body[data-feedrate-loading] [data-testid="stSidebar"] [data-testid="stExpander"],
+body[data-feedrate-loading] .st-key-answer_card { pointer-events: none; opacity: 0.5; }
 </style>"""
 """The first screen at 1280 x 800: less space above the title, and headline values that fit their
 column whole (Streamlit's 2.25 rem value cut "385.7 MB/s" to "385.7 M..." at 1280 px). A headline number
@@ -558,6 +561,23 @@ PENDING_JS = """<script>
   const mark = () => body.setAttribute("data-feedrate-pending", "");
   const text = e => e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement;
   doc.addEventListener("focusin", e => { if (text(e)) seen.set(e.target, e.target.value); }, true);
+  // A whole scenario loading (a preset picked, a file uploaded, the reset): the fields it replaces take no
+  // input until its run has drawn the new ones (LOAD_LOCK_DOC).
+  const LOADING = "data-feedrate-loading", FIELDS = "[data-testid='stSidebar'] input, .st-key-answer_card input";
+  let picker = false, ran = false;
+  const lock = () => {
+    mark(); ran = false; body.setAttribute(LOADING, "");
+    doc.querySelectorAll(FIELDS).forEach(i => { i.readOnly = true; });
+    // A load whose run never starts (a file the uploader refuses) must not lock the page for good.
+    setTimeout(() => { if (!ran) unlock(); }, 120000);
+  };
+  const unlock = () => {
+    body.removeAttribute(LOADING);
+    doc.querySelectorAll(FIELDS).forEach(i => { i.readOnly = false; });
+  };
+  doc.addEventListener("focusin", e => {
+    picker = !!(e.target.closest && e.target.closest("[class*='st-key-preset_']"));
+  }, true);
   const commit = e => {
     if (text(e) && seen.has(e.target) && seen.get(e.target) !== e.target.value) {
       seen.set(e.target, e.target.value); mark();
@@ -567,19 +587,32 @@ PENDING_JS = """<script>
   doc.addEventListener("focusout", commit, true);
   doc.addEventListener("click", e => {
     const option = e.target.closest && e.target.closest("[role='option']");
-    if (option && option.getAttribute("aria-selected") !== "true") mark();
+    if (option && option.getAttribute("aria-selected") !== "true") { if (picker) lock(); else mark(); }
+    if (e.target.closest && e.target.closest("[class*='st-key-reset_'] button")) lock();
   }, true);
-  doc.addEventListener("change", e => { if (["checkbox", "file", "radio"].includes(e.target.type)) mark(); }, true);
+  doc.addEventListener("change", e => {
+    if (e.target.type === "file") lock();
+    else if (["checkbox", "radio"].includes(e.target.type)) mark();
+  }, true);
   new MutationObserver(() => {
     const app = doc.querySelector("[data-testid='stApp']");
-    if (app && app.getAttribute("data-test-script-state") === "running") body.removeAttribute("data-feedrate-pending");
+    const state = app && app.getAttribute("data-test-script-state");
+    if (state === "running") { body.removeAttribute("data-feedrate-pending"); ran = true; }
+    else if (state === "notRunning" && ran && body.hasAttribute(LOADING)) unlock();
   }).observe(body, {subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});
 })();
 </script>"""
 """From the moment a field commits a new value until the run it starts begins, the page's numbers fade
 (``data-feedrate-pending``). Streamlit marks elements stale only once the server says the run began: a
 round trip (5 frames, 150 ms, on a loaded machine) during which the old numbers showed unmarked beside
-the new value. From the run's start Streamlit's own marks (stale elements, faded at once above) take over."""
+the new value. From the run's start Streamlit's own marks (stale elements, faded at once above) take over.
+
+LOAD_LOCK_DOC: loading a whole scenario (a preset picked, a file uploaded, the reset) also locks the sidebar's
+fields and the card's site (``data-feedrate-loading``: read-only, no clicks, faded) until the run that loads
+it has finished drawing the new fields. An edit typed into a field the load is about to replace was lost
+(issue 43, fifteen people under load: 7 of 110 edits): sent before the upload's own rerun (the file goes
+first), the load overwrote it; sent after, it named a widget of the scenario before the load (GEN), which
+the page drops, and the field went back to the loaded value. Locked, the edit waits for the new field."""
 
 
 FOLD_SWEEPS = "fold_sweeps"

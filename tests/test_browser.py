@@ -470,6 +470,45 @@ def test_uploading_a_scenario_yaml_restores_it(server: str, browser_page: Page, 
     assert _metric(page, "Random reads/s") == "1,280"  # the scenario before the failed upload stays
 
 
+def test_an_edit_typed_while_a_file_loads_reaches_the_loaded_scenario(
+    server: str, browser_page: Page, tmp_path: Path
+) -> None:
+    """Issue 43's second race: a person uploads a scenario and types into a field at once. The field they
+    see belongs to the scenario before the upload; their edit must land on the uploaded one (app.PENDING_JS
+    locks the fields a load replaces until it has drawn the new ones). Before the lock the edit was lost
+    either way: sent before the upload's own rerun (the file goes first), the load overwrote it; sent
+    after, it named the replaced field, which the page drops, and the field went back to the file's value."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    import calc
+
+    page = browser_page
+    page.goto(f"{server}/?scenario=beast-imagenet-4xv100")
+    _wait(page)
+    side = page.locator("[data-testid='stSidebar']")
+    side.locator("[data-testid='stExpander'] summary", has_text="Loader").first.click()
+    prefetch = side.get_by_label(re.compile(r"^Prefetch factor")).first
+    prefetch.wait_for()
+    _wait(page)
+    shop = calc.scenario("beast-nfs-shop", jobs=10, name="our-shop")
+    assert shop.prefetch_factor != 5
+    path = tmp_path / "shop.yaml"
+    path.write_text(shop.to_yaml())
+    page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(str(path))
+    prefetch.fill("5")  # at once: the field on the screen is still the one the upload replaces
+    prefetch.press("Enter")
+    expect(page.get_by_role("combobox", name="Scenario preset")).to_have_value(re.compile("^our-shop"))
+    page.wait_for_function("() => new URLSearchParams(location.search).get('prefetch_factor') === '5'")
+    _wait(page)
+    page.wait_for_selector("body:not([data-feedrate-pending]):not([data-feedrate-loading])", state="attached")
+    params = dict(parse_qsl(urlsplit(page.url).query))
+    base = calc.scenario(params.pop("scenario"))
+    held = calc.Scenario.from_params(params, base=base, source="link")
+    assert held.name == "our-shop" and held.jobs == 10 and held.prefetch_factor == 5
+    assert prefetch.input_value() == "5"
+    assert _metric(page, "Random reads/s") == calc.plan(held).formatted("read_iops").removesuffix(" reads/s")
+
+
 AT_ONCE = ("beast-imagenet-4xv100", "llama3-8b-pretrain-8xh100", "mlperf-unet3d-h100")
 RACE_RUNS = int(os.environ.get("FEEDRATE_RACE_RUNS", "1"))
 """Rounds of the three-people test (FEEDRATE_RACE_RUNS=20 for the issue's 20 runs in a row)."""
@@ -626,6 +665,7 @@ tick labels, annotations, legend entries, point labels (one another too: the sto
 overprinted at 1280 px, issue 39) and bar labels (a tick beside a tick is the axis's own); any of them
 reaching past the top or the sides of the chart, where it is cut off (a two-line title began 9 px above
 its chart); and any drawn smaller than 10 px."""
+
 
 def _pinned(query: dict[str, str], *pins: dict[str, str]) -> str:
     """A link with pinned scenarios (``pins=``: each a scenario's link text, joined by ;)."""
