@@ -558,22 +558,27 @@ PENDING_JS = """<script>
   if (window.__feedratePending) return;  // one watcher per page, whatever the reruns
   window.__feedratePending = true;
   const doc = document, body = doc.body, seen = new WeakMap();
-  const mark = () => body.setAttribute("data-feedrate-pending", "");
+  const PENDING = "data-feedrate-pending", LOADING = "data-feedrate-loading";
+  // The run whose page this is (RUN_MARK): a commit made while a run was in flight joins that run on the
+  // server, and the page's script state stays "running" throughout, so a new run shows only as a new mark.
+  const runNow = () => { const r = doc.getElementById("feedrate-run"); return r ? r.getAttribute("data-run") : ""; };
+  let markedIn = null, lockedIn = null;
+  const mark = () => { body.setAttribute(PENDING, ""); markedIn = runNow(); };
   const text = e => e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement;
   doc.addEventListener("focusin", e => { if (text(e)) seen.set(e.target, e.target.value); }, true);
   // A whole scenario loading (a preset picked, a file uploaded, the reset): the fields it replaces take no
   // input until its run has drawn the new ones (LOAD_LOCK_DOC).
-  const LOADING = "data-feedrate-loading", FIELDS = "[data-testid='stSidebar'] input, .st-key-answer_card input";
-  let picker = false, ran = false;
+  const FIELDS = "[data-testid='stSidebar'] input, .st-key-answer_card input";
+  let picker = false;
+  const unlock = () => {
+    lockedIn = null; body.removeAttribute(LOADING);
+    doc.querySelectorAll(FIELDS).forEach(i => { i.readOnly = false; });
+  };
   const lock = () => {
-    mark(); ran = false; body.setAttribute(LOADING, "");
+    mark(); const at = lockedIn = runNow(); body.setAttribute(LOADING, "");
     doc.querySelectorAll(FIELDS).forEach(i => { i.readOnly = true; });
     // A load whose run never starts (a file the uploader refuses) must not lock the page for good.
-    setTimeout(() => { if (!ran) unlock(); }, 120000);
-  };
-  const unlock = () => {
-    body.removeAttribute(LOADING);
-    doc.querySelectorAll(FIELDS).forEach(i => { i.readOnly = false; });
+    setTimeout(() => { if (lockedIn === at && runNow() === at) unlock(); }, 120000);
   };
   doc.addEventListener("focusin", e => {
     picker = !!(e.target.closest && e.target.closest("[class*='st-key-preset_']"));
@@ -594,12 +599,13 @@ PENDING_JS = """<script>
     if (e.target.type === "file") lock();
     else if (["checkbox", "radio"].includes(e.target.type)) mark();
   }, true);
-  new MutationObserver(() => {
+  new MutationObserver(records => {
     const app = doc.querySelector("[data-testid='stApp']");
-    const state = app && app.getAttribute("data-test-script-state");
-    if (state === "running") { body.removeAttribute("data-feedrate-pending"); ran = true; }
-    else if (state === "notRunning" && ran && body.hasAttribute(LOADING)) unlock();
-  }).observe(body, {subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});
+    const state = app && app.getAttribute("data-test-script-state"), run = runNow();
+    const started = records.some(r => r.attributeName === "data-test-script-state" && state === "running");
+    if (body.hasAttribute(PENDING) && (started || run !== markedIn)) body.removeAttribute(PENDING);
+    if (lockedIn !== null && state === "notRunning" && run !== lockedIn) unlock();
+  }).observe(body, {subtree: true, childList: true, attributes: true, attributeFilter: ["data-test-script-state"]});
 })();
 </script>"""
 """From the moment a field commits a new value until the run it starts begins, the page's numbers fade
@@ -613,6 +619,19 @@ it has finished drawing the new fields. An edit typed into a field the load is a
 (issue 43, fifteen people under load: 7 of 110 edits): sent before the upload's own rerun (the file goes
 first), the load overwrote it; sent after, it named a widget of the scenario before the load (GEN), which
 the page drops, and the field went back to the loaded value. Locked, the edit waits for the new field."""
+
+
+RUNS = "runs"
+"""How many runs this session has begun: the page's run mark (``run_mark``)."""
+
+
+def run_mark() -> str:
+    """RUN_MARK: an empty element carrying this run's number, drawn first in every run, so the page's watcher
+    (PENDING_JS) sees a new run begin even when the script state stays "running" across it. Without it an
+    edit committed during a run left the numbers faded for good, and a load's lock stayed on for 120 s
+    (issue 43: 7 of 15 people held up on a loaded server)."""
+    st.session_state[RUNS] = st.session_state.get(RUNS, 0) + 1
+    return f'<span id="feedrate-run" data-run="{st.session_state[RUNS]}"></span>'
 
 
 FOLD_SWEEPS = "fold_sweeps"
@@ -967,7 +986,7 @@ def page(values: dict[str, Any], errors: dict[str, str]) -> tuple[tuple[calc.Pla
     """The answer and the headline: the plan and its link for the section, and errors the plan
     raised, by field, for the sidebar to show."""
     # One element for the style and the watcher: each element takes a row of the page's gap (16 px).
-    st.html(FIRST_SCREEN_CSS + PENDING_JS, unsafe_allow_javascript=True)
+    st.html(FIRST_SCREEN_CSS + PENDING_JS + run_mark(), unsafe_allow_javascript=True)
     if not page_errors(errors):
         return None, {}
     base: Scenario = st.session_state["base"]

@@ -812,6 +812,32 @@ def test_numbers_computed_without_an_edit_are_marked_until_it_reaches_them(serve
     assert not unmarked, unmarked[:5]
 
 
+def test_an_edit_made_during_a_run_unfades_the_numbers_once_they_hold_it(server: str, browser_page: Page) -> None:
+    """Two fields back to back: the second commits while the first's run is in flight, joins it on the
+    server, and the page's script state stays "running" across both. Once the page holds both, its numbers
+    are not faded (app.run_mark: the watcher saw the new run; before it, they stayed faded for good)."""
+    import calc
+
+    page = browser_page
+    page.goto(f"{server}/?scenario=beast-nfs-shop")
+    _wait(page)
+    side = page.locator("[data-testid='stSidebar']")
+    side.locator("[data-testid='stExpander'] summary", has_text="Cluster").first.click()
+    jobs = side.get_by_label(re.compile(r"^Concurrent jobs")).first
+    jobs.wait_for()
+    _wait(page)
+    batch = side.get_by_label(re.compile(r"^Batch size per GPU")).first
+    jobs.fill("4")
+    jobs.press("Enter")
+    batch.fill("16")  # at once: the first edit's run is in flight
+    batch.press("Enter")
+    page.wait_for_function("() => /[?&]jobs=4/.test(location.search) && /[?&]batch_size=16/.test(location.search)")
+    _wait(page)
+    page.wait_for_selector("body:not([data-feedrate-pending])", state="attached", timeout=15_000)
+    want = calc.plan("beast-nfs-shop", jobs=4, batch_size=16).formatted("read_iops").removesuffix(" reads/s")
+    assert _metric(page, "Random reads/s") == want
+
+
 @pytest.mark.parametrize("round_", range(LOAD_RUNS))
 def test_ten_people_edit_their_links_at_once(server: str, round_: int, tmp_path: Path) -> None:
     """Issue 43's stress test: LOAD_PEOPLE browser contexts (separate sessions), each on another preset's
