@@ -568,15 +568,17 @@ PENDING_JS = """<script>
   doc.addEventListener("focusin", e => { if (text(e)) seen.set(e.target, e.target.value); }, true);
   // A whole scenario loading (a preset picked, a file uploaded, the reset): the fields it replaces take no
   // input until its run has drawn the new ones (LOAD_LOCK_DOC).
-  const FIELDS = "[data-testid='stSidebar'] input, .st-key-answer_card input";
+  // Keys and text are refused there (clicks too, by the style): nothing on the fields themselves changes,
+  // so no field can keep a lock after its widget is redrawn.
+  const replaced = e => body.hasAttribute(LOADING) && e.target.closest
+    && e.target.closest("[data-testid='stSidebar'], .st-key-answer_card");
+  for (const type of ["keydown", "beforeinput", "paste", "drop"]) {
+    doc.addEventListener(type, e => { if (replaced(e)) { e.preventDefault(); e.stopImmediatePropagation(); } }, true);
+  }
   let picker = false;
-  const unlock = () => {
-    lockedIn = null; body.removeAttribute(LOADING);
-    doc.querySelectorAll(FIELDS).forEach(i => { i.readOnly = false; });
-  };
+  const unlock = () => { lockedIn = null; body.removeAttribute(LOADING); };
   const lock = () => {
     mark(); const at = lockedIn = runNow(); body.setAttribute(LOADING, "");
-    doc.querySelectorAll(FIELDS).forEach(i => { i.readOnly = true; });
     // A load whose run never starts (a file the uploader refuses) must not lock the page for good.
     setTimeout(() => { if (lockedIn === at && runNow() === at) unlock(); }, 120000);
   };
@@ -613,12 +615,12 @@ PENDING_JS = """<script>
 round trip (5 frames, 150 ms, on a loaded machine) during which the old numbers showed unmarked beside
 the new value. From the run's start Streamlit's own marks (stale elements, faded at once above) take over.
 
-LOAD_LOCK_DOC: loading a whole scenario (a preset picked, a file uploaded, the reset) also locks the sidebar's
-fields and the card's site (``data-feedrate-loading``: read-only, no clicks, faded) until the run that loads
-it has finished drawing the new fields. An edit typed into a field the load is about to replace was lost
-(issue 43, fifteen people under load: 7 of 110 edits): sent before the upload's own rerun (the file goes
-first), the load overwrote it; sent after, it named a widget of the scenario before the load (GEN), which
-the page drops, and the field went back to the loaded value. Locked, the edit waits for the new field."""
+LOAD_LOCK_DOC: loading a whole scenario (a preset picked, a file uploaded, the reset) also locks the sidebar
+and the card's site (``data-feedrate-loading``: faded, keys, text and clicks refused) until the run that
+loads it has begun and ended. An edit typed into a field the load is about to replace was lost (issue 43,
+fifteen people under load: 7 of 110 edits): sent before the upload's own rerun (the file goes first), the
+load overwrote it; sent after, it named a widget of the scenario before the load (GEN), which the page
+drops, and the field went back to the loaded value. Locked, nothing typed shows until the new fields do."""
 
 
 RUNS = "runs"

@@ -189,6 +189,8 @@ def pick(url: str, edit: Edit) -> str:
 
 
 async def do_edit(page: Any, edit: Edit, value: str, tmp: Path, person: int) -> None:
+    # A person waits while the page loads a scenario (the sidebar greyed out: app.LOAD_LOCK_DOC).
+    await page.wait_for_selector("body:not([data-feedrate-loading])", state="attached", timeout=LOAD_TIMEOUT_MS)
     if edit.kind == "text":
         box = await open_group(page, edit.name)
         await box.fill(value)

@@ -470,14 +470,14 @@ def test_uploading_a_scenario_yaml_restores_it(server: str, browser_page: Page, 
     assert _metric(page, "Random reads/s") == "1,280"  # the scenario before the failed upload stays
 
 
-def test_an_edit_typed_while_a_file_loads_reaches_the_loaded_scenario(
+def test_fields_a_loading_file_replaces_take_no_edit_until_it_has_loaded(
     server: str, browser_page: Page, tmp_path: Path
 ) -> None:
-    """Issue 43's second race: a person uploads a scenario and types into a field at once. The field they
-    see belongs to the scenario before the upload; their edit must land on the uploaded one (app.PENDING_JS
-    locks the fields a load replaces until it has drawn the new ones). Before the lock the edit was lost
-    either way: sent before the upload's own rerun (the file goes first), the load overwrote it; sent
-    after, it named the replaced field, which the page drops, and the field went back to the file's value."""
+    """Issue 43's second race: a person uploads a scenario and types into a field at once. The field on the
+    screen belongs to the scenario before the upload: an edit there was lost (overwritten by the load, or
+    dropped as the old scenario's while the field showed it). Now the sidebar is locked, greyed out, while
+    the file loads (app.LOAD_LOCK_DOC): what is typed then does not show, nothing is left pending, and the
+    edits made once it has loaded, two back to back, reach the uploaded scenario."""
     from urllib.parse import parse_qsl, urlsplit
 
     import calc
@@ -495,17 +495,32 @@ def test_an_edit_typed_while_a_file_loads_reaches_the_loaded_scenario(
     path = tmp_path / "shop.yaml"
     path.write_text(shop.to_yaml())
     page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(str(path))
-    prefetch.fill("5")  # at once: the field on the screen is still the one the upload replaces
-    prefetch.press("Enter")
+    expect(page.locator("body[data-feedrate-loading]")).to_have_count(1)  # locked from the file's pick
+    prefetch.focus()  # at once: the field on the screen is still the one the upload replaces
+    page.keyboard.type("7")
+    page.keyboard.press("Enter")
     expect(page.get_by_role("combobox", name="Scenario preset")).to_have_value(re.compile("^our-shop"))
-    page.wait_for_function("() => new URLSearchParams(location.search).get('prefetch_factor') === '5'")
+    page.wait_for_selector("body:not([data-feedrate-loading]):not([data-feedrate-pending])", state="attached")
     _wait(page)
-    page.wait_for_selector("body:not([data-feedrate-pending]):not([data-feedrate-loading])", state="attached")
+    assert prefetch.input_value() == str(shop.prefetch_factor)  # the file's value: nothing typed was kept
+    assert "prefetch_factor=7" not in page.url
+    prefetch.fill("5")
+    prefetch.press("Enter")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('prefetch_factor') === '5'")
+    batch = side.get_by_label(re.compile(r"^Batch size per GPU")).first
+    batch.fill("16")
+    batch.press("Enter")
+    page.wait_for_function(
+        "() => { const q = new URLSearchParams(location.search);"
+        " return q.get('prefetch_factor') === '5' && q.get('batch_size') === '16'; }"
+    )
+    _wait(page)
+    page.wait_for_selector("body:not([data-feedrate-pending])", state="attached")
     params = dict(parse_qsl(urlsplit(page.url).query))
     base = calc.scenario(params.pop("scenario"))
     held = calc.Scenario.from_params(params, base=base, source="link")
-    assert held.name == "our-shop" and held.jobs == 10 and held.prefetch_factor == 5
-    assert prefetch.input_value() == "5"
+    assert held.name == "our-shop" and held.jobs == 10 and held.prefetch_factor == 5 and held.batch_size == 16
+    assert prefetch.input_value() == "5" and batch.input_value() == "16"
     assert _metric(page, "Random reads/s") == calc.plan(held).formatted("read_iops").removesuffix(" reads/s")
 
 
@@ -813,28 +828,30 @@ def test_numbers_computed_without_an_edit_are_marked_until_it_reaches_them(serve
 
 
 def test_an_edit_made_during_a_run_unfades_the_numbers_once_they_hold_it(server: str, browser_page: Page) -> None:
-    """Two fields back to back: the second commits while the first's run is in flight, joins it on the
-    server, and the page's script state stays "running" across both. Once the page holds both, its numbers
-    are not faded (app.run_mark: the watcher saw the new run; before it, they stayed faded for good)."""
+    """A number typed, then a box ticked while that edit's run is in flight: the tick joins the run on the
+    server and the page's script state stays "running" across both. Once the page holds both, its numbers
+    are not faded (app.run_mark: the watcher saw the new run; before it, they could stay faded for good)."""
     import calc
 
     page = browser_page
     page.goto(f"{server}/?scenario=beast-nfs-shop")
     _wait(page)
     side = page.locator("[data-testid='stSidebar']")
-    side.locator("[data-testid='stExpander'] summary", has_text="Cluster").first.click()
-    jobs = side.get_by_label(re.compile(r"^Concurrent jobs")).first
-    jobs.wait_for()
+    side.locator("[data-testid='stExpander'] summary", has_text="Loader").first.click()
+    workers = side.get_by_label(re.compile(r"^DataLoader workers per GPU")).first
+    workers.wait_for()
     _wait(page)
-    batch = side.get_by_label(re.compile(r"^Batch size per GPU")).first
-    jobs.fill("4")
-    jobs.press("Enter")
-    batch.fill("16")  # at once: the first edit's run is in flight
-    batch.press("Enter")
-    page.wait_for_function("() => /[?&]jobs=4/.test(location.search) && /[?&]batch_size=16/.test(location.search)")
+    pinned = side.locator("[data-testid='stCheckbox'] label", has_text="Pinned memory").first
+    assert calc.scenario("beast-nfs-shop").pin_memory and calc.scenario("beast-nfs-shop").num_workers != 3
+    workers.fill("3")
+    workers.press("Enter")
+    pinned.click()  # at once (a tick commits on the click): the first edit's run is in flight
+    page.wait_for_function(
+        "() => /[?&]num_workers=3/.test(location.search) && /[?&]pin_memory=false/.test(location.search)"
+    )
     _wait(page)
     page.wait_for_selector("body:not([data-feedrate-pending])", state="attached", timeout=15_000)
-    want = calc.plan("beast-nfs-shop", jobs=4, batch_size=16).formatted("read_iops").removesuffix(" reads/s")
+    want = calc.plan("beast-nfs-shop", num_workers=3, pin_memory=False).formatted("read_iops").removesuffix(" reads/s")
     assert _metric(page, "Random reads/s") == want
 
 
