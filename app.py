@@ -380,9 +380,13 @@ def sidebar(values: dict[str, Any], errors: dict[str, str]) -> None:
     changed = {name for name in values if not same(name, values[name], getattr(base, name))}
     picker(base, st.session_state["preset"], bool(changed))
     gen = st.session_state.get(GEN, 0)
+    # One slot, drawn in every run, holds the notes that come and go: the groups below keep their place in
+    # the sidebar. When the first edit's run inserted these two lines, each group after them was drawn anew
+    # and a field being typed into meanwhile lost its text (issue 43: "16" typed, the field back to 64).
+    notes = sb.container()
     if changed:  # closed groups hide their fields' notes: name every change here
-        sb.caption("Changed from the preset: " + ", ".join(sorted(FIELDS[n].title for n in changed)))
-        sb.button("Reset to the preset", key=f"reset_{gen}", on_click=reset_to_preset, args=(gen,))
+        notes.caption("Changed from the preset: " + ", ".join(sorted(FIELDS[n].title for n in changed)))
+        notes.button("Reset to the preset", key=f"reset_{gen}", on_click=reset_to_preset, args=(gen,))
     # Only an open group draws its fields: about 80 widgets drawn at once delayed the first screen.
     # A group holding an invalid input opens, so the message next to the field is seen.
     bad_groups = {FIELDS[name].group for name in errors}
@@ -419,8 +423,9 @@ def picker(base: Scenario, preset: str | None, edited: bool) -> None:
         help="Fills every input from presets/scenarios/NAME.yaml; change any field after. Picking the preset "
         "again undoes the edits.",
     )
+    about = sb.container()  # a slot in every run (sidebar's notes)
     if base.description:
-        sb.caption(base.description)
+        about.caption(base.description)
     sb.file_uploader(
         "Load a scenario or cluster YAML (at most 1 MB)",
         type=["yaml", "yml"],
@@ -428,12 +433,18 @@ def picker(base: Scenario, preset: str | None, edited: bool) -> None:
         on_change=on_upload,
         help=f"A scenario or a cluster file downloaded from this page (at most {MAX_UPLOAD_BYTES:,} bytes).",
     )
+    said = sb.container()  # a slot in every run (sidebar's notes)
     for e in st.session_state.get("upload_errors", []):
-        sb.error(e)
+        said.error(e)
 
 
 def field(name: str, error: str | None, base: Scenario | None) -> None:
     """One input's widget, drawn from its kept value, then its error or (``base`` given) what the preset had."""
+    with st.container():  # the field and its note in one slot: a note that comes or goes moves no other field
+        _field(name, error, base)
+
+
+def _field(name: str, error: str | None, base: Scenario | None) -> None:
     info = FIELDS[name]
     key = wkey(name)
     # A closed group's widgets are forgotten: reopened, each starts again from the kept value.
