@@ -380,9 +380,13 @@ def sidebar(values: dict[str, Any], errors: dict[str, str]) -> None:
     changed = {name for name in values if not same(name, values[name], getattr(base, name))}
     picker(base, st.session_state["preset"], bool(changed))
     gen = st.session_state.get(GEN, 0)
+    # One slot, drawn in every run, holds the notes that come and go: the groups below keep their place in
+    # the sidebar. When the first edit's run inserted these two lines, each group after them was drawn anew
+    # and a field being typed into meanwhile lost its text (issue 43: "16" typed, the field back to 64).
+    notes = sb.container()
     if changed:  # closed groups hide their fields' notes: name every change here
-        sb.caption("Changed from the preset: " + ", ".join(sorted(FIELDS[n].title for n in changed)))
-        sb.button("Reset to the preset", key=f"reset_{gen}", on_click=reset_to_preset, args=(gen,))
+        notes.caption("Changed from the preset: " + ", ".join(sorted(FIELDS[n].title for n in changed)))
+        notes.button("Reset to the preset", key=f"reset_{gen}", on_click=reset_to_preset, args=(gen,))
     # Only an open group draws its fields: about 80 widgets drawn at once delayed the first screen.
     # A group holding an invalid input opens, so the message next to the field is seen.
     bad_groups = {FIELDS[name].group for name in errors}
@@ -419,8 +423,9 @@ def picker(base: Scenario, preset: str | None, edited: bool) -> None:
         help="Fills every input from presets/scenarios/NAME.yaml; change any field after. Picking the preset "
         "again undoes the edits.",
     )
+    about = sb.container()  # a slot in every run (sidebar's notes)
     if base.description:
-        sb.caption(base.description)
+        about.caption(base.description)
     sb.file_uploader(
         "Load a scenario or cluster YAML (at most 1 MB)",
         type=["yaml", "yml"],
@@ -428,12 +433,18 @@ def picker(base: Scenario, preset: str | None, edited: bool) -> None:
         on_change=on_upload,
         help=f"A scenario or a cluster file downloaded from this page (at most {MAX_UPLOAD_BYTES:,} bytes).",
     )
+    said = sb.container()  # a slot in every run (sidebar's notes)
     for e in st.session_state.get("upload_errors", []):
-        sb.error(e)
+        said.error(e)
 
 
 def field(name: str, error: str | None, base: Scenario | None) -> None:
     """One input's widget, drawn from its kept value, then its error or (``base`` given) what the preset had."""
+    with st.container():  # the field and its note in one slot: a note that comes or goes moves no other field
+        _field(name, error, base)
+
+
+def _field(name: str, error: str | None, base: Scenario | None) -> None:
     info = FIELDS[name]
     key = wkey(name)
     # A closed group's widgets are forgotten: reopened, each starts again from the kept value.
@@ -542,6 +553,9 @@ FIRST_SCREEN_CSS = """<style>
 .st-key-card_buy p { font-size: 1.7rem; line-height: 1.25; font-weight: 400; }
 [data-stale="true"] [data-testid="stMetricValue"] { opacity: 0.35; transition: none; }
 body[data-feedrate-pending] [data-testid="stMain"] [data-testid="stElementContainer"] { opacity: 0.35; }
+body[data-feedrate-loading] [data-testid="stSidebar"] [data-testid="stElementContainer"],
+body[data-feedrate-loading] [data-testid="stSidebar"] [data-testid="stExpander"],
+body[data-feedrate-loading] .st-key-answer_card { pointer-events: none; opacity: 0.5; }
 </style>"""
 """The first screen at 1280 x 800: less space above the title, and headline values that fit their
 column whole (Streamlit's 2.25 rem value cut "385.7 MB/s" to "385.7 M..." at 1280 px). A headline number
@@ -555,9 +569,33 @@ PENDING_JS = """<script>
   if (window.__feedratePending) return;  // one watcher per page, whatever the reruns
   window.__feedratePending = true;
   const doc = document, body = doc.body, seen = new WeakMap();
-  const mark = () => body.setAttribute("data-feedrate-pending", "");
+  const PENDING = "data-feedrate-pending", LOADING = "data-feedrate-loading";
+  // The run whose page this is (RUN_MARK): a commit made while a run was in flight joins that run on the
+  // server, and the page's script state stays "running" throughout, so a new run shows only as a new mark.
+  const runNow = () => { const r = doc.getElementById("feedrate-run"); return r ? r.getAttribute("data-run") : ""; };
+  let markedIn = null, lockedIn = null;
+  const mark = () => { body.setAttribute(PENDING, ""); markedIn = runNow(); };
   const text = e => e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement;
   doc.addEventListener("focusin", e => { if (text(e)) seen.set(e.target, e.target.value); }, true);
+  // A whole scenario loading (a preset picked, a file uploaded, the reset): the fields it replaces take no
+  // input until its run has drawn the new ones (LOAD_LOCK_DOC).
+  // Keys and text are refused there (clicks too, by the style): nothing on the fields themselves changes,
+  // so no field can keep a lock after its widget is redrawn.
+  const replaced = e => body.hasAttribute(LOADING) && e.target.closest
+    && e.target.closest("[data-testid='stSidebar'], .st-key-answer_card");
+  for (const type of ["keydown", "beforeinput", "paste", "drop"]) {
+    doc.addEventListener(type, e => { if (replaced(e)) { e.preventDefault(); e.stopImmediatePropagation(); } }, true);
+  }
+  let picker = false;
+  const unlock = () => { lockedIn = null; body.removeAttribute(LOADING); };
+  const lock = () => {
+    mark(); const at = lockedIn = runNow(); body.setAttribute(LOADING, "");
+    // A load whose run never starts (a file the uploader refuses) must not lock the page for good.
+    setTimeout(() => { if (lockedIn === at && runNow() === at) unlock(); }, 120000);
+  };
+  doc.addEventListener("focusin", e => {
+    picker = !!(e.target.closest && e.target.closest("[class*='st-key-preset_']"));
+  }, true);
   const commit = e => {
     if (text(e) && seen.has(e.target) && seen.get(e.target) !== e.target.value) {
       seen.set(e.target, e.target.value); mark();
@@ -567,19 +605,46 @@ PENDING_JS = """<script>
   doc.addEventListener("focusout", commit, true);
   doc.addEventListener("click", e => {
     const option = e.target.closest && e.target.closest("[role='option']");
-    if (option && option.getAttribute("aria-selected") !== "true") mark();
+    if (option && option.getAttribute("aria-selected") !== "true") { if (picker) lock(); else mark(); }
+    if (e.target.closest && e.target.closest("[class*='st-key-reset_'] button")) lock();
   }, true);
-  doc.addEventListener("change", e => { if (["checkbox", "file", "radio"].includes(e.target.type)) mark(); }, true);
-  new MutationObserver(() => {
+  doc.addEventListener("change", e => {
+    if (e.target.type === "file") lock();
+    else if (["checkbox", "radio"].includes(e.target.type)) mark();
+  }, true);
+  new MutationObserver(records => {
     const app = doc.querySelector("[data-testid='stApp']");
-    if (app && app.getAttribute("data-test-script-state") === "running") body.removeAttribute("data-feedrate-pending");
-  }).observe(body, {subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});
+    const state = app && app.getAttribute("data-test-script-state"), run = runNow();
+    const started = records.some(r => r.attributeName === "data-test-script-state" && state === "running");
+    if (body.hasAttribute(PENDING) && (started || run !== markedIn)) body.removeAttribute(PENDING);
+    if (lockedIn !== null && state === "notRunning" && run !== lockedIn) unlock();
+  }).observe(body, {subtree: true, childList: true, attributes: true, attributeFilter: ["data-test-script-state"]});
 })();
 </script>"""
 """From the moment a field commits a new value until the run it starts begins, the page's numbers fade
 (``data-feedrate-pending``). Streamlit marks elements stale only once the server says the run began: a
 round trip (5 frames, 150 ms, on a loaded machine) during which the old numbers showed unmarked beside
-the new value. From the run's start Streamlit's own marks (stale elements, faded at once above) take over."""
+the new value. From the run's start Streamlit's own marks (stale elements, faded at once above) take over.
+
+LOAD_LOCK_DOC: loading a whole scenario (a preset picked, a file uploaded, the reset) also locks the sidebar
+and the card's site (``data-feedrate-loading``: faded, keys, text and clicks refused) until the run that
+loads it has begun and ended. An edit typed into a field the load is about to replace was lost (issue 43,
+fifteen people under load: 7 of 110 edits): sent before the upload's own rerun (the file goes first), the
+load overwrote it; sent after, it named a widget of the scenario before the load (GEN), which the page
+drops, and the field went back to the loaded value. Locked, nothing typed shows until the new fields do."""
+
+
+RUNS = "runs"
+"""How many runs this session has begun: the page's run mark (``run_mark``)."""
+
+
+def run_mark() -> str:
+    """RUN_MARK: an empty element carrying this run's number, drawn first in every run, so the page's watcher
+    (PENDING_JS) sees a new run begin even when the script state stays "running" across it. Without it an
+    edit committed during a run left the numbers faded for good, and a load's lock stayed on for 120 s
+    (issue 43: 7 of 15 people held up on a loaded server)."""
+    st.session_state[RUNS] = st.session_state.get(RUNS, 0) + 1
+    return f'<span id="feedrate-run" data-run="{st.session_state[RUNS]}"></span>'
 
 
 FOLD_SWEEPS = "fold_sweeps"
@@ -934,7 +999,7 @@ def page(values: dict[str, Any], errors: dict[str, str]) -> tuple[tuple[calc.Pla
     """The answer and the headline: the plan and its link for the section, and errors the plan
     raised, by field, for the sidebar to show."""
     # One element for the style and the watcher: each element takes a row of the page's gap (16 px).
-    st.html(FIRST_SCREEN_CSS + PENDING_JS, unsafe_allow_javascript=True)
+    st.html(FIRST_SCREEN_CSS + PENDING_JS + run_mark(), unsafe_allow_javascript=True)
     if not page_errors(errors):
         return None, {}
     base: Scenario = st.session_state["base"]

@@ -134,13 +134,24 @@ def group_title(name: str) -> str:
     return g[0].upper() + g[1:]
 
 
+BUSY = (
+    "[data-testid='stApp'][data-test-script-state='running'], body[data-feedrate-pending], body[data-feedrate-loading]"
+)
+"""The page is working on an edit: a run the page knows of, or an edit committed whose run has not begun
+(app.PENDING_JS: on a loaded server the run's start reached the browser up to 14 s after the edit was sent;
+the page fades its numbers meanwhile), or a scenario loading."""
+
+
 async def wait_idle(page: Any, timeout_ms: float = 180_000) -> None:
-    """Connected, and the script has finished running (Streamlit's own e2e wait)."""
+    """Connected, the script has finished running (Streamlit's own e2e wait), and no edit is on its way."""
     await page.wait_for_selector(
         "[data-testid='stApp'][data-test-connection-state='CONNECTED']", state="attached", timeout=timeout_ms
     )
     await page.wait_for_selector(
         "[data-testid='stApp'][data-test-script-state='notRunning']", state="attached", timeout=timeout_ms
+    )
+    await page.wait_for_selector(
+        "body:not([data-feedrate-pending]):not([data-feedrate-loading])", state="attached", timeout=timeout_ms
     )
 
 
@@ -178,6 +189,8 @@ def pick(url: str, edit: Edit) -> str:
 
 
 async def do_edit(page: Any, edit: Edit, value: str, tmp: Path, person: int) -> None:
+    # A person waits while the page loads a scenario (the sidebar greyed out: app.LOAD_LOCK_DOC).
+    await page.wait_for_selector("body:not([data-feedrate-loading])", state="attached", timeout=LOAD_TIMEOUT_MS)
     if edit.kind == "text":
         box = await open_group(page, edit.name)
         await box.fill(value)
@@ -230,14 +243,15 @@ async def shown_field(page: Any, edit: Edit) -> str:
 async def reached(page: Any, edit: Edit, value: str, wait_s: float) -> str | None:
     """None once the page's link holds the edit; else why not.
 
-    An edit is lost when the page has finished every run (idle for ``IDLE_POLLS`` polls in a row)
-    and its link still lacks the edit; one still being worked on after ``wait_s`` is reported slow."""
+    An edit is lost when the page has finished every run and shows no edit on its way (``BUSY``: idle for
+    ``IDLE_POLLS`` polls in a row) and its link still lacks the edit; one still being worked on after
+    ``wait_s`` is reported slow."""
     deadline = time.monotonic() + wait_s
     idle_seen = 0
     while not holds(page.url, edit, value):
         if time.monotonic() > deadline:
             return f"{edit.name}={value}: still not in the link after {wait_s:.0f} s (slow)"
-        running = await page.locator("[data-testid='stApp'][data-test-script-state='running']").count()
+        running = await page.locator(BUSY).count()
         idle_seen = 0 if running else idle_seen + 1
         if idle_seen >= IDLE_POLLS:
             shown = await shown_field(page, edit) if edit.kind in ("text", "choice") else ""
@@ -318,9 +332,7 @@ IDLE_POLLS = 40
 a rerun the edit started shows as 'running' within a second even on a loaded server."""
 
 
-async def person(
-    browser: Any, server: str, i: int, preset: str, steps: Sequence[Sequence[Edit]], tmp: Path
-) -> Result:
+async def person(browser: Any, server: str, i: int, preset: str, steps: Sequence[Sequence[Edit]], tmp: Path) -> Result:
     ctx = await browser.new_context(viewport={"width": 1280, "height": 900})
     page = await ctx.new_page()
     page.set_default_timeout(180_000)

@@ -470,6 +470,60 @@ def test_uploading_a_scenario_yaml_restores_it(server: str, browser_page: Page, 
     assert _metric(page, "Random reads/s") == "1,280"  # the scenario before the failed upload stays
 
 
+def test_fields_a_loading_file_replaces_take_no_edit_until_it_has_loaded(
+    server: str, browser_page: Page, tmp_path: Path
+) -> None:
+    """Issue 43's second race: a person uploads a scenario and types into a field at once. The field on the
+    screen belongs to the scenario before the upload: an edit there was lost (overwritten by the load, or
+    dropped as the old scenario's while the field showed it). Now the sidebar is locked, greyed out, while
+    the file loads (app.LOAD_LOCK_DOC): what is typed then does not show, nothing is left pending, and the
+    edits made once it has loaded, two back to back, reach the uploaded scenario."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    import calc
+
+    page = browser_page
+    page.goto(f"{server}/?scenario=beast-imagenet-4xv100")
+    _wait(page)
+    side = page.locator("[data-testid='stSidebar']")
+    side.locator("[data-testid='stExpander'] summary", has_text="Loader").first.click()
+    prefetch = side.get_by_label(re.compile(r"^Prefetch factor")).first
+    prefetch.wait_for()
+    _wait(page)
+    shop = calc.scenario("beast-nfs-shop", jobs=10, name="our-shop")
+    assert shop.prefetch_factor != 5
+    path = tmp_path / "shop.yaml"
+    path.write_text(shop.to_yaml())
+    page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(str(path))
+    expect(page.locator("body[data-feedrate-loading]")).to_have_count(1)  # locked from the file's pick
+    prefetch.focus()  # at once: the field on the screen is still the one the upload replaces
+    page.keyboard.type("7")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("combobox", name="Scenario preset")).to_have_value(re.compile("^our-shop"))
+    page.wait_for_selector("body:not([data-feedrate-loading]):not([data-feedrate-pending])", state="attached")
+    _wait(page)
+    assert prefetch.input_value() == str(shop.prefetch_factor)  # the file's value: nothing typed was kept
+    assert "prefetch_factor=7" not in page.url
+    prefetch.fill("5")
+    prefetch.press("Enter")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('prefetch_factor') === '5'")
+    batch = side.get_by_label(re.compile(r"^Batch size per GPU")).first
+    batch.fill("16")
+    batch.press("Enter")
+    page.wait_for_function(
+        "() => { const q = new URLSearchParams(location.search);"
+        " return q.get('prefetch_factor') === '5' && q.get('batch_size') === '16'; }"
+    )
+    _wait(page)
+    page.wait_for_selector("body:not([data-feedrate-pending])", state="attached")
+    params = dict(parse_qsl(urlsplit(page.url).query))
+    base = calc.scenario(params.pop("scenario"))
+    held = calc.Scenario.from_params(params, base=base, source="link")
+    assert held.name == "our-shop" and held.jobs == 10 and held.prefetch_factor == 5 and held.batch_size == 16
+    assert prefetch.input_value() == "5" and batch.input_value() == "16"
+    assert _metric(page, "Random reads/s") == calc.plan(held).formatted("read_iops").removesuffix(" reads/s")
+
+
 AT_ONCE = ("beast-imagenet-4xv100", "llama3-8b-pretrain-8xh100", "mlperf-unet3d-h100")
 RACE_RUNS = int(os.environ.get("FEEDRATE_RACE_RUNS", "1"))
 """Rounds of the three-people test (FEEDRATE_RACE_RUNS=20 for the issue's 20 runs in a row)."""
@@ -627,6 +681,7 @@ overprinted at 1280 px, issue 39) and bar labels (a tick beside a tick is the ax
 reaching past the top or the sides of the chart, where it is cut off (a two-line title began 9 px above
 its chart); and any drawn smaller than 10 px."""
 
+
 def _pinned(query: dict[str, str], *pins: dict[str, str]) -> str:
     """A link with pinned scenarios (``pins=``: each a scenario's link text, joined by ;)."""
     from urllib.parse import urlencode
@@ -770,6 +825,68 @@ def test_numbers_computed_without_an_edit_are_marked_until_it_reaches_them(serve
     assert after and after[-1][1] == new
     unmarked = [f for f in after if f[1] == old and f[3] >= 0.5]
     assert not unmarked, unmarked[:5]
+
+
+def test_an_edit_made_during_a_run_unfades_the_numbers_once_they_hold_it(server: str, browser_page: Page) -> None:
+    """A number typed, then a box ticked while that edit's run is in flight: the tick joins the run on the
+    server and the page's script state stays "running" across both. Once the page holds both, its numbers
+    are not faded (app.run_mark: the watcher saw the new run; before it, they could stay faded for good)."""
+    import calc
+
+    page = browser_page
+    page.goto(f"{server}/?scenario=beast-nfs-shop")
+    _wait(page)
+    side = page.locator("[data-testid='stSidebar']")
+    side.locator("[data-testid='stExpander'] summary", has_text="Loader").first.click()
+    workers = side.get_by_label(re.compile(r"^DataLoader workers per GPU")).first
+    workers.wait_for()
+    _wait(page)
+    pinned = side.locator("[data-testid='stCheckbox'] label", has_text="Pinned memory").first
+    assert calc.scenario("beast-nfs-shop").pin_memory and calc.scenario("beast-nfs-shop").num_workers != 3
+    workers.fill("3")
+    workers.press("Enter")
+    pinned.click()  # at once (a tick commits on the click): the first edit's run is in flight
+    page.wait_for_function(
+        "() => /[?&]num_workers=3/.test(location.search) && /[?&]pin_memory=false/.test(location.search)"
+    )
+    _wait(page)
+    page.wait_for_selector("body:not([data-feedrate-pending])", state="attached", timeout=15_000)
+    want = calc.plan("beast-nfs-shop", num_workers=3, pin_memory=False).formatted("read_iops").removesuffix(" reads/s")
+    assert _metric(page, "Random reads/s") == want
+
+
+def test_text_typed_while_the_last_edits_run_is_drawn_stays(server: str, browser: Browser) -> None:
+    """A person commits one field and types into the next while that edit's run redraws the sidebar: the
+    text typed stays (and then reaches the plan). The first edit's run adds "Changed from the preset" above
+    the groups; before the sidebar's fixed slots the groups after it were drawn anew and the typed "16"
+    went back to 64 in about one try of six on an idle machine (issue 43's third race): four tries here."""
+    import calc
+
+    for _ in range(4):
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        try:
+            page.goto(f"{server}/?scenario=beast-nfs-shop")
+            _wait(page)
+            side = page.locator("[data-testid='stSidebar']")
+            side.locator("[data-testid='stExpander'] summary", has_text="Cluster").first.click()
+            jobs = side.get_by_label(re.compile(r"^Concurrent jobs")).first
+            jobs.wait_for()
+            _wait(page)
+            batch = side.get_by_label(re.compile(r"^Batch size per GPU")).first
+            jobs.fill("4")
+            jobs.press("Enter")
+            batch.fill("16")  # typed at once, not yet committed, while the run of jobs = 4 draws the page
+            page.wait_for_function("() => /[?&]jobs=4/.test(location.search)")
+            _wait(page)
+            assert batch.input_value() == "16"
+            assert batch.evaluate("e => document.activeElement === e")  # the same field, still being typed in
+            batch.press("Enter")
+            page.wait_for_function("() => /[?&]batch_size=16/.test(location.search)")
+            _wait(page)
+            want = calc.plan("beast-nfs-shop", jobs=4, batch_size=16).formatted("read_iops")
+            assert _metric(page, "Random reads/s") == want.removesuffix(" reads/s")
+        finally:
+            page.close()
 
 
 @pytest.mark.parametrize("round_", range(LOAD_RUNS))

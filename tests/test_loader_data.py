@@ -168,8 +168,12 @@ def test_per_core_speed_is_the_quoted_median_over_the_reference(cpus: dict[str, 
         assert basis["results"] >= 1 and basis["sku"], key
     # by hand: EPYC 7742 8.92 / 17.4 = 0.513 -> 0.51; Xeon 8480C (its sibling 8480CL) 14.8 / 17.4 = 0.851 -> 0.85;
     # E5-2698 v4 (its sibling E5-2699A v4) 8.32 / 17.4 = 0.478 -> 0.48; EPYC 9655 19.3 / 17.4 = 1.109 -> 1.11
-    hand = {"epyc-7742": (8.92, 0.51), "xeon-8480c": (14.8, 0.85), "xeon-e5-2698v4": (8.32, 0.48),
-            "epyc-9655": (19.3, 1.11)}
+    hand = {
+        "epyc-7742": (8.92, 0.51),
+        "xeon-8480c": (14.8, 0.85),
+        "xeon-e5-2698v4": (8.32, 0.48),
+        "epyc-9655": (19.3, 1.11),
+    }
     for key, (median, ratio) in hand.items():
         assert speed[key]["per_core_speed_basis"]["specspeed2017_int_base_median"] == median, key
         assert speed[key]["per_core_speed"] == ratio, key
@@ -179,8 +183,11 @@ def test_reference_anchor_holds_for_both_turin_skus(cpus: dict[str, Any]) -> Non
     # the 9655's median scaled from its 4.5 GHz boost to the 4.1 GHz measured here: 19.3 x 4.1 / 4.5 = 17.58,
     # 1 % above the 9115's 17.4 (Zen 5 single-thread scores follow the boost clock)
     b = cpus["reference_basis"]
-    scaled = b["cross_check_specspeed2017_int_base_median"] * units_ghz(b["measured_clock"]) / units_ghz(
-        b["cross_check_boost_clock"])
+    scaled = (
+        b["cross_check_specspeed2017_int_base_median"]
+        * units_ghz(b["measured_clock"])
+        / units_ghz(b["cross_check_boost_clock"])
+    )
     assert scaled == pytest.approx(17.58, abs=0.01)
     assert scaled / b["specspeed2017_int_base_median"] == pytest.approx(1.0, abs=0.02)
     assert cpus["cpus"]["epyc-9655"]["boost_clock"] == b["cross_check_boost_clock"]
@@ -188,10 +195,14 @@ def test_reference_anchor_holds_for_both_turin_skus(cpus: dict[str, Any]) -> Non
 
 # the arithmetic each per_core_speed source quotes: "8.92 (median of 29 results ...) / 17.4 = 0.513" and
 # "SPECrate2017_int_base 667 / 128 cores = 5.21 per core / 10.68 = 0.49"
-SPEED_TEXT = re.compile(r"SPECspeed2017_int_base (?:of the [^(]+\(see note\) )?([\d.]+) \((?:median of )?(\d+) results?"
-                        r"[^)]*\) / ([\d.]+) = ([\d.]+)")
-RATE_TEXT = re.compile(r"SPECrate2017_int_base (?:median )?([\d.]+) / (\d+) cores = ([\d.]+) per core"
-                       r" / ([\d.]+) = ([\d.]+)")
+SPEED_TEXT = re.compile(
+    r"SPECspeed2017_int_base (?:of the [^(]+\(see note\) )?([\d.]+) \((?:median of )?(\d+) results?"
+    r"[^)]*\) / ([\d.]+) = ([\d.]+)"
+)
+RATE_TEXT = re.compile(
+    r"SPECrate2017_int_base (?:median )?([\d.]+) / (\d+) cores = ([\d.]+) per core"
+    r" / ([\d.]+) = ([\d.]+)"
+)
 
 
 def test_quoted_arithmetic_in_the_sources_is_right(cpus: dict[str, Any]) -> None:
@@ -201,8 +212,11 @@ def test_quoted_arithmetic_in_the_sources_is_right(cpus: dict[str, Any]) -> None
         m = SPEED_TEXT.search(text)
         assert m, (key, text)
         median, n, denom, ratio = float(m[1]), int(m[2]), float(m[3]), float(m[4])
-        assert (median, n, denom) == (basis["specspeed2017_int_base_median"], basis["results"],
-                                      ref["specspeed2017_int_base_median"]), key
+        assert (median, n, denom) == (
+            basis["specspeed2017_int_base_median"],
+            basis["results"],
+            ref["specspeed2017_int_base_median"],
+        ), key
         assert ratio == pytest.approx(median / denom, abs=0.0006), key
         r = RATE_TEXT.search(text)
         assert r, (key, text)
@@ -241,7 +255,8 @@ def test_the_script_reproduces_every_quoted_median(cpus: dict[str, Any]) -> None
     assert src.speed_median(ref["sku"]) == ref["specspeed2017_int_base_median"]
     assert len(src.SKUS[ref["sku"]].speed) == ref["results"]
     assert src.rate_per_core(ref["all_core_anchor_sku"]) == pytest.approx(
-        ref["all_core_anchor_specrate2017_int_base_per_core"], abs=0.005)
+        ref["all_core_anchor_specrate2017_int_base_per_core"], abs=0.005
+    )
     speed = _speed_cpus(cpus)
     assert set(src.CATALOG) == set(speed)
     for key, cpu in speed.items():

@@ -18,6 +18,7 @@ def _state(*args: object) -> object:
     w, g, o = memory.sharded_state_parts(*args)  # type: ignore[arg-type]
     return w + g + o
 
+
 MIB = 2**20
 GIB = 2**30
 

@@ -1127,8 +1127,15 @@ def test_stated_architecture_derives_by_rule_and_names_what_it_assumed() -> None
     figures, notes, from_preset = T.stated_architecture(
         {"layers": 40, "hidden": 5120, "heads": 40, "vocab": 32000}, preset, "transformer", True, False
     )
-    assert figures == {"layers": 40, "hidden": 5120, "heads": 40, "kv_heads": 40, "ffn_hidden": 13824,
-                       "vocab": 32000, "seq_len": 8192}
+    assert figures == {
+        "layers": 40,
+        "hidden": 5120,
+        "heads": 40,
+        "kv_heads": 40,
+        "ffn_hidden": 13824,
+        "vocab": 32000,
+        "seq_len": 8192,
+    }
     assert not from_preset
     assert notes[0].startswith("transformer stated by its figures; assumed: kv_heads 40")
     assert "seq_len 8,192 (the transformer preset's)" in notes[0]
@@ -1166,8 +1173,11 @@ def test_pipeline_split_as_megatron_counts_it(layers: int, p: int, vs: int, extr
 def test_check_pipeline_refuses_what_megatron_refuses() -> None:
     T.check_pipeline(32, 2, 2)
     T.check_pipeline(61, 16, 1)  # uneven first and last stages: run by Megatron, said in a warning
-    for layers, p, vs, field in ((32, 1, 2, "virtual_pipeline_stages"), (32, 2, 3, "virtual_pipeline_stages"),
-                                 (32, 33, 1, "pipeline_parallel")):
+    for layers, p, vs, field in (
+        (32, 1, 2, "virtual_pipeline_stages"),
+        (32, 2, 3, "virtual_pipeline_stages"),
+        (32, 33, 1, "pipeline_parallel"),
+    ):
         with pytest.raises(InputError) as e:
             T.check_pipeline(layers, p, vs)
         assert e.value.field == field
