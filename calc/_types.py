@@ -183,7 +183,8 @@ def any_(condition: Any) -> bool:
     compare to one) has no ``.any()``; a NumPy bool or an array does."""
     t = type(condition)
     if t is bool:
-        return condition
+        picked: bool = condition
+        return picked
     # A NumPy bool (``isfinite(a) | isfinite(b)`` on one scenario) is its own any: .any() costs ~0.6 us.
     return bool(condition) if t is _BOOL else bool(condition.any())
 
@@ -192,7 +193,8 @@ def all_(condition: Any) -> bool:
     """``np.all(condition)`` for a comparison's result (``any_``)."""
     t = type(condition)
     if t is bool:
-        return condition
+        picked: bool = condition
+        return picked
     return bool(condition) if t is _BOOL else bool(condition.all())
 
 

@@ -1858,7 +1858,7 @@ def _dict_init(cls: type) -> None:
     exec(f"def __init__(self, {params}):\n{checks}    d = self.__dict__\n{body}    self._finish()\n", namespace)
     init = namespace["__init__"]
     init.__qualname__, init.__module__ = f"{cls.__qualname__}.__init__", cls.__module__
-    init.__annotations__ = cls.__init__.__annotations__  # help() and signatures as dataclass wrote them
+    init.__annotations__ = vars(cls)["__init__"].__annotations__  # help() and signatures as dataclass wrote them
     cls.__init__ = init  # type: ignore[misc]
 
 

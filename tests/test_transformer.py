@@ -881,7 +881,8 @@ def test_moe_ffn_dense_shortcut_is_the_formula() -> None:
     # numbers, as the same types, in both kinds of scalar.
     from calc._types import python_scalars
 
-    for args in ((32, 0, 11008, 0, 0, 0, 0, 1), (80.0, 3.0, 28672.0, 0.0, 0.0, 1.0, 0.0, 0.0), (1, 0, 0, 7, 0, 2, 1, 1)):
+    cases = ((32, 0, 11008, 0, 0, 0, 0, 1), (80.0, 3.0, 28672.0, 0.0, 0.0, 1.0, 0.0, 0.0), (1, 0, 0, 7, 0, 2, 1, 1))
+    for args in cases:
         for python in (False, True):
             with python_scalars(python):
                 fast = T.moe_ffn(*args)
