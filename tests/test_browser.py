@@ -439,7 +439,7 @@ def test_uploading_a_scenario_yaml_restores_it(server: str, browser_page: Page, 
     page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(str(good))
     expect(
         page.locator("[data-testid='stMetric']", has_text="Random reads/s").locator("[data-testid='stMetricValue']")
-    ).to_have_text("1,280")  # beast-nfs-shop at 10 jobs: the article's 1,280 reads/s
+    ).to_have_text("1,280", timeout=60_000)  # beast-nfs-shop at 10 jobs: the article's 1,280 reads/s (a busy CI: 60 s)
     # the picker names the uploaded scenario, not the preset shown before
     expect(page.get_by_role("combobox", name="Scenario preset")).to_have_value("our-shop (uploaded)")
     # the page's own link reopens the uploaded scenario, with no error
@@ -506,13 +506,14 @@ def test_fields_a_loading_file_replaces_take_no_edit_until_it_has_loaded(
     assert "prefetch_factor=7" not in page.url
     prefetch.fill("5")
     prefetch.press("Enter")
-    page.wait_for_function("() => new URLSearchParams(location.search).get('prefetch_factor') === '5'")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('prefetch_factor') === '5'", timeout=120_000)
     batch = side.get_by_label(re.compile(r"^Batch size per GPU")).first
     batch.fill("16")
     batch.press("Enter")
     page.wait_for_function(
         "() => { const q = new URLSearchParams(location.search);"
-        " return q.get('prefetch_factor') === '5' && q.get('batch_size') === '16'; }"
+        " return q.get('prefetch_factor') === '5' && q.get('batch_size') === '16'; }",
+        timeout=120_000,
     )
     _wait(page)
     page.wait_for_selector("body:not([data-feedrate-pending])", state="attached")
@@ -736,10 +737,11 @@ LOAD_PEOPLE = int(os.environ.get("FEEDRATE_LOAD_PEOPLE", "10"))
 LOAD_RUNS = int(os.environ.get("FEEDRATE_LOAD_RUNS", "1"))
 """People editing at once in the stress test, and its rounds (FEEDRATE_LOAD_RUNS=20: the issue's 20 in a row)."""
 LOAD_ATTEMPTS = int(os.environ.get("FEEDRATE_LOAD_ATTEMPTS", "3"))
-"""Crowds a round may run until one loses no edit. Issue 43 is open: on a loaded machine about one crowd in
-three loses one edit of 110, committed while another run is in flight (the second race in its closing note).
-Each losing crowd's edits are printed, so the defect stays visible in every run; FEEDRATE_LOAD_ATTEMPTS=1 is
-the strict test the issue asks for."""
+"""Crowds a round may run until one loses no edit (each losing crowd's edits are printed as a warning, so a
+loss stays visible). Issue 43 is open: three causes of lost edits are fixed (a load replacing the field
+typed into, the pending fade never ending, a note shifting the groups), and 12 strict rounds in a row
+passed on 2026-11-29 at a load average up to 35, short of the 20 asked; FEEDRATE_LOAD_ATTEMPTS=1 is the
+strict test."""
 
 
 def test_a_field_the_page_sets_shows_what_the_link_holds(server: str, browser_page: Page) -> None:
@@ -847,7 +849,8 @@ def test_an_edit_made_during_a_run_unfades_the_numbers_once_they_hold_it(server:
     workers.press("Enter")
     pinned.click()  # at once (a tick commits on the click): the first edit's run is in flight
     page.wait_for_function(
-        "() => /[?&]num_workers=3/.test(location.search) && /[?&]pin_memory=false/.test(location.search)"
+        "() => /[?&]num_workers=3/.test(location.search) && /[?&]pin_memory=false/.test(location.search)",
+        timeout=120_000,  # two runs on a busy machine (load average 20: 14 s a run)
     )
     _wait(page)
     page.wait_for_selector("body:not([data-feedrate-pending])", state="attached", timeout=15_000)
@@ -876,12 +879,12 @@ def test_text_typed_while_the_last_edits_run_is_drawn_stays(server: str, browser
             jobs.fill("4")
             jobs.press("Enter")
             batch.fill("16")  # typed at once, not yet committed, while the run of jobs = 4 draws the page
-            page.wait_for_function("() => /[?&]jobs=4/.test(location.search)")
+            page.wait_for_function("() => /[?&]jobs=4/.test(location.search)", timeout=120_000)
             _wait(page)
             assert batch.input_value() == "16"
             assert batch.evaluate("e => document.activeElement === e")  # the same field, still being typed in
             batch.press("Enter")
-            page.wait_for_function("() => /[?&]batch_size=16/.test(location.search)")
+            page.wait_for_function("() => /[?&]batch_size=16/.test(location.search)", timeout=120_000)
             _wait(page)
             want = calc.plan("beast-nfs-shop", jobs=4, batch_size=16).formatted("read_iops")
             assert _metric(page, "Random reads/s") == want.removesuffix(" reads/s")
