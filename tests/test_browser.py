@@ -158,6 +158,19 @@ def _download(page: Page, button: str, path: Path) -> str:
     return path.read_text()
 
 
+def _sidebar_field(page: Page, link: str, group: str, label: str) -> tuple[Any, Any]:
+    """Open ``link``, open the sidebar group ``group`` (that click reruns the page) and wait for its field
+    labelled ``label`` (a regular expression) and for the run to end: (the sidebar, the field)."""
+    page.goto(link)
+    _wait(page)
+    side = page.locator("[data-testid='stSidebar']")
+    side.locator("[data-testid='stExpander'] summary", has_text=group).first.click()
+    box = side.get_by_label(re.compile(label)).first
+    box.wait_for()
+    _wait(page)
+    return side, box
+
+
 def _metric(page: Page, label: str) -> str:
     box = page.locator("[data-testid='stMetric']", has_text=label).first
     return box.locator("[data-testid='stMetricValue']").inner_text().strip()
@@ -483,13 +496,7 @@ def test_fields_a_loading_file_replaces_take_no_edit_until_it_has_loaded(
     import calc
 
     page = browser_page
-    page.goto(f"{server}/?scenario=beast-imagenet-4xv100")
-    _wait(page)
-    side = page.locator("[data-testid='stSidebar']")
-    side.locator("[data-testid='stExpander'] summary", has_text="Loader").first.click()
-    prefetch = side.get_by_label(re.compile(r"^Prefetch factor")).first
-    prefetch.wait_for()
-    _wait(page)
+    side, prefetch = _sidebar_field(page, f"{server}/?scenario=beast-imagenet-4xv100", "Loader", r"^Prefetch factor")
     shop = calc.scenario("beast-nfs-shop", jobs=10, name="our-shop")
     assert shop.prefetch_factor != 5
     path = tmp_path / "shop.yaml"
@@ -807,13 +814,7 @@ def test_numbers_computed_without_an_edit_are_marked_until_it_reaches_them(serve
     import calc
 
     page = browser_page
-    page.goto(f"{server}/?scenario=beast-nfs-shop")
-    _wait(page)
-    side = page.locator("[data-testid='stSidebar']")
-    side.locator("[data-testid='stExpander'] summary", has_text="Cluster").first.click()
-    jobs = side.get_by_label(re.compile(r"^Concurrent jobs")).first
-    jobs.wait_for()
-    _wait(page)
+    _, jobs = _sidebar_field(page, f"{server}/?scenario=beast-nfs-shop", "Cluster", r"^Concurrent jobs")
     old = _metric(page, "Random reads/s")
     new = calc.plan("beast-nfs-shop", jobs=4).formatted("read_iops").removesuffix(" reads/s")
     assert old == calc.plan("beast-nfs-shop").formatted("read_iops").removesuffix(" reads/s") != new
@@ -836,13 +837,7 @@ def test_an_edit_made_during_a_run_unfades_the_numbers_once_they_hold_it(server:
     import calc
 
     page = browser_page
-    page.goto(f"{server}/?scenario=beast-nfs-shop")
-    _wait(page)
-    side = page.locator("[data-testid='stSidebar']")
-    side.locator("[data-testid='stExpander'] summary", has_text="Loader").first.click()
-    workers = side.get_by_label(re.compile(r"^DataLoader workers per GPU")).first
-    workers.wait_for()
-    _wait(page)
+    side, workers = _sidebar_field(page, f"{server}/?scenario=beast-nfs-shop", "Loader", r"^DataLoader workers per GPU")
     pinned = side.locator("[data-testid='stCheckbox'] label", has_text="Pinned memory").first
     assert calc.scenario("beast-nfs-shop").pin_memory and calc.scenario("beast-nfs-shop").num_workers != 3
     workers.fill("3")
@@ -868,13 +863,7 @@ def test_text_typed_while_the_last_edits_run_is_drawn_stays(server: str, browser
     for _ in range(4):
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         try:
-            page.goto(f"{server}/?scenario=beast-nfs-shop")
-            _wait(page)
-            side = page.locator("[data-testid='stSidebar']")
-            side.locator("[data-testid='stExpander'] summary", has_text="Cluster").first.click()
-            jobs = side.get_by_label(re.compile(r"^Concurrent jobs")).first
-            jobs.wait_for()
-            _wait(page)
+            side, jobs = _sidebar_field(page, f"{server}/?scenario=beast-nfs-shop", "Cluster", r"^Concurrent jobs")
             batch = side.get_by_label(re.compile(r"^Batch size per GPU")).first
             jobs.fill("4")
             jobs.press("Enter")
