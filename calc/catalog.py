@@ -12,7 +12,7 @@ import difflib
 import functools
 import importlib.resources
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -168,6 +168,13 @@ class _Entry:
         value = self.get(key, default)
         if not isinstance(value, str):
             raise PresetError(self.where(key), f"expected text, got {value!r}")
+        return value
+
+    def choice(self, key: str, accepted: Sequence[str], default: Any = ...) -> str:
+        """A text field that must be one of ``accepted`` (``default`` where absent, unchecked)."""
+        value = self.text(key, default)
+        if value not in accepted and not (default is not ... and value == default):
+            raise PresetError(self.where(key), f"unknown {value!r}; accepted: {', '.join(accepted)}")
         return value
 
     def sub(self, key: str) -> _Entry | None:
@@ -385,12 +392,7 @@ def _tensor_per_sm(e: _Entry) -> dict[str, Any]:
 
 
 def _architecture(e: _Entry) -> str:
-    a = e.text("architecture", "")
-    if a and a not in compute.ARCHITECTURE_FP32_LANES:
-        raise PresetError(
-            e.where("architecture"), f"unknown {a!r}; accepted: {', '.join(compute.ARCHITECTURE_FP32_LANES)}"
-        )
-    return a
+    return e.choice("architecture", tuple(compute.ARCHITECTURE_FP32_LANES), "")
 
 
 def _gpu_decoders(e: _Entry) -> dict[str, Any]:
@@ -480,9 +482,7 @@ def models() -> dict[str, Model]:
             sources={str(k): str(v) for k, v in sources.items()},
         )
         extra = _model_extras(e, str(name))
-        family = e.text("family", "cnn")
-        if family not in FAMILIES:
-            raise PresetError(e.where("family"), f"unknown {family!r}; accepted: {', '.join(FAMILIES)}")
+        family = e.choice("family", FAMILIES, "cnn")
         model = dataclasses.replace(model, family=family, **extra, **_model_image(e))
         figures = [f for f in MODEL_FIGURES if f in e.data or f != "cpu_seconds_per_example"]
         missing = [f for f in (*figures, *extra, *IMAGE_FIGURES) if f not in model.sources and f in e.data]
@@ -528,7 +528,7 @@ def measurements(file: str = "calibration.yaml") -> tuple[Measurement, ...]:
         m = Measurement(
             model=lookup(e.text("model"), models(), "model", e.where("model")),
             gpu=lookup(e.text("gpu"), gpus(), "GPU", e.where("gpu")),
-            precision=e.text("precision"),
+            precision=e.choice("precision", PRECISIONS),
             batch_size=int(e.quantity("batch_size", "count")),
             samples_per_s=e.quantity("samples_per_s", "count_per_s"),
             source=e.text("source"),
@@ -538,8 +538,6 @@ def measurements(file: str = "calibration.yaml") -> tuple[Measurement, ...]:
             data=str(e.get("data", "")),
             gpus=int(e.quantity("gpus", "count")) if "gpus" in e.data else 1,
         )
-        if m.precision not in PRECISIONS:
-            raise PresetError(e.where("precision"), f"accepted: {', '.join(PRECISIONS)}")
         out.append(m)
     return tuple(out)
 
@@ -557,9 +555,9 @@ def scaling_rows() -> tuple[ScalingRow, ...]:
             raise PresetError(e.where("gpus"), "expected equal lists of GPU counts (including 1) and samples/s")
         out.append(
             ScalingRow(
-                model=str(e.get("model")),
-                gpu=str(e.get("gpu")),
-                precision=str(e.get("precision")),
+                model=lookup(e.text("model"), models(), "model", e.where("model")),
+                gpu=lookup(e.text("gpu"), gpus(), "GPU", e.where("gpu")),
+                precision=e.choice("precision", PRECISIONS),
                 gpus=tuple(int(parse(c, "count", e.where("gpus"))) for c in counts),
                 samples_per_s=tuple(parse(r, "count_per_s", e.where("samples_per_s")) for r in rates),
                 source=e.text("source"),
@@ -583,13 +581,11 @@ def stack_pairs() -> tuple[StackPair, ...]:
         pair = StackPair(
             model=e.text("model"),
             gpu=lookup(e.text("gpu"), gpus(), "GPU", e.where("gpu")),
-            precision=e.text("precision"),
+            precision=e.choice("precision", PRECISIONS),
             eager_mfu=mfu["eager_mfu"],
             compiled_mfu=mfu["compiled_mfu"],
             source=e.text("source"),
         )
-        if pair.precision not in PRECISIONS:
-            raise PresetError(e.where("precision"), f"accepted: {', '.join(PRECISIONS)}")
         out.append(pair)
     return tuple(out)
 
@@ -1101,9 +1097,7 @@ def reference_tiers() -> dict[str, ReferenceTier]:
     out = {}
     for name, data in table.data.items():
         e = _Entry(f, f"tiers: {name}", data)
-        cache = e.text("cache")
-        if cache not in CACHE_SHARES:
-            raise PresetError(e.where("cache"), f"{cache!r}; accepted: {', '.join(CACHE_SHARES)}")
+        cache = e.choice("cache", CACHE_SHARES)
         out[str(name)] = ReferenceTier(
             name=str(name),
             label=e.text("label"),

@@ -117,6 +117,55 @@ def test_missing_precision_names_accepted_ones() -> None:
         calc.plan(gpu="V100-SXM2-16GB", precision="bf16")
 
 
+CHOICES = [
+    # (file, text, the same with an unknown choice, field named, accepted)
+    ("models.yaml", "  family: transformer\n", "  family: rnn\n", "models.yaml: vit_b16: family", "cnn, transformer"),
+    ("gpus.yaml", "architecture: Volta GV100", "architecture: Volta GV999", "gpus.yaml: V100-SXM2-16GB: architecture",
+     "Volta GV100"),
+    ("calibration.yaml", "V100-SXM2-16GB, precision: fp32, batch_size: 112",
+     "V100-SXM2-16GB, precision: int8, batch_size: 112",
+     "calibration.yaml: measurements[0]: precision", "fp32, tf32, fp16, bf16, fp8"),
+    ("calibration.yaml", "A100-SXM4-80GB, precision: tf32, batch_size: 256,\n     gpus: [1, 8]",
+     "A100-SXM4-80GB, precision: fp64, batch_size: 256,\n     gpus: [1, 8]", "calibration.yaml: scaling[0]: precision",
+     "fp32, tf32, fp16, bf16, fp8"),
+    ("calibration.yaml", "{model: resnet50, gpu: A100-SXM4-80GB, precision: tf32, batch_size: 256,\n     gpus: [1, 8]",
+     "{model: resnet5O, gpu: A100-SXM4-80GB, precision: tf32, batch_size: 256,\n     gpus: [1, 8]",
+     "calibration.yaml: scaling[0]: model", "resnet50"),
+    ("calibration.yaml", "llama2_7b, gpu: A100-SXM4-80GB, precision: bf16",
+     "llama2_7b, gpu: A100-SXM4-80GB, precision: b16",
+     "calibration.yaml: stack_pairs[0]: precision", "fp32, tf32, fp16, bf16, fp8"),
+    ("reference_tiers.yaml", "    cache: all\n", "    cache: most\n", ": cache", "all, part, none"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("file", "old", "new", "field", "accepted"), CHOICES, ids=[c[3] for c in CHOICES])
+def test_a_choice_a_preset_misspells_is_named_with_what_is_accepted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, file: str, old: str, new: str, field: str, accepted: str
+) -> None:
+    """A preset field read as one of a fixed set (a precision, a family, a cache share, an architecture,
+    a scaling row's model) refuses anything else by name; a scaling row's precision, model and GPU were
+    read unchecked before (an "fp64" row would have been fitted as it stood)."""
+    for f in catalog.presets_dir().glob("*.yaml"):
+        (tmp_path / f.name).write_text(f.read_text())
+    text = (tmp_path / file).read_text()
+    assert text.count(old) >= 1
+    (tmp_path / file).write_text(text.replace(old, new, 1))
+    monkeypatch.setattr(catalog, "presets_dir", lambda: tmp_path)
+    readers = (catalog.gpus, catalog.models, catalog.measurements, catalog.scaling_rows, catalog.stack_pairs,
+               catalog.reference_tiers)  # fmt: skip
+    for r in readers:
+        r.cache_clear()
+    try:
+        with pytest.raises(PresetError) as raised:
+            for r in readers:
+                r()
+        assert field in raised.value.field and accepted in raised.value.message
+    finally:
+        monkeypatch.undo()
+        for r in readers:
+            r.cache_clear()
+
+
 def test_malformed_yaml_names_file_and_line() -> None:
     with pytest.raises(PresetError, match=r"x.yaml: malformed YAML at line \d+, column \d+"):
         catalog.parse_yaml("a: 1\nb: [1, 2\n", "x.yaml")
