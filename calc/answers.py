@@ -166,7 +166,7 @@ class Answer:
         )
         out = [
             f"GPU time on {_n(b['units'], str(b['unit']))} of {b['option']}: {', '.join(parts)}; "
-            f"{hours:,.0f} GPU-hours a month idle{money}."
+            f"{gpu_hours(hours)} a month idle{money}."
         ]
         c = self.cheapest_storage
         if priced and c is not None and c["option"] != b["option"] and c["monthly_total_usd"] < b["monthly_total_usd"]:
@@ -178,7 +178,7 @@ class Answer:
         f = self.fastest
         if not priced and f is not None:
             out.append(
-                f"Fastest: {f['option']}, {float(f['lost_gpu_hours_per_month']):,.0f} GPU-hours a month idle "
+                f"Fastest: {f['option']}, {gpu_hours(float(f['lost_gpu_hours_per_month']))} a month idle "
                 f"(restore {fmt(f['restore_s'], 'seconds')})."
             )
         return out
@@ -251,7 +251,7 @@ class Answer:
             return (
                 f"The {neck} bottleneck idles {gpus:,} x {p.scenario.gpu} "
                 f"{1 - util:.0%} of the time: "
-                f"{self.idle_gpu_hours_per_month:,.0f} GPU-hours a month{money}."
+                f"{gpu_hours(self.idle_gpu_hours_per_month)} a month{money}."
             )
         return f"The steady reads lose no GPU time: the {_n(gpus, 'GPU')} set the pace."
 
@@ -508,6 +508,12 @@ def idle_gpus(p: Plan) -> tuple[float, float, str]:
     sc = p.scenario
     price, src = en.gpu_price_per_hour(sc.gpu, sc.gpu_price_per_hour)
     return en.idle_gpu_hours_per_month(sc.gpus_per_job * sc.jobs, p.gpu_utilization), price, src
+
+
+def gpu_hours(hours: float) -> str:
+    """Idle GPU time as said [GPU-h]: whole hours from 10 up, two significant digits below ("0.94
+    GPU-hours": the first epoch of a small job idles under an hour a month, which rounded to "1 GPU-hours")."""
+    return _n(round(hours) if hours >= 10 else float(f"{hours:.2g}"), "GPU-hour")
 
 
 def _no_storage(p: Plan) -> tuple[str, bool]:

@@ -14,6 +14,7 @@ import pytest
 import calc
 from calc import engine
 from calc import storage as st
+from calc.answers import gpu_hours
 from calc.engine import checkpoint_writes_per_month
 from calc.errors import InputError
 from calc.site import SITE_WORDS, job_site
@@ -634,3 +635,20 @@ def test_storage_units_take_a_fraction_only_where_the_option_is_sold_by_capacity
     assert "accepted: a whole number of drives" in str(e.value)
     # Whole counts read as before.
     assert calc.plan("efficient-pytorch-3d", storage="nvme-gen4", storage_units=2).scenario.storage_units == 2
+
+
+@pytest.mark.parametrize(
+    ("hours", "said"),
+    [
+        (0.943, "0.94 GPU-hours"),  # a small job's first epoch: was "1 GPU-hours"
+        (1.0, "1 GPU-hour"),
+        (1.04, "1 GPU-hour"),  # two significant digits: 1.0
+        (9.4, "9.4 GPU-hours"),
+        (9.96, "10 GPU-hours"),  # 2 digits round up to the boundary
+        (10.4, "10 GPU-hours"),  # from 10 up: whole hours
+        (633.2, "633 GPU-hours"),
+        (2800.7, "2,801 GPU-hours"),
+    ],
+)
+def test_idle_gpu_hours_are_said_to_two_digits_below_ten(hours: float, said: str) -> None:
+    assert gpu_hours(hours) == said
