@@ -133,7 +133,6 @@ def details(a: Answer) -> list[str]:
     return out
 
 
-
 def _design(d: Mapping[str, Any]) -> str:
     return f"{without_price(str(d['description']))}, {fmt_usd(d['monthly_total_usd'])} a month all in"
 
