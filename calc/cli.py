@@ -35,7 +35,7 @@ from calc.report import cluster_markdown
 from calc.scenario import BLANK_MODEL, FIELDS, Scenario, from_text, scenario, scenarios, unknown_input
 from calc.storage import options as storage_options
 from calc.sweep import OUTPUT_SUFFIX
-from calc.units import Kind, fmt, fmt_usd
+from calc.units import Kind, fmt
 
 DEFAULT_SCENARIO = "beast-imagenet-4xv100"
 FORMATS = ("table", "json", "yaml", "markdown", "csv")
@@ -443,21 +443,12 @@ def command_output(c: Cluster, form: str) -> str:
         return cluster_markdown(a)
     jobs = a.plan.to_frame().merge(a.jobs.drop(columns=["count", "gpus", "gpu_utilization_alone"]), on="job")
     if form == "table":
-        shown = pd.DataFrame(
-            {
-                "job": jobs["job"],
-                "count": jobs["count"],
-                "gpus": jobs["gpus"],
-                "reads": [fmt(v, "bytes_per_s") for v in jobs["read_bytes_per_s"]],
-                "reads/s": [fmt(v, "count_per_s") for v in jobs["read_iops"]],
-                "save burst": [fmt(v, "bytes_per_s") for v in jobs["peak_write_bytes_per_s"]],
-                "utilisation": [f"{v:.0%}" for v in jobs["gpu_utilization"]],
-                "monthly": [fmt_usd(v) if math.isfinite(v) else "n/a" for v in jobs["monthly_usd"]],
-            }
-        )
+        # The report's table and its note, so the CLI and the meeting's report read alike.
+        shown = report.cluster_jobs_table(a).to_string(index=False)
+        note = report.cluster_jobs_note(a)
         body = "\n".join(a.lines())
         totals = "\n".join(f"{k:<32} {fmt_total(k, v)}" for k, v in a.plan.totals().items())
-        return f"{a.plan.title}\n{c.description}\n\n{body}\n\n{shown.to_string(index=False)}\n\n{totals}"
+        return f"{a.plan.title}\n{c.description}\n\n{body}\n\n{shown}" + (f"\n{note}" if note else "") + f"\n\n{totals}"
     data = {
         "cluster": c.to_dict(),
         "totals": a.plan.totals(),

@@ -784,6 +784,11 @@ def chargeback(cp: ClusterPlan, row: Mapping[str, Any], loads: Sequence[_Load] |
     ]
 
 
+def _serve(units: float) -> str:
+    """"1 bucket ... serves", "4 drives ... serve"."""
+    return "serves" if units == 1 else "serve"
+
+
 def _owned_growth(cp: ClusterPlan, owned: Mapping[str, Any]) -> str:
     """When the system the cluster has (``storage`` x ``storage_units``) stops serving: the first
     month the sizing engine needs more units of it than are owned."""
@@ -796,10 +801,10 @@ def _owned_growth(cp: ClusterPlan, owned: Mapping[str, Any]) -> str:
         sized = en.size_option(o, cluster_demand(cp, fj, fd))
         if sized.units > have + 1e-9:
             return (
-                f"Your {en.whole(have):,} x {o.name} serve until month {m}: then {en.whole(sized.units):,} are needed "
-                f"(limited by {sized.limiting}); buy more before then."
+                f"Your {en._n(have, o.unit)} of {o.name} {_serve(have)} until month {m}: then "
+                f"{en._n(sized.units, o.unit)} are needed (limited by {sized.limiting}); buy more before then."
             )
-    return f"Your {en.whole(have):,} x {o.name} still serve in {c.horizon_months} months."
+    return f"Your {en._n(have, o.unit)} of {o.name} still {_serve(have)} in {c.horizon_months} months."
 
 
 def growth(cp: ClusterPlan, best: Mapping[str, Any] | None, owned: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -816,30 +821,33 @@ def growth(cp: ClusterPlan, best: Mapping[str, Any] | None, owned: Mapping[str, 
     if best is None or c.horizon_months == 0:
         return {"text": "", "next_purchase_month": None, "units_now": None, "units_at_horizon": None}
     o = st.option(str(best["option"]))
-    now = int(best["units"])
+    now = float(best["units"])  # FSx is ordered in 2,400 GiB steps: 11.71875 TiB, not 11
     if o.kind == "ram":
         return {"text": "", "next_purchase_month": None, "units_now": now, "units_at_horizon": None}
-    due, units_m = None, now
+    due, units_m, due_units, due_limit = None, now, now, ""
     months = []
     for m in range(c.horizon_months + 1):
         fj = (1 + c.job_growth_per_year) ** (m / 12)
         fd = (1 + c.data_growth_per_year) ** (m / 12)
         sized = en.size_option(o, cluster_demand(cp, fj, fd))
-        units_m = int(sized.units)
+        units_m = float(sized.units)
         months.append({"month": m, "units": units_m, "limiting": sized.limiting})
         if due is None and units_m > now:
-            due = m
+            due, due_units, due_limit = m, units_m, sized.limiting
     grow = f"jobs +{c.job_growth_per_year:.0%} and data +{c.data_growth_per_year:.0%} a year"
     if due is None:
-        text = f"Growth ({grow}): {now:,} x {o.name} still serve in {c.horizon_months} months; no purchase due."
+        text = (
+            f"Growth ({grow}): {en._n(now, o.unit)} of {o.name} still {_serve(now)} in {c.horizon_months} months; "
+            "no purchase due."
+        )
     else:
         text = (
-            f"Growth ({grow}): buy {now:,} x {o.name} now; the next purchase is due in month {due} "
-            f"({months[due]['units']:,} needed, limited by {months[due]['limiting']}); "
-            f"{units_m:,} by month {c.horizon_months}."
+            f"Growth ({grow}): buy {en._n(now, o.unit)} of {o.name} now; the next purchase is due in month {due} "
+            f"({en._n(due_units, o.unit)} needed, limited by {due_limit}); "
+            f"{en._n(units_m, o.unit)} by month {c.horizon_months}."
         )
         if units_m > o.max_units:
-            text += f" One {o.name} system allows {o.max_units:,.0f}: plan a second system."
+            text += f" One {o.name} system allows {en._n(o.max_units, o.unit)}: plan a second system."
     if owned is not None:
         text += " " + _owned_growth(cp, owned)
     return {

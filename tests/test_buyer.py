@@ -135,7 +135,11 @@ def test_cluster_is_charged_for_the_system_it_has() -> None:
         text=True,
     ).stdout
     assert f"Chargeback (aws-fsx-lustre-ssd-1000, ${240 * TIB / 1e9 * 0.60:,.0f} a month)" in out
-    assert "Your 240 x aws-fsx-lustre-ssd-1000 serve until month 8" in out
+    # 240 TiB owned; month 8 needs 108 steps of 2,400 GiB = 108 x 2.34375 = 253.125 TiB (said to 4 digits)
+    assert "Your 240 TiB of aws-fsx-lustre-ssd-1000 serve until month 8: then 253.1 TiB are needed" in out
+    # S3 counts prefixes: 2.21 GB/s of reads in 1 MiB requests = 2,108 GETs/s, x 1.5^2 = 4,743 by month 24,
+    # within one prefix's 5,500 GETs/s: one prefix, said in the singular
+    assert "1 prefix of aws-s3-standard still serves in 24 months" in out
 
 
 def test_one_voice() -> None:

@@ -267,7 +267,7 @@ def test_growth_says_when_the_next_purchase_is_due() -> None:
     g = growth(cp, {"option": "nvme-gen4", "units": 4})
     assert g["next_purchase_month"] == 2
     assert g["units_at_horizon"] == 10
-    assert "month 2 (5 needed, limited by capacity)" in g["text"]
+    assert "month 2 (5 drives needed, limited by capacity)" in g["text"]
     months = g["months"]
     assert list(months["units"][:3]) == [4, 4, 5]
     # Month 1: 1.875 x 2^(1/12) = 1.986 data drives: still 2, no purchase due within a month.
@@ -281,8 +281,8 @@ def test_growth_month_zero_is_what_the_answer_buys() -> None:
     # while the answer bought 4 in a mirror. Now growth is the engine run on each month's demand.
     a = job("a", "100 kB", dataset_examples=115_200_000, site="on-prem")
     ans = calc.answer(calc.cluster({a: 1}, horizon_months=12, data_growth_per_year=1.0))
-    assert ans.best is not None and ans.growth["units_now"] == int(ans.best["units"])
-    assert int(ans.growth["months"]["units"][0]) == int(ans.best["units"])
+    assert ans.best is not None and ans.growth["units_now"] == float(ans.best["units"])
+    assert ans.growth["months"]["units"][0] == float(ans.best["units"])
 
 
 def test_yaml_round_trip_and_the_preset() -> None:
@@ -791,8 +791,10 @@ def test_command_line_without_jobs_and_the_json_output_keys() -> None:
     assert list(data["best"]) == ["option", "units", "unit", "monthly_total_usd"]
     assert data["totals"]["read_bytes_per_s"] == pytest.approx(7.2e9)
     table = command_output(as_cluster({A: 3, B: 2}), "table")
-    header = ["job", "count", "gpus", "reads", "reads/s", "save", "burst", "utilisation", "monthly"]
-    assert any(line.split() == header for line in table.splitlines())
+    # the report's table (calc.report.cluster_jobs_table), so the CLI and the meeting's report read alike
+    header = "Job Count GPUs Dataset Reads Reads/s Save bursts (all copies) Utilisation (shared) Utilisation (alone) "
+    header += "Idle GPU cost / month Storage chargeback / month"
+    assert any(" ".join(line.split()) == header for line in table.splitlines())
 
 
 def test_growth_in_jobs_is_due_when_the_reads_outgrow_the_drives() -> None:
@@ -806,15 +808,32 @@ def test_growth_in_jobs_is_due_when_the_reads_outgrow_the_drives() -> None:
     g = growth(flat, {"option": "nvme-gen4", "units": 4})
     assert g["next_purchase_month"] is None and list(g["months"]["units"]) == [4] * 25
     assert (
-        g["text"] == "Growth (jobs +0% and data +0% a year): 4 x nvme-gen4 still serve in 24 months; no purchase due."
+        g["text"]
+        == "Growth (jobs +0% and data +0% a year): 4 drives of nvme-gen4 still serve in 24 months; no purchase due."
     )
     grows = calc.cluster({big: 1}, horizon_months=24, job_growth_per_year=1.0, data_growth_per_year=0.0)
     g = growth(grows, {"option": "nvme-gen4", "units": 4}, owned={"option": "nvme-gen4", "units": 4})
     assert g["next_purchase_month"] == 9 and g["units_at_horizon"] == 7
     assert g["text"] == (
-        "Growth (jobs +100% and data +0% a year): buy 4 x nvme-gen4 now; the next purchase is due in month 9 "
-        "(5 needed, limited by bandwidth); 7 by month 24. Your 4 x nvme-gen4 serve until month 9: then 5 are "
-        "needed (limited by bandwidth); buy more before then."
+        "Growth (jobs +100% and data +0% a year): buy 4 drives of nvme-gen4 now; the next purchase is due in month 9 "
+        "(5 drives needed, limited by bandwidth); 7 drives by month 24. Your 4 drives of nvme-gen4 serve until "
+        "month 9: then 5 drives are needed (limited by bandwidth); buy more before then."
+    )
+
+
+def test_growth_says_a_stepped_store_in_its_own_unit() -> None:
+    # FSx for Lustre is ordered in 2,400 GiB steps (2.34375 TiB): growth truncated 11.71875 TiB to "buy 11 x".
+    # The job opens 8 GPUs x 1,000 files/s = 8,000 files/s; at Lustre's 2 metadata ops per open and 2 ops per
+    # metadata IOPS that is 8,000 IOPS: above the 4.6875 TiB tier's 6,000, within the 11.71875 TiB tier's
+    # 12,000 (presets/storage.yaml metadata_scaling). Its 8 GB/s at 1,000 MB/s per TiB need only 8 TiB.
+    big = job("big", "1 MB", dataset_examples=1_000_000)
+    flat = calc.cluster({big: 1}, horizon_months=24, job_growth_per_year=0.0, data_growth_per_year=0.0)
+    g = growth(flat, {"option": "aws-fsx-lustre-ssd-1000", "units": 11.71875})
+    assert g["units_now"] == 11.71875 and list(g["months"]["units"]) == [11.71875] * 25
+    assert set(g["months"]["limiting"]) == {"metadata"}
+    assert g["text"] == (
+        "Growth (jobs +0% and data +0% a year): 11.72 TiB of aws-fsx-lustre-ssd-1000 still serve in 24 months; "
+        "no purchase due."
     )
 
 
