@@ -441,7 +441,6 @@ def command_output(c: Cluster, form: str) -> str:
     a = cluster_answer(c)
     if form == "markdown":
         return cluster_markdown(a)
-    jobs = a.plan.to_frame().merge(a.jobs.drop(columns=["count", "gpus", "gpu_utilization_alone"]), on="job")
     if form == "table":
         # The report's table and its note, so the CLI and the meeting's report read alike.
         shown = report.cluster_jobs_table(a).to_string(index=False)
@@ -449,6 +448,7 @@ def command_output(c: Cluster, form: str) -> str:
         body = "\n".join(a.lines())
         totals = "\n".join(f"{k:<32} {fmt_total(k, v)}" for k, v in a.plan.totals().items())
         return f"{a.plan.title}\n{c.description}\n\n{body}\n\n{shown}" + (f"\n{note}" if note else "") + f"\n\n{totals}"
+    jobs = a.plan.to_frame().merge(a.jobs.drop(columns=["count", "gpus", "gpu_utilization_alone"]), on="job")
     data = {
         "cluster": c.to_dict(),
         "totals": a.plan.totals(),
