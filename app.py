@@ -90,6 +90,9 @@ KEPT = "v_"
 REV = "revs"
 """Per input, how many times the page set it itself since the last load: part of its widget key."""
 GROUP_KEY = "group_"
+DRAWN = "drawn"
+"""Per control whose key the page changes within one load (the picker's "(edited)" entry, the card's site),
+the key the last run drew it under: its callback acts only for that key (see ``is_drawn``)."""
 GEN = "gen"
 """How many times a whole scenario was loaded (link, preset, upload). Widget keys carry it, so a browser
 that has not yet seen the new widgets cannot send the old ones' values over the new scenario: Streamlit
@@ -201,13 +204,30 @@ def load_into_state(sc: Scenario, preset: str | None, first: bool = False) -> No
     st.session_state["preset"] = preset
 
 
+def drawn(slot: str, key: str) -> str:
+    """Record that this run draws ``slot``'s control under ``key``; returns ``key``."""
+    st.session_state.setdefault(DRAWN, {})[slot] = key
+    return key
+
+
+def is_drawn(slot: str, key: str) -> bool:
+    """Whether ``key`` is the key the last run drew ``slot`` under. A browser that has not yet taken in that
+    run still sends the control it shows under its old key, and Streamlit calls the old key's on_change for it
+    (a value it no longer holds reads as changed): that is not a person's choice (issue 43: a number committed
+    with Enter and a box ticked at once; the tick's message carried the picker as ``preset_0`` after the
+    number's run had renamed it ``preset_0_edited``, and the preset was loaded again over both edits)."""
+    return bool(st.session_state.get(DRAWN, {}).get(slot) == key)
+
+
 def preset_key() -> str:
     return f"preset_{st.session_state.get(GEN, 0)}"
 
 
 def on_preset(gen: int, key: str) -> None:
     choice = st.session_state.get(key)
-    if gen != st.session_state.get(GEN, 0) or not isinstance(choice, str) or choice.endswith((UPLOADED, EDITED)):
+    if gen != st.session_state.get(GEN, 0) or not is_drawn("picker", key):
+        return
+    if not isinstance(choice, str) or choice.endswith((UPLOADED, EDITED)):
         return
     st.session_state.pop("upload_errors", None)
     load_into_state(calc.scenario(choice), choice)
@@ -412,7 +432,7 @@ def picker(base: Scenario, preset: str | None, edited: bool) -> None:
     elif edited:
         options.insert(0, preset + EDITED)
     gen = st.session_state.get(GEN, 0)
-    key = preset_key() + ("_edited" if edited else "")
+    key = drawn("picker", preset_key() + ("_edited" if edited else ""))
     sb.selectbox(
         "Scenario preset",
         options,
@@ -653,7 +673,7 @@ FOLD_TABLE = "fold_table"
 
 def on_card_site(gen: int, key: str) -> None:
     """The card's site control sets the ``site`` input, as the sidebar's field would."""
-    if gen != st.session_state.get(GEN, 0):
+    if gen != st.session_state.get(GEN, 0) or not is_drawn(CARD_SITE, key):
         return
     set_input("site", to_widget("site", st.session_state.get(key)))
     redraw("site")  # the sidebar's field shows the site picked on the card
@@ -683,7 +703,7 @@ def answer_card(p: calc.Plan) -> None:
     sites = list(choices("site"))
     site = a.site
     gen = st.session_state.get(GEN, 0)
-    key = f"{CARD_SITE}_{gen}_{site}_{a.site_assumed}"  # a new control when the site changes elsewhere
+    key = drawn(CARD_SITE, f"{CARD_SITE}_{gen}_{site}_{a.site_assumed}")  # a new control when the site changes
     said = site_said(p.scenario, a.site_assumed)
     right.selectbox(
         f"Site{said}",  # the label says where it came from: the value stays whole in the narrow box

@@ -61,7 +61,7 @@ PRESETS = (
 
 @dataclass(frozen=True)
 class Edit:
-    """One thing a person does: ``kind`` text | choice | site | upload, on input ``name``.
+    """One thing a person does: ``kind`` text | choice | tick | site | upload, on input ``name``.
 
     ``values``: what to type or pick; the first that differs from what the page holds now (a
     person changing the GPU of an A100 preset picks another GPU, not the same one)."""
@@ -72,6 +72,7 @@ class Edit:
 
 
 STEPS: tuple[tuple[Edit, ...], ...] = (
+    (Edit("text", "num_workers", ("3", "5")), Edit("tick", "pin_memory", ("false", "true"))),
     (Edit("text", "jobs", ("4", "5")),),
     (Edit("text", "example_bytes", ("200 kB", "300 kB")), Edit("text", "num_workers", ("6", "7"))),
     (Edit("choice", "gpu", ("A100-SXM4-80GB", "H100-SXM")),),
@@ -81,9 +82,11 @@ STEPS: tuple[tuple[Edit, ...], ...] = (
     (Edit("text", "prefetch_factor", ("3", "4")), Edit("text", "batch_size", ("16", "24"))),
     (Edit("text", "step_time_s", ("", "0.5 s")),),
 )
-"""What each person does, a step at a time: numbers, text with units, a choice, the card's site, an
-upload, and a measured step time cleared or typed (the page then sets where it was measured itself:
-the fields it changes must show it). The edits of one step are made back to back, the second while
+"""What each person does, a step at a time: numbers, text with units, a choice, a box ticked, the card's
+site, an upload, and a measured step time cleared or typed (the page then sets where it was measured itself:
+the fields it changes must show it). The first step is the first change from the preset (its run renames the
+picker's entry "(edited)") with a box ticked at once: the pair that lost both edits on a busy server until
+app.is_drawn (issue 43). The edits of one step are made back to back, the second while
 the first's run is in flight (a person typing into one field, then the next); after a step the page
 is checked for each."""
 
@@ -195,6 +198,12 @@ async def do_edit(page: Any, edit: Edit, value: str, tmp: Path, person: int) -> 
         box = await open_group(page, edit.name)
         await box.fill(value)
         await box.press("Enter")
+    elif edit.kind == "tick":  # a click on the box's label, as a person ticks it (the input itself is hidden)
+        from calc.scenario import FIELDS
+
+        await open_group(page, edit.name)
+        side = page.locator("[data-testid='stSidebar']")
+        await side.locator("[data-testid='stCheckbox'] label", has_text=FIELDS[edit.name].title).first.click()
     elif edit.kind == "choice":
         box = await open_group(page, edit.name)
         await box.click()
@@ -235,7 +244,11 @@ async def shown_field(page: Any, edit: Edit) -> str:
     if edit.kind == "site":
         return await page.locator(".st-key-answer_card").first.get_by_test_id("stSelectbox").first.inner_text()
     box = side.get_by_label(field_label(edit.name)).first
-    if not await box.count() or not await box.is_visible():
+    if not await box.count():
+        return "(closed)"
+    if edit.kind == "tick":
+        return str(await box.is_checked()).lower()
+    if not await box.is_visible():
         return "(closed)"
     return str(await box.input_value())
 
@@ -254,7 +267,7 @@ async def reached(page: Any, edit: Edit, value: str, wait_s: float) -> str | Non
         running = await page.locator(BUSY).count()
         idle_seen = 0 if running else idle_seen + 1
         if idle_seen >= IDLE_POLLS:
-            shown = await shown_field(page, edit) if edit.kind in ("text", "choice") else ""
+            shown = await shown_field(page, edit) if edit.kind in ("text", "choice", "tick") else ""
             return (
                 f"{edit.name}={value}: lost, the page is idle and its link lacks it "
                 f"({page.url.split('?', 1)[-1]}); the field shows {shown!r}"
@@ -281,7 +294,7 @@ async def agrees(page: Any, done: Sequence[tuple[Edit, str]]) -> list[str]:
     for edit, value in done:
         if not holds(url, edit, value):
             problems.append(f"{edit.name}={value}: the link lost it after the run ({url.split('?', 1)[-1]})")
-        elif edit.kind in ("text", "choice") and (got := (await shown_field(page, edit)).strip()) != value:
+        elif edit.kind in ("text", "choice", "tick") and (got := (await shown_field(page, edit)).strip()) != value:
             problems.append(f"{edit.name}={value}: the field shows {got!r}")
     p = link_plan(url)
     problems += [f"{m} ({url.split('?', 1)[-1]})" for m in mismatched_fields(p.scenario, await sidebar_fields(page))]

@@ -262,6 +262,52 @@ def test_a_preset_chosen_after_a_link_is_not_reverted_by_an_old_widget_value() -
     assert at.query_params["scenario"] in ("llama3-8b-pretrain-8xh100", ["llama3-8b-pretrain-8xh100"])
 
 
+def _stale(at: AppTest, widget_id: str, value: str) -> AppTest:
+    """Rerun with the page's widget values plus ``widget_id`` = ``value``: the message a browser sends when
+    it has not yet taken in the last run, which replaced that control (its key) by another."""
+    states = at._tree.get_widget_states()
+    old = states.widgets.add()
+    old.id = widget_id
+    old.string_value = value
+    return at._run(states)
+
+
+def test_a_browser_message_holding_the_picker_an_edit_renamed_does_not_reload_the_preset() -> None:
+    """Issue 43: a number committed with Enter, a box ticked at once. The number's run redraws the picker as
+    ``preset_0_edited`` ("(edited)" entry); the tick's message still carries ``preset_0`` = the preset, and
+    Streamlit calls that key's on_change (the value it dropped reads as changed). Before app.is_drawn the
+    preset was loaded again: both edits lost (4 of 16 Chromium tries on a busy machine)."""
+    at = _open(_app(scenario="beast-nfs-shop"), "loader")
+    before = at.selectbox(key="preset_0").id
+    sc = calc.scenario("beast-nfs-shop")
+    assert sc.pin_memory and sc.num_workers != 3
+    at.text_input(key=_key(at, "num_workers")).set_value("3").run()
+    assert _picker(at) == "beast-nfs-shop (edited)"
+    at.checkbox(key=_key(at, "pin_memory")).uncheck()
+    _stale(at, before, "beast-nfs-shop")
+    assert not at.exception
+    assert at.query_params["num_workers"] in ("3", ["3"]) and at.query_params["pin_memory"] in ("false", ["false"])
+    p = calc.plan("beast-nfs-shop", num_workers=3, pin_memory=False)
+    assert _shown(p) != _shown(calc.plan("beast-nfs-shop"))  # worker RAM 220.5 MiB, not 1.15 GiB
+    assert _metrics(at)[: len(HEADLINE)] == _shown(p)
+
+
+def test_a_browser_message_holding_the_cards_old_site_control_does_not_set_the_site() -> None:
+    """The card's site control is keyed by the site it shows: a storage edit that moves the site draws a new
+    one. A message still carrying the old control's value must not write that site as the person's choice."""
+    at = _app(scenario="mlperf-unet3d-h100")
+    card = next(s for s in at.selectbox if (s.key or "").startswith("card_site_"))
+    assert "site" not in at.query_params
+    at.selectbox(key=_key(at, "gpu")).set_value("A100-SXM4-80GB").run()  # keeps the site: the same control
+    assert next(s for s in at.selectbox if (s.key or "").startswith("card_site_")).key == card.key
+    _open(at, "storage")
+    at.selectbox(key=_key(at, "storage")).set_value("aws-s3-standard").run()  # the storage's site now
+    now = next(s for s in at.selectbox if (s.key or "").startswith("card_site_"))
+    assert now.key != card.key
+    _stale(at, card.id, "on-prem")
+    assert not at.exception and "site" not in at.query_params
+
+
 @pytest.mark.parametrize(
     ("query", "lines"),
     [
