@@ -245,6 +245,21 @@ def _spinning_threads(sc: Scenario, values: Mapping[str, float]) -> list[str]:
     ]
 
 
+def _loader_ram_over_host(values: Mapping[str, float], have: float, sources: Mapping[str, str]) -> list[str]:
+    """A warning where the batches in flight of every training process on a node need more RAM than the
+    node has: the loaders would swap or be killed, and no RAM is left for the page cache (calc.host)."""
+    need = values["host_ram_per_node_bytes"]
+    if need <= have:
+        return []
+    src = sources.get("host_ram_bytes", "scenario")
+    return [
+        f"Loader RAM per node {fmt(need, 'bytes', binary=True)} ({values['gpus_on_node']:g} GPUs x "
+        f"{fmt(values['worker_ram_bytes'], 'bytes', binary=True)}) exceeds the node's host RAM, "
+        f"{fmt(have, 'bytes', binary=True)} ({'given' if src == 'scenario' else src}): fewer workers, a smaller "
+        "prefetch_factor or batch, pin_memory off, or set host_ram_bytes to a node with more."
+    ]
+
+
 _KEPT = tuple(dict.fromkeys((*OUTPUTS, *_EXTRA, "anchor_batch_size")))
 """The names a Plan's values hold, in order: the outputs, then the intermediate values it keeps."""
 _kept_and_states, _outputs = (
@@ -292,6 +307,7 @@ def _plan(sc: Scenario) -> Plan:
     warnings += _too_small(sc, values)
     warnings += _outside_range(r.values, values)
     warnings += _spinning_threads(sc, values)
+    warnings += _loader_ram_over_host(values, r.values["host_ram_bytes"], r.sources)
     stages = {s: values[STAGE_KEYS[s]] for s in pipeline.STAGES if math.isfinite(values[STAGE_KEYS[s]])}
     bad = _bad_outputs(values)
     if bad:

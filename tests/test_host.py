@@ -402,3 +402,28 @@ def test_threads_above_the_cores_warn_that_torch_threads_spin() -> None:
     # one thread a worker never warns, however few the cores
     one = calc.plan("resnet50-8xh100-imagenet", cpu_cores_per_node=8, num_workers=3, threads_per_worker=1)
     assert not [w for w in one.warnings if "spin" in w]
+
+
+def test_loader_ram_above_the_nodes_host_ram_warns() -> None:
+    # ResNet-50 at 224 x 224 x 3 fp32 + an 8-byte label: 602,120 B an example; batch 256 = 154,142,720 B;
+    # 8 workers x prefetch 2 = 16 batches, doubled by pin_memory: 4,932,567,040 B per GPU process; 8 GPUs on
+    # the node: 39,460,536,320 B (36.75 GiB). Host RAM of exactly that is enough (the boundary); a byte less is not.
+    kw = {"gpu": "H100-SXM", "model": "resnet50", "batch_size": 256, "gpus_per_job": 8, "num_workers": 8}
+    need = 8 * 16 * 2 * 256 * (224 * 224 * 3 * 4 + 8)
+    assert need == 39_460_536_320
+    fits = calc.plan(calc.Scenario(**kw, prefetch_factor=2, host_ram_bytes=need))
+    assert not [w for w in fits.warnings if "Loader RAM" in w]
+    over = calc.plan(calc.Scenario(**kw, prefetch_factor=2, host_ram_bytes=need - 1))
+    assert [w for w in over.warnings if "Loader RAM" in w] == [
+        "Loader RAM per node 36.75 GiB (8 GPUs x 4.59 GiB) exceeds the node's host RAM, 36.75 GiB (given): fewer "
+        "workers, a smaller prefetch_factor or batch, pin_memory off, or set host_ram_bytes to a node with more."
+    ]
+    # the default 512 GiB, named with where it came from: four 2-GPU jobs packed on a node of 8, 28 workers x
+    # prefetch 8 = 224 batches of 154,142,720 B, doubled: 69,055,938,560 B a process x 8 = 552,447,508,480 B
+    # > 549,755,813,888 B (512 GiB)
+    dense = calc.plan(calc.Scenario(**{**kw, "gpus_per_job": 2, "num_workers": 28}, jobs=4, prefetch_factor=8))
+    assert dense.values["host_ram_per_node_bytes"] == 8 * 224 * 2 * 256 * 602_120 == 552_447_508_480
+    assert next(w for w in dense.warnings if "Loader RAM" in w).endswith(
+        "exceeds the node's host RAM, 512 GiB (default 512 GiB (calc.resolve.DEFAULT_HOST_RAM_BYTES)): fewer "
+        "workers, a smaller prefetch_factor or batch, pin_memory off, or set host_ram_bytes to a node with more."
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import calc
@@ -68,13 +68,41 @@ def test_more_gpu_memory_never_lowers_the_batch(s: calc.Scenario, small: str, bi
     assert b.max_batch_size >= a.max_batch_size
 
 
+FOUND = calc.Scenario(
+    gpu="V100-SXM2-32GB", model="resnet50", precision="fp32", gpus_per_job=2, jobs=4, example_bytes=1000.0,
+    num_workers=28, prefetch_factor=8,
+)
+"""A draw that found the page cache depends on how jobs pack onto nodes (see the test below)."""
+
+
 @settings(max_examples=60, deadline=None)
-@given(scenarios, st.integers(1, 64), st.integers(1, 8))
-def test_more_gpus_or_jobs_never_lower_demand(s: calc.Scenario, extra_gpus: int, extra_jobs: int) -> None:
+@given(scenarios, st.integers(1, 64), st.integers(1, 8), st.booleans())
+@example(FOUND, 1, 0, True).via("a draw of 2026-11-29")
+@example(FOUND, 1, 0, False).via("the same with the page cache off")
+def test_more_gpus_or_jobs_never_lower_demand(s: calc.Scenario, extra_gpus: int, extra_jobs: int, cache: bool) -> None:
+    """More GPUs or jobs never lower the samples/s and cores asked; nor, with the page cache off, the reads
+    and bytes asked of storage. With it on they can fall: what a node caches is its RAM less its loaders',
+    and jobs of another size pack onto a node differently (test_packing_changes_what_a_node_caches)."""
+    s = s.replace(page_cache=cache)
     a = calc.plan(s)
     b = calc.plan(s.replace(gpus_per_job=s.gpus_per_job + extra_gpus, jobs=s.jobs + extra_jobs))
-    for k in ("samples_per_s", "read_iops", "read_bytes_per_s", "cpu_cores"):
+    for k in ("samples_per_s", "cpu_cores", *(() if cache else ("read_iops", "read_bytes_per_s"))):
         assert b.values[k] >= a.values[k] * (1 - 1e-12), k
+
+
+def test_packing_changes_what_a_node_caches() -> None:
+    """FOUND: 69,055,938,560 B of loader RAM per GPU (224 batches of 256 x 602,120 B, doubled by pinning).
+    Four 2-GPU jobs fill a node of 8: 552,447,508,480 B > 512 GiB, nothing left to cache (and a warning).
+    3-GPU jobs pack two to a node (6 GPUs, 2 idle): 414,335,631,360 B, leaving 135,420,182,528 B, which holds
+    the 1,281,167,000 B dataset: after epoch 1 storage serves no reads."""
+    two = calc.plan(FOUND)
+    three = calc.plan(FOUND.replace(gpus_per_job=3))
+    assert two.values["gpus_on_node"] == 8 and three.values["gpus_on_node"] == 6
+    assert two.values["host_ram_per_node_bytes"] == 8 * 69_055_938_560 > 512 * 2**30
+    assert 512 * 2**30 - three.values["host_ram_per_node_bytes"] == 135_420_182_528 > three.dataset_bytes
+    assert (two.page_cache_hit, three.page_cache_hit) == (0.0, 1.0) and three.read_iops == 0 < two.read_iops
+    assert any("Loader RAM per node" in w for w in two.warnings)
+    assert not any("Loader RAM per node" in w for w in three.warnings)
 
 
 @settings(max_examples=60, deadline=None)
