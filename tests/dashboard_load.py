@@ -158,13 +158,27 @@ async def wait_idle(page: Any, timeout_ms: float = 180_000) -> None:
     )
 
 
-async def open_group(page: Any, name: str) -> Any:
-    """The sidebar field of input ``name``, its group opened first if closed (that click reruns the page)."""
+def field_box(page: Any, name: str) -> Any:
+    """The sidebar field of input ``name``: a box's whole control (its input is hidden, never 'visible')."""
+    from calc.scenario import FIELDS
+
     side = page.locator("[data-testid='stSidebar']")
-    box = side.get_by_label(field_label(name)).first
-    if await box.count() and await box.is_visible():
-        return box
-    await side.locator("[data-testid='stExpander'] summary", has_text=group_title(name)).first.click()
+    if FIELDS[name].kind == "bool":
+        return side.get_by_test_id("stCheckbox").filter(has=page.get_by_label(field_label(name))).first
+    return side.get_by_label(field_label(name)).first
+
+
+async def open_group(page: Any, name: str) -> Any:
+    """The sidebar field of input ``name``, its group opened first if closed (that click reruns the page).
+
+    Whether the group is open is read from the group itself, not from the field: a widget the page shows for
+    the first time (the first box ticked) is a placeholder until the browser has fetched its code, seconds on
+    a crowded server, and a click on an open group's title would close it."""
+    side = page.locator("[data-testid='stSidebar']")
+    box = field_box(page, name)
+    group = side.get_by_test_id("stExpander").filter(has=page.locator("summary", has_text=group_title(name))).first
+    if await group.locator("details").first.get_attribute("open") is None:
+        await group.locator("summary").first.click()
     await box.wait_for(state="visible", timeout=LOAD_TIMEOUT_MS)
     return box
 
@@ -199,11 +213,8 @@ async def do_edit(page: Any, edit: Edit, value: str, tmp: Path, person: int) -> 
         await box.fill(value)
         await box.press("Enter")
     elif edit.kind == "tick":  # a click on the box's label, as a person ticks it (the input itself is hidden)
-        from calc.scenario import FIELDS
-
-        await open_group(page, edit.name)
-        side = page.locator("[data-testid='stSidebar']")
-        await side.locator("[data-testid='stCheckbox'] label", has_text=FIELDS[edit.name].title).first.click()
+        box = await open_group(page, edit.name)
+        await box.locator("label").first.click()
     elif edit.kind == "choice":
         box = await open_group(page, edit.name)
         await box.click()
@@ -240,16 +251,13 @@ def holds(url: str, edit: Edit, value: str) -> bool:
 
 
 async def shown_field(page: Any, edit: Edit) -> str:
-    side = page.locator("[data-testid='stSidebar']")
     if edit.kind == "site":
         return await page.locator(".st-key-answer_card").first.get_by_test_id("stSelectbox").first.inner_text()
-    box = side.get_by_label(field_label(edit.name)).first
-    if not await box.count():
+    box = field_box(page, edit.name)
+    if not await box.count() or not await box.is_visible():
         return "(closed)"
     if edit.kind == "tick":
-        return str(await box.is_checked()).lower()
-    if not await box.is_visible():
-        return "(closed)"
+        return str(await box.locator("input").first.is_checked()).lower()
     return str(await box.input_value())
 
 
