@@ -7,8 +7,8 @@
 Spawns ``streamlit run app.py`` and, for each N, drives N headless Chromium contexts (separate
 sessions) at once, each on another preset's link, through the edits of ``tests/dashboard_load.py``
 (a number and a box ticked at once, numbers, text with units, a GPU, the card's site, an uploaded YAML,
-a measured step time, two fields back to back). After every step each page is checked: the field, the link, every visible field and
-the headline against ``calc.plan`` of the link. Reports, per N:
+a measured step time, two fields back to back). After every step each page is checked: the field, the
+link, every visible field and the headline against ``calc.plan`` of the link. Reports, per N:
 
 - edits served per second (all people together, wall clock of the whole crowd),
 - the share of edits that reached the plan and the page (must be 100 %),
